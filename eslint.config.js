@@ -1,0 +1,53 @@
+// Flat ESLint config. The important rule is the one for src/workflows: workflow code runs in
+// Temporal's deterministic sandbox, so Node built-ins and I/O libraries are banned there.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import { builtinModules } from 'node:module';
+
+const nodeBuiltins = builtinModules.flatMap((m) => [m, `node:${m}`]);
+const ioLibraries = [
+  '@kubernetes/client-node',
+  'cloudflare',
+  'etcd3',
+  '@grpc/grpc-js',
+  'pino',
+  'prom-client',
+  '@temporalio/client',
+  '@temporalio/worker',
+  '@temporalio/activity',
+];
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'dist/**', 'coverage/**', 'deploy/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['src/workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [...nodeBuiltins, ...ioLibraries].map((name) => ({
+            name,
+            message: 'Workflow code must be deterministic: do I/O in an activity (src/activities).',
+          })),
+          patterns: [
+            { group: ['**/activities/*', '!**/activities/index.js'], allowTypeImports: true, message: 'Import activity types only.' },
+            { group: ['**/kube/*', '**/infra/*', '**/watcher/*', '**/workers/*', '**/cli/*'], message: 'Workflow code must not import I/O modules.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+);

@@ -1,0 +1,87 @@
+/**
+ * A Kubernetes kind defined once: group/version/names/scope, the TypeBox spec and status
+ * schemas, printer columns. `crdOf(kind)` renders the CustomResourceDefinition.
+ */
+import type { TSchema } from '@sinclair/typebox';
+
+export interface PrinterColumn {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  jsonPath: string;
+  description?: string;
+  priority?: number;
+}
+
+export interface KindDefinition<Spec extends TSchema = TSchema, Status extends TSchema = TSchema> {
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  singular: string;
+  shortNames?: string[];
+  categories?: string[];
+  scope: 'Namespaced' | 'Cluster';
+  description: string;
+  spec: Spec;
+  status: Status;
+  printerColumns: PrinterColumn[];
+  /** CEL rules on the whole object (e.g. spec immutability once status says terminal). */
+  rootValidations?: { rule: string; message: string }[];
+}
+
+export function defineKind<Spec extends TSchema, Status extends TSchema>(
+  def: KindDefinition<Spec, Status>,
+): KindDefinition<Spec, Status> & { apiVersion: string } {
+  return { ...def, apiVersion: `${def.group}/${def.version}` };
+}
+
+/** Strips TypeBox's symbol keys and returns a plain JSON schema. */
+function plain(schema: unknown): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
+}
+
+export function crdOf(def: KindDefinition): Record<string, unknown> {
+  const openAPIV3Schema: Record<string, unknown> = {
+    type: 'object',
+    description: def.description,
+    required: ['spec'],
+    properties: {
+      apiVersion: { type: 'string' },
+      kind: { type: 'string' },
+      metadata: { type: 'object' },
+      spec: plain(def.spec),
+      status: plain(def.status),
+    },
+  };
+  if (def.rootValidations?.length) openAPIV3Schema['x-kubernetes-validations'] = def.rootValidations;
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${def.plural}.${def.group}` },
+    spec: {
+      group: def.group,
+      scope: def.scope,
+      names: {
+        kind: def.kind,
+        listKind: `${def.kind}List`,
+        plural: def.plural,
+        singular: def.singular,
+        ...(def.shortNames ? { shortNames: def.shortNames } : {}),
+        ...(def.categories ? { categories: def.categories } : {}),
+      },
+      versions: [
+        {
+          name: def.version,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: [
+            ...def.printerColumns,
+            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+          ],
+          schema: { openAPIV3Schema },
+        },
+      ],
+    },
+  };
+}

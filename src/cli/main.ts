@@ -1,0 +1,112 @@
+#!/usr/bin/env node
+/**
+ * The one CLI. Roles: `dev` (everything, locally), `worker`, `watcher`; tools: `infra`.
+ * Commander parses flags; each command only wires config into the role's start function.
+ */
+import path from 'node:path';
+import { Command, Option } from 'commander';
+import { loadConfig, type OperatorConfig } from '../config.js';
+import { ensureAllBinaries, findBinary } from '../infra/binaries.js';
+import { LocalStack } from '../infra/stack.js';
+import { INFRA_BINARIES, INFRA_VERSIONS } from '../infra/versions.js';
+import { logger } from '../log.js';
+import { runDev } from './dev.js';
+
+const program = new Command()
+  .name('durable-operators')
+  .description('Kubernetes operators whose every operation is a durable Temporal workflow.')
+  .showHelpAfterError();
+
+function connectionOptions(cmd: Command): Command {
+  return cmd
+    .addOption(new Option('--temporal-address <host:port>', 'Temporal frontend').env('TEMPORAL_ADDRESS'))
+    .addOption(new Option('--namespace <ns>', 'Temporal namespace').env('TEMPORAL_NAMESPACE'))
+    .addOption(new Option('--task-queue <name>', 'task queue shared by watcher and worker').env('DO_TASK_QUEUE'))
+    .addOption(new Option('--kubeconfig <path>', 'kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)'));
+}
+
+type ConnectionFlags = { temporalAddress?: string; namespace?: string; taskQueue?: string; kubeconfig?: string; metricsPort?: string };
+
+function configFrom(flags: ConnectionFlags): OperatorConfig {
+  return loadConfig({
+    temporalAddress: flags.temporalAddress,
+    namespace: flags.namespace,
+    taskQueue: flags.taskQueue,
+    kubeconfig: flags.kubeconfig,
+    metricsPort: flags.metricsPort === undefined ? undefined : Number(flags.metricsPort),
+  });
+}
+
+connectionOptions(program.command('worker').description('Run the Temporal worker (all workflows and activities).')).action(
+  async (flags: ConnectionFlags) => {
+    const { createWorker } = await import('../workers/worker.js');
+    const cfg = configFrom(flags);
+    const worker = await createWorker(cfg);
+    logger.info({ taskQueue: cfg.temporal.taskQueue, address: cfg.temporal.address }, 'worker running');
+    // The Temporal runtime shuts the worker down gracefully on SIGINT/SIGTERM.
+    await worker.run();
+    logger.info('worker stopped');
+  },
+);
+
+connectionOptions(program.command('watcher').description('Watch Kubernetes and start/signal workflows.'))
+  .addOption(new Option('--metrics-port <port>', 'serve /metrics and /healthz (0 = any free port)').env('DO_METRICS_PORT').default('9464'))
+  .action(async (flags: ConnectionFlags) => {
+    const { startWatcher } = await import('../watcher/main.js');
+    const cfg = configFrom(flags);
+    const running = await startWatcher(cfg);
+    logger.info({ taskQueue: cfg.temporal.taskQueue, metricsPort: running.metricsPort }, 'watcher running');
+    await new Promise<void>((resolve) => {
+      for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => resolve());
+    });
+    await running.stop();
+    logger.info('watcher stopped');
+  });
+
+program
+  .command('dev')
+  .description('Start the real local stack (etcd, kube-apiserver, controller-manager, Temporal + UI) plus worker and watcher.')
+  .option('--state-dir <dir>', 'where state, logs and the kubeconfig live', process.env.DO_STATE_DIR ?? '.state/dev')
+  .option('--no-worker', 'do not start the worker')
+  .option('--no-watcher', 'do not start the watcher')
+  .action(async (flags: { stateDir: string; worker: boolean; watcher: boolean }) => {
+    await runDev({ stateDir: path.resolve(flags.stateDir), worker: flags.worker, watcher: flags.watcher });
+  });
+
+const infra = program.command('infra').description('Infrastructure binaries and the local stack.');
+infra
+  .command('provision')
+  .description('Find or build Temporal CLI, etcd, kube-apiserver and kube-controller-manager (cached by version).')
+  .action(async () => {
+    const bins = await ensureAllBinaries();
+    for (const b of Object.values(bins)) console.log(`${b.name.padEnd(24)} ${b.version ?? '?'}\t${b.source}\t${b.path}`);
+  });
+infra
+  .command('status')
+  .description('Show pinned versions and where each binary would come from, without building anything.')
+  .action(() => {
+    console.log(`pinned: ${JSON.stringify(INFRA_VERSIONS)}`);
+    for (const b of INFRA_BINARIES) {
+      const attempts: string[] = [];
+      const found = findBinary(b, attempts);
+      console.log(found ? `${b.padEnd(24)} ${found.source}\t${found.path}` : `${b.padEnd(24)} missing (${attempts.join('; ')})`);
+    }
+  });
+infra
+  .command('start')
+  .description('Run only the local stack in the foreground (Ctrl-C stops it).')
+  .option('--state-dir <dir>', 'state directory', '.state/infra')
+  .addOption(new Option('--mode <mode>', 'dev keeps state and serves the UI; test is in-memory').choices(['dev', 'test']).default('dev'))
+  .action(async (flags: { stateDir: string; mode: 'dev' | 'test' }) => {
+    const stack = await LocalStack.start({ stateDir: flags.stateDir, mode: flags.mode });
+    console.log(JSON.stringify(stack.info, null, 2));
+    await new Promise<void>((resolve) => {
+      for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => resolve());
+    });
+    await stack.stop();
+  });
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,55 @@
+/**
+ * The one config loader. Every process reads its settings here, from environment variables
+ * (what a Deployment sets) overridden by CLI flags. Secrets (API keys) come only from the
+ * environment and never enter workflow inputs.
+ */
+export interface TemporalConfig {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  /** Temporal Cloud / secured clusters: API key (sent as a bearer token over TLS). */
+  apiKey?: string;
+  tls: boolean;
+}
+
+export interface OperatorConfig {
+  temporal: TemporalConfig;
+  /** Path to a kubeconfig; unset = $KUBECONFIG, ~/.kube/config, or in-cluster. */
+  kubeconfig?: string;
+  /** Backstop re-check period of following ObjectKeepers. */
+  keeperVerifyIntervalMs: number;
+  /** Port of the /metrics and /healthz endpoint (0 = any free port, unset = disabled). */
+  metricsPort?: number;
+  /** Identity shown in the Temporal UI for this process. */
+  identity?: string;
+}
+
+export const DEFAULT_TASK_QUEUE = 'durable-operators';
+
+function intEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+export function loadConfig(
+  overrides: Partial<{ temporalAddress: string; namespace: string; taskQueue: string; kubeconfig: string; metricsPort: number }> = {},
+  env: NodeJS.ProcessEnv = process.env,
+): OperatorConfig {
+  const apiKey = env.TEMPORAL_API_KEY || undefined;
+  return {
+    temporal: {
+      address: overrides.temporalAddress ?? env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
+      namespace: overrides.namespace ?? env.TEMPORAL_NAMESPACE ?? 'default',
+      taskQueue: overrides.taskQueue ?? env.DO_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+      apiKey,
+      tls: env.TEMPORAL_TLS === 'true' || apiKey !== undefined,
+    },
+    kubeconfig: overrides.kubeconfig ?? (env.KUBECONFIG || undefined),
+    keeperVerifyIntervalMs: intEnv(env, 'DO_KEEPER_VERIFY_INTERVAL_MS', 5 * 60_000),
+    metricsPort: overrides.metricsPort ?? (env.DO_METRICS_PORT ? intEnv(env, 'DO_METRICS_PORT', 0) : undefined),
+    identity: env.DO_IDENTITY || undefined,
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * ObjectKeeper rules, pure and workflow-safe: what an observation of the followed object means,
+ * and when a keeper expires.
+ */
+import type { ObjectKeeperMode, ObjectKeeperSpec } from '../api/objectkeeper.js';
+import { parseGoDuration } from './duration.js';
+
+/** What a fresh GET of the followed object showed. */
+export type FollowedObservation =
+  | { state: 'present'; uid: string }
+  | { state: 'absent'; reason: 'NotFound' | 'KindNotServed'; detail?: string };
+
+export type FollowVerdict =
+  | { lost: false }
+  | { lost: true; reason: 'Deleted' | 'Recreated' | 'KindNotServed'; message: string };
+
+/** The followed object is lost when it is gone, or when its name now belongs to another UID. */
+export function judgeFollowed(spec: ObjectKeeperSpec, obs: FollowedObservation): FollowVerdict {
+  const ref = spec.followObjectRef;
+  if (!ref) throw new Error(`mode ${spec.mode} follows no object`);
+  const what = `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
+  if (obs.state === 'absent') {
+    return obs.reason === 'KindNotServed'
+      ? { lost: true, reason: 'KindNotServed', message: `${what}: ${ref.apiVersion} ${ref.kind} is not served (${obs.detail ?? ''})` }
+      : { lost: true, reason: 'Deleted', message: `${what} (uid ${ref.uid}) was deleted` };
+  }
+  if (obs.uid !== ref.uid) {
+    return { lost: true, reason: 'Recreated', message: `${what} was recreated: uid ${obs.uid}, following ${ref.uid}` };
+  }
+  return { lost: false };
+}
+
+export function followsObject(mode: ObjectKeeperMode): boolean {
+  return mode === 'FollowObject' || mode === 'FollowObjectWithTTL';
+}
+
+/**
+ * When the keeper expires (epoch ms): TTL mode counts from creation, FollowObjectWithTTL from
+ * the moment the followed object was lost; FollowObject never expires by time.
+ */
+export function expiryOf(spec: ObjectKeeperSpec, creationTimestamp: string, lostAt?: string): number | undefined {
+  if (!spec.ttl) return undefined;
+  const ttl = parseGoDuration(spec.ttl);
+  if (spec.mode === 'TTL') return Date.parse(creationTimestamp) + ttl;
+  if (spec.mode === 'FollowObjectWithTTL' && lostAt) return Date.parse(lostAt) + ttl;
+  return undefined;
+}
+
+/** Workflow ID of a keeper's lifetime workflow. The UID makes a recreated keeper a new workflow. */
+export function objectKeeperWorkflowId(name: string, uid: string): string {
+  return `objectkeeper/${name}/${uid}`;
+}

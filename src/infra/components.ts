@@ -1,0 +1,358 @@
+/**
+ * One function per real server of the local stack. Each starts the process, waits until it
+ * answers its own health endpoint, and returns a handle that can stop or restart it on the same
+ * ports and data directory (tests use restart to simulate outages).
+ */
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import https from 'node:https';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { ManagedProcess, waitUntilReady } from './process.js';
+import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../temporal/search-attributes.js';
+
+export interface Component {
+  readonly name: string;
+  readonly process: ManagedProcess;
+  stop(): Promise<void>;
+  /** SIGKILL (a crash), then start again with the same ports and data. */
+  restart(opts?: { kill?: boolean }): Promise<void>;
+}
+
+abstract class BaseComponent implements Component {
+  process!: ManagedProcess;
+  constructor(readonly name: string) {}
+  protected abstract launch(): Promise<void>;
+  async stop(): Promise<void> {
+    await this.process?.stop();
+  }
+  async restart(opts: { kill?: boolean } = {}): Promise<void> {
+    if (opts.kill) await this.process.kill();
+    else await this.process.stop();
+    await this.launch();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// etcd
+
+export interface EtcdOptions {
+  name: string;
+  binary: string;
+  dataDir: string;
+  clientPort: number;
+  peerPort: number;
+  logFile: string;
+  readyTimeoutMs?: number;
+}
+
+export class Etcd extends BaseComponent {
+  constructor(readonly opts: EtcdOptions) {
+    super(opts.name);
+  }
+  get endpoint(): string {
+    return `http://127.0.0.1:${this.opts.clientPort}`;
+  }
+  static async start(opts: EtcdOptions): Promise<Etcd> {
+    const etcd = new Etcd(opts);
+    await etcd.launch();
+    return etcd;
+  }
+  protected async launch(): Promise<void> {
+    const { opts } = this;
+    await mkdir(opts.dataDir, { recursive: true });
+    const peer = `http://127.0.0.1:${opts.peerPort}`;
+    this.process = ManagedProcess.start({
+      name: opts.name,
+      command: opts.binary,
+      logFile: opts.logFile,
+      args: [
+        `--name=${opts.name}`,
+        `--data-dir=${opts.dataDir}`,
+        `--listen-client-urls=${this.endpoint}`,
+        `--advertise-client-urls=${this.endpoint}`,
+        `--listen-peer-urls=${peer}`,
+        `--initial-advertise-peer-urls=${peer}`,
+        `--initial-cluster=${opts.name}=${peer}`,
+        '--unsafe-no-fsync=true',
+        '--log-level=warn',
+      ],
+    });
+    await waitUntilReady(
+      opts.name,
+      async () => {
+        const res = await fetch(`${this.endpoint}/health`, { signal: AbortSignal.timeout(2000) });
+        return res.ok && ((await res.json()) as { health?: string }).health === 'true';
+      },
+      { timeoutMs: opts.readyTimeoutMs ?? 60_000, process: this.process },
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kubernetes control plane credentials
+
+export interface ControlPlaneCredentials {
+  adminToken: string;
+  controllerManagerToken: string;
+  tokenFile: string;
+  saPublicKey: string;
+  saPrivateKey: string;
+}
+
+/** Creates (once per state dir) the static tokens and the service-account signing key pair. */
+export async function ensureCredentials(pkiDir: string): Promise<ControlPlaneCredentials> {
+  await mkdir(pkiDir, { recursive: true, mode: 0o700 });
+  const tokensJson = path.join(pkiDir, 'tokens.json');
+  let tokens: { admin: string; controllerManager: string };
+  if (existsSync(tokensJson)) {
+    tokens = JSON.parse(await readFile(tokensJson, 'utf8'));
+  } else {
+    tokens = { admin: randomBytes(24).toString('hex'), controllerManager: randomBytes(24).toString('hex') };
+    await writeFile(tokensJson, JSON.stringify(tokens), { mode: 0o600 });
+  }
+  const tokenFile = path.join(pkiDir, 'tokens.csv');
+  await writeFile(
+    tokenFile,
+    `${tokens.admin},admin,admin-uid,"system:masters"\n` +
+      `${tokens.controllerManager},system:kube-controller-manager,kcm-uid,"system:masters"\n`,
+    { mode: 0o600 },
+  );
+  const saPublicKey = path.join(pkiDir, 'sa.pub');
+  const saPrivateKey = path.join(pkiDir, 'sa.key');
+  if (!existsSync(saPrivateKey)) {
+    const { publicKey, privateKey } = generateKeyPairSync('rsa', {
+      modulusLength: 2048,
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    });
+    await writeFile(saPublicKey, publicKey, { mode: 0o600 });
+    await writeFile(saPrivateKey, privateKey, { mode: 0o600 });
+  }
+  return {
+    adminToken: tokens.admin,
+    controllerManagerToken: tokens.controllerManager,
+    tokenFile,
+    saPublicKey,
+    saPrivateKey,
+  };
+}
+
+export function renderKubeconfig(server: string, caData: string, user: string, token: string): string {
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '- name: durable-operators-local',
+    '  cluster:',
+    `    server: ${server}`,
+    `    certificate-authority-data: ${caData}`,
+    'users:',
+    `- name: ${user}`,
+    '  user:',
+    `    token: ${token}`,
+    'contexts:',
+    '- name: durable-operators-local',
+    '  context:',
+    '    cluster: durable-operators-local',
+    `    user: ${user}`,
+    'current-context: durable-operators-local',
+    '',
+  ].join('\n');
+}
+
+/** GET over TLS to the local apiserver (self-signed CA), returns the status code. */
+function httpsStatus(url: string, token: string | undefined, ca: Buffer | undefined): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = https.get(
+      url,
+      {
+        headers: token ? { Authorization: `Bearer ${token}` } : {},
+        ca,
+        rejectUnauthorized: ca !== undefined,
+        timeout: 3000,
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// kube-apiserver
+
+export interface KubeApiServerOptions {
+  binary: string;
+  etcdEndpoint: string;
+  port: number;
+  certDir: string;
+  credentials: ControlPlaneCredentials;
+  logFile: string;
+  readyTimeoutMs?: number;
+}
+
+export class KubeApiServer extends BaseComponent {
+  constructor(readonly opts: KubeApiServerOptions) {
+    super('kube-apiserver');
+  }
+  get url(): string {
+    return `https://127.0.0.1:${this.opts.port}`;
+  }
+  /** The self-signed serving certificate bundle the apiserver wrote into its cert dir. */
+  get caFile(): string {
+    return path.join(this.opts.certDir, 'apiserver.crt');
+  }
+  static async start(opts: KubeApiServerOptions): Promise<KubeApiServer> {
+    const s = new KubeApiServer(opts);
+    await s.launch();
+    return s;
+  }
+  protected async launch(): Promise<void> {
+    const { opts } = this;
+    await mkdir(opts.certDir, { recursive: true });
+    this.process = ManagedProcess.start({
+      name: this.name,
+      command: opts.binary,
+      logFile: opts.logFile,
+      args: [
+        `--etcd-servers=${opts.etcdEndpoint}`,
+        `--cert-dir=${opts.certDir}`,
+        `--secure-port=${opts.port}`,
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        '--service-cluster-ip-range=10.0.0.0/24',
+        '--allow-privileged=true',
+        // No service-account token controller runs here, so the admission plugin would block pods.
+        '--disable-admission-plugins=ServiceAccount',
+        '--authorization-mode=RBAC',
+        '--anonymous-auth=false',
+        `--token-auth-file=${opts.credentials.tokenFile}`,
+        `--service-account-issuer=https://127.0.0.1:${opts.port}`,
+        `--service-account-key-file=${opts.credentials.saPublicKey}`,
+        `--service-account-signing-key-file=${opts.credentials.saPrivateKey}`,
+        '--enable-priority-and-fairness=false',
+        '--v=1',
+      ],
+    });
+    await waitUntilReady(
+      'kube-apiserver',
+      async () => {
+        if (!existsSync(this.caFile)) return false;
+        const ca = await readFile(this.caFile);
+        return (await httpsStatus(`${this.url}/readyz`, opts.credentials.adminToken, ca)) === 200;
+      },
+      { timeoutMs: opts.readyTimeoutMs ?? 180_000, process: this.process, intervalMs: 500 },
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// kube-controller-manager (garbage collector + namespace lifecycle)
+
+export interface ControllerManagerOptions {
+  binary: string;
+  kubeconfig: string;
+  port: number;
+  certDir: string;
+  logFile: string;
+  readyTimeoutMs?: number;
+}
+
+export class ControllerManager extends BaseComponent {
+  constructor(readonly opts: ControllerManagerOptions) {
+    super('kube-controller-manager');
+  }
+  static async start(opts: ControllerManagerOptions): Promise<ControllerManager> {
+    const c = new ControllerManager(opts);
+    await c.launch();
+    return c;
+  }
+  protected async launch(): Promise<void> {
+    const { opts } = this;
+    await mkdir(opts.certDir, { recursive: true });
+    this.process = ManagedProcess.start({
+      name: this.name,
+      command: opts.binary,
+      logFile: opts.logFile,
+      args: [
+        `--kubeconfig=${opts.kubeconfig}`,
+        `--authentication-kubeconfig=${opts.kubeconfig}`,
+        `--authorization-kubeconfig=${opts.kubeconfig}`,
+        '--controllers=garbagecollector,namespace',
+        '--leader-elect=false',
+        '--use-service-account-credentials=false',
+        `--secure-port=${opts.port}`,
+        '--bind-address=127.0.0.1',
+        `--cert-dir=${opts.certDir}`,
+        '--v=1',
+      ],
+    });
+    await waitUntilReady(
+      'kube-controller-manager',
+      async () => (await httpsStatus(`https://127.0.0.1:${opts.port}/healthz`, undefined, undefined)) === 200,
+      { timeoutMs: opts.readyTimeoutMs ?? 120_000, process: this.process, intervalMs: 500 },
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Temporal dev server (with Web UI)
+
+export interface TemporalOptions {
+  binary: string;
+  port: number;
+  uiPort?: number; // undefined = headless
+  /** SQLite file for persistence; undefined = in memory. */
+  dbFile?: string;
+  namespace: string;
+  logFile: string;
+  readyTimeoutMs?: number;
+}
+
+export class TemporalDevServer extends BaseComponent {
+  constructor(readonly opts: TemporalOptions) {
+    super('temporal');
+  }
+  get address(): string {
+    return `127.0.0.1:${this.opts.port}`;
+  }
+  get uiUrl(): string | undefined {
+    return this.opts.uiPort ? `http://127.0.0.1:${this.opts.uiPort}` : undefined;
+  }
+  static async start(opts: TemporalOptions): Promise<TemporalDevServer> {
+    const t = new TemporalDevServer(opts);
+    await t.launch();
+    return t;
+  }
+  protected async launch(): Promise<void> {
+    const { opts } = this;
+    const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--namespace', opts.namespace];
+    if (opts.uiPort) args.push('--ui-port', String(opts.uiPort), '--ui-ip', '127.0.0.1');
+    else args.push('--headless');
+    if (opts.dbFile) args.push('--db-filename', opts.dbFile);
+    for (const sa of SEARCH_ATTRIBUTE_DEFINITIONS) args.push('--search-attribute', `${sa.name}=${sa.cliType}`);
+    args.push('--log-level', 'warn');
+    this.process = ManagedProcess.start({ name: this.name, command: opts.binary, args, logFile: opts.logFile });
+    await waitUntilReady(
+      'temporal',
+      async () => {
+        const conn = await Connection.connect({ address: this.address, connectTimeout: 2000 });
+        try {
+          const res = await conn.healthService.check({});
+          if (res.status !== 1 /* SERVING */) return false;
+          // The namespace and search attributes must be usable, not just the port.
+          const sas = await conn.operatorService.listSearchAttributes({ namespace: opts.namespace });
+          return SEARCH_ATTRIBUTE_DEFINITIONS.every((d) => d.name in (sas.customAttributes ?? {}));
+        } finally {
+          await conn.close();
+        }
+      },
+      { timeoutMs: opts.readyTimeoutMs ?? 120_000, process: this.process, intervalMs: 500 },
+    );
+  }
+}

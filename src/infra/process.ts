@@ -1,0 +1,182 @@
+/**
+ * Supervised child processes for the local stack: each runs in its own process group (so a
+ * stop takes its children with it), logs to a file, and is tracked in a pid file so a later
+ * run can reap what a crashed run left behind.
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface ProcessSpec {
+  name: string;
+  command: string;
+  args: string[];
+  logFile: string;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export class ManagedProcess {
+  readonly exited: Promise<number | null>;
+  private exitCode: number | null | undefined;
+
+  private constructor(
+    readonly spec: ProcessSpec,
+    readonly pid: number,
+    exited: Promise<number | null>,
+  ) {
+    this.exited = exited.then((code) => {
+      this.exitCode = code;
+      return code;
+    });
+  }
+
+  static start(spec: ProcessSpec): ManagedProcess {
+    const fd = openSync(spec.logFile, 'a');
+    try {
+      const child = spawn(spec.command, spec.args, {
+        cwd: spec.cwd,
+        env: spec.env ?? process.env,
+        stdio: ['ignore', fd, fd],
+        detached: true, // own process group: stop() signals the whole group
+      });
+      if (child.pid === undefined) throw new Error(`failed to spawn ${spec.command}`);
+      const exited = new Promise<number | null>((resolve) => {
+        child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : null)));
+        child.once('error', () => resolve(-1));
+      });
+      child.unref();
+      return new ManagedProcess(spec, child.pid, exited);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  get running(): boolean {
+    return this.exitCode === undefined && isAlive(this.pid);
+  }
+
+  /** The last lines of the process log, for error messages. */
+  logTail(lines = 15): string {
+    if (!existsSync(this.spec.logFile)) return '';
+    return readFileSync(this.spec.logFile, 'utf8').split('\n').slice(-lines).join('\n');
+  }
+
+  /** SIGTERM the group, then SIGKILL after the grace period. Resolves when the process is gone. */
+  async stop(graceMs = 10_000): Promise<void> {
+    if (!this.running) return;
+    signalGroup(this.pid, 'SIGTERM');
+    const done = await Promise.race([this.exited.then(() => true), sleep(graceMs).then(() => false)]);
+    if (!done) {
+      signalGroup(this.pid, 'SIGKILL');
+      await this.exited;
+    }
+    // The leader may exit before its group; make sure nothing of the group survives.
+    signalGroup(this.pid, 'SIGKILL');
+  }
+
+  /** Immediate SIGKILL of the whole group (crash simulation). */
+  async kill(): Promise<void> {
+    signalGroup(this.pid, 'SIGKILL');
+    await this.exited;
+  }
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    // A zombie still answers kill(0); /proc tells the truth on Linux.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^\d+ \(.*\) Z /.test(stat);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Polls `check` until it returns true; fails early (with the log tail) if the process exits. */
+export async function waitUntilReady(
+  what: string,
+  check: () => Promise<boolean>,
+  opts: { timeoutMs: number; process?: ManagedProcess; intervalMs?: number },
+): Promise<void> {
+  const deadline = Date.now() + opts.timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (opts.process && !opts.process.running) {
+      throw new Error(`${what} exited before becoming ready. Log tail (${opts.process.spec.logFile}):\n${opts.process.logTail()}`);
+    }
+    try {
+      if (await check()) return;
+    } catch (err) {
+      lastError = err;
+    }
+    await sleep(opts.intervalMs ?? 200);
+  }
+  const tail = opts.process ? `\nLog tail (${opts.process.spec.logFile}):\n${opts.process.logTail()}` : '';
+  throw new Error(`${what} not ready after ${opts.timeoutMs} ms (last error: ${String(lastError)})${tail}`);
+}
+
+export function getFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export function isPortFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+/** Pid bookkeeping so a run can reap processes a crashed earlier run left behind. */
+export interface PidRecord {
+  name: string;
+  pid: number;
+  command: string;
+}
+
+export async function writePidFile(file: string, records: PidRecord[]): Promise<void> {
+  await writeFile(file, JSON.stringify(records, null, 2));
+}
+
+export async function reapStale(file: string): Promise<PidRecord[]> {
+  if (!existsSync(file)) return [];
+  const records = JSON.parse(await readFile(file, 'utf8')) as PidRecord[];
+  const reaped: PidRecord[] = [];
+  for (const r of records) {
+    if (!isAlive(r.pid)) continue;
+    let cmdline = '';
+    try {
+      cmdline = readFileSync(`/proc/${r.pid}/cmdline`, 'utf8');
+    } catch {
+      continue;
+    }
+    if (!cmdline.startsWith(r.command)) continue; // pid reused by something else
+    signalGroup(r.pid, 'SIGKILL');
+    reaped.push(r);
+  }
+  for (let i = 0; i < 50 && reaped.some((r) => isAlive(r.pid)); i++) await sleep(100);
+  return reaped;
+}

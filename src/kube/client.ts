@@ -1,0 +1,225 @@
+/**
+ * The one Kubernetes client module. Everything that talks to the apiserver (activities, the
+ * watcher, the CLI, tests acting as users) goes through here, so auth, discovery and error
+ * classification live in one place. Reads are always uncached GETs against the apiserver.
+ */
+import {
+  ApiException,
+  ApiextensionsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  KubernetesObjectApi,
+  PatchStrategy,
+  Watch,
+  setHeaderOptions,
+  type KubernetesListObject,
+  type KubernetesObject,
+  type V1APIResource,
+  type V1Status,
+} from '@kubernetes/client-node';
+
+export const FIELD_MANAGER = 'durable-operators';
+
+/** Identifies an object the way an ownerReference or followObjectRef does. */
+export interface ObjectRef {
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+}
+
+/**
+ * Loads credentials: an explicit kubeconfig path, then $KUBECONFIG / ~/.kube/config, then the
+ * in-cluster service account (how the Deployments in deploy/ run).
+ */
+export function loadKubeConfig(kubeconfigPath?: string): KubeConfig {
+  const kc = new KubeConfig();
+  if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
+  else if (process.env.KUBERNETES_SERVICE_HOST && !process.env.KUBECONFIG) kc.loadFromCluster();
+  else kc.loadFromDefault();
+  return kc;
+}
+
+/** KubernetesObjectApi with its discovery exposed, so the watcher can build watch paths. */
+class DiscoveringObjectApi extends KubernetesObjectApi {
+  async resourceFor(apiVersion: string, kind: string): Promise<V1APIResource> {
+    const r = await this.resource(apiVersion, kind);
+    if (!r) throw new Error(`the apiserver does not serve ${kind} in ${apiVersion}`);
+    return r;
+  }
+  pathPrefix(apiVersion: string): string {
+    return this.apiVersionPath(apiVersion);
+  }
+}
+
+export class KubeClient {
+  readonly objects: DiscoveringObjectApi;
+  readonly core: CoreV1Api;
+  readonly customObjects: CustomObjectsApi;
+  readonly apiextensions: ApiextensionsV1Api;
+
+  constructor(readonly kc: KubeConfig) {
+    this.objects = kc.makeApiClient(DiscoveringObjectApi);
+    this.core = kc.makeApiClient(CoreV1Api);
+    this.customObjects = kc.makeApiClient(CustomObjectsApi);
+    this.apiextensions = kc.makeApiClient(ApiextensionsV1Api);
+  }
+
+  static fromKubeconfig(kubeconfigPath?: string): KubeClient {
+    return new KubeClient(loadKubeConfig(kubeconfigPath));
+  }
+
+  /** Uncached GET; undefined when the object does not exist. */
+  async get<T extends KubernetesObject = KubernetesObject>(ref: ObjectRef): Promise<T | undefined> {
+    try {
+      return await this.objects.read<T>({
+        apiVersion: ref.apiVersion,
+        kind: ref.kind,
+        metadata: { name: ref.name, namespace: ref.namespace },
+      } as never);
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async create<T extends KubernetesObject>(obj: T): Promise<T> {
+    return this.objects.create<T>(obj, undefined, undefined, FIELD_MANAGER);
+  }
+
+  /** Server-side apply (used for CRDs and manifests). */
+  async apply<T extends KubernetesObject>(obj: T, opts: { dryRun?: boolean } = {}): Promise<T> {
+    return this.objects.patch<T>(
+      obj,
+      undefined,
+      opts.dryRun ? 'All' : undefined,
+      FIELD_MANAGER,
+      true,
+      PatchStrategy.ServerSideApply,
+    );
+  }
+
+  /**
+   * Deletes an object. With `uid`, the apiserver refuses (409) if the name now belongs to a
+   * different object, so a recreated object is never deleted by mistake. Returns false when the
+   * object was already gone or the UID no longer matches.
+   */
+  async delete(
+    ref: ObjectRef,
+    opts: { uid?: string; propagationPolicy?: 'Background' | 'Foreground' | 'Orphan' } = {},
+  ): Promise<boolean> {
+    try {
+      await this.objects.delete(
+        { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace } },
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        {
+          propagationPolicy: opts.propagationPolicy ?? 'Background',
+          preconditions: opts.uid ? { uid: opts.uid } : undefined,
+        },
+      );
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      if (opts.uid && statusCode(err) === 409) return false; // precondition failed: a different object now
+      throw err;
+    }
+  }
+
+  /** JSON merge patch of a custom resource's status subresource. */
+  async patchCustomStatus(
+    ref: ObjectRef & { plural: string },
+    status: Record<string, unknown>,
+    /** When set, the write is refused (409) unless the object still has this UID. */
+    uid?: string,
+  ): Promise<KubernetesObject> {
+    const [group, version] = splitApiVersion(ref.apiVersion);
+    const options = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+    const body = uid ? { metadata: { uid }, status } : { status };
+    if (ref.namespace) {
+      return this.customObjects.patchNamespacedCustomObjectStatus(
+        { group, version, namespace: ref.namespace, plural: ref.plural, name: ref.name, body, fieldManager: FIELD_MANAGER },
+        options,
+      ) as Promise<KubernetesObject>;
+    }
+    return this.customObjects.patchClusterCustomObjectStatus(
+      { group, version, plural: ref.plural, name: ref.name, body, fieldManager: FIELD_MANAGER },
+      options,
+    ) as Promise<KubernetesObject>;
+  }
+
+  /** One page of a list, with the resourceVersion to watch from. */
+  async listPage<T extends KubernetesObject = KubernetesObject>(
+    apiVersion: string,
+    kind: string,
+    opts: { namespace?: string; limit?: number; continueToken?: string; labelSelector?: string } = {},
+  ): Promise<KubernetesListObject<T>> {
+    return this.objects.list<T>(
+      apiVersion,
+      kind,
+      opts.namespace,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      opts.labelSelector,
+      opts.limit,
+      opts.continueToken,
+    );
+  }
+
+  /** The REST collection path for a kind (cluster-wide), e.g. `/apis/deckhouse.io/v1alpha1/objectkeepers`. */
+  async collectionPath(apiVersion: string, kind: string): Promise<string> {
+    const r = await this.objects.resourceFor(apiVersion, kind);
+    return `${this.objects.pathPrefix(apiVersion)}/${r.name}`;
+  }
+
+  newWatch(): Watch {
+    return new Watch(this.kc);
+  }
+}
+
+export function splitApiVersion(apiVersion: string): [group: string, version: string] {
+  const i = apiVersion.indexOf('/');
+  return i < 0 ? ['', apiVersion] : [apiVersion.slice(0, i), apiVersion.slice(i + 1)];
+}
+
+export function statusCode(err: unknown): number | undefined {
+  if (err instanceof ApiException) return err.code;
+  const code = (err as { code?: unknown; statusCode?: unknown } | undefined)?.code;
+  return typeof code === 'number' ? code : undefined;
+}
+
+export function isNotFound(err: unknown): boolean {
+  return statusCode(err) === 404;
+}
+
+/** The apiserver's human message (e.g. a CEL rule's message) from an ApiException, if any. */
+export function apiMessage(err: unknown): string {
+  if (err instanceof ApiException) {
+    const body = err.body as V1Status | string | undefined;
+    if (typeof body === 'string') {
+      try {
+        return (JSON.parse(body) as V1Status).message ?? body;
+      } catch {
+        return body;
+      }
+    }
+    return body?.message ?? err.message;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Transient failures worth retrying: conflicts, throttling, server errors, timeouts, and
+ * connection errors (no status code). Everything else (400/403/404/422) is for the caller.
+ */
+export function isTransient(err: unknown): boolean {
+  const code = statusCode(err);
+  if (code === undefined) return true;
+  return code === 409 || code === 429 || code >= 500;
+}

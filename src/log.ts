@@ -1,0 +1,13 @@
+/**
+ * The one logger (pino: structured JSON, cheap when a level is off). Set DO_LOG_LEVEL to change
+ * the level; DO_LOG_PRETTY is not supported on purpose — pipe through `pino-pretty` if wanted.
+ */
+import { pino } from 'pino';
+
+export const logger = pino({
+  level: process.env.DO_LOG_LEVEL ?? 'info',
+  base: { pid: process.pid },
+  redact: { paths: ['token', 'apiKey', '*.token', '*.apiKey', 'headers.authorization'], censor: '[redacted]' },
+});
+
+export type Logger = typeof logger;

@@ -1,0 +1,28 @@
+/**
+ * Typed search attributes shared by clients (watcher, CLI) and workflows. Workflow-safe: imports
+ * only @temporalio/common. The dev server registers them from SEARCH_ATTRIBUTE_DEFINITIONS; a
+ * production cluster needs `temporal operator search-attribute create` for each (see README).
+ */
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+/** Kubernetes kind of the object the workflow operates on, e.g. `ObjectKeeper`. */
+export const K8sKind = defineSearchAttributeKey('K8sKind', SearchAttributeType.KEYWORD);
+/** Namespace of that object; empty for cluster-scoped objects. */
+export const K8sNamespace = defineSearchAttributeKey('K8sNamespace', SearchAttributeType.KEYWORD);
+/** Name of that object. */
+export const K8sName = defineSearchAttributeKey('K8sName', SearchAttributeType.KEYWORD);
+/** UID of that object, so a recreated object is told apart from its predecessor. */
+export const K8sUID = defineSearchAttributeKey('K8sUID', SearchAttributeType.KEYWORD);
+/** What the workflow is doing now, e.g. `Tracking`, `WaitingTTL`, `Deleting` (kept current). */
+export const OperationPhase = defineSearchAttributeKey('OperationPhase', SearchAttributeType.KEYWORD);
+/** Tenant the operation belongs to, where one applies. */
+export const Tenant = defineSearchAttributeKey('Tenant', SearchAttributeType.KEYWORD);
+
+export const SEARCH_ATTRIBUTE_DEFINITIONS = [
+  { name: K8sKind.name, cliType: 'Keyword' },
+  { name: K8sNamespace.name, cliType: 'Keyword' },
+  { name: K8sName.name, cliType: 'Keyword' },
+  { name: K8sUID.name, cliType: 'Keyword' },
+  { name: OperationPhase.name, cliType: 'Keyword' },
+  { name: Tenant.name, cliType: 'Keyword' },
+] as const;

@@ -1,0 +1,129 @@
+/**
+ * Turns watcher decisions into Temporal calls. A start uses a deterministic workflow ID with
+ * conflict policy FAIL and reuse policy ALLOW_DUPLICATE_FAILED_ONLY: a replayed event, a re-list
+ * or a second watcher replica gets "already started" and counts as deduplicated — never a second
+ * execution — while an execution that failed or was terminated can be started again.
+ * Temporal being unavailable is retried with backoff, so events are never dropped.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  isGrpcServiceError,
+  type Client,
+} from '@temporalio/client';
+import type { SearchAttributePair } from '@temporalio/common';
+import type { Logger } from '../log.js';
+import type { WatcherMetrics } from './metrics.js';
+
+export interface StartRequest {
+  workflowType: string;
+  workflowId: string;
+  args: unknown[];
+  searchAttributes: SearchAttributePair[];
+  summary: string;
+  details?: string;
+  /** Kind label for metrics. */
+  kind: string;
+  receivedAt: number;
+}
+
+/** gRPC codes for which retrying the same call cannot help. */
+const PERMANENT_GRPC_CODES = new Set([3 /* INVALID_ARGUMENT */, 7 /* PERMISSION_DENIED */, 16 /* UNAUTHENTICATED */]);
+
+/** Remembers recently started workflow IDs so MODIFIED storms do not each cost an RPC. */
+const KNOWN_STARTED_MAX = 200_000;
+
+export class Dispatcher {
+  private readonly knownStarted = new Map<string, true>();
+  private stopped = false;
+
+  constructor(
+    private readonly client: Client,
+    private readonly taskQueue: string,
+    private readonly metrics: WatcherMetrics,
+    private readonly log: Logger,
+  ) {}
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  /** Forget a workflow ID (its object was deleted), so memory stays bounded by live objects. */
+  forget(workflowId: string): void {
+    this.knownStarted.delete(workflowId);
+  }
+
+  async start(req: StartRequest): Promise<'started' | 'deduplicated' | 'dropped'> {
+    if (this.knownStarted.has(req.workflowId)) {
+      this.metrics.workflowsDeduplicated.inc({ workflow: req.workflowType, where: 'local' });
+      return 'deduplicated';
+    }
+    const result = await this.withRetry(`start ${req.workflowId}`, async () => {
+      try {
+        await this.client.workflow.start(req.workflowType, {
+          workflowId: req.workflowId,
+          taskQueue: this.taskQueue,
+          args: req.args,
+          workflowIdConflictPolicy: 'FAIL',
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+          typedSearchAttributes: req.searchAttributes,
+          staticSummary: req.summary,
+          staticDetails: req.details,
+        });
+        return 'started' as const;
+      } catch (err) {
+        if (err instanceof WorkflowExecutionAlreadyStartedError) return 'deduplicated' as const;
+        throw err;
+      }
+    });
+    if (result === 'dropped') return result;
+    this.remember(req.workflowId);
+    this.metrics.dispatchLag.observe({ kind: req.kind }, (performance.now() - req.receivedAt) / 1000);
+    if (result === 'started') this.metrics.workflowsStarted.inc({ workflow: req.workflowType });
+    else this.metrics.workflowsDeduplicated.inc({ workflow: req.workflowType, where: 'server' });
+    return result;
+  }
+
+  /** Signals a running workflow; a workflow that is not running is not an error (it finished). */
+  async signal(workflowId: string, signalName: string, args: unknown[] = []): Promise<'sent' | 'not-running' | 'dropped'> {
+    const result = await this.withRetry(`signal ${signalName} → ${workflowId}`, async () => {
+      try {
+        await this.client.workflow.getHandle(workflowId).signal(signalName, ...args);
+        return 'sent' as const;
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return 'not-running' as const;
+        throw err;
+      }
+    });
+    this.metrics.signalsSent.inc({ signal: signalName, result });
+    return result;
+  }
+
+  private remember(id: string): void {
+    this.knownStarted.set(id, true);
+    if (this.knownStarted.size > KNOWN_STARTED_MAX) {
+      const oldest = this.knownStarted.keys().next().value;
+      if (oldest !== undefined) this.knownStarted.delete(oldest);
+    }
+  }
+
+  private async withRetry<T>(what: string, fn: () => Promise<T>): Promise<T | 'dropped'> {
+    let backoff = 250;
+    for (;;) {
+      try {
+        return await fn();
+      } catch (err) {
+        if (isGrpcServiceError(err) && PERMANENT_GRPC_CODES.has(err.code)) {
+          this.log.error({ what, err: err.message }, 'Temporal rejected the call; dropping it');
+          return 'dropped';
+        }
+        if (this.stopped) return 'dropped';
+        this.metrics.dispatchRetries.inc();
+        this.log.warn({ what, err: (err as Error).message, retryInMs: backoff }, 'Temporal call failed; retrying');
+        await sleep(backoff);
+        backoff = Math.min(backoff * 2, 10_000);
+      }
+    }
+  }
+}

@@ -1,0 +1,223 @@
+/**
+ * List+watch of one kind with a local cache, written for operators that must not go quiet:
+ *
+ * - lists page by page, then watches from the list's resourceVersion (bookmarks on);
+ * - a watch that ends normally resumes from the last resourceVersion seen;
+ * - 410 Gone (the resourceVersion was compacted) triggers a re-list, and the re-list is diffed
+ *   against the cache so deletions that happened meanwhile surface as DELETED events;
+ * - any other error restarts the loop with exponential backoff (1 s → 30 s). The client
+ *   library's own informer stops on such errors; this one never stops until told to.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubeClient } from '../kube/client.js';
+import type { Logger } from '../log.js';
+import type { WatcherMetrics } from './metrics.js';
+
+export type InformerEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface InformerEvent<T extends KubernetesObject = KubernetesObject> {
+  type: InformerEventType;
+  object: T;
+  /** performance.now() when the watcher received it. */
+  receivedAt: number;
+  /** True when the event came from a (re)list rather than the watch stream. */
+  fromList: boolean;
+}
+
+export interface InformerOptions {
+  pageSize?: number;
+  initialBackoffMs?: number;
+  maxBackoffMs?: number;
+  /** Server-side watch timeout; the watch is then resumed from the last resourceVersion. */
+  watchTimeoutSeconds?: number;
+}
+
+type Handler<T extends KubernetesObject> = (ev: InformerEvent<T>) => void;
+
+class GoneError extends Error {}
+
+export function objectKey(obj: KubernetesObject): string {
+  return obj.metadata?.namespace ? `${obj.metadata.namespace}/${obj.metadata.name}` : obj.metadata!.name!;
+}
+
+export class ResourceInformer<T extends KubernetesObject = KubernetesObject> {
+  private readonly cache = new Map<string, T>();
+  private resourceVersion: string | undefined;
+  private stopped = false;
+  private abort: AbortController | undefined;
+  private loop: Promise<void> | undefined;
+  private syncedOnce = false;
+  private syncWaiters: Array<() => void> = [];
+  private readonly syncListeners: Array<() => void> = [];
+
+  constructor(
+    private readonly kube: KubeClient,
+    readonly apiVersion: string,
+    readonly kind: string,
+    private readonly handler: Handler<T>,
+    private readonly log: Logger,
+    private readonly metrics: WatcherMetrics,
+    private readonly opts: InformerOptions = {},
+  ) {}
+
+  get label(): string {
+    return `${this.apiVersion}/${this.kind}`;
+  }
+
+  get synced(): boolean {
+    return this.syncedOnce;
+  }
+
+  /** Objects as last seen. */
+  get(key: string): T | undefined {
+    return this.cache.get(key);
+  }
+
+  /** Called after every completed (re)list. */
+  onSync(fn: () => void): void {
+    this.syncListeners.push(fn);
+  }
+
+  waitForSync(): Promise<void> {
+    if (this.syncedOnce) return Promise.resolve();
+    return new Promise((resolve) => this.syncWaiters.push(resolve));
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.abort?.abort();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    const initial = this.opts.initialBackoffMs ?? 1000;
+    const max = this.opts.maxBackoffMs ?? 30_000;
+    let backoff = initial;
+    while (!this.stopped) {
+      try {
+        if (this.resourceVersion === undefined) await this.relist();
+        await this.watchOnce();
+        backoff = initial;
+      } catch (err) {
+        if (this.stopped) break;
+        if (err instanceof GoneError) {
+          this.log.info({ kind: this.label }, 'resourceVersion expired (410 Gone); re-listing');
+          this.metrics.relists.inc({ kind: this.kind, reason: 'gone' });
+          this.resourceVersion = undefined;
+          continue;
+        }
+        this.metrics.watchErrors.inc({ kind: this.kind });
+        this.log.warn({ kind: this.label, err: errText(err), retryInMs: backoff }, 'list/watch failed; retrying');
+        await sleep(backoff);
+        backoff = Math.min(backoff * 2, max);
+      }
+    }
+  }
+
+  private async relist(): Promise<void> {
+    const seen = new Set<string>();
+    let continueToken: string | undefined;
+    let rv: string | undefined;
+    do {
+      const page = await this.kube.listPage<T>(this.apiVersion, this.kind, {
+        limit: this.opts.pageSize ?? 500,
+        continueToken,
+      });
+      rv = page.metadata?.resourceVersion;
+      continueToken = page.metadata?._continue || undefined;
+      const receivedAt = performance.now();
+      for (const item of page.items) {
+        // List items omit apiVersion/kind; restore them so handlers see whole objects.
+        const obj = { ...item, apiVersion: this.apiVersion, kind: this.kind } as T;
+        const key = objectKey(obj);
+        seen.add(key);
+        const prev = this.cache.get(key);
+        this.cache.set(key, obj);
+        if (!prev) this.emit('ADDED', obj, receivedAt, true);
+        else if (prev.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.emit('MODIFIED', obj, receivedAt, true);
+      }
+    } while (continueToken);
+    for (const [key, obj] of this.cache) {
+      if (!seen.has(key)) {
+        this.cache.delete(key);
+        this.emit('DELETED', obj, performance.now(), true);
+      }
+    }
+    this.resourceVersion = rv;
+    this.metrics.relists.inc({ kind: this.kind, reason: 'sync' });
+    this.syncedOnce = true;
+    for (const w of this.syncWaiters.splice(0)) w();
+    for (const l of this.syncListeners) l();
+  }
+
+  private emit(type: InformerEventType, object: T, receivedAt: number, fromList: boolean): void {
+    this.metrics.eventsSeen.inc({ kind: this.kind, type });
+    try {
+      this.handler({ type, object, receivedAt, fromList });
+    } catch (err) {
+      this.log.error({ kind: this.label, err: errText(err) }, 'event handler threw');
+    }
+  }
+
+  /** One watch request; resolves when the server ends it, rejects on error or 410. */
+  private async watchOnce(): Promise<void> {
+    const path = await this.kube.collectionPath(this.apiVersion, this.kind);
+    const watch = this.kube.newWatch();
+    await new Promise<void>((resolve, reject) => {
+      let gone = false;
+      let settled = false;
+      const finish = (err?: unknown) => {
+        if (settled) return;
+        settled = true;
+        if (gone) reject(new GoneError());
+        // The client aborts a watch that has been idle for 30 s; resume from the last resourceVersion.
+        else if (err && !this.stopped && (err as Error).name !== 'TimeoutError') reject(err);
+        else resolve();
+      };
+      watch
+        .watch(
+          path,
+          {
+            resourceVersion: this.resourceVersion,
+            allowWatchBookmarks: true,
+            timeoutSeconds: this.opts.watchTimeoutSeconds ?? 300,
+          },
+          (type: string, obj: T & { code?: number; message?: string }) => {
+            if (type === 'ERROR') {
+              if (obj.code === 410) gone = true;
+              else this.log.warn({ kind: this.label, status: obj.message }, 'watch error event');
+              this.abort?.abort();
+              finish(new Error(`watch error: ${obj.message ?? JSON.stringify(obj)}`));
+              return;
+            }
+            const rv = obj.metadata?.resourceVersion;
+            if (rv) this.resourceVersion = rv;
+            if (type === 'BOOKMARK') return;
+            const receivedAt = performance.now();
+            const object = { ...obj, apiVersion: obj.apiVersion ?? this.apiVersion, kind: obj.kind ?? this.kind } as T;
+            const key = objectKey(object);
+            if (type === 'DELETED') this.cache.delete(key);
+            else this.cache.set(key, object);
+            this.emit(type as InformerEventType, object, receivedAt, false);
+          },
+          (err: unknown) => finish(err),
+        )
+        .then((ctrl) => {
+          this.abort = ctrl;
+          if (this.stopped) ctrl.abort();
+        })
+        .catch((err) => finish(err ?? new Error('watch request failed')));
+    });
+  }
+}
+
+function errText(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  if (typeof err === 'object' && err !== null) return JSON.stringify(err).slice(0, 500);
+  return String(err);
+}

@@ -1,0 +1,71 @@
+/** Watcher process wiring: Kubernetes + Temporal clients, routes, metrics endpoint. */
+import http from 'node:http';
+import type { OperatorConfig } from '../config.js';
+import { KubeClient } from '../kube/client.js';
+import { logger as rootLogger, type Logger } from '../log.js';
+import { connectClient } from '../temporal/connection.js';
+import { createWatcherMetrics, type WatcherMetrics } from './metrics.js';
+import { ObjectKeeperRoute } from './routes/objectkeeper.js';
+import { Watcher, type Route } from './watcher.js';
+
+export interface RunningWatcher {
+  watcher: Watcher;
+  metrics: WatcherMetrics;
+  /** Port of /metrics, /healthz and /readyz, when enabled. */
+  metricsPort?: number;
+  stop(): Promise<void>;
+}
+
+export function defaultRoutes(cfg: OperatorConfig): Route[] {
+  return [new ObjectKeeperRoute({ verifyIntervalMs: cfg.keeperVerifyIntervalMs })];
+}
+
+export async function startWatcher(
+  cfg: OperatorConfig,
+  opts: { log?: Logger; routes?: Route[]; concurrency?: number } = {},
+): Promise<RunningWatcher> {
+  const log = opts.log ?? rootLogger.child({ role: 'watcher' });
+  const kube = KubeClient.fromKubeconfig(cfg.kubeconfig);
+  const temporal = await connectClient(cfg.temporal);
+  const metrics = createWatcherMetrics();
+  const watcher = new Watcher({
+    kube,
+    temporal,
+    taskQueue: cfg.temporal.taskQueue,
+    log,
+    metrics,
+    routes: opts.routes ?? defaultRoutes(cfg),
+    concurrency: opts.concurrency,
+  });
+  watcher.start();
+
+  let server: http.Server | undefined;
+  let metricsPort: number | undefined;
+  if (cfg.metricsPort !== undefined) {
+    server = http.createServer((req, res) => {
+      if (req.url === '/metrics') {
+        metrics.registry
+          .metrics()
+          .then((body) => res.writeHead(200, { 'Content-Type': metrics.registry.contentType }).end(body))
+          .catch((err: Error) => res.writeHead(500).end(err.message));
+      } else if (req.url === '/healthz') {
+        res.writeHead(200).end('ok');
+      } else {
+        res.writeHead(404).end();
+      }
+    });
+    await new Promise<void>((resolve) => server!.listen(cfg.metricsPort, resolve));
+    metricsPort = (server.address() as { port: number }).port;
+    log.info({ metricsPort }, 'metrics on /metrics');
+  }
+  return {
+    watcher,
+    metrics,
+    metricsPort,
+    async stop() {
+      await watcher.stop();
+      server?.close();
+      await temporal.connection.close();
+    },
+  };
+}

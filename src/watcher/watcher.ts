@@ -1,0 +1,103 @@
+/**
+ * The watcher process: informers for the registered kinds (plus kinds added at run time, such as
+ * whatever ObjectKeepers follow), each event routed through a keyed queue to the dispatcher.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Client } from '@temporalio/client';
+import type { KubeClient } from '../kube/client.js';
+import type { Logger } from '../log.js';
+import { Dispatcher } from './dispatch.js';
+import { ResourceInformer, objectKey, type InformerEvent, type InformerOptions } from './informer.js';
+import { KeyedQueue } from './keyed-queue.js';
+import type { WatcherMetrics } from './metrics.js';
+
+export interface WatcherContext {
+  dispatcher: Dispatcher;
+  log: Logger;
+  /** Watches another kind (idempotent); returns its informer. */
+  watch<T extends KubernetesObject>(apiVersion: string, kind: string, handler: EventHandler<T>): ResourceInformer<T>;
+  /** Queues work for one object key; tasks of a key run in order. */
+  enqueue(key: string, task: () => Promise<void>): void;
+}
+
+export type EventHandler<T extends KubernetesObject = KubernetesObject> = (ev: InformerEvent<T>) => void;
+
+/** A system plugs into the watcher by registering its informers on start. */
+export interface Route {
+  name: string;
+  register(ctx: WatcherContext): void;
+}
+
+export interface WatcherOptions {
+  kube: KubeClient;
+  temporal: Client;
+  taskQueue: string;
+  log: Logger;
+  metrics: WatcherMetrics;
+  routes: Route[];
+  /** Concurrent Temporal calls in flight (default 64). */
+  concurrency?: number;
+  informer?: InformerOptions;
+}
+
+export class Watcher {
+  readonly dispatcher: Dispatcher;
+  private readonly queue: KeyedQueue;
+  private readonly informers = new Map<string, ResourceInformer<KubernetesObject>>();
+  private readonly ctx: WatcherContext;
+
+  constructor(private readonly opts: WatcherOptions) {
+    this.dispatcher = new Dispatcher(opts.temporal, opts.taskQueue, opts.metrics, opts.log);
+    this.queue = new KeyedQueue(opts.concurrency ?? 64, (d) => opts.metrics.queueDepth.set(d));
+    this.ctx = {
+      dispatcher: this.dispatcher,
+      log: opts.log,
+      watch: (apiVersion, kind, handler) => this.watch(apiVersion, kind, handler),
+      enqueue: (key, task) => this.queue.push(key, task),
+    };
+  }
+
+  start(): void {
+    for (const route of this.opts.routes) route.register(this.ctx);
+  }
+
+  /** Resolves once every informer started so far has completed its first list. */
+  async waitForSync(): Promise<void> {
+    let count = -1;
+    while (count !== this.informers.size) {
+      count = this.informers.size;
+      await Promise.all([...this.informers.values()].map((i) => i.waitForSync()));
+    }
+  }
+
+  /** Resolves when no dispatch is queued or in flight. */
+  idle(): Promise<void> {
+    return this.queue.onIdle();
+  }
+
+  async stop(): Promise<void> {
+    this.dispatcher.stop();
+    await Promise.all([...this.informers.values()].map((i) => i.stop()));
+    await this.queue.onIdle();
+  }
+
+  private watch<T extends KubernetesObject>(apiVersion: string, kind: string, handler: EventHandler<T>): ResourceInformer<T> {
+    const id = `${apiVersion}/${kind}`;
+    const existing = this.informers.get(id);
+    if (existing) return existing as unknown as ResourceInformer<T>;
+    const informer = new ResourceInformer<T>(
+      this.opts.kube,
+      apiVersion,
+      kind,
+      handler,
+      this.opts.log.child({ informer: id }),
+      this.opts.metrics,
+      this.opts.informer,
+    );
+    this.informers.set(id, informer as unknown as ResourceInformer<KubernetesObject>);
+    informer.start();
+    return informer;
+  }
+}
+
+export { objectKey };

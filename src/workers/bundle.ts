@@ -1,0 +1,20 @@
+/** Locates and pre-bundles the workflow code (images and the test harness bundle it once). */
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { bundleWorkflowCode } from '@temporalio/worker';
+
+/** src/workflows/index.ts when running from sources, dist/workflows/index.js when compiled. */
+export function workflowsEntry(): string {
+  const ts = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+  return existsSync(ts) ? ts : fileURLToPath(new URL('../workflows/index.js', import.meta.url));
+}
+
+export async function writeWorkflowBundle(outFile: string): Promise<void> {
+  const quiet = () => {};
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: workflowsEntry(),
+    logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet },
+  });
+  await writeFile(outFile, code);
+}

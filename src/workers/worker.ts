@@ -1,0 +1,35 @@
+/**
+ * Worker wiring only: one task queue, the whole workflow bundle, and the activities built with
+ * the one Kubernetes client. Scale by running more replicas; it holds no state.
+ */
+import { Worker, type WorkerOptions } from '@temporalio/worker';
+import { createActivities } from '../activities/index.js';
+import type { OperatorConfig } from '../config.js';
+import { KubeClient } from '../kube/client.js';
+import { connectWorker } from '../temporal/connection.js';
+import { workflowsEntry } from './bundle.js';
+
+/**
+ * Workflow code: a pre-built bundle when one is given (production images build it once with
+ * `npm run build`), otherwise the sources are bundled at start-up.
+ */
+function workflowSource(bundlePath?: string): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  const path = bundlePath ?? process.env.DO_WORKFLOW_BUNDLE;
+  if (path) return { workflowBundle: { codePath: path } };
+  return { workflowsPath: workflowsEntry() };
+}
+
+export async function createWorker(cfg: OperatorConfig, opts: { workflowBundlePath?: string } = {}): Promise<Worker> {
+  const connection = await connectWorker(cfg.temporal);
+  const kube = KubeClient.fromKubeconfig(cfg.kubeconfig);
+  return Worker.create({
+    connection,
+    namespace: cfg.temporal.namespace,
+    taskQueue: cfg.temporal.taskQueue,
+    identity: cfg.identity,
+    ...workflowSource(opts.workflowBundlePath),
+    activities: createActivities({ kube }),
+    // Activities are short apiserver calls; let in-flight ones finish on SIGTERM.
+    shutdownGraceTime: '10 seconds',
+  });
+}

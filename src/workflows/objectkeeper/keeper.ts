@@ -1,0 +1,146 @@
+/**
+ * The lifetime of one ObjectKeeper, from creation to self-deletion.
+ *
+ * - FollowObject: the watcher signals `followedObjectChanged` as soon as it sees the followed
+ *   object deleted or replaced; the workflow confirms with a fresh GET and deletes the keeper.
+ *   A periodic re-check is the backstop for missed events (the original only polled, every 2 min).
+ * - TTL: a durable timer from creationTimestamp.
+ * - FollowObjectWithTTL: follow, record status.lostAt once the object is lost, then a durable
+ *   timer from lostAt.
+ *
+ * The keeper's deletion is what releases its dependents: the Kubernetes garbage collector
+ * removes every object that names the keeper as owner.
+ */
+import {
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  log,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { ObjectKeeperActivities } from '../../activities/kubernetes/objectkeeper.js';
+import type { ObjectKeeperPhase, ObjectKeeperSpec, ObjectKeeperStatus } from '../../api/objectkeeper.js';
+import { setCondition } from '../../domain/conditions.js';
+import { expiryOf, followsObject, judgeFollowed, type FollowVerdict } from '../../domain/objectkeeper.js';
+import { OperationPhase } from '../../temporal/search-attributes.js';
+
+export interface ObjectKeeperWorkflowInput {
+  name: string;
+  uid: string;
+  spec: ObjectKeeperSpec;
+  creationTimestamp: string;
+  /** Backstop re-check period while following (default 5 minutes). */
+  verifyIntervalMs?: number;
+  /** Carried across continue-as-new. */
+  lostAt?: string;
+}
+
+export interface ObjectKeeperState {
+  phase: ObjectKeeperPhase | 'Deleted';
+  lostAt?: string;
+  expiresAt?: string;
+  checks: number;
+}
+
+/** Hint from the watcher: the followed object was deleted or replaced. The workflow verifies. */
+export const followedObjectChangedSignal = defineSignal<[{ event: string; uid?: string }?]>('followedObjectChanged');
+/** Hint from the watcher: the keeper itself was deleted (by a user or the GC). */
+export const keeperDeletedSignal = defineSignal('keeperDeleted');
+export const keeperStateQuery = defineQuery<ObjectKeeperState>('keeperState');
+
+const kube = proxyActivities<ObjectKeeperActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+const DEFAULT_VERIFY_INTERVAL_MS = 5 * 60_000;
+/** Follow loops per run before continue-as-new keeps history small. */
+const CHECKS_PER_RUN = 200;
+
+export async function objectKeeperWorkflow(input: ObjectKeeperWorkflowInput): Promise<string> {
+  const { name, uid, spec } = input;
+  const ref = { name, uid };
+  const state: ObjectKeeperState = { phase: 'Pending', lostAt: input.lostAt, checks: 0 };
+  let hinted = false;
+  let keeperGone = false;
+  setHandler(followedObjectChangedSignal, () => {
+    hinted = true;
+  });
+  setHandler(keeperDeletedSignal, () => {
+    keeperGone = true;
+  });
+  setHandler(keeperStateQuery, () => state);
+
+  const current = await kube.readObjectKeeper(ref);
+  if (!current.exists || current.deleting) return 'keeper already gone';
+  let conditions = current.status?.conditions;
+  state.lostAt ??= current.status?.lostAt;
+
+  /** Writes status; returns false when the keeper is gone (nothing left to do). */
+  const report = async (phase: ObjectKeeperPhase, reason: string, message: string): Promise<boolean> => {
+    state.phase = phase;
+    upsertSearchAttributes([{ key: OperationPhase, value: phase }]);
+    setCurrentDetails(`**${phase}** — ${message}${state.expiresAt ? `\n\nexpires at ${state.expiresAt}` : ''}`);
+    conditions = setCondition(conditions, { type: 'Active', status: 'True', reason, message }, new Date());
+    const status: ObjectKeeperStatus = { phase, message, conditions };
+    if (state.lostAt) status.lostAt = state.lostAt;
+    if (state.expiresAt) status.expiresAt = state.expiresAt;
+    return (await kube.patchObjectKeeperStatus({ ...ref, status })) === 'patched';
+  };
+
+  const deleteSelf = async (why: string): Promise<string> => {
+    log.info('deleting ObjectKeeper', { name, why });
+    setCurrentDetails(`**Deleting** — ${why}`);
+    const deleted = await kube.deleteObjectKeeper(ref);
+    state.phase = 'Deleted';
+    upsertSearchAttributes([{ key: OperationPhase, value: 'Deleted' }]);
+    return deleted ? `deleted: ${why}` : `already gone: ${why}`;
+  };
+
+  /** Sleeps until the expiry time unless the keeper is deleted first. */
+  const waitForExpiry = async (expiresAtMs: number, why: string): Promise<string> => {
+    state.expiresAt = new Date(expiresAtMs).toISOString();
+    if (!(await report('WaitingTTL', 'WaitingTTL', why))) return 'keeper already gone';
+    const remaining = expiresAtMs - Date.now();
+    if (remaining > 0 && (await condition(() => keeperGone, remaining))) return 'keeper deleted before expiry';
+    return deleteSelf(`ttl ${spec.ttl} expired`);
+  };
+
+  if (!followsObject(spec.mode)) {
+    return waitForExpiry(expiryOf(spec, input.creationTimestamp)!, `ttl ${spec.ttl} counted from creation`);
+  }
+
+  // Follow modes. Once lost (FollowObjectWithTTL already recorded lostAt), never un-lost: the
+  // followed UID cannot come back.
+  let verdict: FollowVerdict = state.lostAt
+    ? { lost: true, reason: 'Deleted', message: `followed object lost at ${state.lostAt}` }
+    : judgeFollowed(spec, await kube.observeFollowedObject(spec.followObjectRef!));
+  const verifyInterval = input.verifyIntervalMs ?? DEFAULT_VERIFY_INTERVAL_MS;
+  const target = `${spec.followObjectRef!.kind} ${spec.followObjectRef!.namespace ?? ''}/${spec.followObjectRef!.name}`;
+  let reported = false;
+  while (!verdict.lost) {
+    if (!reported) {
+      if (!(await report('Tracking', 'Tracking', `following ${target} (uid ${spec.followObjectRef!.uid})`))) {
+        return 'keeper already gone';
+      }
+      reported = true;
+    }
+    hinted = false;
+    await condition(() => hinted || keeperGone, verifyInterval);
+    if (keeperGone) return 'keeper deleted while following';
+    state.checks++;
+    if (state.checks >= CHECKS_PER_RUN || workflowInfo().continueAsNewSuggested) {
+      return continueAsNew<typeof objectKeeperWorkflow>({ ...input, lostAt: undefined });
+    }
+    verdict = judgeFollowed(spec, await kube.observeFollowedObject(spec.followObjectRef!));
+  }
+
+  if (spec.mode === 'FollowObject') return deleteSelf(verdict.message);
+  state.lostAt ??= new Date().toISOString();
+  return waitForExpiry(expiryOf(spec, input.creationTimestamp, state.lostAt)!, `${verdict.message}; ttl ${spec.ttl} counted from lostAt`);
+}

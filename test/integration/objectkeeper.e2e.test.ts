@@ -1,0 +1,186 @@
+/**
+ * ObjectKeeper end to end on the real stack: watcher → Temporal → worker → kube-apiserver, and
+ * the real garbage collector removing what the keeper owned.
+ */
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import type { ObjectKeeper, ObjectKeeperSpec } from '../../src/api/objectkeeper.js';
+import { objectKeeperWorkflowId } from '../../src/domain/objectkeeper.js';
+import type { RunningWatcher } from '../../src/watcher/main.js';
+import { eventually, kube, listWorkflows, startTestWatcher, startTestWorker, temporal, uniq } from '../support/env.js';
+
+const TASK_QUEUE = uniq('tq-keeper');
+const k = kube();
+const ns = uniq('keeper-e2e');
+let worker: { stop(): Promise<void> };
+let watcher: RunningWatcher;
+
+const keeperRef = (name: string) => ({ apiVersion: 'deckhouse.io/v1alpha1', kind: 'ObjectKeeper', name });
+const cmRef = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name });
+
+async function createConfigMap(name: string, owner?: ObjectKeeper): Promise<V1ConfigMap> {
+  return k.create<V1ConfigMap>({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name,
+      namespace: ns,
+      ownerReferences: owner
+        ? [
+            {
+              apiVersion: 'deckhouse.io/v1alpha1',
+              kind: 'ObjectKeeper',
+              name: owner.metadata!.name!,
+              uid: owner.metadata!.uid!, // from the create response: the UID barrier
+              controller: true,
+            },
+          ]
+        : undefined,
+    },
+    data: { hello: 'world' },
+  });
+}
+
+async function createKeeper(spec: ObjectKeeperSpec): Promise<ObjectKeeper> {
+  return k.create<ObjectKeeper>({
+    apiVersion: 'deckhouse.io/v1alpha1',
+    kind: 'ObjectKeeper',
+    metadata: { name: uniq('keeper') },
+    spec,
+  });
+}
+
+const followRef = (cm: V1ConfigMap) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  namespace: ns,
+  name: cm.metadata!.name!,
+  uid: cm.metadata!.uid!,
+});
+
+const gone = (ref: Parameters<typeof k.get>[0]) => async () => (await k.get(ref)) === undefined;
+
+async function workflowResult(keeper: ObjectKeeper): Promise<string> {
+  const c = await temporal();
+  return c.workflow.getHandle(objectKeeperWorkflowId(keeper.metadata!.name!, keeper.metadata!.uid!)).result();
+}
+
+beforeAll(async () => {
+  await k.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  worker = await startTestWorker(TASK_QUEUE);
+  // A long backstop interval: these tests pass only if the event-driven path works.
+  watcher = await startTestWatcher(TASK_QUEUE, { keeperVerifyIntervalMs: 30 * 60_000 });
+  await watcher.watcher.waitForSync();
+});
+
+afterAll(async () => {
+  await watcher?.stop();
+  await worker?.stop();
+});
+
+describe('ObjectKeeper FollowObject', () => {
+  it('deletes itself when the followed object is deleted, and the GC removes what it owned', async () => {
+    const followed = await createConfigMap(uniq('followed'));
+    const keeper = await createKeeper({ mode: 'FollowObject', followObjectRef: followRef(followed) });
+    const owned = await createConfigMap(uniq('owned'), keeper);
+
+    const tracking = await eventually('keeper Tracking', async () => {
+      const kp = await k.get<ObjectKeeper>(keeperRef(keeper.metadata!.name!));
+      return kp?.status?.phase === 'Tracking' ? kp : undefined;
+    });
+    expect(tracking.status?.conditions?.find((c) => c.type === 'Active')?.status).toBe('True');
+
+    await k.delete(cmRef(followed.metadata!.name!));
+    await eventually('keeper deleted', gone(keeperRef(keeper.metadata!.name!)));
+    await eventually('owned ConfigMap garbage-collected', gone(cmRef(owned.metadata!.name!)));
+    expect(await workflowResult(keeper)).toMatch(/^deleted: .*was deleted/);
+  });
+
+  it('treats a followed object recreated under the same name as gone, and leaves the new object alone', async () => {
+    const name = uniq('recreated');
+    const first = await createConfigMap(name);
+    const keeper = await createKeeper({ mode: 'FollowObject', followObjectRef: followRef(first) });
+    const owned = await createConfigMap(uniq('owned'), keeper);
+    await eventually('keeper Tracking', async () => (await k.get<ObjectKeeper>(keeperRef(keeper.metadata!.name!)))?.status?.phase === 'Tracking');
+
+    await k.delete(cmRef(name));
+    const second = await createConfigMap(name);
+    expect(second.metadata!.uid).not.toBe(first.metadata!.uid);
+
+    await eventually('keeper deleted', gone(keeperRef(keeper.metadata!.name!)));
+    await eventually('owned ConfigMap garbage-collected', gone(cmRef(owned.metadata!.name!)));
+    const survivor = await k.get<V1ConfigMap>(cmRef(name));
+    expect(survivor?.metadata?.uid).toBe(second.metadata!.uid);
+  });
+
+  it('deletes itself at once when the followed name already belongs to another UID', async () => {
+    const live = await createConfigMap(uniq('live'));
+    const keeper = await createKeeper({
+      mode: 'FollowObject',
+      followObjectRef: { ...followRef(live), uid: '00000000-0000-0000-0000-000000000000' },
+    });
+    const owned = await createConfigMap(uniq('owned'), keeper);
+    await eventually('keeper deleted', gone(keeperRef(keeper.metadata!.name!)));
+    await eventually('owned ConfigMap garbage-collected', gone(cmRef(owned.metadata!.name!)));
+    expect(await workflowResult(keeper)).toMatch(/was recreated/);
+    expect(await k.get(cmRef(live.metadata!.name!))).toBeDefined();
+  });
+});
+
+describe('ObjectKeeper TTL modes', () => {
+  it('TTL: expires ttl after creation; the GC then removes what it owned', async () => {
+    const keeper = await createKeeper({ mode: 'TTL', ttl: '4s' });
+    const owned = await createConfigMap(uniq('owned'), keeper);
+    const waiting = await eventually('keeper WaitingTTL', async () => {
+      const kp = await k.get<ObjectKeeper>(keeperRef(keeper.metadata!.name!));
+      return kp?.status?.phase === 'WaitingTTL' ? kp : undefined;
+    });
+    const created = Date.parse(keeper.metadata!.creationTimestamp as unknown as string);
+    expect(Date.parse(waiting.status!.expiresAt!)).toBe(created + 4000);
+
+    await eventually('keeper deleted', gone(keeperRef(keeper.metadata!.name!)));
+    // The delete happened at or after expiry (the apiserver's clock, second precision).
+    expect(Date.now()).toBeGreaterThanOrEqual(created + 4000);
+    await eventually('owned ConfigMap garbage-collected', gone(cmRef(owned.metadata!.name!)));
+    expect(await workflowResult(keeper)).toMatch(/ttl 4s expired/);
+  });
+
+  it('FollowObjectWithTTL: records lostAt when the object goes, then expires ttl after lostAt', async () => {
+    const followed = await createConfigMap(uniq('followed'));
+    const keeper = await createKeeper({ mode: 'FollowObjectWithTTL', followObjectRef: followRef(followed), ttl: '5s' });
+    const owned = await createConfigMap(uniq('owned'), keeper);
+    await eventually('keeper Tracking', async () => (await k.get<ObjectKeeper>(keeperRef(keeper.metadata!.name!)))?.status?.phase === 'Tracking');
+
+    await k.delete(cmRef(followed.metadata!.name!));
+    const waiting = await eventually('keeper WaitingTTL with lostAt', async () => {
+      const kp = await k.get<ObjectKeeper>(keeperRef(keeper.metadata!.name!));
+      return kp?.status?.phase === 'WaitingTTL' && kp.status.lostAt ? kp : undefined;
+    });
+    expect(Date.parse(waiting.status!.expiresAt!)).toBe(Date.parse(waiting.status!.lostAt!) + 5000);
+    // The owned object survives the loss itself; only the TTL releases it.
+    expect(await k.get(cmRef(owned.metadata!.name!))).toBeDefined();
+
+    await eventually('keeper deleted', gone(keeperRef(keeper.metadata!.name!)));
+    await eventually('owned ConfigMap garbage-collected', gone(cmRef(owned.metadata!.name!)));
+  });
+});
+
+describe('ObjectKeeper workflows', () => {
+  it('are one execution per keeper, findable by search attributes, and replay deterministically', async () => {
+    const done = await listWorkflows(`K8sKind = "ObjectKeeper" AND TaskQueue = "${TASK_QUEUE}" AND ExecutionStatus = "Completed"`);
+    expect(done.length).toBeGreaterThanOrEqual(5);
+    const ids = done.map((w) => w.workflowId);
+    expect(new Set(ids).size).toBe(ids.length);
+
+    const c = await temporal();
+    const histories = c.workflow.list({ query: `TaskQueue = "${TASK_QUEUE}" AND ExecutionStatus = "Completed"` }).intoHistories();
+    let replayed = 0;
+    for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath: inject('workflowBundle') } }, histories)) {
+      expect(result.error, `${result.workflowId} replay`).toBeUndefined();
+      replayed++;
+    }
+    expect(replayed).toBe(done.length);
+  });
+});

@@ -1,0 +1,127 @@
+/**
+ * Helpers for integration tests: clients for the stack the global setup started, in-process or
+ * child-process workers and watchers on a per-file task queue, and polling.
+ */
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import type { Client } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
+import { inject } from 'vitest';
+import { createActivities } from '../../src/activities/index.js';
+import { loadConfig, type OperatorConfig } from '../../src/config.js';
+import { ManagedProcess } from '../../src/infra/process.js';
+import { KubeClient } from '../../src/kube/client.js';
+import { logger } from '../../src/log.js';
+import { connectClient, connectWorker } from '../../src/temporal/connection.js';
+import { startWatcher, type RunningWatcher } from '../../src/watcher/main.js';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export function stackInfo() {
+  return inject('stack');
+}
+
+export function uniq(prefix: string): string {
+  return `${prefix}-${randomBytes(4).toString('hex')}`;
+}
+
+export function testConfig(taskQueue: string, extra: Partial<OperatorConfig> = {}): OperatorConfig {
+  const info = stackInfo();
+  const base = loadConfig(
+    { temporalAddress: info.temporal.address, namespace: info.temporal.namespace, taskQueue, kubeconfig: info.kubeconfig },
+    {},
+  );
+  return { ...base, ...extra };
+}
+
+export function kube(): KubeClient {
+  return KubeClient.fromKubeconfig(stackInfo().kubeconfig);
+}
+
+let client: Client | undefined;
+export async function temporal(): Promise<Client> {
+  client ??= await connectClient(testConfig('unused').temporal);
+  return client;
+}
+
+const quietLog = logger.child({ test: true });
+quietLog.level = process.env.DO_TEST_LOG_LEVEL ?? 'warn';
+
+/** An in-process worker on `taskQueue`, using the pre-built bundle. */
+export async function startTestWorker(taskQueue: string): Promise<{ stop(): Promise<void> }> {
+  const cfg = testConfig(taskQueue);
+  const worker = await Worker.create({
+    connection: await connectWorker(cfg.temporal),
+    namespace: cfg.temporal.namespace,
+    taskQueue,
+    workflowBundle: { codePath: inject('workflowBundle') },
+    activities: createActivities({ kube: KubeClient.fromKubeconfig(cfg.kubeconfig) }),
+  });
+  const running = worker.run();
+  return {
+    async stop() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+    },
+  };
+}
+
+/** An in-process watcher on `taskQueue`. */
+export async function startTestWatcher(
+  taskQueue: string,
+  extra: Partial<OperatorConfig> = {},
+): Promise<RunningWatcher> {
+  return startWatcher(testConfig(taskQueue, extra), { log: quietLog });
+}
+
+/** Runs a CLI role (`worker`, `watcher`) as a child process, as a Deployment would. */
+export function spawnRole(role: 'worker' | 'watcher', taskQueue: string, logName: string, env: NodeJS.ProcessEnv = {}): ManagedProcess {
+  const info = stackInfo();
+  return ManagedProcess.start({
+    name: role,
+    command: process.execPath,
+    args: ['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), role],
+    cwd: REPO_ROOT,
+    logFile: path.join(info.logsDir, `${logName}.log`),
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: info.temporal.address,
+      TEMPORAL_NAMESPACE: info.temporal.namespace,
+      KUBECONFIG: info.kubeconfig,
+      DO_TASK_QUEUE: taskQueue,
+      DO_WORKFLOW_BUNDLE: inject('workflowBundle'),
+      DO_METRICS_PORT: '0',
+      ...env,
+    },
+  });
+}
+
+/** Polls until `fn` returns a truthy value (hang protection only, not a speed assertion). */
+export async function eventually<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false | null>,
+  opts: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 90_000);
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    await sleep(opts.intervalMs ?? 200);
+  }
+  throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
+}
+
+/** Lists workflow executions matching a visibility query. */
+export async function listWorkflows(query: string): Promise<{ workflowId: string; runId: string; status: string }[]> {
+  const c = await temporal();
+  const out: { workflowId: string; runId: string; status: string }[] = [];
+  for await (const wf of c.workflow.list({ query })) out.push({ workflowId: wf.workflowId, runId: wf.runId, status: wf.status.name });
+  return out;
+}
