@@ -12,6 +12,7 @@ import {
   KubernetesObjectApi,
   PatchStrategy,
   Watch,
+  loadYaml,
   setHeaderOptions,
   type KubernetesListObject,
   type KubernetesObject,
@@ -85,13 +86,13 @@ export class KubeClient {
   }
 
   async create<T extends KubernetesObject>(obj: T): Promise<T> {
-    return this.objects.create<T>(obj, undefined, undefined, FIELD_MANAGER);
+    return this.objects.create<T>(toModel(obj), undefined, undefined, FIELD_MANAGER);
   }
 
   /** Server-side apply (used for CRDs and manifests). */
   async apply<T extends KubernetesObject>(obj: T, opts: { dryRun?: boolean } = {}): Promise<T> {
     return this.objects.patch<T>(
-      obj,
+      toModel(obj),
       undefined,
       opts.dryRun ? 'All' : undefined,
       FIELD_MANAGER,
@@ -181,6 +182,16 @@ export class KubeClient {
   newWatch(): Watch {
     return new Watch(this.kc);
   }
+}
+
+/**
+ * Objects written as plain JSON (wire field names such as `enum`, `x-kubernetes-validations`,
+ * `$ref`) must become the client's generated models before the client serializes them, or
+ * fields whose model name differs are silently dropped. `loadYaml` does exactly that mapping
+ * (JSON is YAML); kinds the client has no model for pass through unchanged.
+ */
+export function toModel<T extends KubernetesObject>(obj: T): T {
+  return loadYaml<T>(JSON.stringify(obj));
 }
 
 export function splitApiVersion(apiVersion: string): [group: string, version: string] {

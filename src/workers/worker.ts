@@ -6,8 +6,10 @@ import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import type { OperatorConfig } from '../config.js';
 import { KubeClient } from '../kube/client.js';
+import { logger } from '../log.js';
 import { connectWorker } from '../temporal/connection.js';
 import { workflowsEntry } from './bundle.js';
+import { installTemporalRuntime } from './runtime.js';
 
 /**
  * Workflow code: a pre-built bundle when one is given (production images build it once with
@@ -20,6 +22,7 @@ function workflowSource(bundlePath?: string): Pick<WorkerOptions, 'workflowBundl
 }
 
 export async function createWorker(cfg: OperatorConfig, opts: { workflowBundlePath?: string } = {}): Promise<Worker> {
+  installTemporalRuntime(logger.child({ role: 'worker' }), (process.env.DO_TEMPORAL_LOG_LEVEL as never) ?? 'INFO');
   const connection = await connectWorker(cfg.temporal);
   const kube = KubeClient.fromKubeconfig(cfg.kubeconfig);
   return Worker.create({

@@ -15,6 +15,7 @@ import { ManagedProcess } from '../../src/infra/process.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { logger } from '../../src/log.js';
 import { connectClient, connectWorker } from '../../src/temporal/connection.js';
+import { installTemporalRuntime } from '../../src/workers/runtime.js';
 import { startWatcher, type RunningWatcher } from '../../src/watcher/main.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -52,6 +53,7 @@ quietLog.level = process.env.DO_TEST_LOG_LEVEL ?? 'warn';
 /** An in-process worker on `taskQueue`, using the pre-built bundle. */
 export async function startTestWorker(taskQueue: string): Promise<{ stop(): Promise<void> }> {
   const cfg = testConfig(taskQueue);
+  installTemporalRuntime(quietLog);
   const worker = await Worker.create({
     connection: await connectWorker(cfg.temporal),
     namespace: cfg.temporal.namespace,

@@ -1,0 +1,33 @@
+# syntax=docker/dockerfile:1
+# One image for every role: `worker`, `watcher` (and the other CLI commands).
+#   docker build -t durable-operators .
+#   docker run --rm durable-operators --help
+
+# ---- build: compile TypeScript, pre-bundle the workflow code, drop dev dependencies ----------
+FROM node:24-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY bin ./bin
+RUN npm run build
+# Bundle the workflows once, at build time: the worker then loads this file (DO_WORKFLOW_BUNDLE)
+# instead of running webpack at every start-up.
+RUN node --input-type=module -e "import('./dist/workers/bundle.js').then((m) => m.writeWorkflowBundle('dist/workflow-bundle.js'))" \
+ && test -s dist/workflow-bundle.js
+RUN npm prune --omit=dev --no-audit --no-fund
+
+# ---- runtime ---------------------------------------------------------------------------------
+FROM node:24-slim
+ENV NODE_ENV=production \
+    DO_WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js
+WORKDIR /app
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/bin ./bin
+# The image's `node` user, by number so Kubernetes can verify runAsNonRoot.
+USER 1000:1000
+ENTRYPOINT ["node", "bin/durable-operators.js"]
+CMD ["--help"]
