@@ -29,7 +29,7 @@ export async function createWorker(cfg: OperatorConfig, opts: { workflowBundlePa
     connection,
     namespace: cfg.temporal.namespace,
     taskQueue: cfg.temporal.taskQueue,
-    identity: cfg.identity,
+    ...(cfg.identity ? { identity: cfg.identity } : {}),
     ...workflowSource(opts.workflowBundlePath),
     activities: createActivities({ kube }),
     // Activities are short apiserver calls; let in-flight ones finish on SIGTERM.

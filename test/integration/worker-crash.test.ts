@@ -8,7 +8,7 @@ import type { ObjectKeeper } from '../../src/api/objectkeeper.js';
 import { objectKeeperWorkflowId } from '../../src/domain/objectkeeper.js';
 import type { ManagedProcess } from '../../src/infra/process.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
-import { eventually, kube, listWorkflows, spawnRole, startTestWatcher, temporal, uniq } from '../support/env.js';
+import { eventually, kube, listWorkflows, spawnRole, startTestWatcher, temporal, uniq, waitForWorker } from '../support/env.js';
 
 const TASK_QUEUE = uniq('tq-crash');
 const k = kube();
@@ -56,13 +56,14 @@ afterAll(async () => {
 
 it('completes timers and signals that span a worker SIGKILL, without duplicates', async () => {
   worker = spawnRole('worker', TASK_QUEUE, 'worker-crash-1');
+  await waitForWorker(TASK_QUEUE, worker);
 
   // A TTL keeper whose timer is pending when the worker dies…
   const ttlKeeper = await k.create<ObjectKeeper>({
     apiVersion: 'deckhouse.io/v1alpha1',
     kind: 'ObjectKeeper',
     metadata: { name: uniq('crash-ttl') },
-    spec: { mode: 'TTL', ttl: '10s' },
+    spec: { mode: 'TTL', ttl: '20s' },
   });
   const ttlOwned = await ownedConfigMap(ttlKeeper);
   // …and a following keeper whose followed object is deleted while the worker is dead.
@@ -85,7 +86,7 @@ it('completes timers and signals that span a worker SIGKILL, without duplicates'
   expect(worker.running).toBe(false);
   await k.delete(cmRef(followed.metadata!.name!));
   // With no worker, nothing happens past the TTL: the work is parked in Temporal, not lost.
-  const expiry = Date.parse(ttlKeeper.metadata!.creationTimestamp as unknown as string) + 10_000;
+  const expiry = Date.parse(ttlKeeper.metadata!.creationTimestamp as unknown as string) + 20_000;
   await eventually('TTL passed', async () => Date.now() > expiry + 2000, { timeoutMs: 60_000 });
   expect(await k.get(keeperRef(ttlKeeper.metadata!.name!))).toBeDefined();
   expect(await k.get(keeperRef(followKeeper.metadata!.name!))).toBeDefined();
@@ -98,8 +99,12 @@ it('completes timers and signals that span a worker SIGKILL, without duplicates'
     await eventually(`${keeper.metadata!.name} deleted`, async () => !(await k.get(keeperRef(keeper.metadata!.name!))), { timeoutMs: 180_000 });
     await eventually('owned object garbage-collected', async () => !(await k.get(cmRef(owned.metadata!.name!))));
     const id = objectKeeperWorkflowId(keeper.metadata!.name!, keeper.metadata!.uid!);
-    const runs = await listWorkflows(`WorkflowId = "${id}"`);
-    expect(runs.map((r) => r.status)).toEqual(['COMPLETED']);
+    expect(await (await temporal()).workflow.getHandle(id).result()).toMatch(/^deleted: /);
+    // Visibility is eventually consistent; the run list must settle on exactly one completed run.
+    await eventually('one completed execution', async () => {
+      const runs = await listWorkflows(`WorkflowId = "${id}"`);
+      return runs.length === 1 && runs[0]!.status === 'COMPLETED';
+    });
     expect(await activityCount(id, 'deleteObjectKeeper')).toBe(1);
   }
 });

@@ -127,3 +127,17 @@ export async function listWorkflows(query: string): Promise<{ workflowId: string
   for await (const wf of c.workflow.list({ query })) out.push({ workflowId: wf.workflowId, runId: wf.runId, status: wf.status.name });
   return out;
 }
+
+/** Waits until a worker polls `taskQueue` for workflow tasks (a spawned worker is ready). */
+export async function waitForWorker(taskQueue: string, proc?: ManagedProcess): Promise<void> {
+  const c = await temporal();
+  await eventually(`a worker polling ${taskQueue}`, async () => {
+    if (proc && !proc.running) throw new Error(`worker exited: ${proc.logTail(5)}`);
+    const res = await c.workflowService.describeTaskQueue({
+      namespace: stackInfo().temporal.namespace,
+      taskQueue: { name: taskQueue },
+      taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
+    });
+    return (res.pollers?.length ?? 0) > 0;
+  });
+}

@@ -57,7 +57,15 @@ export const CLUSTER_SCOPED_KINDS = new Set([
 ]);
 
 const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
-const SUPPORTED_FIELDS = new Set(['apiVersion', 'kind', 'metadata', 'resources', 'namespace', 'labels', 'commonLabels']);
+const SUPPORTED_FIELDS = new Set([
+  'apiVersion',
+  'kind',
+  'metadata',
+  'resources',
+  'namespace',
+  'labels',
+  'commonLabels',
+]);
 const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job']);
 
 interface Kustomization {
@@ -102,7 +110,8 @@ function kustomizationFile(dir: string): string {
       return false;
     }
   });
-  if (found.length === 0) throw new Error(`${dir}: no kustomization.yaml (found ${readdirSync(dir).join(', ') || 'nothing'})`);
+  if (found.length === 0)
+    throw new Error(`${dir}: no kustomization.yaml (found ${readdirSync(dir).join(', ') || 'nothing'})`);
   if (found.length > 1) throw new Error(`${dir}: more than one kustomization file: ${found.join(', ')}`);
   return found[0]!;
 }
@@ -111,7 +120,8 @@ function readKustomization(dir: string): Kustomization {
   const file = kustomizationFile(dir);
   const k = readMapping(file);
   for (const key of Object.keys(k)) {
-    if (!SUPPORTED_FIELDS.has(key)) throw new Error(`${file}: field '${key}' is not supported by test/support/kustomize.ts`);
+    if (!SUPPORTED_FIELDS.has(key))
+      throw new Error(`${file}: field '${key}' is not supported by test/support/kustomize.ts`);
   }
   if (k.resources !== undefined && !Array.isArray(k.resources)) throw new Error(`${file}: resources must be a list`);
   return k as Kustomization;
@@ -178,10 +188,18 @@ function setNamespace(obj: KubeObject, namespace: string): void {
   }
 }
 
-function addLabels(obj: KubeObject, pairs: Record<string, string>, templates: boolean | undefined, selectors: boolean | undefined): void {
+function addLabels(
+  obj: KubeObject,
+  pairs: Record<string, string>,
+  templates: boolean | undefined,
+  selectors: boolean | undefined,
+): void {
   obj.metadata.labels = { ...obj.metadata.labels, ...pairs };
   const spec = obj.spec as
-    | { selector?: { matchLabels?: Record<string, string> } | Record<string, string>; template?: { metadata?: { labels?: Record<string, string> } } }
+    | {
+        selector?: { matchLabels?: Record<string, string> } | Record<string, string>;
+        template?: { metadata?: { labels?: Record<string, string> } };
+      }
     | undefined;
   if (!spec) return;
   if (templates && WORKLOAD_KINDS.has(obj.kind) && spec.template) {

@@ -1,0 +1,252 @@
+/**
+ * `durable-operators tenants …`: the tenant-service role on the command line. Writes exactly the
+ * keys the tenant provider reads (validated first), and reads them back as readers see them.
+ *
+ *   tenants put <file|->        create or replace a tenant from a JSON document
+ *   tenants get <id>            the tenant as readers see it (secrets redacted)
+ *   tenants list                all tenants
+ *   tenants delete <id>         remove every key of a tenant
+ *   tenants resolver set …      publish common/resolver (how services find a request's tenant)
+ *   tenants resolver get        the published resolver config, or the default in force
+ */
+import { readFile } from 'node:fs/promises';
+import { Command, Option } from 'commander';
+import type { Etcd3 } from 'etcd3';
+import type { TenantDocument, TenantView } from '../tenancy/document.js';
+import { createEtcdClient } from '../tenancy/etcd.js';
+import {
+  DEFAULT_RESOLVER_CONFIG,
+  DEFAULT_TENANT_PREFIX,
+  FTP_RESOLVER_TYPES,
+  HTTP_HOST_MODES,
+  HTTP_RESOLVER_TYPES,
+  parseTenantId,
+  type ResolverConfig,
+} from '../tenancy/model.js';
+import { TenantPublisher } from '../tenancy/publisher.js';
+
+/** The tenant etcd `dev` starts (its preferred port). */
+export const DEV_TENANT_ETCD = 'http://127.0.0.1:22379';
+
+interface StoreFlags {
+  etcd: string;
+  prefix: string;
+}
+
+function storeOptions(cmd: Command): Command {
+  return cmd
+    .addOption(new Option('--etcd <endpoints>', 'tenant etcd endpoints, comma-separated').env('DO_TENANT_ETCD').default(DEV_TENANT_ETCD))
+    .addOption(new Option('--prefix <prefix>', 'namespace prefix of the tenant keys').default(DEFAULT_TENANT_PREFIX));
+}
+
+/** Runs `fn` with a publisher on a fresh client, and always closes the client. */
+async function withPublisher<T>(flags: StoreFlags, fn: (publisher: TenantPublisher) => Promise<T>): Promise<T> {
+  const client: Etcd3 = createEtcdClient(flags.etcd);
+  try {
+    return await fn(new TenantPublisher(client, flags.prefix));
+  } catch (err) {
+    throw explainEtcdError(err, flags.etcd);
+  } finally {
+    client.close();
+  }
+}
+
+function explainEtcdError(err: unknown, endpoints: string): unknown {
+  const text = String(err);
+  if (/UNAVAILABLE|ECONNREFUSED|circuit breaker|DEADLINE_EXCEEDED|deadline/i.test(text)) {
+    return new Error(`cannot reach etcd at ${endpoints} (${err instanceof Error ? err.message : text}); set --etcd or DO_TENANT_ETCD`);
+  }
+  return err;
+}
+
+function tenantIdArgument(text: string): number {
+  const id = parseTenantId(text);
+  if (id === undefined) throw new Error(`tenant ID must be a positive integer, got ${JSON.stringify(text)}`);
+  return id;
+}
+
+async function readDocument(file: string): Promise<unknown> {
+  let text: string;
+  if (file === '-') {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    text = Buffer.concat(chunks).toString('utf8');
+  } else {
+    text = await readFile(file, 'utf8');
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${file === '-' ? 'stdin' : file} is not JSON: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/** Passwords and password hashes are shown as `***` unless asked for. */
+export function redactSecrets(view: TenantView): TenantView {
+  const mask = (s: string | undefined) => (s ? '***' : s);
+  return {
+    ...view,
+    ...(view.databases && {
+      databases: Object.fromEntries(Object.entries(view.databases).map(([k, db]) => [k, { ...db, password: mask(db.password) }])),
+    }),
+    ...(view.ftp && { ftp: view.ftp.map((f) => ({ ...f, passwordHash: mask(f.passwordHash) })) }),
+  };
+}
+
+const print = (value: unknown) => console.log(JSON.stringify(value, null, 2));
+
+export function registerTenantCommands(program: Command): Command {
+  const tenants = program
+    .command('tenants')
+    .description('Publish and inspect tenant configuration in etcd (what the tenant provider reads).');
+
+  storeOptions(tenants.command('put'))
+    .description('Create or replace a tenant from a JSON document: {id, code, name, status, billingPlan?, databases?, ftp?, storage?, wvp?, domain?}.')
+    .argument('<file>', 'tenant document (JSON), or - for stdin')
+    .action(async (file: string, flags: StoreFlags) => {
+      const doc = await readDocument(file);
+      const result = await withPublisher(flags, (p) => p.putTenant(doc));
+      const id = (doc as TenantDocument).id;
+      console.log(`tenant ${id} written at revision ${result.revision}: ${result.written.length} key(s) written, ${result.deleted.length} deleted`);
+      for (const key of result.written) console.log(`  put     ${flags.prefix}${key}`);
+      for (const key of result.deleted) console.log(`  delete  ${flags.prefix}${key}`);
+    });
+
+  storeOptions(tenants.command('get'))
+    .description('Show a tenant as readers see it.')
+    .argument('<id>', 'tenant ID', tenantIdArgument)
+    .option('--show-secrets', 'print database passwords and FTP password hashes')
+    .action(async (id: number, flags: StoreFlags & { showSecrets?: boolean }) => {
+      const reading = await withPublisher(flags, (p) => p.getTenant(id));
+      if (reading === undefined) throw new Error(`tenant ${id} not found under ${flags.prefix}`);
+      print(flags.showSecrets ? reading.tenant : redactSecrets(reading.tenant));
+      for (const r of reading.rejected) console.error(`warning: ${flags.prefix}${r.key} is malformed and ignored by readers: ${r.reason}`);
+    });
+
+  storeOptions(tenants.command('list'))
+    .description('List tenants.')
+    .option('--json', 'print JSON (secrets redacted)')
+    .action(async (flags: StoreFlags & { json?: boolean }) => {
+      const list = await withPublisher(flags, (p) => p.listTenants());
+      if (flags.json) {
+        print(list.map(redactSecrets));
+        return;
+      }
+      if (list.length === 0) {
+        console.log(`no tenants under ${flags.prefix}`);
+        return;
+      }
+      const rows = list.map((t) => [String(t.id), t.code ?? '-', t.status ?? '(no meta)', t.domain?.primary ?? '-', t.name ?? '-']);
+      const header = ['ID', 'CODE', 'STATUS', 'PRIMARY DOMAIN', 'NAME'];
+      const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+      for (const row of [header, ...rows]) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd());
+    });
+
+  storeOptions(tenants.command('delete'))
+    .description('Delete every key of a tenant.')
+    .argument('<id>', 'tenant ID', tenantIdArgument)
+    .action(async (id: number, flags: StoreFlags) => {
+      const result = await withPublisher(flags, (p) => p.deleteTenant(id));
+      if (result.deleted === 0) throw new Error(`tenant ${id} not found under ${flags.prefix}`);
+      console.log(`tenant ${id} deleted at revision ${result.revision} (${result.deleted} key(s))`);
+    });
+
+  const resolver = tenants.command('resolver').description('The global tenant resolver config (common/resolver).');
+
+  storeOptions(resolver.command('set'))
+    .description('Publish how services tell which tenant a request belongs to.')
+    .addOption(new Option('--http-type <type>', 'where HTTP requests carry the tenant').choices(HTTP_RESOLVER_TYPES).makeOptionMandatory())
+    .option('--header-name <name>', 'header holding the tenant ID (http-type header)')
+    .option('--query-param <name>', 'query parameter holding the tenant ID (http-type query)')
+    .option('--path-index <n>', 'path segment holding the tenant ID, 0 = first (http-type path)')
+    .addOption(new Option('--host-mode <mode>', 'http-type host: numeric subdomain, whole domain, or tenant code subdomain').choices(HTTP_HOST_MODES))
+    .addOption(new Option('--ftp-type <type>', 'how FTP sessions carry the tenant').choices(FTP_RESOLVER_TYPES))
+    .action(
+      async (
+        flags: StoreFlags & { httpType: ResolverConfig['httpType']; headerName?: string; queryParam?: string; pathIndex?: string; hostMode?: ResolverConfig['httpHostMode']; ftpType?: ResolverConfig['ftpType'] },
+      ) => {
+        const pathIndex = flags.pathIndex === undefined ? undefined : Number(flags.pathIndex);
+        if (pathIndex !== undefined && !Number.isInteger(pathIndex)) throw new Error(`--path-index must be an integer, got ${flags.pathIndex}`);
+        const config = await withPublisher(flags, (p) =>
+          p.setResolverConfig({
+            httpType: flags.httpType,
+            httpHeaderName: flags.headerName ?? '',
+            httpQueryParam: flags.queryParam ?? '',
+            httpPathIndex: pathIndex ?? 0,
+            httpHostMode: flags.hostMode ?? 'numeric',
+            ftpType: flags.ftpType ?? 'username',
+          }),
+        );
+        print(config);
+      },
+    );
+
+  storeOptions(resolver.command('get'))
+    .description('Show the published resolver config (or the default in force when none is).')
+    .action(async (flags: StoreFlags) => {
+      const reading = await withPublisher(flags, (p) => p.getResolverConfig());
+      if (reading.state === 'valid') print(reading.config);
+      else if (reading.state === 'unset') {
+        console.log(`${flags.prefix}common/resolver is not set; readers use the default:`);
+        print(DEFAULT_RESOLVER_CONFIG);
+      } else {
+        throw new Error(`${flags.prefix}common/resolver is invalid (${reading.reason}); readers keep their last valid config. Value: ${reading.raw}`);
+      }
+    });
+
+  return tenants;
+}
+
+export const DEMO_TENANT: TenantDocument = {
+  id: 1001,
+  code: 'demo',
+  name: 'Demo tenant',
+  status: 'active',
+  billingPlan: 'free',
+  storage: { quotaBytes: 10 * 1024 ** 3, maxFileSizeBytes: 512 * 1024 ** 2, maxConcurrentUploads: 4 },
+  // *.localhost resolves to the loopback address, so host-based resolution works locally too.
+  domain: { primary: 'demo.localhost', aliases: ['1001.localhost'] },
+};
+
+/**
+ * Seeds the demo tenant for `dev`, and the default resolver config unless one is already
+ * published (a developer's own choice survives restarts). Returns one line telling how to send
+ * a request as the demo tenant under the resolver config in force.
+ */
+export async function seedDemoTenant(endpoint: string, options: { prefix?: string; baseUrl?: string } = {}): Promise<string> {
+  const client = createEtcdClient(endpoint);
+  try {
+    const publisher = new TenantPublisher(client, options.prefix ?? DEFAULT_TENANT_PREFIX);
+    await publisher.putTenant(DEMO_TENANT);
+    let reading = await publisher.getResolverConfig();
+    if (reading.state === 'unset') {
+      await publisher.setResolverConfig({ httpType: 'header', httpHeaderName: DEFAULT_RESOLVER_CONFIG.httpHeaderName });
+      reading = await publisher.getResolverConfig();
+    }
+    const config = reading.state === 'valid' ? reading.config : DEFAULT_RESOLVER_CONFIG;
+    return `demo tenant ${DEMO_TENANT.id} (${DEMO_TENANT.code}): ${demoRequest(config, options.baseUrl ?? 'http://127.0.0.1:<port>')}`;
+  } finally {
+    client.close();
+  }
+}
+
+/** A curl command that resolves to the demo tenant under `config`. */
+export function demoRequest(config: ResolverConfig, baseUrl: string): string {
+  const id = DEMO_TENANT.id;
+  const url = new URL(baseUrl.replace('<port>', '0'));
+  const port = baseUrl.includes('<port>') ? '<port>' : url.port;
+  const hostPort = (host: string) => `${host}${port ? `:${port}` : ''}`;
+  const base = baseUrl.replace(/\/$/, '');
+  switch (config.httpType) {
+    case 'header':
+      return `curl -H '${config.httpHeaderName}: ${id}' ${base}/`;
+    case 'query':
+      return `curl '${base}/?${config.httpQueryParam}=${id}'`;
+    case 'path':
+      return `curl ${base}/${Array.from({ length: config.httpPathIndex }, () => 'x/').join('')}${id}/  (segment ${config.httpPathIndex} is the tenant ID)`;
+    case 'host': {
+      const host = config.httpHostMode === 'domain' ? DEMO_TENANT.domain!.primary! : config.httpHostMode === 'code' ? `${DEMO_TENANT.code}.localhost` : `${id}.localhost`;
+      return `curl -H 'Host: ${hostPort(host)}' ${base}/`;
+    }
+  }
+}

@@ -1,0 +1,255 @@
+/**
+ * Which tenant does a request belong to? Reads the identifier where the resolver config says it
+ * is (HTTP header, query parameter, path segment or Host header; FTP username), maps it to a
+ * tenant ID and checks that the tenant exists and is active.
+ *
+ * Pure and allocation-light: it runs on every request. Resolve against one snapshot per request
+ * so the config and the tenants come from the same revision. Failures are returned, not thrown,
+ * as one of three error types a server maps to 400 / 404 / 403.
+ */
+import { parseTenantId, type ResolverConfig, type TenantMeta } from './model.js';
+
+/** What resolution reads; a TenantSnapshot is one. */
+export interface TenantDirectory {
+  readonly effectiveResolverConfig: ResolverConfig;
+  getTenantMeta(id: number): TenantMeta | undefined;
+  getTenantIdByDomain(domain: string): number | undefined;
+  getTenantIdByCode(code: string): number | undefined;
+  getTenantIdByFtpUsername(username: string): number | undefined;
+}
+
+/** The parts of a request resolution looks at; Node's IncomingMessage is one. */
+export interface HttpRequestLike {
+  /** The request target: `/path?query` (origin form) or `http://host/path?query` (absolute form). */
+  readonly url?: string | undefined;
+  /** Lower-case header names, as Node delivers them. */
+  readonly headers: { readonly [name: string]: string | string[] | undefined };
+}
+
+export type TenantResolutionErrorCode = 'no_tenant_identifier' | 'unknown_tenant' | 'tenant_not_active';
+
+export abstract class TenantResolutionError extends Error {
+  abstract readonly code: TenantResolutionErrorCode;
+  /** The HTTP status a server should answer with. */
+  abstract readonly httpStatus: 400 | 403 | 404;
+  constructor(
+    message: string,
+    /** Where the identifier was looked for, e.g. `header X-Tenant-ID`. */
+    readonly source: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The request carries no tenant identifier where the resolver config says to look (400). */
+export class NoTenantIdentifierError extends TenantResolutionError {
+  readonly code = 'no_tenant_identifier';
+  readonly httpStatus = 400;
+  override readonly name = 'NoTenantIdentifierError';
+  constructor(source: string) {
+    super(`no tenant identifier in ${source}`, source);
+  }
+}
+
+/** The identifier names no known tenant (404). */
+export class UnknownTenantError extends TenantResolutionError {
+  readonly code = 'unknown_tenant';
+  readonly httpStatus = 404;
+  override readonly name = 'UnknownTenantError';
+  constructor(
+    readonly identifier: string,
+    source: string,
+  ) {
+    super(`no tenant matches ${JSON.stringify(identifier)} (${source})`, source);
+  }
+}
+
+/** The tenant exists but its status is not `active` (403). */
+export class TenantNotActiveError extends TenantResolutionError {
+  readonly code = 'tenant_not_active';
+  readonly httpStatus = 403;
+  override readonly name = 'TenantNotActiveError';
+  constructor(
+    readonly tenantId: number,
+    readonly status: string,
+    source: string,
+  ) {
+    super(`tenant ${tenantId} is ${status || 'not active'}`, source);
+  }
+}
+
+export type TenantResolution = { readonly ok: true; readonly tenantId: number } | { readonly ok: false; readonly error: TenantResolutionError };
+
+/** Resolves an HTTP request with the directory's resolver config. */
+export function resolveHttpTenant(req: HttpRequestLike, directory: TenantDirectory): TenantResolution {
+  const cfg = directory.effectiveResolverConfig;
+  switch (cfg.httpType) {
+    case 'header': {
+      const source = sourceOf(cfg);
+      const raw = req.headers[headerKeyOf(cfg)];
+      const value = Array.isArray(raw) ? raw[0] : raw;
+      return byTenantId(directory, value?.trim() ?? '', source);
+    }
+    case 'query': {
+      const value = queryParameter(req.url ?? '', cfg.httpQueryParam);
+      return byTenantId(directory, value?.trim() ?? '', sourceOf(cfg));
+    }
+    case 'path': {
+      const value = pathSegment(req.url ?? '', cfg.httpPathIndex);
+      return byTenantId(directory, value ?? '', sourceOf(cfg));
+    }
+    case 'host':
+      return resolveHost(req, directory, cfg);
+  }
+}
+
+/** Resolves an FTP session by its login name (`ftpType: username`). */
+export function resolveFtpTenant(username: string, directory: TenantDirectory): TenantResolution {
+  const source = 'FTP username';
+  if (username === '') return failure(new NoTenantIdentifierError(source));
+  const id = directory.getTenantIdByFtpUsername(username);
+  if (id === undefined) return failure(new UnknownTenantError(username, source));
+  return checked(directory, id, source);
+}
+
+function resolveHost(req: HttpRequestLike, directory: TenantDirectory, cfg: ResolverConfig): TenantResolution {
+  const source = sourceOf(cfg);
+  const header = req.headers.host ?? req.headers[':authority'];
+  const hostname = normalizeHost(Array.isArray(header) ? (header[0] ?? '') : (header ?? ''));
+  if (hostname === '') return failure(new NoTenantIdentifierError(source));
+  if (cfg.httpHostMode === 'domain') {
+    const id = directory.getTenantIdByDomain(hostname);
+    return id === undefined ? failure(new UnknownTenantError(hostname, source)) : checked(directory, id, source);
+  }
+  // numeric and code read the first label: `7.example.com`, `acme.example.com`. A bare name
+  // (`localhost`) or `www` carries no tenant.
+  const dot = hostname.indexOf('.');
+  if (dot <= 0) return failure(new NoTenantIdentifierError(source));
+  const label = hostname.slice(0, dot);
+  if (label === 'www') return failure(new NoTenantIdentifierError(source));
+  if (cfg.httpHostMode === 'numeric') return byTenantId(directory, label, source);
+  const id = directory.getTenantIdByCode(label);
+  return id === undefined ? failure(new UnknownTenantError(label, source)) : checked(directory, id, source);
+}
+
+function byTenantId(directory: TenantDirectory, text: string, source: string): TenantResolution {
+  if (text === '') return failure(new NoTenantIdentifierError(source));
+  const id = parseTenantId(text);
+  if (id === undefined) return failure(new UnknownTenantError(text, source));
+  return checked(directory, id, source);
+}
+
+function checked(directory: TenantDirectory, id: number, source: string): TenantResolution {
+  const meta = directory.getTenantMeta(id);
+  if (meta === undefined) return failure(new UnknownTenantError(String(id), source));
+  if (meta.status !== 'active') return failure(new TenantNotActiveError(id, meta.status, source));
+  return { ok: true, tenantId: id };
+}
+
+function failure(error: TenantResolutionError): TenantResolution {
+  return { ok: false, error };
+}
+
+// Resolver configs are frozen and change rarely: remember the derived strings of the last one
+// instead of recomputing them on every request.
+let memoConfig: ResolverConfig | undefined;
+let memoHeaderKey = '';
+let memoSource = '';
+
+function remember(cfg: ResolverConfig): void {
+  memoConfig = cfg;
+  memoHeaderKey = cfg.httpHeaderName.toLowerCase();
+  memoSource = describeSource(cfg);
+}
+
+function headerKeyOf(cfg: ResolverConfig): string {
+  if (cfg !== memoConfig) remember(cfg);
+  return memoHeaderKey;
+}
+
+function sourceOf(cfg: ResolverConfig): string {
+  if (cfg !== memoConfig) remember(cfg);
+  return memoSource;
+}
+
+/** Where a config looks for the identifier, for error messages. */
+export function describeSource(cfg: ResolverConfig): string {
+  switch (cfg.httpType) {
+    case 'header':
+      return `header ${cfg.httpHeaderName}`;
+    case 'query':
+      return `query parameter ${cfg.httpQueryParam}`;
+    case 'path':
+      return `path segment ${cfg.httpPathIndex}`;
+    case 'host':
+      return `Host header (${cfg.httpHostMode})`;
+  }
+}
+
+/** `Example.COM:8080` → `example.com`; `[::1]:80` stays a bracketed literal; a trailing dot goes. */
+export function normalizeHost(host: string): string {
+  let h = host.trim();
+  if (h.startsWith('[')) {
+    const end = h.indexOf(']');
+    h = end < 0 ? h : h.slice(0, end + 1);
+  } else {
+    const colon = h.indexOf(':');
+    if (colon >= 0) h = h.slice(0, colon);
+  }
+  if (h.endsWith('.')) h = h.slice(0, -1);
+  return h.toLowerCase();
+}
+
+/** Percent-decoding; in query strings `+` also means a space (form encoding), in paths it does not. */
+function decodeComponent(text: string, plusIsSpace: boolean): string {
+  const plus = plusIsSpace && text.includes('+');
+  if (!plus && !text.includes('%')) return text;
+  try {
+    return decodeURIComponent(plus ? text.replaceAll('+', ' ') : text);
+  } catch {
+    return text; // malformed escapes: compare and report as written
+  }
+}
+
+/** The first value of a query parameter in a request target, decoded; undefined when absent. */
+export function queryParameter(url: string, name: string): string | undefined {
+  const q = url.indexOf('?');
+  if (q < 0) return undefined;
+  let end = url.indexOf('#', q);
+  if (end < 0) end = url.length;
+  let i = q + 1;
+  while (i < end) {
+    let amp = url.indexOf('&', i);
+    if (amp < 0 || amp > end) amp = end;
+    const eq = url.indexOf('=', i);
+    const hasValue = eq >= 0 && eq < amp;
+    if (decodeComponent(url.slice(i, hasValue ? eq : amp), true) === name) return hasValue ? decodeComponent(url.slice(eq + 1, amp), true) : '';
+    i = amp + 1;
+  }
+  return undefined;
+}
+
+/** Path segment `index` (0 = first after the leading slash) of a request target, decoded. */
+export function pathSegment(url: string, index: number): string | undefined {
+  let start = 0;
+  if (!url.startsWith('/')) {
+    // Absolute form (`http://host/path`), as proxies send it: skip scheme and authority.
+    const scheme = url.indexOf('://');
+    if (scheme < 0) return undefined;
+    start = url.indexOf('/', scheme + 3);
+    if (start < 0) return undefined;
+  }
+  let end = url.length;
+  for (const stop of ['?', '#']) {
+    const at = url.indexOf(stop, start);
+    if (at >= 0 && at < end) end = at;
+  }
+  let segStart = start + 1;
+  for (let n = 0; segStart <= end; n++) {
+    let slash = url.indexOf('/', segStart);
+    if (slash < 0 || slash > end) slash = end;
+    if (n === index) return decodeComponent(url.slice(segStart, slash), false);
+    segStart = slash + 1;
+  }
+  return undefined;
+}

@@ -1,0 +1,556 @@
+/**
+ * deploy/ rendered as `kustomize build deploy/` would (test/support/kustomize.ts), then checked:
+ * references resolve, RBAC is least-privilege and exactly what the code calls, the Deployments
+ * run hardened and configure the processes the way src/config.ts reads them, and the CRDs are
+ * included. Each reference/RBAC check is a function returning problems, and is also shown to
+ * catch a broken copy, so a check that silently passes everything cannot hide here.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { ALL_KINDS } from '../../src/api/index.js';
+import { loadConfig } from '../../src/config.js';
+import { isClusterScoped, readObjects, renderKustomization, type KubeObject } from '../support/kustomize.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const DEPLOY = path.join(ROOT, 'deploy');
+const NAMESPACE = 'durable-operators';
+const IMAGE_REPO = 'ghcr.io/durable-operators/durable-operators';
+const WORKER_SA = { name: 'durable-operators-worker', namespace: NAMESPACE };
+const WATCHER_SA = { name: 'durable-operators-watcher', namespace: NAMESPACE };
+
+interface PolicyRule {
+  apiGroups?: string[];
+  resources?: string[];
+  verbs: string[];
+  resourceNames?: string[];
+  nonResourceURLs?: string[];
+}
+interface Subject {
+  kind: string;
+  name: string;
+  namespace?: string;
+}
+interface Binding extends KubeObject {
+  roleRef: { apiGroup: string; kind: string; name: string };
+  subjects?: Subject[];
+}
+interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: {
+    secretKeyRef?: { name: string; key: string; optional?: boolean };
+    fieldRef?: { fieldPath: string };
+    configMapKeyRef?: unknown;
+  };
+}
+interface Container {
+  name: string;
+  image: string;
+  args?: string[];
+  env?: EnvVar[];
+  ports?: { name?: string; containerPort: number }[];
+  livenessProbe?: { httpGet?: { path: string; port: number | string } };
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  securityContext?: {
+    runAsNonRoot?: boolean;
+    readOnlyRootFilesystem?: boolean;
+    allowPrivilegeEscalation?: boolean;
+    capabilities?: { drop?: string[]; add?: string[] };
+    seccompProfile?: { type: string };
+    privileged?: boolean;
+  };
+  volumeMounts?: { name: string; mountPath: string }[];
+}
+interface Deployment extends KubeObject {
+  spec: {
+    replicas?: number;
+    selector: { matchLabels: Record<string, string> };
+    template: {
+      metadata: { labels: Record<string, string> };
+      spec: {
+        serviceAccountName?: string;
+        automountServiceAccountToken?: boolean;
+        terminationGracePeriodSeconds?: number;
+        securityContext?: { runAsNonRoot?: boolean; runAsUser?: number; seccompProfile?: { type: string } };
+        containers: Container[];
+        volumes?: { name: string; emptyDir?: unknown }[];
+      };
+    };
+  };
+}
+
+const objects = renderKustomization(DEPLOY);
+const ofKind = <T extends KubeObject = KubeObject>(objs: KubeObject[], kind: string) =>
+  objs.filter((o) => o.kind === kind) as T[];
+const find = <T extends KubeObject = KubeObject>(objs: KubeObject[], kind: string, name: string, namespace?: string) =>
+  objs.find((o) => o.kind === kind && o.metadata.name === name && o.metadata.namespace === namespace) as T | undefined;
+
+/** Every reference between objects resolves inside the rendered set. */
+function referenceProblems(objs: KubeObject[]): string[] {
+  const problems: string[] = [];
+  const namespaces = new Set(ofKind(objs, 'Namespace').map((n) => n.metadata.name));
+  for (const o of objs) {
+    if (isClusterScoped(o)) {
+      if (o.metadata.namespace) problems.push(`${o.kind} ${o.metadata.name} is cluster-scoped but has a namespace`);
+    } else if (!o.metadata.namespace || !namespaces.has(o.metadata.namespace)) {
+      problems.push(
+        `${o.kind} ${o.metadata.name} is in namespace '${o.metadata.namespace}', which the base does not create`,
+      );
+    }
+  }
+  for (const d of ofKind<Deployment>(objs, 'Deployment')) {
+    const sa = d.spec.template.spec.serviceAccountName;
+    if (!sa || sa === 'default') problems.push(`Deployment ${d.metadata.name} runs as the default ServiceAccount`);
+    else if (!find(objs, 'ServiceAccount', sa, d.metadata.namespace)) {
+      problems.push(`Deployment ${d.metadata.name} uses missing ServiceAccount ${d.metadata.namespace}/${sa}`);
+    }
+    if (d.spec.template.spec.automountServiceAccountToken === false) {
+      problems.push(`Deployment ${d.metadata.name} does not mount its token (it talks to the apiserver)`);
+    }
+  }
+  for (const b of [...ofKind<Binding>(objs, 'ClusterRoleBinding'), ...ofKind<Binding>(objs, 'RoleBinding')]) {
+    const { roleRef } = b;
+    const role =
+      roleRef.kind === 'ClusterRole'
+        ? find(objs, 'ClusterRole', roleRef.name)
+        : find(objs, 'Role', roleRef.name, b.metadata.namespace);
+    if (roleRef.apiGroup !== 'rbac.authorization.k8s.io' || !role) {
+      problems.push(`${b.kind} ${b.metadata.name} refers to missing ${roleRef.kind} ${roleRef.name}`);
+    }
+    if (!b.subjects?.length) problems.push(`${b.kind} ${b.metadata.name} has no subjects`);
+    for (const s of b.subjects ?? []) {
+      if (s.kind !== 'ServiceAccount')
+        problems.push(`${b.kind} ${b.metadata.name} binds ${s.kind} ${s.name}, not a ServiceAccount`);
+      else if (!find(objs, 'ServiceAccount', s.name, s.namespace)) {
+        problems.push(`${b.kind} ${b.metadata.name} binds missing ServiceAccount ${s.namespace}/${s.name}`);
+      }
+    }
+  }
+  return problems;
+}
+
+function rulesOf(objs: KubeObject[]): { owner: string; rule: PolicyRule }[] {
+  return [...ofKind(objs, 'ClusterRole'), ...ofKind(objs, 'Role')].flatMap((r) =>
+    ((r.rules ?? []) as PolicyRule[]).map((rule) => ({ owner: `${r.kind} ${r.metadata.name}`, rule })),
+  );
+}
+
+/** No wildcards, no non-resource URLs, no aggregation: every grant is spelled out. */
+function wildcardProblems(objs: KubeObject[]): string[] {
+  const problems: string[] = [];
+  for (const { owner, rule } of rulesOf(objs)) {
+    for (const field of ['apiGroups', 'resources', 'verbs', 'resourceNames', 'nonResourceURLs'] as const) {
+      if (rule[field]?.some((v) => v.includes('*'))) problems.push(`${owner}: '*' in ${field}`);
+    }
+    if (rule.nonResourceURLs?.length) problems.push(`${owner}: grants non-resource URLs`);
+    if (!rule.apiGroups?.length || !rule.resources?.length || !rule.verbs.length)
+      problems.push(`${owner}: incomplete rule`);
+  }
+  for (const r of ofKind(objs, 'ClusterRole'))
+    if (r.aggregationRule) problems.push(`ClusterRole ${r.metadata.name} aggregates`);
+  return problems;
+}
+
+/** What a ServiceAccount may do, as `<group>/<resource>: <verbs>` (group `core` for ""). */
+function permissionsOf(objs: KubeObject[], sa: { name: string; namespace: string }): Record<string, string[]> {
+  const grants = new Map<string, Set<string>>();
+  for (const b of [...ofKind<Binding>(objs, 'ClusterRoleBinding'), ...ofKind<Binding>(objs, 'RoleBinding')]) {
+    if (!b.subjects?.some((s) => s.kind === 'ServiceAccount' && s.name === sa.name && s.namespace === sa.namespace))
+      continue;
+    const role =
+      b.roleRef.kind === 'ClusterRole'
+        ? find(objs, 'ClusterRole', b.roleRef.name)
+        : find(objs, 'Role', b.roleRef.name, b.metadata.namespace);
+    for (const rule of (role?.rules ?? []) as PolicyRule[]) {
+      for (const g of rule.apiGroups ?? []) {
+        for (const r of rule.resources ?? []) {
+          const key = `${g || 'core'}/${r}${b.kind === 'RoleBinding' ? ` (in ${b.metadata.namespace})` : ''}`;
+          const verbs = grants.get(key) ?? new Set<string>();
+          for (const v of rule.verbs) verbs.add(v);
+          grants.set(key, verbs);
+        }
+      }
+    }
+  }
+  return Object.fromEntries([...grants].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, [...v].sort()]));
+}
+
+const FOLLOWED_KINDS = [
+  'state-snapshotter.deckhouse.io/manifestcapturerequests',
+  'storage.deckhouse.io/volumecapturerequests',
+  'storage.deckhouse.io/volumerestorerequests',
+];
+
+describe('deploy/ kustomization', () => {
+  it('renders the CRDs, the namespace, RBAC and both Deployments', () => {
+    const kinds = objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
+    expect(kinds).toEqual(
+      [
+        ...ALL_KINDS.map((k) => `CustomResourceDefinition/${k.plural}.${k.group}`),
+        'ClusterRole/durable-operators-watcher',
+        'ClusterRole/durable-operators-worker',
+        'ClusterRoleBinding/durable-operators-watcher',
+        'ClusterRoleBinding/durable-operators-worker',
+        'Deployment/durable-operators-watcher',
+        'Deployment/durable-operators-worker',
+        `Namespace/${NAMESPACE}`,
+        'ServiceAccount/durable-operators-watcher',
+        'ServiceAccount/durable-operators-worker',
+      ].sort(),
+    );
+  });
+
+  it('includes every CRD in deploy/crds, unchanged, one for each kind the project serves', () => {
+    const crdDir = path.join(DEPLOY, 'crds');
+    const files = readdirSync(crdDir).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
+    const onDisk = files.flatMap((f) => readObjects(path.join(crdDir, f)));
+    expect(onDisk.map((c) => c.metadata.name).sort()).toEqual(ALL_KINDS.map((k) => `${k.plural}.${k.group}`).sort());
+    for (const crd of onDisk) {
+      const rendered = find(objects, 'CustomResourceDefinition', crd.metadata.name);
+      expect(rendered, crd.metadata.name).toBeDefined();
+      const { labels, ...renderedMeta } = rendered!.metadata;
+      expect(labels).toEqual({ 'app.kubernetes.io/part-of': 'durable-operators' });
+      expect({ ...rendered, metadata: renderedMeta }).toEqual(crd);
+    }
+  });
+
+  it('puts namespaced objects in durable-operators and labels everything as part of it', () => {
+    for (const o of objects) {
+      expect(o.metadata.namespace, `${o.kind} ${o.metadata.name}`).toBe(isClusterScoped(o) ? undefined : NAMESPACE);
+      expect(o.metadata.labels?.['app.kubernetes.io/part-of']).toBe('durable-operators');
+    }
+  });
+
+  it('has no dangling references (ServiceAccounts, roles, namespaces)', () => {
+    expect(referenceProblems(objects)).toEqual([]);
+  });
+
+  it('reference checks catch a missing ServiceAccount, role or namespace', () => {
+    const noSa = structuredClone(objects).filter(
+      (o) => !(o.kind === 'ServiceAccount' && o.metadata.name === WORKER_SA.name),
+    );
+    expect(referenceProblems(noSa).join('\n')).toMatch(
+      /Deployment durable-operators-worker uses missing ServiceAccount/,
+    );
+    expect(referenceProblems(noSa).join('\n')).toMatch(
+      /ClusterRoleBinding durable-operators-worker binds missing ServiceAccount/,
+    );
+
+    const badRole = structuredClone(objects);
+    find<Binding>(badRole, 'ClusterRoleBinding', 'durable-operators-watcher')!.roleRef.name = 'cluster-admin';
+    expect(referenceProblems(badRole)).toEqual([
+      'ClusterRoleBinding durable-operators-watcher refers to missing ClusterRole cluster-admin',
+    ]);
+
+    const wrongNs = structuredClone(objects);
+    find<Binding>(wrongNs, 'ClusterRoleBinding', 'durable-operators-worker')!.subjects![0]!.namespace = 'default';
+    expect(referenceProblems(wrongNs)).toEqual([
+      'ClusterRoleBinding durable-operators-worker binds missing ServiceAccount default/durable-operators-worker',
+    ]);
+
+    const noNs = structuredClone(objects).filter((o) => o.kind !== 'Namespace');
+    expect(referenceProblems(noNs).length).toBe(4); // 2 ServiceAccounts + 2 Deployments
+  });
+});
+
+describe('RBAC', () => {
+  it('uses no wildcards and no non-resource URLs', () => {
+    expect(wildcardProblems(objects)).toEqual([]);
+  });
+
+  it('the wildcard check catches a `*`', () => {
+    for (const field of ['verbs', 'resources', 'apiGroups'] as const) {
+      const broken = structuredClone(objects);
+      const role = find(broken, 'ClusterRole', 'durable-operators-watcher')!;
+      (role.rules as PolicyRule[])[0]![field] = ['*'];
+      expect(wildcardProblems(broken)).toEqual([`ClusterRole durable-operators-watcher: '*' in ${field}`]);
+    }
+  });
+
+  it('the worker may do exactly what its activities call', () => {
+    // src/activities/kubernetes/objectkeeper.ts: readObjectKeeper (get), deleteObjectKeeper
+    // (delete), patchObjectKeeperStatus (patch status), observeFollowedObject (get followed).
+    expect(permissionsOf(objects, WORKER_SA)).toEqual({
+      'deckhouse.io/objectkeepers': ['delete', 'get'],
+      'deckhouse.io/objectkeepers/status': ['patch'],
+      ...Object.fromEntries(FOLLOWED_KINDS.map((k) => [k, ['get']])),
+    });
+  });
+
+  it('the watcher may do exactly what its informers call', () => {
+    // src/watcher/informer.ts: paged cluster-wide list, then watch; for ObjectKeepers and
+    // for every kind a keeper follows (src/watcher/routes/objectkeeper.ts).
+    expect(permissionsOf(objects, WATCHER_SA)).toEqual({
+      'deckhouse.io/objectkeepers': ['list', 'watch'],
+      ...Object.fromEntries(FOLLOWED_KINDS.map((k) => [k, ['list', 'watch']])),
+    });
+  });
+
+  it('the worker never lists or watches, the watcher never writes', () => {
+    const worker = Object.values(permissionsOf(objects, WORKER_SA)).flat();
+    const watcher = Object.values(permissionsOf(objects, WATCHER_SA)).flat();
+    for (const v of ['list', 'watch', 'create', 'update', 'deletecollection', 'escalate', 'bind', 'impersonate']) {
+      expect(worker).not.toContain(v);
+    }
+    for (const v of [
+      'get',
+      'create',
+      'update',
+      'patch',
+      'delete',
+      'deletecollection',
+      'escalate',
+      'bind',
+      'impersonate',
+    ]) {
+      expect(watcher).not.toContain(v);
+    }
+  });
+
+  it('a followed kind is readable by the worker exactly when the watcher can watch it', () => {
+    const followedBy = (perms: Record<string, string[]>, verb: string) =>
+      Object.entries(perms)
+        .filter(([k, verbs]) => !k.startsWith('deckhouse.io/objectkeepers') && verbs.includes(verb))
+        .map(([k]) => k)
+        .sort();
+    const worker = permissionsOf(objects, WORKER_SA);
+    const watcher = permissionsOf(objects, WATCHER_SA);
+    expect(followedBy(worker, 'get')).toEqual(FOLLOWED_KINDS);
+    expect(followedBy(watcher, 'list')).toEqual(FOLLOWED_KINDS);
+    expect(followedBy(watcher, 'watch')).toEqual(FOLLOWED_KINDS);
+  });
+});
+
+describe.each([
+  { role: 'worker', sa: WORKER_SA.name },
+  { role: 'watcher', sa: WATCHER_SA.name },
+])('Deployment durable-operators-$role', ({ role, sa }) => {
+  const d = find<Deployment>(objects, 'Deployment', `durable-operators-${role}`, NAMESPACE)!;
+  const pod = d.spec.template.spec;
+  const container = pod.containers[0]!;
+
+  /** The environment the process sees, with Secrets resolved from `secrets` (absent = unset). */
+  function processEnv(secrets: Record<string, Record<string, string>> = {}): NodeJS.ProcessEnv {
+    const env: NodeJS.ProcessEnv = {};
+    for (const e of container.env ?? []) {
+      if (e.value !== undefined) env[e.name] = e.value;
+      else if (e.valueFrom?.secretKeyRef) {
+        const ref = e.valueFrom.secretKeyRef;
+        const v = secrets[ref.name]?.[ref.key];
+        if (v === undefined && !ref.optional) throw new Error(`${e.name}: Secret ${ref.name} is required`);
+        if (v !== undefined) env[e.name] = v;
+      } else if (e.valueFrom?.fieldRef?.fieldPath === 'metadata.name') env[e.name] = `${d.metadata.name}-abc12`;
+      else throw new Error(`${e.name}: unsupported env source ${JSON.stringify(e.valueFrom)}`);
+    }
+    return env;
+  }
+
+  it(`runs the '${role}' command of the released image as ${sa}`, () => {
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(pod.containers).toHaveLength(1);
+    expect(container.image).toBe(`${IMAGE_REPO}:${pkg.version}`);
+    expect(container.args).toEqual([role]);
+    expect(pod.serviceAccountName).toBe(sa);
+  });
+
+  it('selects its own pods', () => {
+    expect(d.spec.template.metadata.labels).toMatchObject(d.spec.selector.matchLabels);
+    expect(d.spec.selector.matchLabels['app.kubernetes.io/component']).toBe(role);
+  });
+
+  it('configures the process through the variables src/config.ts reads', () => {
+    const cfg = loadConfig({}, processEnv());
+    expect(cfg.temporal.address).toBe('temporal-frontend.temporal:7233');
+    expect(cfg.temporal.namespace).toBe('default');
+    expect(cfg.temporal.apiKey).toBeUndefined();
+    expect(cfg.temporal.tls).toBe(false);
+    expect(cfg.kubeconfig, 'in-cluster credentials, not a kubeconfig').toBeUndefined();
+    expect(cfg.identity).toBe(`${d.metadata.name}-abc12`);
+    expect(cfg.metricsPort).toBe(role === 'watcher' ? 9464 : undefined);
+  });
+
+  it('takes the Temporal API key from an optional Secret (and then uses TLS)', () => {
+    const key = container.env!.find((e) => e.name === 'TEMPORAL_API_KEY')!;
+    expect(key.valueFrom?.secretKeyRef).toEqual({ name: 'durable-operators-temporal', key: 'api-key', optional: true });
+    const cfg = loadConfig({}, processEnv({ 'durable-operators-temporal': { 'api-key': 'secret-key' } }));
+    expect(cfg.temporal.apiKey).toBe('secret-key');
+    expect(cfg.temporal.tls).toBe(true);
+  });
+
+  it('runs hardened: non-root, read-only root, no capabilities, no escalation, RuntimeDefault seccomp', () => {
+    expect(pod.securityContext?.runAsNonRoot).toBe(true);
+    expect(pod.securityContext?.runAsUser).toBeGreaterThan(0);
+    expect(pod.securityContext?.seccompProfile?.type).toBe('RuntimeDefault');
+    const sc = container.securityContext!;
+    expect(sc.runAsNonRoot).toBe(true);
+    expect(sc.readOnlyRootFilesystem).toBe(true);
+    expect(sc.allowPrivilegeEscalation).toBe(false);
+    expect(sc.privileged).not.toBe(true);
+    expect(sc.capabilities?.drop).toEqual(['ALL']);
+    expect(sc.capabilities?.add).toBeUndefined();
+    expect(sc.seccompProfile?.type).toBe('RuntimeDefault');
+    // With a read-only root, /tmp is a writable emptyDir.
+    const tmp = container.volumeMounts?.find((m) => m.mountPath === '/tmp');
+    expect(tmp && pod.volumes?.find((v) => v.name === tmp.name)?.emptyDir).toBeDefined();
+  });
+
+  it('requests and limits CPU and memory', () => {
+    for (const kind of ['requests', 'limits'] as const) {
+      expect(container.resources?.[kind]?.cpu, `${kind}.cpu`).toBeTruthy();
+      expect(container.resources?.[kind]?.memory, `${kind}.memory`).toBeTruthy();
+    }
+  });
+
+  if (role === 'worker') {
+    it('gives in-flight activities 30 s to finish on shutdown', () => {
+      // The worker's own shutdownGraceTime (src/workers/worker.ts) must fit inside this.
+      const graceSource = readFileSync(path.join(ROOT, 'src/workers/worker.ts'), 'utf8');
+      const sdkGrace = Number(/shutdownGraceTime: '(\d+) seconds'/.exec(graceSource)?.[1]);
+      expect(pod.terminationGracePeriodSeconds).toBe(30);
+      expect(sdkGrace).toBeLessThan(30);
+    });
+  }
+
+  if (role === 'watcher') {
+    it('runs 2 replicas (safe: deterministic workflow IDs deduplicate starts)', () => {
+      expect(d.spec.replicas).toBe(2);
+    });
+
+    it('exposes DO_METRICS_PORT and probes /healthz there', () => {
+      const port = Number(processEnv().DO_METRICS_PORT);
+      const named = container.ports!.find((p) => p.containerPort === port);
+      expect(named).toBeDefined();
+      const probe = container.livenessProbe!.httpGet!;
+      expect(probe.path).toBe('/healthz');
+      expect(probe.port === port || probe.port === named!.name).toBe(true);
+      // The route the probe hits is the one the watcher serves.
+      expect(readFileSync(path.join(ROOT, 'src/watcher/main.ts'), 'utf8')).toContain("req.url === '/healthz'");
+    });
+  }
+});
+
+describe('deploy/examples', () => {
+  const dir = path.join(DEPLOY, 'examples');
+  const follow = readObjects(path.join(dir, 'objectkeeper-follow.yaml'));
+  const ttl = readObjects(path.join(dir, 'objectkeeper-ttl.yaml'));
+
+  it('follow: a ConfigMap and a FollowObject keeper pointing at it, uid left to fill in', () => {
+    const cm = follow.find((o) => o.kind === 'ConfigMap')!;
+    const keeper = follow.find((o) => o.kind === 'ObjectKeeper')!;
+    expect(keeper.spec).toEqual({
+      mode: 'FollowObject',
+      followObjectRef: {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        namespace: cm.metadata.namespace,
+        name: cm.metadata.name,
+        uid: 'REPLACE-WITH-CONFIGMAP-UID',
+      },
+    });
+    expect(readFileSync(path.join(dir, 'objectkeeper-follow.yaml'), 'utf8')).toContain(
+      `kubectl get cm ${cm.metadata.name} -o jsonpath={.metadata.uid}`,
+    );
+  });
+
+  it('follow: grants get to the worker and list,watch to the watcher on ConfigMaps', () => {
+    const all = [...objects, ...follow];
+    expect(referenceProblems(all.filter((o) => o.kind !== 'ConfigMap' && o.kind !== 'ObjectKeeper'))).toEqual([]);
+    expect(permissionsOf(all, WORKER_SA)['core/configmaps']).toContain('get');
+    expect(permissionsOf(all, WATCHER_SA)['core/configmaps']).toEqual(expect.arrayContaining(['list', 'watch']));
+    expect(wildcardProblems(follow)).toEqual([]);
+  });
+
+  it('ttl: a 2m TTL keeper and a ConfigMap whose controller owner is that keeper', () => {
+    const keeper = ttl.find((o) => o.kind === 'ObjectKeeper')!;
+    const cm = ttl.find((o) => o.kind === 'ConfigMap')!;
+    expect(keeper.spec).toEqual({ mode: 'TTL', ttl: '2m' });
+    expect(cm.metadata.ownerReferences).toEqual([
+      {
+        apiVersion: 'deckhouse.io/v1alpha1',
+        kind: 'ObjectKeeper',
+        name: keeper.metadata.name,
+        uid: 'REPLACE-WITH-KEEPER-UID',
+        controller: true,
+      },
+    ]);
+  });
+
+  it('step 1 of each example (the label selector in its instructions) holds what must exist first', () => {
+    const step1 = (objs: KubeObject[]) =>
+      objs.filter((o) => o.metadata.labels?.['durable-operators.io/example-step'] === '1').map((o) => o.kind);
+    expect(step1(follow).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'ConfigMap']);
+    expect(step1(ttl)).toEqual(['ObjectKeeper']);
+  });
+});
+
+describe('test/support/kustomize.ts', () => {
+  function fixture(files: Record<string, string>): string {
+    const dir = mkdtempSync(path.join(tmpdir(), 'kustomize-'));
+    for (const [name, content] of Object.entries(files)) {
+      mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+      writeFileSync(path.join(dir, name), content);
+    }
+    return dir;
+  }
+  const cm = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n`;
+
+  it('renders nested directories and multi-document files, applying namespace and labels', () => {
+    const dir = fixture({
+      'kustomization.yaml': 'namespace: outer\nlabels:\n  - pairs: {team: a}\nresources: [inner/, two.yaml]\n',
+      'two.yaml': `${cm('b')}---\n${cm('c')}---\n`,
+      'inner/kustomization.yaml': 'namespace: inner\nresources: [one.yaml]\n',
+      'inner/one.yaml': `${cm('a')}---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: x}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: x}\nsubjects:\n  - {kind: ServiceAccount, name: default, namespace: elsewhere}\n  - {kind: ServiceAccount, name: keep, namespace: elsewhere}\n`,
+    });
+    const out = renderKustomization(dir);
+    expect(out.map((o) => `${o.kind}/${o.metadata.namespace ?? '-'}/${o.metadata.name}`)).toEqual([
+      'ConfigMap/outer/a',
+      'ClusterRoleBinding/-/x',
+      'ConfigMap/outer/b',
+      'ConfigMap/outer/c',
+    ]);
+    expect(out.every((o) => o.metadata.labels?.team === 'a')).toBe(true);
+    expect(out[1]!.subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'default', namespace: 'outer' },
+      { kind: 'ServiceAccount', name: 'keep', namespace: 'elsewhere' },
+    ]);
+  });
+
+  it('renames a Namespace object to the namespace, as kustomize does', () => {
+    const dir = fixture({
+      'kustomization.yaml': 'namespace: wanted\nresources: [ns.yaml]\n',
+      'ns.yaml': 'apiVersion: v1\nkind: Namespace\nmetadata: {name: other}\n',
+    });
+    expect(renderKustomization(dir)[0]!.metadata).toEqual({ name: 'wanted' });
+  });
+
+  it('commonLabels also label selectors and pod templates', () => {
+    const dir = fixture({
+      'kustomization.yaml': 'commonLabels: {app: x}\nresources: [d.yaml]\n',
+      'd.yaml':
+        'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  selector: {matchLabels: {c: d}}\n  template:\n    metadata: {labels: {c: d}}\n',
+    });
+    const d = renderKustomization(dir)[0] as Deployment;
+    expect(d.spec.selector.matchLabels).toEqual({ c: 'd', app: 'x' });
+    expect(d.spec.template.metadata.labels).toEqual({ c: 'd', app: 'x' });
+  });
+
+  it('refuses what it does not implement, duplicates, and directories without a kustomization', () => {
+    expect(() => renderKustomization(fixture({ 'kustomization.yaml': 'patches: []\nresources: []\n' }))).toThrow(
+      /'patches' is not supported/,
+    );
+    expect(() =>
+      renderKustomization(
+        fixture({ 'kustomization.yaml': 'resources: [a.yaml, b.yaml]\n', 'a.yaml': cm('same'), 'b.yaml': cm('same') }),
+      ),
+    ).toThrow(/duplicate resource \/ConfigMap\/\/same/);
+    expect(() =>
+      renderKustomization(fixture({ 'kustomization.yaml': 'resources: [sub/]\n', 'sub/a.yaml': cm('a') })),
+    ).toThrow(/no kustomization.yaml/);
+    expect(() => renderKustomization(fixture({ 'kustomization.yaml': 'resources: [missing.yaml]\n' }))).toThrow(
+      /does not exist/,
+    );
+  });
+});
