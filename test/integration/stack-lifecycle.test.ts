@@ -1,0 +1,114 @@
+/**
+ * A second, private stack: the watcher survives a kube-apiserver crash mid-watch, and stopping
+ * the stack leaves no process behind. (The shared stack is checked the same way in teardown.)
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import { Worker } from '@temporalio/worker';
+import { afterAll, expect, inject, it } from 'vitest';
+import { createActivities } from '../../src/activities/index.js';
+import type { ObjectKeeper } from '../../src/api/objectkeeper.js';
+import { loadConfig } from '../../src/config.js';
+import { objectKeeperWorkflowId } from '../../src/domain/objectkeeper.js';
+import { isAlive } from '../../src/infra/process.js';
+import { LocalStack } from '../../src/infra/stack.js';
+import { KubeClient } from '../../src/kube/client.js';
+import { logger } from '../../src/log.js';
+import { connectClient, connectWorker } from '../../src/temporal/connection.js';
+import { startWatcher } from '../../src/watcher/main.js';
+import { installTemporalRuntime } from '../../src/workers/runtime.js';
+import { REPO_ROOT, eventually, uniq } from '../support/env.js';
+
+let stack: LocalStack | undefined;
+
+/** Every live process whose process group is one of `groups` (children included). */
+function processesInGroups(groups: number[]): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const [state, , pgrp] = fields;
+      if (state !== 'Z' && groups.includes(Number(pgrp))) found.push(Number(entry));
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return found;
+}
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+it('keeps watching across a kube-apiserver crash, then stops without leftovers', async () => {
+  stack = await LocalStack.start({ stateDir: path.join(REPO_ROOT, '.state/test-lifecycle'), mode: 'test' });
+  const cfg = {
+    ...loadConfig(
+      { temporalAddress: stack.info.temporal.address, taskQueue: 'lifecycle', kubeconfig: stack.info.kubeconfig },
+      {},
+    ),
+    keeperVerifyIntervalMs: 30 * 60_000,
+  };
+  const kube = KubeClient.fromKubeconfig(stack.info.kubeconfig);
+  const log = logger.child({ test: 'lifecycle' });
+  log.level = 'error';
+  installTemporalRuntime(log);
+  const worker = await Worker.create({
+    connection: await connectWorker(cfg.temporal),
+    taskQueue: 'lifecycle',
+    workflowBundle: { codePath: inject('workflowBundle') },
+    activities: createActivities({ kube }),
+  });
+  const workerRun = worker.run();
+  const watcher = await startWatcher(cfg, { log });
+  await watcher.watcher.waitForSync();
+  const temporal = await connectClient(cfg.temporal);
+
+  const keeperRef = (name: string) => ({ apiVersion: 'deckhouse.io/v1alpha1', kind: 'ObjectKeeper', name });
+  const followed = await kube.create<V1ConfigMap>({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: uniq('f'), namespace: 'default' } });
+  const keeper = await kube.create<ObjectKeeper>({
+    apiVersion: 'deckhouse.io/v1alpha1',
+    kind: 'ObjectKeeper',
+    metadata: { name: uniq('lifecycle') },
+    spec: {
+      mode: 'FollowObject',
+      followObjectRef: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: followed.metadata!.name!, uid: followed.metadata!.uid! },
+    },
+  });
+  await eventually('Tracking', async () => (await kube.get<ObjectKeeper>(keeperRef(keeper.metadata!.name!)))?.status?.phase === 'Tracking');
+
+  // Crash the apiserver under the open watches, then bring it back on the same port and data.
+  await stack.apiserver.restart({ kill: true });
+
+  // Both a change to an existing object and a brand-new object are seen after the crash.
+  await kube.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: followed.metadata!.name! });
+  const after = await kube.create<ObjectKeeper>({
+    apiVersion: 'deckhouse.io/v1alpha1',
+    kind: 'ObjectKeeper',
+    metadata: { name: uniq('after-crash') },
+    spec: { mode: 'TTL', ttl: '2s' },
+  });
+  await eventually('follow keeper deleted after the crash', async () => !(await kube.get(keeperRef(keeper.metadata!.name!))), {
+    timeoutMs: 120_000,
+  });
+  await eventually('new keeper processed after the crash', async () => !(await kube.get(keeperRef(after.metadata!.name!))), {
+    timeoutMs: 120_000,
+  });
+  const id = objectKeeperWorkflowId(after.metadata!.name!, after.metadata!.uid!);
+  expect(await temporal.workflow.getHandle(id).result()).toMatch(/ttl 2s expired/);
+
+  await watcher.stop();
+  worker.shutdown();
+  await workerRun;
+  await temporal.connection.close();
+
+  const groups = stack.pids;
+  expect(processesInGroups(groups).length).toBeGreaterThanOrEqual(groups.length);
+  await stack.stop();
+  stack = undefined;
+  expect(groups.filter(isAlive)).toEqual([]);
+  expect(processesInGroups(groups)).toEqual([]);
+});
