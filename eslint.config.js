@@ -39,8 +39,15 @@ export default tseslint.config(
             message: 'Workflow code must be deterministic: do I/O in an activity (src/activities).',
           })),
           patterns: [
-            { group: ['**/activities/*', '!**/activities/index.js'], allowTypeImports: true, message: 'Import activity types only.' },
-            { group: ['**/kube/*', '**/infra/*', '**/watcher/*', '**/workers/*', '**/cli/*'], message: 'Workflow code must not import I/O modules.' },
+            {
+              group: ['**/activities/*', '!**/activities/index.js'],
+              allowTypeImports: true,
+              message: 'Import activity types only.',
+            },
+            {
+              group: ['**/kube/*', '**/infra/*', '**/watcher/*', '**/workers/*', '**/cli/*'],
+              message: 'Workflow code must not import I/O modules.',
+            },
           ],
         },
       ],

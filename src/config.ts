@@ -30,12 +30,19 @@ function intEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number 
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got ${JSON.stringify(raw)}`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new Error(`${name} must be a non-negative integer, got ${JSON.stringify(raw)}`);
   return n;
 }
 
 export function loadConfig(
-  overrides: Partial<{ temporalAddress: string; namespace: string; taskQueue: string; kubeconfig: string; metricsPort: number }> = {},
+  overrides: Partial<{
+    temporalAddress: string;
+    namespace: string;
+    taskQueue: string;
+    kubeconfig: string;
+    metricsPort: number;
+  }> = {},
   env: NodeJS.ProcessEnv = process.env,
 ): OperatorConfig {
   const apiKey = env.TEMPORAL_API_KEY || undefined;

@@ -20,7 +20,9 @@ export const FollowObjectRef = Type.Object(
   {
     apiVersion: Type.String({ minLength: 1, description: 'API version of the followed object, e.g. v1 or apps/v1.' }),
     kind: Type.String({ minLength: 1, pattern: '^[A-Z][A-Za-z0-9]*$', description: 'Kind of the followed object.' }),
-    namespace: Type.Optional(NamespaceName({ description: 'Namespace of the followed object; omit for cluster-scoped kinds.' })),
+    namespace: Type.Optional(
+      NamespaceName({ description: 'Namespace of the followed object; omit for cluster-scoped kinds.' }),
+    ),
     name: ObjectName({ description: 'Name of the followed object.' }),
     uid: Type.String({
       minLength: 1,
@@ -69,7 +71,9 @@ export const ObjectKeeperStatus = Type.Object({
   phase: Type.Optional(StringEnum(OBJECT_KEEPER_PHASES)),
   conditions: Type.Optional(Conditions),
   message: Type.Optional(Type.String({ maxLength: 4096 })),
-  lostAt: Type.Optional(Timestamp({ description: 'When the followed object was first seen gone (FollowObjectWithTTL).' })),
+  lostAt: Type.Optional(
+    Timestamp({ description: 'When the followed object was first seen gone (FollowObjectWithTTL).' }),
+  ),
   expiresAt: Type.Optional(Timestamp({ description: 'When the keeper will delete itself, once that is known.' })),
 });
 

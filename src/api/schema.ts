@@ -7,7 +7,10 @@
 import { Type, type TSchema, type TUnsafe, type StringOptions } from '@sinclair/typebox';
 
 /** A string enum as Kubernetes expects it (`type: string, enum: [...]`), typed as a union. */
-export function StringEnum<const T extends readonly string[]>(values: T, opts: Record<string, unknown> = {}): TUnsafe<T[number]> {
+export function StringEnum<const T extends readonly string[]>(
+  values: T,
+  opts: Record<string, unknown> = {},
+): TUnsafe<T[number]> {
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...opts });
 }
 
@@ -20,7 +23,12 @@ export const Duration = (opts: StringOptions = {}) =>
 
 /** DNS-1123 subdomain (the name rule of most Kubernetes objects). */
 export const ObjectName = (opts: StringOptions = {}) =>
-  Type.String({ minLength: 1, maxLength: 253, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$', ...opts });
+  Type.String({
+    minLength: 1,
+    maxLength: 253,
+    pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+    ...opts,
+  });
 
 /** DNS-1123 label (namespace names). */
 export const NamespaceName = (opts: StringOptions = {}) =>

@@ -70,7 +70,8 @@ export async function runDev(opts: DevOptions): Promise<void> {
   );
   await new Promise<void>((resolve) => {
     for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => resolve());
-    for (const c of children) void c.exited.then((code) => console.error(`${c.spec.name} exited (${code}); see ${c.spec.logFile}`));
+    for (const c of children)
+      void c.exited.then((code) => console.error(`${c.spec.name} exited (${code}); see ${c.spec.logFile}`));
   });
   console.log('stopping…');
   await Promise.all(children.map((c) => c.stop()));

@@ -25,7 +25,13 @@ function connectionOptions(cmd: Command): Command {
     .addOption(new Option('--kubeconfig <path>', 'kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)'));
 }
 
-type ConnectionFlags = { temporalAddress?: string; namespace?: string; taskQueue?: string; kubeconfig?: string; metricsPort?: string };
+type ConnectionFlags = {
+  temporalAddress?: string;
+  namespace?: string;
+  taskQueue?: string;
+  kubeconfig?: string;
+  metricsPort?: string;
+};
 
 function configFrom(flags: ConnectionFlags): OperatorConfig {
   return loadConfig({
@@ -37,20 +43,24 @@ function configFrom(flags: ConnectionFlags): OperatorConfig {
   });
 }
 
-connectionOptions(program.command('worker').description('Run the Temporal worker (all workflows and activities).')).action(
-  async (flags: ConnectionFlags) => {
-    const { createWorker } = await import('../workers/worker.js');
-    const cfg = configFrom(flags);
-    const worker = await createWorker(cfg);
-    logger.info({ taskQueue: cfg.temporal.taskQueue, address: cfg.temporal.address }, 'worker running');
-    // The Temporal runtime shuts the worker down gracefully on SIGINT/SIGTERM.
-    await worker.run();
-    logger.info('worker stopped');
-  },
-);
+connectionOptions(
+  program.command('worker').description('Run the Temporal worker (all workflows and activities).'),
+).action(async (flags: ConnectionFlags) => {
+  const { createWorker } = await import('../workers/worker.js');
+  const cfg = configFrom(flags);
+  const worker = await createWorker(cfg);
+  logger.info({ taskQueue: cfg.temporal.taskQueue, address: cfg.temporal.address }, 'worker running');
+  // The Temporal runtime shuts the worker down gracefully on SIGINT/SIGTERM.
+  await worker.run();
+  logger.info('worker stopped');
+});
 
 connectionOptions(program.command('watcher').description('Watch Kubernetes and start/signal workflows.'))
-  .addOption(new Option('--metrics-port <port>', 'serve /metrics and /healthz (0 = any free port)').env('DO_METRICS_PORT').default('9464'))
+  .addOption(
+    new Option('--metrics-port <port>', 'serve /metrics and /healthz (0 = any free port)')
+      .env('DO_METRICS_PORT')
+      .default('9464'),
+  )
   .action(async (flags: ConnectionFlags) => {
     const { startWatcher } = await import('../watcher/main.js');
     const cfg = configFrom(flags);
@@ -65,7 +75,9 @@ connectionOptions(program.command('watcher').description('Watch Kubernetes and s
 
 program
   .command('dev')
-  .description('Start the real local stack (etcd, kube-apiserver, controller-manager, Temporal + UI) plus worker and watcher.')
+  .description(
+    'Start the real local stack (etcd, kube-apiserver, controller-manager, Temporal + UI) plus worker and watcher.',
+  )
   .option('--state-dir <dir>', 'where state, logs and the kubeconfig live', process.env.DO_STATE_DIR ?? '.state/dev')
   .option('--no-worker', 'do not start the worker')
   .option('--no-watcher', 'do not start the watcher')
@@ -79,7 +91,8 @@ infra
   .description('Find or build Temporal CLI, etcd, kube-apiserver and kube-controller-manager (cached by version).')
   .action(async () => {
     const bins = await ensureAllBinaries();
-    for (const b of Object.values(bins)) console.log(`${b.name.padEnd(24)} ${b.version ?? '?'}\t${b.source}\t${b.path}`);
+    for (const b of Object.values(bins))
+      console.log(`${b.name.padEnd(24)} ${b.version ?? '?'}\t${b.source}\t${b.path}`);
   });
 infra
   .command('status')
@@ -89,14 +102,20 @@ infra
     for (const b of INFRA_BINARIES) {
       const attempts: string[] = [];
       const found = findBinary(b, attempts);
-      console.log(found ? `${b.padEnd(24)} ${found.source}\t${found.path}` : `${b.padEnd(24)} missing (${attempts.join('; ')})`);
+      console.log(
+        found ? `${b.padEnd(24)} ${found.source}\t${found.path}` : `${b.padEnd(24)} missing (${attempts.join('; ')})`,
+      );
     }
   });
 infra
   .command('start')
   .description('Run only the local stack in the foreground (Ctrl-C stops it).')
   .option('--state-dir <dir>', 'state directory', '.state/infra')
-  .addOption(new Option('--mode <mode>', 'dev keeps state and serves the UI; test is in-memory').choices(['dev', 'test']).default('dev'))
+  .addOption(
+    new Option('--mode <mode>', 'dev keeps state and serves the UI; test is in-memory')
+      .choices(['dev', 'test'])
+      .default('dev'),
+  )
   .action(async (flags: { stateDir: string; mode: 'dev' | 'test' }) => {
     const stack = await LocalStack.start({ stateDir: flags.stateDir, mode: flags.mode });
     console.log(JSON.stringify(stack.info, null, 2));

@@ -7,12 +7,10 @@ import { parseGoDuration } from './duration.js';
 
 /** What a fresh GET of the followed object showed. */
 export type FollowedObservation =
-  | { state: 'present'; uid: string }
-  | { state: 'absent'; reason: 'NotFound' | 'KindNotServed'; detail?: string };
+  { state: 'present'; uid: string } | { state: 'absent'; reason: 'NotFound' | 'KindNotServed'; detail?: string };
 
 export type FollowVerdict =
-  | { lost: false }
-  | { lost: true; reason: 'Deleted' | 'Recreated' | 'KindNotServed'; message: string };
+  { lost: false } | { lost: true; reason: 'Deleted' | 'Recreated' | 'KindNotServed'; message: string };
 
 /** The followed object is lost when it is gone, or when its name now belongs to another UID. */
 export function judgeFollowed(spec: ObjectKeeperSpec, obs: FollowedObservation): FollowVerdict {
@@ -21,7 +19,11 @@ export function judgeFollowed(spec: ObjectKeeperSpec, obs: FollowedObservation):
   const what = `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
   if (obs.state === 'absent') {
     return obs.reason === 'KindNotServed'
-      ? { lost: true, reason: 'KindNotServed', message: `${what}: ${ref.apiVersion} ${ref.kind} is not served (${obs.detail ?? ''})` }
+      ? {
+          lost: true,
+          reason: 'KindNotServed',
+          message: `${what}: ${ref.apiVersion} ${ref.kind} is not served (${obs.detail ?? ''})`,
+        }
       : { lost: true, reason: 'Deleted', message: `${what} (uid ${ref.uid}) was deleted` };
   }
   if (obs.uid !== ref.uid) {

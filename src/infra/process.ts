@@ -117,7 +117,9 @@ export async function waitUntilReady(
   let lastError: unknown;
   while (Date.now() < deadline) {
     if (opts.process && !opts.process.running) {
-      throw new Error(`${what} exited before becoming ready. Log tail (${opts.process.spec.logFile}):\n${opts.process.logTail()}`);
+      throw new Error(
+        `${what} exited before becoming ready. Log tail (${opts.process.spec.logFile}):\n${opts.process.logTail()}`,
+      );
     }
     try {
       if (await check()) return;

@@ -92,7 +92,8 @@ export class LocalStack {
     await mkdir(logsDir, { recursive: true });
     const pidFile = path.join(stateDir, 'pids.json');
     const reaped = await reapStale(pidFile);
-    if (reaped.length) log(`reaped ${reaped.length} processes left by an earlier run: ${reaped.map((r) => r.name).join(', ')}`);
+    if (reaped.length)
+      log(`reaped ${reaped.length} processes left by an earlier run: ${reaped.map((r) => r.name).join(', ')}`);
 
     const bins = await ensureAllBinaries(log);
     const ports = await choosePorts(stateDir, opts.mode);
@@ -156,7 +157,9 @@ export class LocalStack {
 
       const caData = (await readFile(apiserver.caFile)).toString('base64');
       const kubeconfig = path.join(stateDir, 'kubeconfig');
-      await writeFile(kubeconfig, renderKubeconfig(apiserver.url, caData, 'admin', credentials.adminToken), { mode: 0o600 });
+      await writeFile(kubeconfig, renderKubeconfig(apiserver.url, caData, 'admin', credentials.adminToken), {
+        mode: 0o600,
+      });
       const kcmKubeconfig = path.join(stateDir, 'pki', 'controller-manager.kubeconfig');
       await writeFile(
         kcmKubeconfig,

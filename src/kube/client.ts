@@ -143,7 +143,15 @@ export class KubeClient {
     const body = uid ? { metadata: { uid }, status } : { status };
     if (ref.namespace) {
       return this.customObjects.patchNamespacedCustomObjectStatus(
-        { group, version, namespace: ref.namespace, plural: ref.plural, name: ref.name, body, fieldManager: FIELD_MANAGER },
+        {
+          group,
+          version,
+          namespace: ref.namespace,
+          plural: ref.plural,
+          name: ref.name,
+          body,
+          fieldManager: FIELD_MANAGER,
+        },
         options,
       ) as Promise<KubernetesObject>;
     }

@@ -86,7 +86,11 @@ export class Dispatcher {
   }
 
   /** Signals a running workflow; a workflow that is not running is not an error (it finished). */
-  async signal(workflowId: string, signalName: string, args: unknown[] = []): Promise<'sent' | 'not-running' | 'dropped'> {
+  async signal(
+    workflowId: string,
+    signalName: string,
+    args: unknown[] = [],
+  ): Promise<'sent' | 'not-running' | 'dropped'> {
     const result = await this.withRetry(`signal ${signalName} → ${workflowId}`, async () => {
       try {
         await this.client.workflow.getHandle(workflowId).signal(signalName, ...args);

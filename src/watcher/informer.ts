@@ -139,7 +139,8 @@ export class ResourceInformer<T extends KubernetesObject = KubernetesObject> {
         const prev = this.cache.get(key);
         this.cache.set(key, obj);
         if (!prev) this.emit('ADDED', obj, receivedAt, true);
-        else if (prev.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.emit('MODIFIED', obj, receivedAt, true);
+        else if (prev.metadata?.resourceVersion !== obj.metadata?.resourceVersion)
+          this.emit('MODIFIED', obj, receivedAt, true);
       }
     } while (continueToken);
     for (const [key, obj] of this.cache) {

@@ -81,7 +81,11 @@ export class Watcher {
     await this.queue.onIdle();
   }
 
-  private watch<T extends KubernetesObject>(apiVersion: string, kind: string, handler: EventHandler<T>): ResourceInformer<T> {
+  private watch<T extends KubernetesObject>(
+    apiVersion: string,
+    kind: string,
+    handler: EventHandler<T>,
+  ): ResourceInformer<T> {
     const id = `${apiVersion}/${kind}`;
     const existing = this.informers.get(id);
     if (existing) return existing as unknown as ResourceInformer<T>;

@@ -9,7 +9,12 @@ const ref = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: '
 
 async function rejection(spec: unknown): Promise<{ code?: number; message: string }> {
   try {
-    await k.create({ apiVersion: 'deckhouse.io/v1alpha1', kind: 'ObjectKeeper', metadata: { name: uniq('bad') }, spec } as never);
+    await k.create({
+      apiVersion: 'deckhouse.io/v1alpha1',
+      kind: 'ObjectKeeper',
+      metadata: { name: uniq('bad') },
+      spec,
+    } as never);
   } catch (err) {
     return { code: statusCode(err), message: apiMessage(err) };
   }

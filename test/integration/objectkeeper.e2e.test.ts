@@ -103,7 +103,10 @@ describe('ObjectKeeper FollowObject', () => {
     const first = await createConfigMap(name);
     const keeper = await createKeeper({ mode: 'FollowObject', followObjectRef: followRef(first) });
     const owned = await createConfigMap(uniq('owned'), keeper);
-    await eventually('keeper Tracking', async () => (await k.get<ObjectKeeper>(keeperRef(keeper.metadata!.name!)))?.status?.phase === 'Tracking');
+    await eventually(
+      'keeper Tracking',
+      async () => (await k.get<ObjectKeeper>(keeperRef(keeper.metadata!.name!)))?.status?.phase === 'Tracking',
+    );
 
     await k.delete(cmRef(name));
     const second = await createConfigMap(name);
@@ -151,7 +154,10 @@ describe('ObjectKeeper TTL modes', () => {
     const followed = await createConfigMap(uniq('followed'));
     const keeper = await createKeeper({ mode: 'FollowObjectWithTTL', followObjectRef: followRef(followed), ttl: '5s' });
     const owned = await createConfigMap(uniq('owned'), keeper);
-    await eventually('keeper Tracking', async () => (await k.get<ObjectKeeper>(keeperRef(keeper.metadata!.name!)))?.status?.phase === 'Tracking');
+    await eventually(
+      'keeper Tracking',
+      async () => (await k.get<ObjectKeeper>(keeperRef(keeper.metadata!.name!)))?.status?.phase === 'Tracking',
+    );
 
     await k.delete(cmRef(followed.metadata!.name!));
     const waiting = await eventually('keeper WaitingTTL with lostAt', async () => {
@@ -169,15 +175,22 @@ describe('ObjectKeeper TTL modes', () => {
 
 describe('ObjectKeeper workflows', () => {
   it('are one execution per keeper, findable by search attributes, and replay deterministically', async () => {
-    const done = await listWorkflows(`K8sKind = "ObjectKeeper" AND TaskQueue = "${TASK_QUEUE}" AND ExecutionStatus = "Completed"`);
+    const done = await listWorkflows(
+      `K8sKind = "ObjectKeeper" AND TaskQueue = "${TASK_QUEUE}" AND ExecutionStatus = "Completed"`,
+    );
     expect(done.length).toBeGreaterThanOrEqual(5);
     const ids = done.map((w) => w.workflowId);
     expect(new Set(ids).size).toBe(ids.length);
 
     const c = await temporal();
-    const histories = c.workflow.list({ query: `TaskQueue = "${TASK_QUEUE}" AND ExecutionStatus = "Completed"` }).intoHistories();
+    const histories = c.workflow
+      .list({ query: `TaskQueue = "${TASK_QUEUE}" AND ExecutionStatus = "Completed"` })
+      .intoHistories();
     let replayed = 0;
-    for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath: inject('workflowBundle') } }, histories)) {
+    for await (const result of Worker.runReplayHistories(
+      { workflowBundle: { codePath: inject('workflowBundle') } },
+      histories,
+    )) {
       expect(result.error, `${result.workflowId} replay`).toBeUndefined();
       replayed++;
     }

@@ -68,17 +68,30 @@ it('keeps watching across a kube-apiserver crash, then stops without leftovers',
   const temporal = await connectClient(cfg.temporal);
 
   const keeperRef = (name: string) => ({ apiVersion: 'deckhouse.io/v1alpha1', kind: 'ObjectKeeper', name });
-  const followed = await kube.create<V1ConfigMap>({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: uniq('f'), namespace: 'default' } });
+  const followed = await kube.create<V1ConfigMap>({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: uniq('f'), namespace: 'default' },
+  });
   const keeper = await kube.create<ObjectKeeper>({
     apiVersion: 'deckhouse.io/v1alpha1',
     kind: 'ObjectKeeper',
     metadata: { name: uniq('lifecycle') },
     spec: {
       mode: 'FollowObject',
-      followObjectRef: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: followed.metadata!.name!, uid: followed.metadata!.uid! },
+      followObjectRef: {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        namespace: 'default',
+        name: followed.metadata!.name!,
+        uid: followed.metadata!.uid!,
+      },
     },
   });
-  await eventually('Tracking', async () => (await kube.get<ObjectKeeper>(keeperRef(keeper.metadata!.name!)))?.status?.phase === 'Tracking');
+  await eventually(
+    'Tracking',
+    async () => (await kube.get<ObjectKeeper>(keeperRef(keeper.metadata!.name!)))?.status?.phase === 'Tracking',
+  );
 
   // Crash the apiserver under the open watches, then bring it back on the same port and data.
   await stack.apiserver.restart({ kill: true });
@@ -91,12 +104,20 @@ it('keeps watching across a kube-apiserver crash, then stops without leftovers',
     metadata: { name: uniq('after-crash') },
     spec: { mode: 'TTL', ttl: '2s' },
   });
-  await eventually('follow keeper deleted after the crash', async () => !(await kube.get(keeperRef(keeper.metadata!.name!))), {
-    timeoutMs: 120_000,
-  });
-  await eventually('new keeper processed after the crash', async () => !(await kube.get(keeperRef(after.metadata!.name!))), {
-    timeoutMs: 120_000,
-  });
+  await eventually(
+    'follow keeper deleted after the crash',
+    async () => !(await kube.get(keeperRef(keeper.metadata!.name!))),
+    {
+      timeoutMs: 120_000,
+    },
+  );
+  await eventually(
+    'new keeper processed after the crash',
+    async () => !(await kube.get(keeperRef(after.metadata!.name!))),
+    {
+      timeoutMs: 120_000,
+    },
+  );
   const id = objectKeeperWorkflowId(after.metadata!.name!, after.metadata!.uid!);
   expect(await temporal.workflow.getHandle(id).result()).toMatch(/ttl 2s expired/);
 

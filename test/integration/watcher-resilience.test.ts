@@ -34,7 +34,9 @@ async function watcher(): Promise<RunningWatcher> {
 }
 
 async function executions(keeper: ObjectKeeper): Promise<string[]> {
-  const runs = await listWorkflows(`WorkflowId = "${objectKeeperWorkflowId(keeper.metadata!.name!, keeper.metadata!.uid!)}"`);
+  const runs = await listWorkflows(
+    `WorkflowId = "${objectKeeperWorkflowId(keeper.metadata!.name!, keeper.metadata!.uid!)}"`,
+  );
   return runs.map((r) => r.status);
 }
 
@@ -57,23 +59,40 @@ describe('watcher', () => {
   it('processes, once, what was created, changed and deleted while it was down', async () => {
     const first = await watcher();
     // A following keeper, seen while the watcher runs.
-    const followed = await k.create<V1ConfigMap>({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: uniq('f'), namespace: ns } });
+    const followed = await k.create<V1ConfigMap>({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: uniq('f'), namespace: ns },
+    });
     const follow = await k.create<ObjectKeeper>({
       apiVersion: 'deckhouse.io/v1alpha1',
       kind: 'ObjectKeeper',
       metadata: { name: uniq('follow') },
       spec: {
         mode: 'FollowObject',
-        followObjectRef: { apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: followed.metadata!.name!, uid: followed.metadata!.uid! },
+        followObjectRef: {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          namespace: ns,
+          name: followed.metadata!.name!,
+          uid: followed.metadata!.uid!,
+        },
       },
     });
-    await eventually('follow keeper Tracking', async () => (await k.get<ObjectKeeper>(keeperRef(follow.metadata!.name!)))?.status?.phase === 'Tracking');
+    await eventually(
+      'follow keeper Tracking',
+      async () => (await k.get<ObjectKeeper>(keeperRef(follow.metadata!.name!)))?.status?.phase === 'Tracking',
+    );
     await first.stop();
 
     // While no watcher runs: new keepers, a changed one, a short-lived one, and the followed object deleted.
     for (let i = 0; i < 5; i++) created.push(await ttlKeeper('down'));
     await k.objects.patch(
-      { apiVersion: 'deckhouse.io/v1alpha1', kind: 'ObjectKeeper', metadata: { name: created[0]!.metadata!.name!, labels: { changed: 'yes' } } },
+      {
+        apiVersion: 'deckhouse.io/v1alpha1',
+        kind: 'ObjectKeeper',
+        metadata: { name: created[0]!.metadata!.name!, labels: { changed: 'yes' } },
+      },
       undefined,
       undefined,
       undefined,
@@ -112,7 +131,9 @@ describe('watcher', () => {
     }
     await Promise.all([a.watcher.idle(), b.watcher.idle()]);
     for (const keeper of keepers) expect(await executions(keeper)).toEqual(['RUNNING']);
-    const started = (await counter(a, 'do_watcher_workflows_started_total')) + (await counter(b, 'do_watcher_workflows_started_total'));
+    const started =
+      (await counter(a, 'do_watcher_workflows_started_total')) +
+      (await counter(b, 'do_watcher_workflows_started_total'));
     expect(started).toBe(keepers.length);
   });
 

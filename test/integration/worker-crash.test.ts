@@ -8,7 +8,16 @@ import type { ObjectKeeper } from '../../src/api/objectkeeper.js';
 import { objectKeeperWorkflowId } from '../../src/domain/objectkeeper.js';
 import type { ManagedProcess } from '../../src/infra/process.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
-import { eventually, kube, listWorkflows, spawnRole, startTestWatcher, temporal, uniq, waitForWorker } from '../support/env.js';
+import {
+  eventually,
+  kube,
+  listWorkflows,
+  spawnRole,
+  startTestWatcher,
+  temporal,
+  uniq,
+  waitForWorker,
+} from '../support/env.js';
 
 const TASK_QUEUE = uniq('tq-crash');
 const k = kube();
@@ -27,7 +36,13 @@ async function ownedConfigMap(owner: ObjectKeeper): Promise<V1ConfigMap> {
       name: uniq('owned'),
       namespace: ns,
       ownerReferences: [
-        { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata!.name!, uid: owner.metadata!.uid!, controller: true },
+        {
+          apiVersion: owner.apiVersion,
+          kind: owner.kind,
+          name: owner.metadata!.name!,
+          uid: owner.metadata!.uid!,
+          controller: true,
+        },
       ],
     },
   });
@@ -39,8 +54,9 @@ async function phase(name: string): Promise<string | undefined> {
 
 async function activityCount(workflowId: string, activityType: string): Promise<number> {
   const history = await (await temporal()).workflow.getHandle(workflowId).fetchHistory();
-  return (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === activityType)
-    .length;
+  return (history.events ?? []).filter(
+    (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === activityType,
+  ).length;
 }
 
 beforeAll(async () => {
@@ -67,19 +83,31 @@ it('completes timers and signals that span a worker SIGKILL, without duplicates'
   });
   const ttlOwned = await ownedConfigMap(ttlKeeper);
   // …and a following keeper whose followed object is deleted while the worker is dead.
-  const followed = await k.create<V1ConfigMap>({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: uniq('followed'), namespace: ns } });
+  const followed = await k.create<V1ConfigMap>({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: uniq('followed'), namespace: ns },
+  });
   const followKeeper = await k.create<ObjectKeeper>({
     apiVersion: 'deckhouse.io/v1alpha1',
     kind: 'ObjectKeeper',
     metadata: { name: uniq('crash-follow') },
     spec: {
       mode: 'FollowObject',
-      followObjectRef: { apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: followed.metadata!.name!, uid: followed.metadata!.uid! },
+      followObjectRef: {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        namespace: ns,
+        name: followed.metadata!.name!,
+        uid: followed.metadata!.uid!,
+      },
     },
   });
   const followOwned = await ownedConfigMap(followKeeper);
 
-  await eventually('TTL keeper waiting', async () => (await phase(ttlKeeper.metadata!.name!)) === 'WaitingTTL', { timeoutMs: 180_000 });
+  await eventually('TTL keeper waiting', async () => (await phase(ttlKeeper.metadata!.name!)) === 'WaitingTTL', {
+    timeoutMs: 180_000,
+  });
   await eventually('follow keeper tracking', async () => (await phase(followKeeper.metadata!.name!)) === 'Tracking');
 
   await worker.kill(); // SIGKILL: no graceful shutdown
@@ -96,7 +124,11 @@ it('completes timers and signals that span a worker SIGKILL, without duplicates'
     [ttlKeeper, ttlOwned],
     [followKeeper, followOwned],
   ] as const) {
-    await eventually(`${keeper.metadata!.name} deleted`, async () => !(await k.get(keeperRef(keeper.metadata!.name!))), { timeoutMs: 180_000 });
+    await eventually(
+      `${keeper.metadata!.name} deleted`,
+      async () => !(await k.get(keeperRef(keeper.metadata!.name!))),
+      { timeoutMs: 180_000 },
+    );
     await eventually('owned object garbage-collected', async () => !(await k.get(cmRef(owned.metadata!.name!))));
     const id = objectKeeperWorkflowId(keeper.metadata!.name!, keeper.metadata!.uid!);
     expect(await (await temporal()).workflow.getHandle(id).result()).toMatch(/^deleted: /);

@@ -31,7 +31,12 @@ export function uniq(prefix: string): string {
 export function testConfig(taskQueue: string, extra: Partial<OperatorConfig> = {}): OperatorConfig {
   const info = stackInfo();
   const base = loadConfig(
-    { temporalAddress: info.temporal.address, namespace: info.temporal.namespace, taskQueue, kubeconfig: info.kubeconfig },
+    {
+      temporalAddress: info.temporal.address,
+      namespace: info.temporal.namespace,
+      taskQueue,
+      kubeconfig: info.kubeconfig,
+    },
     {},
   );
   return { ...base, ...extra };
@@ -79,7 +84,12 @@ export async function startTestWatcher(
 }
 
 /** Runs a CLI role (`worker`, `watcher`) as a child process, as a Deployment would. */
-export function spawnRole(role: 'worker' | 'watcher', taskQueue: string, logName: string, env: NodeJS.ProcessEnv = {}): ManagedProcess {
+export function spawnRole(
+  role: 'worker' | 'watcher',
+  taskQueue: string,
+  logName: string,
+  env: NodeJS.ProcessEnv = {},
+): ManagedProcess {
   const info = stackInfo();
   return ManagedProcess.start({
     name: role,
@@ -124,7 +134,8 @@ export async function eventually<T>(
 export async function listWorkflows(query: string): Promise<{ workflowId: string; runId: string; status: string }[]> {
   const c = await temporal();
   const out: { workflowId: string; runId: string; status: string }[] = [];
-  for await (const wf of c.workflow.list({ query })) out.push({ workflowId: wf.workflowId, runId: wf.runId, status: wf.status.name });
+  for await (const wf of c.workflow.list({ query }))
+    out.push({ workflowId: wf.workflowId, runId: wf.runId, status: wf.status.name });
   return out;
 }
 

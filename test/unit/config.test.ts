@@ -3,7 +3,12 @@ import { loadConfig } from '../../src/config.js';
 
 it('reads the environment, with flags taking precedence', () => {
   const cfg = loadConfig({ taskQueue: 'flag-q' }, { TEMPORAL_ADDRESS: 'temporal:7233', DO_TASK_QUEUE: 'env-q' });
-  expect(cfg.temporal).toMatchObject({ address: 'temporal:7233', taskQueue: 'flag-q', namespace: 'default', tls: false });
+  expect(cfg.temporal).toMatchObject({
+    address: 'temporal:7233',
+    taskQueue: 'flag-q',
+    namespace: 'default',
+    tls: false,
+  });
   expect(cfg.metricsPort).toBeUndefined();
 });
 

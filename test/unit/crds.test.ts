@@ -9,7 +9,8 @@ describe('deploy/crds', () => {
     const expected = renderCrdFiles();
     const onDisk = (await readdir(CRD_DIR)).sort();
     expect(onDisk).toEqual([...expected.keys()].sort());
-    for (const [name, content] of expected) expect(await readFile(path.join(CRD_DIR, name), 'utf8'), name).toBe(content);
+    for (const [name, content] of expected)
+      expect(await readFile(path.join(CRD_DIR, name), 'utf8'), name).toBe(content);
   });
 
   it('ObjectKeeper has a structural schema with the mode enum, CEL rules and status subresource', () => {

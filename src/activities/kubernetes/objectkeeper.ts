@@ -17,7 +17,12 @@ export function createObjectKeeperActivities(kube: KubeClient) {
     /** Fresh GET of the followed object. A kind the apiserver does not serve counts as absent. */
     async observeFollowedObject(ref: FollowObjectRef): Promise<FollowedObservation> {
       try {
-        const obj = await kube.get({ apiVersion: ref.apiVersion, kind: ref.kind, namespace: ref.namespace, name: ref.name });
+        const obj = await kube.get({
+          apiVersion: ref.apiVersion,
+          kind: ref.kind,
+          namespace: ref.namespace,
+          name: ref.name,
+        });
         if (!obj) return { state: 'absent', reason: 'NotFound' };
         return { state: 'present', uid: obj.metadata!.uid! };
       } catch (err) {
@@ -29,7 +34,9 @@ export function createObjectKeeperActivities(kube: KubeClient) {
     },
 
     /** The keeper as it is now; `exists: false` when it is gone or the name belongs to another UID. */
-    async readObjectKeeper(ref: KeeperRef): Promise<{ exists: boolean; deleting: boolean; status?: ObjectKeeperStatus }> {
+    async readObjectKeeper(
+      ref: KeeperRef,
+    ): Promise<{ exists: boolean; deleting: boolean; status?: ObjectKeeperStatus }> {
       try {
         const obj = await kube.get<ObjectKeeper>(keeperRef(ref.name));
         if (!obj || obj.metadata?.uid !== ref.uid) return { exists: false, deleting: false };

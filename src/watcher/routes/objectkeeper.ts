@@ -109,7 +109,8 @@ export class ObjectKeeperRoute implements Route {
     } else if (isNew && informer.synced) {
       // A keeper created after its object was already gone (or replaced): tell it now.
       const live = informer.get(objKey);
-      if (!live || live.metadata?.uid !== ref.uid) this.hint(keeper.metadata!.name!, keeper.metadata!.uid!, 'absent-at-index');
+      if (!live || live.metadata?.uid !== ref.uid)
+        this.hint(keeper.metadata!.name!, keeper.metadata!.uid!, 'absent-at-index');
     }
   }
 

@@ -142,5 +142,8 @@ export async function objectKeeperWorkflow(input: ObjectKeeperWorkflowInput): Pr
 
   if (spec.mode === 'FollowObject') return deleteSelf(verdict.message);
   state.lostAt ??= new Date().toISOString();
-  return waitForExpiry(expiryOf(spec, input.creationTimestamp, state.lostAt)!, `${verdict.message}; ttl ${spec.ttl} counted from lostAt`);
+  return waitForExpiry(
+    expiryOf(spec, input.creationTimestamp, state.lostAt)!,
+    `${verdict.message}; ttl ${spec.ttl} counted from lostAt`,
+  );
 }

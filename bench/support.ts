@@ -1,0 +1,42 @@
+/** Shared bench helpers: a private stack, percentiles, and a machine line for RESULTS.md. */
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { LocalStack } from '../src/infra/stack.js';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+export async function benchStack(name: string): Promise<LocalStack> {
+  return LocalStack.start({ stateDir: path.join(REPO_ROOT, '.state', `bench-${name}`), mode: 'test', log: () => {} });
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i]!;
+}
+
+export function summary(label: string, samples: number[], unit = 'ms'): string {
+  const s = [...samples].sort((a, b) => a - b);
+  const f = (n: number) => n.toFixed(1);
+  return `${label}: n=${s.length} p50=${f(percentile(s, 50))}${unit} p90=${f(percentile(s, 90))}${unit} p99=${f(percentile(s, 99))}${unit} max=${f(s.at(-1) ?? NaN)}${unit}`;
+}
+
+export function machine(): string {
+  return `${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`;
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight. */
+export async function pool<T, R>(items: T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]!, i);
+      }
+    }),
+  );
+  return out;
+}
