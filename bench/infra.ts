@@ -23,7 +23,11 @@ const start: number[] = [];
 const stop: number[] = [];
 for (let i = 0; i < runs; i++) {
   let t = performance.now();
-  const stack = await LocalStack.start({ stateDir: path.join(REPO_ROOT, '.state/bench-infra'), mode: 'test', log: () => {} });
+  const stack = await LocalStack.start({
+    stateDir: path.join(REPO_ROOT, '.state/bench-infra'),
+    mode: 'test',
+    log: () => {},
+  });
   start.push(performance.now() - t);
   t = performance.now();
   await stack.stop();

@@ -24,7 +24,10 @@ installTemporalRuntime(log);
 try {
   const kube = KubeClient.fromKubeconfig(stack.info.kubeconfig);
   const cfg = {
-    ...loadConfig({ temporalAddress: stack.info.temporal.address, kubeconfig: stack.info.kubeconfig, taskQueue: 'bench' }, {}),
+    ...loadConfig(
+      { temporalAddress: stack.info.temporal.address, kubeconfig: stack.info.kubeconfig, taskQueue: 'bench' },
+      {},
+    ),
     keeperVerifyIntervalMs: 60 * 60_000, // measure the event path, not the backstop
   };
   const worker = await Worker.create({
@@ -42,14 +45,24 @@ try {
     Array.from({ length: N }, (_, i) => i),
     4,
     async (i) => {
-      const cm = await kube.create<V1ConfigMap>({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `followed-${i}`, namespace: 'default' } });
+      const cm = await kube.create<V1ConfigMap>({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `followed-${i}`, namespace: 'default' },
+      });
       const keeper = await kube.create<ObjectKeeper>({
         apiVersion: 'deckhouse.io/v1alpha1',
         kind: 'ObjectKeeper',
         metadata: { name: `keeper-${i}` },
         spec: {
           mode: 'FollowObject',
-          followObjectRef: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: cm.metadata!.name!, uid: cm.metadata!.uid! },
+          followObjectRef: {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            namespace: 'default',
+            name: cm.metadata!.name!,
+            uid: cm.metadata!.uid!,
+          },
         },
       });
       return { cm, keeper };
@@ -64,11 +77,14 @@ try {
 
   // Watch keeper deletions and time them against the followed object's delete.
   const goneAt = new Map<string, number>();
-  const watch = await kube
-    .newWatch()
-    .watch(await kube.collectionPath('deckhouse.io/v1alpha1', 'ObjectKeeper'), {}, (type: string, obj: KubernetesObject) => {
+  const watch = await kube.newWatch().watch(
+    await kube.collectionPath('deckhouse.io/v1alpha1', 'ObjectKeeper'),
+    {},
+    (type: string, obj: KubernetesObject) => {
       if (type === 'DELETED') goneAt.set(obj.metadata!.name!, Date.now());
-    }, () => {});
+    },
+    () => {},
+  );
   const latencies: number[] = [];
   for (const { cm, keeper } of pairs) {
     await kube.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: cm.metadata!.name! });

@@ -22,10 +22,18 @@ const log = logger.child({ bench: 'watcher' });
 log.level = 'error';
 try {
   const kube = KubeClient.fromKubeconfig(stack.info.kubeconfig);
-  const cfg = loadConfig({ temporalAddress: stack.info.temporal.address, kubeconfig: stack.info.kubeconfig, taskQueue: 'bench' }, {});
+  const cfg = loadConfig(
+    { temporalAddress: stack.info.temporal.address, kubeconfig: stack.info.kubeconfig, taskQueue: 'bench' },
+    {},
+  );
   const temporal = await connectClient(cfg.temporal);
   const keeper = (name: string): KubernetesObject =>
-    ({ apiVersion: 'deckhouse.io/v1alpha1', kind: 'ObjectKeeper', metadata: { name }, spec: { mode: 'TTL', ttl: '24h' } }) as KubernetesObject;
+    ({
+      apiVersion: 'deckhouse.io/v1alpha1',
+      kind: 'ObjectKeeper',
+      metadata: { name },
+      spec: { mode: 'TTL', ttl: '24h' },
+    }) as KubernetesObject;
 
   console.log(`machine: ${machine()}`);
 
@@ -56,7 +64,7 @@ try {
   console.log(summary(`create acknowledged → workflow started (${N} objects, 4 concurrent creates)`, fromAck));
   console.log(summary(`create sent → workflow started`, fromSend));
   const lag = (await w1.metrics.dispatchLag.get()).values.filter((v) => v.metricName?.endsWith('_bucket'));
-  const le = (limit: number) => lag.find((v) => v.labels.le === limit)?.value ?? 0;
+  const le = (limit: number) => lag.find((v) => (v.labels as Record<string, unknown>).le === limit)?.value ?? 0;
   console.log(
     `  watcher event received → start acknowledged: ${le(0.01)}/${N} ≤10ms, ${le(0.05)}/${N} ≤50ms, ${le(0.25)}/${N} ≤250ms`,
   );
@@ -78,7 +86,9 @@ try {
   const started2 = (await w2.metrics.workflowsStarted.get()).values.reduce((a, v) => a + v.value, 0);
   await w2.stop();
   const total = await waitForCount(`K8sName STARTS_WITH "relist-"`, M);
-  console.log(`re-list of ${M + N} existing objects → ${started2} workflows started in ${relistSeconds.toFixed(1)}s; executions in Temporal: ${total}`);
+  console.log(
+    `re-list of ${M + N} existing objects → ${started2} workflows started in ${relistSeconds.toFixed(1)}s; executions in Temporal: ${total}`,
+  );
 
   const w3 = await startWatcher(cfg, { log });
   await w3.watcher.waitForSync();
@@ -87,7 +97,9 @@ try {
   const dedup3 = (await w3.metrics.workflowsDeduplicated.get()).values.reduce((a, v) => a + v.value, 0);
   await w3.stop();
   const after = await temporal.workflow.count(`K8sKind = "ObjectKeeper"`);
-  console.log(`second re-list: started ${started3}, deduplicated ${dedup3}; total executions ${after.count} for ${M + N} objects`);
+  console.log(
+    `second re-list: started ${started3}, deduplicated ${dedup3}; total executions ${after.count} for ${M + N} objects`,
+  );
 
   async function waitForCount(query: string, want: number): Promise<number> {
     for (;;) {

@@ -6,6 +6,7 @@
 import path from 'node:path';
 import { LocalStack } from '../infra/stack.js';
 import { ManagedProcess } from '../infra/process.js';
+import { untilShutdownSignal } from './signals.js';
 
 export interface DevOptions {
   stateDir: string;
@@ -62,8 +63,8 @@ export async function runDev(opts: DevOptions): Promise<void> {
       '',
       'Try it:',
       `  export KUBECONFIG=${rel(info.kubeconfig)}`,
-      '  kubectl apply -f deploy/examples/objectkeeper-follow.yaml',
-      '  kubectl get objectkeepers',
+      '  kubectl apply -f deploy/examples/objectkeeper-ttl.yaml -l durable-operators.io/example-step=1',
+      '  kubectl get objectkeepers        # then follow the steps in deploy/examples/*.yaml',
       `  open ${info.temporal.uiUrl}  and search: K8sKind="ObjectKeeper"`,
       '',
     ].join('\n'),

@@ -11,6 +11,7 @@ import { LocalStack } from '../infra/stack.js';
 import { INFRA_BINARIES, INFRA_VERSIONS } from '../infra/versions.js';
 import { logger } from '../log.js';
 import { runDev } from './dev.js';
+import { untilShutdownSignal } from './signals.js';
 
 const program = new Command()
   .name('durable-operators')
@@ -66,9 +67,7 @@ connectionOptions(program.command('watcher').description('Watch Kubernetes and s
     const cfg = configFrom(flags);
     const running = await startWatcher(cfg);
     logger.info({ taskQueue: cfg.temporal.taskQueue, metricsPort: running.metricsPort }, 'watcher running');
-    await new Promise<void>((resolve) => {
-      for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => resolve());
-    });
+    await untilShutdownSignal();
     await running.stop();
     logger.info('watcher stopped');
   });
@@ -119,9 +118,7 @@ infra
   .action(async (flags: { stateDir: string; mode: 'dev' | 'test' }) => {
     const stack = await LocalStack.start({ stateDir: flags.stateDir, mode: flags.mode });
     console.log(JSON.stringify(stack.info, null, 2));
-    await new Promise<void>((resolve) => {
-      for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => resolve());
-    });
+    await untilShutdownSignal();
     await stack.stop();
   });
 

@@ -50,6 +50,10 @@ export async function startWatcher(
           .catch((err: Error) => res.writeHead(500).end(err.message));
       } else if (req.url === '/healthz') {
         res.writeHead(200).end('ok');
+      } else if (req.url === '/readyz') {
+        // Ready once every informer has completed its first list.
+        const ready = watcher.synced;
+        res.writeHead(ready ? 200 : 503).end(ready ? 'ok' : 'informers not synced');
       } else {
         res.writeHead(404).end();
       }

@@ -70,6 +70,11 @@ export class Watcher {
     }
   }
 
+  /** True once every informer has completed its first list. */
+  get synced(): boolean {
+    return [...this.informers.values()].every((i) => i.synced);
+  }
+
   /** Resolves when no dispatch is queued or in flight. */
   idle(): Promise<void> {
     return this.queue.onIdle();

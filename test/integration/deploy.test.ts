@@ -299,6 +299,45 @@ describe('RBAC, applied for real', () => {
       }
       for (const p of procs) expect(p.running, `${p.spec.name} still running\n${logs()}`).toBe(true);
     });
+
+    it('a keeper following a kind the worker may not read says so on its status', async () => {
+      // Secrets are deliberately outside the worker's RBAC: the read fails with 403.
+      const secret = await k.create<V1ConfigMap>({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'followed', namespace: ns },
+      } as never);
+      const keeper = await k.create<ObjectKeeper>({
+        apiVersion: 'deckhouse.io/v1alpha1',
+        kind: 'ObjectKeeper',
+        metadata: { name: uniq('deploy-forbidden') },
+        spec: {
+          mode: 'FollowObject',
+          followObjectRef: {
+            apiVersion: 'v1',
+            kind: 'Secret',
+            namespace: ns,
+            name: 'followed',
+            uid: secret.metadata!.uid!,
+          },
+        },
+      });
+      const keeperRef = { apiVersion: 'deckhouse.io/v1alpha1', kind: 'ObjectKeeper', name: keeper.metadata!.name! };
+      created.unshift(keeperRef);
+      const status = await eventually(
+        'FollowedObjectUnreadable on the keeper',
+        async () => {
+          const kp = await k.get<ObjectKeeper>(keeperRef);
+          const active = kp?.status?.conditions?.find((c) => c.type === 'Active');
+          return active?.reason === 'FollowedObjectUnreadable' ? { kp, active } : undefined;
+        },
+        { timeoutMs: 120_000 },
+      );
+      expect(status.active.status).toBe('Unknown');
+      expect(status.active.message).toMatch(/cannot read Secret .*forbidden/i);
+      // Unreadable is not gone: the keeper, and so whatever it owns, stays.
+      expect(status.kp?.metadata?.deletionTimestamp).toBeUndefined();
+    });
   });
 });
 

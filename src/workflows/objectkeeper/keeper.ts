@@ -12,6 +12,7 @@
  * removes every object that names the keeper as owner.
  */
 import {
+  ActivityFailure,
   condition,
   continueAsNew,
   defineQuery,
@@ -58,6 +59,16 @@ const kube = proxyActivities<ObjectKeeperActivities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
+/**
+ * Reading the followed object gets bounded retries, so a persistent failure (typically a 403:
+ * no RBAC for that kind) is surfaced on the keeper's status instead of only in activity retries.
+ */
+const observe = proxyActivities<ObjectKeeperActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 5 },
+}).observeFollowedObject;
+const UNREADABLE_RETRY_MS = 30_000;
+
 const DEFAULT_VERIFY_INTERVAL_MS = 5 * 60_000;
 /** Follow loops per run before continue-as-new keeps history small. */
 const CHECKS_PER_RUN = 200;
@@ -82,11 +93,16 @@ export async function objectKeeperWorkflow(input: ObjectKeeperWorkflowInput): Pr
   state.lostAt ??= current.status?.lostAt;
 
   /** Writes status; returns false when the keeper is gone (nothing left to do). */
-  const report = async (phase: ObjectKeeperPhase, reason: string, message: string): Promise<boolean> => {
+  const report = async (
+    phase: ObjectKeeperPhase,
+    reason: string,
+    message: string,
+    active: 'True' | 'Unknown' = 'True',
+  ): Promise<boolean> => {
     state.phase = phase;
     upsertSearchAttributes([{ key: OperationPhase, value: phase }]);
     setCurrentDetails(`**${phase}** — ${message}${state.expiresAt ? `\n\nexpires at ${state.expiresAt}` : ''}`);
-    conditions = setCondition(conditions, { type: 'Active', status: 'True', reason, message }, new Date());
+    conditions = setCondition(conditions, { type: 'Active', status: active, reason, message }, new Date());
     const status: ObjectKeeperStatus = { phase, message, conditions };
     if (state.lostAt) status.lostAt = state.lostAt;
     if (state.expiresAt) status.expiresAt = state.expiresAt;
@@ -117,12 +133,31 @@ export async function objectKeeperWorkflow(input: ObjectKeeperWorkflowInput): Pr
 
   // Follow modes. Once lost (FollowObjectWithTTL already recorded lostAt), never un-lost: the
   // followed UID cannot come back.
-  let verdict: FollowVerdict = state.lostAt
-    ? { lost: true, reason: 'Deleted', message: `followed object lost at ${state.lostAt}` }
-    : judgeFollowed(spec, await kube.observeFollowedObject(spec.followObjectRef!));
-  const verifyInterval = input.verifyIntervalMs ?? DEFAULT_VERIFY_INTERVAL_MS;
   const target = `${spec.followObjectRef!.kind} ${spec.followObjectRef!.namespace ?? ''}/${spec.followObjectRef!.name}`;
   let reported = false;
+  /** A fresh read of the followed object; while it keeps failing, says so on the keeper. */
+  const check = async (): Promise<FollowVerdict | 'keeper gone'> => {
+    for (;;) {
+      try {
+        return judgeFollowed(spec, await observe(spec.followObjectRef!));
+      } catch (err) {
+        if (!(err instanceof ActivityFailure)) throw err;
+        const why = err.cause?.message ?? err.message;
+        reported = false; // report Tracking again once reads work
+        const phase = state.phase === 'Tracking' ? 'Tracking' : 'Pending';
+        if (!(await report(phase, 'FollowedObjectUnreadable', `cannot read ${target}: ${why}`, 'Unknown'))) {
+          return 'keeper gone';
+        }
+        if (await condition(() => keeperGone, UNREADABLE_RETRY_MS)) return 'keeper gone';
+      }
+    }
+  };
+  const first = state.lostAt
+    ? ({ lost: true, reason: 'Deleted', message: `followed object lost at ${state.lostAt}` } as const)
+    : await check();
+  if (first === 'keeper gone') return 'keeper already gone';
+  let verdict: FollowVerdict = first;
+  const verifyInterval = input.verifyIntervalMs ?? DEFAULT_VERIFY_INTERVAL_MS;
   while (!verdict.lost) {
     if (!reported) {
       if (!(await report('Tracking', 'Tracking', `following ${target} (uid ${spec.followObjectRef!.uid})`))) {
@@ -137,7 +172,9 @@ export async function objectKeeperWorkflow(input: ObjectKeeperWorkflowInput): Pr
     if (state.checks >= CHECKS_PER_RUN || workflowInfo().continueAsNewSuggested) {
       return continueAsNew<typeof objectKeeperWorkflow>({ ...input, lostAt: undefined });
     }
-    verdict = judgeFollowed(spec, await kube.observeFollowedObject(spec.followObjectRef!));
+    const next = await check();
+    if (next === 'keeper gone') return 'keeper deleted while following';
+    verdict = next;
   }
 
   if (spec.mode === 'FollowObject') return deleteSelf(verdict.message);
