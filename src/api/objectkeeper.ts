@@ -107,6 +107,6 @@ export const ObjectKeeperKind = defineKind({
     { name: 'Follows', type: 'string', jsonPath: '.spec.followObjectRef.name' },
     { name: 'Kind', type: 'string', jsonPath: '.spec.followObjectRef.kind', priority: 1 },
     { name: 'TTL', type: 'string', jsonPath: '.spec.ttl' },
-    { name: 'Expires', type: 'date', jsonPath: '.status.expiresAt', priority: 1 },
+    { name: 'Expires', type: 'string', jsonPath: '.status.expiresAt', priority: 1 },
   ],
 });

@@ -48,7 +48,11 @@ export async function runDev(opts: DevOptions): Promise<void> {
       }),
     );
   }
-  const rel = (p: string) => path.relative(process.cwd(), p) || '.';
+  // Short paths when under the working directory, absolute otherwise.
+  const rel = (p: string) => {
+    const r = path.relative(process.cwd(), p);
+    return r && !r.startsWith('..') ? r : p;
+  };
   console.log(
     [
       '',

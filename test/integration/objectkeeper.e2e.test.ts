@@ -173,12 +173,48 @@ describe('ObjectKeeper TTL modes', () => {
   });
 });
 
+describe('ObjectKeeper signals are hints, verified before acting', () => {
+  it('a stray followedObjectChanged leaves a keeper whose object is still there alone', async () => {
+    const followed = await createConfigMap(uniq('followed'));
+    const keeper = await createKeeper({ mode: 'FollowObject', followObjectRef: followRef(followed) });
+    await eventually(
+      'keeper Tracking',
+      async () => (await k.get<ObjectKeeper>(keeperRef(keeper.metadata!.name!)))?.status?.phase === 'Tracking',
+    );
+    const handle = (await temporal()).workflow.getHandle(
+      objectKeeperWorkflowId(keeper.metadata!.name!, keeper.metadata!.uid!),
+    );
+    await handle.signal('followedObjectChanged', { event: 'manual' });
+    await eventually(
+      'the re-check ran',
+      async () => (await handle.query<{ checks: number }>('keeperState')).checks >= 1,
+    );
+    expect((await k.get<ObjectKeeper>(keeperRef(keeper.metadata!.name!)))?.status?.phase).toBe('Tracking');
+    await k.delete(cmRef(followed.metadata!.name!));
+    await eventually('keeper deleted', gone(keeperRef(keeper.metadata!.name!)));
+  });
+
+  it('a stray keeperDeleted does not orphan a live keeper: it still expires', async () => {
+    const keeper = await createKeeper({ mode: 'TTL', ttl: '6s' });
+    const handle = (await temporal()).workflow.getHandle(
+      objectKeeperWorkflowId(keeper.metadata!.name!, keeper.metadata!.uid!),
+    );
+    await eventually(
+      'keeper WaitingTTL',
+      async () => (await k.get<ObjectKeeper>(keeperRef(keeper.metadata!.name!)))?.status?.phase === 'WaitingTTL',
+    );
+    await handle.signal('keeperDeleted');
+    expect(await handle.result()).toMatch(/ttl 6s expired/);
+    expect(await k.get(keeperRef(keeper.metadata!.name!))).toBeUndefined();
+  });
+});
+
 describe('ObjectKeeper workflows', () => {
   it('are one execution per keeper, findable by search attributes, and replay deterministically', async () => {
     const done = await listWorkflows(
       `K8sKind = "ObjectKeeper" AND TaskQueue = "${TASK_QUEUE}" AND ExecutionStatus = "Completed"`,
     );
-    expect(done.length).toBeGreaterThanOrEqual(5);
+    expect(done.length).toBeGreaterThanOrEqual(7);
     const ids = done.map((w) => w.workflowId);
     expect(new Set(ids).size).toBe(ids.length);
 

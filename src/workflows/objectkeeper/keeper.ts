@@ -109,6 +109,30 @@ export async function objectKeeperWorkflow(input: ObjectKeeperWorkflowInput): Pr
     return (await kube.patchObjectKeeperStatus({ ...ref, status })) === 'patched';
   };
 
+  /**
+   * `keeperDeleted` is a hint (from the watcher, or a person with `temporal workflow signal`):
+   * believe it only once a fresh read agrees, so a stray signal cannot orphan a live keeper.
+   */
+  const keeperReallyGone = async (): Promise<boolean> => {
+    if (!keeperGone) return false;
+    const now = await kube.readObjectKeeper(ref);
+    if (!now.exists || now.deleting) return true;
+    log.warn('keeperDeleted signal, but the keeper still exists; carrying on', { name });
+    keeperGone = false;
+    return false;
+  };
+  /** Waits up to `ms` (or for `also`); true when the keeper turned out to be gone. */
+  const waitOrGone = async (ms: number, also: () => boolean = () => false): Promise<boolean> => {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) return false;
+      await condition(() => keeperGone || also(), remaining);
+      if (await keeperReallyGone()) return true;
+      if (also()) return false;
+    }
+  };
+
   const deleteSelf = async (why: string): Promise<string> => {
     log.info('deleting ObjectKeeper', { name, why });
     setCurrentDetails(`**Deleting** — ${why}`);
@@ -123,7 +147,7 @@ export async function objectKeeperWorkflow(input: ObjectKeeperWorkflowInput): Pr
     state.expiresAt = new Date(expiresAtMs).toISOString();
     if (!(await report('WaitingTTL', 'WaitingTTL', why))) return 'keeper already gone';
     const remaining = expiresAtMs - Date.now();
-    if (remaining > 0 && (await condition(() => keeperGone, remaining))) return 'keeper deleted before expiry';
+    if (remaining > 0 && (await waitOrGone(remaining))) return 'keeper deleted before expiry';
     return deleteSelf(`ttl ${spec.ttl} expired`);
   };
 
@@ -148,7 +172,7 @@ export async function objectKeeperWorkflow(input: ObjectKeeperWorkflowInput): Pr
         if (!(await report(phase, 'FollowedObjectUnreadable', `cannot read ${target}: ${why}`, 'Unknown'))) {
           return 'keeper gone';
         }
-        if (await condition(() => keeperGone, UNREADABLE_RETRY_MS)) return 'keeper gone';
+        if (await waitOrGone(UNREADABLE_RETRY_MS)) return 'keeper gone';
       }
     }
   };
@@ -166,8 +190,7 @@ export async function objectKeeperWorkflow(input: ObjectKeeperWorkflowInput): Pr
       reported = true;
     }
     hinted = false;
-    await condition(() => hinted || keeperGone, verifyInterval);
-    if (keeperGone) return 'keeper deleted while following';
+    if (await waitOrGone(verifyInterval, () => hinted)) return 'keeper deleted while following';
     state.checks++;
     if (state.checks >= CHECKS_PER_RUN || workflowInfo().continueAsNewSuggested) {
       return continueAsNew<typeof objectKeeperWorkflow>({ ...input, lostAt: undefined });
