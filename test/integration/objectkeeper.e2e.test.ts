@@ -3,15 +3,30 @@
  * the real garbage collector removing what the keeper owned.
  */
 import type { V1ConfigMap } from '@kubernetes/client-node';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import type { ObjectKeeper, ObjectKeeperSpec } from '../../src/api/objectkeeper.js';
 import { objectKeeperWorkflowId } from '../../src/domain/objectkeeper.js';
+import { findBinary } from '../../src/infra/binaries.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
-import { eventually, kube, listWorkflows, startTestWatcher, startTestWorker, temporal, uniq } from '../support/env.js';
+import {
+  REPO_ROOT,
+  eventually,
+  kube,
+  stackInfo,
+  listWorkflows,
+  startTestWatcher,
+  startTestWorker,
+  temporal,
+  uniq,
+} from '../support/env.js';
 
 const TASK_QUEUE = uniq('tq-keeper');
+const HISTORY_DIR = path.join(REPO_ROOT, 'test/fixtures/histories');
 const k = kube();
 const ns = uniq('keeper-e2e');
 let worker: { stop(): Promise<void> };
@@ -211,10 +226,13 @@ describe('ObjectKeeper signals are hints, verified before acting', () => {
 
 describe('ObjectKeeper workflows', () => {
   it('are one execution per keeper, findable by search attributes, and replay deterministically', async () => {
-    const done = await listWorkflows(
-      `K8sKind = "ObjectKeeper" AND TaskQueue = "${TASK_QUEUE}" AND ExecutionStatus = "Completed"`,
-    );
-    expect(done.length).toBeGreaterThanOrEqual(7);
+    // Visibility is eventually consistent: wait for every keeper of this file to show up completed.
+    const done = await eventually('7 completed keeper workflows in visibility', async () => {
+      const list = await listWorkflows(
+        `K8sKind = "ObjectKeeper" AND TaskQueue = "${TASK_QUEUE}" AND ExecutionStatus = "Completed"`,
+      );
+      return list.length >= 7 ? list : undefined;
+    });
     const ids = done.map((w) => w.workflowId);
     expect(new Set(ids).size).toBe(ids.length);
 
@@ -231,5 +249,32 @@ describe('ObjectKeeper workflows', () => {
       replayed++;
     }
     expect(replayed).toBe(done.length);
+
+    // DO_RECORD_HISTORIES=1 refreshes the histories that test/unit/replay.test.ts replays, so a
+    // later change to the workflow code that breaks running executions fails fast, without a server.
+    if (process.env.DO_RECORD_HISTORIES === '1') {
+      const categories: Array<[RegExp, string]> = [
+        [/^deleted: .*was deleted$/, 'follow-deleted'],
+        [/was recreated/, 'follow-recreated'],
+        [/ttl 4s expired/, 'ttl'],
+        [/ttl 5s expired/, 'follow-with-ttl'],
+        [/ttl 6s expired/, 'ttl-stray-keeper-deleted-signal'],
+      ];
+      await mkdir(HISTORY_DIR, { recursive: true });
+      for (const wf of done) {
+        const handle = c.workflow.getHandle(wf.workflowId);
+        const result = await handle.result();
+        const category = categories.find(([re]) => re.test(result))?.[1];
+        if (!category) continue;
+        // The CLI's proto-JSON export is the format `historyFromJSON` reads back.
+        const show = spawnSync(
+          findBinary('temporal')!.path,
+          ['workflow', 'show', '--address', stackInfo().temporal.address, '-w', wf.workflowId, '-o', 'json'],
+          { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+        );
+        expect(show.status, show.stderr).toBe(0);
+        await writeFile(path.join(HISTORY_DIR, `objectkeeper-${category}.json`), show.stdout);
+      }
+    }
   });
 });

@@ -189,8 +189,9 @@ export async function objectKeeperWorkflow(input: ObjectKeeperWorkflowInput): Pr
       }
       reported = true;
     }
-    hinted = false;
     if (await waitOrGone(verifyInterval, () => hinted)) return 'keeper deleted while following';
+    // Consume the hint only now: one arriving during the check below triggers another check.
+    hinted = false;
     state.checks++;
     if (state.checks >= CHECKS_PER_RUN || workflowInfo().continueAsNewSuggested) {
       return continueAsNew<typeof objectKeeperWorkflow>({ ...input, lostAt: undefined });
