@@ -18,6 +18,8 @@ export interface OperatorConfig {
   kubeconfig?: string;
   /** Backstop re-check period of following ObjectKeepers. */
   keeperVerifyIntervalMs: number;
+  /** Watcher resync: every object is re-dispatched this often (self-heals terminated workflows). */
+  resyncMs: number;
   /** Port of the /metrics and /healthz endpoint (0 = any free port, unset = disabled). */
   metricsPort?: number;
   /** Identity shown in the Temporal UI for this process. */
@@ -56,6 +58,7 @@ export function loadConfig(
     },
     kubeconfig: overrides.kubeconfig ?? (env.KUBECONFIG || undefined),
     keeperVerifyIntervalMs: intEnv(env, 'DO_KEEPER_VERIFY_INTERVAL_MS', 5 * 60_000),
+    resyncMs: intEnv(env, 'DO_RESYNC_MS', 15 * 60_000),
     metricsPort: overrides.metricsPort ?? (env.DO_METRICS_PORT ? intEnv(env, 'DO_METRICS_PORT', 0) : undefined),
     identity: env.DO_IDENTITY || undefined,
   };

@@ -31,11 +31,15 @@ export interface StartRequest {
 /** gRPC codes for which retrying the same call cannot help. */
 const PERMANENT_GRPC_CODES = new Set([3 /* INVALID_ARGUMENT */, 7 /* PERMISSION_DENIED */, 16 /* UNAUTHENTICATED */]);
 
-/** Remembers recently started workflow IDs so MODIFIED storms do not each cost an RPC. */
+/**
+ * Remembers recently started workflow IDs so MODIFIED storms do not each cost an RPC. Entries
+ * expire, so the periodic resync asks Temporal again and a workflow that was terminated or
+ * failed since (reuse policy ALLOW_DUPLICATE_FAILED_ONLY) is started anew: self-healing.
+ */
 const KNOWN_STARTED_MAX = 200_000;
 
 export class Dispatcher {
-  private readonly knownStarted = new Map<string, true>();
+  private readonly knownStarted = new Map<string, number>();
   private stopped = false;
 
   constructor(
@@ -43,6 +47,8 @@ export class Dispatcher {
     private readonly taskQueue: string,
     private readonly metrics: WatcherMetrics,
     private readonly log: Logger,
+    /** How long a start is remembered locally (half the resync period, so resyncs ask Temporal). */
+    private readonly knownStartedTtlMs = 7.5 * 60_000,
   ) {}
 
   stop(): void {
@@ -55,7 +61,8 @@ export class Dispatcher {
   }
 
   async start(req: StartRequest): Promise<'started' | 'deduplicated' | 'dropped'> {
-    if (this.knownStarted.has(req.workflowId)) {
+    const known = this.knownStarted.get(req.workflowId);
+    if (known !== undefined && Date.now() - known < this.knownStartedTtlMs) {
       this.metrics.workflowsDeduplicated.inc({ workflow: req.workflowType, where: 'local' });
       return 'deduplicated';
     }
@@ -105,7 +112,8 @@ export class Dispatcher {
   }
 
   private remember(id: string): void {
-    this.knownStarted.set(id, true);
+    this.knownStarted.delete(id); // re-insert at the end: the map's order is its age
+    this.knownStarted.set(id, Date.now());
     if (this.knownStarted.size > KNOWN_STARTED_MAX) {
       const oldest = this.knownStarted.keys().next().value;
       if (oldest !== undefined) this.knownStarted.delete(oldest);

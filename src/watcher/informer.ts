@@ -31,6 +31,11 @@ export interface InformerOptions {
   maxBackoffMs?: number;
   /** Server-side watch timeout; the watch is then resumed from the last resourceVersion. */
   watchTimeoutSeconds?: number;
+  /**
+   * Period of resync: every cached object is handed to the handler again (as MODIFIED), so
+   * routes re-assert their workflows (default 15 min; 0 disables).
+   */
+  resyncMs?: number;
 }
 
 type Handler<T extends KubernetesObject> = (ev: InformerEvent<T>) => void;
@@ -50,6 +55,7 @@ export class ResourceInformer<T extends KubernetesObject = KubernetesObject> {
   private syncedOnce = false;
   private syncWaiters: Array<() => void> = [];
   private readonly syncListeners: Array<() => void> = [];
+  private resyncTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly kube: KubeClient,
@@ -86,10 +92,22 @@ export class ResourceInformer<T extends KubernetesObject = KubernetesObject> {
 
   start(): void {
     this.loop ??= this.run();
+    const resyncMs = this.opts.resyncMs ?? 15 * 60_000;
+    if (resyncMs > 0 && !this.resyncTimer) {
+      this.resyncTimer = setInterval(() => this.resync(), resyncMs);
+      this.resyncTimer.unref();
+    }
+  }
+
+  private resync(): void {
+    if (!this.syncedOnce) return;
+    const now = performance.now();
+    for (const obj of this.cache.values()) this.emit('MODIFIED', obj, now, true);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.resyncTimer) clearInterval(this.resyncTimer);
     this.abort?.abort();
     await this.loop;
   }

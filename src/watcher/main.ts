@@ -22,7 +22,7 @@ export function defaultRoutes(cfg: OperatorConfig): Route[] {
 
 export async function startWatcher(
   cfg: OperatorConfig,
-  opts: { log?: Logger; routes?: Route[]; concurrency?: number } = {},
+  opts: { log?: Logger; routes?: Route[]; concurrency?: number; resyncMs?: number } = {},
 ): Promise<RunningWatcher> {
   const log = opts.log ?? rootLogger.child({ role: 'watcher' });
   const kube = KubeClient.fromKubeconfig(cfg.kubeconfig);
@@ -36,6 +36,7 @@ export async function startWatcher(
     metrics,
     routes: opts.routes ?? defaultRoutes(cfg),
     concurrency: opts.concurrency,
+    resyncMs: opts.resyncMs ?? cfg.resyncMs,
   });
   watcher.start();
 

@@ -37,17 +37,24 @@ export interface WatcherOptions {
   routes: Route[];
   /** Concurrent Temporal calls in flight (default 64). */
   concurrency?: number;
+  /** Every object is re-dispatched this often, restarting workflows that failed or were terminated. */
+  resyncMs?: number;
   informer?: InformerOptions;
 }
+
+const DEFAULT_RESYNC_MS = 15 * 60_000;
 
 export class Watcher {
   readonly dispatcher: Dispatcher;
   private readonly queue: KeyedQueue;
   private readonly informers = new Map<string, ResourceInformer<KubernetesObject>>();
   private readonly ctx: WatcherContext;
+  private readonly informerOptions: InformerOptions;
 
   constructor(private readonly opts: WatcherOptions) {
-    this.dispatcher = new Dispatcher(opts.temporal, opts.taskQueue, opts.metrics, opts.log);
+    const resyncMs = opts.resyncMs ?? DEFAULT_RESYNC_MS;
+    this.dispatcher = new Dispatcher(opts.temporal, opts.taskQueue, opts.metrics, opts.log, resyncMs / 2);
+    this.informerOptions = { resyncMs, ...opts.informer };
     this.queue = new KeyedQueue(opts.concurrency ?? 64, (d) => opts.metrics.queueDepth.set(d));
     this.ctx = {
       dispatcher: this.dispatcher,
@@ -101,7 +108,7 @@ export class Watcher {
       handler,
       this.opts.log.child({ informer: id }),
       this.opts.metrics,
-      this.opts.informer,
+      this.informerOptions,
     );
     this.informers.set(id, informer as unknown as ResourceInformer<KubernetesObject>);
     informer.start();

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ObjectKeeper } from '../../src/api/objectkeeper.js';
 import { objectKeeperWorkflowId } from '../../src/domain/objectkeeper.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
-import { eventually, kube, listWorkflows, startTestWatcher, startTestWorker, uniq } from '../support/env.js';
+import { eventually, kube, listWorkflows, startTestWatcher, startTestWorker, temporal, uniq } from '../support/env.js';
 
 const TASK_QUEUE = uniq('tq-watcher');
 const k = kube();
@@ -26,8 +26,8 @@ async function ttlKeeper(prefix: string): Promise<ObjectKeeper> {
   });
 }
 
-async function watcher(): Promise<RunningWatcher> {
-  const w = await startTestWatcher(TASK_QUEUE, { keeperVerifyIntervalMs: 30 * 60_000 });
+async function watcher(resyncMs = 15 * 60_000): Promise<RunningWatcher> {
+  const w = await startTestWatcher(TASK_QUEUE, { keeperVerifyIntervalMs: 30 * 60_000, resyncMs });
   watchers.push(w);
   await w.watcher.waitForSync();
   return w;
@@ -135,6 +135,20 @@ describe('watcher', () => {
       (await counter(a, 'do_watcher_workflows_started_total')) +
       (await counter(b, 'do_watcher_workflows_started_total'));
     expect(started).toBe(keepers.length);
+  });
+
+  it('restarts, at the next resync, a workflow someone terminated', async () => {
+    const w = await watcher(1500);
+    const keeper = await ttlKeeper('terminated');
+    created.push(keeper);
+    await eventually('running', async () => (await executions(keeper)).includes('RUNNING'));
+    const id = objectKeeperWorkflowId(keeper.metadata!.name!, keeper.metadata!.uid!);
+    await (await temporal()).workflow.getHandle(id).terminate('operator mistake');
+    await eventually('a new run after the resync', async () => {
+      const runs = await executions(keeper);
+      return runs.includes('TERMINATED') && runs.includes('RUNNING');
+    });
+    await w.stop();
   });
 
   afterAll(async () => {
