@@ -14,7 +14,6 @@ import {
   Watch,
   loadYaml,
   setHeaderOptions,
-  type KubernetesListObject,
   type KubernetesObject,
   type V1APIResource,
   type V1Status,
@@ -161,24 +160,57 @@ export class KubeClient {
     ) as Promise<KubernetesObject>;
   }
 
-  /** One page of a list, with the resourceVersion to watch from. */
+  /**
+   * One page of a cluster-wide list, with the resourceVersion to watch from and the continue
+   * token. Kinds outside the core group go through the generic custom-objects endpoint, which
+   * returns the apiserver's JSON untouched: KubernetesObjectApi.list drops `metadata.continue`
+   * for kinds it has no model for, which would silently truncate lists to their first page.
+   */
   async listPage<T extends KubernetesObject = KubernetesObject>(
     apiVersion: string,
     kind: string,
     opts: { namespace?: string; limit?: number; continueToken?: string; labelSelector?: string } = {},
-  ): Promise<KubernetesListObject<T>> {
-    return this.objects.list<T>(
-      apiVersion,
-      kind,
-      opts.namespace,
-      undefined,
-      undefined,
-      undefined,
-      undefined,
-      opts.labelSelector,
-      opts.limit,
-      opts.continueToken,
-    );
+  ): Promise<{ items: T[]; resourceVersion?: string; continueToken?: string }> {
+    const [group, version] = splitApiVersion(apiVersion);
+    if (group === '') {
+      const page = await this.objects.list<T>(
+        apiVersion,
+        kind,
+        opts.namespace,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        opts.labelSelector,
+        opts.limit,
+        opts.continueToken,
+      );
+      return {
+        items: page.items,
+        resourceVersion: page.metadata?.resourceVersion,
+        continueToken: page.metadata?._continue || undefined,
+      };
+    }
+    const plural = (await this.objects.resourceFor(apiVersion, kind)).name;
+    const query = {
+      group,
+      version,
+      plural,
+      limit: opts.limit,
+      _continue: opts.continueToken,
+      labelSelector: opts.labelSelector,
+    };
+    const page = (await (opts.namespace
+      ? this.customObjects.listNamespacedCustomObject({ ...query, namespace: opts.namespace })
+      : this.customObjects.listClusterCustomObject(query))) as {
+      items: T[];
+      metadata?: { resourceVersion?: string; continue?: string };
+    };
+    return {
+      items: page.items,
+      resourceVersion: page.metadata?.resourceVersion,
+      continueToken: page.metadata?.continue || undefined,
+    };
   }
 
   /** The REST collection path for a kind (cluster-wide), e.g. `/apis/deckhouse.io/v1alpha1/objectkeepers`. */

@@ -146,8 +146,8 @@ export class ResourceInformer<T extends KubernetesObject = KubernetesObject> {
         limit: this.opts.pageSize ?? 500,
         continueToken,
       });
-      rv = page.metadata?.resourceVersion;
-      continueToken = page.metadata?._continue || undefined;
+      rv = page.resourceVersion;
+      continueToken = page.continueToken;
       const receivedAt = performance.now();
       for (const item of page.items) {
         // List items omit apiVersion/kind; restore them so handlers see whole objects.

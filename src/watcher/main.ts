@@ -4,6 +4,7 @@ import type { OperatorConfig } from '../config.js';
 import { KubeClient } from '../kube/client.js';
 import { logger as rootLogger, type Logger } from '../log.js';
 import { connectClient } from '../temporal/connection.js';
+import type { InformerOptions } from './informer.js';
 import { createWatcherMetrics, type WatcherMetrics } from './metrics.js';
 import { ObjectKeeperRoute } from './routes/objectkeeper.js';
 import { Watcher, type Route } from './watcher.js';
@@ -22,7 +23,7 @@ export function defaultRoutes(cfg: OperatorConfig): Route[] {
 
 export async function startWatcher(
   cfg: OperatorConfig,
-  opts: { log?: Logger; routes?: Route[]; concurrency?: number; resyncMs?: number } = {},
+  opts: { log?: Logger; routes?: Route[]; concurrency?: number; resyncMs?: number; informer?: InformerOptions } = {},
 ): Promise<RunningWatcher> {
   const log = opts.log ?? rootLogger.child({ role: 'watcher' });
   const kube = KubeClient.fromKubeconfig(cfg.kubeconfig);
@@ -37,6 +38,7 @@ export async function startWatcher(
     routes: opts.routes ?? defaultRoutes(cfg),
     concurrency: opts.concurrency,
     resyncMs: opts.resyncMs ?? cfg.resyncMs,
+    informer: opts.informer,
   });
   watcher.start();
 

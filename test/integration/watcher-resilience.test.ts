@@ -27,7 +27,8 @@ async function ttlKeeper(prefix: string): Promise<ObjectKeeper> {
 }
 
 async function watcher(resyncMs = 15 * 60_000): Promise<RunningWatcher> {
-  const w = await startTestWatcher(TASK_QUEUE, { keeperVerifyIntervalMs: 30 * 60_000, resyncMs });
+  // Tiny list pages, so every (re)list here goes through pagination.
+  const w = await startTestWatcher(TASK_QUEUE, { keeperVerifyIntervalMs: 30 * 60_000, resyncMs }, { pageSize: 2 });
   watchers.push(w);
   await w.watcher.waitForSync();
   return w;

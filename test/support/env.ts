@@ -16,6 +16,7 @@ import { KubeClient } from '../../src/kube/client.js';
 import { logger } from '../../src/log.js';
 import { connectClient, connectWorker } from '../../src/temporal/connection.js';
 import { installTemporalRuntime } from '../../src/workers/runtime.js';
+import type { InformerOptions } from '../../src/watcher/informer.js';
 import { startWatcher, type RunningWatcher } from '../../src/watcher/main.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -79,8 +80,9 @@ export async function startTestWorker(taskQueue: string): Promise<{ stop(): Prom
 export async function startTestWatcher(
   taskQueue: string,
   extra: Partial<OperatorConfig> = {},
+  informer?: InformerOptions,
 ): Promise<RunningWatcher> {
-  return startWatcher(testConfig(taskQueue, extra), { log: quietLog });
+  return startWatcher(testConfig(taskQueue, extra), { log: quietLog, informer });
 }
 
 /** Runs a CLI role (`worker`, `watcher`) as a child process, as a Deployment would. */
