@@ -4,7 +4,7 @@
  *      start time − the moment the apiserver acknowledged the create.
  *   2. re-list: M keepers created while no watcher runs; time from watcher start until every
  *      workflow is started; then a second watcher start must start nothing (zero duplicates).
- * Usage: npx tsx bench/watcher.ts [N=1000] [M=10000]
+ * Usage: npx tsx bench/watcher.ts [N=1000] [M=10000] [creates per second=50]
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { loadConfig } from '../src/config.js';
@@ -16,6 +16,8 @@ import { benchStack, machine, pool, summary } from './support.js';
 
 const N = Number(process.argv[2] ?? 1000);
 const M = Number(process.argv[3] ?? 10_000);
+/** Creates per second for the latency run (objects arriving at a steady pace, below capacity). */
+const RATE = Number(process.argv[4] ?? 50);
 
 const stack = await benchStack('watcher');
 const log = logger.child({ bench: 'watcher' });
@@ -42,12 +44,16 @@ try {
   await w1.watcher.waitForSync();
   const sent = new Map<string, number>();
   const acked = new Map<string, number>();
+  const pace = 1000 / RATE;
+  const t0 = Date.now();
   await pool(
-    Array.from({ length: N }, (_, i) => `lat-${i}`),
-    4,
-    async (name) => {
+    Array.from({ length: N }, (_, i) => i),
+    8,
+    async (i) => {
+      const due = t0 + i * pace;
+      if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
       const t = Date.now();
-      const obj = await kube.create(keeper(name));
+      const obj = await kube.create(keeper(`lat-${i}`));
       sent.set(obj.metadata!.uid!, t);
       acked.set(obj.metadata!.uid!, Date.now());
     },
@@ -61,7 +67,7 @@ try {
     fromAck.push(wf.startTime.getTime() - acked.get(uid)!);
     fromSend.push(wf.startTime.getTime() - sent.get(uid)!);
   }
-  console.log(summary(`create acknowledged → workflow started (${N} objects, 4 concurrent creates)`, fromAck));
+  console.log(summary(`create acknowledged → workflow started (${N} objects at ${RATE}/s)`, fromAck));
   console.log(summary(`create sent → workflow started`, fromSend));
   const lag = (await w1.metrics.dispatchLag.get()).values.filter((v) => v.metricName?.endsWith('_bucket'));
   const le = (limit: number) => lag.find((v) => (v.labels as Record<string, unknown>).le === limit)?.value ?? 0;
