@@ -45,12 +45,12 @@ try {
   const sent = new Map<string, number>();
   const acked = new Map<string, number>();
   const pace = 1000 / RATE;
-  const t0 = Date.now();
+  const paceStart = Date.now();
   await pool(
     Array.from({ length: N }, (_, i) => i),
     8,
     async (i) => {
-      const due = t0 + i * pace;
+      const due = paceStart + i * pace;
       if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
       const t = Date.now();
       const obj = await kube.create(keeper(`lat-${i}`));
