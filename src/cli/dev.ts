@@ -73,11 +73,14 @@ export async function runDev(opts: DevOptions): Promise<void> {
       '',
     ].join('\n'),
   );
-  await new Promise<void>((resolve) => {
-    for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => resolve());
-    for (const c of children)
-      void c.exited.then((code) => console.error(`${c.spec.name} exited (${code}); see ${c.spec.logFile}`));
-  });
+  let stopping = false;
+  for (const c of children) {
+    void c.exited.then((code) => {
+      if (!stopping) console.error(`${c.spec.name} exited unexpectedly (${code}); see ${c.spec.logFile}`);
+    });
+  }
+  await untilShutdownSignal();
+  stopping = true;
   console.log('stopping…');
   await Promise.all(children.map((c) => c.stop()));
   await stack.stop();

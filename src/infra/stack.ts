@@ -20,6 +20,7 @@ import {
   type Component,
 } from './components.js';
 import { getFreePort, isPortFree, reapStale, writePidFile } from './process.js';
+import { installCrds } from '../kube/crds.js';
 
 export type StackMode = 'dev' | 'test';
 
@@ -190,7 +191,6 @@ export class LocalStack {
       await writeFile(path.join(stateDir, STACK_INFO_FILE), JSON.stringify(info, null, 2));
       const stack = new LocalStack(info, kubeEtcd, apiserver, controllerManager, temporal, tenantEtcd);
       if (opts.installCrds !== false) {
-        const { installCrds } = await import('../kube/crds.js');
         await installCrds(kubeconfig);
         log(`CRDs installed (${Date.now() - t0} ms)`);
       }

@@ -1,0 +1,123 @@
+/**
+ * `durable-operators dev` as a user runs it: it starts everything, Ctrl-C stops everything, and
+ * running it again picks up the same cluster state and the same running workflows.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, expect, it } from 'vitest';
+import type { ObjectKeeper } from '../../src/api/objectkeeper.js';
+import { loadConfig } from '../../src/config.js';
+import { objectKeeperWorkflowId } from '../../src/domain/objectkeeper.js';
+import { ManagedProcess, isAlive } from '../../src/infra/process.js';
+import { readStackInfo } from '../../src/infra/stack.js';
+import { KubeClient } from '../../src/kube/client.js';
+import { connectClient } from '../../src/temporal/connection.js';
+import { REPO_ROOT, eventually, uniq } from '../support/env.js';
+
+const stateDir = path.join(REPO_ROOT, '.state', 'test-dev');
+let dev: ManagedProcess | undefined;
+
+function startDev(run: number): ManagedProcess {
+  return ManagedProcess.start({
+    name: 'dev',
+    command: process.execPath,
+    args: ['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'dev', '--state-dir', stateDir],
+    cwd: REPO_ROOT,
+    logFile: path.join(REPO_ROOT, '.state', `test-dev-run${run}.log`),
+  });
+}
+
+/** Every descendant of `pid` (children, grandchildren, …). */
+function descendants(pid: number): number[] {
+  const parentOf = new Map<number, number>();
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
+      parentOf.set(Number(e), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      /* gone */
+    }
+  }
+  const out: number[] = [];
+  const walk = (p: number) => {
+    for (const [child, parent] of parentOf) if (parent === p) (out.push(child), walk(child));
+  };
+  walk(pid);
+  return out;
+}
+
+async function untilRunning(proc: ManagedProcess): Promise<void> {
+  await eventually(
+    'dev to report it is running',
+    async () => {
+      if (!proc.running) throw new Error(`dev exited:\n${proc.logTail(30)}`);
+      return readFileSync(proc.spec.logFile, 'utf8').includes('durable-operators dev is running');
+    },
+    { timeoutMs: 180_000, intervalMs: 500 },
+  );
+}
+
+/** Ctrl-C as a terminal sends it: SIGINT to the foreground process group. */
+async function ctrlC(proc: ManagedProcess): Promise<number[]> {
+  const tree = descendants(proc.pid);
+  expect(tree.length).toBeGreaterThanOrEqual(7); // 5 servers + worker + watcher (+ tsx)
+  process.kill(-proc.pid, 'SIGINT');
+  await proc.exited;
+  return tree;
+}
+
+afterAll(async () => {
+  await dev?.stop();
+});
+
+it('starts everything, stops everything on Ctrl-C, and a second run resumes the same state', async () => {
+  await rm(stateDir, { recursive: true, force: true });
+  dev = startDev(1);
+  await untilRunning(dev);
+  const info = (await readStackInfo(stateDir))!;
+  const kube = KubeClient.fromKubeconfig(info.kubeconfig);
+  const temporal = await connectClient(loadConfig({ temporalAddress: info.temporal.address }, {}).temporal);
+  const keeper = await kube.create<ObjectKeeper>({
+    apiVersion: 'deckhouse.io/v1alpha1',
+    kind: 'ObjectKeeper',
+    metadata: { name: uniq('dev') },
+    spec: { mode: 'TTL', ttl: '1h' },
+  });
+  const handle = temporal.workflow.getHandle(objectKeeperWorkflowId(keeper.metadata!.name!, keeper.metadata!.uid!));
+  await eventually(
+    'keeper WaitingTTL',
+    async () =>
+      (await kube.get<ObjectKeeper>({ apiVersion: keeper.apiVersion, kind: keeper.kind, name: keeper.metadata!.name! }))
+        ?.status?.phase === 'WaitingTTL',
+    { timeoutMs: 120_000 },
+  );
+  const { runId } = await handle.describe();
+  await temporal.connection.close();
+
+  const tree = await ctrlC(dev);
+  expect(readFileSync(dev.spec.logFile, 'utf8')).toContain('stopped.');
+  expect(tree.filter(isAlive)).toEqual([]);
+
+  // Second run: same state dir, so the same cluster objects and the same running workflow.
+  dev = startDev(2);
+  await untilRunning(dev);
+  const info2 = (await readStackInfo(stateDir))!;
+  const kube2 = KubeClient.fromKubeconfig(info2.kubeconfig);
+  const again = await kube2.get<ObjectKeeper>({
+    apiVersion: keeper.apiVersion,
+    kind: keeper.kind,
+    name: keeper.metadata!.name!,
+  });
+  expect(again?.metadata?.uid).toBe(keeper.metadata!.uid);
+  const temporal2 = await connectClient(loadConfig({ temporalAddress: info2.temporal.address }, {}).temporal);
+  const desc = await temporal2.workflow.getHandle(handle.workflowId).describe();
+  expect(desc.runId).toBe(runId);
+  expect(desc.status.name).toBe('RUNNING');
+  await temporal2.connection.close();
+
+  const tree2 = await ctrlC(dev);
+  dev = undefined;
+  expect(tree2.filter(isAlive)).toEqual([]);
+});
