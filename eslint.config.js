@@ -18,7 +18,7 @@ const ioLibraries = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'coverage/**', 'deploy/**'] },
+  { ignores: ['node_modules/**', 'dist/**', 'coverage/**', 'deploy/**', '.state/**', 'test/fixtures/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { LocalStack } from '../infra/stack.js';
 import { ManagedProcess } from '../infra/process.js';
 import { untilShutdownSignal } from './signals.js';
+import { DEMO_TENANT, seedDemoTenant } from './tenants.js';
 
 export interface DevOptions {
   stateDir: string;
@@ -23,6 +24,8 @@ export async function runDev(opts: DevOptions): Promise<void> {
     TEMPORAL_NAMESPACE: info.temporal.namespace,
     KUBECONFIG: info.kubeconfig,
   };
+  // A demo tenant (and the default resolver config unless one is set) in the tenant etcd.
+  await seedDemoTenant(info.tenantEtcd.endpoint);
   // Re-run this same CLI (same Node flags, e.g. the tsx loader) for each role.
   const self = [...process.execArgv, process.argv[1]!];
   const children: ManagedProcess[] = [];
@@ -62,7 +65,7 @@ export async function runDev(opts: DevOptions): Promise<void> {
       `  Temporal gRPC     ${info.temporal.address}  (temporal --address ${info.temporal.address} workflow list)`,
       `  kube-apiserver    ${info.kube.server}`,
       `  kubeconfig        ${rel(info.kubeconfig)}`,
-      `  tenant etcd       ${info.tenantEtcd.endpoint}`,
+      `  tenant etcd       ${info.tenantEtcd.endpoint}  (demo tenant ${DEMO_TENANT.id}: npm run cli -- tenants get ${DEMO_TENANT.id} --etcd ${info.tenantEtcd.endpoint})`,
       `  logs              ${rel(info.logsDir)}/  (worker.log, watcher.log, kube-apiserver.log, ...)`,
       '',
       'Try it:',

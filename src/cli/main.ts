@@ -12,6 +12,7 @@ import { INFRA_BINARIES, INFRA_VERSIONS } from '../infra/versions.js';
 import { logger } from '../log.js';
 import { runDev } from './dev.js';
 import { untilShutdownSignal } from './signals.js';
+import { registerTenantCommands } from './tenants.js';
 
 const program = new Command()
   .name('durable-operators')
@@ -83,6 +84,8 @@ program
   .action(async (flags: { stateDir: string; worker: boolean; watcher: boolean }) => {
     await runDev({ stateDir: path.resolve(flags.stateDir), worker: flags.worker, watcher: flags.watcher });
   });
+
+registerTenantCommands(program);
 
 const infra = program.command('infra').description('Infrastructure binaries and the local stack.');
 infra

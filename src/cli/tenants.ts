@@ -35,7 +35,11 @@ interface StoreFlags {
 
 function storeOptions(cmd: Command): Command {
   return cmd
-    .addOption(new Option('--etcd <endpoints>', 'tenant etcd endpoints, comma-separated').env('DO_TENANT_ETCD').default(DEV_TENANT_ETCD))
+    .addOption(
+      new Option('--etcd <endpoints>', 'tenant etcd endpoints, comma-separated')
+        .env('DO_TENANT_ETCD')
+        .default(DEV_TENANT_ETCD),
+    )
     .addOption(new Option('--prefix <prefix>', 'namespace prefix of the tenant keys').default(DEFAULT_TENANT_PREFIX));
 }
 
@@ -54,7 +58,9 @@ async function withPublisher<T>(flags: StoreFlags, fn: (publisher: TenantPublish
 function explainEtcdError(err: unknown, endpoints: string): unknown {
   const text = String(err);
   if (/UNAVAILABLE|ECONNREFUSED|circuit breaker|DEADLINE_EXCEEDED|deadline/i.test(text)) {
-    return new Error(`cannot reach etcd at ${endpoints} (${err instanceof Error ? err.message : text}); set --etcd or DO_TENANT_ETCD`);
+    return new Error(
+      `cannot reach etcd at ${endpoints} (${err instanceof Error ? err.message : text}); set --etcd or DO_TENANT_ETCD`,
+    );
   }
   return err;
 }
@@ -87,7 +93,9 @@ export function redactSecrets(view: TenantView): TenantView {
   return {
     ...view,
     ...(view.databases && {
-      databases: Object.fromEntries(Object.entries(view.databases).map(([k, db]) => [k, { ...db, password: mask(db.password) }])),
+      databases: Object.fromEntries(
+        Object.entries(view.databases).map(([k, db]) => [k, { ...db, password: mask(db.password) }]),
+      ),
     }),
     ...(view.ftp && { ftp: view.ftp.map((f) => ({ ...f, passwordHash: mask(f.passwordHash) })) }),
   };
@@ -101,13 +109,17 @@ export function registerTenantCommands(program: Command): Command {
     .description('Publish and inspect tenant configuration in etcd (what the tenant provider reads).');
 
   storeOptions(tenants.command('put'))
-    .description('Create or replace a tenant from a JSON document: {id, code, name, status, billingPlan?, databases?, ftp?, storage?, wvp?, domain?}.')
+    .description(
+      'Create or replace a tenant from a JSON document: {id, code, name, status, billingPlan?, databases?, ftp?, storage?, wvp?, domain?}.',
+    )
     .argument('<file>', 'tenant document (JSON), or - for stdin')
     .action(async (file: string, flags: StoreFlags) => {
       const doc = await readDocument(file);
       const result = await withPublisher(flags, (p) => p.putTenant(doc));
       const id = (doc as TenantDocument).id;
-      console.log(`tenant ${id} written at revision ${result.revision}: ${result.written.length} key(s) written, ${result.deleted.length} deleted`);
+      console.log(
+        `tenant ${id} written at revision ${result.revision}: ${result.written.length} key(s) written, ${result.deleted.length} deleted`,
+      );
       for (const key of result.written) console.log(`  put     ${flags.prefix}${key}`);
       for (const key of result.deleted) console.log(`  delete  ${flags.prefix}${key}`);
     });
@@ -120,7 +132,8 @@ export function registerTenantCommands(program: Command): Command {
       const reading = await withPublisher(flags, (p) => p.getTenant(id));
       if (reading === undefined) throw new Error(`tenant ${id} not found under ${flags.prefix}`);
       print(flags.showSecrets ? reading.tenant : redactSecrets(reading.tenant));
-      for (const r of reading.rejected) console.error(`warning: ${flags.prefix}${r.key} is malformed and ignored by readers: ${r.reason}`);
+      for (const r of reading.rejected)
+        console.error(`warning: ${flags.prefix}${r.key} is malformed and ignored by readers: ${r.reason}`);
     });
 
   storeOptions(tenants.command('list'))
@@ -136,10 +149,22 @@ export function registerTenantCommands(program: Command): Command {
         console.log(`no tenants under ${flags.prefix}`);
         return;
       }
-      const rows = list.map((t) => [String(t.id), t.code ?? '-', t.status ?? '(no meta)', t.domain?.primary ?? '-', t.name ?? '-']);
+      const rows = list.map((t) => [
+        String(t.id),
+        t.code ?? '-',
+        t.status ?? '(no meta)',
+        t.domain?.primary ?? '-',
+        t.name ?? '-',
+      ]);
       const header = ['ID', 'CODE', 'STATUS', 'PRIMARY DOMAIN', 'NAME'];
       const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-      for (const row of [header, ...rows]) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd());
+      for (const row of [header, ...rows])
+        console.log(
+          row
+            .map((cell, i) => cell.padEnd(widths[i]!))
+            .join('  ')
+            .trimEnd(),
+        );
     });
 
   storeOptions(tenants.command('delete'))
@@ -155,18 +180,35 @@ export function registerTenantCommands(program: Command): Command {
 
   storeOptions(resolver.command('set'))
     .description('Publish how services tell which tenant a request belongs to.')
-    .addOption(new Option('--http-type <type>', 'where HTTP requests carry the tenant').choices(HTTP_RESOLVER_TYPES).makeOptionMandatory())
+    .addOption(
+      new Option('--http-type <type>', 'where HTTP requests carry the tenant')
+        .choices(HTTP_RESOLVER_TYPES)
+        .makeOptionMandatory(),
+    )
     .option('--header-name <name>', 'header holding the tenant ID (http-type header)')
     .option('--query-param <name>', 'query parameter holding the tenant ID (http-type query)')
     .option('--path-index <n>', 'path segment holding the tenant ID, 0 = first (http-type path)')
-    .addOption(new Option('--host-mode <mode>', 'http-type host: numeric subdomain, whole domain, or tenant code subdomain').choices(HTTP_HOST_MODES))
+    .addOption(
+      new Option(
+        '--host-mode <mode>',
+        'http-type host: numeric subdomain, whole domain, or tenant code subdomain',
+      ).choices(HTTP_HOST_MODES),
+    )
     .addOption(new Option('--ftp-type <type>', 'how FTP sessions carry the tenant').choices(FTP_RESOLVER_TYPES))
     .action(
       async (
-        flags: StoreFlags & { httpType: ResolverConfig['httpType']; headerName?: string; queryParam?: string; pathIndex?: string; hostMode?: ResolverConfig['httpHostMode']; ftpType?: ResolverConfig['ftpType'] },
+        flags: StoreFlags & {
+          httpType: ResolverConfig['httpType'];
+          headerName?: string;
+          queryParam?: string;
+          pathIndex?: string;
+          hostMode?: ResolverConfig['httpHostMode'];
+          ftpType?: ResolverConfig['ftpType'];
+        },
       ) => {
         const pathIndex = flags.pathIndex === undefined ? undefined : Number(flags.pathIndex);
-        if (pathIndex !== undefined && !Number.isInteger(pathIndex)) throw new Error(`--path-index must be an integer, got ${flags.pathIndex}`);
+        if (pathIndex !== undefined && !Number.isInteger(pathIndex))
+          throw new Error(`--path-index must be an integer, got ${flags.pathIndex}`);
         const config = await withPublisher(flags, (p) =>
           p.setResolverConfig({
             httpType: flags.httpType,
@@ -190,7 +232,9 @@ export function registerTenantCommands(program: Command): Command {
         console.log(`${flags.prefix}common/resolver is not set; readers use the default:`);
         print(DEFAULT_RESOLVER_CONFIG);
       } else {
-        throw new Error(`${flags.prefix}common/resolver is invalid (${reading.reason}); readers keep their last valid config. Value: ${reading.raw}`);
+        throw new Error(
+          `${flags.prefix}common/resolver is invalid (${reading.reason}); readers keep their last valid config. Value: ${reading.raw}`,
+        );
       }
     });
 
@@ -213,7 +257,10 @@ export const DEMO_TENANT: TenantDocument = {
  * published (a developer's own choice survives restarts). Returns one line telling how to send
  * a request as the demo tenant under the resolver config in force.
  */
-export async function seedDemoTenant(endpoint: string, options: { prefix?: string; baseUrl?: string } = {}): Promise<string> {
+export async function seedDemoTenant(
+  endpoint: string,
+  options: { prefix?: string; baseUrl?: string } = {},
+): Promise<string> {
   const client = createEtcdClient(endpoint);
   try {
     const publisher = new TenantPublisher(client, options.prefix ?? DEFAULT_TENANT_PREFIX);
@@ -233,10 +280,10 @@ export async function seedDemoTenant(endpoint: string, options: { prefix?: strin
 /** A curl command that resolves to the demo tenant under `config`. */
 export function demoRequest(config: ResolverConfig, baseUrl: string): string {
   const id = DEMO_TENANT.id;
-  const url = new URL(baseUrl.replace('<port>', '0'));
-  const port = baseUrl.includes('<port>') ? '<port>' : url.port;
-  const hostPort = (host: string) => `${host}${port ? `:${port}` : ''}`;
   const base = baseUrl.replace(/\/$/, '');
+  // The port as written in the base URL, `<port>` placeholder included.
+  const port = /^[a-z]+:\/\/[^/]*:([^/]+)/i.exec(base)?.[1];
+  const hostPort = (host: string) => (port ? `${host}:${port}` : host);
   switch (config.httpType) {
     case 'header':
       return `curl -H '${config.httpHeaderName}: ${id}' ${base}/`;
@@ -245,7 +292,12 @@ export function demoRequest(config: ResolverConfig, baseUrl: string): string {
     case 'path':
       return `curl ${base}/${Array.from({ length: config.httpPathIndex }, () => 'x/').join('')}${id}/  (segment ${config.httpPathIndex} is the tenant ID)`;
     case 'host': {
-      const host = config.httpHostMode === 'domain' ? DEMO_TENANT.domain!.primary! : config.httpHostMode === 'code' ? `${DEMO_TENANT.code}.localhost` : `${id}.localhost`;
+      const host =
+        config.httpHostMode === 'domain'
+          ? DEMO_TENANT.domain!.primary!
+          : config.httpHostMode === 'code'
+            ? `${DEMO_TENANT.code}.localhost`
+            : `${id}.localhost`;
       return `curl -H 'Host: ${hostPort(host)}' ${base}/`;
     }
   }

@@ -5,24 +5,29 @@
  * same parsing and index building as an etcd list: a cache-started provider answers domain and
  * code lookups at once (the original stored its maps without the indexes and rebuilt nothing).
  *
- * Saves are asynchronous and coalesced: a burst of changes writes the file once, with the latest
- * snapshot. Each write goes to a temporary file that is then renamed over the cache, so a crash
- * mid-write leaves the previous cache intact. The file holds database passwords as published:
- * it is created readable by the owner only.
+ * Saving is asynchronous in every sense: coalesced (a burst of changes is written once, with the
+ * latest snapshot, at most about once per `debounceMs`), and written in chunks that yield to the
+ * event loop, because encoding 10,000 tenants in one go would stall request handling for a few
+ * hundred milliseconds. The snapshot is immutable, so encoding it across ticks is safe. Each save
+ * goes to a temporary file that is synced and renamed over the cache, so a crash mid-write leaves
+ * the previous cache intact. The file holds database passwords as published: owner-only.
+ *
+ * Format: JSON lines. A header `{format, prefix, revision, savedAt}`, one `[key, value]` per
+ * entry, and a trailer `{end: count}`.
  */
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { open, readFile, rename, rm, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../log.js';
 import { snapshotEntries, type TenantSnapshot } from './snapshot.js';
 
-const FORMAT = 'durable-operators/tenant-cache@1';
+const FORMAT = 'durable-operators/tenant-cache@2';
+const LINES_PER_CHUNK = 1000;
 
-interface CacheFile {
-  format: typeof FORMAT;
+interface CacheHeader {
+  format: string;
   prefix: string;
   revision: number;
   savedAt: string;
-  entries: Record<string, string>;
 }
 
 export interface CachedConfig {
@@ -42,8 +47,8 @@ export class SnapshotFileCache {
     readonly file: string,
     private readonly prefix: string,
     private readonly log: Logger,
-    /** Coalescing window: a burst of changes within it is written once. */
-    private readonly debounceMs = 50,
+    /** Coalescing window: changes within it are written once. */
+    private readonly debounceMs = 1000,
   ) {}
 
   /** The cached configuration, or undefined when there is no usable cache (logged). */
@@ -56,13 +61,25 @@ export class SnapshotFileCache {
       return undefined;
     }
     try {
-      const doc = JSON.parse(text) as Partial<CacheFile>;
-      if (doc.format !== FORMAT) throw new Error(`unknown format ${JSON.stringify(doc.format)}`);
+      const lines = text.split('\n');
+      if (lines.at(-1) === '') lines.pop();
+      const header = JSON.parse(lines[0] ?? '') as Partial<CacheHeader>;
+      if (header.format !== FORMAT) throw new Error(`unknown format ${JSON.stringify(header.format)}`);
       // A cache written for another namespace would serve another platform's tenants.
-      if (doc.prefix !== this.prefix) throw new Error(`written for prefix ${JSON.stringify(doc.prefix)}, not ${JSON.stringify(this.prefix)}`);
-      if (typeof doc.revision !== 'number' || typeof doc.entries !== 'object' || doc.entries === null) throw new Error('missing revision or entries');
-      const entries = Object.entries(doc.entries).filter((e): e is [string, string] => typeof e[1] === 'string');
-      return { revision: doc.revision, savedAt: String(doc.savedAt), entries };
+      if (header.prefix !== this.prefix) {
+        throw new Error(`written for prefix ${JSON.stringify(header.prefix)}, not ${JSON.stringify(this.prefix)}`);
+      }
+      if (typeof header.revision !== 'number') throw new Error('no revision');
+      const trailer = JSON.parse(lines.at(-1) ?? '') as { end?: number };
+      if (trailer.end !== lines.length - 2) throw new Error('truncated');
+      const entries: Array<[string, string]> = [];
+      for (let i = 1; i < lines.length - 1; i++) {
+        const entry: unknown = JSON.parse(lines[i]!);
+        if (!Array.isArray(entry) || typeof entry[0] !== 'string' || typeof entry[1] !== 'string')
+          throw new Error(`bad line ${i + 1}`);
+        entries.push([entry[0], entry[1]]);
+      }
+      return { revision: header.revision, savedAt: String(header.savedAt), entries };
     } catch (err) {
       this.log.error({ file: this.file, err: (err as Error).message }, 'tenant cache file unusable');
       return undefined;
@@ -98,17 +115,33 @@ export class SnapshotFileCache {
   }
 
   private async write(snapshot: TenantSnapshot): Promise<void> {
-    const doc: CacheFile = {
-      format: FORMAT,
-      prefix: this.prefix,
-      revision: snapshot.revision,
-      savedAt: new Date().toISOString(),
-      entries: Object.fromEntries(snapshotEntries(snapshot)),
-    };
     const tmp = `${this.file}.${process.pid}.tmp`;
     try {
       await mkdir(path.dirname(this.file), { recursive: true });
-      await writeFile(tmp, JSON.stringify(doc), { mode: 0o600 });
+      const handle = await open(tmp, 'w', 0o600);
+      try {
+        const header: CacheHeader = {
+          format: FORMAT,
+          prefix: this.prefix,
+          revision: snapshot.revision,
+          savedAt: new Date().toISOString(),
+        };
+        let chunk: string[] = [JSON.stringify(header)];
+        let count = 0;
+        for (const entry of snapshotEntries(snapshot)) {
+          chunk.push(JSON.stringify(entry));
+          count++;
+          if (chunk.length >= LINES_PER_CHUNK) {
+            await handle.write(`${chunk.join('\n')}\n`); // yields to the event loop between chunks
+            chunk = [];
+          }
+        }
+        chunk.push(JSON.stringify({ end: count }));
+        await handle.write(`${chunk.join('\n')}\n`);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
       await rename(tmp, this.file);
       this.savedRevision = snapshot.revision;
       this.log.debug({ file: this.file, revision: snapshot.revision }, 'tenant cache saved');

@@ -84,12 +84,18 @@ class Checker {
     }
     if (allowed === undefined) return value as Json;
     for (const field of Object.keys(value)) {
-      if (!allowed.includes(field)) this.errors.push(`${path}.${field}: unknown field (allowed: ${allowed.join(', ')})`);
+      if (!allowed.includes(field))
+        this.errors.push(`${path}.${field}: unknown field (allowed: ${allowed.join(', ')})`);
     }
     return value as Json;
   }
 
-  string(o: Json, field: string, path: string, opts: { required?: boolean; pattern?: RegExp; oneOf?: readonly string[] } = {}): string | undefined {
+  string(
+    o: Json,
+    field: string,
+    path: string,
+    opts: { required?: boolean; pattern?: RegExp; oneOf?: readonly string[] } = {},
+  ): string | undefined {
     const v = o[field];
     if (v === undefined) {
       if (opts.required) this.errors.push(`${path}.${field}: required`);
@@ -100,12 +106,19 @@ class Checker {
       return undefined;
     }
     if (opts.required && v.trim() === '') this.errors.push(`${path}.${field}: must not be empty`);
-    else if (opts.pattern && !opts.pattern.test(v)) this.errors.push(`${path}.${field}: ${JSON.stringify(v)} has an invalid format`);
-    else if (opts.oneOf && !opts.oneOf.includes(v)) this.errors.push(`${path}.${field}: must be one of ${opts.oneOf.join(', ')}`);
+    else if (opts.pattern && !opts.pattern.test(v))
+      this.errors.push(`${path}.${field}: ${JSON.stringify(v)} has an invalid format`);
+    else if (opts.oneOf && !opts.oneOf.includes(v))
+      this.errors.push(`${path}.${field}: must be one of ${opts.oneOf.join(', ')}`);
     return v;
   }
 
-  int(o: Json, field: string, path: string, opts: { required?: boolean; min?: number; max?: number } = {}): number | undefined {
+  int(
+    o: Json,
+    field: string,
+    path: string,
+    opts: { required?: boolean; min?: number; max?: number } = {},
+  ): number | undefined {
     const v = o[field];
     if (v === undefined) {
       if (opts.required) this.errors.push(`${path}.${field}: required`);
@@ -121,16 +134,29 @@ class Checker {
   }
 
   bool(o: Json, field: string, path: string): void {
-    if (o[field] !== undefined && typeof o[field] !== 'boolean') this.errors.push(`${path}.${field}: expected a boolean`);
+    if (o[field] !== undefined && typeof o[field] !== 'boolean')
+      this.errors.push(`${path}.${field}: expected a boolean`);
   }
 
   hostname(value: unknown, path: string): void {
-    if (typeof value !== 'string' || !isHostname(value)) this.errors.push(`${path}: ${JSON.stringify(value)} is not a hostname`);
+    if (typeof value !== 'string' || !isHostname(value))
+      this.errors.push(`${path}: ${JSON.stringify(value)} is not a hostname`);
   }
 }
 
 const ROOT_FIELDS = ['id', 'code', 'name', 'status', 'billingPlan', 'databases', 'ftp', 'storage', 'wvp', 'domain'];
-const DATABASE_FIELDS = ['driver', 'host', 'port', 'database', 'username', 'password', 'sslMode', 'maxOpenConns', 'maxIdleConns', 'passwordEncrypted'];
+const DATABASE_FIELDS = [
+  'driver',
+  'host',
+  'port',
+  'database',
+  'username',
+  'password',
+  'sslMode',
+  'maxOpenConns',
+  'maxIdleConns',
+  'passwordEncrypted',
+];
 const FTP_FIELDS = ['username', 'passwordHash', 'description', 'status', 'homeDirectory', 'writePermission'];
 const STORAGE_FIELDS = ['quotaBytes', 'maxFileSizeBytes', 'maxConcurrentUploads'];
 
@@ -171,7 +197,8 @@ export function validateTenantDocument(input: unknown): Validated<TenantDocument
         const ftp = c.object(item, path, FTP_FIELDS);
         if (ftp === undefined) return;
         const username = c.string(ftp, 'username', path, { required: true, pattern: KEY_SEGMENT });
-        if (username !== undefined && seen.has(username)) c.errors.push(`${path}.username: duplicate ${JSON.stringify(username)}`);
+        if (username !== undefined && seen.has(username))
+          c.errors.push(`${path}.username: duplicate ${JSON.stringify(username)}`);
         if (username !== undefined) seen.add(username);
         for (const f of ['passwordHash', 'description', 'homeDirectory']) c.string(ftp, f, path);
         c.string(ftp, 'status', path, { oneOf: ['active', 'inactive'] });
@@ -214,7 +241,16 @@ export function validateTenantDocument(input: unknown): Validated<TenantDocument
 export function documentEntries(doc: TenantDocument): Array<[string, string]> {
   const tenantId = doc.id;
   const out: Array<[string, string]> = [];
-  out.push([keyOf({ kind: 'meta', tenantId }), JSON.stringify({ id: tenantId, code: doc.code, name: doc.name, status: doc.status, billingPlan: doc.billingPlan ?? '' })]);
+  out.push([
+    keyOf({ kind: 'meta', tenantId }),
+    JSON.stringify({
+      id: tenantId,
+      code: doc.code,
+      name: doc.name,
+      status: doc.status,
+      billingPlan: doc.billingPlan ?? '',
+    }),
+  ]);
   for (const [serviceCode, db] of Object.entries(doc.databases ?? {})) {
     out.push([
       keyOf({ kind: 'database', tenantId, serviceCode }),
@@ -250,13 +286,18 @@ export function documentEntries(doc: TenantDocument): Array<[string, string]> {
   }
   if (doc.storage) {
     const { quotaBytes, maxFileSizeBytes, maxConcurrentUploads } = doc.storage;
-    out.push([keyOf({ kind: 'storage', tenantId }), JSON.stringify({ tenantId, quotaBytes, maxFileSizeBytes, maxConcurrentUploads })]);
+    out.push([
+      keyOf({ kind: 'storage', tenantId }),
+      JSON.stringify({ tenantId, quotaBytes, maxFileSizeBytes, maxConcurrentUploads }),
+    ]);
   }
-  if (doc.wvp) out.push([keyOf({ kind: 'wvp', tenantId }), JSON.stringify({ apiUrl: doc.wvp.apiUrl, realm: doc.wvp.realm })]);
+  if (doc.wvp)
+    out.push([keyOf({ kind: 'wvp', tenantId }), JSON.stringify({ apiUrl: doc.wvp.apiUrl, realm: doc.wvp.realm })]);
   // Plain strings, as the original tenant-service writes them; readers also accept JSON strings.
   if (doc.domain?.primary) out.push([keyOf({ kind: 'domain', tenantId, part: 'primary' }), doc.domain.primary]);
   if (doc.domain?.internal) out.push([keyOf({ kind: 'domain', tenantId, part: 'internal' }), doc.domain.internal]);
-  if (doc.domain?.aliases?.length) out.push([keyOf({ kind: 'domain', tenantId, part: 'aliases' }), JSON.stringify(doc.domain.aliases)]);
+  if (doc.domain?.aliases?.length)
+    out.push([keyOf({ kind: 'domain', tenantId, part: 'aliases' }), JSON.stringify(doc.domain.aliases)]);
   return out;
 }
 
@@ -279,7 +320,10 @@ export function documentFromEntry(entry: TenantEntry): TenantView {
     }
   }
   if (entry.ftp.size) {
-    view.ftp = [...entry.ftp.values()].map(({ tenantId: _t, ...ftp }) => ({ ...ftp, status: ftp.status as 'active' | 'inactive' }));
+    view.ftp = [...entry.ftp.values()].map(({ tenantId: _t, ...ftp }) => ({
+      ...ftp,
+      status: ftp.status as 'active' | 'inactive',
+    }));
   }
   if (entry.storage) {
     const { quotaBytes, maxFileSizeBytes, maxConcurrentUploads } = entry.storage;

@@ -39,12 +39,20 @@ export async function listPrefix(client: Etcd3, prefix: string, options: ListOpt
       let revision = 0;
       let start = Buffer.from(prefix);
       for (;;) {
-        let query = client.getAll().inRange(new Range(start, end)).limit(pageSize).options({ deadline: Date.now() + timeoutMs });
+        let query = client
+          .getAll()
+          .inRange(new Range(start, end))
+          .limit(pageSize)
+          .options({ deadline: Date.now() + timeoutMs });
         if (revision > 0) query = query.revision(revision);
         const res = await query.exec();
         if (revision === 0) revision = Number(res.header.revision);
         for (const kv of res.kvs) {
-          kvs.push({ key: kv.key.toString('utf8').slice(prefix.length), value: kv.value.toString('utf8'), modRevision: Number(kv.mod_revision) });
+          kvs.push({
+            key: kv.key.toString('utf8').slice(prefix.length),
+            value: kv.value.toString('utf8'),
+            modRevision: Number(kv.mod_revision),
+          });
         }
         const last = res.kvs.at(-1);
         if (!res.more || last === undefined) return { revision, kvs };
@@ -59,7 +67,9 @@ export async function listPrefix(client: Etcd3, prefix: string, options: ListOpt
 
 /** `http://a:2379,http://b:2379` or a list → client hosts. */
 export function parseEndpoints(endpoints: string | readonly string[]): string[] {
-  const list = (typeof endpoints === 'string' ? endpoints.split(',') : [...endpoints]).map((e) => e.trim()).filter(Boolean);
+  const list = (typeof endpoints === 'string' ? endpoints.split(',') : [...endpoints])
+    .map((e) => e.trim())
+    .filter(Boolean);
   if (list.length === 0) throw new Error('no etcd endpoint given');
   return list;
 }

@@ -12,10 +12,27 @@
 export * from './model.js';
 export { classifyKey, keyOf, normalizePrefix, type ConfigKey, type ConfigKind } from './keys.js';
 export { validateResolverConfig } from './parse.js';
-export { TenantSnapshot, EMPTY_SNAPSHOT, applyChanges, buildSnapshot, snapshotEntries, type KeyChange, type IndexConflict, type RejectedValue, type TenantEntry } from './snapshot.js';
+export {
+  TenantSnapshot,
+  EMPTY_SNAPSHOT,
+  applyChanges,
+  buildSnapshot,
+  snapshotEntries,
+  type KeyChange,
+  type IndexConflict,
+  type RejectedValue,
+  type TenantEntry,
+} from './snapshot.js';
 export * from './resolve.js';
 export * from './middleware.js';
-export { TenantProvider, WATCH_STATES, RELOAD_REASONS, type TenantProviderOptions, type WatchState, type ReloadReason } from './provider.js';
+export {
+  TenantProvider,
+  WATCH_STATES,
+  RELOAD_REASONS,
+  type TenantProviderOptions,
+  type WatchState,
+  type ReloadReason,
+} from './provider.js';
 export { registerTenancyMetrics, type TenancyMetrics } from './metrics.js';
 export { TenantPublisher, TenantValidationError, type PublishResult, type ResolverReading } from './publisher.js';
 export { validateTenantDocument, documentEntries, type TenantDocument, type TenantView } from './document.js';

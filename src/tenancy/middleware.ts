@@ -61,6 +61,9 @@ export function tenantIdOf(req: IncomingMessage): number | undefined {
 export function sendTenantError(res: ServerResponse, error: TenantResolutionError): void {
   const body: TenantErrorBody = { error: error.code, message: error.message, source: error.source };
   const text = JSON.stringify(body);
-  res.writeHead(error.httpStatus, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(error.httpStatus, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }

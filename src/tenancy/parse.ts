@@ -45,7 +45,8 @@ type JsonObject = Record<string, unknown>;
 
 function parseObject(raw: string): JsonObject {
   const value: unknown = JSON.parse(raw);
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new InvalidValue('expected a JSON object');
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new InvalidValue('expected a JSON object');
   return value as JsonObject;
 }
 
@@ -59,7 +60,8 @@ function str(obj: JsonObject, field: string): string {
 function int(obj: JsonObject, field: string): number {
   const v = obj[field];
   if (v === undefined || v === null) return 0;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new InvalidValue(`${field}: expected an integer, got ${JSON.stringify(v)}`);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v))
+    throw new InvalidValue(`${field}: expected an integer, got ${JSON.stringify(v)}`);
   return v;
 }
 
@@ -73,7 +75,13 @@ function bool(obj: JsonObject, field: string): boolean {
 export function parseTenantMeta(tenantId: number, raw: string): Parsed<TenantMeta> {
   return guard(() => {
     const o = parseObject(raw);
-    return Object.freeze({ id: tenantId, code: str(o, 'code'), name: str(o, 'name'), status: str(o, 'status'), billingPlan: str(o, 'billingPlan') });
+    return Object.freeze({
+      id: tenantId,
+      code: str(o, 'code'),
+      name: str(o, 'name'),
+      status: str(o, 'status'),
+      billingPlan: str(o, 'billingPlan'),
+    });
   });
 }
 
@@ -187,11 +195,12 @@ export function parseDomainPart(part: DomainPart, raw: string): Parsed<string | 
 const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const QUERY_PARAM = /^[^\s&=#?]+$/;
 
+/** The allowed value equal to `value`: the constant itself, so per-request comparisons are pointer-cheap. */
 function oneOf<T extends string>(allowed: readonly T[], value: string, field: string): T {
-  if (!(allowed as readonly string[]).includes(value)) {
+  const match = allowed.find((a) => a === value);
+  if (match === undefined)
     throw new InvalidValue(`${field}: ${JSON.stringify(value)} is not one of ${allowed.join(', ')}`);
-  }
-  return value as T;
+  return match;
 }
 
 /**
@@ -200,7 +209,8 @@ function oneOf<T extends string>(allowed: readonly T[], value: string, field: st
  */
 export function validateResolverConfig(input: unknown): Parsed<ResolverConfig> {
   return guard(() => {
-    if (input === null || typeof input !== 'object' || Array.isArray(input)) throw new InvalidValue('expected a JSON object');
+    if (input === null || typeof input !== 'object' || Array.isArray(input))
+      throw new InvalidValue('expected a JSON object');
     const o = input as JsonObject;
     const httpType: HttpResolverType = oneOf(HTTP_RESOLVER_TYPES, str(o, 'httpType'), 'httpType');
     const httpHeaderName = str(o, 'httpHeaderName').trim();
@@ -209,11 +219,13 @@ export function validateResolverConfig(input: unknown): Parsed<ResolverConfig> {
     const httpHostMode: HttpHostMode = oneOf(HTTP_HOST_MODES, str(o, 'httpHostMode') || 'numeric', 'httpHostMode');
     const ftpType: FtpResolverType = oneOf(FTP_RESOLVER_TYPES, str(o, 'ftpType') || 'username', 'ftpType');
     if (httpPathIndex < 0) throw new InvalidValue(`httpPathIndex: must be >= 0, got ${httpPathIndex}`);
-    if (httpType === 'header' && httpHeaderName === '') throw new InvalidValue('httpHeaderName: required when httpType is header');
+    if (httpType === 'header' && httpHeaderName === '')
+      throw new InvalidValue('httpHeaderName: required when httpType is header');
     if (httpHeaderName !== '' && !HTTP_TOKEN.test(httpHeaderName)) {
       throw new InvalidValue(`httpHeaderName: ${JSON.stringify(httpHeaderName)} is not a valid header name`);
     }
-    if (httpType === 'query' && httpQueryParam === '') throw new InvalidValue('httpQueryParam: required when httpType is query');
+    if (httpType === 'query' && httpQueryParam === '')
+      throw new InvalidValue('httpQueryParam: required when httpType is query');
     if (httpQueryParam !== '' && !QUERY_PARAM.test(httpQueryParam)) {
       throw new InvalidValue(`httpQueryParam: ${JSON.stringify(httpQueryParam)} is not a valid query parameter name`);
     }

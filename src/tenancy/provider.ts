@@ -9,10 +9,11 @@
  * - When etcd cancels the watch (its start revision was compacted away), read everything again
  *   and watch from the new revision. (The original re-watched without a revision and silently
  *   lost whatever changed while it was away.)
- * - Each batch of watch events becomes a new immutable snapshot (copy-on-write, indexes rebuilt),
- *   swapped in with one assignment.
- * - File cache: saved after each change; when etcd is unreachable at start the provider serves
- *   the cache (indexes rebuilt) and keeps trying etcd, switching to live data once it can.
+ * - Each batch of watch events becomes a new immutable snapshot (copy-on-write, lookup indexes
+ *   brought up to date with it), swapped in with one assignment.
+ * - File cache: rewritten after changes (coalesced, about once a second); when etcd is
+ *   unreachable at start the provider serves the cache, indexes built from it, and keeps trying
+ *   etcd, switching to live data once it can.
  */
 import { EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -22,10 +23,25 @@ import { ReconnectBackoff, WATCH_BACKOFF, type BackoffOptions } from './backoff.
 import { SnapshotFileCache } from './cache.js';
 import { createEtcdClient, listPrefix } from './etcd.js';
 import { normalizePrefix, type ConfigKind } from './keys.js';
-import type { DatabaseConfig, DomainConfig, FtpConfig, ResolverConfig, StorageConfig, TenantMeta, WvpConfig } from './model.js';
+import type {
+  DatabaseConfig,
+  DomainConfig,
+  FtpConfig,
+  ResolverConfig,
+  StorageConfig,
+  TenantMeta,
+  WvpConfig,
+} from './model.js';
 import { DEFAULT_TENANT_PREFIX } from './model.js';
 import { resolveFtpTenant, resolveHttpTenant, type HttpRequestLike, type TenantResolution } from './resolve.js';
-import { EMPTY_SNAPSHOT, applyChanges, buildSnapshot, type KeyChange, type SnapshotUpdate, type TenantSnapshot } from './snapshot.js';
+import {
+  EMPTY_SNAPSHOT,
+  applyChanges,
+  buildSnapshot,
+  type KeyChange,
+  type SnapshotUpdate,
+  type TenantSnapshot,
+} from './snapshot.js';
 
 /** live: watching etcd; reconnecting: lost etcd, serving the last data; cache: serving the file cache, etcd not reached yet. */
 export type WatchState = 'starting' | 'live' | 'reconnecting' | 'cache' | 'stopped';
@@ -57,7 +73,8 @@ interface ProviderEvents {
   reload: [reason: ReloadReason];
 }
 
-type WatchOutcome = { kind: 'disconnected'; error: unknown } | { kind: 'canceled'; error: unknown } | { kind: 'stopped' };
+type WatchOutcome =
+  { kind: 'disconnected'; error: unknown } | { kind: 'canceled'; error: unknown } | { kind: 'stopped' };
 
 /** How long a watch may take to be acknowledged before the attempt counts as failed. */
 const WATCH_CREATE_TIMEOUT_MS = 10_000;
@@ -82,15 +99,19 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
   private stopped = false;
   private readonly stopSignal = new AbortController();
   private loop: Promise<void> | undefined;
-  private endWatch: (() => void) | undefined;
+  /** Ends the current watch session with the given outcome. */
+  private endWatch: ((outcome: WatchOutcome) => void) | undefined;
   /** Bumped when a watch ends, so late events of an old watch are dropped. */
   private generation = 0;
   private pending: IWatchResponse['events'] = [];
+  /** Set when watch events could not be applied: only a full read can be trusted then. */
+  private applyFailed = false;
   private flushScheduled = false;
 
   constructor(options: TenantProviderOptions) {
     super();
-    if (options.client === undefined && options.endpoints === undefined) throw new Error('TenantProvider needs endpoints or a client');
+    if (options.client === undefined && options.endpoints === undefined)
+      throw new Error('TenantProvider needs endpoints or a client');
     this.prefix = normalizePrefix(options.prefix ?? DEFAULT_TENANT_PREFIX);
     this.ownsClient = options.client === undefined;
     this.client = options.client ?? createEtcdClient(options.endpoints ?? []);
@@ -133,7 +154,10 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
       this.report(update);
       this.swap(update.snapshot);
       this.setState('cache');
-      this.log.info({ revision: cached.revision, savedAt: cached.savedAt, tenants: update.snapshot.tenantCount }, 'serving tenant configuration from the cache');
+      this.log.info(
+        { revision: cached.revision, savedAt: cached.savedAt, tenants: update.snapshot.tenantCount },
+        'serving tenant configuration from the cache',
+      );
     }
     this.loop = this.run();
   }
@@ -143,7 +167,7 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
     if (this.stopped) return;
     this.stopped = true;
     this.stopSignal.abort();
-    this.endWatch?.();
+    this.endWatch?.({ kind: 'stopped' });
     await this.loop;
     await this.cache?.flush();
     if (this.ownsClient) this.client.close();
@@ -190,7 +214,8 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
     const deadline = Date.now() + timeoutMs;
     while (this.seenRevision < revision) {
       if (this.stopped) throw new Error('TenantProvider stopped');
-      if (Date.now() > deadline) throw new Error(`revision ${revision} not seen within ${timeoutMs} ms (at ${this.seenRevision})`);
+      if (Date.now() > deadline)
+        throw new Error(`revision ${revision} not seen within ${timeoutMs} ms (at ${this.seenRevision})`);
       await sleep(5);
     }
   }
@@ -289,14 +314,21 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
       }
       const outcome = await this.watchFrom(this.seenRevision + 1);
       if (outcome.kind === 'stopped' || this.stopped) break;
-      if (outcome.kind === 'canceled') {
+      if (outcome.kind === 'canceled' || this.applyFailed) {
+        this.applyFailed = false;
         // Typically: the revision to resume from was compacted away. Only a full read recovers.
-        this.log.warn({ err: errorText(outcome.error), fromRevision: this.seenRevision + 1 }, 'etcd canceled the tenant watch; reading everything again');
+        this.log.warn(
+          { err: errorText(outcome.error), fromRevision: this.seenRevision + 1 },
+          'tenant watch cannot resume (canceled by etcd, or its events could not be applied); reading everything again',
+        );
         reloadReason = 'watch-canceled';
         continue;
       }
       const delayMs = this.backoff.next();
-      this.log.warn({ err: errorText(outcome.error), retryInMs: delayMs, fromRevision: this.seenRevision + 1 }, 'tenant watch lost; reconnecting');
+      this.log.warn(
+        { err: errorText(outcome.error), retryInMs: delayMs, fromRevision: this.seenRevision + 1 },
+        'tenant watch lost; reconnecting',
+      );
       if (this.state !== 'cache') this.setState('reconnecting');
       await this.pause(delayMs);
     }
@@ -308,15 +340,25 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
     if (this.stopped) return;
     const update = buildSnapshot(
       listing.kvs.map((kv) => [kv.key, kv.value] as const),
-      { revision: listing.revision, source: 'etcd', fallback: this.current.source === 'empty' ? undefined : this.current },
+      {
+        revision: listing.revision,
+        source: 'etcd',
+        fallback: this.current.source === 'empty' ? undefined : this.current,
+      },
     );
     this.seenRevision = listing.revision;
     this.reloadCounts.set(reason, (this.reloadCounts.get(reason) ?? 0) + 1);
     this.report(update);
     this.swap(update.snapshot);
-    this.emit('reload', reason);
+    this.notify('reload', reason);
     this.log.info(
-      { reason, revision: listing.revision, keys: listing.kvs.length, tenants: update.snapshot.tenantCount, resolver: update.snapshot.resolverConfig !== null },
+      {
+        reason,
+        revision: listing.revision,
+        keys: listing.kvs.length,
+        tenants: update.snapshot.tenantCount,
+        resolver: update.snapshot.resolverConfig !== null,
+      },
       'tenant configuration loaded from etcd',
     );
   }
@@ -338,16 +380,20 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
         resolve(outcome);
       };
       const createTimer = setTimeout(
-        () => end({ kind: 'disconnected', error: new Error(`watch not established within ${WATCH_CREATE_TIMEOUT_MS} ms`) }),
+        () =>
+          end({ kind: 'disconnected', error: new Error(`watch not established within ${WATCH_CREATE_TIMEOUT_MS} ms`) }),
         WATCH_CREATE_TIMEOUT_MS,
       );
-      this.endWatch = () => end({ kind: 'stopped' });
+      this.endWatch = end;
       watcher.on('connected', (res: IWatchResponse) => {
         clearTimeout(createTimer);
         // A restored or wiped etcd is behind us: a watch from our revision would wait for
         // revisions that mean something else. Only a full read is right.
         if (Number(res.header.revision) < startRevision - 1) {
-          end({ kind: 'canceled', error: new Error(`etcd is at revision ${res.header.revision}, behind ${startRevision - 1}`) });
+          end({
+            kind: 'canceled',
+            error: new Error(`etcd is at revision ${res.header.revision}, behind ${startRevision - 1}`),
+          });
           return;
         }
         this.backoff.reset();
@@ -384,11 +430,26 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
     if (this.pending.length === 0) return;
     const events = this.pending;
     this.pending = [];
+    try {
+      this.apply(events);
+    } catch (err) {
+      // A bug here must not leave readers on a snapshot that silently stopped following etcd:
+      // drop this watch and read everything again.
+      this.log.error({ err: errorText(err) }, 'failed to apply tenant watch events; reading everything again');
+      this.applyFailed = true;
+      this.endWatch?.({ kind: 'canceled', error: err });
+    }
+  }
+
+  private apply(events: IWatchResponse['events']): void {
     const cut = this.prefix.length;
     let revision = this.seenRevision;
     const changes: KeyChange[] = events.map((event) => {
       revision = Math.max(revision, Number(event.kv.mod_revision));
-      return { key: event.kv.key.toString('utf8').slice(cut), value: event.type === 'Put' ? event.kv.value.toString('utf8') : null };
+      return {
+        key: event.kv.key.toString('utf8').slice(cut),
+        value: event.type === 'Put' ? event.kv.value.toString('utf8') : null,
+      };
     });
     const update = applyChanges(this.current, changes, { revision });
     this.seenRevision = revision;
@@ -400,23 +461,38 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
   private swap(snapshot: TenantSnapshot): void {
     this.current = snapshot;
     if (snapshot.source === 'etcd') this.cache?.schedule(snapshot);
-    this.emit('snapshot', snapshot);
+    this.notify('snapshot', snapshot);
   }
 
   private report(update: SnapshotUpdate): void {
     for (const r of update.rejected) {
       this.rejectedCounts.set(r.kind, (this.rejectedCounts.get(r.kind) ?? 0) + 1);
-      this.log.error({ key: this.prefix + r.key, reason: r.reason }, 'malformed tenant configuration value skipped; the last valid value stays');
+      this.log.error(
+        { key: this.prefix + r.key, reason: r.reason },
+        'malformed tenant configuration value skipped; the last valid value stays',
+      );
     }
     for (const c of update.newConflicts) {
-      this.log.warn({ index: c.index, value: c.value, winner: c.winner, loser: c.loser }, 'two tenants claim the same value; the later tenant wins');
+      this.log.warn(
+        { index: c.index, value: c.value, winner: c.winner, loser: c.loser },
+        'two tenants claim the same value; the later tenant wins',
+      );
     }
   }
 
   private setState(state: WatchState): void {
     if (this.state === state) return;
     this.state = state;
-    this.emit('state', state);
+    this.notify('state', state);
+  }
+
+  /** Emits to listeners; a throwing listener is logged, never allowed to break the watch. */
+  private notify<E extends keyof ProviderEvents>(event: E, ...args: ProviderEvents[E]): void {
+    try {
+      (this.emit as (event: E, ...args: ProviderEvents[E]) => boolean)(event, ...args);
+    } catch (err) {
+      this.log.error({ event, err: errorText(err) }, 'tenant provider listener failed');
+    }
   }
 
   private async pause(ms: number): Promise<void> {

@@ -40,9 +40,7 @@ export interface TenantReading {
 }
 
 export type ResolverReading =
-  | { state: 'unset' }
-  | { state: 'valid'; config: ResolverConfig }
-  | { state: 'invalid'; raw: string; reason: string };
+  { state: 'unset' } | { state: 'valid'; config: ResolverConfig } | { state: 'invalid'; raw: string; reason: string };
 
 const MAX_ATTEMPTS = 3;
 
@@ -101,7 +99,9 @@ export class TenantPublisher {
       { revision: 0 },
     );
     const entry = snapshot.tenant(id);
-    return entry ? { tenant: documentFromEntry(entry), rejected: [...rejected] } : { tenant: { id }, rejected: [...rejected] };
+    return entry
+      ? { tenant: documentFromEntry(entry), rejected: [...rejected] }
+      : { tenant: { id }, rejected: [...rejected] };
   }
 
   /** Every tenant with any key, by ascending ID. */
@@ -116,7 +116,10 @@ export class TenantPublisher {
 
   /** Deletes every key under `tenants/{id}/`; returns how many there were. */
   async deleteTenant(id: number): Promise<{ revision: number; deleted: number }> {
-    const res = await this.client.delete().prefix(this.prefix + tenantKeyPrefix(id)).exec();
+    const res = await this.client
+      .delete()
+      .prefix(this.prefix + tenantKeyPrefix(id))
+      .exec();
     return { revision: Number(res.header.revision), deleted: Number(res.deleted) };
   }
 
@@ -124,7 +127,10 @@ export class TenantPublisher {
    * Validates and publishes `common/resolver`. `createdAt` is kept from the config it replaces;
    * `updatedAt` is now. Throws TenantValidationError when invalid.
    */
-  async setResolverConfig(input: Partial<ResolverConfig>, now = new Date()): Promise<ResolverConfig & { revision: number }> {
+  async setResolverConfig(
+    input: Partial<ResolverConfig>,
+    now = new Date(),
+  ): Promise<ResolverConfig & { revision: number }> {
     const previous = await this.getResolverConfig();
     const stamp = now.toISOString();
     const candidate = {
@@ -135,7 +141,10 @@ export class TenantPublisher {
     };
     const validated = validateResolverConfig(candidate);
     if (!validated.ok) throw new TenantValidationError('resolver config', [validated.reason]);
-    const res = await this.client.put(this.prefix + RESOLVER_KEY).value(JSON.stringify(validated.value)).exec();
+    const res = await this.client
+      .put(this.prefix + RESOLVER_KEY)
+      .value(JSON.stringify(validated.value))
+      .exec();
     return { ...validated.value, revision: Number(res.header.revision) };
   }
 

@@ -7,11 +7,13 @@
  * so the config and the tenants come from the same revision. Failures are returned, not thrown,
  * as one of three error types a server maps to 400 / 404 / 403.
  */
+import { intern } from './keys.js';
 import { parseTenantId, type ResolverConfig, type TenantMeta } from './model.js';
 
 /** What resolution reads; a TenantSnapshot is one. */
 export interface TenantDirectory {
   readonly effectiveResolverConfig: ResolverConfig;
+  isTenantEnabled(id: number): boolean;
   getTenantMeta(id: number): TenantMeta | undefined;
   getTenantIdByDomain(domain: string): number | undefined;
   getTenantIdByCode(code: string): number | undefined;
@@ -78,7 +80,8 @@ export class TenantNotActiveError extends TenantResolutionError {
   }
 }
 
-export type TenantResolution = { readonly ok: true; readonly tenantId: number } | { readonly ok: false; readonly error: TenantResolutionError };
+export type TenantResolution =
+  { readonly ok: true; readonly tenantId: number } | { readonly ok: false; readonly error: TenantResolutionError };
 
 /** Resolves an HTTP request with the directory's resolver config. */
 export function resolveHttpTenant(req: HttpRequestLike, directory: TenantDirectory): TenantResolution {
@@ -106,9 +109,9 @@ export function resolveHttpTenant(req: HttpRequestLike, directory: TenantDirecto
 /** Resolves an FTP session by its login name (`ftpType: username`). */
 export function resolveFtpTenant(username: string, directory: TenantDirectory): TenantResolution {
   const source = 'FTP username';
-  if (username === '') return failure(new NoTenantIdentifierError(source));
+  if (username === '') return failure(NoTenantIdentifierError, source);
   const id = directory.getTenantIdByFtpUsername(username);
-  if (id === undefined) return failure(new UnknownTenantError(username, source));
+  if (id === undefined) return failure(UnknownTenantError, username, source);
   return checked(directory, id, source);
 }
 
@@ -116,38 +119,48 @@ function resolveHost(req: HttpRequestLike, directory: TenantDirectory, cfg: Reso
   const source = sourceOf(cfg);
   const header = req.headers.host ?? req.headers[':authority'];
   const hostname = normalizeHost(Array.isArray(header) ? (header[0] ?? '') : (header ?? ''));
-  if (hostname === '') return failure(new NoTenantIdentifierError(source));
+  if (hostname === '') return failure(NoTenantIdentifierError, source);
   if (cfg.httpHostMode === 'domain') {
     const id = directory.getTenantIdByDomain(hostname);
-    return id === undefined ? failure(new UnknownTenantError(hostname, source)) : checked(directory, id, source);
+    return id === undefined ? failure(UnknownTenantError, hostname, source) : checked(directory, id, source);
   }
   // numeric and code read the first label: `7.example.com`, `acme.example.com`. A bare name
   // (`localhost`) or `www` carries no tenant.
   const dot = hostname.indexOf('.');
-  if (dot <= 0) return failure(new NoTenantIdentifierError(source));
+  if (dot <= 0) return failure(NoTenantIdentifierError, source);
   const label = hostname.slice(0, dot);
-  if (label === 'www') return failure(new NoTenantIdentifierError(source));
+  if (label === 'www') return failure(NoTenantIdentifierError, source);
   if (cfg.httpHostMode === 'numeric') return byTenantId(directory, label, source);
   const id = directory.getTenantIdByCode(label);
-  return id === undefined ? failure(new UnknownTenantError(label, source)) : checked(directory, id, source);
+  return id === undefined ? failure(UnknownTenantError, label, source) : checked(directory, id, source);
 }
 
 function byTenantId(directory: TenantDirectory, text: string, source: string): TenantResolution {
-  if (text === '') return failure(new NoTenantIdentifierError(source));
+  if (text === '') return failure(NoTenantIdentifierError, source);
   const id = parseTenantId(text);
-  if (id === undefined) return failure(new UnknownTenantError(text, source));
+  if (id === undefined) return failure(UnknownTenantError, text, source);
   return checked(directory, id, source);
 }
 
 function checked(directory: TenantDirectory, id: number, source: string): TenantResolution {
+  if (directory.isTenantEnabled(id)) return { ok: true, tenantId: id };
   const meta = directory.getTenantMeta(id);
-  if (meta === undefined) return failure(new UnknownTenantError(String(id), source));
-  if (meta.status !== 'active') return failure(new TenantNotActiveError(id, meta.status, source));
-  return { ok: true, tenantId: id };
+  if (meta === undefined) return failure(UnknownTenantError, String(id), source);
+  return failure(TenantNotActiveError, id, meta.status, source);
 }
 
-function failure(error: TenantResolutionError): TenantResolution {
-  return { ok: false, error };
+/**
+ * Resolution errors are values returned on every bad request, not exceptions: a stack trace
+ * would cost more than the whole resolution and tell nothing, so none is captured.
+ */
+function failure<A extends unknown[]>(Type: new (...args: A) => TenantResolutionError, ...args: A): TenantResolution {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return { ok: false, error: new Type(...args) };
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
 }
 
 // Resolver configs are frozen and change rarely: remember the derived strings of the last one
@@ -158,7 +171,8 @@ let memoSource = '';
 
 function remember(cfg: ResolverConfig): void {
   memoConfig = cfg;
-  memoHeaderKey = cfg.httpHeaderName.toLowerCase();
+  // Interned: reading an object property by a non-interned string costs a string-table lookup.
+  memoHeaderKey = intern(cfg.httpHeaderName.toLowerCase());
   memoSource = describeSource(cfg);
 }
 
@@ -186,18 +200,21 @@ export function describeSource(cfg: ResolverConfig): string {
   }
 }
 
-/** `Example.COM:8080` → `example.com`; `[::1]:80` stays a bracketed literal; a trailing dot goes. */
+/**
+ * `Example.COM:8080` → `example.com`; `[::1]:80` stays a bracketed literal; a trailing dot goes.
+ * (Node has already stripped surrounding whitespace from header values.)
+ */
 export function normalizeHost(host: string): string {
-  let h = host.trim();
-  if (h.startsWith('[')) {
-    const end = h.indexOf(']');
-    h = end < 0 ? h : h.slice(0, end + 1);
+  let end = host.length;
+  if (host.charCodeAt(0) === 91 /* [ */) {
+    const bracket = host.indexOf(']');
+    if (bracket >= 0) end = bracket + 1;
   } else {
-    const colon = h.indexOf(':');
-    if (colon >= 0) h = h.slice(0, colon);
+    const colon = host.indexOf(':');
+    if (colon >= 0) end = colon;
   }
-  if (h.endsWith('.')) h = h.slice(0, -1);
-  return h.toLowerCase();
+  if (end > 0 && host.charCodeAt(end - 1) === 46 /* . */) end--;
+  return (end === host.length ? host : host.slice(0, end)).toLowerCase();
 }
 
 /** Percent-decoding; in query strings `+` also means a space (form encoding), in paths it does not. */
@@ -223,7 +240,8 @@ export function queryParameter(url: string, name: string): string | undefined {
     if (amp < 0 || amp > end) amp = end;
     const eq = url.indexOf('=', i);
     const hasValue = eq >= 0 && eq < amp;
-    if (decodeComponent(url.slice(i, hasValue ? eq : amp), true) === name) return hasValue ? decodeComponent(url.slice(eq + 1, amp), true) : '';
+    if (decodeComponent(url.slice(i, hasValue ? eq : amp), true) === name)
+      return hasValue ? decodeComponent(url.slice(eq + 1, amp), true) : '';
     i = amp + 1;
   }
   return undefined;

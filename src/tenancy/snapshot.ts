@@ -4,8 +4,13 @@
  *
  * Why copy-on-write: readers (every request of every service) must never lock and never see a
  * half-applied change. A batch of changes is applied to private drafts, the lookup indexes are
- * rebuilt, and only then does the caller swap the finished snapshot in with one assignment. A
+ * brought up to date, and only then does the caller swap the finished snapshot in with one assignment. A
  * reader holding the previous snapshot keeps a consistent view for as long as it holds it.
+ *
+ * Cost: a change copies only what it touches. Tenants live in a sharded map and the indexes in
+ * layered maps (see those), so a one-tenant change copies a few dozen entries, not all tenants;
+ * and the indexes are updated for the tenants that changed rather than recomputed, with the same
+ * result as a full rebuild: every value maps to the highest tenant ID claiming it.
  *
  * Pure: no I/O, no logging. Rejected values and index conflicts are returned for the caller to
  * report.
@@ -32,6 +37,9 @@ import {
   parseWvpConfig,
   type Parsed,
 } from './parse.js';
+import { IdSet, type IdSetBuilder } from './id-set.js';
+import { LayeredMap, type LayeredMapBuilder } from './layered-map.js';
+import { ShardedMap } from './sharded-map.js';
 
 /** Everything known about one tenant. Tenants exist while any of their keys does. */
 export interface TenantEntry {
@@ -42,11 +50,17 @@ export interface TenantEntry {
   readonly storage: StorageConfig | undefined;
   readonly wvp: WvpConfig | undefined;
   readonly domain: DomainConfig | undefined;
+  /** `meta.status === 'active'` (mirrored in the snapshot's set of active IDs). */
+  readonly active: boolean;
+  /** Index keys: lower-cased domains (primary, internal, aliases) and code. */
+  readonly domainKeys: readonly string[];
+  readonly codeKey: string;
 }
 
 export type SnapshotSource = 'empty' | 'etcd' | 'cache';
 
-export type IndexName = 'domain' | 'code' | 'ftpUsername';
+export const INDEX_NAMES = ['domain', 'code', 'ftpUsername'] as const;
+export type IndexName = (typeof INDEX_NAMES)[number];
 
 /** Two tenants claim the same domain, code or FTP username; the later (higher ID) wins. */
 export interface IndexConflict {
@@ -73,10 +87,13 @@ export interface SnapshotIndexes {
   readonly ids: readonly number[];
   /** Tenants with a meta key, ascending. */
   readonly metaIds: readonly number[];
-  readonly byDomain: ReadonlyMap<string, number>;
-  readonly byCode: ReadonlyMap<string, number>;
-  readonly byFtpUsername: ReadonlyMap<string, number>;
-  readonly conflicts: ReadonlyMap<string, IndexConflict>;
+  /** Tenants whose status is active: the per-request check. */
+  readonly active: IdSet;
+  readonly byDomain: LayeredMap<number>;
+  readonly byCode: LayeredMap<number>;
+  readonly byFtpUsername: LayeredMap<number>;
+  /** `index:value` claimed by several tenants → their IDs ascending; the last one owns the value. */
+  readonly contested: LayeredMap<readonly number[]>;
 }
 
 const EMPTY_ENTRY_MAP: ReadonlyMap<never, never> = new Map<never, never>();
@@ -91,10 +108,10 @@ export class TenantSnapshot {
     readonly source: SnapshotSource,
     /** When this snapshot was assembled (epoch ms). */
     readonly updatedAt: number,
-    readonly tenants: ReadonlyMap<number, TenantEntry>,
+    readonly tenants: ShardedMap<TenantEntry>,
     /** The published resolver config; null when `common/resolver` is unset. */
     readonly resolverConfig: ResolverConfig | null,
-    /** Lookup indexes, rebuilt with every snapshot that changes tenants. */
+    /** Lookup indexes, updated with every snapshot that changes tenants. */
     readonly indexes: SnapshotIndexes,
   ) {
     this.effectiveResolverConfig = resolverConfig ?? DEFAULT_RESOLVER_CONFIG;
@@ -105,11 +122,20 @@ export class TenantSnapshot {
     return this.indexes.metaIds.length;
   }
 
-  get conflicts(): ReadonlyMap<string, IndexConflict> {
-    return this.indexes.conflicts;
+  /** Values several tenants claim, with who wins. */
+  get conflicts(): IndexConflict[] {
+    const out: IndexConflict[] = [];
+    for (const [key, claimants] of this.indexes.contested) {
+      const colon = key.indexOf(':');
+      const winner = claimants.at(-1)!;
+      for (const loser of claimants.slice(0, -1)) {
+        out.push({ index: key.slice(0, colon) as IndexName, value: key.slice(colon + 1), winner, loser });
+      }
+    }
+    return out;
   }
 
-  /** Sorted IDs of every tenant that has any key; the order indexes are built in. */
+  /** Sorted IDs of every tenant that has any key. */
   get entryIds(): readonly number[] {
     return this.indexes.ids;
   }
@@ -123,7 +149,7 @@ export class TenantSnapshot {
   }
 
   isTenantEnabled(id: number): boolean {
-    return this.tenants.get(id)?.meta?.status === 'active';
+    return this.indexes.active.has(id);
   }
 
   /** IDs of every tenant with a meta key, ascending. A new array each call. */
@@ -195,7 +221,7 @@ export interface SnapshotUpdate {
   /** False when the batch held only unknown keys: `snapshot` is then the base, not a copy. */
   readonly changed: boolean;
   readonly rejected: readonly RejectedValue[];
-  /** Conflicts the base snapshot did not have. */
+  /** Conflicts this update created (the base snapshot did not have them). */
   readonly newConflicts: readonly IndexConflict[];
 }
 
@@ -214,13 +240,14 @@ export interface ApplyOptions {
 const EMPTY_INDEXES: SnapshotIndexes = {
   ids: [],
   metaIds: [],
-  byDomain: new Map(),
-  byCode: new Map(),
-  byFtpUsername: new Map(),
-  conflicts: new Map(),
+  active: IdSet.EMPTY,
+  byDomain: LayeredMap.empty(),
+  byCode: LayeredMap.empty(),
+  byFtpUsername: LayeredMap.empty(),
+  contested: LayeredMap.empty(),
 };
 
-export const EMPTY_SNAPSHOT = new TenantSnapshot(0, 'empty', 0, new Map(), null, EMPTY_INDEXES);
+export const EMPTY_SNAPSHOT = new TenantSnapshot(0, 'empty', 0, ShardedMap.empty(), null, EMPTY_INDEXES);
 
 /** A snapshot of exactly these key/value pairs (a full etcd list or a cache file). */
 export function buildSnapshot(entries: Iterable<readonly [string, string]>, options: ApplyOptions): SnapshotUpdate {
@@ -229,11 +256,26 @@ export function buildSnapshot(entries: Iterable<readonly [string, string]>, opti
   const update = applyChanges(EMPTY_SNAPSHOT, changes, options);
   // An empty list is still a (changed) snapshot: it carries the list's revision and source.
   if (update.changed) return update;
-  return { ...update, snapshot: new TenantSnapshot(options.revision, options.source ?? 'etcd', options.now ?? Date.now(), new Map(), null, EMPTY_INDEXES), changed: true };
+  return {
+    ...update,
+    snapshot: new TenantSnapshot(
+      options.revision,
+      options.source ?? 'etcd',
+      options.now ?? Date.now(),
+      EMPTY_SNAPSHOT.tenants,
+      null,
+      EMPTY_INDEXES,
+    ),
+    changed: true,
+  };
 }
 
 /** The next snapshot after a batch of changes, copy-on-write; `base` is never modified. */
-export function applyChanges(base: TenantSnapshot, changes: readonly KeyChange[], options: ApplyOptions): SnapshotUpdate {
+export function applyChanges(
+  base: TenantSnapshot,
+  changes: readonly KeyChange[],
+  options: ApplyOptions,
+): SnapshotUpdate {
   const drafts = new Map<number, TenantDraft>();
   const rejected: RejectedValue[] = [];
   const fallback = options.fallback;
@@ -280,53 +322,148 @@ export function applyChanges(base: TenantSnapshot, changes: readonly KeyChange[]
   const now = options.now ?? Date.now();
   if (drafts.size === 0) {
     // Only the resolver changed: tenants and indexes are shared with the base as they are.
-    return { snapshot: new TenantSnapshot(revision, source, now, base.tenants, resolver, base.indexes), changed: true, rejected, newConflicts: [] };
+    return {
+      snapshot: new TenantSnapshot(revision, source, now, base.tenants, resolver, base.indexes),
+      changed: true,
+      rejected,
+      newConflicts: [],
+    };
   }
 
-  const tenants = new Map(base.tenants);
-  let membershipChanged = false;
+  const tenants = base.tenants.edit();
+  const indexes = new IndexEditor(base.indexes);
   for (const [id, draft] of drafts) {
     const entry = draft.finish();
-    const existed = tenants.has(id);
     if (entry === undefined) tenants.delete(id);
     else tenants.set(id, entry);
-    if (existed !== (entry !== undefined)) membershipChanged = true;
+    indexes.replace(id, base.tenants.get(id), entry);
   }
-  const baseIndexes = base.indexes;
-  const ids = membershipChanged ? [...tenants.keys()].sort((a, b) => a - b) : baseIndexes.ids;
-  const indexes = buildIndexes(tenants, ids);
-  const newConflicts = [...indexes.conflicts].filter(([k]) => !baseIndexes.conflicts.has(k)).map(([, c]) => c);
-  return { snapshot: new TenantSnapshot(revision, source, now, tenants, resolver, indexes), changed: true, rejected, newConflicts };
+  return {
+    snapshot: new TenantSnapshot(revision, source, now, tenants.build(), resolver, indexes.build()),
+    changed: true,
+    rejected,
+    newConflicts: indexes.newConflicts,
+  };
 }
 
-/** Rebuilt with every snapshot; tenants are visited in ascending ID order so the later one wins. */
-function buildIndexes(tenants: ReadonlyMap<number, TenantEntry>, ids: readonly number[]): SnapshotIndexes {
-  const metaIds: number[] = [];
-  const byDomain = new Map<string, number>();
-  const byCode = new Map<string, number>();
-  const byFtpUsername = new Map<string, number>();
-  const conflicts = new Map<string, IndexConflict>();
-  const add = (index: IndexName, map: Map<string, number>, value: string, id: number) => {
-    const previous = map.get(value);
-    if (previous !== undefined && previous !== id) conflicts.set(`${index}:${value}`, { index, value, winner: id, loser: previous });
-    map.set(value, id);
-  };
-  for (const id of ids) {
-    const entry = tenants.get(id);
-    if (entry === undefined) continue;
-    if (entry.meta !== undefined) {
-      metaIds.push(id);
-      if (entry.meta.code !== '') add('code', byCode, entry.meta.code.toLowerCase(), id);
-    }
-    const domain = entry.domain;
-    if (domain !== undefined) {
-      if (domain.primary !== '') add('domain', byDomain, domain.primary.toLowerCase(), id);
-      if (domain.internal !== '') add('domain', byDomain, domain.internal.toLowerCase(), id);
-      for (const alias of domain.aliases) add('domain', byDomain, alias.toLowerCase(), id);
-    }
-    for (const username of entry.ftp.keys()) add('ftpUsername', byFtpUsername, username, id);
+/**
+ * Brings the indexes from the base snapshot's tenants to the new ones, touching only the values
+ * of tenants that changed. Each value is owned by the highest tenant ID claiming it; values with
+ * several claimants keep the full list, so when the winner lets go the next one takes over.
+ */
+class IndexEditor {
+  readonly newConflicts: IndexConflict[] = [];
+  private readonly owners: Record<IndexName, LayeredMapBuilder<number>>;
+  private readonly contested: LayeredMapBuilder<readonly number[]>;
+  private readonly active: IdSetBuilder;
+  private readonly added: number[] = [];
+  private readonly removed = new Set<number>();
+  private readonly metaAdded: number[] = [];
+  private readonly metaRemoved = new Set<number>();
+
+  constructor(private readonly base: SnapshotIndexes) {
+    this.owners = { domain: base.byDomain.edit(), code: base.byCode.edit(), ftpUsername: base.byFtpUsername.edit() };
+    this.contested = base.contested.edit();
+    this.active = base.active.edit();
   }
-  return { ids, metaIds, byDomain, byCode, byFtpUsername, conflicts };
+
+  replace(id: number, before: TenantEntry | undefined, after: TenantEntry | undefined): void {
+    if (before === undefined && after !== undefined) this.added.push(id);
+    if (before !== undefined && after === undefined) this.removed.add(id);
+    if (before?.meta === undefined && after?.meta !== undefined) this.metaAdded.push(id);
+    if (before?.meta !== undefined && after?.meta === undefined) this.metaRemoved.add(id);
+    if (after?.active) this.active.add(id);
+    else this.active.delete(id);
+    for (const index of INDEX_NAMES) {
+      const old = claimsOf(index, before);
+      const next = claimsOf(index, after);
+      for (const value of old) if (!next.has(value)) this.release(index, value, id);
+      for (const value of next) if (!old.has(value)) this.claim(index, value, id);
+    }
+  }
+
+  build(): SnapshotIndexes {
+    const { base, owners, contested } = this;
+    return {
+      ids: updateSorted(base.ids, this.added, this.removed),
+      metaIds: updateSorted(base.metaIds, this.metaAdded, this.metaRemoved),
+      active: this.active.changed ? this.active.build() : base.active,
+      byDomain: owners.domain.changed ? owners.domain.build() : base.byDomain,
+      byCode: owners.code.changed ? owners.code.build() : base.byCode,
+      byFtpUsername: owners.ftpUsername.changed ? owners.ftpUsername.build() : base.byFtpUsername,
+      contested: contested.changed ? contested.build() : base.contested,
+    };
+  }
+
+  private claim(index: IndexName, value: string, id: number): void {
+    const owners = this.owners[index];
+    const owner = owners.get(value);
+    if (owner === undefined) {
+      owners.set(value, id);
+      return;
+    }
+    const key = `${index}:${value}`;
+    const claimants = this.contested.get(key) ?? [owner];
+    if (claimants.includes(id)) return;
+    const next = [...claimants, id].sort((a, b) => a - b);
+    const winner = next.at(-1)!;
+    this.contested.set(key, next);
+    owners.set(value, winner);
+    this.newConflicts.push({ index, value, winner, loser: winner === id ? owner : id });
+  }
+
+  private release(index: IndexName, value: string, id: number): void {
+    const owners = this.owners[index];
+    const key = `${index}:${value}`;
+    const claimants = this.contested.get(key);
+    if (claimants === undefined) {
+      if (owners.get(value) === id) owners.delete(value);
+      return;
+    }
+    const rest = claimants.filter((c) => c !== id);
+    if (rest.length === 1) this.contested.delete(key);
+    else this.contested.set(key, rest);
+    owners.set(value, rest.at(-1)!);
+  }
+}
+
+const NO_CLAIMS: ReadonlySet<string> = new Set();
+
+function claimsOf(index: IndexName, entry: TenantEntry | undefined): ReadonlySet<string> {
+  if (entry === undefined) return NO_CLAIMS;
+  switch (index) {
+    case 'domain':
+      return entry.domainKeys.length ? new Set(entry.domainKeys) : NO_CLAIMS;
+    case 'code':
+      return entry.codeKey ? new Set([entry.codeKey]) : NO_CLAIMS;
+    case 'ftpUsername':
+      return entry.ftp.size ? new Set(entry.ftp.keys()) : NO_CLAIMS;
+  }
+}
+
+/** `base` with `removed` taken out and `added` put in, ascending; `base` itself when unchanged. */
+function updateSorted(
+  base: readonly number[],
+  added: readonly number[],
+  removed: ReadonlySet<number>,
+): readonly number[] {
+  if (added.length === 0 && removed.size === 0) return base;
+  const next = removed.size ? base.filter((id) => !removed.has(id)) : [...base];
+  if (added.length > 64) {
+    for (const id of added) next.push(id);
+    return next.sort((a, b) => a - b);
+  }
+  for (const id of added) {
+    let lo = 0;
+    let hi = next.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (next[mid]! < id) lo = mid + 1;
+      else hi = mid;
+    }
+    next.splice(lo, 0, id);
+  }
+  return next;
 }
 
 /** A mutable working copy of one tenant, private to one applyChanges call. */
@@ -363,7 +500,9 @@ class TenantDraft {
       case 'meta':
         return this.take(parseTenantMeta(id, raw), (v) => (this.meta = v));
       case 'database':
-        return this.take(parseDatabaseConfig(id, ref.serviceCode, raw), (v) => this.writableDatabases().set(ref.serviceCode, v));
+        return this.take(parseDatabaseConfig(id, ref.serviceCode, raw), (v) =>
+          this.writableDatabases().set(ref.serviceCode, v),
+        );
       case 'ftp':
         return this.take(parseFtpConfig(id, ref.username, raw), (v) => this.writableFtp().set(ref.username, v));
       case 'storage':
@@ -445,12 +584,41 @@ class TenantDraft {
     }
     const hasDomain = this.primary !== '' || this.internal !== '' || this.aliases.length > 0;
     const domain = hasDomain
-      ? Object.freeze({ tenantId: id, code, name, primary: this.primary, internal: this.internal, aliases: this.aliases })
+      ? Object.freeze({
+          tenantId: id,
+          code,
+          name,
+          primary: this.primary,
+          internal: this.internal,
+          aliases: this.aliases,
+        })
       : undefined;
-    if (meta === undefined && this.databases.size === 0 && this.ftp.size === 0 && storage === undefined && this.wvp === undefined && !hasDomain) {
+    if (
+      meta === undefined &&
+      this.databases.size === 0 &&
+      this.ftp.size === 0 &&
+      storage === undefined &&
+      this.wvp === undefined &&
+      !hasDomain
+    ) {
       return undefined;
     }
-    return Object.freeze({ id, meta, databases: this.databases, ftp: this.ftp, storage, wvp: this.wvp, domain });
+    const domainKeys = hasDomain
+      ? [...new Set([this.primary, this.internal, ...this.aliases].filter(Boolean).map((d) => d.toLowerCase()))]
+      : [];
+    const codeKey = code ? code.toLowerCase() : '';
+    return Object.freeze({
+      id,
+      meta,
+      databases: this.databases,
+      ftp: this.ftp,
+      storage,
+      wvp: this.wvp,
+      domain,
+      active: meta?.status === 'active',
+      domainKeys,
+      codeKey,
+    });
   }
 
   private take<T>(parsed: Parsed<T>, set: (value: T) => void): string | undefined {
@@ -480,28 +648,27 @@ class TenantDraft {
 /**
  * The snapshot as key/value pairs, each value re-encoded from what is in force (so a value that
  * was rejected in etcd is saved as its last valid version). Feeding this to buildSnapshot gives
- * back an equivalent snapshot, indexes included: this is the file cache's format.
+ * back an equivalent snapshot, indexes included: this is the file cache's format. Lazy, so a
+ * caller can spread the work over several ticks (the snapshot is immutable meanwhile).
  */
-export function snapshotEntries(snapshot: TenantSnapshot): Array<[string, string]> {
-  const out: Array<[string, string]> = [];
-  const push = (ref: ConfigKey, value: unknown) => out.push([keyOf(ref), JSON.stringify(value)]);
-  if (snapshot.resolverConfig) push({ kind: 'resolver' }, snapshot.resolverConfig);
+export function* snapshotEntries(snapshot: TenantSnapshot): Generator<[string, string]> {
+  const entry = (ref: ConfigKey, value: unknown): [string, string] => [keyOf(ref), JSON.stringify(value)];
+  if (snapshot.resolverConfig) yield entry({ kind: 'resolver' }, snapshot.resolverConfig);
   for (const tenantId of snapshot.entryIds) {
     const t = snapshot.tenants.get(tenantId);
     if (t === undefined) continue;
-    if (t.meta) push({ kind: 'meta', tenantId }, t.meta);
-    for (const [serviceCode, db] of t.databases) push({ kind: 'database', tenantId, serviceCode }, db);
-    for (const [username, ftp] of t.ftp) push({ kind: 'ftp', tenantId, username }, ftp);
+    if (t.meta) yield entry({ kind: 'meta', tenantId }, t.meta);
+    for (const [serviceCode, db] of t.databases) yield entry({ kind: 'database', tenantId, serviceCode }, db);
+    for (const [username, ftp] of t.ftp) yield entry({ kind: 'ftp', tenantId, username }, ftp);
     if (t.storage) {
       const { quotaBytes, maxFileSizeBytes, maxConcurrentUploads } = t.storage;
-      push({ kind: 'storage', tenantId }, { quotaBytes, maxFileSizeBytes, maxConcurrentUploads });
+      yield entry({ kind: 'storage', tenantId }, { quotaBytes, maxFileSizeBytes, maxConcurrentUploads });
     }
-    if (t.wvp) push({ kind: 'wvp', tenantId }, { apiUrl: t.wvp.apiUrl, realm: t.wvp.realm });
+    if (t.wvp) yield entry({ kind: 'wvp', tenantId }, { apiUrl: t.wvp.apiUrl, realm: t.wvp.realm });
     if (t.domain) {
-      if (t.domain.primary) push({ kind: 'domain', tenantId, part: 'primary' }, t.domain.primary);
-      if (t.domain.internal) push({ kind: 'domain', tenantId, part: 'internal' }, t.domain.internal);
-      if (t.domain.aliases.length) push({ kind: 'domain', tenantId, part: 'aliases' }, t.domain.aliases);
+      if (t.domain.primary) yield entry({ kind: 'domain', tenantId, part: 'primary' }, t.domain.primary);
+      if (t.domain.internal) yield entry({ kind: 'domain', tenantId, part: 'internal' }, t.domain.internal);
+      if (t.domain.aliases.length) yield entry({ kind: 'domain', tenantId, part: 'aliases' }, t.domain.aliases);
     }
   }
-  return out;
 }

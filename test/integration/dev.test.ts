@@ -42,7 +42,11 @@ function descendants(pid: number): number[] {
   }
   const out: number[] = [];
   const walk = (p: number) => {
-    for (const [child, parent] of parentOf) if (parent === p) (out.push(child), walk(child));
+    for (const [child, parent] of parentOf) {
+      if (parent !== p) continue;
+      out.push(child);
+      walk(child);
+    }
   };
   walk(pid);
   return out;

@@ -47,7 +47,8 @@ describe('parseTenantId', () => {
   it('accepts canonical positive integers only', () => {
     expect(parseTenantId('1')).toBe(1);
     expect(parseTenantId('9007199254740991')).toBe(9007199254740991);
-    for (const bad of ['', '0', '01', '+1', '1.0', '1e3', ' 1', 'x', '99999999999999999']) expect(parseTenantId(bad)).toBeUndefined();
+    for (const bad of ['', '0', '01', '+1', '1.0', '1e3', ' 1', 'x', '99999999999999999'])
+      expect(parseTenantId(bad)).toBeUndefined();
   });
 });
 
