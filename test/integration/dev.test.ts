@@ -2,7 +2,7 @@
  * `durable-operators dev` as a user runs it: it starts everything, Ctrl-C stops everything, and
  * running it again picks up the same cluster state and the same running workflows.
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
@@ -19,12 +19,14 @@ const stateDir = path.join(REPO_ROOT, '.state', 'test-dev');
 let dev: ManagedProcess | undefined;
 
 function startDev(run: number): ManagedProcess {
+  const logFile = path.join(REPO_ROOT, '.state', `test-dev-run${run}.log`);
+  rmSync(logFile, { force: true }); // logs append; a previous run's "is running" must not count
   return ManagedProcess.start({
     name: 'dev',
     command: process.execPath,
     args: ['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'dev', '--state-dir', stateDir],
     cwd: REPO_ROOT,
-    logFile: path.join(REPO_ROOT, '.state', `test-dev-run${run}.log`),
+    logFile,
   });
 }
 
