@@ -32,6 +32,20 @@ abstract class BaseComponent implements Component {
     else await this.process.stop();
     await this.launch();
   }
+  /** Starts the server process and waits until `ready` says it serves (or it exits). */
+  protected async spawnUntilReady(
+    spec: { binary: string; logFile: string; args: string[] },
+    ready: () => Promise<boolean>,
+    wait: { timeoutMs: number; intervalMs?: number },
+  ): Promise<void> {
+    this.process = ManagedProcess.start({
+      name: this.name,
+      command: spec.binary,
+      args: spec.args,
+      logFile: spec.logFile,
+    });
+    await waitUntilReady(this.name, ready, { ...wait, process: this.process });
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -63,29 +77,27 @@ export class Etcd extends BaseComponent {
     const { opts } = this;
     await mkdir(opts.dataDir, { recursive: true });
     const peer = `http://127.0.0.1:${opts.peerPort}`;
-    this.process = ManagedProcess.start({
-      name: opts.name,
-      command: opts.binary,
-      logFile: opts.logFile,
-      args: [
-        `--name=${opts.name}`,
-        `--data-dir=${opts.dataDir}`,
-        `--listen-client-urls=${this.endpoint}`,
-        `--advertise-client-urls=${this.endpoint}`,
-        `--listen-peer-urls=${peer}`,
-        `--initial-advertise-peer-urls=${peer}`,
-        `--initial-cluster=${opts.name}=${peer}`,
-        '--unsafe-no-fsync=true',
-        '--log-level=warn',
-      ],
-    });
-    await waitUntilReady(
-      opts.name,
+    await this.spawnUntilReady(
+      {
+        binary: opts.binary,
+        logFile: opts.logFile,
+        args: [
+          `--name=${opts.name}`,
+          `--data-dir=${opts.dataDir}`,
+          `--listen-client-urls=${this.endpoint}`,
+          `--advertise-client-urls=${this.endpoint}`,
+          `--listen-peer-urls=${peer}`,
+          `--initial-advertise-peer-urls=${peer}`,
+          `--initial-cluster=${opts.name}=${peer}`,
+          '--unsafe-no-fsync=true',
+          '--log-level=warn',
+        ],
+      },
       async () => {
         const res = await fetch(`${this.endpoint}/health`, { signal: AbortSignal.timeout(2000) });
         return res.ok && ((await res.json()) as { health?: string }).health === 'true';
       },
-      { timeoutMs: opts.readyTimeoutMs ?? 60_000, process: this.process },
+      { timeoutMs: opts.readyTimeoutMs ?? 60_000 },
     );
   }
 }
@@ -215,38 +227,36 @@ export class KubeApiServer extends BaseComponent {
   protected async launch(): Promise<void> {
     const { opts } = this;
     await mkdir(opts.certDir, { recursive: true });
-    this.process = ManagedProcess.start({
-      name: this.name,
-      command: opts.binary,
-      logFile: opts.logFile,
-      args: [
-        `--etcd-servers=${opts.etcdEndpoint}`,
-        `--cert-dir=${opts.certDir}`,
-        `--secure-port=${opts.port}`,
-        '--bind-address=127.0.0.1',
-        '--advertise-address=127.0.0.1',
-        '--service-cluster-ip-range=10.0.0.0/24',
-        '--allow-privileged=true',
-        // No service-account token controller runs here, so the admission plugin would block pods.
-        '--disable-admission-plugins=ServiceAccount',
-        '--authorization-mode=RBAC',
-        '--anonymous-auth=false',
-        `--token-auth-file=${opts.credentials.tokenFile}`,
-        `--service-account-issuer=https://127.0.0.1:${opts.port}`,
-        `--service-account-key-file=${opts.credentials.saPublicKey}`,
-        `--service-account-signing-key-file=${opts.credentials.saPrivateKey}`,
-        '--enable-priority-and-fairness=false',
-        '--v=1',
-      ],
-    });
-    await waitUntilReady(
-      'kube-apiserver',
+    await this.spawnUntilReady(
+      {
+        binary: opts.binary,
+        logFile: opts.logFile,
+        args: [
+          `--etcd-servers=${opts.etcdEndpoint}`,
+          `--cert-dir=${opts.certDir}`,
+          `--secure-port=${opts.port}`,
+          '--bind-address=127.0.0.1',
+          '--advertise-address=127.0.0.1',
+          '--service-cluster-ip-range=10.0.0.0/24',
+          '--allow-privileged=true',
+          // No service-account token controller runs here, so the admission plugin would block pods.
+          '--disable-admission-plugins=ServiceAccount',
+          '--authorization-mode=RBAC',
+          '--anonymous-auth=false',
+          `--token-auth-file=${opts.credentials.tokenFile}`,
+          `--service-account-issuer=https://127.0.0.1:${opts.port}`,
+          `--service-account-key-file=${opts.credentials.saPublicKey}`,
+          `--service-account-signing-key-file=${opts.credentials.saPrivateKey}`,
+          '--enable-priority-and-fairness=false',
+          '--v=1',
+        ],
+      },
       async () => {
         if (!existsSync(this.caFile)) return false;
         const ca = await readFile(this.caFile);
         return (await httpsStatus(`${this.url}/readyz`, opts.credentials.adminToken, ca)) === 200;
       },
-      { timeoutMs: opts.readyTimeoutMs ?? 180_000, process: this.process, intervalMs: 500 },
+      { timeoutMs: opts.readyTimeoutMs ?? 180_000, intervalMs: 500 },
     );
   }
 }
@@ -275,27 +285,25 @@ export class ControllerManager extends BaseComponent {
   protected async launch(): Promise<void> {
     const { opts } = this;
     await mkdir(opts.certDir, { recursive: true });
-    this.process = ManagedProcess.start({
-      name: this.name,
-      command: opts.binary,
-      logFile: opts.logFile,
-      args: [
-        `--kubeconfig=${opts.kubeconfig}`,
-        `--authentication-kubeconfig=${opts.kubeconfig}`,
-        `--authorization-kubeconfig=${opts.kubeconfig}`,
-        '--controllers=garbagecollector,namespace',
-        '--leader-elect=false',
-        '--use-service-account-credentials=false',
-        `--secure-port=${opts.port}`,
-        '--bind-address=127.0.0.1',
-        `--cert-dir=${opts.certDir}`,
-        '--v=1',
-      ],
-    });
-    await waitUntilReady(
-      'kube-controller-manager',
+    await this.spawnUntilReady(
+      {
+        binary: opts.binary,
+        logFile: opts.logFile,
+        args: [
+          `--kubeconfig=${opts.kubeconfig}`,
+          `--authentication-kubeconfig=${opts.kubeconfig}`,
+          `--authorization-kubeconfig=${opts.kubeconfig}`,
+          '--controllers=garbagecollector,namespace',
+          '--leader-elect=false',
+          '--use-service-account-credentials=false',
+          `--secure-port=${opts.port}`,
+          '--bind-address=127.0.0.1',
+          `--cert-dir=${opts.certDir}`,
+          '--v=1',
+        ],
+      },
       async () => (await httpsStatus(`https://127.0.0.1:${opts.port}/healthz`, undefined, undefined)) === 200,
-      { timeoutMs: opts.readyTimeoutMs ?? 120_000, process: this.process, intervalMs: 500 },
+      { timeoutMs: opts.readyTimeoutMs ?? 120_000, intervalMs: 500 },
     );
   }
 }
@@ -346,9 +354,8 @@ export class TemporalDevServer extends BaseComponent {
     if (opts.dbFile) args.push('--db-filename', opts.dbFile);
     for (const sa of SEARCH_ATTRIBUTE_DEFINITIONS) args.push('--search-attribute', `${sa.name}=${sa.cliType}`);
     args.push('--log-level', 'warn');
-    this.process = ManagedProcess.start({ name: this.name, command: opts.binary, args, logFile: opts.logFile });
-    await waitUntilReady(
-      'temporal',
+    await this.spawnUntilReady(
+      { binary: opts.binary, logFile: opts.logFile, args },
       async () => {
         const conn = await Connection.connect({ address: this.address, connectTimeout: 2000 });
         try {
@@ -361,7 +368,7 @@ export class TemporalDevServer extends BaseComponent {
           await conn.close();
         }
       },
-      { timeoutMs: opts.readyTimeoutMs ?? 120_000, process: this.process, intervalMs: 500 },
+      { timeoutMs: opts.readyTimeoutMs ?? 120_000, intervalMs: 500 },
     );
   }
 }
