@@ -7,7 +7,8 @@
 FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
-RUN npm ci --no-audit --no-fund
+# `npm install` rather than `npm ci`: see .ci/run (the lock file lacks some platforms' optional packages).
+RUN npm install --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY bin ./bin
