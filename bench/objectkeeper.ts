@@ -8,6 +8,7 @@ import { Worker } from '@temporalio/worker';
 import { createActivities } from '../src/activities/index.js';
 import type { ObjectKeeper } from '../src/api/objectkeeper.js';
 import { loadConfig } from '../src/config.js';
+import { followRefTo } from '../src/domain/objectkeeper.js';
 import { KubeClient } from '../src/kube/client.js';
 import { logger } from '../src/log.js';
 import { connectWorker } from '../src/temporal/connection.js';
@@ -56,13 +57,7 @@ try {
         metadata: { name: `keeper-${i}` },
         spec: {
           mode: 'FollowObject',
-          followObjectRef: {
-            apiVersion: 'v1',
-            kind: 'ConfigMap',
-            namespace: 'default',
-            name: cm.metadata!.name!,
-            uid: cm.metadata!.uid!,
-          },
+          followObjectRef: followRefTo(cm),
         },
       });
       return { cm, keeper };

@@ -2,7 +2,7 @@
  * ObjectKeeper rules, pure and workflow-safe: what an observation of the followed object means,
  * and when a keeper expires.
  */
-import type { ObjectKeeperMode, ObjectKeeperSpec } from '../api/objectkeeper.js';
+import type { FollowObjectRef, ObjectKeeperMode, ObjectKeeperSpec } from '../api/objectkeeper.js';
 import { parseGoDuration } from './duration.js';
 
 /** What a fresh GET of the followed object showed. */
@@ -51,4 +51,30 @@ export function expiryOf(spec: ObjectKeeperSpec, creationTimestamp: string, lost
 /** Workflow ID of a keeper's lifetime workflow. The UID makes a recreated keeper a new workflow. */
 export function objectKeeperWorkflowId(name: string, uid: string): string {
   return `objectkeeper/${name}/${uid}`;
+}
+
+interface ObjectIdentity {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; uid?: string };
+}
+
+function identity(obj: ObjectIdentity, what: string) {
+  const { apiVersion, kind } = obj;
+  const { name, namespace, uid } = obj.metadata ?? {};
+  // The UID barrier: references are built only from objects the apiserver returned.
+  if (!apiVersion || !kind || !name || !uid) throw new Error(`${what}: object has no apiVersion/kind/name/uid yet`);
+  return { apiVersion, kind, name, namespace, uid };
+}
+
+/** followObjectRef for a keeper that follows `obj` (as returned by the apiserver). */
+export function followRefTo(obj: ObjectIdentity): FollowObjectRef {
+  const { apiVersion, kind, name, namespace, uid } = identity(obj, 'followObjectRef');
+  return namespace ? { apiVersion, kind, namespace, name, uid } : { apiVersion, kind, name, uid };
+}
+
+/** The controller ownerReference that puts an object under a keeper (cluster-scoped, so legal for any dependent). */
+export function ownedByKeeper(keeper: ObjectIdentity) {
+  const { apiVersion, kind, name, uid } = identity(keeper, 'ownerReference');
+  return { apiVersion, kind, name, uid, controller: true };
 }

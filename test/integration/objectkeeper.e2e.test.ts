@@ -10,7 +10,7 @@ import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import type { ObjectKeeper, ObjectKeeperSpec } from '../../src/api/objectkeeper.js';
-import { objectKeeperWorkflowId } from '../../src/domain/objectkeeper.js';
+import { followRefTo, objectKeeperWorkflowId, ownedByKeeper } from '../../src/domain/objectkeeper.js';
 import { findBinary } from '../../src/infra/binaries.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
 import {
@@ -42,17 +42,8 @@ async function createConfigMap(name: string, owner?: ObjectKeeper): Promise<V1Co
     metadata: {
       name,
       namespace: ns,
-      ownerReferences: owner
-        ? [
-            {
-              apiVersion: 'deckhouse.io/v1alpha1',
-              kind: 'ObjectKeeper',
-              name: owner.metadata!.name!,
-              uid: owner.metadata!.uid!, // from the create response: the UID barrier
-              controller: true,
-            },
-          ]
-        : undefined,
+      // The keeper as the create response returned it: the UID barrier.
+      ownerReferences: owner ? [ownedByKeeper(owner)] : undefined,
     },
     data: { hello: 'world' },
   });
@@ -67,13 +58,7 @@ async function createKeeper(spec: ObjectKeeperSpec): Promise<ObjectKeeper> {
   });
 }
 
-const followRef = (cm: V1ConfigMap) => ({
-  apiVersion: 'v1',
-  kind: 'ConfigMap',
-  namespace: ns,
-  name: cm.metadata!.name!,
-  uid: cm.metadata!.uid!,
-});
+const followRef = followRefTo;
 
 const gone = (ref: Parameters<typeof k.get>[0]) => async () => (await k.get(ref)) === undefined;
 

@@ -10,7 +10,7 @@ import { afterAll, expect, inject, it } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
 import type { ObjectKeeper } from '../../src/api/objectkeeper.js';
 import { loadConfig } from '../../src/config.js';
-import { objectKeeperWorkflowId } from '../../src/domain/objectkeeper.js';
+import { followRefTo, objectKeeperWorkflowId } from '../../src/domain/objectkeeper.js';
 import { isAlive } from '../../src/infra/process.js';
 import { LocalStack } from '../../src/infra/stack.js';
 import { KubeClient } from '../../src/kube/client.js';
@@ -79,13 +79,7 @@ it('keeps watching across a kube-apiserver crash, then stops without leftovers',
     metadata: { name: uniq('lifecycle') },
     spec: {
       mode: 'FollowObject',
-      followObjectRef: {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        namespace: 'default',
-        name: followed.metadata!.name!,
-        uid: followed.metadata!.uid!,
-      },
+      followObjectRef: followRefTo(followed),
     },
   });
   await eventually(

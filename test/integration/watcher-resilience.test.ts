@@ -5,7 +5,7 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ObjectKeeper } from '../../src/api/objectkeeper.js';
-import { objectKeeperWorkflowId } from '../../src/domain/objectkeeper.js';
+import { followRefTo, objectKeeperWorkflowId } from '../../src/domain/objectkeeper.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
 import { eventually, kube, listWorkflows, startTestWatcher, startTestWorker, temporal, uniq } from '../support/env.js';
 
@@ -71,13 +71,7 @@ describe('watcher', () => {
       metadata: { name: uniq('follow') },
       spec: {
         mode: 'FollowObject',
-        followObjectRef: {
-          apiVersion: 'v1',
-          kind: 'ConfigMap',
-          namespace: ns,
-          name: followed.metadata!.name!,
-          uid: followed.metadata!.uid!,
-        },
+        followObjectRef: followRefTo(followed),
       },
     });
     await eventually(

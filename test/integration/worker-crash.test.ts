@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { ObjectKeeper } from '../../src/api/objectkeeper.js';
-import { objectKeeperWorkflowId } from '../../src/domain/objectkeeper.js';
+import { followRefTo, objectKeeperWorkflowId, ownedByKeeper } from '../../src/domain/objectkeeper.js';
 import type { ManagedProcess } from '../../src/infra/process.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
 import {
@@ -35,15 +35,7 @@ async function ownedConfigMap(owner: ObjectKeeper): Promise<V1ConfigMap> {
     metadata: {
       name: uniq('owned'),
       namespace: ns,
-      ownerReferences: [
-        {
-          apiVersion: owner.apiVersion,
-          kind: owner.kind,
-          name: owner.metadata!.name!,
-          uid: owner.metadata!.uid!,
-          controller: true,
-        },
-      ],
+      ownerReferences: [ownedByKeeper(owner)],
     },
   });
 }
@@ -94,13 +86,7 @@ it('completes timers and signals that span a worker SIGKILL, without duplicates'
     metadata: { name: uniq('crash-follow') },
     spec: {
       mode: 'FollowObject',
-      followObjectRef: {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        namespace: ns,
-        name: followed.metadata!.name!,
-        uid: followed.metadata!.uid!,
-      },
+      followObjectRef: followRefTo(followed),
     },
   });
   const followOwned = await ownedConfigMap(followKeeper);

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { ObjectKeeperSpec } from '../../src/api/objectkeeper.js';
-import { expiryOf, judgeFollowed, objectKeeperWorkflowId } from '../../src/domain/objectkeeper.js';
+import {
+  expiryOf,
+  followRefTo,
+  judgeFollowed,
+  objectKeeperWorkflowId,
+  ownedByKeeper,
+} from '../../src/domain/objectkeeper.js';
 
 const ref = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'cm', uid: 'uid-1' };
 const follow: ObjectKeeperSpec = { mode: 'FollowObject', followObjectRef: ref };
@@ -47,4 +53,28 @@ describe('expiryOf', () => {
 it('workflow IDs include the keeper UID, so a recreated keeper is a new workflow', () => {
   expect(objectKeeperWorkflowId('k', 'a')).not.toBe(objectKeeperWorkflowId('k', 'b'));
   expect(objectKeeperWorkflowId('k', 'a')).toBe('objectkeeper/k/a');
+});
+
+describe('references built from apiserver objects', () => {
+  const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'ns', uid: 'u1' } };
+  const keeper = { apiVersion: 'deckhouse.io/v1alpha1', kind: 'ObjectKeeper', metadata: { name: 'k', uid: 'u2' } };
+
+  it('followRefTo carries the UID, and the namespace only for namespaced objects', () => {
+    expect(followRefTo(cm)).toEqual({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'cm', uid: 'u1' });
+    expect(followRefTo(keeper)).toEqual({
+      apiVersion: 'deckhouse.io/v1alpha1',
+      kind: 'ObjectKeeper',
+      name: 'k',
+      uid: 'u2',
+    });
+  });
+
+  it('ownedByKeeper is a controller reference with the keeper UID', () => {
+    expect(ownedByKeeper(keeper)).toEqual({ ...followRefTo(keeper), controller: true });
+  });
+
+  it('refuses objects without a UID (the UID barrier)', () => {
+    expect(() => ownedByKeeper({ ...keeper, metadata: { name: 'k' } })).toThrow(/no apiVersion\/kind\/name\/uid/);
+    expect(() => followRefTo({ ...cm, metadata: { name: 'cm', namespace: 'ns', uid: '' } })).toThrow();
+  });
 });
