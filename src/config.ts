@@ -22,6 +22,8 @@ export interface OperatorConfig {
   resyncMs: number;
   /** Port of the /metrics and /healthz endpoint (0 = any free port, unset = disabled). */
   metricsPort?: number;
+  /** host:port where the worker serves the Temporal SDK's Prometheus metrics (unset = off). */
+  workerMetricsAddress?: string;
   /** Identity shown in the Temporal UI for this process. */
   identity?: string;
 }
@@ -61,5 +63,6 @@ export function loadConfig(
     resyncMs: intEnv(env, 'DO_RESYNC_MS', 15 * 60_000),
     metricsPort: overrides.metricsPort ?? (env.DO_METRICS_PORT ? intEnv(env, 'DO_METRICS_PORT', 0) : undefined),
     identity: env.DO_IDENTITY || undefined,
+    workerMetricsAddress: env.DO_WORKER_METRICS_ADDRESS || undefined,
   };
 }

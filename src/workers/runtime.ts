@@ -7,11 +7,18 @@ import type { Logger } from '../log.js';
 
 let installed = false;
 
-export function installTemporalRuntime(log: Logger, level: LogLevel = 'WARN'): void {
+/**
+ * @param metricsAddress when set (e.g. `0.0.0.0:9465`), the SDK serves its worker metrics
+ *   (task slots, schedule-to-start latency, activity/workflow task outcomes) on /metrics there.
+ */
+export function installTemporalRuntime(log: Logger, level: LogLevel = 'WARN', metricsAddress?: string): void {
   if (installed) return;
   installed = true;
   const pinoLevel = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
   Runtime.install({
+    ...(metricsAddress
+      ? { telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress, countersTotalSuffix: true } } } }
+      : {}),
     logger: new DefaultLogger(level, (entry) => {
       log[pinoLevel[entry.level]]({ ...entry.meta, sdk: true }, entry.message);
     }),

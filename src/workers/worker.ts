@@ -22,7 +22,11 @@ function workflowSource(bundlePath?: string): Pick<WorkerOptions, 'workflowBundl
 }
 
 export async function createWorker(cfg: OperatorConfig, opts: { workflowBundlePath?: string } = {}): Promise<Worker> {
-  installTemporalRuntime(logger.child({ role: 'worker' }), (process.env.DO_TEMPORAL_LOG_LEVEL as never) ?? 'INFO');
+  installTemporalRuntime(
+    logger.child({ role: 'worker' }),
+    (process.env.DO_TEMPORAL_LOG_LEVEL as never) ?? 'INFO',
+    cfg.workerMetricsAddress,
+  );
   const connection = await connectWorker(cfg.temporal);
   const kube = KubeClient.fromKubeconfig(cfg.kubeconfig);
   return Worker.create({

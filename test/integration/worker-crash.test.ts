@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { ObjectKeeper } from '../../src/api/objectkeeper.js';
 import { followRefTo, objectKeeperWorkflowId, ownedByKeeper } from '../../src/domain/objectkeeper.js';
-import type { ManagedProcess } from '../../src/infra/process.js';
+import { getFreePort, type ManagedProcess } from '../../src/infra/process.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
 import {
   eventually,
@@ -63,8 +63,12 @@ afterAll(async () => {
 });
 
 it('completes timers and signals that span a worker SIGKILL, without duplicates', async () => {
-  worker = spawnRole('worker', TASK_QUEUE, 'worker-crash-1');
+  const metricsPort = await getFreePort();
+  worker = spawnRole('worker', TASK_QUEUE, 'worker-crash-1', { DO_WORKER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}` });
   await waitForWorker(TASK_QUEUE, worker);
+  // The worker's SDK metrics are scrapeable (what the Deployment's metrics port serves).
+  const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  expect(metrics).toMatch(/temporal_worker_task_slots_available\{/);
 
   // A TTL keeper whose timer is pending when the worker dies…
   const ttlKeeper = await k.create<ObjectKeeper>({
