@@ -110,3 +110,8 @@ export const ObjectKeeperKind = defineKind({
     { name: 'Expires', type: 'string', jsonPath: '.status.expiresAt', priority: 1 },
   ],
 });
+
+/** The reference the Kubernetes client needs to read, patch or delete a keeper by name. */
+export function objectKeeperRef(name: string): { apiVersion: string; kind: string; name: string } {
+  return { apiVersion: ObjectKeeperKind.apiVersion, kind: ObjectKeeperKind.kind, name };
+}

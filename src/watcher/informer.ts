@@ -42,8 +42,13 @@ type Handler<T extends KubernetesObject> = (ev: InformerEvent<T>) => void;
 
 class GoneError extends Error {}
 
+/** Cache key of an object: `namespace/name`, or `name` for cluster-scoped objects. */
+export function keyOf(namespace: string | undefined, name: string): string {
+  return namespace ? `${namespace}/${name}` : name;
+}
+
 export function objectKey(obj: KubernetesObject): string {
-  return obj.metadata?.namespace ? `${obj.metadata.namespace}/${obj.metadata.name}` : obj.metadata!.name!;
+  return keyOf(obj.metadata?.namespace, obj.metadata!.name!);
 }
 
 export class ResourceInformer<T extends KubernetesObject = KubernetesObject> {

@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../log.js';
 import { Dispatcher } from './dispatch.js';
-import { ResourceInformer, objectKey, type InformerEvent, type InformerOptions } from './informer.js';
+import { ResourceInformer, type InformerEvent, type InformerOptions } from './informer.js';
 import { KeyedQueue } from './keyed-queue.js';
 import type { WatcherMetrics } from './metrics.js';
 
@@ -115,5 +115,3 @@ export class Watcher {
     return informer;
   }
 }
-
-export { objectKey };

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import type { ObjectKeeper, ObjectKeeperSpec } from '../../src/api/objectkeeper.js';
+import { objectKeeperRef, type ObjectKeeper, type ObjectKeeperSpec } from '../../src/api/objectkeeper.js';
 import { followRefTo, objectKeeperWorkflowId, ownedByKeeper } from '../../src/domain/objectkeeper.js';
 import { findBinary } from '../../src/infra/binaries.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
@@ -32,7 +32,6 @@ const ns = uniq('keeper-e2e');
 let worker: { stop(): Promise<void> };
 let watcher: RunningWatcher;
 
-const keeperRef = (name: string) => ({ apiVersion: 'deckhouse.io/v1alpha1', kind: 'ObjectKeeper', name });
 const cmRef = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name });
 
 async function createConfigMap(name: string, owner?: ObjectKeeper): Promise<V1ConfigMap> {
@@ -87,13 +86,13 @@ describe('ObjectKeeper FollowObject', () => {
     const owned = await createConfigMap(uniq('owned'), keeper);
 
     const tracking = await eventually('keeper Tracking', async () => {
-      const kp = await k.get<ObjectKeeper>(keeperRef(keeper.metadata!.name!));
+      const kp = await k.get<ObjectKeeper>(objectKeeperRef(keeper.metadata!.name!));
       return kp?.status?.phase === 'Tracking' ? kp : undefined;
     });
     expect(tracking.status?.conditions?.find((c) => c.type === 'Active')?.status).toBe('True');
 
     await k.delete(cmRef(followed.metadata!.name!));
-    await eventually('keeper deleted', gone(keeperRef(keeper.metadata!.name!)));
+    await eventually('keeper deleted', gone(objectKeeperRef(keeper.metadata!.name!)));
     await eventually('owned ConfigMap garbage-collected', gone(cmRef(owned.metadata!.name!)));
     expect(await workflowResult(keeper)).toMatch(/^deleted: .*was deleted/);
   });
@@ -105,14 +104,14 @@ describe('ObjectKeeper FollowObject', () => {
     const owned = await createConfigMap(uniq('owned'), keeper);
     await eventually(
       'keeper Tracking',
-      async () => (await k.get<ObjectKeeper>(keeperRef(keeper.metadata!.name!)))?.status?.phase === 'Tracking',
+      async () => (await k.get<ObjectKeeper>(objectKeeperRef(keeper.metadata!.name!)))?.status?.phase === 'Tracking',
     );
 
     await k.delete(cmRef(name));
     const second = await createConfigMap(name);
     expect(second.metadata!.uid).not.toBe(first.metadata!.uid);
 
-    await eventually('keeper deleted', gone(keeperRef(keeper.metadata!.name!)));
+    await eventually('keeper deleted', gone(objectKeeperRef(keeper.metadata!.name!)));
     await eventually('owned ConfigMap garbage-collected', gone(cmRef(owned.metadata!.name!)));
     const survivor = await k.get<V1ConfigMap>(cmRef(name));
     expect(survivor?.metadata?.uid).toBe(second.metadata!.uid);
@@ -125,7 +124,7 @@ describe('ObjectKeeper FollowObject', () => {
       followObjectRef: { ...followRef(live), uid: '00000000-0000-0000-0000-000000000000' },
     });
     const owned = await createConfigMap(uniq('owned'), keeper);
-    await eventually('keeper deleted', gone(keeperRef(keeper.metadata!.name!)));
+    await eventually('keeper deleted', gone(objectKeeperRef(keeper.metadata!.name!)));
     await eventually('owned ConfigMap garbage-collected', gone(cmRef(owned.metadata!.name!)));
     expect(await workflowResult(keeper)).toMatch(/was recreated/);
     expect(await k.get(cmRef(live.metadata!.name!))).toBeDefined();
@@ -137,13 +136,13 @@ describe('ObjectKeeper TTL modes', () => {
     const keeper = await createKeeper({ mode: 'TTL', ttl: '4s' });
     const owned = await createConfigMap(uniq('owned'), keeper);
     const waiting = await eventually('keeper WaitingTTL', async () => {
-      const kp = await k.get<ObjectKeeper>(keeperRef(keeper.metadata!.name!));
+      const kp = await k.get<ObjectKeeper>(objectKeeperRef(keeper.metadata!.name!));
       return kp?.status?.phase === 'WaitingTTL' ? kp : undefined;
     });
     const created = Date.parse(keeper.metadata!.creationTimestamp as unknown as string);
     expect(Date.parse(waiting.status!.expiresAt!)).toBe(created + 4000);
 
-    await eventually('keeper deleted', gone(keeperRef(keeper.metadata!.name!)));
+    await eventually('keeper deleted', gone(objectKeeperRef(keeper.metadata!.name!)));
     // The delete happened at or after expiry (the apiserver's clock, second precision).
     expect(Date.now()).toBeGreaterThanOrEqual(created + 4000);
     await eventually('owned ConfigMap garbage-collected', gone(cmRef(owned.metadata!.name!)));
@@ -156,19 +155,19 @@ describe('ObjectKeeper TTL modes', () => {
     const owned = await createConfigMap(uniq('owned'), keeper);
     await eventually(
       'keeper Tracking',
-      async () => (await k.get<ObjectKeeper>(keeperRef(keeper.metadata!.name!)))?.status?.phase === 'Tracking',
+      async () => (await k.get<ObjectKeeper>(objectKeeperRef(keeper.metadata!.name!)))?.status?.phase === 'Tracking',
     );
 
     await k.delete(cmRef(followed.metadata!.name!));
     const waiting = await eventually('keeper WaitingTTL with lostAt', async () => {
-      const kp = await k.get<ObjectKeeper>(keeperRef(keeper.metadata!.name!));
+      const kp = await k.get<ObjectKeeper>(objectKeeperRef(keeper.metadata!.name!));
       return kp?.status?.phase === 'WaitingTTL' && kp.status.lostAt ? kp : undefined;
     });
     expect(Date.parse(waiting.status!.expiresAt!)).toBe(Date.parse(waiting.status!.lostAt!) + 5000);
     // The owned object survives the loss itself; only the TTL releases it.
     expect(await k.get(cmRef(owned.metadata!.name!))).toBeDefined();
 
-    await eventually('keeper deleted', gone(keeperRef(keeper.metadata!.name!)));
+    await eventually('keeper deleted', gone(objectKeeperRef(keeper.metadata!.name!)));
     await eventually('owned ConfigMap garbage-collected', gone(cmRef(owned.metadata!.name!)));
   });
 });
@@ -179,7 +178,7 @@ describe('ObjectKeeper signals are hints, verified before acting', () => {
     const keeper = await createKeeper({ mode: 'FollowObject', followObjectRef: followRef(followed) });
     await eventually(
       'keeper Tracking',
-      async () => (await k.get<ObjectKeeper>(keeperRef(keeper.metadata!.name!)))?.status?.phase === 'Tracking',
+      async () => (await k.get<ObjectKeeper>(objectKeeperRef(keeper.metadata!.name!)))?.status?.phase === 'Tracking',
     );
     const handle = (await temporal()).workflow.getHandle(
       objectKeeperWorkflowId(keeper.metadata!.name!, keeper.metadata!.uid!),
@@ -189,9 +188,9 @@ describe('ObjectKeeper signals are hints, verified before acting', () => {
       'the re-check ran',
       async () => (await handle.query<{ checks: number }>('keeperState')).checks >= 1,
     );
-    expect((await k.get<ObjectKeeper>(keeperRef(keeper.metadata!.name!)))?.status?.phase).toBe('Tracking');
+    expect((await k.get<ObjectKeeper>(objectKeeperRef(keeper.metadata!.name!)))?.status?.phase).toBe('Tracking');
     await k.delete(cmRef(followed.metadata!.name!));
-    await eventually('keeper deleted', gone(keeperRef(keeper.metadata!.name!)));
+    await eventually('keeper deleted', gone(objectKeeperRef(keeper.metadata!.name!)));
   });
 
   it('a stray keeperDeleted does not orphan a live keeper: it still expires', async () => {
@@ -201,11 +200,11 @@ describe('ObjectKeeper signals are hints, verified before acting', () => {
     );
     await eventually(
       'keeper WaitingTTL',
-      async () => (await k.get<ObjectKeeper>(keeperRef(keeper.metadata!.name!)))?.status?.phase === 'WaitingTTL',
+      async () => (await k.get<ObjectKeeper>(objectKeeperRef(keeper.metadata!.name!)))?.status?.phase === 'WaitingTTL',
     );
     await handle.signal('keeperDeleted');
     expect(await handle.result()).toMatch(/ttl 6s expired/);
-    expect(await k.get(keeperRef(keeper.metadata!.name!))).toBeUndefined();
+    expect(await k.get(objectKeeperRef(keeper.metadata!.name!))).toBeUndefined();
   });
 });
 

@@ -8,7 +8,7 @@ import type { V1ConfigMap } from '@kubernetes/client-node';
 import { Worker } from '@temporalio/worker';
 import { afterAll, expect, inject, it } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
-import type { ObjectKeeper } from '../../src/api/objectkeeper.js';
+import { objectKeeperRef, type ObjectKeeper } from '../../src/api/objectkeeper.js';
 import { loadConfig } from '../../src/config.js';
 import { followRefTo, objectKeeperWorkflowId } from '../../src/domain/objectkeeper.js';
 import { isAlive } from '../../src/infra/process.js';
@@ -67,7 +67,6 @@ it('keeps watching across a kube-apiserver crash, then stops without leftovers',
   await watcher.watcher.waitForSync();
   const temporal = await connectClient(cfg.temporal);
 
-  const keeperRef = (name: string) => ({ apiVersion: 'deckhouse.io/v1alpha1', kind: 'ObjectKeeper', name });
   const followed = await kube.create<V1ConfigMap>({
     apiVersion: 'v1',
     kind: 'ConfigMap',
@@ -84,7 +83,7 @@ it('keeps watching across a kube-apiserver crash, then stops without leftovers',
   });
   await eventually(
     'Tracking',
-    async () => (await kube.get<ObjectKeeper>(keeperRef(keeper.metadata!.name!)))?.status?.phase === 'Tracking',
+    async () => (await kube.get<ObjectKeeper>(objectKeeperRef(keeper.metadata!.name!)))?.status?.phase === 'Tracking',
   );
 
   // Crash the apiserver under the open watches, then bring it back on the same port and data.
@@ -100,14 +99,14 @@ it('keeps watching across a kube-apiserver crash, then stops without leftovers',
   });
   await eventually(
     'follow keeper deleted after the crash',
-    async () => !(await kube.get(keeperRef(keeper.metadata!.name!))),
+    async () => !(await kube.get(objectKeeperRef(keeper.metadata!.name!))),
     {
       timeoutMs: 120_000,
     },
   );
   await eventually(
     'new keeper processed after the crash',
-    async () => !(await kube.get(keeperRef(after.metadata!.name!))),
+    async () => !(await kube.get(objectKeeperRef(after.metadata!.name!))),
     {
       timeoutMs: 120_000,
     },

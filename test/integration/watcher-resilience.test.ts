@@ -4,7 +4,7 @@
  */
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ObjectKeeper } from '../../src/api/objectkeeper.js';
+import { objectKeeperRef, type ObjectKeeper } from '../../src/api/objectkeeper.js';
 import { followRefTo, objectKeeperWorkflowId } from '../../src/domain/objectkeeper.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
 import { eventually, kube, listWorkflows, startTestWatcher, startTestWorker, temporal, uniq } from '../support/env.js';
@@ -14,8 +14,6 @@ const k = kube();
 const ns = uniq('watcher');
 let worker: { stop(): Promise<void> };
 const watchers: RunningWatcher[] = [];
-
-const keeperRef = (name: string) => ({ apiVersion: 'deckhouse.io/v1alpha1', kind: 'ObjectKeeper', name });
 
 async function ttlKeeper(prefix: string): Promise<ObjectKeeper> {
   return k.create<ObjectKeeper>({
@@ -76,7 +74,7 @@ describe('watcher', () => {
     });
     await eventually(
       'follow keeper Tracking',
-      async () => (await k.get<ObjectKeeper>(keeperRef(follow.metadata!.name!)))?.status?.phase === 'Tracking',
+      async () => (await k.get<ObjectKeeper>(objectKeeperRef(follow.metadata!.name!)))?.status?.phase === 'Tracking',
     );
     await first.stop();
 
@@ -95,7 +93,7 @@ describe('watcher', () => {
       'application/merge-patch+json',
     );
     const ephemeral = await ttlKeeper('ephemeral');
-    await k.delete(keeperRef(ephemeral.metadata!.name!));
+    await k.delete(objectKeeperRef(ephemeral.metadata!.name!));
     await k.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: followed.metadata!.name! });
 
     const second = await watcher();
@@ -106,7 +104,7 @@ describe('watcher', () => {
     }
     expect(await executions(ephemeral)).toEqual([]); // never existed while anyone looked: nothing to do
     // The deletion missed while down is found by the re-list and ends the follow keeper.
-    await eventually('follow keeper deleted', async () => !(await k.get(keeperRef(follow.metadata!.name!))));
+    await eventually('follow keeper deleted', async () => !(await k.get(objectKeeperRef(follow.metadata!.name!))));
     await second.stop();
 
     // A third start re-lists everything again: all deduplicated, still one execution each.
@@ -149,7 +147,7 @@ describe('watcher', () => {
   afterAll(async () => {
     // Deleting the keepers ends their workflows (keeperDeleted signal) — nothing left running.
     const w = await watcher();
-    for (const keeper of created) await k.delete(keeperRef(keeper.metadata!.name!));
+    for (const keeper of created) await k.delete(objectKeeperRef(keeper.metadata!.name!));
     for (const keeper of created) {
       await eventually('workflow ended', async () => (await executions(keeper)).every((s) => s !== 'RUNNING'));
     }

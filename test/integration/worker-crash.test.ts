@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import type { ObjectKeeper } from '../../src/api/objectkeeper.js';
+import { objectKeeperRef, type ObjectKeeper } from '../../src/api/objectkeeper.js';
 import { followRefTo, objectKeeperWorkflowId, ownedByKeeper } from '../../src/domain/objectkeeper.js';
 import { getFreePort, type ManagedProcess } from '../../src/infra/process.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
@@ -25,7 +25,6 @@ const ns = uniq('crash');
 let watcher: RunningWatcher;
 let worker: ManagedProcess | undefined;
 
-const keeperRef = (name: string) => ({ apiVersion: 'deckhouse.io/v1alpha1', kind: 'ObjectKeeper', name });
 const cmRef = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name });
 
 async function ownedConfigMap(owner: ObjectKeeper): Promise<V1ConfigMap> {
@@ -41,7 +40,7 @@ async function ownedConfigMap(owner: ObjectKeeper): Promise<V1ConfigMap> {
 }
 
 async function phase(name: string): Promise<string | undefined> {
-  return (await k.get<ObjectKeeper>(keeperRef(name)))?.status?.phase;
+  return (await k.get<ObjectKeeper>(objectKeeperRef(name)))?.status?.phase;
 }
 
 async function activityCount(workflowId: string, activityType: string): Promise<number> {
@@ -106,8 +105,8 @@ it('completes timers and signals that span a worker SIGKILL, without duplicates'
   // With no worker, nothing happens past the TTL: the work is parked in Temporal, not lost.
   const expiry = Date.parse(ttlKeeper.metadata!.creationTimestamp as unknown as string) + 20_000;
   await eventually('TTL passed', async () => Date.now() > expiry + 2000, { timeoutMs: 60_000 });
-  expect(await k.get(keeperRef(ttlKeeper.metadata!.name!))).toBeDefined();
-  expect(await k.get(keeperRef(followKeeper.metadata!.name!))).toBeDefined();
+  expect(await k.get(objectKeeperRef(ttlKeeper.metadata!.name!))).toBeDefined();
+  expect(await k.get(objectKeeperRef(followKeeper.metadata!.name!))).toBeDefined();
 
   worker = spawnRole('worker', TASK_QUEUE, 'worker-crash-2');
   for (const [keeper, owned] of [
@@ -116,7 +115,7 @@ it('completes timers and signals that span a worker SIGKILL, without duplicates'
   ] as const) {
     await eventually(
       `${keeper.metadata!.name} deleted`,
-      async () => !(await k.get(keeperRef(keeper.metadata!.name!))),
+      async () => !(await k.get(objectKeeperRef(keeper.metadata!.name!))),
       { timeoutMs: 180_000 },
     );
     await eventually('owned object garbage-collected', async () => !(await k.get(cmRef(owned.metadata!.name!))));

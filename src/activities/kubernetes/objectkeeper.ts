@@ -1,6 +1,6 @@
 /** Activities an ObjectKeeper workflow uses: uncached reads, status writes and the final delete. */
 import type { FollowObjectRef, ObjectKeeper, ObjectKeeperStatus } from '../../api/objectkeeper.js';
-import { ObjectKeeperKind } from '../../api/objectkeeper.js';
+import { ObjectKeeperKind, objectKeeperRef } from '../../api/objectkeeper.js';
 import type { FollowedObservation } from '../../domain/objectkeeper.js';
 import { KubeClient, statusCode } from '../../kube/client.js';
 import { kubeFailure } from './errors.js';
@@ -9,8 +9,6 @@ export interface KeeperRef {
   name: string;
   uid: string;
 }
-
-const keeperRef = (name: string) => ({ apiVersion: ObjectKeeperKind.apiVersion, kind: ObjectKeeperKind.kind, name });
 
 export function createObjectKeeperActivities(kube: KubeClient) {
   return {
@@ -38,7 +36,7 @@ export function createObjectKeeperActivities(kube: KubeClient) {
       ref: KeeperRef,
     ): Promise<{ exists: boolean; deleting: boolean; status?: ObjectKeeperStatus }> {
       try {
-        const obj = await kube.get<ObjectKeeper>(keeperRef(ref.name));
+        const obj = await kube.get<ObjectKeeper>(objectKeeperRef(ref.name));
         if (!obj || obj.metadata?.uid !== ref.uid) return { exists: false, deleting: false };
         return { exists: true, deleting: Boolean(obj.metadata?.deletionTimestamp), status: obj.status };
       } catch (err) {
@@ -52,7 +50,11 @@ export function createObjectKeeperActivities(kube: KubeClient) {
      */
     async patchObjectKeeperStatus(ref: KeeperRef & { status: ObjectKeeperStatus }): Promise<'patched' | 'gone'> {
       try {
-        await kube.patchCustomStatus({ ...keeperRef(ref.name), plural: ObjectKeeperKind.plural }, ref.status, ref.uid);
+        await kube.patchCustomStatus(
+          { ...objectKeeperRef(ref.name), plural: ObjectKeeperKind.plural },
+          ref.status,
+          ref.uid,
+        );
         return 'patched';
       } catch (err) {
         const code = statusCode(err);
@@ -64,7 +66,7 @@ export function createObjectKeeperActivities(kube: KubeClient) {
     /** Deletes the keeper (background propagation: the GC then removes what it owns). */
     async deleteObjectKeeper(ref: KeeperRef): Promise<boolean> {
       try {
-        return await kube.delete(keeperRef(ref.name), { uid: ref.uid, propagationPolicy: 'Background' });
+        return await kube.delete(objectKeeperRef(ref.name), { uid: ref.uid, propagationPolicy: 'Background' });
       } catch (err) {
         throw kubeFailure(err, `delete ObjectKeeper ${ref.name}`);
       }

@@ -10,7 +10,7 @@ import { ObjectKeeperKind } from '../../api/objectkeeper.js';
 import { followsObject, objectKeeperWorkflowId } from '../../domain/objectkeeper.js';
 import { K8sKind, K8sName, K8sUID } from '../../temporal/search-attributes.js';
 import type { ObjectKeeperWorkflowInput } from '../../workflows/objectkeeper/keeper.js';
-import type { InformerEvent, ResourceInformer } from '../informer.js';
+import { keyOf, objectKey, type InformerEvent, type ResourceInformer } from '../informer.js';
 import type { Route, WatcherContext } from '../watcher.js';
 
 interface Follower {
@@ -88,7 +88,7 @@ export class ObjectKeeperRoute implements Route {
   private indexFollower(keeper: ObjectKeeper): void {
     const ref = keeper.spec.followObjectRef!;
     const kindKey = `${ref.apiVersion}/${ref.kind}`;
-    const objKey = ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
+    const objKey = keyOf(ref.namespace, ref.name);
     let byObject = this.index.get(kindKey);
     if (!byObject) this.index.set(kindKey, (byObject = new Map()));
     let followers = byObject.get(objKey);
@@ -118,7 +118,7 @@ export class ObjectKeeperRoute implements Route {
     const ref = keeper.spec.followObjectRef;
     if (!ref) return;
     const byObject = this.index.get(`${ref.apiVersion}/${ref.kind}`);
-    const objKey = ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
+    const objKey = keyOf(ref.namespace, ref.name);
     const followers = byObject?.get(objKey);
     followers?.delete(keeper.metadata!.name!);
     if (followers?.size === 0) byObject!.delete(objKey);
@@ -126,7 +126,7 @@ export class ObjectKeeperRoute implements Route {
 
   private onFollowed(kindKey: string, ev: InformerEvent<KubernetesObject>): void {
     const obj = ev.object;
-    const objKey = obj.metadata?.namespace ? `${obj.metadata.namespace}/${obj.metadata.name}` : obj.metadata!.name!;
+    const objKey = objectKey(obj);
     const followers = this.index.get(kindKey)?.get(objKey);
     if (!followers) return;
     for (const f of followers.values()) {
