@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 
 /** src/workflows/index.ts when running from sources, dist/workflows/index.js when compiled. */
 export function workflowsEntry(): string {
@@ -10,11 +10,15 @@ export function workflowsEntry(): string {
   return existsSync(ts) ? ts : fileURLToPath(new URL('../workflows/index.js', import.meta.url));
 }
 
-export async function writeWorkflowBundle(outFile: string): Promise<void> {
+/** Bundles the workflow code in memory (webpack's progress chatter silenced). */
+export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
   const quiet = () => {};
-  const { code } = await bundleWorkflowCode({
+  return bundleWorkflowCode({
     workflowsPath: workflowsEntry(),
     logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet },
   });
-  await writeFile(outFile, code);
+}
+
+export async function writeWorkflowBundle(outFile: string): Promise<void> {
+  await writeFile(outFile, (await bundleWorkflows()).code);
 }

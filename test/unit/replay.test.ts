@@ -6,19 +6,15 @@
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { beforeAll, expect, it } from 'vitest';
-import { workflowsEntry } from '../../src/workers/bundle.js';
+import { bundleWorkflows } from '../../src/workers/bundle.js';
 
 const dir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/histories');
 let bundle: WorkflowBundleWithSourceMap;
 
 beforeAll(async () => {
-  const quiet = () => {};
-  bundle = await bundleWorkflowCode({
-    workflowsPath: workflowsEntry(),
-    logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet },
-  });
+  bundle = await bundleWorkflows();
 }, 120_000);
 
 const files = (await readdir(dir)).filter((f) => f.endsWith('.json')).sort();
