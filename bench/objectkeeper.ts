@@ -35,7 +35,7 @@ try {
     connection: await connectWorker(cfg.temporal),
     taskQueue: 'bench',
     workflowsPath: workflowsEntry(),
-    activities: createActivities({ kube }),
+    activities: createActivities({ kube, requests: cfg.requests }),
   });
   const running = worker.run();
   const watcher = await startWatcher(cfg, { log });

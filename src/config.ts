@@ -3,6 +3,8 @@
  * (what a Deployment sets) overridden by CLI flags. Secrets (API keys) come only from the
  * environment and never enter workflow inputs.
  */
+import { parseGoDuration } from './domain/duration.js';
+
 export interface TemporalConfig {
   address: string;
   namespace: string;
@@ -26,9 +28,35 @@ export interface OperatorConfig {
   workerMetricsAddress?: string;
   /** Identity shown in the Temporal UI for this process. */
   identity?: string;
+  requests: RequestPolicy;
+}
+
+/** Controller-wide policy of fire-and-forget requests (the original's controller config). */
+export interface RequestPolicy {
+  /** How long a terminal request lives after completionTimestamp (0 = never reaped). Default 24h. */
+  ttlMs: number;
+  /** Period of the TTL sweep Schedule, the backstop of the per-request timers. Default 5m. */
+  ttlSweepIntervalMs: number;
+  /** Deadline of every wait on an external actor (snapshot ready, PVC bound). Default 30m. */
+  waitTimeoutMs: number;
+  /**
+   * How a Snapshot capture creates its snapshot: `VolumeSnapshot` (stock external-snapshotter: a
+   * VolumeSnapshot in the PVC's namespace, content made by the snapshot-controller) or `Content`
+   * (Deckhouse's patched snapshotter: a VolumeSnapshotContent without a VolumeSnapshot).
+   */
+  snapshotMode: 'VolumeSnapshot' | 'Content';
 }
 
 export const DEFAULT_TASK_QUEUE = 'durable-operators';
+
+function durationEnv(env: NodeJS.ProcessEnv, name: string, fallback: string): number {
+  const raw = env[name] || fallback;
+  try {
+    return parseGoDuration(raw);
+  } catch {
+    throw new Error(`${name} must be a Go duration such as 30s, 10m or 24h, got ${JSON.stringify(raw)}`);
+  }
+}
 
 function intEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];
@@ -64,5 +92,19 @@ export function loadConfig(
     metricsPort: overrides.metricsPort ?? (env.DO_METRICS_PORT ? intEnv(env, 'DO_METRICS_PORT', 0) : undefined),
     identity: env.DO_IDENTITY || undefined,
     workerMetricsAddress: env.DO_WORKER_METRICS_ADDRESS || undefined,
+    requests: {
+      ttlMs: durationEnv(env, 'DO_REQUEST_TTL', '24h'),
+      ttlSweepIntervalMs: durationEnv(env, 'DO_REQUEST_TTL_SWEEP_INTERVAL', '5m'),
+      waitTimeoutMs: durationEnv(env, 'DO_REQUEST_WAIT_TIMEOUT', '30m'),
+      snapshotMode: snapshotModeEnv(env),
+    },
   };
+}
+
+function snapshotModeEnv(env: NodeJS.ProcessEnv): RequestPolicy['snapshotMode'] {
+  const raw = env.DO_VOLUME_SNAPSHOT_MODE || 'VolumeSnapshot';
+  if (raw !== 'VolumeSnapshot' && raw !== 'Content') {
+    throw new Error(`DO_VOLUME_SNAPSHOT_MODE must be VolumeSnapshot or Content, got ${JSON.stringify(raw)}`);
+  }
+  return raw;
 }

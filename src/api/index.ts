@@ -1,8 +1,20 @@
 /** Every kind the project serves; the CRD generator and the installer iterate this list. */
 import { ObjectKeeperKind } from './objectkeeper.js';
+import { ManifestCaptureRequestKind, ManifestCheckpointContentChunkKind, ManifestCheckpointKind } from './manifests.js';
+import { VolumeCaptureRequestKind, VolumeRestoreRequestKind } from './volumes.js';
 import type { KindDefinition } from './kind.js';
 
-export const ALL_KINDS: KindDefinition[] = [ObjectKeeperKind];
+export const ALL_KINDS: KindDefinition[] = [
+  ObjectKeeperKind,
+  ManifestCaptureRequestKind,
+  ManifestCheckpointKind,
+  ManifestCheckpointContentChunkKind,
+  VolumeCaptureRequestKind,
+  VolumeRestoreRequestKind,
+];
 
 export * from './objectkeeper.js';
+export * from './requests.js';
+export * from './manifests.js';
+export * from './volumes.js';
 export { crdOf, type KindDefinition } from './kind.js';

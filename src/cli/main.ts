@@ -51,7 +51,15 @@ connectionOptions(
   const { createWorker } = await import('../workers/worker.js');
   const cfg = configFrom(flags);
   const worker = await createWorker(cfg);
-  logger.info({ taskQueue: cfg.temporal.taskQueue, address: cfg.temporal.address }, 'worker running');
+  const { ensureRequestTtlSweep } = await import('../workers/schedules.js');
+  const { connectClient } = await import('../temporal/connection.js');
+  const client = await connectClient(cfg.temporal);
+  const scheduleId = await ensureRequestTtlSweep(client, cfg);
+  await client.connection.close();
+  logger.info(
+    { taskQueue: cfg.temporal.taskQueue, address: cfg.temporal.address, ttlSweep: scheduleId },
+    'worker running',
+  );
   // The Temporal runtime shuts the worker down gracefully on SIGINT/SIGTERM.
   await worker.run();
   logger.info('worker stopped');

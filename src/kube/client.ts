@@ -130,6 +130,32 @@ export class KubeClient {
     }
   }
 
+  /**
+   * JSON merge patch of an object (not its status). With `uid`, the apiserver refuses (409) if
+   * the name now belongs to another object.
+   */
+  async mergePatch<T extends KubernetesObject = KubernetesObject>(
+    ref: ObjectRef,
+    patch: Record<string, unknown>,
+    opts: { uid?: string } = {},
+  ): Promise<T> {
+    const patchMeta = (patch.metadata ?? {}) as Record<string, unknown>;
+    const body = {
+      ...patch,
+      apiVersion: ref.apiVersion,
+      kind: ref.kind,
+      metadata: { ...patchMeta, name: ref.name, namespace: ref.namespace, ...(opts.uid ? { uid: opts.uid } : {}) },
+    };
+    return this.objects.patch<T>(
+      body as unknown as T,
+      undefined,
+      undefined,
+      FIELD_MANAGER,
+      undefined,
+      PatchStrategy.MergePatch,
+    );
+  }
+
   /** JSON merge patch of a custom resource's status subresource. */
   async patchCustomStatus(
     ref: ObjectRef & { plural: string },
@@ -243,6 +269,11 @@ export function statusCode(err: unknown): number | undefined {
   if (err instanceof ApiException) return err.code;
   const code = (err as { code?: unknown; statusCode?: unknown } | undefined)?.code;
   return typeof code === 'number' ? code : undefined;
+}
+
+/** 409 on create: an object with that name exists. */
+export function isAlreadyExists(err: unknown): boolean {
+  return statusCode(err) === 409;
 }
 
 export function isNotFound(err: unknown): boolean {

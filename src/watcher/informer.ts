@@ -85,6 +85,11 @@ export class ResourceInformer<T extends KubernetesObject = KubernetesObject> {
     return this.cache.get(key);
   }
 
+  /** Every object as last seen. */
+  list(): T[] {
+    return [...this.cache.values()];
+  }
+
   /** Called after every completed (re)list. */
   onSync(fn: () => void): void {
     this.syncListeners.push(fn);

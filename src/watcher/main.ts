@@ -7,6 +7,7 @@ import { connectClient } from '../temporal/connection.js';
 import type { InformerOptions } from './informer.js';
 import { createWatcherMetrics, type WatcherMetrics } from './metrics.js';
 import { ObjectKeeperRoute } from './routes/objectkeeper.js';
+import { RequestRoute } from './routes/requests.js';
 import { Watcher, type Route } from './watcher.js';
 
 export interface RunningWatcher {
@@ -18,7 +19,7 @@ export interface RunningWatcher {
 }
 
 export function defaultRoutes(cfg: OperatorConfig): Route[] {
-  return [new ObjectKeeperRoute({ verifyIntervalMs: cfg.keeperVerifyIntervalMs })];
+  return [new ObjectKeeperRoute({ verifyIntervalMs: cfg.keeperVerifyIntervalMs }), new RequestRoute()];
 }
 
 export async function startWatcher(

@@ -48,6 +48,8 @@ export class Watcher {
   readonly dispatcher: Dispatcher;
   private readonly queue: KeyedQueue;
   private readonly informers = new Map<string, ResourceInformer<KubernetesObject>>();
+  /** Several routes may watch one kind (e.g. requests, and the keepers that follow them). */
+  private readonly handlers = new Map<string, EventHandler[]>();
   private readonly ctx: WatcherContext;
   private readonly informerOptions: InformerOptions;
 
@@ -100,12 +102,24 @@ export class Watcher {
   ): ResourceInformer<T> {
     const id = `${apiVersion}/${kind}`;
     const existing = this.informers.get(id);
-    if (existing) return existing as unknown as ResourceInformer<T>;
+    if (existing) {
+      // A late handler first sees every cached object as ADDED, as if it had watched from the start.
+      this.handlers.get(id)!.push(handler as EventHandler);
+      if (existing.synced) {
+        for (const object of existing.list())
+          handler({ type: 'ADDED', object: object as T, receivedAt: performance.now(), fromList: true });
+      }
+      return existing as unknown as ResourceInformer<T>;
+    }
+    const handlers: EventHandler[] = [handler as EventHandler];
+    this.handlers.set(id, handlers);
     const informer = new ResourceInformer<T>(
       this.opts.kube,
       apiVersion,
       kind,
-      handler,
+      (ev) => {
+        for (const h of handlers) h(ev as InformerEvent<KubernetesObject>);
+      },
       this.opts.log.child({ informer: id }),
       this.opts.metrics,
       this.informerOptions,

@@ -35,7 +35,7 @@ export async function createWorker(cfg: OperatorConfig, opts: { workflowBundlePa
     taskQueue: cfg.temporal.taskQueue,
     ...(cfg.identity ? { identity: cfg.identity } : {}),
     ...workflowSource(opts.workflowBundlePath),
-    activities: createActivities({ kube }),
+    activities: createActivities({ kube, requests: cfg.requests }),
     // Activities are short apiserver calls; let in-flight ones finish on SIGTERM.
     shutdownGraceTime: '10 seconds',
   });

@@ -1,2 +1,5 @@
 /** The workflow bundle: every workflow the worker runs. Deterministic code only. */
 export * from './objectkeeper/keeper.js';
+export { manifestCaptureRequestWorkflow } from './requests/manifest-capture.js';
+export { requestTtlSweepWorkflow } from './requests/ttl-sweep.js';
+export { requestDeletedSignal, requestStateQuery } from './requests/lifecycle.js';

@@ -60,7 +60,7 @@ it('keeps watching across a kube-apiserver crash, then stops without leftovers',
     connection: await connectWorker(cfg.temporal),
     taskQueue: 'lifecycle',
     workflowBundle: { codePath: inject('workflowBundle') },
-    activities: createActivities({ kube }),
+    activities: createActivities({ kube, requests: cfg.requests }),
   });
   const workerRun = worker.run();
   const watcher = await startWatcher(cfg, { log });

@@ -57,15 +57,18 @@ const quietLog = logger.child({ test: true });
 quietLog.level = process.env.DO_TEST_LOG_LEVEL ?? 'warn';
 
 /** An in-process worker on `taskQueue`, using the pre-built bundle. */
-export async function startTestWorker(taskQueue: string): Promise<{ stop(): Promise<void> }> {
-  const cfg = testConfig(taskQueue);
+export async function startTestWorker(
+  taskQueue: string,
+  extra: Partial<OperatorConfig> = {},
+): Promise<{ stop(): Promise<void> }> {
+  const cfg = testConfig(taskQueue, extra);
   installTemporalRuntime(quietLog);
   const worker = await Worker.create({
     connection: await connectWorker(cfg.temporal),
     namespace: cfg.temporal.namespace,
     taskQueue,
     workflowBundle: { codePath: inject('workflowBundle') },
-    activities: createActivities({ kube: KubeClient.fromKubeconfig(cfg.kubeconfig) }),
+    activities: createActivities({ kube: KubeClient.fromKubeconfig(cfg.kubeconfig), requests: cfg.requests }),
   });
   const running = worker.run();
   return {

@@ -1,0 +1,322 @@
+/**
+ * Manifest capture: read the targets (uncached), pack them into checksummed chunks, and write
+ * the checkpoint and its chunks under the request's ObjectKeeper. Every write is idempotent by
+ * name (names derive from the request UID), so a retry after a crash finds its own objects.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import {
+  CHECKPOINT_LABEL,
+  ManifestCheckpointContentChunkKind,
+  ManifestCheckpointKind,
+  SOURCE_NAMESPACE_LABEL,
+  SOURCE_REQUEST_LABEL,
+  type ChunkInfo,
+  type ManifestCaptureRequest,
+  type ManifestCheckpoint,
+  type ManifestCheckpointContentChunk,
+  type ManifestCheckpointStatus,
+} from '../../api/manifests.js';
+import { RequestReason } from '../../api/requests.js';
+import { ObjectTooLargeError, packChunks } from '../../domain/manifest-chunks.js';
+import { ownedByKeeper } from '../../domain/objectkeeper.js';
+import {
+  checkpointNameFor,
+  chunkNameFor,
+  failed,
+  type RequestOutcome,
+  type RequestRef,
+} from '../../domain/requests.js';
+import { isAlreadyExists, statusCode, type KubeClient } from '../../kube/client.js';
+import { kubeFailure } from './errors.js';
+import { keeperObject, type KeeperIdentity } from './requests.js';
+
+export interface CheckpointIdentity {
+  name: string;
+  uid: string;
+}
+
+export interface CheckpointSummary {
+  chunks: ChunkInfo[];
+  totalObjects: number;
+  totalSizeBytes: number;
+}
+
+export type CaptureResult = { ok: true; summary: CheckpointSummary } | { ok: false; outcome: RequestOutcome };
+
+const checkpointRef = (name: string) => ({
+  apiVersion: ManifestCheckpointKind.apiVersion,
+  kind: ManifestCheckpointKind.kind,
+  name,
+});
+const chunkRef = (name: string) => ({
+  apiVersion: ManifestCheckpointContentChunkKind.apiVersion,
+  kind: ManifestCheckpointContentChunkKind.kind,
+  name,
+});
+
+export function createManifestActivities(kube: KubeClient) {
+  async function readRequest(ref: RequestRef): Promise<ManifestCaptureRequest | undefined> {
+    try {
+      const obj = await kube.get<ManifestCaptureRequest>(ref);
+      return obj?.metadata?.uid === ref.uid ? obj : undefined;
+    } catch (err) {
+      throw kubeFailure(err, `get ManifestCaptureRequest ${ref.namespace}/${ref.name}`);
+    }
+  }
+
+  /**
+   * Reads every target fresh from the apiserver. A target that does not exist, or whose kind is
+   * not served or cluster-scoped, is a terminal outcome (a request is a snapshot of *now*: if
+   * the object appears later, that is a new request). Other errors, 403 included, are retried.
+   */
+  async function readTargets(
+    request: ManifestCaptureRequest,
+  ): Promise<{ ok: true; objects: KubernetesObject[] } | { ok: false; outcome: RequestOutcome }> {
+    const namespace = request.metadata!.namespace!;
+    const objects: KubernetesObject[] = [];
+    for (const t of request.spec.targets) {
+      const label = `${t.kind} ${namespace}/${t.name} (${t.apiVersion})`;
+      let namespaced: boolean;
+      try {
+        namespaced = (await kube.objects.resourceFor(t.apiVersion, t.kind)).namespaced;
+      } catch (err) {
+        // Unknown group/version: discovery answers 404; known group, unknown kind: "does not serve".
+        const unknownGroup = statusCode(err) === 404;
+        if (unknownGroup || (err instanceof Error && /does not serve/.test(err.message))) {
+          return {
+            ok: false,
+            outcome: failed(
+              RequestReason.InvalidSource,
+              `${label}: the apiserver does not serve ${t.apiVersion} ${t.kind}`,
+            ),
+          };
+        }
+        throw kubeFailure(err, `discover ${t.apiVersion} ${t.kind}`);
+      }
+      if (!namespaced) {
+        return {
+          ok: false,
+          outcome: failed(
+            RequestReason.InvalidSource,
+            `${t.kind} is cluster-scoped; a ManifestCaptureRequest captures namespaced objects in its own namespace`,
+          ),
+        };
+      }
+      let obj: KubernetesObject | undefined;
+      try {
+        obj = await kube.get({ apiVersion: t.apiVersion, kind: t.kind, namespace, name: t.name });
+      } catch (err) {
+        throw kubeFailure(err, `get ${label}`);
+      }
+      if (!obj) {
+        return {
+          ok: false,
+          outcome: failed(
+            RequestReason.NotFound,
+            `${label} not found; the request captures objects as they are now — create a new request once it exists`,
+          ),
+        };
+      }
+      // managedFields are bookkeeping of the apiserver, large and useless in a restore.
+      if (obj.metadata) delete obj.metadata.managedFields;
+      objects.push(obj);
+    }
+    return { ok: true, objects };
+  }
+
+  return {
+    /** Validates the targets before any artifact exists, so a bad request leaves nothing behind. */
+    async checkCaptureTargets(
+      ref: RequestRef,
+    ): Promise<{ ok: true; count: number } | { ok: false; outcome: RequestOutcome } | { gone: true }> {
+      const request = await readRequest(ref);
+      if (!request) return { gone: true };
+      const result = await readTargets(request);
+      return result.ok ? { ok: true, count: result.objects.length } : result;
+    },
+
+    /** Gets or creates the checkpoint, owned by the keeper; returns its apiserver-given UID. */
+    async ensureCheckpoint(input: {
+      ref: RequestRef;
+      keeper: KeeperIdentity;
+    }): Promise<CheckpointIdentity & { ready: boolean }> {
+      const { ref, keeper } = input;
+      const name = checkpointNameFor(ref.uid);
+      let mcp: ManifestCheckpoint | undefined;
+      try {
+        mcp = await kube.create<ManifestCheckpoint>({
+          apiVersion: 'state-snapshotter.deckhouse.io/v1alpha1',
+          kind: 'ManifestCheckpoint',
+          metadata: {
+            name,
+            labels: { [SOURCE_NAMESPACE_LABEL]: ref.namespace, [SOURCE_REQUEST_LABEL]: ref.name },
+            ownerReferences: [ownedByKeeper(keeperObject(keeper))],
+          },
+          spec: {
+            sourceNamespace: ref.namespace,
+            manifestCaptureRequestRef: { name: ref.name, namespace: ref.namespace, uid: ref.uid },
+          },
+        });
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw kubeFailure(err, `create ManifestCheckpoint ${name}`);
+        try {
+          mcp = await kube.get<ManifestCheckpoint>(checkpointRef(name));
+        } catch (getErr) {
+          throw kubeFailure(getErr, `get ManifestCheckpoint ${name}`);
+        }
+        if (!mcp) throw ApplicationFailure.retryable(`ManifestCheckpoint ${name} vanished after AlreadyExists`);
+        if (mcp.spec.manifestCaptureRequestRef.uid !== ref.uid) {
+          throw ApplicationFailure.nonRetryable(
+            `ManifestCheckpoint ${name} belongs to request uid ${mcp.spec.manifestCaptureRequestRef.uid}, not ${ref.uid}`,
+            'CheckpointConflict',
+          );
+        }
+      }
+      const ready = mcp.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+      return { name, uid: mcp.metadata!.uid!, ready };
+    },
+
+    /**
+     * Captures the targets into the checkpoint's chunks: creates each missing chunk, keeps a
+     * chunk whose checksum matches, replaces one left by an earlier attempt with other content
+     * (the checkpoint is not Ready yet, so nobody reads it), and deletes chunks beyond the new
+     * count. Heartbeats per chunk; a retry after a crash converges on the same set.
+     */
+    async writeCheckpointContent(input: {
+      ref: RequestRef;
+      checkpoint: CheckpointIdentity;
+    }): Promise<CaptureResult | { gone: true }> {
+      const { ref, checkpoint } = input;
+      const request = await readRequest(ref);
+      if (!request) return { gone: true };
+      const targets = await readTargets(request);
+      if (!targets.ok) return targets;
+      let packed;
+      try {
+        packed = packChunks(targets.objects);
+      } catch (err) {
+        if (err instanceof ObjectTooLargeError) {
+          return { ok: false, outcome: failed(RequestReason.ObjectTooLarge, err.message) };
+        }
+        throw err;
+      }
+      const owner = {
+        apiVersion: ManifestCheckpointKind.apiVersion,
+        kind: ManifestCheckpointKind.kind,
+        name: checkpoint.name,
+        uid: checkpoint.uid,
+        controller: true,
+      };
+      const chunks: ChunkInfo[] = [];
+      for (const c of packed) {
+        const name = chunkNameFor(checkpoint.name, c.index);
+        const body: ManifestCheckpointContentChunk = {
+          apiVersion: 'state-snapshotter.deckhouse.io/v1alpha1',
+          kind: 'ManifestCheckpointContentChunk',
+          metadata: { name, labels: { [CHECKPOINT_LABEL]: checkpoint.name }, ownerReferences: [owner] },
+          spec: {
+            checkpointName: checkpoint.name,
+            index: c.index,
+            data: c.data,
+            objectsCount: c.objectsCount,
+            checksum: c.checksum,
+          },
+        };
+        await createOrVerifyChunk(kube, body);
+        chunks.push({
+          name,
+          index: c.index,
+          objectsCount: c.objectsCount,
+          sizeBytes: c.sizeBytes,
+          checksum: c.checksum,
+        });
+        Context.current().heartbeat(c.index);
+      }
+      await deleteChunksFrom(kube, checkpoint.name, packed.length);
+      return {
+        ok: true,
+        summary: {
+          chunks,
+          totalObjects: chunks.reduce((n, c) => n + c.objectsCount, 0),
+          totalSizeBytes: chunks.reduce((n, c) => n + c.sizeBytes, 0),
+        },
+      };
+    },
+
+    /** The checkpoint's own status: its chunk table and Ready, or why the capture failed. */
+    async setCheckpointStatus(input: {
+      checkpoint: CheckpointIdentity;
+      status: ManifestCheckpointStatus;
+    }): Promise<'patched' | 'gone'> {
+      try {
+        await kube.patchCustomStatus(
+          { ...checkpointRef(input.checkpoint.name), plural: ManifestCheckpointKind.plural },
+          input.status,
+          input.checkpoint.uid,
+        );
+        return 'patched';
+      } catch (err) {
+        const code = statusCode(err);
+        if (code === 404 || code === 409) return 'gone';
+        throw kubeFailure(err, `patch ManifestCheckpoint ${input.checkpoint.name} status`);
+      }
+    },
+  };
+}
+
+/** Creates a chunk; AlreadyExists is success only when the stored checksum and index match. */
+async function createOrVerifyChunk(kube: KubeClient, body: ManifestCheckpointContentChunk): Promise<void> {
+  const name = body.metadata!.name!;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      await kube.create(body);
+      return;
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw kubeFailure(err, `create ManifestCheckpointContentChunk ${name}`);
+    }
+    let existing: ManifestCheckpointContentChunk | undefined;
+    try {
+      existing = await kube.get<ManifestCheckpointContentChunk>(chunkRef(name));
+    } catch (err) {
+      throw kubeFailure(err, `get ManifestCheckpointContentChunk ${name}`);
+    }
+    if (!existing) continue; // deleted meanwhile: create again
+    if (existing.spec.checksum === body.spec.checksum && existing.spec.index === body.spec.index) return;
+    // Left by an earlier attempt that captured different content: chunks are immutable, so replace.
+    try {
+      await kube.delete(chunkRef(name), { uid: existing.metadata!.uid!, propagationPolicy: 'Background' });
+    } catch (err) {
+      throw kubeFailure(err, `delete stale ManifestCheckpointContentChunk ${name}`);
+    }
+  }
+  throw ApplicationFailure.retryable(`ManifestCheckpointContentChunk ${name} keeps changing under us`);
+}
+
+/** Deletes the checkpoint's chunks with index ≥ count (left by an earlier, longer attempt). */
+async function deleteChunksFrom(kube: KubeClient, checkpointName: string, count: number): Promise<void> {
+  let continueToken: string | undefined;
+  const stale: ManifestCheckpointContentChunk[] = [];
+  do {
+    const page = await kube
+      .listPage<ManifestCheckpointContentChunk>(
+        ManifestCheckpointContentChunkKind.apiVersion,
+        ManifestCheckpointContentChunkKind.kind,
+        { labelSelector: `${CHECKPOINT_LABEL}=${checkpointName}`, limit: 500, continueToken },
+      )
+      .catch((err: unknown) => {
+        throw kubeFailure(err, `list chunks of ${checkpointName}`);
+      });
+    stale.push(...page.items.filter((c) => c.spec.index >= count));
+    continueToken = page.continueToken;
+  } while (continueToken);
+  for (const c of stale) {
+    await kube
+      .delete(chunkRef(c.metadata!.name!), { uid: c.metadata!.uid!, propagationPolicy: 'Background' })
+      .catch((err: unknown) => {
+        throw kubeFailure(err, `delete stale chunk ${c.metadata!.name!}`);
+      });
+  }
+}
+
+export type ManifestActivities = ReturnType<typeof createManifestActivities>;

@@ -1,0 +1,248 @@
+/**
+ * Activities every request kind shares: uncached reads of the request, its status writes (the
+ * request's workflow is the only writer), its ObjectKeeper, and TTL reaping.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { ObjectKeeper } from '../../api/objectkeeper.js';
+import { ObjectKeeperKind } from '../../api/objectkeeper.js';
+import { ManifestCaptureRequestKind } from '../../api/manifests.js';
+import { VolumeCaptureRequestKind, VolumeRestoreRequestKind } from '../../api/volumes.js';
+import type { KindDefinition } from '../../api/kind.js';
+import type { RequestPolicy } from '../../config.js';
+import { setCondition, type Condition } from '../../domain/conditions.js';
+import { followRefTo, ownedByKeeper } from '../../domain/objectkeeper.js';
+import {
+  expiryOf,
+  isTerminal,
+  keeperNameFor,
+  outcomeCondition,
+  processingCondition,
+  type RequestKindName,
+  type RequestOutcome,
+  type RequestRef,
+} from '../../domain/requests.js';
+import { isAlreadyExists, statusCode, type KubeClient } from '../../kube/client.js';
+import { kubeFailure } from './errors.js';
+
+export const REQUEST_KINDS: Record<RequestKindName, KindDefinition & { apiVersion: string }> = {
+  ManifestCaptureRequest: ManifestCaptureRequestKind,
+  VolumeCaptureRequest: VolumeCaptureRequestKind,
+  VolumeRestoreRequest: VolumeRestoreRequestKind,
+};
+
+interface RequestObject extends KubernetesObject {
+  spec: unknown;
+  status?: { completionTimestamp?: string; conditions?: Condition[] } & Record<string, unknown>;
+}
+
+/** A request as a fresh GET shows it; `gone` when deleted or its name now has another UID. */
+export type RequestView =
+  | { state: 'gone' }
+  | {
+      state: 'present';
+      deleting: boolean;
+      terminal: boolean;
+      spec: unknown;
+      status: NonNullable<RequestObject['status']>;
+    };
+
+/** What a keeper-owned artifact needs: the keeper's name and the UID the apiserver gave it. */
+export interface KeeperIdentity {
+  name: string;
+  uid: string;
+}
+
+/** The identity ownedByKeeper() needs, from a keeper identity returned by ensureRequestKeeper. */
+export function keeperObject(keeper: KeeperIdentity) {
+  return { apiVersion: ObjectKeeperKind.apiVersion, kind: ObjectKeeperKind.kind, metadata: keeper };
+}
+
+export type ReapResult =
+  | { state: 'deleted' | 'gone' | 'deleting' }
+  | { state: 'not-terminal' }
+  | { state: 'never'; why: string }
+  | { state: 'waiting'; expiresAt: string };
+
+export function createRequestActivities(kube: KubeClient, policy: RequestPolicy) {
+  const refOf = (ref: RequestRef) => ({
+    apiVersion: ref.apiVersion,
+    kind: ref.kind,
+    namespace: ref.namespace,
+    name: ref.name,
+  });
+  const what = (ref: RequestRef) => `${ref.kind} ${ref.namespace}/${ref.name}`;
+
+  async function read(ref: RequestRef): Promise<RequestObject | undefined> {
+    try {
+      const obj = await kube.get<RequestObject>(refOf(ref));
+      return obj && obj.metadata?.uid === ref.uid ? obj : undefined;
+    } catch (err) {
+      throw kubeFailure(err, `get ${what(ref)}`);
+    }
+  }
+
+  async function patchStatus(ref: RequestRef, status: Record<string, unknown>): Promise<'patched' | 'gone'> {
+    try {
+      await kube.patchCustomStatus({ ...refOf(ref), plural: REQUEST_KINDS[ref.kind].plural }, status, ref.uid);
+      return 'patched';
+    } catch (err) {
+      const code = statusCode(err);
+      // 404: deleted. 409 on a UID-preconditioned patch: the name belongs to a new request.
+      if (code === 404 || code === 409) return 'gone';
+      throw kubeFailure(err, `patch ${what(ref)} status`);
+    }
+  }
+
+  return {
+    /** The controller-wide policy, recorded once in each workflow's history. */
+    async requestPolicy(): Promise<Pick<RequestPolicy, 'waitTimeoutMs' | 'snapshotMode'>> {
+      return { waitTimeoutMs: policy.waitTimeoutMs, snapshotMode: policy.snapshotMode };
+    },
+
+    async readRequest(ref: RequestRef): Promise<RequestView> {
+      const obj = await read(ref);
+      if (!obj) return { state: 'gone' };
+      const status = obj.status ?? {};
+      return {
+        state: 'present',
+        deleting: Boolean(obj.metadata?.deletionTimestamp),
+        terminal: isTerminal(status.conditions),
+        spec: obj.spec,
+        status,
+      };
+    },
+
+    /** Ready=False/Processing with a progress message. Never touches a terminal request. */
+    async markRequestProcessing(input: { ref: RequestRef; message: string }): Promise<'patched' | 'gone' | 'terminal'> {
+      const obj = await read(input.ref);
+      if (!obj) return 'gone';
+      if (isTerminal(obj.status?.conditions)) return 'terminal';
+      const conditions = setCondition(obj.status?.conditions, processingCondition(input.message), new Date());
+      return patchStatus(input.ref, { conditions });
+    },
+
+    /**
+     * The one finalization of every request: the terminal Ready condition, completionTimestamp
+     * (written once), and the kind's result fields, in one status write. A request that is already
+     * terminal is left exactly as it is.
+     */
+    async finalizeRequest(input: {
+      ref: RequestRef;
+      outcome: RequestOutcome;
+      fields?: Record<string, unknown>;
+    }): Promise<'finalized' | 'already-terminal' | 'gone'> {
+      const obj = await read(input.ref);
+      if (!obj) return 'gone';
+      if (isTerminal(obj.status?.conditions)) return 'already-terminal';
+      const now = new Date();
+      const conditions = setCondition(obj.status?.conditions, outcomeCondition(input.outcome), now);
+      const completionTimestamp = obj.status?.completionTimestamp ?? now.toISOString().replace(/\.\d+Z$/, 'Z');
+      const result = await patchStatus(input.ref, { ...input.fields, conditions, completionTimestamp });
+      return result === 'patched' ? 'finalized' : 'gone';
+    },
+
+    /**
+     * Gets or creates the request's ObjectKeeper (FollowObject, no TTL). The UID barrier: the
+     * keeper's UID comes from the create response or a fresh GET, and the request's own UID from a
+     * fresh GET; an existing keeper must follow exactly this request.
+     */
+    async ensureRequestKeeper(ref: RequestRef): Promise<KeeperIdentity | { gone: true }> {
+      const request = await read(ref);
+      if (!request) return { gone: true };
+      const name = keeperNameFor(ref);
+      const keeperRef = { apiVersion: ObjectKeeperKind.apiVersion, kind: ObjectKeeperKind.kind, name };
+      let keeper: ObjectKeeper | undefined;
+      try {
+        keeper = await kube.create<ObjectKeeper>({
+          apiVersion: 'deckhouse.io/v1alpha1',
+          kind: 'ObjectKeeper',
+          metadata: { name, labels: { 'app.kubernetes.io/managed-by': 'durable-operators' } },
+          spec: { mode: 'FollowObject', followObjectRef: followRefTo(request) },
+        });
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw kubeFailure(err, `create ObjectKeeper ${name}`);
+        try {
+          keeper = await kube.get<ObjectKeeper>(keeperRef);
+        } catch (getErr) {
+          throw kubeFailure(getErr, `get ObjectKeeper ${name}`);
+        }
+        // Deleted between our create and get (e.g. it followed a previous request): retry.
+        if (!keeper) throw ApplicationFailure.retryable(`ObjectKeeper ${name} vanished after AlreadyExists`);
+      }
+      const follows = keeper.spec.followObjectRef;
+      if (keeper.spec.mode !== 'FollowObject' || follows?.uid !== ref.uid || follows.name !== ref.name) {
+        throw ApplicationFailure.nonRetryable(
+          `ObjectKeeper ${name} exists but follows ${follows?.kind ?? '-'} ${follows?.name ?? '-'} (uid ${follows?.uid ?? '-'}) ` +
+            `in mode ${keeper.spec.mode}, not ${what(ref)} (uid ${ref.uid})`,
+          'KeeperConflict',
+        );
+      }
+      if (keeper.metadata?.deletionTimestamp) {
+        throw ApplicationFailure.retryable(`ObjectKeeper ${name} is being deleted`, 'KeeperDeleting');
+      }
+      const owner = ownedByKeeper(keeper); // throws when the UID is somehow missing
+      return { name: owner.name, uid: owner.uid };
+    },
+
+    /**
+     * Deletes a terminal request whose TTL (counted from completionTimestamp, controller-wide,
+     * read now so a changed setting applies) has expired. Reads the request fresh, skips one
+     * already being deleted, never reaps one without completionTimestamp, and deletes with a UID
+     * precondition so a recreated request is never hit.
+     */
+    async reapRequestIfExpired(ref: RequestRef): Promise<ReapResult> {
+      const obj = await read(ref);
+      if (!obj) return { state: 'gone' };
+      if (obj.metadata?.deletionTimestamp) return { state: 'deleting' };
+      if (!isTerminal(obj.status?.conditions)) return { state: 'not-terminal' };
+      const expiresAt = expiryOf(obj.status?.completionTimestamp, policy.ttlMs);
+      if (expiresAt === undefined) {
+        return {
+          state: 'never',
+          why: policy.ttlMs <= 0 ? 'TTL disabled (DO_REQUEST_TTL=0)' : 'no completionTimestamp',
+        };
+      }
+      if (expiresAt > Date.now()) return { state: 'waiting', expiresAt: new Date(expiresAt).toISOString() };
+      try {
+        const deleted = await kube.delete(refOf(ref), { uid: ref.uid, propagationPolicy: 'Background' });
+        return { state: deleted ? 'deleted' : 'gone' };
+      } catch (err) {
+        throw kubeFailure(err, `delete ${what(ref)}`);
+      }
+    },
+
+    /** Terminal requests of a kind whose TTL has expired, for the sweep (paginated list). */
+    async listExpiredRequests(kind: RequestKindName): Promise<RequestRef[]> {
+      const def = REQUEST_KINDS[kind];
+      const out: RequestRef[] = [];
+      let continueToken: string | undefined;
+      const now = Date.now();
+      do {
+        let page;
+        try {
+          page = await kube.listPage<RequestObject>(def.apiVersion, def.kind, { limit: 500, continueToken });
+        } catch (err) {
+          throw kubeFailure(err, `list ${kind}`);
+        }
+        for (const obj of page.items) {
+          if (obj.metadata?.deletionTimestamp || !isTerminal(obj.status?.conditions)) continue;
+          const expiresAt = expiryOf(obj.status?.completionTimestamp, policy.ttlMs);
+          if (expiresAt === undefined || expiresAt > now) continue;
+          out.push({
+            apiVersion: def.apiVersion,
+            kind,
+            namespace: obj.metadata!.namespace!,
+            name: obj.metadata!.name!,
+            uid: obj.metadata!.uid!,
+          });
+        }
+        continueToken = page.continueToken;
+        Context.current().heartbeat(out.length);
+      } while (continueToken);
+      return out;
+    },
+  };
+}
+
+export type RequestActivities = ReturnType<typeof createRequestActivities>;

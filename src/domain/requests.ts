@@ -1,0 +1,88 @@
+/**
+ * Fire-and-forget request rules, pure and workflow-safe: when a request is terminal, what its
+ * artifacts are called, when it expires. Names are derived from UIDs, so every retry of a step
+ * addresses the same object and a crash between two steps can never create a second one.
+ */
+import { READY_CONDITION, RequestReason, type TerminalFailureReason } from '../api/requests.js';
+import type { Condition } from './conditions.js';
+
+/** Identifies one request (one operation): a recreated request with the same name is another one. */
+export interface RequestRef {
+  apiVersion: string;
+  kind: RequestKindName;
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+export type RequestKindName = 'ManifestCaptureRequest' | 'VolumeCaptureRequest' | 'VolumeRestoreRequest';
+
+/** How a request ends: success, or a terminal failure with a reason a script can branch on. */
+export type RequestOutcome =
+  { ready: true; message: string } | { ready: false; reason: TerminalFailureReason; message: string };
+
+export function failed(reason: TerminalFailureReason, message: string): RequestOutcome {
+  return { ready: false, reason, message };
+}
+
+export function readyCondition(conditions: readonly Condition[] | undefined): Condition | undefined {
+  return conditions?.find((c) => c.type === READY_CONDITION);
+}
+
+/** Terminal: Ready=True, or Ready=False with any reason but Processing. */
+export function isTerminal(conditions: readonly Condition[] | undefined): boolean {
+  const ready = readyCondition(conditions);
+  if (!ready) return false;
+  if (ready.status === 'True') return true;
+  return ready.status === 'False' && ready.reason !== RequestReason.Processing;
+}
+
+/** The Ready condition an outcome writes (True is always `Completed`). */
+export function outcomeCondition(outcome: RequestOutcome): Omit<Condition, 'lastTransitionTime'> {
+  return outcome.ready
+    ? { type: READY_CONDITION, status: 'True', reason: RequestReason.Completed, message: outcome.message }
+    : { type: READY_CONDITION, status: 'False', reason: outcome.reason, message: outcome.message };
+}
+
+export function processingCondition(message: string): Omit<Condition, 'lastTransitionTime'> {
+  return { type: READY_CONDITION, status: 'False', reason: RequestReason.Processing, message };
+}
+
+const SHORT: Record<RequestKindName, string> = {
+  ManifestCaptureRequest: 'mcr',
+  VolumeCaptureRequest: 'vcr',
+  VolumeRestoreRequest: 'vrr',
+};
+
+/** Workflow ID of a request's operation (DESIGN.md: request/<kind>/<ns>/<name>/<uid>). */
+export function requestWorkflowId(ref: Pick<RequestRef, 'kind' | 'namespace' | 'name' | 'uid'>): string {
+  return `request/${ref.kind}/${ref.namespace}/${ref.name}/${ref.uid}`;
+}
+
+/** The ObjectKeeper that anchors a request's artifacts (cluster-scoped, follows the request). */
+export function keeperNameFor(ref: Pick<RequestRef, 'kind' | 'uid'>): string {
+  return `ret-${SHORT[ref.kind]}-${ref.uid}`;
+}
+
+export function checkpointNameFor(requestUid: string): string {
+  return `mcp-${requestUid}`;
+}
+
+export function chunkNameFor(checkpointName: string, index: number): string {
+  return `${checkpointName}-${index}`;
+}
+
+/** VolumeSnapshot (Snapshot mode) or VolumeSnapshotContent (content-only mode) for one target. */
+export function snapshotNameFor(requestUid: string, targetIndex: number): string {
+  return `snapshot-${requestUid}-${targetIndex}`;
+}
+
+/**
+ * When a terminal request may be deleted (epoch ms), or undefined when it never expires: no
+ * completionTimestamp (never reaped — fail safe), or a TTL of 0 (reaping disabled).
+ */
+export function expiryOf(completionTimestamp: string | undefined, ttlMs: number): number | undefined {
+  if (!completionTimestamp || ttlMs <= 0) return undefined;
+  const t = Date.parse(completionTimestamp);
+  return Number.isNaN(t) ? undefined : t + ttlMs;
+}

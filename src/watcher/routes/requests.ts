@@ -1,0 +1,95 @@
+/**
+ * Fire-and-forget request routing: every request (ManifestCaptureRequest, VolumeCaptureRequest,
+ * VolumeRestoreRequest) gets one workflow, `request/<kind>/<ns>/<name>/<uid>`, started on the
+ * first event the watcher sees and deduplicated on every later one. Deletion is passed on as a
+ * `requestDeleted` hint, which the workflow verifies.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { ManifestCaptureRequestKind } from '../../api/manifests.js';
+import { VolumeCaptureRequestKind, VolumeRestoreRequestKind } from '../../api/volumes.js';
+import { requestWorkflowId, type RequestKindName, type RequestRef } from '../../domain/requests.js';
+import { K8sKind, K8sName, K8sNamespace, K8sUID } from '../../temporal/search-attributes.js';
+import type { RequestWorkflowInput } from '../../workflows/requests/lifecycle.js';
+import type { InformerEvent } from '../informer.js';
+import type { Route, WatcherContext } from '../watcher.js';
+
+interface RequestRouteKind {
+  apiVersion: string;
+  kind: RequestKindName;
+  workflowType: string;
+  /** One line for the Web UI's summary. */
+  describe(obj: KubernetesObject & { spec?: Record<string, unknown> }): string;
+}
+
+const KINDS: RequestRouteKind[] = [
+  {
+    apiVersion: ManifestCaptureRequestKind.apiVersion,
+    kind: 'ManifestCaptureRequest',
+    workflowType: 'manifestCaptureRequestWorkflow',
+    describe: (o) => `capture ${(o.spec?.targets as unknown[] | undefined)?.length ?? 0} object(s)`,
+  },
+  {
+    apiVersion: VolumeCaptureRequestKind.apiVersion,
+    kind: 'VolumeCaptureRequest',
+    workflowType: 'volumeCaptureRequestWorkflow',
+    describe: (o) =>
+      `${String(o.spec?.mode)} ${(o.spec?.targets as { name: string }[] | undefined)?.map((t) => t.name).join(', ') ?? ''}`,
+  },
+  {
+    apiVersion: VolumeRestoreRequestKind.apiVersion,
+    kind: 'VolumeRestoreRequest',
+    workflowType: 'volumeRestoreRequestWorkflow',
+    describe: (o) => {
+      const src = o.spec?.sourceRef as { kind?: string; name?: string } | undefined;
+      return `restore ${src?.kind ?? '?'} ${src?.name ?? '?'} into PVC ${String(o.spec?.targetPVCName)}`;
+    },
+  },
+];
+
+export class RequestRoute implements Route {
+  readonly name = 'requests';
+  private ctx!: WatcherContext;
+
+  register(ctx: WatcherContext): void {
+    this.ctx = ctx;
+    for (const k of KINDS) ctx.watch(k.apiVersion, k.kind, (ev) => this.onRequest(k, ev));
+  }
+
+  private onRequest(k: RequestRouteKind, ev: InformerEvent<KubernetesObject>): void {
+    const obj = ev.object;
+    const ref: RequestRef = {
+      apiVersion: k.apiVersion,
+      kind: k.kind,
+      namespace: obj.metadata!.namespace!,
+      name: obj.metadata!.name!,
+      uid: obj.metadata!.uid!,
+    };
+    const workflowId = requestWorkflowId(ref);
+    const { dispatcher } = this.ctx;
+    if (ev.type === 'DELETED' || obj.metadata?.deletionTimestamp) {
+      this.ctx.enqueue(workflowId, async () => {
+        await dispatcher.signal(workflowId, 'requestDeleted');
+        if (ev.type === 'DELETED') dispatcher.forget(workflowId);
+      });
+      return;
+    }
+    const input: RequestWorkflowInput = { ref };
+    this.ctx.enqueue(workflowId, async () => {
+      await dispatcher.start({
+        workflowType: k.workflowType,
+        workflowId,
+        args: [input],
+        kind: k.kind,
+        receivedAt: ev.receivedAt,
+        searchAttributes: [
+          { key: K8sKind, value: k.kind },
+          { key: K8sNamespace, value: ref.namespace },
+          { key: K8sName, value: ref.name },
+          { key: K8sUID, value: ref.uid },
+        ],
+        summary: `${k.kind} ${ref.namespace}/${ref.name}: ${k.describe(obj as never)}`,
+        details: `One-shot operation for \`${k.kind}\` **${ref.namespace}/${ref.name}** (uid ${ref.uid}).\n\n\`\`\`json\n${JSON.stringify((obj as { spec?: unknown }).spec, null, 2)}\n\`\`\``,
+      });
+    });
+  }
+}

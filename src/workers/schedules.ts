@@ -1,0 +1,38 @@
+/**
+ * Schedules the worker keeps in place on start. Idempotent: an existing schedule is updated to
+ * the current settings, so changing DO_REQUEST_TTL_SWEEP_INTERVAL takes effect on the next rollout.
+ */
+import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import type { OperatorConfig } from '../config.js';
+
+/** One sweep schedule per task queue, so several installations can share a namespace. */
+export function requestTtlSweepScheduleId(taskQueue: string): string {
+  return `request-ttl-sweep/${taskQueue}`;
+}
+
+export async function ensureRequestTtlSweep(client: Client, cfg: OperatorConfig): Promise<string> {
+  const scheduleId = requestTtlSweepScheduleId(cfg.temporal.taskQueue);
+  const spec = { intervals: [{ every: cfg.requests.ttlSweepIntervalMs }] };
+  const action = {
+    type: 'startWorkflow' as const,
+    workflowType: 'requestTtlSweepWorkflow',
+    taskQueue: cfg.temporal.taskQueue,
+    workflowId: `request-ttl-sweep/${cfg.temporal.taskQueue}`,
+    args: [],
+    workflowExecutionTimeout: '1 hour',
+  };
+  try {
+    await client.schedule.create({
+      scheduleId,
+      spec,
+      action,
+      // Never two sweeps at once (the original ran its scanner leader-only).
+      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+      memo: { description: 'Deletes fire-and-forget requests whose TTL has expired (backstop of per-request timers).' },
+    });
+  } catch (err) {
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    await client.schedule.getHandle(scheduleId).update((prev) => ({ ...prev, spec, action }));
+  }
+  return scheduleId;
+}

@@ -1,0 +1,207 @@
+/**
+ * The life of every fire-and-forget request, shared by the three kinds:
+ *
+ *   read fresh → (terminal already? skip to TTL) → operate once → finalize (one terminal Ready
+ *   condition, completionTimestamp once) → durable TTL timer → delete the request.
+ *
+ * Replaces the original's reconcile re-entry: the workflow is the one place a request's
+ * progress lives, so a restart resumes it instead of re-running it, and a terminal request is
+ * never operated on again (even when a resync starts a new workflow for it after retention).
+ * Deleting the request (by hand or TTL) ends the workflow; its ObjectKeeper follows the request
+ * and the garbage collector removes the artifacts.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  defineQuery,
+  defineSignal,
+  isCancellation,
+  log,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { RequestActivities } from '../../activities/kubernetes/requests.js';
+import { RequestReason } from '../../api/requests.js';
+import { failed, type RequestOutcome, type RequestRef } from '../../domain/requests.js';
+import { OperationPhase } from '../../temporal/search-attributes.js';
+
+export interface RequestWorkflowInput {
+  ref: RequestRef;
+}
+
+/** Hint from the watcher: the request was deleted. Verified with a fresh read before acting. */
+export const requestDeletedSignal = defineSignal('requestDeleted');
+
+export interface RequestState {
+  phase: string;
+  step: string;
+  outcome?: RequestOutcome;
+  expiresAt?: string;
+}
+export const requestStateQuery = defineQuery<RequestState>('requestState');
+
+/** Short apiserver calls: retried until they succeed unless the failure is non-retryable. */
+export const requestActivities = proxyActivities<RequestActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+/** What an operation returns: how it ended and the kind's status fields, or that the request vanished. */
+export type OperationResult = { outcome: RequestOutcome; fields?: Record<string, unknown> } | 'gone';
+
+export interface OperationContext {
+  ref: RequestRef;
+  spec: unknown;
+  /** Reports progress: Ready=False/Processing with this message, and the workflow's current details. */
+  progress(message: string): Promise<void>;
+}
+
+export const GONE = 'gone' as const;
+
+export async function runRequest(
+  input: RequestWorkflowInput,
+  operate: (ctx: OperationContext) => Promise<OperationResult>,
+): Promise<string> {
+  const { ref } = input;
+  const state: RequestState = { phase: 'Pending', step: 'reading the request' };
+  let deleteHint = false;
+  setHandler(requestDeletedSignal, () => {
+    deleteHint = true;
+  });
+  setHandler(requestStateQuery, () => state);
+  const phase = (p: string, details: string) => {
+    state.phase = p;
+    state.step = details;
+    upsertSearchAttributes([{ key: OperationPhase, value: p }]);
+    setCurrentDetails(`**${p}** — ${details}`);
+  };
+
+  const view = await requestActivities.readRequest(ref);
+  if (view.state === 'gone') return 'request gone before it was processed';
+  if (view.deleting) return 'request is being deleted';
+
+  if (view.terminal) {
+    log.info('request already terminal; only its TTL is left', { name: ref.name });
+  } else {
+    phase('Processing', 'starting');
+    const ctx: OperationContext = {
+      ref,
+      spec: view.spec,
+      async progress(message) {
+        phase('Processing', message);
+        const r = await requestActivities.markRequestProcessing({ ref, message });
+        if (r === 'gone') throw ApplicationFailure.nonRetryable('request deleted', 'RequestGone');
+      },
+    };
+    const result = await runUnlessDeleted(
+      ref,
+      () => operate(ctx),
+      () => deleteHint,
+      () => (deleteHint = false),
+    );
+    if (result === GONE) {
+      phase('Deleted', 'the request was deleted while it was being processed');
+      return 'request deleted while processing';
+    }
+    state.outcome = result.outcome;
+    const end = await requestActivities.finalizeRequest({ ref, outcome: result.outcome, fields: result.fields });
+    if (end === 'gone') {
+      phase('Deleted', 'the request was deleted before it could be finalized');
+      return 'request deleted before finalization';
+    }
+    const label = result.outcome.ready ? RequestReason.Completed : result.outcome.reason;
+    phase(label, result.outcome.message);
+  }
+  return waitForTtl(
+    ref,
+    state,
+    () => deleteHint,
+    () => (deleteHint = false),
+    phase,
+  );
+}
+
+/**
+ * Runs the operation; if the watcher reports the request deleted and a fresh read agrees, the
+ * operation is cancelled (in-flight waits stop) and GONE is returned. A failure an activity
+ * cannot retry away becomes a terminal InternalError with the activity's message.
+ */
+async function runUnlessDeleted(
+  ref: RequestRef,
+  operate: () => Promise<OperationResult>,
+  hinted: () => boolean,
+  clearHint: () => void,
+): Promise<OperationResult> {
+  const operation = new CancellationScope();
+  let finished = false;
+  let cancelled = false;
+  // Watchdog for the operation's lifetime: verify each delete hint, cancel once confirmed.
+  void (async () => {
+    while (!finished) {
+      await condition(() => hinted() || finished);
+      if (finished) return;
+      clearHint();
+      const now = await requestActivities.readRequest(ref);
+      if (!finished && (now.state === 'gone' || now.deleting)) {
+        cancelled = true;
+        operation.cancel();
+        return;
+      }
+    }
+  })();
+  try {
+    return await operation.run(operate);
+  } catch (err) {
+    if (cancelled && isCancellation(err)) return GONE;
+    if (err instanceof ActivityFailure) {
+      const cause = err.cause;
+      if (cause instanceof ApplicationFailure && cause.type === 'RequestGone') return GONE;
+      return { outcome: failed(RequestReason.InternalError, cause?.message ?? err.message) };
+    }
+    if (err instanceof ApplicationFailure && err.type === 'RequestGone') return GONE;
+    throw err;
+  } finally {
+    finished = true;
+  }
+}
+
+/** Sleeps until the TTL (counted from completionTimestamp) expires, then deletes the request. */
+async function waitForTtl(
+  ref: RequestRef,
+  state: RequestState,
+  hinted: () => boolean,
+  clearHint: () => void,
+  phase: (p: string, details: string) => void,
+): Promise<string> {
+  for (;;) {
+    const r = await requestActivities.reapRequestIfExpired(ref);
+    switch (r.state) {
+      case 'deleted':
+        phase('Reaped', 'TTL expired; request deleted, its keeper and artifacts follow');
+        return 'reaped after TTL';
+      case 'gone':
+      case 'deleting':
+        phase('Deleted', 'the request was deleted');
+        return 'request deleted';
+      case 'not-terminal':
+        // Only reachable if someone rewrote the status; never reap a request that is not done.
+        phase('Orphaned', 'request is no longer terminal; the TTL does not apply');
+        return 'request not terminal; not reaped';
+      case 'never':
+        phase(state.phase, `kept: ${r.why}`);
+        return `not reaped: ${r.why}`;
+      case 'waiting': {
+        state.expiresAt = r.expiresAt;
+        setCurrentDetails(`**${state.phase}** — ${state.step}\n\nTTL expires at ${r.expiresAt}`);
+        const ms = Math.max(0, Date.parse(r.expiresAt) - Date.now());
+        // The watcher's delete hint ends the wait early; otherwise the timer fires at expiry.
+        if (await condition(hinted, ms)) clearHint();
+        break;
+      }
+    }
+  }
+}

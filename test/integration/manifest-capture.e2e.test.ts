@@ -1,0 +1,214 @@
+/**
+ * ManifestCaptureRequest end to end on the real stack: watcher → Temporal → worker →
+ * kube-apiserver, the real garbage collector, and the checkpoint read back as a user would.
+ */
+import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  CHECKPOINT_LABEL,
+  type ManifestCaptureRequest,
+  type ManifestCheckpoint,
+  type ManifestCheckpointContentChunk,
+} from '../../src/api/manifests.js';
+import { objectKeeperRef, type ObjectKeeper } from '../../src/api/objectkeeper.js';
+import { reassemble } from '../../src/domain/manifest-chunks.js';
+import { checkpointNameFor, keeperNameFor, requestWorkflowId } from '../../src/domain/requests.js';
+import type { RunningWatcher } from '../../src/watcher/main.js';
+import { eventually, kube, listWorkflows, startTestWatcher, startTestWorker, temporal, uniq } from '../support/env.js';
+import { goneCheck, waitTerminal } from '../support/requests.js';
+
+const TASK_QUEUE = uniq('tq-mcr');
+const k = kube();
+const ns = uniq('mcr-e2e');
+let worker: { stop(): Promise<void> };
+let watcher: RunningWatcher;
+
+const mcpRef = (name: string) => ({
+  apiVersion: 'state-snapshotter.deckhouse.io/v1alpha1',
+  kind: 'ManifestCheckpoint',
+  name,
+});
+
+async function configMap(name: string, data: Record<string, string> = { hello: name }): Promise<V1ConfigMap> {
+  return k.create<V1ConfigMap>({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data });
+}
+
+async function request(targets: { apiVersion: string; kind: string; name: string }[]): Promise<ManifestCaptureRequest> {
+  return k.create<ManifestCaptureRequest>({
+    apiVersion: 'state-snapshotter.deckhouse.io/v1alpha1',
+    kind: 'ManifestCaptureRequest',
+    metadata: { name: uniq('mcr'), namespace: ns },
+    spec: { targets },
+  });
+}
+
+async function chunksOf(checkpoint: string): Promise<ManifestCheckpointContentChunk[]> {
+  const page = await k.listPage<ManifestCheckpointContentChunk>(
+    'state-snapshotter.deckhouse.io/v1alpha1',
+    'ManifestCheckpointContentChunk',
+    { labelSelector: `${CHECKPOINT_LABEL}=${checkpoint}` },
+  );
+  return page.items;
+}
+
+beforeAll(async () => {
+  await k.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  worker = await startTestWorker(TASK_QUEUE);
+  watcher = await startTestWatcher(TASK_QUEUE);
+  await watcher.watcher.waitForSync();
+});
+
+afterAll(async () => {
+  await watcher?.stop();
+  await worker?.stop();
+});
+
+describe('ManifestCaptureRequest', () => {
+  it('captures its targets into a checkpoint owned through the keeper, and exports them back', async () => {
+    const cms = [await configMap('b-settings'), await configMap('a-settings', { x: 'y'.repeat(2000) })];
+    const deployment = await k.create<KubernetesObject & { spec: unknown }>({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: ns },
+      spec: {
+        selector: { matchLabels: { app: 'web' } },
+        template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } },
+      },
+    });
+    const mcr = await request([
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'b-settings' },
+      { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'a-settings' },
+    ]);
+    const uid = mcr.metadata!.uid!;
+
+    const done = await waitTerminal<ManifestCaptureRequest>(k, mcr);
+    expect(done.ready).toMatchObject({ status: 'True', reason: 'Completed' });
+    expect(done.ready.message).toMatch(/captured 3 objects/);
+    expect(done.status!.checkpointName).toBe(checkpointNameFor(uid));
+    expect(Date.parse(done.status!.completionTimestamp!)).not.toBeNaN();
+
+    // Ownership chain: request ⇢ keeper (follows it) → checkpoint → chunks.
+    const keeper = (await k.get<ObjectKeeper>(
+      objectKeeperRef(keeperNameFor({ kind: 'ManifestCaptureRequest', uid })),
+    ))!;
+    expect(keeper.spec).toEqual({
+      mode: 'FollowObject',
+      followObjectRef: {
+        apiVersion: 'state-snapshotter.deckhouse.io/v1alpha1',
+        kind: 'ManifestCaptureRequest',
+        namespace: ns,
+        name: mcr.metadata!.name!,
+        uid,
+      },
+    });
+    const mcp = (await k.get<ManifestCheckpoint>(mcpRef(done.status!.checkpointName!)))!;
+    expect(mcp.metadata!.ownerReferences).toEqual([
+      {
+        apiVersion: 'deckhouse.io/v1alpha1',
+        kind: 'ObjectKeeper',
+        name: keeper.metadata!.name,
+        uid: keeper.metadata!.uid,
+        controller: true,
+      },
+    ]);
+    expect(mcp.spec).toEqual({
+      sourceNamespace: ns,
+      manifestCaptureRequestRef: { name: mcr.metadata!.name, namespace: ns, uid },
+    });
+    expect(mcp.status).toMatchObject({ totalObjects: 3 });
+    expect(mcp.status!.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'True' }));
+
+    const chunks = await chunksOf(mcp.metadata!.name!);
+    expect(chunks.map((c) => c.metadata!.ownerReferences)).toEqual(
+      chunks.map(() => [
+        {
+          apiVersion: 'state-snapshotter.deckhouse.io/v1alpha1',
+          kind: 'ManifestCheckpoint',
+          name: mcp.metadata!.name,
+          uid: mcp.metadata!.uid,
+          controller: true,
+        },
+      ]),
+    );
+    const objects = reassemble(
+      mcp.status!.chunks!,
+      chunks.map((c) => ({ name: c.metadata!.name, ...c.spec })),
+    ) as V1ConfigMap[];
+    // Deterministic order (apiVersion, kind, namespace, name), content as the apiserver had it.
+    expect(objects.map((o) => `${o.apiVersion} ${o.kind} ${o.metadata!.name}`)).toEqual([
+      'apps/v1 Deployment web',
+      'v1 ConfigMap a-settings',
+      'v1 ConfigMap b-settings',
+    ]);
+    expect(objects[1]!.data).toEqual(cms[1]!.data);
+    expect(objects[0]!.metadata!.uid).toBe(deployment.metadata!.uid);
+
+    // The Web UI finds the operation by kind, namespace and name.
+    const found = await listWorkflows(
+      `K8sKind = 'ManifestCaptureRequest' AND K8sNamespace = '${ns}' AND K8sName = '${mcr.metadata!.name!}'`,
+    );
+    expect(found.map((w) => w.workflowId)).toEqual([
+      requestWorkflowId({ kind: 'ManifestCaptureRequest', namespace: ns, name: mcr.metadata!.name!, uid }),
+    ]);
+  });
+
+  it('fails with NotFound for a missing target and creates no artifacts', async () => {
+    await configMap('present');
+    const mcr = await request([
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'present' },
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'absent' },
+    ]);
+    const done = await waitTerminal<ManifestCaptureRequest>(k, mcr);
+    expect(done.ready).toMatchObject({ status: 'False', reason: 'NotFound' });
+    expect(done.ready.message).toMatch(/ConfigMap .*\/absent .*not found/);
+    expect(done.status!.completionTimestamp).toBeTruthy();
+    expect(
+      await k.get(objectKeeperRef(keeperNameFor({ kind: 'ManifestCaptureRequest', uid: mcr.metadata!.uid! }))),
+    ).toBeUndefined();
+    expect(await k.get(mcpRef(checkpointNameFor(mcr.metadata!.uid!)))).toBeUndefined();
+  });
+
+  it('fails with InvalidSource for a cluster-scoped kind admission cannot know about', async () => {
+    const mcr = await request([{ apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'FlowSchema', name: 'exempt' }]);
+    const done = await waitTerminal<ManifestCaptureRequest>(k, mcr);
+    expect(done.ready).toMatchObject({ status: 'False', reason: 'InvalidSource' });
+    expect(done.ready.message).toMatch(/FlowSchema is cluster-scoped/);
+  });
+
+  it('fails with InvalidSource for a kind the apiserver does not serve', async () => {
+    const mcr = await request([{ apiVersion: 'example.com/v1', kind: 'Widget', name: 'w' }]);
+    const done = await waitTerminal<ManifestCaptureRequest>(k, mcr);
+    expect(done.ready).toMatchObject({ status: 'False', reason: 'InvalidSource' });
+    expect(done.ready.message).toMatch(/Widget/);
+  });
+
+  it('deleting the request removes its keeper at once and the GC removes checkpoint and chunks', async () => {
+    await configMap('to-release');
+    const mcr = await request([{ apiVersion: 'v1', kind: 'ConfigMap', name: 'to-release' }]);
+    const done = await waitTerminal<ManifestCaptureRequest>(k, mcr);
+    const checkpoint = done.status!.checkpointName!;
+    expect(await chunksOf(checkpoint)).toHaveLength(1);
+    const keeperName = keeperNameFor({ kind: 'ManifestCaptureRequest', uid: mcr.metadata!.uid! });
+
+    await k.delete({ apiVersion: mcr.apiVersion, kind: mcr.kind, namespace: ns, name: mcr.metadata!.name! });
+    await eventually('keeper deleted', goneCheck(k, objectKeeperRef(keeperName)));
+    await eventually('checkpoint garbage-collected', goneCheck(k, mcpRef(checkpoint)), { timeoutMs: 120_000 });
+    await eventually('chunks garbage-collected', async () => (await chunksOf(checkpoint)).length === 0, {
+      timeoutMs: 120_000,
+    });
+
+    const c = await temporal();
+    const result = await c.workflow
+      .getHandle(
+        requestWorkflowId({
+          kind: 'ManifestCaptureRequest',
+          namespace: ns,
+          name: mcr.metadata!.name!,
+          uid: mcr.metadata!.uid!,
+        }),
+      )
+      .result();
+    expect(result).toBe('request deleted');
+  });
+});
