@@ -30,6 +30,8 @@ export const RequestReason = {
   InvalidMode: 'InvalidMode',
   /** Terminal: classes or drivers do not match (StorageClass vs VolumeSnapshotClass, CRD variant). */
   Incompatible: 'Incompatible',
+  /** Terminal: the source PersistentVolume is bound to another claim. */
+  PVBound: 'PVBound',
   /** Terminal: the restore did not produce a usable volume. */
   RestoreFailed: 'RestoreFailed',
   /** Terminal: a captured object does not fit into one checkpoint chunk. */
