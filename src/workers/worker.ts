@@ -9,6 +9,7 @@ import { KubeClient } from '../kube/client.js';
 import { logger } from '../log.js';
 import { connectWorker } from '../temporal/connection.js';
 import { workflowsEntry } from './bundle.js';
+import { killAfterActivityInterceptors } from './fault-injection.js';
 import { installTemporalRuntime } from './runtime.js';
 
 /**
@@ -36,6 +37,7 @@ export async function createWorker(cfg: OperatorConfig, opts: { workflowBundlePa
     ...(cfg.identity ? { identity: cfg.identity } : {}),
     ...workflowSource(opts.workflowBundlePath),
     activities: createActivities({ kube, requests: cfg.requests }),
+    interceptors: { activity: killAfterActivityInterceptors() },
     // Activities are short apiserver calls; let in-flight ones finish on SIGTERM.
     shutdownGraceTime: '10 seconds',
   });

@@ -1,0 +1,143 @@
+/**
+ * Crash between every pair of steps of a manifest capture: the worker SIGKILLs itself right
+ * after a step's side effects and before Temporal records the step as done
+ * (DO_FAULT_KILL_AFTER_ACTIVITY). A fresh worker then finishes the request. Whatever the crash
+ * point: exactly one keeper, one checkpoint, exactly the chunks the checkpoint lists, one
+ * workflow execution, and the request completes.
+ */
+import { randomBytes } from 'node:crypto';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import {
+  CHECKPOINT_LABEL,
+  type ManifestCaptureRequest,
+  type ManifestCheckpoint,
+  type ManifestCheckpointContentChunk,
+} from '../../src/api/manifests.js';
+import type { ObjectKeeper } from '../../src/api/objectkeeper.js';
+import { reassemble } from '../../src/domain/manifest-chunks.js';
+import { requestWorkflowId } from '../../src/domain/requests.js';
+import type { ManagedProcess } from '../../src/infra/process.js';
+import type { RunningWatcher } from '../../src/watcher/main.js';
+import {
+  eventually,
+  kube,
+  listWorkflows,
+  spawnRole,
+  startTestWatcher,
+  temporal,
+  uniq,
+  waitForWorker,
+} from '../support/env.js';
+import { waitTerminal } from '../support/requests.js';
+
+const TASK_QUEUE = uniq('tq-mcr-crash');
+const k = kube();
+const ns = uniq('mcr-crash');
+const GROUP_VERSION = 'state-snapshotter.deckhouse.io/v1alpha1';
+let watcher: RunningWatcher;
+let worker: ManagedProcess | undefined;
+
+/** The steps of a manifest capture, in order (activity types). */
+const STEPS = [
+  'markRequestProcessing',
+  'checkCaptureTargets',
+  'ensureRequestKeeper',
+  'ensureCheckpoint',
+  'writeCheckpointContent',
+  'setCheckpointStatus',
+  'finalizeRequest',
+];
+
+async function listAll<T extends KubernetesObject>(kind: string, labelSelector?: string): Promise<T[]> {
+  const apiVersion = kind === 'ObjectKeeper' ? 'deckhouse.io/v1alpha1' : GROUP_VERSION;
+  return (await k.listPage<T>(apiVersion, kind, { labelSelector })).items;
+}
+
+async function lastAttemptOf(workflowId: string, activityType: string): Promise<number> {
+  const history = await (await temporal()).workflow.getHandle(workflowId).fetchHistory();
+  const events = history.events ?? [];
+  const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === activityType);
+  const started = events.find(
+    (e) => Number(e.activityTaskStartedEventAttributes?.scheduledEventId) === Number(scheduled?.eventId),
+  );
+  return started?.activityTaskStartedEventAttributes?.attempt ?? 0;
+}
+
+beforeAll(async () => {
+  await k.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  // Two ConfigMaps of incompressible data, so a capture spans two chunks.
+  for (const name of ['blob-a', 'blob-b']) {
+    await k.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: ns },
+      data: { blob: randomBytes(450_000).toString('base64') },
+    });
+  }
+  await k.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'small', namespace: ns }, data: { a: 'b' } });
+  watcher = await startTestWatcher(TASK_QUEUE);
+  await watcher.watcher.waitForSync();
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await watcher?.stop();
+});
+
+it.each(STEPS)(
+  'a crash right after %s leaves one keeper, one checkpoint, no extra chunks, and the request completes',
+  async (step) => {
+    worker = spawnRole('worker', TASK_QUEUE, `worker-crash-${step}`, { DO_FAULT_KILL_AFTER_ACTIVITY: step });
+    await waitForWorker(TASK_QUEUE, worker);
+    const mcr = await k.create<ManifestCaptureRequest>({
+      apiVersion: GROUP_VERSION,
+      kind: 'ManifestCaptureRequest',
+      metadata: { name: uniq(`crash-${step.toLowerCase()}`), namespace: ns },
+      spec: {
+        targets: ['small', 'blob-a', 'blob-b'].map((name) => ({ apiVersion: 'v1', kind: 'ConfigMap', name })),
+      },
+    });
+    const uid = mcr.metadata!.uid!;
+    await eventually(`worker killed after ${step}`, async () => !worker!.running, { timeoutMs: 60_000 });
+    expect(worker.logTail(20)).toContain(`fault injection: SIGKILL after ${step}`);
+
+    worker = spawnRole('worker', TASK_QUEUE, `worker-recover-${step}`);
+    const done = await waitTerminal<ManifestCaptureRequest>(k, mcr);
+    const workflowId = requestWorkflowId({
+      kind: 'ManifestCaptureRequest',
+      namespace: ns,
+      name: mcr.metadata!.name!,
+      uid,
+    });
+    // The crashed step really ran twice: its recorded attempt is the retry.
+    await eventually(`${step} retried`, async () => (await lastAttemptOf(workflowId, step)) >= 2);
+    await worker.stop();
+    worker = undefined;
+
+    expect(done.ready).toMatchObject({ status: 'True', reason: 'Completed' });
+    const keepers = (await listAll<ObjectKeeper>('ObjectKeeper')).filter((o) => o.spec.followObjectRef?.uid === uid);
+    expect(keepers).toHaveLength(1);
+    const checkpoints = (await listAll<ManifestCheckpoint>('ManifestCheckpoint')).filter(
+      (o) => o.spec.manifestCaptureRequestRef.uid === uid,
+    );
+    expect(checkpoints).toHaveLength(1);
+    const mcp = checkpoints[0]!;
+    expect(mcp.metadata!.name).toBe(done.status!.checkpointName);
+    expect(mcp.metadata!.ownerReferences?.map((o) => o.uid)).toEqual([keepers[0]!.metadata!.uid]);
+    const chunks = await listAll<ManifestCheckpointContentChunk>(
+      'ManifestCheckpointContentChunk',
+      `${CHECKPOINT_LABEL}=${mcp.metadata!.name!}`,
+    );
+    expect(mcp.status!.chunks!.length).toBeGreaterThanOrEqual(2);
+    expect(chunks.map((c) => c.metadata!.name).sort()).toEqual(mcp.status!.chunks!.map((c) => c.name).sort());
+    const objects = reassemble(
+      mcp.status!.chunks!,
+      chunks.map((c) => ({ name: c.metadata!.name, ...c.spec })),
+    ) as KubernetesObject[];
+    expect(objects.map((o) => o.metadata!.name)).toEqual(['blob-a', 'blob-b', 'small']);
+
+    expect(await listWorkflows(`WorkflowId = '${workflowId}'`)).toHaveLength(1);
+  },
+  180_000,
+);
