@@ -1,0 +1,165 @@
+/**
+ * TTL of fire-and-forget requests on the real stack: each request's workflow deletes it once the
+ * controller TTL has passed since completionTimestamp, the keeper follows at once and the garbage
+ * collector removes the artifacts; the sweep (what the Schedule runs) is the backstop for requests
+ * whose workflow is gone, and never reaps what is not terminal-with-a-timestamp.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHECKPOINT_LABEL, type ManifestCaptureRequest } from '../../src/api/manifests.js';
+import { objectKeeperRef } from '../../src/api/objectkeeper.js';
+import { keeperNameFor, requestWorkflowId } from '../../src/domain/requests.js';
+import { ensureRequestTtlSweep, requestTtlSweepScheduleId } from '../../src/workers/schedules.js';
+import type { RunningWatcher } from '../../src/watcher/main.js';
+import { eventually, kube, startTestWatcher, startTestWorker, temporal, testConfig, uniq } from '../support/env.js';
+import { goneCheck, waitTerminal } from '../support/requests.js';
+
+const TASK_QUEUE = uniq('tq-ttl');
+const TTL_MS = 3_000;
+const k = kube();
+const ns = uniq('ttl');
+const GV = 'state-snapshotter.deckhouse.io/v1alpha1';
+let worker: { stop(): Promise<void> };
+let watcher: RunningWatcher | undefined;
+
+const requests = { ...testConfig(TASK_QUEUE).requests, ttlMs: TTL_MS };
+const mcrRef = (name: string) => ({ apiVersion: GV, kind: 'ManifestCaptureRequest', namespace: ns, name });
+
+async function mcr(targets: string[]): Promise<ManifestCaptureRequest> {
+  return k.create<ManifestCaptureRequest>({
+    apiVersion: GV,
+    kind: 'ManifestCaptureRequest',
+    metadata: { name: uniq('ttl'), namespace: ns },
+    spec: { targets: targets.map((name) => ({ apiVersion: 'v1', kind: 'ConfigMap', name })) },
+  });
+}
+
+async function runSweep(): Promise<{ reaped: number; examined: number }> {
+  const c = await temporal();
+  return c.workflow.execute('requestTtlSweepWorkflow', {
+    taskQueue: TASK_QUEUE,
+    workflowId: uniq('sweep'),
+    args: [],
+  });
+}
+
+beforeAll(async () => {
+  await k.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  await k.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: ns }, data: { a: 'b' } });
+  worker = await startTestWorker(TASK_QUEUE, { requests });
+});
+
+afterAll(async () => {
+  await watcher?.stop();
+  await worker?.stop();
+});
+
+describe('per-request TTL (durable timer in the request workflow)', () => {
+  beforeAll(async () => {
+    watcher = await startTestWatcher(TASK_QUEUE);
+    await watcher.watcher.waitForSync();
+  });
+  afterAll(async () => {
+    await watcher?.stop();
+    watcher = undefined;
+  });
+
+  it('reaps a completed request after the TTL; keeper, checkpoint and chunks follow', async () => {
+    const req = await mcr(['cm']);
+    const done = await waitTerminal<ManifestCaptureRequest>(k, req);
+    expect(done.ready.reason).toBe('Completed');
+    const checkpoint = done.status!.checkpointName!;
+    const keeper = objectKeeperRef(keeperNameFor({ kind: 'ManifestCaptureRequest', uid: req.metadata!.uid! }));
+    expect(await k.get(keeper)).toBeDefined();
+
+    const c = await temporal();
+    const result = await c.workflow
+      .getHandle(
+        requestWorkflowId({
+          kind: 'ManifestCaptureRequest',
+          namespace: ns,
+          name: req.metadata!.name!,
+          uid: req.metadata!.uid!,
+        }),
+      )
+      .result();
+    expect(result).toBe('reaped after TTL');
+    // Not before the TTL: the request lived at least TTL after completion.
+    expect(await k.get(mcrRef(req.metadata!.name!))).toBeUndefined();
+    await eventually('keeper deleted', goneCheck(k, keeper));
+    await eventually(
+      'checkpoint garbage-collected',
+      goneCheck(k, { apiVersion: GV, kind: 'ManifestCheckpoint', name: checkpoint }),
+      {
+        timeoutMs: 120_000,
+      },
+    );
+    await eventually(
+      'chunks garbage-collected',
+      async () =>
+        (await k.listPage(GV, 'ManifestCheckpointContentChunk', { labelSelector: `${CHECKPOINT_LABEL}=${checkpoint}` }))
+          .items.length === 0,
+      { timeoutMs: 120_000 },
+    );
+  });
+
+  it('reaps a failed request after the TTL too', async () => {
+    const req = await mcr(['missing']);
+    const done = await waitTerminal<ManifestCaptureRequest>(k, req);
+    expect(done.ready.reason).toBe('NotFound');
+    await eventually('failed request reaped', goneCheck(k, mcrRef(req.metadata!.name!)));
+    const completedAt = Date.parse(done.status!.completionTimestamp!);
+    expect(Date.now() - completedAt).toBeGreaterThanOrEqual(TTL_MS - 1000); // second-precision timestamp
+  });
+});
+
+describe('TTL sweep (the Schedule backstop), with no request workflows at all', () => {
+  /** A request the way a previous controller version left it; no watcher runs in this block. */
+  async function requestWithStatus(status: Record<string, unknown>): Promise<KubernetesObject> {
+    const req = await mcr(['cm']);
+    await k.patchCustomStatus({ ...mcrRef(req.metadata!.name!), plural: 'manifestcapturerequests' }, status);
+    return req;
+  }
+  const ready = (status: 'True' | 'False', reason: string) => [
+    { type: 'Ready', status, reason, message: 'test', lastTransitionTime: '2026-01-01T00:00:00Z' },
+  ];
+
+  it('reaps expired terminal requests and leaves everything else alone', async () => {
+    const longAgo = new Date(Date.now() - 3_600_000).toISOString().replace(/\.\d+Z$/, 'Z');
+    const expired = await requestWithStatus({ conditions: ready('True', 'Completed'), completionTimestamp: longAgo });
+    const expiredFailed = await requestWithStatus({
+      conditions: ready('False', 'NotFound'),
+      completionTimestamp: longAgo,
+    });
+    const noTimestamp = await requestWithStatus({ conditions: ready('True', 'Completed') });
+    const processing = await requestWithStatus({ conditions: ready('False', 'Processing') });
+    const fresh = await requestWithStatus({
+      conditions: ready('True', 'Completed'),
+      completionTimestamp: new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d+Z$/, 'Z'),
+    });
+
+    await runSweep();
+    const exists = async (o: KubernetesObject) => (await k.get(mcrRef(o.metadata!.name!))) !== undefined;
+    expect(await exists(expired)).toBe(false);
+    expect(await exists(expiredFailed)).toBe(false);
+    expect(await exists(noTimestamp)).toBe(true);
+    expect(await exists(processing)).toBe(true);
+    expect(await exists(fresh)).toBe(true);
+  });
+
+  it('the worker keeps one sweep Schedule per task queue, updated to the configured interval', async () => {
+    const c = await temporal();
+    const cfg = testConfig(TASK_QUEUE, { requests: { ...requests, ttlSweepIntervalMs: 60_000 } });
+    const id = await ensureRequestTtlSweep(c, cfg);
+    expect(id).toBe(requestTtlSweepScheduleId(TASK_QUEUE));
+    await ensureRequestTtlSweep(c, { ...cfg, requests: { ...cfg.requests, ttlSweepIntervalMs: 120_000 } });
+    const desc = await c.schedule.getHandle(id).describe();
+    expect(desc.spec.intervals?.map((i) => Number(i.every))).toEqual([120_000]);
+    expect(desc.action).toMatchObject({
+      type: 'startWorkflow',
+      workflowType: 'requestTtlSweepWorkflow',
+      taskQueue: TASK_QUEUE,
+    });
+    await c.schedule.getHandle(id).delete();
+  });
+});
