@@ -24,6 +24,7 @@ import { KubeClient, statusCode, type ObjectRef } from '../../src/kube/client.js
 import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../src/temporal/search-attributes.js';
 import { REPO_ROOT, eventually, kube, spawnRole, stackInfo, uniq } from '../support/env.js';
 import { readObjects, renderKustomization, type KubeObject } from '../support/kustomize.js';
+import { waitTerminal } from '../support/requests.js';
 
 const execFileAsync = promisify(execFile);
 const k = kube();
@@ -160,21 +161,48 @@ describe('RBAC, applied for real', () => {
     { group: 'storage.deckhouse.io', resource: 'volumerestorerequests', namespace: 'default' },
   ];
 
-  it('the worker may read, status-patch and delete keepers and read followed requests — nothing more', async () => {
+  it('the worker may run keepers and requests and read capture targets — nothing more', async () => {
     // The authorizer sees new bindings through its informers: wait for the first grant.
     await eventually('worker grant visible', () => allowed(worker, { verb: 'get', ...keepers }));
     await expectChecks(worker, [
       { verb: 'get', ...keepers, want: true },
+      { verb: 'create', ...keepers, want: true },
       { verb: 'delete', ...keepers, want: true },
       { verb: 'patch', ...keepers, subresource: 'status', want: true },
-      ...followed.map((f) => ({ verb: 'get', ...f, want: true })),
+      ...followed.flatMap((f) => [
+        { verb: 'get', ...f, want: true },
+        { verb: 'list', ...f, want: true },
+        { verb: 'delete', ...f, want: true },
+        { verb: 'patch', ...f, subresource: 'status', want: true },
+        { verb: 'patch', ...f, want: false },
+        { verb: 'update', ...f, want: false },
+        { verb: 'watch', ...f, want: false },
+      ]),
+      { verb: 'create', group: 'state-snapshotter.deckhouse.io', resource: 'manifestcheckpoints', want: true },
+      { verb: 'delete', group: 'state-snapshotter.deckhouse.io', resource: 'manifestcheckpoints', want: false },
+      {
+        verb: 'create',
+        group: 'snapshot.storage.k8s.io',
+        resource: 'volumesnapshots',
+        namespace: 'default',
+        want: true,
+      },
+      {
+        verb: 'delete',
+        group: 'snapshot.storage.k8s.io',
+        resource: 'volumesnapshots',
+        namespace: 'default',
+        want: false,
+      },
+      { verb: 'delete', resource: 'persistentvolumeclaims', namespace: 'default', want: true },
+      { verb: 'create', resource: 'persistentvolumeclaims', namespace: 'default', want: false },
       { verb: 'list', ...keepers, want: false },
       { verb: 'watch', ...keepers, want: false },
       { verb: 'patch', ...keepers, want: false },
       { verb: 'update', ...keepers, subresource: 'status', want: false },
-      { verb: 'create', ...keepers, want: false },
-      ...followed.map((f) => ({ verb: 'list', ...f, want: false })),
-      { verb: 'get', resource: 'configmaps', namespace: 'default', want: false },
+      { verb: 'get', resource: 'configmaps', namespace: 'default', want: true },
+      { verb: 'list', resource: 'configmaps', namespace: 'default', want: false },
+      { verb: 'get', resource: 'secrets', namespace: 'default', want: false },
       { verb: 'get', resource: 'secrets', namespace: NAMESPACE, want: false },
     ]);
   });
@@ -298,6 +326,39 @@ describe('RBAC, applied for real', () => {
         throw new Error(`${(err as Error).message}\n${logs()}`);
       }
       for (const p of procs) expect(p.running, `${p.spec.name} still running\n${logs()}`).toBe(true);
+    });
+
+    it('capture a namespace as the worker ServiceAccount: every permission a request needs is granted', async () => {
+      const logs = () => procs.map((p) => `--- ${p.spec.name}\n${p.logTail(20)}`).join('\n');
+      await k.create({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'settings', namespace: ns },
+        data: { a: 'b' },
+      });
+      await k.create({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'web', namespace: ns },
+        spec: { ports: [{ port: 80 }] },
+      } as never);
+      const mcr = await k.create<KubernetesObject>({
+        apiVersion: 'state-snapshotter.deckhouse.io/v1alpha1',
+        kind: 'ManifestCaptureRequest',
+        metadata: { name: 'as-sa', namespace: ns },
+        spec: {
+          targets: [
+            { apiVersion: 'v1', kind: 'ConfigMap', name: 'settings' },
+            { apiVersion: 'v1', kind: 'Service', name: 'web' },
+          ],
+        },
+      } as never);
+      try {
+        const done = await waitTerminal(k, mcr);
+        expect(done.ready).toMatchObject({ status: 'True', reason: 'Completed' });
+      } catch (err) {
+        throw new Error(`${(err as Error).message}\n${logs()}`);
+      }
     });
 
     it('a keeper following a kind the worker may not read says so on its status', async () => {

@@ -190,8 +190,10 @@ describe('deploy/ kustomization', () => {
     expect(kinds).toEqual(
       [
         ...ALL_KINDS.map((k) => `CustomResourceDefinition/${k.plural}.${k.group}`),
+        'ClusterRole/durable-operators-capture-targets',
         'ClusterRole/durable-operators-watcher',
         'ClusterRole/durable-operators-worker',
+        'ClusterRoleBinding/durable-operators-capture-targets',
         'ClusterRoleBinding/durable-operators-watcher',
         'ClusterRoleBinding/durable-operators-worker',
         'Deployment/durable-operators-watcher',
@@ -271,13 +273,44 @@ describe('RBAC', () => {
   });
 
   it('the worker may do exactly what its activities call', () => {
-    // src/activities/kubernetes/objectkeeper.ts: readObjectKeeper (get), deleteObjectKeeper
-    // (delete), patchObjectKeeperStatus (patch status), observeFollowedObject (get followed).
+    // src/activities/kubernetes/*.ts — each verb below is called by a named activity (see the
+    // comments in deploy/rbac/worker.yaml).
     expect(permissionsOf(objects, WORKER_SA)).toEqual({
-      'deckhouse.io/objectkeepers': ['delete', 'get'],
+      'deckhouse.io/objectkeepers': ['create', 'delete', 'get'],
       'deckhouse.io/objectkeepers/status': ['patch'],
-      ...Object.fromEntries(FOLLOWED_KINDS.map((k) => [k, ['get']])),
+      ...Object.fromEntries(FOLLOWED_KINDS.map((k) => [k, ['delete', 'get', 'list']])),
+      ...Object.fromEntries(FOLLOWED_KINDS.map((k) => [`${k}/status`, ['patch']])),
+      'state-snapshotter.deckhouse.io/manifestcheckpoints': ['create', 'get'],
+      'state-snapshotter.deckhouse.io/manifestcheckpoints/status': ['patch'],
+      'state-snapshotter.deckhouse.io/manifestcheckpointcontentchunks': ['create', 'delete', 'get', 'list'],
+      'core/persistentvolumeclaims': ['delete', 'get'],
+      'core/persistentvolumes': ['get', 'patch'],
+      'storage.k8s.io/storageclasses': ['get'],
+      'snapshot.storage.k8s.io/volumesnapshotclasses': ['get', 'list'],
+      'snapshot.storage.k8s.io/volumesnapshots': ['create', 'get'],
+      'snapshot.storage.k8s.io/volumesnapshotcontents': ['create', 'get'],
+      // durable-operators-capture-targets: what a ManifestCaptureRequest may read (no Secrets).
+      'core/configmaps': ['get'],
+      'core/services': ['get'],
+      'core/serviceaccounts': ['get'],
+      'core/limitranges': ['get'],
+      'core/resourcequotas': ['get'],
+      'apps/deployments': ['get'],
+      'apps/statefulsets': ['get'],
+      'apps/daemonsets': ['get'],
+      'batch/jobs': ['get'],
+      'batch/cronjobs': ['get'],
+      'networking.k8s.io/ingresses': ['get'],
+      'networking.k8s.io/networkpolicies': ['get'],
+      'rbac.authorization.k8s.io/roles': ['get'],
+      'rbac.authorization.k8s.io/rolebindings': ['get'],
+      'policy/poddisruptionbudgets': ['get'],
+      'autoscaling/horizontalpodautoscalers': ['get'],
     });
+  });
+
+  it('the worker cannot read Secrets: capturing them is an explicit opt-in', () => {
+    expect(permissionsOf(objects, WORKER_SA)['core/secrets']).toBeUndefined();
   });
 
   it('the watcher may do exactly what its informers call', () => {
@@ -289,12 +322,25 @@ describe('RBAC', () => {
     });
   });
 
-  it('the worker never lists or watches, the watcher never writes', () => {
-    const worker = Object.values(permissionsOf(objects, WORKER_SA)).flat();
-    const watcher = Object.values(permissionsOf(objects, WATCHER_SA)).flat();
-    for (const v of ['list', 'watch', 'create', 'update', 'deletecollection', 'escalate', 'bind', 'impersonate']) {
+  it('the worker never watches and lists only what the TTL sweep and chunk cleanup need; the watcher never writes', () => {
+    const perms = permissionsOf(objects, WORKER_SA);
+    const worker = Object.values(perms).flat();
+    for (const v of ['watch', 'update', 'deletecollection', 'escalate', 'bind', 'impersonate']) {
       expect(worker).not.toContain(v);
     }
+    expect(
+      Object.entries(perms)
+        .filter(([, verbs]) => verbs.includes('list'))
+        .map(([k]) => k)
+        .sort(),
+    ).toEqual(
+      [
+        ...FOLLOWED_KINDS,
+        'state-snapshotter.deckhouse.io/manifestcheckpointcontentchunks',
+        'snapshot.storage.k8s.io/volumesnapshotclasses',
+      ].sort(),
+    );
+    const watcher = Object.values(permissionsOf(objects, WATCHER_SA)).flat();
     for (const v of [
       'get',
       'create',
@@ -313,7 +359,7 @@ describe('RBAC', () => {
   it('a followed kind is readable by the worker exactly when the watcher can watch it', () => {
     const followedBy = (perms: Record<string, string[]>, verb: string) =>
       Object.entries(perms)
-        .filter(([k, verbs]) => !k.startsWith('deckhouse.io/objectkeepers') && verbs.includes(verb))
+        .filter(([k, verbs]) => FOLLOWED_KINDS.includes(k) && verbs.includes(verb))
         .map(([k]) => k)
         .sort();
     const worker = permissionsOf(objects, WORKER_SA);

@@ -160,6 +160,15 @@ async function runUnlessDeleted(
     if (err instanceof ActivityFailure) {
       const cause = err.cause;
       if (cause instanceof ApplicationFailure && cause.type === 'RequestGone') return GONE;
+      // A Forbidden that outlived its retries is not an RBAC rollout any more: the worker lacks a grant.
+      if (cause instanceof ApplicationFailure && cause.type === 'Kubernetes403') {
+        return {
+          outcome: failed(
+            RequestReason.RBACDenied,
+            `${cause.message} — the controller's ServiceAccount lacks this permission (see deploy/rbac)`,
+          ),
+        };
+      }
       return { outcome: failed(RequestReason.InternalError, cause?.message ?? err.message) };
     }
     if (err instanceof ApplicationFailure && err.type === 'RequestGone') return GONE;
