@@ -4,6 +4,7 @@
  */
 import type { FollowObjectRef, ObjectKeeperMode, ObjectKeeperSpec } from '../api/objectkeeper.js';
 import { parseGoDuration } from './duration.js';
+import { controllerReference } from './ownership.js';
 
 /** What a fresh GET of the followed object showed. */
 export type FollowedObservation =
@@ -76,5 +77,5 @@ export function followRefTo(obj: ObjectIdentity): FollowObjectRef {
 /** The controller ownerReference that puts an object under a keeper (cluster-scoped, so legal for any dependent). */
 export function ownedByKeeper(keeper: ObjectIdentity) {
   const { apiVersion, kind, name, uid } = identity(keeper, 'ownerReference');
-  return { apiVersion, kind, name, uid, controller: true };
+  return controllerReference({ apiVersion, kind, name, uid, scope: 'Cluster' }, { kind: 'any', scope: 'Namespaced' });
 }

@@ -20,6 +20,7 @@ import {
 import { RequestReason } from '../../api/requests.js';
 import { ObjectTooLargeError, packChunks } from '../../domain/manifest-chunks.js';
 import { ownedByKeeper } from '../../domain/objectkeeper.js';
+import { controllerReference } from '../../domain/ownership.js';
 import {
   checkpointNameFor,
   chunkNameFor,
@@ -201,13 +202,10 @@ export function createManifestActivities(kube: KubeClient) {
         }
         throw err;
       }
-      const owner = {
-        apiVersion: ManifestCheckpointKind.apiVersion,
-        kind: ManifestCheckpointKind.kind,
-        name: checkpoint.name,
-        uid: checkpoint.uid,
-        controller: true,
-      };
+      const owner = controllerReference(
+        { ...checkpointRef(checkpoint.name), uid: checkpoint.uid, scope: 'Cluster' },
+        { kind: ManifestCheckpointContentChunkKind.kind, scope: 'Cluster' },
+      );
       const chunks: ChunkInfo[] = [];
       for (const c of packed) {
         const name = chunkNameFor(checkpoint.name, c.index);
