@@ -10,6 +10,7 @@ import { ensureAllBinaries, findBinary } from '../infra/binaries.js';
 import { LocalStack } from '../infra/stack.js';
 import { INFRA_BINARIES, INFRA_VERSIONS } from '../infra/versions.js';
 import { logger } from '../log.js';
+import { registerCheckpointCommands } from './checkpoint.js';
 import { runDev } from './dev.js';
 import { untilShutdownSignal } from './signals.js';
 import { registerTenantCommands } from './tenants.js';
@@ -94,6 +95,7 @@ program
   });
 
 registerTenantCommands(program);
+registerCheckpointCommands(program);
 
 const infra = program.command('infra').description('Infrastructure binaries and the local stack.');
 infra
