@@ -75,13 +75,10 @@ export const ManifestCaptureRequestSpec = immutableSpec(
   'ManifestCaptureRequest',
 );
 
-export const ManifestCaptureRequestStatus = withCel(
-  Type.Object({
-    checkpointName: Type.Optional(Type.String({ description: 'The ManifestCheckpoint holding the captured objects.' })),
-    ...requestStatusFields,
-  }),
-  [COMPLETION_WRITTEN_ONCE],
-);
+export const ManifestCaptureRequestStatus = Type.Object({
+  checkpointName: Type.Optional(Type.String({ description: 'The ManifestCheckpoint holding the captured objects.' })),
+  ...requestStatusFields,
+});
 
 export type ManifestCaptureRequestSpec = Static<typeof ManifestCaptureRequestSpec>;
 export type ManifestCaptureRequestStatus = Static<typeof ManifestCaptureRequestStatus>;
@@ -107,6 +104,7 @@ export const ManifestCaptureRequestKind = defineKind({
     'It ends in one terminal Ready condition and is deleted after the controller TTL, together with its checkpoint.',
   spec: ManifestCaptureRequestSpec,
   status: ManifestCaptureRequestStatus,
+  rootValidations: [COMPLETION_WRITTEN_ONCE],
   printerColumns: [
     { name: 'Checkpoint', type: 'string', jsonPath: '.status.checkpointName' },
     ...requestPrinterColumns,
@@ -171,7 +169,6 @@ export const ManifestCheckpointKind = defineKind({
     { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
     { name: 'Objects', type: 'integer', jsonPath: '.status.totalObjects' },
     { name: 'Size', type: 'integer', jsonPath: '.status.totalSizeBytes' },
-    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ],
 });
 
@@ -209,7 +206,6 @@ export const ManifestCheckpointContentChunkKind = defineKind({
     { name: 'Checkpoint', type: 'string', jsonPath: '.spec.checkpointName' },
     { name: 'Index', type: 'integer', jsonPath: '.spec.index' },
     { name: 'Objects', type: 'integer', jsonPath: '.spec.objectsCount' },
-    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ],
 });
 

@@ -61,10 +61,16 @@ export function immutableSpec<T extends Parameters<typeof withCel>[0]>(spec: T, 
   return withCel(spec, [{ rule: 'self == oldSelf', message: `spec is immutable; create a new ${kind} instead` }]);
 }
 
-/** Status rule of every request: completionTimestamp is written once. */
+/**
+ * Rule of every request: completionTimestamp is written once. On the root object, not on status:
+ * a rule on status is not evaluated when a patch removes the whole status.
+ */
 export const COMPLETION_WRITTEN_ONCE = {
-  rule: '!has(oldSelf.completionTimestamp) || (has(self.completionTimestamp) && self.completionTimestamp == oldSelf.completionTimestamp)',
-  message: 'completionTimestamp is set once, when the request becomes terminal',
+  rule:
+    '!has(oldSelf.status) || !has(oldSelf.status.completionTimestamp) || ' +
+    '(has(self.status) && has(self.status.completionTimestamp) && ' +
+    'self.status.completionTimestamp == oldSelf.status.completionTimestamp)',
+  message: 'status.completionTimestamp is set once, when the request becomes terminal',
 };
 
 /** Printer columns every request kind shows. */
@@ -73,5 +79,4 @@ export const requestPrinterColumns: PrinterColumn[] = [
   { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
   { name: 'Completed', type: 'date', jsonPath: '.status.completionTimestamp' },
   { name: 'Message', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].message', priority: 1 },
-  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
 ];

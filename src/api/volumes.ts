@@ -60,13 +60,10 @@ export const DataRef = Type.Object({
   artifact: ArtifactRef,
 });
 
-export const VolumeCaptureRequestStatus = withCel(
-  Type.Object({
-    ...requestStatusFields,
-    dataRefs: Type.Optional(Type.Array(DataRef, { maxItems: 64 })),
-  }),
-  [COMPLETION_WRITTEN_ONCE],
-);
+export const VolumeCaptureRequestStatus = Type.Object({
+  ...requestStatusFields,
+  dataRefs: Type.Optional(Type.Array(DataRef, { maxItems: 64 })),
+});
 
 export type VolumeCaptureRequestSpec = Static<typeof VolumeCaptureRequestSpec>;
 export type VolumeCaptureRequestStatus = Static<typeof VolumeCaptureRequestStatus>;
@@ -94,6 +91,7 @@ export const VolumeCaptureRequestKind = defineKind({
     'It ends in one terminal Ready condition; its artifacts live until the request is deleted (by hand or TTL).',
   spec: VolumeCaptureRequestSpec,
   status: VolumeCaptureRequestStatus,
+  rootValidations: [COMPLETION_WRITTEN_ONCE],
   printerColumns: [{ name: 'Mode', type: 'string', jsonPath: '.spec.mode' }, ...requestPrinterColumns],
 });
 
@@ -136,10 +134,10 @@ export const TargetPVCRef = Type.Object({
   uid: Type.String(),
 });
 
-export const VolumeRestoreRequestStatus = withCel(
-  Type.Object({ ...requestStatusFields, targetPVCRef: Type.Optional(TargetPVCRef) }),
-  [COMPLETION_WRITTEN_ONCE],
-);
+export const VolumeRestoreRequestStatus = Type.Object({
+  ...requestStatusFields,
+  targetPVCRef: Type.Optional(TargetPVCRef),
+});
 
 export type VolumeRestoreRequestSpec = Static<typeof VolumeRestoreRequestSpec>;
 export type VolumeRestoreRequestStatus = Static<typeof VolumeRestoreRequestStatus>;
@@ -164,6 +162,7 @@ export const VolumeRestoreRequestKind = defineKind({
     'external provisioner), once. The restored PVC is user data: it outlives the request.',
   spec: VolumeRestoreRequestSpec,
   status: VolumeRestoreRequestStatus,
+  rootValidations: [COMPLETION_WRITTEN_ONCE],
   printerColumns: [
     { name: 'Source', type: 'string', jsonPath: '.spec.sourceRef.name' },
     { name: 'PVC', type: 'string', jsonPath: '.spec.targetPVCName' },

@@ -178,11 +178,9 @@ describe('ManifestCaptureRequest validation', () => {
     expect(now!.status!.completionTimestamp).toBe('2026-01-25T12:00:08Z');
   });
 
-  // Known gap, reported: the rule sits on the status object, and CEL transition rules are not
-  // evaluated when the new object has no status at all, so `{"status": null}` on the status
-  // subresource erases completionTimestamp (and the terminal condition with it). A root-level rule
-  // would close it. `it.fails` pins the gap: once fixed, this fails and becomes a plain `it`.
-  it.fails('removing the whole status is refused too', async () => {
+  // A rule on the status object would not run when a patch removes the whole status
+  // (`{"status": null}`), erasing completionTimestamp: the rule sits on the root object.
+  it('removing the whole status is refused too', async () => {
     const mcr = await k.create(request({ targets: [target('ConfigMap', 'a')] }));
     const ref = {
       apiVersion: GROUP_VERSION,
