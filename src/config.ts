@@ -51,6 +51,7 @@ export const DEFAULT_TASK_QUEUE = 'durable-operators';
 
 function durationEnv(env: NodeJS.ProcessEnv, name: string, fallback: string): number {
   const raw = env[name] || fallback;
+  if (raw === '0') return 0; // as Go's time.ParseDuration: a bare 0 needs no unit
   try {
     return parseGoDuration(raw);
   } catch {

@@ -7,6 +7,7 @@ import type { KubeClient } from '../kube/client.js';
 import { createManifestActivities } from './kubernetes/manifests.js';
 import { createObjectKeeperActivities } from './kubernetes/objectkeeper.js';
 import { createRequestActivities } from './kubernetes/requests.js';
+import { createVolumeActivities } from './kubernetes/volumes.js';
 
 export interface ActivityDeps {
   kube: KubeClient;
@@ -18,6 +19,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createObjectKeeperActivities(deps.kube),
     ...createRequestActivities(deps.kube, deps.requests),
     ...createManifestActivities(deps.kube),
+    ...createVolumeActivities(deps.kube),
   };
 }
 

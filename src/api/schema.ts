@@ -57,7 +57,8 @@ export interface CelRule {
   fieldPath?: string;
 }
 
-/** Attaches CEL validation rules to a schema node. */
+/** Adds CEL validation rules to a schema node (after any it already has). */
 export function withCel<T extends TSchema>(schema: T, rules: CelRule[]): T {
-  return { ...schema, 'x-kubernetes-validations': rules };
+  const existing = (schema as { 'x-kubernetes-validations'?: CelRule[] })['x-kubernetes-validations'] ?? [];
+  return { ...schema, 'x-kubernetes-validations': [...existing, ...rules] };
 }

@@ -11,7 +11,12 @@ import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 export function killAfterActivityInterceptors(env: NodeJS.ProcessEnv = process.env): ActivityInterceptorsFactory[] {
   const spec = env.DO_FAULT_KILL_AFTER_ACTIVITY;
   if (!spec) return [];
-  const types = new Set(spec.split(',').map((s) => s.trim()).filter(Boolean));
+  const types = new Set(
+    spec
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
   return [
     (ctx) => ({
       inbound: {

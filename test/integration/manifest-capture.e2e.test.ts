@@ -14,7 +14,16 @@ import { objectKeeperRef, type ObjectKeeper } from '../../src/api/objectkeeper.j
 import { reassemble } from '../../src/domain/manifest-chunks.js';
 import { checkpointNameFor, keeperNameFor, requestWorkflowId } from '../../src/domain/requests.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
-import { eventually, kube, listWorkflows, startTestWatcher, startTestWorker, temporal, uniq } from '../support/env.js';
+import {
+  eventually,
+  kube,
+  listWorkflows,
+  replayAndRecord,
+  startTestWatcher,
+  startTestWorker,
+  temporal,
+  uniq,
+} from '../support/env.js';
 import { goneCheck, waitTerminal } from '../support/requests.js';
 
 const TASK_QUEUE = uniq('tq-mcr');
@@ -199,16 +208,14 @@ describe('ManifestCaptureRequest', () => {
     });
 
     const c = await temporal();
-    const result = await c.workflow
-      .getHandle(
-        requestWorkflowId({
-          kind: 'ManifestCaptureRequest',
-          namespace: ns,
-          name: mcr.metadata!.name!,
-          uid: mcr.metadata!.uid!,
-        }),
-      )
-      .result();
+    const workflowId = requestWorkflowId({
+      kind: 'ManifestCaptureRequest',
+      namespace: ns,
+      name: mcr.metadata!.name!,
+      uid: mcr.metadata!.uid!,
+    });
+    const result = await c.workflow.getHandle(workflowId).result();
     expect(result).toBe('request deleted');
+    await replayAndRecord(workflowId, 'manifest-capture-deleted');
   });
 });

@@ -29,6 +29,8 @@ const CRD_FILES = ['volumesnapshotclasses', 'volumesnapshotcontents', 'volumesna
 );
 const DEFAULT_CLASS_ANNOTATION = 'snapshot.storage.kubernetes.io/is-default-class';
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+/** What the StorageObjectInUseProtection admission plugin puts on every claim. */
+export const PVC_PROTECTION_FINALIZER = 'kubernetes.io/pvc-protection';
 
 type VolumeMode = 'Filesystem' | 'Block';
 type DeletionPolicy = 'Delete' | 'Retain';
@@ -181,6 +183,46 @@ export async function snapshotControllerProvisions(
   vsName: string,
   opts: { snapshotHandle?: string } = {},
 ): Promise<VolumeSnapshotContent> {
+  const { content, pvc } = await bindContent(kube, vsNamespace, vsName);
+  const size = pvc.status?.capacity?.storage ?? pvc.spec?.resources?.requests?.storage ?? '0';
+  const ready = await snapshotterMarksContentReady(kube, content.metadata!.name!, {
+    snapshotHandle: opts.snapshotHandle,
+    restoreSizeBytes: quantityBytes(size),
+  });
+  await kube.patchCustomStatus(snapshotStatusRef(vsNamespace, vsName), {
+    boundVolumeSnapshotContentName: content.metadata!.name,
+    creationTime: rfc3339(new Date(ready.status!.creationTime! / 1_000_000)),
+    readyToUse: true,
+    restoreSize: ready.status!.restoreSize === undefined ? undefined : binaryQuantity(ready.status!.restoreSize),
+    error: null,
+  });
+  return ready;
+}
+
+/**
+ * snapshot-controller alone, before the sidecar has cut the snapshot: the content
+ * `snapcontent-<vs uid>` bound to the VolumeSnapshot, and the snapshot's status naming it (not
+ * ready). Returns the content, whose status is the sidecar's to write.
+ */
+export async function snapshotControllerBinds(
+  kube: KubeClient,
+  vsNamespace: string,
+  vsName: string,
+): Promise<VolumeSnapshotContent> {
+  const { content } = await bindContent(kube, vsNamespace, vsName);
+  await kube.patchCustomStatus(snapshotStatusRef(vsNamespace, vsName), {
+    boundVolumeSnapshotContentName: content.metadata!.name,
+    readyToUse: false,
+  });
+  return content;
+}
+
+/** The content the snapshot-controller creates for a dynamically provisioned VolumeSnapshot. */
+async function bindContent(
+  kube: KubeClient,
+  vsNamespace: string,
+  vsName: string,
+): Promise<{ content: VolumeSnapshotContent; pvc: V1PersistentVolumeClaim }> {
   const vs = await mustGet<VolumeSnapshot>(kube, {
     apiVersion: SNAPSHOT_API,
     kind: 'VolumeSnapshot',
@@ -224,28 +266,28 @@ export async function snapshotControllerProvisions(
       sourceVolumeMode: (pv.spec.volumeMode as VolumeMode | undefined) ?? 'Filesystem',
     },
   });
-  const size = pvc.status.capacity?.storage ?? pvc.spec.resources?.requests?.storage ?? '0';
-  const ready = await snapshotterMarksContentReady(kube, content.metadata!.name!, {
-    snapshotHandle: opts.snapshotHandle,
-    restoreSizeBytes: quantityBytes(size),
+  return { content, pvc };
+}
+
+/**
+ * The pvc-protection controller, once no pod uses the claim: drops `kubernetes.io/pvc-protection`
+ * from a terminating claim so its deletion completes. Returns false while it is not terminating.
+ */
+export async function pvcProtectionReleases(kube: KubeClient, namespace: string, name: string): Promise<boolean> {
+  const pvc = await kube.get<V1PersistentVolumeClaim>({
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    namespace,
+    name,
   });
-  await kube.patchCustomStatus(
-    {
-      apiVersion: SNAPSHOT_API,
-      kind: 'VolumeSnapshot',
-      plural: 'volumesnapshots',
-      namespace: vsNamespace,
-      name: vsName,
-    },
-    {
-      boundVolumeSnapshotContentName: content.metadata!.name,
-      creationTime: rfc3339(new Date(ready.status!.creationTime! / 1_000_000)),
-      readyToUse: true,
-      restoreSize: ready.status!.restoreSize === undefined ? undefined : binaryQuantity(ready.status!.restoreSize),
-      error: null,
-    },
+  if (!pvc) return true;
+  if (!pvc.metadata?.deletionTimestamp) return false;
+  const finalizers = (pvc.metadata.finalizers ?? []).filter((f) => f !== PVC_PROTECTION_FINALIZER);
+  await kube.core.patchNamespacedPersistentVolumeClaim(
+    { name, namespace, body: { metadata: { finalizers, resourceVersion: pvc.metadata.resourceVersion } } },
+    mergePatch,
   );
-  return ready;
+  return true;
 }
 
 /** snapshot-controller, once the bound VolumeSnapshot is deleted: deletes a `Delete` content. */
@@ -387,6 +429,10 @@ async function mustGet<T extends KubernetesObject>(
   const obj = await kube.get<T>(ref);
   if (!obj) throw new Error(`${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name} not found`);
   return obj;
+}
+
+function snapshotStatusRef(namespace: string, name: string) {
+  return { apiVersion: SNAPSHOT_API, kind: 'VolumeSnapshot', plural: 'volumesnapshots', namespace, name };
 }
 
 function contentRef(name: string) {

@@ -2,7 +2,9 @@
  * Helpers for integration tests: clients for the stack the global setup started, in-process or
  * child-process workers and watchers on a per-file task queue, and polling.
  */
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +13,7 @@ import { Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
 import { loadConfig, type OperatorConfig } from '../../src/config.js';
+import { findBinary } from '../../src/infra/binaries.js';
 import { ManagedProcess } from '../../src/infra/process.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { logger } from '../../src/log.js';
@@ -156,4 +159,27 @@ export async function waitForWorker(taskQueue: string, proc?: ManagedProcess): P
     });
     return (res.pollers?.length ?? 0) > 0;
   });
+}
+
+/**
+ * Replays a finished workflow's history against the current bundle (a determinism check on a
+ * real run); with DO_RECORD_HISTORIES=1 also saves it to test/fixtures/histories/<name>.json,
+ * which test/unit/replay.test.ts replays without a server.
+ */
+export async function replayAndRecord(workflowId: string, name: string): Promise<void> {
+  const c = await temporal();
+  const handle = c.workflow.getHandle(workflowId);
+  await handle.result();
+  const history = await handle.fetchHistory();
+  await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundle') }, replayName: name }, history);
+  if (process.env.DO_RECORD_HISTORIES !== '1') return;
+  // The CLI's proto-JSON export is the format `historyFromJSON` reads back.
+  const show = spawnSync(
+    findBinary('temporal')!.path,
+    ['workflow', 'show', '--address', stackInfo().temporal.address, '-w', workflowId, '-o', 'json'],
+    { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+  );
+  if (show.status !== 0) throw new Error(`temporal workflow show ${workflowId}: ${show.stderr}`);
+  await mkdir(path.join(REPO_ROOT, 'test/fixtures/histories'), { recursive: true });
+  await writeFile(path.join(REPO_ROOT, 'test/fixtures/histories', `${name}.json`), show.stdout);
 }

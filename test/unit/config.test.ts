@@ -19,3 +19,36 @@ it('turns TLS on when an API key is given', () => {
 it('rejects a malformed number with the variable name', () => {
   expect(() => loadConfig({}, { DO_KEEPER_VERIFY_INTERVAL_MS: 'soon' })).toThrow(/DO_KEEPER_VERIFY_INTERVAL_MS/);
 });
+
+it('reads the request policy: TTL, sweep interval, wait deadline, snapshot mode', () => {
+  expect(loadConfig({}, {}).requests).toEqual({
+    ttlMs: 24 * 3_600_000,
+    ttlSweepIntervalMs: 5 * 60_000,
+    waitTimeoutMs: 30 * 60_000,
+    snapshotMode: 'VolumeSnapshot',
+  });
+  const cfg = loadConfig(
+    {},
+    {
+      DO_REQUEST_TTL: '10m',
+      DO_REQUEST_TTL_SWEEP_INTERVAL: '30s',
+      DO_REQUEST_WAIT_TIMEOUT: '1h30m',
+      DO_VOLUME_SNAPSHOT_MODE: 'Content',
+    },
+  );
+  expect(cfg.requests).toEqual({
+    ttlMs: 600_000,
+    ttlSweepIntervalMs: 30_000,
+    waitTimeoutMs: 5_400_000,
+    snapshotMode: 'Content',
+  });
+  expect(loadConfig({}, { DO_REQUEST_TTL: '0s' }).requests.ttlMs).toBe(0);
+  expect(loadConfig({}, { DO_REQUEST_TTL: '0' }).requests.ttlMs).toBe(0);
+});
+
+it('rejects a malformed request policy with the variable named', () => {
+  expect(() => loadConfig({}, { DO_REQUEST_TTL: 'a day' })).toThrow(/DO_REQUEST_TTL must be a Go duration/);
+  expect(() => loadConfig({}, { DO_VOLUME_SNAPSHOT_MODE: 'Snap' })).toThrow(
+    /DO_VOLUME_SNAPSHOT_MODE must be VolumeSnapshot or Content/,
+  );
+});

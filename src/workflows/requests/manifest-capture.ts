@@ -4,15 +4,19 @@
  * Each step is an idempotent activity keyed by names derived from the request UID, so a crash
  * between any two steps resumes without duplicates.
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { ManifestActivities } from '../../activities/kubernetes/manifests.js';
 import type { ManifestCheckpointStatus } from '../../api/manifests.js';
 import { READY_CONDITION, RequestReason } from '../../api/requests.js';
 import { setCondition } from '../../domain/conditions.js';
 import { GONE, requestActivities, runRequest, type RequestWorkflowInput } from './lifecycle.js';
 
-const manifests = proxyActivities<ManifestActivities>({
-  startToCloseTimeout: '10 seconds',
+/**
+ * Short, idempotent apiserver calls: local activities (see requestActivities in lifecycle.ts).
+ * A minute covers reading a request's targets (at most 5,000, listed per kind).
+ */
+const manifests = proxyLocalActivities<ManifestActivities>({
+  startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
@@ -22,6 +26,9 @@ const capture = proxyActivities<ManifestActivities>({
   heartbeatTimeout: '20 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
+
+/** Captures at least this large report their progress on the request before writing chunks. */
+const PROGRESS_FROM_OBJECTS = 100;
 
 export async function manifestCaptureRequestWorkflow(input: RequestWorkflowInput): Promise<string> {
   return runRequest(input, async ({ ref, progress }) => {
@@ -39,7 +46,10 @@ export async function manifestCaptureRequestWorkflow(input: RequestWorkflowInput
       return { outcome: { ready: true, message: `checkpoint ${checkpoint.name} is ready` }, fields };
     }
 
-    await progress(`capturing ${checked.count} objects into ${checkpoint.name}`);
+    // A small capture takes milliseconds: a progress write would cost more than it tells.
+    if (checked.count >= PROGRESS_FROM_OBJECTS) {
+      await progress(`capturing ${checked.count} objects into ${checkpoint.name}`);
+    }
     const result = await capture.writeCheckpointContent({ ref, checkpoint });
     if ('gone' in result) return GONE;
     const now = new Date();

@@ -6,7 +6,7 @@
  */
 import { log, setCurrentDetails } from '@temporalio/workflow';
 import type { RequestKindName } from '../../domain/requests.js';
-import { requestActivities } from './lifecycle.js';
+import { listingActivities, requestActivities } from './lifecycle.js';
 
 const KINDS: RequestKindName[] = ['ManifestCaptureRequest', 'VolumeCaptureRequest', 'VolumeRestoreRequest'];
 
@@ -15,7 +15,7 @@ export async function requestTtlSweepWorkflow(): Promise<{ reaped: number; exami
   let examined = 0;
   for (const kind of KINDS) {
     setCurrentDetails(`sweeping ${kind}`);
-    const expired = await requestActivities.listExpiredRequests(kind);
+    const expired = await listingActivities.listExpiredRequests(kind);
     for (const ref of expired) {
       examined++;
       const r = await requestActivities.reapRequestIfExpired(ref);
