@@ -74,6 +74,10 @@ export async function runDev(opts: DevOptions): Promise<void> {
       '  kubectl get objectkeepers        # then follow the steps in deploy/examples/*.yaml',
       `  open ${info.temporal.uiUrl}  and search: K8sKind="ObjectKeeper"`,
       '',
+      '  kubectl apply -f deploy/examples/manifest-capture.yaml && kubectl get mcr capture-demo -w',
+      '  npm run cli -- checkpoint export "$(kubectl get mcr capture-demo -o jsonpath={.status.checkpointName})"',
+      `  open ${info.temporal.uiUrl}  and search: K8sKind="ManifestCaptureRequest"`,
+      '',
     ].join('\n'),
   );
   let stopping = false;

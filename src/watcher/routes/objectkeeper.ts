@@ -106,7 +106,9 @@ export class ObjectKeeperRoute implements Route {
       this.followedInformers.set(kindKey, informer);
       // After every (re)list, anything indexed but not listed was deleted while we were not looking.
       informer.onSync(() => this.checkAbsent(kindKey));
-    } else if (isNew && informer.synced) {
+    }
+    // The informer may already be synced: shared with another route (requests), or long running.
+    if (isNew && informer.synced) {
       // A keeper created after its object was already gone (or replaced): tell it now.
       const live = informer.get(objKey);
       if (!live || live.metadata?.uid !== ref.uid)
