@@ -36,6 +36,8 @@ import { goneCheck, waitTerminal, type RequestLike } from '../support/requests.j
 
 const TASK_QUEUE = uniq('tq-vrr');
 const WAIT_TIMEOUT_MS = 8000;
+/** Short enough to watch a restore request expire; long enough for every other test to read its result. */
+const TTL_MS = 20_000;
 const k = kube();
 const ns = uniq('vrr-e2e');
 const otherNs = uniq('vrr-other');
@@ -122,7 +124,7 @@ beforeAll(async () => {
   await k.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: otherNs } });
   await installSnapshotCrds(k);
   await createSnapshotClass(k, { name: uniq('vsc'), driver, isDefault: true });
-  const requests = { ...testConfig(TASK_QUEUE).requests, waitTimeoutMs: WAIT_TIMEOUT_MS };
+  const requests = { ...testConfig(TASK_QUEUE).requests, waitTimeoutMs: WAIT_TIMEOUT_MS, ttlMs: TTL_MS };
   worker = await startTestWorker(TASK_QUEUE, { requests });
   watcher = await startTestWatcher(TASK_QUEUE);
   await watcher.watcher.waitForSync();
@@ -174,6 +176,25 @@ describe('VolumeRestoreRequest', () => {
       }),
       'volume-restore-deleted',
     );
+  });
+
+  it('after the TTL the request and its keeper are deleted; the restored PVC stays', async () => {
+    const content = await snapshotContent(true);
+    const vrr = await request({
+      sourceRef: { kind: 'VolumeSnapshotContent', name: content.metadata!.name! },
+      storageClassName,
+    });
+    const { pvc } = await provisionerServes(vrr);
+    const done = await waitTerminal<VolumeRestoreRequest>(k, vrr);
+    expect(done.ready.reason).toBe('Completed');
+    const vrrRef = { apiVersion: vrr.apiVersion!, kind: vrr.kind!, namespace: ns, name: vrr.metadata!.name! };
+    await eventually('request reaped after its TTL', goneCheck(k, vrrRef), { timeoutMs: TTL_MS + 60_000 });
+    expect(Date.now() - Date.parse(done.status!.completionTimestamp!)).toBeGreaterThanOrEqual(TTL_MS - 1000);
+    await eventually('keeper deleted', goneCheck(k, keeperOf(vrr)));
+    await sleep(5000); // give the garbage collector time to (wrongly) act
+    const kept = await k.get<V1PersistentVolumeClaim>(pvcRef(vrr.spec.targetPVCName));
+    expect(kept?.metadata?.uid).toBe(pvc.metadata!.uid);
+    expect(kept?.metadata?.deletionTimestamp).toBeUndefined();
   });
 
   it('restores a released CSI PersistentVolume', async () => {
