@@ -2,6 +2,7 @@
  * ManifestCaptureRequest end to end on the real stack: watcher → Temporal → worker →
  * kube-apiserver, the real garbage collector, and the checkpoint read back as a user would.
  */
+import { randomBytes } from 'node:crypto';
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -176,6 +177,26 @@ describe('ManifestCaptureRequest', () => {
       await k.get(objectKeeperRef(keeperNameFor({ kind: 'ManifestCaptureRequest', uid: mcr.metadata!.uid! }))),
     ).toBeUndefined();
     expect(await k.get(mcpRef(checkpointNameFor(mcr.metadata!.uid!)))).toBeUndefined();
+  });
+
+  it('an object too large for one chunk fails the request with ObjectTooLarge; no chunk is written', async () => {
+    // 1,000,000 random bytes: stored as base64 in the object's JSON, incompressible, so its own
+    // chunk would need ~1.34 M characters, over the 1,048,576 limit of spec.data.
+    await k.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'huge', namespace: ns },
+      binaryData: { blob: randomBytes(1_000_000).toString('base64') },
+    } as never);
+    const mcr = await request([{ apiVersion: 'v1', kind: 'ConfigMap', name: 'huge' }]);
+    const done = await waitTerminal<ManifestCaptureRequest>(k, mcr);
+    expect(done.ready).toMatchObject({ status: 'False', reason: 'ObjectTooLarge' });
+    expect(done.ready.message).toMatch(/ConfigMap .*\/huge .*too large.*1,048,576/);
+    const checkpoint = (await k.get<ManifestCheckpoint>(mcpRef(checkpointNameFor(mcr.metadata!.uid!))))!;
+    expect(checkpoint.status!.conditions).toContainEqual(
+      expect.objectContaining({ type: 'Ready', status: 'False', reason: 'Failed' }),
+    );
+    expect(await chunksOf(checkpoint.metadata!.name!)).toEqual([]);
   });
 
   it('fails with InvalidSource for a cluster-scoped kind admission cannot know about', async () => {
