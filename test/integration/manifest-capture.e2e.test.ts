@@ -213,6 +213,45 @@ describe('ManifestCaptureRequest', () => {
     expect(done.ready.message).toMatch(/Widget/);
   });
 
+  it('a terminal request is never operated on again, even by a new workflow run', async () => {
+    await configMap('once');
+    const mcr = await request([{ apiVersion: 'v1', kind: 'ConfigMap', name: 'once' }]);
+    const done = await waitTerminal<ManifestCaptureRequest>(k, mcr);
+    const ref = {
+      apiVersion: mcr.apiVersion,
+      kind: 'ManifestCaptureRequest' as const,
+      namespace: ns,
+      name: mcr.metadata!.name!,
+      uid: mcr.metadata!.uid!,
+    };
+    const workflowId = requestWorkflowId(ref);
+    const c = await temporal();
+    // What the watcher's resync does once the execution was terminated (or its history expired).
+    await c.workflow.getHandle(workflowId).terminate('test: lose the execution');
+    const rerun = await c.workflow.start('manifestCaptureRequestWorkflow', {
+      taskQueue: TASK_QUEUE,
+      workflowId,
+      args: [{ ref }],
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+    });
+    const state = await eventually('the new run reports the request terminal', async () => {
+      const s = await rerun.query<{ phase: string; step: string }>('requestState');
+      return s.step === 'terminal before this run' ? s : undefined;
+    });
+    expect(state.phase).toBe('Completed');
+    const after = (await k.get<ManifestCaptureRequest>({ ...ref }))!;
+    expect(after.status).toEqual(done.status);
+    expect(after.metadata!.resourceVersion).toBe(done.metadata!.resourceVersion);
+    const history = await rerun.fetchHistory();
+    const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes);
+    const activities = markers.map((e) => {
+      const data = e.markerRecordedEventAttributes!.details!.data!.payloads![0]!.data!;
+      return (JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type: string }).activity_type;
+    });
+    // Read the request, then only the TTL check: no capture step ran.
+    expect(new Set(activities)).toEqual(new Set(['readRequest', 'reapRequestIfExpired']));
+  });
+
   it('deleting the request removes its keeper at once and the GC removes checkpoint and chunks', async () => {
     await configMap('to-release');
     const mcr = await request([{ apiVersion: 'v1', kind: 'ConfigMap', name: 'to-release' }]);

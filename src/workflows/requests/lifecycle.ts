@@ -27,7 +27,7 @@ import {
 } from '@temporalio/workflow';
 import type { RequestActivities } from '../../activities/kubernetes/requests.js';
 import { RequestReason } from '../../api/requests.js';
-import { failed, type RequestOutcome, type RequestRef } from '../../domain/requests.js';
+import { failed, readyCondition, type RequestOutcome, type RequestRef } from '../../domain/requests.js';
 import { OperationPhase } from '../../temporal/search-attributes.js';
 
 export interface RequestWorkflowInput {
@@ -99,7 +99,13 @@ export async function runRequest(
   if (view.deleting) return 'request is being deleted';
 
   if (view.terminal) {
+    // Never operated on again (e.g. a resync restarted its workflow after retention): only the TTL is left.
+    const ready = readyCondition(view.status.conditions);
     log.info('request already terminal; only its TTL is left', { name: ref.name });
+    phase(
+      ready?.status === 'True' ? RequestReason.Completed : (ready?.reason ?? 'Terminal'),
+      'terminal before this run',
+    );
   } else {
     phase('Processing', 'starting');
     const ctx: OperationContext = {
