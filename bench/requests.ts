@@ -61,12 +61,7 @@ try {
     });
   const listAll = async <T extends KubernetesObject>(apiVersion: string, kind: string, namespace?: string) => {
     const out: T[] = [];
-    let continueToken: string | undefined;
-    do {
-      const page = await kube.listPage<T>(apiVersion, kind, { namespace, limit: 500, continueToken });
-      out.push(...page.items);
-      continueToken = page.continueToken;
-    } while (continueToken);
+    for await (const obj of kube.listAll<T>(apiVersion, kind, { namespace })) out.push(obj);
     return out;
   };
   const namespace = async (name: string) => kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });

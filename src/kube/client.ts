@@ -48,6 +48,15 @@ class DiscoveringObjectApi extends KubernetesObjectApi {
     if (!r) throw new Error(`the apiserver does not serve ${kind} in ${apiVersion}`);
     return r;
   }
+  /** The served resource, or undefined when the apiserver does not serve that group/version/kind. */
+  async servedResource(apiVersion: string, kind: string): Promise<V1APIResource | undefined> {
+    try {
+      return (await this.resource(apiVersion, kind)) ?? undefined;
+    } catch (err) {
+      if (isNotFound(err)) return undefined; // discovery of an unknown group/version answers 404
+      throw err;
+    }
+  }
   pathPrefix(apiVersion: string): string {
     return this.apiVersionPath(apiVersion);
   }
@@ -237,6 +246,25 @@ export class KubeClient {
       resourceVersion: page.metadata?.resourceVersion,
       continueToken: page.metadata?.continue || undefined,
     };
+  }
+
+  /** Every item of a (possibly namespaced, label-selected) list, page by page, in one place. */
+  async *listAll<T extends KubernetesObject = KubernetesObject>(
+    apiVersion: string,
+    kind: string,
+    opts: { namespace?: string; labelSelector?: string; pageSize?: number } = {},
+  ): AsyncGenerator<T> {
+    let continueToken: string | undefined;
+    do {
+      const page = await this.listPage<T>(apiVersion, kind, {
+        namespace: opts.namespace,
+        labelSelector: opts.labelSelector,
+        limit: opts.pageSize ?? 500,
+        continueToken,
+      });
+      yield* page.items;
+      continueToken = page.continueToken;
+    } while (continueToken);
   }
 
   /** The REST collection path for a kind (cluster-wide), e.g. `/apis/deckhouse.io/v1alpha1/objectkeepers`. */

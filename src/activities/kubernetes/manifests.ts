@@ -29,9 +29,10 @@ import {
   type RequestOutcome,
   type RequestRef,
 } from '../../domain/requests.js';
-import { isAlreadyExists, statusCode, type KubeClient } from '../../kube/client.js';
+import { isAlreadyExists, type KubeClient } from '../../kube/client.js';
+import { getObject, listAll, patchStatusUnlessGone } from './calls.js';
 import { kubeFailure } from './errors.js';
-import { keeperObject, type KeeperIdentity } from './requests.js';
+import { keeperObject, readRequestObject, type KeeperIdentity } from './requests.js';
 
 export interface CheckpointIdentity {
   name: string;
@@ -47,15 +48,6 @@ export interface CheckpointSummary {
 /** From this many targets of one kind on, they are read with one list instead of a GET each. */
 const LIST_THRESHOLD = 8;
 
-/** Heartbeats when running as a regular activity; a no-op elsewhere. */
-function heartbeat(): void {
-  try {
-    Context.current().heartbeat();
-  } catch {
-    // not in an activity context
-  }
-}
-
 export type CaptureResult = { ok: true; summary: CheckpointSummary } | { ok: false; outcome: RequestOutcome };
 
 const checkpointRef = (name: string) => ({
@@ -70,14 +62,7 @@ const chunkRef = (name: string) => ({
 });
 
 export function createManifestActivities(kube: KubeClient) {
-  async function readRequest(ref: RequestRef): Promise<ManifestCaptureRequest | undefined> {
-    try {
-      const obj = await kube.get<ManifestCaptureRequest>(ref);
-      return obj?.metadata?.uid === ref.uid ? obj : undefined;
-    } catch (err) {
-      throw kubeFailure(err, `get ManifestCaptureRequest ${ref.namespace}/${ref.name}`);
-    }
-  }
+  const readRequest = (ref: RequestRef) => readRequestObject<ManifestCaptureRequest>(kube, ref);
 
   /**
    * Reads every target fresh from the apiserver. A target that does not exist, or whose kind is
@@ -99,24 +84,20 @@ export function createManifestActivities(kube: KubeClient) {
     const keyOf = (t: Pick<CaptureTarget, 'apiVersion' | 'kind' | 'name'>) => `${t.apiVersion}\n${t.kind}\n${t.name}`;
     for (const targets of byKind.values()) {
       const { apiVersion, kind } = targets[0]!;
-      let namespaced: boolean;
+      let resource;
       try {
-        namespaced = (await kube.objects.resourceFor(apiVersion, kind)).namespaced;
+        resource = await kube.objects.servedResource(apiVersion, kind);
       } catch (err) {
-        // Unknown group/version: discovery answers 404; known group, unknown kind: "does not serve".
-        const unknownGroup = statusCode(err) === 404;
-        if (unknownGroup || (err instanceof Error && /does not serve/.test(err.message))) {
-          const label = `${kind} ${namespace}/${targets[0]!.name} (${apiVersion})`;
-          return {
-            ok: false,
-            outcome: failed(
-              RequestReason.InvalidSource,
-              `${label}: the apiserver does not serve ${apiVersion} ${kind}`,
-            ),
-          };
-        }
         throw kubeFailure(err, `discover ${apiVersion} ${kind}`);
       }
+      if (!resource) {
+        const label = `${kind} ${namespace}/${targets[0]!.name} (${apiVersion})`;
+        return {
+          ok: false,
+          outcome: failed(RequestReason.InvalidSource, `${label}: the apiserver does not serve ${apiVersion} ${kind}`),
+        };
+      }
+      const namespaced = resource.namespaced;
       if (!namespaced) {
         return {
           ok: false,
@@ -127,25 +108,13 @@ export function createManifestActivities(kube: KubeClient) {
         };
       }
       if (targets.length >= LIST_THRESHOLD) {
-        let continueToken: string | undefined;
         const wanted = new Set(targets.map((t) => t.name));
-        do {
-          const page = await kube
-            .listPage(apiVersion, kind, { namespace, limit: 500, continueToken })
-            .catch((err: unknown) => {
-              throw kubeFailure(err, `list ${kind} in ${namespace}`);
-            });
-          for (const obj of page.items) {
-            if (wanted.has(obj.metadata!.name!)) found.set(keyOf({ apiVersion, kind, name: obj.metadata!.name! }), obj);
-          }
-          continueToken = page.continueToken;
-          heartbeat();
-        } while (continueToken);
+        for (const obj of await listAll(kube, apiVersion, kind, { namespace })) {
+          if (wanted.has(obj.metadata!.name!)) found.set(keyOf({ apiVersion, kind, name: obj.metadata!.name! }), obj);
+        }
       } else {
         for (const t of targets) {
-          const obj = await kube.get({ apiVersion, kind, namespace, name: t.name }).catch((err: unknown) => {
-            throw kubeFailure(err, `get ${kind} ${namespace}/${t.name}`);
-          });
+          const obj = await getObject(kube, { apiVersion, kind, namespace, name: t.name });
           if (obj) found.set(keyOf(t), obj);
         }
       }
@@ -208,11 +177,7 @@ export function createManifestActivities(kube: KubeClient) {
         });
       } catch (err) {
         if (!isAlreadyExists(err)) throw kubeFailure(err, `create ManifestCheckpoint ${name}`);
-        try {
-          mcp = await kube.get<ManifestCheckpoint>(checkpointRef(name));
-        } catch (getErr) {
-          throw kubeFailure(getErr, `get ManifestCheckpoint ${name}`);
-        }
+        mcp = await getObject<ManifestCheckpoint>(kube, checkpointRef(name));
         if (!mcp) throw ApplicationFailure.retryable(`ManifestCheckpoint ${name} vanished after AlreadyExists`);
         if (mcp.spec.manifestCaptureRequestRef.uid !== ref.uid) {
           throw ApplicationFailure.nonRetryable(
@@ -294,18 +259,9 @@ export function createManifestActivities(kube: KubeClient) {
       checkpoint: CheckpointIdentity;
       status: ManifestCheckpointStatus;
     }): Promise<'patched' | 'gone'> {
-      try {
-        await kube.patchCustomStatus(
-          { ...checkpointRef(input.checkpoint.name), plural: ManifestCheckpointKind.plural },
-          input.status,
-          input.checkpoint.uid,
-        );
-        return 'patched';
-      } catch (err) {
-        const code = statusCode(err);
-        if (code === 404 || code === 409) return 'gone';
-        throw kubeFailure(err, `patch ManifestCheckpoint ${input.checkpoint.name} status`);
-      }
+      const { checkpoint, status } = input;
+      const ref = { ...checkpointRef(checkpoint.name), plural: ManifestCheckpointKind.plural };
+      return patchStatusUnlessGone(kube, ref, status, checkpoint.uid);
     },
   };
 }
@@ -320,12 +276,7 @@ async function createOrVerifyChunk(kube: KubeClient, body: ManifestCheckpointCon
     } catch (err) {
       if (!isAlreadyExists(err)) throw kubeFailure(err, `create ManifestCheckpointContentChunk ${name}`);
     }
-    let existing: ManifestCheckpointContentChunk | undefined;
-    try {
-      existing = await kube.get<ManifestCheckpointContentChunk>(chunkRef(name));
-    } catch (err) {
-      throw kubeFailure(err, `get ManifestCheckpointContentChunk ${name}`);
-    }
+    const existing = await getObject<ManifestCheckpointContentChunk>(kube, chunkRef(name));
     if (!existing) continue; // deleted meanwhile: create again
     if (existing.spec.checksum === body.spec.checksum && existing.spec.index === body.spec.index) return;
     // Left by an earlier attempt that captured different content: chunks are immutable, so replace.
@@ -340,21 +291,13 @@ async function createOrVerifyChunk(kube: KubeClient, body: ManifestCheckpointCon
 
 /** Deletes the checkpoint's chunks with index ≥ count (left by an earlier, longer attempt). */
 async function deleteChunksFrom(kube: KubeClient, checkpointName: string, count: number): Promise<void> {
-  let continueToken: string | undefined;
-  const stale: ManifestCheckpointContentChunk[] = [];
-  do {
-    const page = await kube
-      .listPage<ManifestCheckpointContentChunk>(
-        ManifestCheckpointContentChunkKind.apiVersion,
-        ManifestCheckpointContentChunkKind.kind,
-        { labelSelector: `${CHECKPOINT_LABEL}=${checkpointName}`, limit: 500, continueToken },
-      )
-      .catch((err: unknown) => {
-        throw kubeFailure(err, `list chunks of ${checkpointName}`);
-      });
-    stale.push(...page.items.filter((c) => c.spec.index >= count));
-    continueToken = page.continueToken;
-  } while (continueToken);
+  const chunks = await listAll<ManifestCheckpointContentChunk>(
+    kube,
+    ManifestCheckpointContentChunkKind.apiVersion,
+    ManifestCheckpointContentChunkKind.kind,
+    { labelSelector: `${CHECKPOINT_LABEL}=${checkpointName}` },
+  );
+  const stale = chunks.filter((c) => c.spec.index >= count);
   for (const c of stale) {
     await kube
       .delete(chunkRef(c.metadata!.name!), { uid: c.metadata!.uid!, propagationPolicy: 'Background' })

@@ -3,7 +3,7 @@
  * request's workflow is the only writer), its ObjectKeeper, and TTL reaping.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import type { ObjectKeeper } from '../../api/objectkeeper.js';
 import { ObjectKeeperKind } from '../../api/objectkeeper.js';
 import { ManifestCaptureRequestKind } from '../../api/manifests.js';
@@ -22,7 +22,8 @@ import {
   type RequestOutcome,
   type RequestRef,
 } from '../../domain/requests.js';
-import { isAlreadyExists, statusCode, type KubeClient } from '../../kube/client.js';
+import { isAlreadyExists, type KubeClient } from '../../kube/client.js';
+import { getByUid, getObject, listAll, patchStatusUnlessGone } from './calls.js';
 import { kubeFailure } from './errors.js';
 
 export const REQUEST_KINDS: Record<RequestKindName, KindDefinition & { apiVersion: string }> = {
@@ -64,35 +65,31 @@ export type ReapResult =
   | { state: 'never'; why: string }
   | { state: 'waiting'; expiresAt: string };
 
+/** The request `ref` names as the apiserver has it now; undefined when deleted or recreated. */
+export function readRequestObject<T extends KubernetesObject = RequestObject>(
+  kube: KubeClient,
+  ref: RequestRef,
+): Promise<T | undefined> {
+  const { apiVersion, kind, namespace, name, uid } = ref;
+  return getByUid<T>(kube, { apiVersion, kind, namespace, name }, uid);
+}
+
 export function createRequestActivities(kube: KubeClient, policy: RequestPolicy) {
-  const refOf = (ref: RequestRef) => ({
-    apiVersion: ref.apiVersion,
-    kind: ref.kind,
-    namespace: ref.namespace,
-    name: ref.name,
-  });
   const what = (ref: RequestRef) => `${ref.kind} ${ref.namespace}/${ref.name}`;
-
-  async function read(ref: RequestRef): Promise<RequestObject | undefined> {
-    try {
-      const obj = await kube.get<RequestObject>(refOf(ref));
-      return obj && obj.metadata?.uid === ref.uid ? obj : undefined;
-    } catch (err) {
-      throw kubeFailure(err, `get ${what(ref)}`);
-    }
-  }
-
-  async function patchStatus(ref: RequestRef, status: Record<string, unknown>): Promise<'patched' | 'gone'> {
-    try {
-      await kube.patchCustomStatus({ ...refOf(ref), plural: REQUEST_KINDS[ref.kind].plural }, status, ref.uid);
-      return 'patched';
-    } catch (err) {
-      const code = statusCode(err);
-      // 404: deleted. 409 on a UID-preconditioned patch: the name belongs to a new request.
-      if (code === 404 || code === 409) return 'gone';
-      throw kubeFailure(err, `patch ${what(ref)} status`);
-    }
-  }
+  const read = (ref: RequestRef) => readRequestObject(kube, ref);
+  const patchStatus = (ref: RequestRef, status: Record<string, unknown>) =>
+    patchStatusUnlessGone(
+      kube,
+      {
+        apiVersion: ref.apiVersion,
+        kind: ref.kind,
+        namespace: ref.namespace,
+        name: ref.name,
+        plural: REQUEST_KINDS[ref.kind].plural,
+      },
+      status,
+      ref.uid,
+    );
 
   return {
     /** The controller-wide policy, recorded once in each workflow's history. */
@@ -162,11 +159,7 @@ export function createRequestActivities(kube: KubeClient, policy: RequestPolicy)
         });
       } catch (err) {
         if (!isAlreadyExists(err)) throw kubeFailure(err, `create ObjectKeeper ${name}`);
-        try {
-          keeper = await kube.get<ObjectKeeper>(keeperRef);
-        } catch (getErr) {
-          throw kubeFailure(getErr, `get ObjectKeeper ${name}`);
-        }
+        keeper = await getObject<ObjectKeeper>(kube, keeperRef);
         // Deleted between our create and get (e.g. it followed a previous request): retry.
         if (!keeper) throw ApplicationFailure.retryable(`ObjectKeeper ${name} vanished after AlreadyExists`);
       }
@@ -205,41 +198,25 @@ export function createRequestActivities(kube: KubeClient, policy: RequestPolicy)
       }
       if (expiresAt > Date.now()) return { state: 'waiting', expiresAt: new Date(expiresAt).toISOString() };
       try {
-        const deleted = await kube.delete(refOf(ref), { uid: ref.uid, propagationPolicy: 'Background' });
+        const deleted = await kube.delete(ref, { uid: ref.uid, propagationPolicy: 'Background' });
         return { state: deleted ? 'deleted' : 'gone' };
       } catch (err) {
         throw kubeFailure(err, `delete ${what(ref)}`);
       }
     },
 
-    /** Terminal requests of a kind whose TTL has expired, for the sweep (paginated list). */
+    /** Terminal requests of a kind whose TTL has expired, for the sweep (all pages of the list). */
     async listExpiredRequests(kind: RequestKindName): Promise<RequestRef[]> {
       const def = REQUEST_KINDS[kind];
       const out: RequestRef[] = [];
-      let continueToken: string | undefined;
       const now = Date.now();
-      do {
-        let page;
-        try {
-          page = await kube.listPage<RequestObject>(def.apiVersion, def.kind, { limit: 500, continueToken });
-        } catch (err) {
-          throw kubeFailure(err, `list ${kind}`);
-        }
-        for (const obj of page.items) {
-          if (obj.metadata?.deletionTimestamp || !isTerminal(obj.status?.conditions)) continue;
-          const expiresAt = expiryOf(obj.status?.completionTimestamp, policy.ttlMs);
-          if (expiresAt === undefined || expiresAt > now) continue;
-          out.push({
-            apiVersion: def.apiVersion,
-            kind,
-            namespace: obj.metadata!.namespace!,
-            name: obj.metadata!.name!,
-            uid: obj.metadata!.uid!,
-          });
-        }
-        continueToken = page.continueToken;
-        Context.current().heartbeat(out.length);
-      } while (continueToken);
+      for (const obj of await listAll<RequestObject>(kube, def.apiVersion, def.kind)) {
+        if (obj.metadata?.deletionTimestamp || !isTerminal(obj.status?.conditions)) continue;
+        const expiresAt = expiryOf(obj.status?.completionTimestamp, policy.ttlMs);
+        if (expiresAt === undefined || expiresAt > now) continue;
+        const { namespace, name, uid } = obj.metadata as { namespace: string; name: string; uid: string };
+        out.push({ apiVersion: def.apiVersion, kind, namespace, name, uid });
+      }
       return out;
     },
   };

@@ -19,9 +19,10 @@ import {
   type RestoreSourceFacts,
 } from '../../domain/volumes.js';
 import type { KubeClient } from '../../kube/client.js';
+import { getObject } from './calls.js';
+import { readRequestObject } from './requests.js';
 import {
   claimRef,
-  getObject,
   pollUntil,
   snapshotApiProblem,
   storageClassRef,
@@ -40,9 +41,8 @@ export function createRestoreActivities(kube: KubeClient) {
     async validateRestoreSource(
       ref: RequestRef,
     ): Promise<{ gone: true } | Outcome<{ driver: string; storageClassName?: string }>> {
-      const found = await getObject<VolumeRestoreRequest>(kube, ref);
       // Deleted, or the name now belongs to another request: this operation has nothing to do.
-      const request = found?.metadata?.uid === ref.uid ? found : undefined;
+      const request = await readRequestObject<VolumeRestoreRequest>(kube, ref);
       if (!request) return { gone: true };
       const spec = request.spec;
       const ns = checkRestoreNamespace(spec, ref.namespace);

@@ -28,11 +28,11 @@ import {
   type SnapshotVerdict,
 } from '../../domain/volumes.js';
 import { apiMessage, isAlreadyExists, statusCode, type KubeClient, type ObjectRef } from '../../kube/client.js';
+import { getObject } from './calls.js';
 import { kubeFailure } from './errors.js';
 import { keeperObject, type KeeperIdentity } from './requests.js';
 import {
   MANAGED_BY,
-  getObject,
   pollUntil,
   snapshotRef,
   type Outcome,

@@ -1,6 +1,6 @@
 /**
  * What the volume activities (capture, snapshots, restore) share: the snapshot kinds as the
- * activities read them, uncached GETs, object references, the served-API check, and the
+ * activities read them, object references, the served-API check, and the
  * deadline-bounded poll every wait on an external actor uses.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
@@ -8,7 +8,7 @@ import { Context } from '@temporalio/activity';
 import { RequestReason } from '../../api/requests.js';
 import { failed, type RequestOutcome } from '../../domain/requests.js';
 import { SNAPSHOT_API } from '../../domain/volumes.js';
-import { statusCode, type KubeClient, type ObjectRef } from '../../kube/client.js';
+import type { KubeClient, ObjectRef } from '../../kube/client.js';
 import { kubeFailure } from './errors.js';
 
 /** How often a wait re-reads the objects it waits on (each poll heartbeats). */
@@ -71,15 +71,6 @@ export function timestamp(t: Date | string | undefined): string | undefined {
   return typeof t === 'string' ? t : t.toISOString();
 }
 
-/** Uncached GET that turns apiserver errors into Temporal failures (undefined: absent). */
-export async function getObject<T extends KubernetesObject>(kube: KubeClient, ref: ObjectRef): Promise<T | undefined> {
-  try {
-    return await kube.get<T>(ref);
-  } catch (err) {
-    throw kubeFailure(err, `get ${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`);
-  }
-}
-
 /**
  * Terminal Incompatible when snapshot.storage.k8s.io/v1 does not serve one of `kinds`. Checked
  * by discovery up front: a GET of an unserved kind answers 404, which would read as "not found".
@@ -89,16 +80,17 @@ export async function snapshotApiProblem(
   kinds: readonly string[],
 ): Promise<RequestOutcome | undefined> {
   for (const kind of kinds) {
+    let served;
     try {
-      await kube.objects.resourceFor(SNAPSHOT_API, kind);
+      served = await kube.objects.servedResource(SNAPSHOT_API, kind);
     } catch (err) {
-      if (statusCode(err) === 404 || (err instanceof Error && /does not serve/.test(err.message))) {
-        return failed(
-          RequestReason.Incompatible,
-          `${SNAPSHOT_API} ${kind} is not served: the external-snapshotter CRDs are not installed`,
-        );
-      }
       throw kubeFailure(err, `discover ${SNAPSHOT_API} ${kind}`);
+    }
+    if (!served) {
+      return failed(
+        RequestReason.Incompatible,
+        `${SNAPSHOT_API} ${kind} is not served: the external-snapshotter CRDs are not installed`,
+      );
     }
   }
   return undefined;

@@ -34,13 +34,13 @@ import {
   type WaitingFor,
 } from '../../domain/volumes.js';
 import type { KubeClient, ObjectRef } from '../../kube/client.js';
+import { getObject, listAll } from './calls.js';
 import { kubeFailure } from './errors.js';
-import { keeperObject, type KeeperIdentity } from './requests.js';
+import { keeperObject, readRequestObject, type KeeperIdentity } from './requests.js';
 import { createRestoreActivities } from './restores.js';
 import { createSnapshotActivities } from './snapshots.js';
 import {
   claimRef,
-  getObject,
   pollUntil,
   snapshotApiProblem,
   storageClassRef,
@@ -81,35 +81,14 @@ function volumeFacts(pv: V1PersistentVolume, ownKeeper: string): VolumeFacts {
 export function createVolumeActivities(kube: KubeClient) {
   const get = <T extends KubernetesObject>(ref: ObjectRef) => getObject<T>(kube, ref);
 
-  async function readRequest(ref: RequestRef) {
-    const obj = await getObject<VolumeCaptureRequest>(kube, ref);
-    // Deleted, or the name now belongs to another request: this operation has nothing to do.
-    return obj?.metadata?.uid === ref.uid ? obj : undefined;
-  }
-
   async function listSnapshotClasses(): Promise<SnapshotClassFacts[]> {
-    const out: SnapshotClassFacts[] = [];
-    let continueToken: string | undefined;
-    do {
-      let page;
-      try {
-        page = await kube.listPage<VolumeSnapshotClass>(SNAPSHOT_API, 'VolumeSnapshotClass', {
-          limit: 500,
-          continueToken,
-        });
-      } catch (err) {
-        throw kubeFailure(err, 'list VolumeSnapshotClasses');
-      }
-      for (const c of page.items) {
-        out.push({
-          name: c.metadata!.name!,
-          driver: c.driver,
-          deletionPolicy: c.deletionPolicy,
-          isDefault: c.metadata?.annotations?.[DEFAULT_SNAPSHOT_CLASS_ANNOTATION] === 'true',
-        });
-      }
-      continueToken = page.continueToken;
-    } while (continueToken);
+    const classes = await listAll<VolumeSnapshotClass>(kube, SNAPSHOT_API, 'VolumeSnapshotClass');
+    const out: SnapshotClassFacts[] = classes.map((c) => ({
+      name: c.metadata!.name!,
+      driver: c.driver,
+      deletionPolicy: c.deletionPolicy,
+      isDefault: c.metadata?.annotations?.[DEFAULT_SNAPSHOT_CLASS_ANNOTATION] === 'true',
+    }));
     return out;
   }
 
@@ -133,7 +112,8 @@ export function createVolumeActivities(kube: KubeClient) {
     async resolveVolumeTargets(
       ref: RequestRef,
     ): Promise<{ gone: true } | Outcome<{ mode: 'Snapshot' | 'Detach'; targets: ResolvedVolumeTarget[] }>> {
-      const request = await readRequest(ref);
+      // Deleted, or the name now belongs to another request: this operation has nothing to do.
+      const request = await readRequestObject<VolumeCaptureRequest>(kube, ref);
       if (!request) return { gone: true };
       const { mode, targets } = request.spec;
       if (mode !== 'Snapshot' && mode !== 'Detach') {

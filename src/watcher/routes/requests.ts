@@ -46,6 +46,15 @@ const KINDS: RequestRouteKind[] = [
   },
 ];
 
+/** The spec as a JSON block for the Web UI, cut short: a capture may name thousands of targets. */
+const DETAILS_SPEC_CHARS = 4000;
+function specBlock(obj: KubernetesObject): string {
+  const json = JSON.stringify((obj as { spec?: unknown }).spec, null, 2) ?? '';
+  const shown =
+    json.length > DETAILS_SPEC_CHARS ? `${json.slice(0, DETAILS_SPEC_CHARS)}\n… (${json.length} characters)` : json;
+  return `\`\`\`json\n${shown}\n\`\`\``;
+}
+
 export class RequestRoute implements Route {
   readonly name = 'requests';
   private ctx!: WatcherContext;
@@ -88,7 +97,7 @@ export class RequestRoute implements Route {
           { key: K8sUID, value: ref.uid },
         ],
         summary: `${k.kind} ${ref.namespace}/${ref.name}: ${k.describe(obj as never)}`,
-        details: `One-shot operation for \`${k.kind}\` **${ref.namespace}/${ref.name}** (uid ${ref.uid}).\n\n\`\`\`json\n${JSON.stringify((obj as { spec?: unknown }).spec, null, 2)}\n\`\`\``,
+        details: `One-shot operation for \`${k.kind}\` **${ref.namespace}/${ref.name}** (uid ${ref.uid}).\n\n${specBlock(obj)}`,
       });
     });
   }

@@ -1,0 +1,65 @@
+/**
+ * The apiserver calls every activity group makes, with errors already turned into Temporal
+ * failures (kubeFailure): uncached reads, reads pinned to a UID, full lists, and status patches
+ * that report a deleted or recreated object as 'gone' instead of failing.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { statusCode, type KubeClient, type ObjectRef } from '../../kube/client.js';
+import { kubeFailure } from './errors.js';
+
+const label = (ref: ObjectRef) => `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
+
+/** Uncached GET; undefined when absent. */
+export async function getObject<T extends KubernetesObject>(kube: KubeClient, ref: ObjectRef): Promise<T | undefined> {
+  try {
+    return await kube.get<T>(ref);
+  } catch (err) {
+    throw kubeFailure(err, `get ${label(ref)}`);
+  }
+}
+
+/** Uncached GET of one particular object: undefined when it is gone or its name now has another UID. */
+export async function getByUid<T extends KubernetesObject>(
+  kube: KubeClient,
+  ref: ObjectRef,
+  uid: string,
+): Promise<T | undefined> {
+  const obj = await getObject<T>(kube, ref);
+  return obj?.metadata?.uid === uid ? obj : undefined;
+}
+
+/** Every item of a list (all pages). */
+export async function listAll<T extends KubernetesObject>(
+  kube: KubeClient,
+  apiVersion: string,
+  kind: string,
+  opts: { namespace?: string; labelSelector?: string } = {},
+): Promise<T[]> {
+  const out: T[] = [];
+  try {
+    for await (const obj of kube.listAll<T>(apiVersion, kind, opts)) out.push(obj);
+  } catch (err) {
+    throw kubeFailure(err, `list ${kind}${opts.namespace ? ` in ${opts.namespace}` : ''}`);
+  }
+  return out;
+}
+
+/**
+ * JSON merge patch of a custom resource's status, with the UID as precondition. 'gone' when the
+ * object was deleted (404) or its name now belongs to another object (409).
+ */
+export async function patchStatusUnlessGone(
+  kube: KubeClient,
+  ref: ObjectRef & { plural: string },
+  status: Record<string, unknown>,
+  uid: string,
+): Promise<'patched' | 'gone'> {
+  try {
+    await kube.patchCustomStatus(ref, status, uid);
+    return 'patched';
+  } catch (err) {
+    const code = statusCode(err);
+    if (code === 404 || code === 409) return 'gone';
+    throw kubeFailure(err, `patch ${label(ref)} status`);
+  }
+}
