@@ -2,24 +2,22 @@
 import { describe, expect, it } from 'vitest';
 import type { ObjectKeeper } from '../../src/api/objectkeeper.js';
 import { apiMessage, statusCode } from '../../src/kube/client.js';
-import { kube, uniq } from '../support/env.js';
+import { kube, uniq, refusal } from '../support/env.js';
 
 const k = kube();
 const ref = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'x', uid: 'u-1' };
 
-async function rejection(spec: unknown): Promise<{ code?: number; message: string }> {
-  try {
-    await k.create({
-      apiVersion: 'deckhouse.io/v1alpha1',
-      kind: 'ObjectKeeper',
-      metadata: { name: uniq('bad') },
-      spec,
-    } as never);
-  } catch (err) {
-    return { code: statusCode(err), message: apiMessage(err) };
-  }
-  throw new Error(`apiserver accepted ${JSON.stringify(spec)}`);
-}
+const rejection = (spec: unknown) =>
+  refusal(
+    () =>
+      k.create({
+        apiVersion: 'deckhouse.io/v1alpha1',
+        kind: 'ObjectKeeper',
+        metadata: { name: uniq('bad') },
+        spec,
+      } as never),
+    JSON.stringify(spec),
+  );
 
 describe('ObjectKeeper validation', () => {
   it.each([

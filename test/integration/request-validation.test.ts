@@ -14,8 +14,8 @@ import {
   type ManifestCheckpointContentChunk,
 } from '../../src/api/manifests.js';
 import { checksumOf } from '../../src/domain/manifest-chunks.js';
-import { apiMessage, statusCode, type ObjectRef } from '../../src/kube/client.js';
-import { kube, uniq } from '../support/env.js';
+import type { ObjectRef } from '../../src/kube/client.js';
+import { kube, uniq, refusal } from '../support/env.js';
 
 const k = kube();
 const ns = uniq('request-validation');
@@ -32,15 +32,6 @@ afterAll(async () => {
 });
 
 /** The apiserver's refusal of `write`, or a test failure if it accepted. */
-async function refusal(write: () => Promise<unknown>): Promise<{ code?: number; message: string }> {
-  try {
-    await write();
-  } catch (err) {
-    return { code: statusCode(err), message: apiMessage(err) };
-  }
-  throw new Error('the apiserver accepted it');
-}
-
 const request = (spec: unknown, name = uniq('mcr')) =>
   ({
     apiVersion: GROUP_VERSION,

@@ -20,7 +20,6 @@ import {
 } from '../../src/api/volumes.js';
 import { keeperNameFor, requestWorkflowId, snapshotNameFor } from '../../src/domain/requests.js';
 import { ORIGINAL_RECLAIM_POLICY_ANNOTATION } from '../../src/domain/volumes.js';
-import { apiMessage, statusCode } from '../../src/kube/client.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
 import {
   PVC_PROTECTION_FINALIZER,
@@ -39,6 +38,7 @@ import {
 import {
   eventually,
   kube,
+  refusal,
   replayAndRecord,
   startTestWatcher,
   startTestWorker,
@@ -107,19 +107,17 @@ async function snapshotControllerServes(vcr: VolumeCaptureRequest, index: number
   return snapshotControllerProvisions(k, ns, name);
 }
 
-async function rejection(spec: unknown): Promise<{ code?: number; message: string }> {
-  try {
-    await k.create({
-      apiVersion: 'storage.deckhouse.io/v1alpha1',
-      kind: 'VolumeCaptureRequest',
-      metadata: { name: uniq('bad'), namespace: ns },
-      spec,
-    } as never);
-  } catch (err) {
-    return { code: statusCode(err), message: apiMessage(err) };
-  }
-  throw new Error(`apiserver accepted ${JSON.stringify(spec)}`);
-}
+const rejection = (spec: unknown) =>
+  refusal(
+    () =>
+      k.create({
+        apiVersion: 'storage.deckhouse.io/v1alpha1',
+        kind: 'VolumeCaptureRequest',
+        metadata: { name: uniq('bad'), namespace: ns },
+        spec,
+      } as never),
+    JSON.stringify(spec),
+  );
 
 beforeAll(async () => {
   await k.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
@@ -405,16 +403,14 @@ describe('VolumeCaptureRequest admission', () => {
 
   it('refuses to change the spec after creation', async () => {
     const vcr = await request('Snapshot', [pvcTarget('never-there')]);
-    try {
-      await k.mergePatch(
+    const r = await refusal(() =>
+      k.mergePatch(
         { apiVersion: vcr.apiVersion, kind: vcr.kind, namespace: ns, name: vcr.metadata!.name! },
         { spec: { mode: 'Detach' } },
-      );
-      throw new Error('spec change accepted');
-    } catch (err) {
-      expect(statusCode(err)).toBe(422);
-      expect(apiMessage(err)).toContain('spec is immutable; create a new VolumeCaptureRequest instead');
-    }
+      ),
+    );
+    expect(r.code).toBe(422);
+    expect(r.message).toContain('spec is immutable; create a new VolumeCaptureRequest instead');
   });
 });
 

@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { objectKeeperRef, type ObjectKeeper } from '../../src/api/objectkeeper.js';
 import type { VolumeRestoreRequest, VolumeRestoreRequestSpec } from '../../src/api/volumes.js';
 import { keeperNameFor, requestWorkflowId } from '../../src/domain/requests.js';
-import { apiMessage, statusCode } from '../../src/kube/client.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
 import {
   SNAPSHOT_API,
@@ -26,6 +25,7 @@ import {
 import {
   eventually,
   kube,
+  refusal,
   replayAndRecord,
   startTestWatcher,
   startTestWorker,
@@ -86,19 +86,17 @@ async function snapshotContent(ready: boolean): Promise<VolumeSnapshotContent> {
   return snapshotterReportsContentError(k, content.metadata!.name!, 'rpc error: code = Internal desc = disk gone');
 }
 
-async function rejection(spec: unknown): Promise<{ code?: number; message: string }> {
-  try {
-    await k.create({
-      apiVersion: 'storage.deckhouse.io/v1alpha1',
-      kind: 'VolumeRestoreRequest',
-      metadata: { name: uniq('bad'), namespace: ns },
-      spec,
-    } as never);
-  } catch (err) {
-    return { code: statusCode(err), message: apiMessage(err) };
-  }
-  throw new Error(`apiserver accepted ${JSON.stringify(spec)}`);
-}
+const rejection = (spec: unknown) =>
+  refusal(
+    () =>
+      k.create({
+        apiVersion: 'storage.deckhouse.io/v1alpha1',
+        kind: 'VolumeRestoreRequest',
+        metadata: { name: uniq('bad'), namespace: ns },
+        spec,
+      } as never),
+    JSON.stringify(spec),
+  );
 
 /** The external provisioner's part, once the request is waiting for it (as the real one acts on it). */
 async function provisionerServes(vrr: VolumeRestoreRequest) {
@@ -327,15 +325,13 @@ describe('VolumeRestoreRequest admission', () => {
 
   it('refuses to change the spec after creation', async () => {
     const vrr = await request({ sourceRef: { kind: 'VolumeSnapshotContent', name: uniq('nothing') } });
-    try {
-      await k.mergePatch(
+    const r = await refusal(() =>
+      k.mergePatch(
         { apiVersion: vrr.apiVersion!, kind: vrr.kind!, namespace: ns, name: vrr.metadata!.name! },
         { spec: { targetPVCName: 'another' } },
-      );
-      throw new Error('spec change accepted');
-    } catch (err) {
-      expect(statusCode(err)).toBe(422);
-      expect(apiMessage(err)).toContain('spec is immutable; create a new VolumeRestoreRequest instead');
-    }
+      ),
+    );
+    expect(r.code).toBe(422);
+    expect(r.message).toContain('spec is immutable; create a new VolumeRestoreRequest instead');
   });
 });

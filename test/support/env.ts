@@ -15,7 +15,7 @@ import { createActivities } from '../../src/activities/index.js';
 import { loadConfig, type OperatorConfig } from '../../src/config.js';
 import { findBinary } from '../../src/infra/binaries.js';
 import { ManagedProcess } from '../../src/infra/process.js';
-import { KubeClient } from '../../src/kube/client.js';
+import { KubeClient, apiMessage, statusCode } from '../../src/kube/client.js';
 import { logger } from '../../src/log.js';
 import { connectClient, connectWorker } from '../../src/temporal/connection.js';
 import { installTemporalRuntime } from '../../src/workers/runtime.js';
@@ -182,4 +182,17 @@ export async function replayAndRecord(workflowId: string, name: string): Promise
   if (show.status !== 0) throw new Error(`temporal workflow show ${workflowId}: ${show.stderr}`);
   await mkdir(path.join(REPO_ROOT, 'test/fixtures/histories'), { recursive: true });
   await writeFile(path.join(REPO_ROOT, 'test/fixtures/histories', `${name}.json`), show.stdout);
+}
+
+/** Runs a write the apiserver must refuse; returns the status code and its message (throws if accepted). */
+export async function refusal(
+  write: () => Promise<unknown>,
+  what = 'the write',
+): Promise<{ code?: number; message: string }> {
+  try {
+    await write();
+  } catch (err) {
+    return { code: statusCode(err), message: apiMessage(err) };
+  }
+  throw new Error(`the apiserver accepted ${what}`);
 }
