@@ -1,5 +1,6 @@
-// Flat ESLint config. The important rule is the one for src/workflows: workflow code runs in
-// Temporal's deterministic sandbox, so Node built-ins and I/O libraries are banned there.
+// Flat ESLint config. The important rules are the ones for src/workflows and src/domain:
+// workflow code runs in Temporal's deterministic sandbox, so Node built-ins and I/O libraries
+// are banned there; src/domain is shared by workflows and activities, so it is held to the same.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
@@ -47,6 +48,34 @@ export default tseslint.config(
             {
               group: ['**/kube/*', '**/infra/*', '**/watcher/*', '**/workers/*', '**/cli/*'],
               message: 'Workflow code must not import I/O modules.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/domain/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [...nodeBuiltins, ...ioLibraries, '@temporalio/workflow'].map((name) => ({
+            name,
+            message: 'src/domain is pure and workflow-safe: I/O belongs in src/activities, Node-only code elsewhere.',
+          })),
+          patterns: [
+            {
+              group: [
+                '**/activities/*',
+                '**/kube/*',
+                '**/infra/*',
+                '**/watcher/*',
+                '**/workers/*',
+                '**/cli/*',
+                '**/codec/*',
+              ],
+              message: 'src/domain must not import I/O or Node-only modules.',
             },
           ],
         },

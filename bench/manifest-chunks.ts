@@ -7,7 +7,7 @@
  * Usage: npx tsx bench/manifest-chunks.ts [RUNS=10]
  */
 import { performance } from 'node:perf_hooks';
-import { packChunks, reassemble, type ChunkInfo, type PackedChunk } from '../src/domain/manifest-chunks.js';
+import { packChunks, reassemble, type ChunkInfo, type PackedChunk } from '../src/codec/manifest-chunks.js';
 import { machine, summary } from './support.js';
 
 const RUNS = Number(process.argv[2] ?? 10);

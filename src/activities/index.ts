@@ -7,6 +7,8 @@ import type { KubeClient } from '../kube/client.js';
 import { createManifestActivities } from './kubernetes/manifests.js';
 import { createObjectKeeperActivities } from './kubernetes/objectkeeper.js';
 import { createRequestActivities } from './kubernetes/requests.js';
+import { createRestoreActivities } from './kubernetes/restores.js';
+import { createSnapshotActivities } from './kubernetes/snapshots.js';
 import { createVolumeActivities } from './kubernetes/volumes.js';
 
 export interface ActivityDeps {
@@ -20,6 +22,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createRequestActivities(deps.kube, deps.requests),
     ...createManifestActivities(deps.kube),
     ...createVolumeActivities(deps.kube),
+    ...createSnapshotActivities(deps.kube),
+    ...createRestoreActivities(deps.kube),
   };
 }
 

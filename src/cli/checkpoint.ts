@@ -22,7 +22,7 @@ import {
   type ManifestCheckpointContentChunk,
 } from '../api/manifests.js';
 import { READY_CONDITION } from '../api/requests.js';
-import { ChunkCorruptError, decodeChunk, reassemble, type StoredChunk } from '../domain/manifest-chunks.js';
+import { ChunkCorruptError, decodeChunk, reassemble, type StoredChunk } from '../codec/manifest-chunks.js';
 import { apiMessage, KubeClient } from '../kube/client.js';
 
 export const EXIT_FAILURE = 1;

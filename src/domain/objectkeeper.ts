@@ -5,10 +5,17 @@
 import type { FollowObjectRef, ObjectKeeperMode, ObjectKeeperSpec } from '../api/objectkeeper.js';
 import { parseGoDuration } from './duration.js';
 import { controllerReference } from './ownership.js';
+import type { Gone, Ok } from './results.js';
 
-/** What a fresh GET of the followed object showed. */
+/** What an artifact owned by a keeper needs: the keeper's name and the UID the apiserver gave it. */
+export interface KeeperIdentity {
+  name: string;
+  uid: string;
+}
+
+/** What a fresh GET of the followed object showed: its UID, or that it is gone and why. */
 export type FollowedObservation =
-  { state: 'present'; uid: string } | { state: 'absent'; reason: 'NotFound' | 'KindNotServed'; detail?: string };
+  Ok<{ uid: string }> | (Gone & { reason: 'NotFound' | 'KindNotServed'; detail?: string });
 
 export type FollowVerdict =
   { lost: false } | { lost: true; reason: 'Deleted' | 'Recreated' | 'KindNotServed'; message: string };
@@ -18,7 +25,7 @@ export function judgeFollowed(spec: ObjectKeeperSpec, obs: FollowedObservation):
   const ref = spec.followObjectRef;
   if (!ref) throw new Error(`mode ${spec.mode} follows no object`);
   const what = `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
-  if (obs.state === 'absent') {
+  if (obs.status === 'gone') {
     return obs.reason === 'KindNotServed'
       ? {
           lost: true,
@@ -41,7 +48,7 @@ export function followsObject(mode: ObjectKeeperMode): boolean {
  * When the keeper expires (epoch ms): TTL mode counts from creation, FollowObjectWithTTL from
  * the moment the followed object was lost; FollowObject never expires by time.
  */
-export function expiryOf(spec: ObjectKeeperSpec, creationTimestamp: string, lostAt?: string): number | undefined {
+export function keeperExpiry(spec: ObjectKeeperSpec, creationTimestamp: string, lostAt?: string): number | undefined {
   if (!spec.ttl) return undefined;
   const ttl = parseGoDuration(spec.ttl);
   if (spec.mode === 'TTL') return Date.parse(creationTimestamp) + ttl;

@@ -3,8 +3,12 @@
  * artifacts are called, when it expires. Names are derived from UIDs, so every retry of a step
  * addresses the same object and a crash between two steps can never create a second one.
  */
+import { REQUEST_KINDS, type RequestKindName } from '../api/request-kinds.js';
 import { READY_CONDITION, RequestReason, type TerminalFailureReason } from '../api/requests.js';
 import type { Condition } from './conditions.js';
+import type { Failed, Found, Gone, Ok } from './results.js';
+
+export type { RequestKindName };
 
 /** Identifies one request (one operation): a recreated request with the same name is another one. */
 export interface RequestRef {
@@ -15,7 +19,31 @@ export interface RequestRef {
   uid: string;
 }
 
-export type RequestKindName = 'ManifestCaptureRequest' | 'VolumeCaptureRequest' | 'VolumeRestoreRequest';
+/** A request as a fresh GET shows it (the workflow decides what to do from this). */
+export type RequestView = Found<{
+  deleting: boolean;
+  terminal: boolean;
+  spec: unknown;
+  /** The request's `.status` (not to be confused with the result's own `status` tag). */
+  requestStatus: { completionTimestamp?: string; conditions?: Condition[] } & Record<string, unknown>;
+}>;
+
+/** What reaping a request whose TTL may have expired found or did. */
+export type ReapResult =
+  | Gone
+  | Ok<{ state: 'deleted' | 'deleting' | 'not-terminal' }>
+  | Ok<{ state: 'never'; why: string }>
+  | Ok<{ state: 'waiting'; expiresAt: string }>;
+
+/**
+ * How a request's operation ended: completed (with the message of its Ready condition) or
+ * failed (with its terminal outcome), each with the kind's status fields to record; or the
+ * request was found gone. A step's `failed` or `gone` result is a valid OperationResult as it is.
+ */
+export type OperationResult =
+  | (Ok<{ message: string }> & { fields?: Record<string, unknown> })
+  | (Failed & { fields?: Record<string, unknown> })
+  | Gone;
 
 /** How a request ends: success, or a terminal failure with a reason a script can branch on. */
 export type RequestOutcome =
@@ -48,12 +76,6 @@ export function processingCondition(message: string): Omit<Condition, 'lastTrans
   return { type: READY_CONDITION, status: 'False', reason: RequestReason.Processing, message };
 }
 
-const SHORT: Record<RequestKindName, string> = {
-  ManifestCaptureRequest: 'mcr',
-  VolumeCaptureRequest: 'vcr',
-  VolumeRestoreRequest: 'vrr',
-};
-
 /** Workflow ID of a request's operation (DESIGN.md: request/<kind>/<ns>/<name>/<uid>). */
 export function requestWorkflowId(ref: Pick<RequestRef, 'kind' | 'namespace' | 'name' | 'uid'>): string {
   return `request/${ref.kind}/${ref.namespace}/${ref.name}/${ref.uid}`;
@@ -61,7 +83,7 @@ export function requestWorkflowId(ref: Pick<RequestRef, 'kind' | 'namespace' | '
 
 /** The ObjectKeeper that anchors a request's artifacts (cluster-scoped, follows the request). */
 export function keeperNameFor(ref: Pick<RequestRef, 'kind' | 'uid'>): string {
-  return `ret-${SHORT[ref.kind]}-${ref.uid}`;
+  return `ret-${REQUEST_KINDS[ref.kind].keeperPrefix}-${ref.uid}`;
 }
 
 export function checkpointNameFor(requestUid: string): string {
@@ -81,7 +103,7 @@ export function snapshotNameFor(requestUid: string, targetIndex: number): string
  * When a terminal request may be deleted (epoch ms), or undefined when it never expires: no
  * completionTimestamp (never reaped — fail safe), or a TTL of 0 (reaping disabled).
  */
-export function expiryOf(completionTimestamp: string | undefined, ttlMs: number): number | undefined {
+export function requestExpiry(completionTimestamp: string | undefined, ttlMs: number): number | undefined {
   if (!completionTimestamp || ttlMs <= 0) return undefined;
   const t = Date.parse(completionTimestamp);
   return Number.isNaN(t) ? undefined : t + ttlMs;

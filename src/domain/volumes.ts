@@ -6,6 +6,7 @@
 import { RequestReason } from '../api/requests.js';
 import { STORAGE_GROUP, type VolumeRestoreRequestSpec, type VolumeTarget } from '../api/volumes.js';
 import { failed, type RequestOutcome } from './requests.js';
+import { failedWith, ok, type Outcome } from './results.js';
 
 export const SNAPSHOT_API = 'snapshot.storage.k8s.io/v1';
 /** Marks the VolumeSnapshotClass a driver uses when nothing names one (external-snapshotter's annotation). */
@@ -19,12 +20,9 @@ export const ORIGINAL_RECLAIM_POLICY_ANNOTATION = `${STORAGE_GROUP}/original-rec
 export type SnapshotMode = 'VolumeSnapshot' | 'Content';
 export type VolumeMode = 'Filesystem' | 'Block';
 
-type Verdict = { ok: true } | { ok: false; outcome: RequestOutcome };
-const OK: Verdict = { ok: true };
-const fail = (reason: Parameters<typeof failed>[0], message: string): Verdict => ({
-  ok: false,
-  outcome: failed(reason, message),
-});
+type Verdict = Outcome;
+const OK: Verdict = ok();
+const fail = (reason: Parameters<typeof failed>[0], message: string): Verdict => failedWith(failed(reason, message));
 
 /** What a capture needs to know about one target, resolved once (small plain data for the history). */
 export interface ResolvedVolumeTarget {
@@ -156,8 +154,7 @@ export interface SnapshotClassFacts {
   isDefault: boolean;
 }
 
-export type SnapshotClassChoice =
-  { ok: true; snapshotClass: SnapshotClassFacts } | { ok: false; outcome: RequestOutcome };
+export type SnapshotClassChoice = Outcome<{ snapshotClass: SnapshotClassFacts }>;
 
 /**
  * Which VolumeSnapshotClass snapshots a volume: the one the StorageClass names (annotation
@@ -176,7 +173,7 @@ export function selectSnapshotClass(input: {
   const { label, driver, requested, classes } = input;
   const sc = input.storageClassName ? `StorageClass ${input.storageClassName}` : 'the volume (no StorageClass)';
   const incompatible = (message: string): SnapshotClassChoice => ({
-    ok: false,
+    status: 'failed',
     outcome: failed(RequestReason.Incompatible, `${label}: ${message}`),
   });
   if (requested) {
@@ -187,11 +184,11 @@ export function selectSnapshotClass(input: {
         `${sc} names VolumeSnapshotClass ${requested} of driver ${named.driver}, but the volume's CSI driver is ${driver}`,
       );
     }
-    return { ok: true, snapshotClass: named };
+    return { status: 'ok', snapshotClass: named };
   }
   const forDriver = classes.filter((c) => c.driver === driver);
   const defaults = forDriver.filter((c) => c.isDefault);
-  if (defaults.length === 1) return { ok: true, snapshotClass: defaults[0]! };
+  if (defaults.length === 1) return { status: 'ok', snapshotClass: defaults[0]! };
   const names = (cs: readonly SnapshotClassFacts[]) =>
     cs
       .map((c) => c.name)
@@ -205,7 +202,7 @@ export function selectSnapshotClass(input: {
       `several VolumeSnapshotClasses are the default for driver ${driver} (${names(defaults)}); ${hint}`,
     );
   }
-  if (forDriver.length === 1) return { ok: true, snapshotClass: forDriver[0]! };
+  if (forDriver.length === 1) return { status: 'ok', snapshotClass: forDriver[0]! };
   if (forDriver.length === 0) return incompatible(`no VolumeSnapshotClass exists for CSI driver ${driver}`);
   return incompatible(
     `${forDriver.length} VolumeSnapshotClasses exist for driver ${driver} (${names(forDriver)}) and none is ` +
@@ -375,10 +372,13 @@ export type RestoreSourceFacts =
 export function judgeRestoreSource(
   spec: VolumeRestoreRequestSpec,
   source: RestoreSourceFacts | undefined,
-): { ok: true; driver: string } | { ok: false; outcome: RequestOutcome } {
+): Outcome<{ driver: string }> {
   const label = `${spec.sourceRef.kind} ${spec.sourceRef.name}`;
-  if (!source) return { ok: false, outcome: failed(RequestReason.NotFound, `${label} not found`) };
-  const invalid = (message: string) => ({ ok: false as const, outcome: failed(RequestReason.InvalidSource, message) });
+  if (!source) return { status: 'failed', outcome: failed(RequestReason.NotFound, `${label} not found`) };
+  const invalid = (message: string) => ({
+    status: 'failed' as const,
+    outcome: failed(RequestReason.InvalidSource, message),
+  });
   if (source.deleting) return invalid(`${label} is being deleted`);
   if (source.kind === 'VolumeSnapshotContent') {
     if (!source.readyToUse) {
@@ -386,34 +386,34 @@ export function judgeRestoreSource(
     }
     if (source.sourceVolumeMode && source.sourceVolumeMode !== spec.volumeMode) {
       return {
-        ok: false,
+        status: 'failed',
         outcome: failed(
           RequestReason.Incompatible,
           `${label} was taken from a ${source.sourceVolumeMode} volume; it cannot be restored as volumeMode ${spec.volumeMode}`,
         ),
       };
     }
-    return { ok: true, driver: source.driver };
+    return { status: 'ok', driver: source.driver };
   }
   if (!source.driver) return invalid(`${label} is not a CSI volume`);
   if (source.phase === 'Bound' && source.claimRef) {
     const claim = source.claimRef.name ? ` to ${source.claimRef.namespace ?? ''}/${source.claimRef.name}` : '';
     return {
-      ok: false,
+      status: 'failed',
       outcome: failed(RequestReason.PVBound, `${label} is bound${claim}; only a released volume can be restored`),
     };
   }
   const mode = source.volumeMode ?? 'Filesystem';
   if (mode !== spec.volumeMode) {
     return {
-      ok: false,
+      status: 'failed',
       outcome: failed(
         RequestReason.Incompatible,
         `${label} is a ${mode} volume; it cannot be restored as volumeMode ${spec.volumeMode}`,
       ),
     };
   }
-  return { ok: true, driver: source.driver };
+  return { status: 'ok', driver: source.driver };
 }
 
 /** The requested StorageClass must exist and be served by the source's driver (no cross-driver restore). */

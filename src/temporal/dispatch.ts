@@ -1,5 +1,11 @@
 /**
- * Turns watcher decisions into Temporal calls. A start uses a deterministic workflow ID with
+ * Starts and signals workflows on behalf of the processes that turn outside events into
+ * operations (the watcher today; the sandbox API server and the CLI next). Typed by each
+ * system's workflow contract (src/workflows/<system>/contract.ts): a start takes the workflow
+ * function and its arguments, a signal its definition, so a renamed workflow or signal, or
+ * arguments of the wrong shape, fail `npm run typecheck` instead of failing at run time.
+ *
+ * A start uses a deterministic workflow ID with
  * conflict policy FAIL and reuse policy ALLOW_DUPLICATE_FAILED_ONLY: a replayed event, a re-list
  * or a second watcher replica gets "already started" and counts as deduplicated — never a second
  * execution — while an execution that failed or was terminated can be started again.
@@ -12,14 +18,14 @@ import {
   isGrpcServiceError,
   type Client,
 } from '@temporalio/client';
-import type { SearchAttributePair } from '@temporalio/common';
+import type { SearchAttributePair, SignalDefinition, Workflow } from '@temporalio/common';
+import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Logger } from '../log.js';
-import type { WatcherMetrics } from './metrics.js';
 
-export interface StartRequest {
-  workflowType: string;
+export interface StartRequest<W extends Workflow> {
+  workflow: W;
   workflowId: string;
-  args: unknown[];
+  args: Parameters<W>;
   searchAttributes: SearchAttributePair[];
   summary: string;
   details?: string;
@@ -27,6 +33,47 @@ export interface StartRequest {
   kind: string;
   receivedAt: number;
 }
+
+/**
+ * The dispatcher's metrics, named after the process that dispatches (`do_watcher_…` for the
+ * watcher), registered on that process's registry.
+ */
+export function createDispatchMetrics(registry: Registry, component: string) {
+  const name = (suffix: string) => `do_${component}_${suffix}`;
+  return {
+    workflowsStarted: new Counter({
+      name: name('workflows_started_total'),
+      help: `Workflow executions this ${component} started.`,
+      labelNames: ['workflow'] as const,
+      registers: [registry],
+    }),
+    workflowsDeduplicated: new Counter({
+      name: name('workflows_deduplicated_total'),
+      help: 'Starts that found the execution already there (replayed event, another replica).',
+      labelNames: ['workflow', 'where'] as const,
+      registers: [registry],
+    }),
+    signalsSent: new Counter({
+      name: name('signals_total'),
+      help: 'Signals sent to running workflows.',
+      labelNames: ['signal', 'result'] as const,
+      registers: [registry],
+    }),
+    dispatchLag: new Histogram({
+      name: name('dispatch_lag_seconds'),
+      help: 'From receiving an event to the workflow start/signal being acknowledged by Temporal.',
+      labelNames: ['kind'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+    dispatchRetries: new Counter({
+      name: name('dispatch_retries_total'),
+      help: 'Temporal calls retried because Temporal was unavailable.',
+      registers: [registry],
+    }),
+  };
+}
+export type DispatchMetrics = ReturnType<typeof createDispatchMetrics>;
 
 /** gRPC codes for which retrying the same call cannot help. */
 const PERMANENT_GRPC_CODES = new Set([3 /* INVALID_ARGUMENT */, 7 /* PERMISSION_DENIED */, 16 /* UNAUTHENTICATED */]);
@@ -45,7 +92,7 @@ export class Dispatcher {
   constructor(
     private readonly client: Client,
     private readonly taskQueue: string,
-    private readonly metrics: WatcherMetrics,
+    private readonly metrics: DispatchMetrics,
     private readonly log: Logger,
     /** How long a start is remembered locally (half the resync period, so resyncs ask Temporal). */
     private readonly knownStartedTtlMs = 7.5 * 60_000,
@@ -60,18 +107,20 @@ export class Dispatcher {
     this.knownStarted.delete(workflowId);
   }
 
-  async start(req: StartRequest): Promise<'started' | 'deduplicated' | 'dropped'> {
+  async start<W extends Workflow>(req: StartRequest<W>): Promise<'started' | 'deduplicated' | 'dropped'> {
+    const workflowType = req.workflow.name;
     const known = this.knownStarted.get(req.workflowId);
     if (known !== undefined && Date.now() - known < this.knownStartedTtlMs) {
-      this.metrics.workflowsDeduplicated.inc({ workflow: req.workflowType, where: 'local' });
+      this.metrics.workflowsDeduplicated.inc({ workflow: workflowType, where: 'local' });
       return 'deduplicated';
     }
     const result = await this.withRetry(`start ${req.workflowId}`, async () => {
       try {
-        await this.client.workflow.start(req.workflowType, {
+        // The cast: the SDK types `args` as optional only for workflows without parameters.
+        await this.client.workflow.start<Workflow>(req.workflow, {
           workflowId: req.workflowId,
           taskQueue: this.taskQueue,
-          args: req.args,
+          args: req.args as unknown[],
           workflowIdConflictPolicy: 'FAIL',
           workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
           typedSearchAttributes: req.searchAttributes,
@@ -87,20 +136,21 @@ export class Dispatcher {
     if (result === 'dropped') return result;
     this.remember(req.workflowId);
     this.metrics.dispatchLag.observe({ kind: req.kind }, (performance.now() - req.receivedAt) / 1000);
-    if (result === 'started') this.metrics.workflowsStarted.inc({ workflow: req.workflowType });
-    else this.metrics.workflowsDeduplicated.inc({ workflow: req.workflowType, where: 'server' });
+    if (result === 'started') this.metrics.workflowsStarted.inc({ workflow: workflowType });
+    else this.metrics.workflowsDeduplicated.inc({ workflow: workflowType, where: 'server' });
     return result;
   }
 
   /** Signals a running workflow; a workflow that is not running is not an error (it finished). */
-  async signal(
+  async signal<Args extends unknown[]>(
     workflowId: string,
-    signalName: string,
-    args: unknown[] = [],
+    signal: SignalDefinition<Args>,
+    ...args: Args
   ): Promise<'sent' | 'not-running' | 'dropped'> {
+    const signalName = signal.name;
     const result = await this.withRetry(`signal ${signalName} → ${workflowId}`, async () => {
       try {
-        await this.client.workflow.getHandle(workflowId).signal(signalName, ...args);
+        await this.client.workflow.getHandle(workflowId).signal(signal, ...args);
         return 'sent' as const;
       } catch (err) {
         if (err instanceof WorkflowNotFoundError) return 'not-running' as const;

@@ -43,12 +43,12 @@ type Handler<T extends KubernetesObject> = (ev: InformerEvent<T>) => void;
 class GoneError extends Error {}
 
 /** Cache key of an object: `namespace/name`, or `name` for cluster-scoped objects. */
-export function keyOf(namespace: string | undefined, name: string): string {
+export function cacheKeyOf(namespace: string | undefined, name: string): string {
   return namespace ? `${namespace}/${name}` : name;
 }
 
-export function objectKey(obj: KubernetesObject): string {
-  return keyOf(obj.metadata?.namespace, obj.metadata!.name!);
+export function cacheKeyOfObject(obj: KubernetesObject): string {
+  return cacheKeyOf(obj.metadata?.namespace, obj.metadata!.name!);
 }
 
 export class ResourceInformer<T extends KubernetesObject = KubernetesObject> {
@@ -162,7 +162,7 @@ export class ResourceInformer<T extends KubernetesObject = KubernetesObject> {
       for (const item of page.items) {
         // List items omit apiVersion/kind; restore them so handlers see whole objects.
         const obj = { ...item, apiVersion: this.apiVersion, kind: this.kind } as T;
-        const key = objectKey(obj);
+        const key = cacheKeyOfObject(obj);
         seen.add(key);
         const prev = this.cache.get(key);
         this.cache.set(key, obj);
@@ -229,7 +229,7 @@ export class ResourceInformer<T extends KubernetesObject = KubernetesObject> {
             if (type === 'BOOKMARK') return;
             const receivedAt = performance.now();
             const object = { ...obj, apiVersion: obj.apiVersion ?? this.apiVersion, kind: obj.kind ?? this.kind } as T;
-            const key = objectKey(object);
+            const key = cacheKeyOfObject(object);
             if (type === 'DELETED') this.cache.delete(key);
             else this.cache.set(key, object);
             this.emit(type as InformerEventType, object, receivedAt, false);

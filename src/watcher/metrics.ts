@@ -1,5 +1,6 @@
 /** Watcher metrics (prom-client), served on /metrics. */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { createDispatchMetrics } from '../temporal/dispatch.js';
 
 export function createWatcherMetrics(registry = new Registry()) {
   collectDefaultMetrics({ register: registry });
@@ -11,36 +12,7 @@ export function createWatcherMetrics(registry = new Registry()) {
       labelNames: ['kind', 'type'] as const,
       registers: [registry],
     }),
-    workflowsStarted: new Counter({
-      name: 'do_watcher_workflows_started_total',
-      help: 'Workflow executions this watcher started.',
-      labelNames: ['workflow'] as const,
-      registers: [registry],
-    }),
-    workflowsDeduplicated: new Counter({
-      name: 'do_watcher_workflows_deduplicated_total',
-      help: 'Starts that found the execution already there (replayed event, another watcher replica).',
-      labelNames: ['workflow', 'where'] as const,
-      registers: [registry],
-    }),
-    signalsSent: new Counter({
-      name: 'do_watcher_signals_total',
-      help: 'Signals sent to running workflows.',
-      labelNames: ['signal', 'result'] as const,
-      registers: [registry],
-    }),
-    dispatchLag: new Histogram({
-      name: 'do_watcher_dispatch_lag_seconds',
-      help: 'From receiving an event to the workflow start/signal being acknowledged by Temporal.',
-      labelNames: ['kind'] as const,
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-      registers: [registry],
-    }),
-    dispatchRetries: new Counter({
-      name: 'do_watcher_dispatch_retries_total',
-      help: 'Temporal calls retried because Temporal was unavailable.',
-      registers: [registry],
-    }),
+    ...createDispatchMetrics(registry, 'watcher'),
     relists: new Counter({
       name: 'do_watcher_relists_total',
       help: 'Full lists, by kind and reason (sync = start/restart, gone = 410).',

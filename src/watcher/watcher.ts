@@ -6,7 +6,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../log.js';
-import { Dispatcher } from './dispatch.js';
+import { Dispatcher } from '../temporal/dispatch.js';
 import { ResourceInformer, type InformerEvent, type InformerOptions } from './informer.js';
 import { KeyedQueue } from './keyed-queue.js';
 import type { WatcherMetrics } from './metrics.js';

@@ -4,6 +4,7 @@
  */
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import type { OperatorConfig } from '../config.js';
+import { requestTtlSweepWorkflow } from '../workflows/requests/contract.js';
 
 /** One sweep schedule per task queue, so several installations can share a namespace. */
 export function requestTtlSweepScheduleId(taskQueue: string): string {
@@ -15,10 +16,10 @@ export async function ensureRequestTtlSweep(client: Client, cfg: OperatorConfig)
   const spec = { intervals: [{ every: cfg.requests.ttlSweepIntervalMs }] };
   const action = {
     type: 'startWorkflow' as const,
-    workflowType: 'requestTtlSweepWorkflow',
+    workflowType: requestTtlSweepWorkflow,
     taskQueue: cfg.temporal.taskQueue,
     workflowId: `request-ttl-sweep/${cfg.temporal.taskQueue}`,
-    args: [],
+    args: [] as [],
     workflowExecutionTimeout: '1 hour',
   };
   try {

@@ -38,7 +38,7 @@ import {
   decodeChunk,
   packChunks,
   type PackedChunk,
-} from '../../src/domain/manifest-chunks.js';
+} from '../../src/codec/manifest-chunks.js';
 import { chunkNameFor } from '../../src/domain/requests.js';
 import { REPO_ROOT, kube, stackInfo, uniq } from '../support/env.js';
 

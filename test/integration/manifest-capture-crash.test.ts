@@ -15,7 +15,7 @@ import {
   type ManifestCheckpointContentChunk,
 } from '../../src/api/manifests.js';
 import type { ObjectKeeper } from '../../src/api/objectkeeper.js';
-import { reassemble } from '../../src/domain/manifest-chunks.js';
+import { reassemble } from '../../src/codec/manifest-chunks.js';
 import { requestWorkflowId } from '../../src/domain/requests.js';
 import type { ManagedProcess } from '../../src/infra/process.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
@@ -29,6 +29,7 @@ import {
   uniq,
   waitForWorker,
 } from '../support/env.js';
+import { expectGcValidOwners } from '../support/ownership.js';
 import { waitTerminal } from '../support/requests.js';
 
 const TASK_QUEUE = uniq('tq-mcr-crash');
@@ -157,6 +158,7 @@ it.each(STEPS)(
     const mcp = checkpoints[0]!;
     expect(mcp.metadata!.name).toBe(done.status!.checkpointName);
     expect(mcp.metadata!.ownerReferences?.map((o) => o.uid)).toEqual([keepers[0]!.metadata!.uid]);
+    await expectGcValidOwners(k, mcp);
     const chunks = await listAll<ManifestCheckpointContentChunk>(
       'ManifestCheckpointContentChunk',
       `${CHECKPOINT_LABEL}=${mcp.metadata!.name!}`,

@@ -2,6 +2,7 @@
  * ManifestCaptureRequest end to end on the real stack: watcher → Temporal → worker →
  * kube-apiserver, the real garbage collector, and the checkpoint read back as a user would.
  */
+import { manifestCaptureRequestWorkflow, requestStateQuery } from '../../src/workflows/requests/contract.js';
 import { randomBytes } from 'node:crypto';
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +13,7 @@ import {
   type ManifestCheckpointContentChunk,
 } from '../../src/api/manifests.js';
 import { objectKeeperRef, type ObjectKeeper } from '../../src/api/objectkeeper.js';
-import { reassemble } from '../../src/domain/manifest-chunks.js';
+import { reassemble } from '../../src/codec/manifest-chunks.js';
 import { checkpointNameFor, keeperNameFor, requestWorkflowId } from '../../src/domain/requests.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
 import {
@@ -25,6 +26,7 @@ import {
   temporal,
   uniq,
 } from '../support/env.js';
+import { expectGcValidOwners } from '../support/ownership.js';
 import { goneCheck, waitTerminal } from '../support/requests.js';
 
 const TASK_QUEUE = uniq('tq-mcr');
@@ -130,6 +132,7 @@ describe('ManifestCaptureRequest', () => {
     expect(mcp.status!.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'True' }));
 
     const chunks = await chunksOf(mcp.metadata!.name!);
+    await expectGcValidOwners(k, mcp, ...chunks);
     expect(chunks.map((c) => c.metadata!.ownerReferences)).toEqual(
       chunks.map(() => [
         {
@@ -228,14 +231,14 @@ describe('ManifestCaptureRequest', () => {
     const c = await temporal();
     // What the watcher's resync does once the execution was terminated (or its history expired).
     await c.workflow.getHandle(workflowId).terminate('test: lose the execution');
-    const rerun = await c.workflow.start('manifestCaptureRequestWorkflow', {
+    const rerun = await c.workflow.start(manifestCaptureRequestWorkflow, {
       taskQueue: TASK_QUEUE,
       workflowId,
       args: [{ ref }],
       workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
     });
     const state = await eventually('the new run reports the request terminal', async () => {
-      const s = await rerun.query<{ phase: string; step: string }>('requestState');
+      const s = await rerun.query(requestStateQuery);
       return s.step === 'terminal before this run' ? s : undefined;
     });
     expect(state.phase).toBe('Completed');

@@ -183,6 +183,7 @@ describe('ObjectKeeper signals are hints, verified before acting', () => {
     const handle = (await temporal()).workflow.getHandle(
       objectKeeperWorkflowId(keeper.metadata!.name!, keeper.metadata!.uid!),
     );
+    // By wire name, as `temporal workflow signal --name followedObjectChanged` sends it.
     await handle.signal('followedObjectChanged', { event: 'manual' });
     await eventually(
       'the re-check ran',

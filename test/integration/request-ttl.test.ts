@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHECKPOINT_LABEL, type ManifestCaptureRequest } from '../../src/api/manifests.js';
 import { objectKeeperRef } from '../../src/api/objectkeeper.js';
 import { keeperNameFor, requestWorkflowId } from '../../src/domain/requests.js';
+import { requestTtlSweepWorkflow } from '../../src/workflows/requests/contract.js';
 import { ensureRequestTtlSweep, requestTtlSweepScheduleId } from '../../src/workers/schedules.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
 import {
@@ -46,9 +47,9 @@ async function mcr(targets: string[]): Promise<ManifestCaptureRequest> {
 async function runSweep(): Promise<{ reaped: number; examined: number }> {
   const c = await temporal();
   const workflowId = uniq('sweep');
-  const result = await c.workflow.execute('requestTtlSweepWorkflow', { taskQueue: TASK_QUEUE, workflowId, args: [] });
+  const result = await c.workflow.execute(requestTtlSweepWorkflow, { taskQueue: TASK_QUEUE, workflowId });
   await replayAndRecord(workflowId, 'request-ttl-sweep');
-  return result as { reaped: number; examined: number };
+  return result;
 }
 
 beforeAll(async () => {

@@ -13,7 +13,7 @@ import {
   type ManifestCheckpoint,
   type ManifestCheckpointContentChunk,
 } from '../../src/api/manifests.js';
-import { checksumOf } from '../../src/domain/manifest-chunks.js';
+import { checksumOf } from '../../src/codec/manifest-chunks.js';
 import type { ObjectRef } from '../../src/kube/client.js';
 import { kube, uniq, refusal } from '../support/env.js';
 

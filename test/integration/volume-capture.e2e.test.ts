@@ -46,6 +46,7 @@ import {
   testConfig,
   uniq,
 } from '../support/env.js';
+import { expectGcValidOwners } from '../support/ownership.js';
 import { goneCheck, waitTerminal } from '../support/requests.js';
 
 const TASK_QUEUE = uniq('tq-vcr');
@@ -186,6 +187,7 @@ describe('VolumeCaptureRequest, Snapshot mode (VolumeSnapshot)', () => {
       (await k.get<VolumeSnapshot>(vsRef(snapshotNameFor(uid, 0))))!,
       (await k.get<VolumeSnapshot>(vsRef(snapshotNameFor(uid, 1))))!,
     ];
+    await expectGcValidOwners(k, ...snapshots);
     for (const vs of snapshots) {
       expect(vs.metadata!.ownerReferences).toEqual([
         {
@@ -289,6 +291,7 @@ describe('VolumeCaptureRequest, Detach mode', () => {
     });
     // Retain only while the claim was being deleted; the user's policy is back.
     expect(after.spec!.persistentVolumeReclaimPolicy).toBe('Delete');
+    await expectGcValidOwners(k, after);
     expect(after.metadata!.ownerReferences).toEqual([
       expect.objectContaining({
         apiVersion: 'deckhouse.io/v1alpha1',

@@ -12,7 +12,7 @@ import {
   reassemble,
   type ChunkInfo,
   type PackedChunk,
-} from '../../src/domain/manifest-chunks.js';
+} from '../../src/codec/manifest-chunks.js';
 
 /** mulberry32: seeded, so every "random" payload is the same on every run. */
 function prng(seed: number): () => number {

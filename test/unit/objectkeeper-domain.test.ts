@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ObjectKeeperSpec } from '../../src/api/objectkeeper.js';
 import {
-  expiryOf,
+  keeperExpiry,
   followRefTo,
   judgeFollowed,
   objectKeeperWorkflowId,
@@ -13,40 +13,40 @@ const follow: ObjectKeeperSpec = { mode: 'FollowObject', followObjectRef: ref };
 
 describe('judgeFollowed', () => {
   it('keeps a keeper whose object is present with the followed UID', () => {
-    expect(judgeFollowed(follow, { state: 'present', uid: 'uid-1' })).toEqual({ lost: false });
+    expect(judgeFollowed(follow, { status: 'ok', uid: 'uid-1' })).toEqual({ lost: false });
   });
   it('loses a deleted object', () => {
-    const v = judgeFollowed(follow, { state: 'absent', reason: 'NotFound' });
+    const v = judgeFollowed(follow, { status: 'gone', reason: 'NotFound' });
     expect(v).toMatchObject({ lost: true, reason: 'Deleted' });
   });
   it('loses an object recreated under the same name (UID mismatch)', () => {
-    const v = judgeFollowed(follow, { state: 'present', uid: 'uid-2' });
+    const v = judgeFollowed(follow, { status: 'ok', uid: 'uid-2' });
     expect(v).toMatchObject({ lost: true, reason: 'Recreated' });
     if (v.lost) expect(v.message).toContain('uid-2');
   });
   it('loses an object whose kind is no longer served', () => {
-    expect(judgeFollowed(follow, { state: 'absent', reason: 'KindNotServed', detail: 'x' })).toMatchObject({
+    expect(judgeFollowed(follow, { status: 'gone', reason: 'KindNotServed', detail: 'x' })).toMatchObject({
       lost: true,
       reason: 'KindNotServed',
     });
   });
   it('refuses to judge a TTL keeper, which follows nothing', () => {
-    expect(() => judgeFollowed({ mode: 'TTL', ttl: '1h' }, { state: 'absent', reason: 'NotFound' })).toThrow();
+    expect(() => judgeFollowed({ mode: 'TTL', ttl: '1h' }, { status: 'gone', reason: 'NotFound' })).toThrow();
   });
 });
 
-describe('expiryOf', () => {
+describe('keeperExpiry', () => {
   const created = '2026-01-01T00:00:00Z';
   it('TTL counts from creation', () => {
-    expect(expiryOf({ mode: 'TTL', ttl: '90s' }, created)).toBe(Date.parse(created) + 90_000);
+    expect(keeperExpiry({ mode: 'TTL', ttl: '90s' }, created)).toBe(Date.parse(created) + 90_000);
   });
   it('FollowObjectWithTTL counts from lostAt, and has no expiry before the loss', () => {
     const spec: ObjectKeeperSpec = { mode: 'FollowObjectWithTTL', followObjectRef: ref, ttl: '1h' };
-    expect(expiryOf(spec, created)).toBeUndefined();
-    expect(expiryOf(spec, created, '2026-01-02T00:00:00Z')).toBe(Date.parse('2026-01-02T01:00:00Z'));
+    expect(keeperExpiry(spec, created)).toBeUndefined();
+    expect(keeperExpiry(spec, created, '2026-01-02T00:00:00Z')).toBe(Date.parse('2026-01-02T01:00:00Z'));
   });
   it('FollowObject never expires by time', () => {
-    expect(expiryOf(follow, created, '2026-01-02T00:00:00Z')).toBeUndefined();
+    expect(keeperExpiry(follow, created, '2026-01-02T00:00:00Z')).toBeUndefined();
   });
 });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   checkpointNameFor,
   chunkNameFor,
-  expiryOf,
+  requestExpiry,
   isTerminal,
   keeperNameFor,
   outcomeCondition,
@@ -36,14 +36,14 @@ describe('isTerminal (the original’s predicate: True, or False with any reason
   });
 });
 
-describe('expiryOf (TTL counted from completionTimestamp)', () => {
+describe('requestExpiry (TTL counted from completionTimestamp)', () => {
   it('adds the TTL to completionTimestamp', () => {
-    expect(expiryOf('2026-01-01T00:00:00Z', 60_000)).toBe(Date.parse('2026-01-01T00:01:00Z'));
+    expect(requestExpiry('2026-01-01T00:00:00Z', 60_000)).toBe(Date.parse('2026-01-01T00:01:00Z'));
   });
   it('never expires without completionTimestamp (fail safe), with TTL 0 (disabled), or with garbage', () => {
-    expect(expiryOf(undefined, 60_000)).toBeUndefined();
-    expect(expiryOf('2026-01-01T00:00:00Z', 0)).toBeUndefined();
-    expect(expiryOf('not a time', 60_000)).toBeUndefined();
+    expect(requestExpiry(undefined, 60_000)).toBeUndefined();
+    expect(requestExpiry('2026-01-01T00:00:00Z', 0)).toBeUndefined();
+    expect(requestExpiry('not a time', 60_000)).toBeUndefined();
   });
 });
 

@@ -18,6 +18,7 @@ import {
   type SnapshotClassFacts,
   type VolumeFacts,
 } from '../../src/domain/volumes.js';
+import type { Outcome } from '../../src/domain/results.js';
 
 const pvcTarget = (name: string, extra: Record<string, string> = {}) => ({
   apiVersion: 'v1',
@@ -26,17 +27,16 @@ const pvcTarget = (name: string, extra: Record<string, string> = {}) => ({
   ...extra,
 });
 
-const reasonOf = (v: { ok: boolean; outcome?: { ready: boolean; reason?: string } }) =>
-  v.ok ? 'ok' : (v.outcome as { reason: string }).reason;
+const reasonOf = (v: Outcome) => (v.status === 'ok' ? 'ok' : (v.outcome as { reason: string }).reason);
 
 describe('checkTargets', () => {
   it('accepts PVCs in the request namespace, with or without an explicit namespace', () => {
-    expect(checkTargets([pvcTarget('a'), pvcTarget('b', { namespace: 'ns' })], 'ns')).toEqual({ ok: true });
+    expect(checkTargets([pvcTarget('a'), pvcTarget('b', { namespace: 'ns' })], 'ns')).toEqual({ status: 'ok' });
   });
   it('denies a target in another namespace', () => {
     const v = checkTargets([pvcTarget('a', { namespace: 'other' })], 'ns');
     expect(reasonOf(v)).toBe('RBACDenied');
-    expect(!v.ok && v.outcome.message).toMatch(/targets must be in the request's namespace/);
+    expect(v.status !== 'ok' && v.outcome.message).toMatch(/targets must be in the request's namespace/);
   });
   it('refuses a non-PVC target and a PVC listed twice', () => {
     expect(reasonOf(checkTargets([{ apiVersion: 'v1', kind: 'ConfigMap', name: 'x' }], 'ns'))).toBe('InvalidSource');
@@ -55,7 +55,7 @@ describe('judgeClaim / judgeVolume', () => {
   it('a missing or recreated claim is NotFound', () => {
     expect(reasonOf(judgeClaim(pvcTarget('a'), 'ns', undefined))).toBe('NotFound');
     expect(reasonOf(judgeClaim(pvcTarget('a', { uid: 'u0' }), 'ns', bound))).toBe('NotFound');
-    expect(judgeClaim(pvcTarget('a', { uid: 'u1' }), 'ns', bound)).toEqual({ ok: true });
+    expect(judgeClaim(pvcTarget('a', { uid: 'u1' }), 'ns', bound)).toEqual({ status: 'ok' });
   });
   it('an unbound or terminating claim is InvalidSource', () => {
     expect(reasonOf(judgeClaim(pvcTarget('a'), 'ns', { ...bound, phase: 'Pending', volumeName: undefined }))).toBe(
@@ -64,16 +64,16 @@ describe('judgeClaim / judgeVolume', () => {
     expect(reasonOf(judgeClaim(pvcTarget('a'), 'ns', { ...bound, deleting: true }))).toBe('InvalidSource');
   });
   it('the volume must exist, be CSI and be bound back to the claim', () => {
-    expect(judgeVolume('PVC ns/a', bound, csiPv, 'Snapshot')).toEqual({ ok: true });
+    expect(judgeVolume('PVC ns/a', bound, csiPv, 'Snapshot')).toEqual({ status: 'ok' });
     expect(reasonOf(judgeVolume('PVC ns/a', bound, undefined, 'Snapshot'))).toBe('NotFound');
     const nonCsi = judgeVolume('PVC ns/a', bound, { ...csiPv, csi: undefined }, 'Snapshot');
     expect(reasonOf(nonCsi)).toBe('InvalidSource');
-    expect(!nonCsi.ok && nonCsi.outcome.message).toMatch(/not a CSI volume/);
+    expect(nonCsi.status !== 'ok' && nonCsi.outcome.message).toMatch(/not a CSI volume/);
     expect(reasonOf(judgeVolume('PVC ns/a', bound, { ...csiPv, claimUid: 'other' }, 'Snapshot'))).toBe('InvalidSource');
   });
   it('Detach refuses a volume another object already controls', () => {
     const owned = { ...csiPv, controlledBy: 'ObjectKeeper ret-vcr-x' };
-    expect(judgeVolume('PVC ns/a', bound, owned, 'Snapshot')).toEqual({ ok: true });
+    expect(judgeVolume('PVC ns/a', bound, owned, 'Snapshot')).toEqual({ status: 'ok' });
     expect(reasonOf(judgeVolume('PVC ns/a', bound, owned, 'Detach'))).toBe('InvalidSource');
   });
 });
@@ -87,7 +87,7 @@ describe('selectSnapshotClass', () => {
   });
   const select = (classes: SnapshotClassFacts[], requested?: string) =>
     selectSnapshotClass({ label: 'PVC ns/a', driver: 'd1', storageClassName: 'sc', requested, classes });
-  const chosen = (r: ReturnType<typeof select>) => (r.ok ? r.snapshotClass.name : r.outcome);
+  const chosen = (r: ReturnType<typeof select>) => (r.status === 'ok' ? r.snapshotClass.name : r.outcome);
 
   it('uses the class the StorageClass annotation names', () => {
     expect(chosen(select([cls('a', 'd1', true), cls('b', 'd1')], 'b'))).toBe('b');
@@ -95,7 +95,7 @@ describe('selectSnapshotClass', () => {
   it('refuses a named class of another driver, or one that does not exist', () => {
     const other = select([cls('b', 'd2')], 'b');
     expect(reasonOf(other)).toBe('Incompatible');
-    expect(!other.ok && other.outcome.message).toMatch(/driver d2.*CSI driver is d1/);
+    expect(other.status !== 'ok' && other.outcome.message).toMatch(/driver d2.*CSI driver is d1/);
     expect(reasonOf(select([cls('a', 'd1')], 'missing'))).toBe('Incompatible');
   });
   it("falls back to the driver's single default class, ignoring other drivers' defaults", () => {
@@ -104,17 +104,21 @@ describe('selectSnapshotClass', () => {
   it("falls back to the driver's only class when none is default", () => {
     expect(chosen(select([cls('x', 'd2', true), cls('only', 'd1', false, 'Retain')]))).toBe('only');
     const r = select([cls('only', 'd1', false, 'Retain')]);
-    expect(r.ok && r.snapshotClass.deletionPolicy).toBe('Retain');
+    expect(r.status === 'ok' && r.snapshotClass.deletionPolicy).toBe('Retain');
   });
   it('is Incompatible when nothing or several classes could be meant', () => {
     const none = select([cls('x', 'd2', true)]);
     expect(reasonOf(none)).toBe('Incompatible');
-    expect(!none.ok && none.outcome.message).toMatch(/no VolumeSnapshotClass exists for CSI driver d1/);
+    expect(none.status !== 'ok' && none.outcome.message).toMatch(/no VolumeSnapshotClass exists for CSI driver d1/);
     const twoDefaults = select([cls('a', 'd1', true), cls('b', 'd1', true)]);
-    expect(!twoDefaults.ok && twoDefaults.outcome.message).toMatch(/several .* default .*\(a, b\)/);
+    expect(twoDefaults.status !== 'ok' && twoDefaults.outcome.message).toMatch(/several .* default .*\(a, b\)/);
     const noDefault = select([cls('b', 'd1'), cls('a', 'd1')]);
-    expect(!noDefault.ok && noDefault.outcome.message).toMatch(/2 VolumeSnapshotClasses .*\(a, b\) and none is/);
-    expect(!noDefault.ok && noDefault.outcome.message).toMatch(/storage\.deckhouse\.io\/volumesnapshotclass/);
+    expect(noDefault.status !== 'ok' && noDefault.outcome.message).toMatch(
+      /2 VolumeSnapshotClasses .*\(a, b\) and none is/,
+    );
+    expect(noDefault.status !== 'ok' && noDefault.outcome.message).toMatch(
+      /storage\.deckhouse\.io\/volumesnapshotclass/,
+    );
   });
 });
 
@@ -210,19 +214,19 @@ describe('restore rules', () => {
   const content = { kind: 'VolumeSnapshotContent' as const, name: 'c', deleting: false, driver: 'd1' };
 
   it('the restored PVC lands in the request namespace only', () => {
-    expect(checkRestoreNamespace(spec, 'ns')).toEqual({ ok: true });
+    expect(checkRestoreNamespace(spec, 'ns')).toEqual({ status: 'ok' });
     expect(reasonOf(checkRestoreNamespace({ ...spec, targetNamespace: 'victim' }, 'ns'))).toBe('RBACDenied');
   });
   it('a content source must exist, be ready and match the volume mode', () => {
     expect(reasonOf(judgeRestoreSource(spec, undefined))).toBe('NotFound');
     const unready = judgeRestoreSource(spec, { ...content, error: 'snapshot failed' });
     expect(reasonOf(unready)).toBe('InvalidSource');
-    expect(!unready.ok && unready.outcome.message).toMatch(/not readyToUse: snapshot failed/);
+    expect(unready.status !== 'ok' && unready.outcome.message).toMatch(/not readyToUse: snapshot failed/);
     expect(reasonOf(judgeRestoreSource(spec, { ...content, readyToUse: true, sourceVolumeMode: 'Block' }))).toBe(
       'Incompatible',
     );
     expect(judgeRestoreSource(spec, { ...content, readyToUse: true, sourceVolumeMode: 'Filesystem' })).toEqual({
-      ok: true,
+      status: 'ok',
       driver: 'd1',
     });
     expect(reasonOf(judgeRestoreSource(spec, { ...content, readyToUse: true, deleting: true }))).toBe('InvalidSource');
@@ -230,28 +234,30 @@ describe('restore rules', () => {
   it('a volume source must be CSI, not bound to a claim, and of the requested mode', () => {
     const pvSpec: VolumeRestoreRequestSpec = { ...spec, sourceRef: { kind: 'PersistentVolume', name: 'pv' } };
     const pv = { kind: 'PersistentVolume' as const, name: 'pv', deleting: false, driver: 'd1' };
-    expect(judgeRestoreSource(pvSpec, { ...pv, phase: 'Available' })).toEqual({ ok: true, driver: 'd1' });
+    expect(judgeRestoreSource(pvSpec, { ...pv, phase: 'Available' })).toEqual({ status: 'ok', driver: 'd1' });
     expect(reasonOf(judgeRestoreSource(pvSpec, { ...pv, driver: undefined }))).toBe('InvalidSource');
     expect(
       reasonOf(judgeRestoreSource(pvSpec, { ...pv, phase: 'Bound', claimRef: { namespace: 'a', name: 'b' } })),
     ).toBe('PVBound');
     // A stale phase without a claimRef (no PV controller has looked yet) is not a binding.
-    expect(judgeRestoreSource(pvSpec, { ...pv, phase: 'Bound' }).ok).toBe(true);
+    expect(judgeRestoreSource(pvSpec, { ...pv, phase: 'Bound' }).status).toBe('ok');
     expect(reasonOf(judgeRestoreSource(pvSpec, { ...pv, volumeMode: 'Block' }))).toBe('Incompatible');
   });
   it('the StorageClass must exist and belong to the source driver', () => {
-    expect(judgeRestoreStorageClass('sc', 'd1', { provisioner: 'd1' })).toEqual({ ok: true });
+    expect(judgeRestoreStorageClass('sc', 'd1', { provisioner: 'd1' })).toEqual({ status: 'ok' });
     expect(reasonOf(judgeRestoreStorageClass('sc', 'd1', undefined))).toBe('NotFound');
     expect(reasonOf(judgeRestoreStorageClass('sc', 'd1', { provisioner: 'd2' }))).toBe('Incompatible');
   });
   it('a PVC older than the request is never taken over', () => {
     const req = '2026-01-01T10:00:05Z';
-    expect(judgeExistingTarget('PVC ns/r', undefined, req)).toEqual({ ok: true });
-    expect(judgeExistingTarget('PVC ns/r', { creationTimestamp: '2026-01-01T10:00:06Z' }, req)).toEqual({ ok: true });
-    expect(judgeExistingTarget('PVC ns/r', { creationTimestamp: req }, req)).toEqual({ ok: true });
+    expect(judgeExistingTarget('PVC ns/r', undefined, req)).toEqual({ status: 'ok' });
+    expect(judgeExistingTarget('PVC ns/r', { creationTimestamp: '2026-01-01T10:00:06Z' }, req)).toEqual({
+      status: 'ok',
+    });
+    expect(judgeExistingTarget('PVC ns/r', { creationTimestamp: req }, req)).toEqual({ status: 'ok' });
     const old = judgeExistingTarget('PVC ns/r', { creationTimestamp: '2026-01-01T10:00:04Z' }, req);
     expect(reasonOf(old)).toBe('RestoreFailed');
-    expect(!old.ok && old.outcome.message).toMatch(/already exists; a restore never overwrites a PVC/);
+    expect(old.status !== 'ok' && old.outcome.message).toMatch(/already exists; a restore never overwrites a PVC/);
   });
   it('the provisioned claim is awaited until Bound; Lost is terminal', () => {
     expect(judgeRestoredClaim('PVC ns/r', undefined)).toEqual({ state: 'waiting', seen: 'not created yet' });

@@ -4,8 +4,18 @@
  * that report a deleted or recreated object as 'gone' instead of failing.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { asyncLocalStorage } from '@temporalio/activity';
+import { GONE, ok, type Found } from '../../domain/results.js';
 import { statusCode, type KubeClient, type ObjectRef } from '../../kube/client.js';
 import { kubeFailure } from './errors.js';
+
+/**
+ * Tells Temporal this activity is alive. The SDK throttles heartbeats, so calling this per item
+ * is cheap; outside an activity (a CLI or a test calling the function directly) it does nothing.
+ */
+export function heartbeat(details?: unknown): void {
+  asyncLocalStorage.getStore()?.heartbeat(details);
+}
 
 const label = (ref: ObjectRef) => `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
 
@@ -28,7 +38,7 @@ export async function getByUid<T extends KubernetesObject>(
   return obj?.metadata?.uid === uid ? obj : undefined;
 }
 
-/** Every item of a list (all pages). */
+/** Every item of a list (all pages). Heartbeats per item, so a long listing outlives a heartbeat timeout. */
 export async function listAll<T extends KubernetesObject>(
   kube: KubeClient,
   apiVersion: string,
@@ -37,7 +47,10 @@ export async function listAll<T extends KubernetesObject>(
 ): Promise<T[]> {
   const out: T[] = [];
   try {
-    for await (const obj of kube.listAll<T>(apiVersion, kind, opts)) out.push(obj);
+    for await (const obj of kube.listAll<T>(apiVersion, kind, opts)) {
+      out.push(obj);
+      heartbeat();
+    }
   } catch (err) {
     throw kubeFailure(err, `list ${kind}${opts.namespace ? ` in ${opts.namespace}` : ''}`);
   }
@@ -45,7 +58,7 @@ export async function listAll<T extends KubernetesObject>(
 }
 
 /**
- * JSON merge patch of a custom resource's status, with the UID as precondition. 'gone' when the
+ * JSON merge patch of a custom resource's status, with the UID as precondition. Gone when the
  * object was deleted (404) or its name now belongs to another object (409).
  */
 export async function patchStatusUnlessGone(
@@ -53,13 +66,13 @@ export async function patchStatusUnlessGone(
   ref: ObjectRef & { plural: string },
   status: Record<string, unknown>,
   uid: string,
-): Promise<'patched' | 'gone'> {
+): Promise<Found> {
   try {
     await kube.patchCustomStatus(ref, status, uid);
-    return 'patched';
+    return ok();
   } catch (err) {
     const code = statusCode(err);
-    if (code === 404 || code === 409) return 'gone';
+    if (code === 404 || code === 409) return GONE;
     throw kubeFailure(err, `patch ${label(ref)} status`);
   }
 }

@@ -4,7 +4,7 @@
  * name (names derive from the request UID), so a retry after a crash finds its own objects.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import {
   CHECKPOINT_LABEL,
   ManifestCheckpointContentChunkKind,
@@ -19,20 +19,16 @@ import {
   type ManifestCheckpointStatus,
 } from '../../api/manifests.js';
 import { RequestReason } from '../../api/requests.js';
-import { ObjectTooLargeError, packChunks } from '../../domain/manifest-chunks.js';
+import { ObjectTooLargeError, packChunks } from '../../codec/manifest-chunks.js';
 import { ownedByKeeper } from '../../domain/objectkeeper.js';
 import { controllerReference } from '../../domain/ownership.js';
-import {
-  checkpointNameFor,
-  chunkNameFor,
-  failed,
-  type RequestOutcome,
-  type RequestRef,
-} from '../../domain/requests.js';
+import type { KeeperIdentity } from '../../domain/objectkeeper.js';
+import { checkpointNameFor, chunkNameFor, failed, type RequestRef } from '../../domain/requests.js';
+import { GONE, failedWith, ok, type Found, type Outcome, type StepResult } from '../../domain/results.js';
 import { isAlreadyExists, type KubeClient } from '../../kube/client.js';
-import { getObject, listAll, patchStatusUnlessGone } from './calls.js';
+import { getObject, heartbeat, listAll, patchStatusUnlessGone } from './calls.js';
 import { kubeFailure } from './errors.js';
-import { keeperObject, readRequestObject, type KeeperIdentity } from './requests.js';
+import { keeperObject, readRequestObject } from './requests.js';
 
 export interface CheckpointIdentity {
   name: string;
@@ -47,8 +43,6 @@ export interface CheckpointSummary {
 
 /** From this many targets of one kind on, they are read with one list instead of a GET each. */
 const LIST_THRESHOLD = 8;
-
-export type CaptureResult = { ok: true; summary: CheckpointSummary } | { ok: false; outcome: RequestOutcome };
 
 const checkpointRef = (name: string) => ({
   apiVersion: ManifestCheckpointKind.apiVersion,
@@ -71,9 +65,7 @@ export function createManifestActivities(kube: KubeClient) {
    * Many targets of one kind are read with one (paginated) list of the namespace instead of a
    * GET each — still an uncached read, and 1,000 ConfigMaps cost a few calls instead of 1,000.
    */
-  async function readTargets(
-    request: ManifestCaptureRequest,
-  ): Promise<{ ok: true; objects: KubernetesObject[] } | { ok: false; outcome: RequestOutcome }> {
+  async function readTargets(request: ManifestCaptureRequest): Promise<Outcome<{ objects: KubernetesObject[] }>> {
     const namespace = request.metadata!.namespace!;
     const byKind = new Map<string, CaptureTarget[]>();
     for (const t of request.spec.targets) {
@@ -81,7 +73,8 @@ export function createManifestActivities(kube: KubeClient) {
       byKind.set(key, [...(byKind.get(key) ?? []), t]);
     }
     const found = new Map<string, KubernetesObject>();
-    const keyOf = (t: Pick<CaptureTarget, 'apiVersion' | 'kind' | 'name'>) => `${t.apiVersion}\n${t.kind}\n${t.name}`;
+    const targetKey = (t: Pick<CaptureTarget, 'apiVersion' | 'kind' | 'name'>) =>
+      `${t.apiVersion}\n${t.kind}\n${t.name}`;
     for (const targets of byKind.values()) {
       const { apiVersion, kind } = targets[0]!;
       let resource;
@@ -92,45 +85,44 @@ export function createManifestActivities(kube: KubeClient) {
       }
       if (!resource) {
         const label = `${kind} ${namespace}/${targets[0]!.name} (${apiVersion})`;
-        return {
-          ok: false,
-          outcome: failed(RequestReason.InvalidSource, `${label}: the apiserver does not serve ${apiVersion} ${kind}`),
-        };
+        return failedWith(
+          failed(RequestReason.InvalidSource, `${label}: the apiserver does not serve ${apiVersion} ${kind}`),
+        );
       }
       const namespaced = resource.namespaced;
       if (!namespaced) {
-        return {
-          ok: false,
-          outcome: failed(
+        return failedWith(
+          failed(
             RequestReason.InvalidSource,
             `${kind} is cluster-scoped; a ManifestCaptureRequest captures namespaced objects in its own namespace`,
           ),
-        };
+        );
       }
       if (targets.length >= LIST_THRESHOLD) {
         const wanted = new Set(targets.map((t) => t.name));
         for (const obj of await listAll(kube, apiVersion, kind, { namespace })) {
-          if (wanted.has(obj.metadata!.name!)) found.set(keyOf({ apiVersion, kind, name: obj.metadata!.name! }), obj);
+          if (wanted.has(obj.metadata!.name!))
+            found.set(targetKey({ apiVersion, kind, name: obj.metadata!.name! }), obj);
         }
       } else {
         for (const t of targets) {
           const obj = await getObject(kube, { apiVersion, kind, namespace, name: t.name });
-          if (obj) found.set(keyOf(t), obj);
+          if (obj) found.set(targetKey(t), obj);
+          heartbeat();
         }
       }
     }
     const objects: KubernetesObject[] = [];
     for (const t of request.spec.targets) {
-      const obj = found.get(keyOf(t));
+      const obj = found.get(targetKey(t));
       if (!obj) {
-        return {
-          ok: false,
-          outcome: failed(
+        return failedWith(
+          failed(
             RequestReason.NotFound,
             `${t.kind} ${namespace}/${t.name} (${t.apiVersion}) not found; the request captures objects as they ` +
               'are now — create a new request once it exists',
           ),
-        };
+        );
       }
       // A list returns items without apiVersion/kind; a checkpoint needs them to be re-applied.
       obj.apiVersion ??= t.apiVersion;
@@ -139,18 +131,16 @@ export function createManifestActivities(kube: KubeClient) {
       if (obj.metadata) delete obj.metadata.managedFields;
       objects.push(obj);
     }
-    return { ok: true, objects };
+    return ok({ objects });
   }
 
   return {
     /** Validates the targets before any artifact exists, so a bad request leaves nothing behind. */
-    async checkCaptureTargets(
-      ref: RequestRef,
-    ): Promise<{ ok: true; count: number } | { ok: false; outcome: RequestOutcome } | { gone: true }> {
+    async checkCaptureTargets(ref: RequestRef): Promise<StepResult<{ count: number }>> {
       const request = await readRequest(ref);
-      if (!request) return { gone: true };
+      if (!request) return GONE;
       const result = await readTargets(request);
-      return result.ok ? { ok: true, count: result.objects.length } : result;
+      return result.status === 'ok' ? ok({ count: result.objects.length }) : result;
     },
 
     /** Gets or creates the checkpoint, owned by the keeper; returns its apiserver-given UID. */
@@ -199,21 +189,20 @@ export function createManifestActivities(kube: KubeClient) {
     async writeCheckpointContent(input: {
       ref: RequestRef;
       checkpoint: CheckpointIdentity;
-    }): Promise<CaptureResult | { gone: true }> {
+    }): Promise<StepResult<{ summary: CheckpointSummary }>> {
       const { ref, checkpoint } = input;
       const request = await readRequest(ref);
-      if (!request) return { gone: true };
+      if (!request) return GONE;
       const targets = await readTargets(request);
-      if (!targets.ok) return targets;
+      if (targets.status !== 'ok') return targets;
       let packed;
       try {
         packed = packChunks(targets.objects);
       } catch (err) {
-        if (err instanceof ObjectTooLargeError) {
-          return { ok: false, outcome: failed(RequestReason.ObjectTooLarge, err.message) };
-        }
+        if (err instanceof ObjectTooLargeError) return failedWith(failed(RequestReason.ObjectTooLarge, err.message));
         throw err;
       }
+      heartbeat();
       const owner = controllerReference(
         { ...checkpointRef(checkpoint.name), uid: checkpoint.uid, scope: 'Cluster' },
         { kind: ManifestCheckpointContentChunkKind.kind, scope: 'Cluster' },
@@ -241,27 +230,26 @@ export function createManifestActivities(kube: KubeClient) {
           sizeBytes: c.sizeBytes,
           checksum: c.checksum,
         });
-        Context.current().heartbeat(c.index);
+        heartbeat(c.index);
       }
       await deleteChunksFrom(kube, checkpoint.name, packed.length);
-      return {
-        ok: true,
+      return ok({
         summary: {
           chunks,
           totalObjects: chunks.reduce((n, c) => n + c.objectsCount, 0),
           totalSizeBytes: chunks.reduce((n, c) => n + c.sizeBytes, 0),
         },
-      };
+      });
     },
 
     /** The checkpoint's own status: its chunk table and Ready, or why the capture failed. */
     async setCheckpointStatus(input: {
       checkpoint: CheckpointIdentity;
-      status: ManifestCheckpointStatus;
-    }): Promise<'patched' | 'gone'> {
-      const { checkpoint, status } = input;
+      checkpointStatus: ManifestCheckpointStatus;
+    }): Promise<Found> {
+      const { checkpoint, checkpointStatus } = input;
       const ref = { ...checkpointRef(checkpoint.name), plural: ManifestCheckpointKind.plural };
-      return patchStatusUnlessGone(kube, ref, status, checkpoint.uid);
+      return patchStatusUnlessGone(kube, ref, checkpointStatus, checkpoint.uid);
     },
   };
 }

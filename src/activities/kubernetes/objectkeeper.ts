@@ -1,15 +1,11 @@
 /** Activities an ObjectKeeper workflow uses: uncached reads, status writes and the final delete. */
 import type { FollowObjectRef, ObjectKeeper, ObjectKeeperStatus } from '../../api/objectkeeper.js';
 import { ObjectKeeperKind, objectKeeperRef } from '../../api/objectkeeper.js';
-import type { FollowedObservation } from '../../domain/objectkeeper.js';
+import type { FollowedObservation, KeeperIdentity } from '../../domain/objectkeeper.js';
+import { GONE, ok, type Found } from '../../domain/results.js';
 import type { KubeClient } from '../../kube/client.js';
 import { getByUid, getObject, patchStatusUnlessGone } from './calls.js';
 import { kubeFailure } from './errors.js';
-
-export interface KeeperRef {
-  name: string;
-  uid: string;
-}
 
 export function createObjectKeeperActivities(kube: KubeClient) {
   return {
@@ -23,38 +19,39 @@ export function createObjectKeeperActivities(kube: KubeClient) {
       }
       if (!served) {
         return {
-          state: 'absent',
+          status: 'gone',
           reason: 'KindNotServed',
           detail: `the apiserver does not serve ${ref.apiVersion} ${ref.kind}`,
         };
       }
       const { apiVersion, kind, namespace, name } = ref;
       const obj = await getObject(kube, { apiVersion, kind, namespace, name });
-      return obj ? { state: 'present', uid: obj.metadata!.uid! } : { state: 'absent', reason: 'NotFound' };
+      return obj ? ok({ uid: obj.metadata!.uid! }) : { status: 'gone', reason: 'NotFound' };
     },
 
-    /** The keeper as it is now; `exists: false` when it is gone or the name belongs to another UID. */
+    /** The keeper as it is now; gone when it was deleted or the name belongs to another UID. */
     async readObjectKeeper(
-      ref: KeeperRef,
-    ): Promise<{ exists: boolean; deleting: boolean; status?: ObjectKeeperStatus }> {
+      ref: KeeperIdentity,
+    ): Promise<Found<{ deleting: boolean; keeperStatus?: ObjectKeeperStatus }>> {
       const obj = await getByUid<ObjectKeeper>(kube, objectKeeperRef(ref.name), ref.uid);
-      if (!obj) return { exists: false, deleting: false };
-      return { exists: true, deleting: Boolean(obj.metadata?.deletionTimestamp), status: obj.status };
+      if (!obj) return GONE;
+      return ok({ deleting: Boolean(obj.metadata?.deletionTimestamp), keeperStatus: obj.status });
     },
 
     /**
      * Merge-patches the status. The UID in the patch body is a precondition: the apiserver
-     * rejects the write if the name now belongs to a recreated keeper. Returns 'gone' then.
+     * rejects the write if the name now belongs to a recreated keeper: gone then.
      */
-    async patchObjectKeeperStatus(ref: KeeperRef & { status: ObjectKeeperStatus }): Promise<'patched' | 'gone'> {
+    async patchObjectKeeperStatus(ref: KeeperIdentity & { keeperStatus: ObjectKeeperStatus }): Promise<Found> {
       const keeper = { ...objectKeeperRef(ref.name), plural: ObjectKeeperKind.plural };
-      return patchStatusUnlessGone(kube, keeper, ref.status, ref.uid);
+      return patchStatusUnlessGone(kube, keeper, ref.keeperStatus, ref.uid);
     },
 
-    /** Deletes the keeper (background propagation: the GC then removes what it owns). */
-    async deleteObjectKeeper(ref: KeeperRef): Promise<boolean> {
+    /** Deletes the keeper (background propagation: the GC then removes what it owns); gone when already deleted. */
+    async deleteObjectKeeper(ref: KeeperIdentity): Promise<Found> {
       try {
-        return await kube.delete(objectKeeperRef(ref.name), { uid: ref.uid, propagationPolicy: 'Background' });
+        const deleted = await kube.delete(objectKeeperRef(ref.name), { uid: ref.uid, propagationPolicy: 'Background' });
+        return deleted ? ok() : GONE;
       } catch (err) {
         throw kubeFailure(err, `delete ObjectKeeper ${ref.name}`);
       }

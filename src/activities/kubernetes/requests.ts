@@ -6,64 +6,35 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { ObjectKeeper } from '../../api/objectkeeper.js';
 import { ObjectKeeperKind } from '../../api/objectkeeper.js';
-import { ManifestCaptureRequestKind } from '../../api/manifests.js';
-import { VolumeCaptureRequestKind, VolumeRestoreRequestKind } from '../../api/volumes.js';
-import type { KindDefinition } from '../../api/kind.js';
+import { REQUEST_KINDS, type RequestKindName } from '../../api/request-kinds.js';
 import type { RequestPolicy } from '../../config.js';
 import { setCondition, type Condition } from '../../domain/conditions.js';
-import { followRefTo, ownedByKeeper } from '../../domain/objectkeeper.js';
+import { followRefTo, ownedByKeeper, type KeeperIdentity } from '../../domain/objectkeeper.js';
 import {
-  expiryOf,
   isTerminal,
   keeperNameFor,
   outcomeCondition,
   processingCondition,
-  type RequestKindName,
+  requestExpiry,
+  type ReapResult,
   type RequestOutcome,
   type RequestRef,
+  type RequestView,
 } from '../../domain/requests.js';
+import { GONE, ok, type Found } from '../../domain/results.js';
 import { isAlreadyExists, type KubeClient } from '../../kube/client.js';
 import { getByUid, getObject, listAll, patchStatusUnlessGone } from './calls.js';
 import { kubeFailure } from './errors.js';
-
-export const REQUEST_KINDS: Record<RequestKindName, KindDefinition & { apiVersion: string }> = {
-  ManifestCaptureRequest: ManifestCaptureRequestKind,
-  VolumeCaptureRequest: VolumeCaptureRequestKind,
-  VolumeRestoreRequest: VolumeRestoreRequestKind,
-};
 
 interface RequestObject extends KubernetesObject {
   spec: unknown;
   status?: { completionTimestamp?: string; conditions?: Condition[] } & Record<string, unknown>;
 }
 
-/** A request as a fresh GET shows it; `gone` when deleted or its name now has another UID. */
-export type RequestView =
-  | { state: 'gone' }
-  | {
-      state: 'present';
-      deleting: boolean;
-      terminal: boolean;
-      spec: unknown;
-      status: NonNullable<RequestObject['status']>;
-    };
-
-/** What a keeper-owned artifact needs: the keeper's name and the UID the apiserver gave it. */
-export interface KeeperIdentity {
-  name: string;
-  uid: string;
-}
-
 /** The identity ownedByKeeper() needs, from a keeper identity returned by ensureRequestKeeper. */
 export function keeperObject(keeper: KeeperIdentity) {
   return { apiVersion: ObjectKeeperKind.apiVersion, kind: ObjectKeeperKind.kind, metadata: keeper };
 }
-
-export type ReapResult =
-  | { state: 'deleted' | 'gone' | 'deleting' }
-  | { state: 'not-terminal' }
-  | { state: 'never'; why: string }
-  | { state: 'waiting'; expiresAt: string };
 
 /** The request `ref` names as the apiserver has it now; undefined when deleted or recreated. */
 export function readRequestObject<T extends KubernetesObject = RequestObject>(
@@ -85,7 +56,7 @@ export function createRequestActivities(kube: KubeClient, policy: RequestPolicy)
         kind: ref.kind,
         namespace: ref.namespace,
         name: ref.name,
-        plural: REQUEST_KINDS[ref.kind].plural,
+        plural: REQUEST_KINDS[ref.kind].definition.plural,
       },
       status,
       ref.uid,
@@ -99,24 +70,23 @@ export function createRequestActivities(kube: KubeClient, policy: RequestPolicy)
 
     async readRequest(ref: RequestRef): Promise<RequestView> {
       const obj = await read(ref);
-      if (!obj) return { state: 'gone' };
-      const status = obj.status ?? {};
-      return {
-        state: 'present',
+      if (!obj) return GONE;
+      return ok({
         deleting: Boolean(obj.metadata?.deletionTimestamp),
-        terminal: isTerminal(status.conditions),
+        terminal: isTerminal(obj.status?.conditions),
         spec: obj.spec,
-        status,
-      };
+        requestStatus: obj.status ?? {},
+      });
     },
 
     /** Ready=False/Processing with a progress message. Never touches a terminal request. */
-    async markRequestProcessing(input: { ref: RequestRef; message: string }): Promise<'patched' | 'gone' | 'terminal'> {
+    async markRequestProcessing(input: { ref: RequestRef; message: string }): Promise<Found<{ terminal: boolean }>> {
       const obj = await read(input.ref);
-      if (!obj) return 'gone';
-      if (isTerminal(obj.status?.conditions)) return 'terminal';
+      if (!obj) return GONE;
+      if (isTerminal(obj.status?.conditions)) return ok({ terminal: true });
       const conditions = setCondition(obj.status?.conditions, processingCondition(input.message), new Date());
-      return patchStatus(input.ref, { conditions });
+      const patched = await patchStatus(input.ref, { conditions });
+      return patched.status === 'ok' ? ok({ terminal: false }) : patched;
     },
 
     /**
@@ -128,15 +98,15 @@ export function createRequestActivities(kube: KubeClient, policy: RequestPolicy)
       ref: RequestRef;
       outcome: RequestOutcome;
       fields?: Record<string, unknown>;
-    }): Promise<'finalized' | 'already-terminal' | 'gone'> {
+    }): Promise<Found<{ alreadyTerminal: boolean }>> {
       const obj = await read(input.ref);
-      if (!obj) return 'gone';
-      if (isTerminal(obj.status?.conditions)) return 'already-terminal';
+      if (!obj) return GONE;
+      if (isTerminal(obj.status?.conditions)) return ok({ alreadyTerminal: true });
       const now = new Date();
       const conditions = setCondition(obj.status?.conditions, outcomeCondition(input.outcome), now);
       const completionTimestamp = obj.status?.completionTimestamp ?? now.toISOString().replace(/\.\d+Z$/, 'Z');
-      const result = await patchStatus(input.ref, { ...input.fields, conditions, completionTimestamp });
-      return result === 'patched' ? 'finalized' : 'gone';
+      const patched = await patchStatus(input.ref, { ...input.fields, conditions, completionTimestamp });
+      return patched.status === 'ok' ? ok({ alreadyTerminal: false }) : patched;
     },
 
     /**
@@ -144,9 +114,9 @@ export function createRequestActivities(kube: KubeClient, policy: RequestPolicy)
      * keeper's UID comes from the create response or a fresh GET, and the request's own UID from a
      * fresh GET; an existing keeper must follow exactly this request.
      */
-    async ensureRequestKeeper(ref: RequestRef): Promise<KeeperIdentity | { gone: true }> {
+    async ensureRequestKeeper(ref: RequestRef): Promise<Found<{ keeper: KeeperIdentity }>> {
       const request = await read(ref);
-      if (!request) return { gone: true };
+      if (!request) return GONE;
       const name = keeperNameFor(ref);
       const keeperRef = { apiVersion: ObjectKeeperKind.apiVersion, kind: ObjectKeeperKind.kind, name };
       let keeper: ObjectKeeper | undefined;
@@ -175,7 +145,7 @@ export function createRequestActivities(kube: KubeClient, policy: RequestPolicy)
         throw ApplicationFailure.retryable(`ObjectKeeper ${name} is being deleted`, 'KeeperDeleting');
       }
       const owner = ownedByKeeper(keeper); // throws when the UID is somehow missing
-      return { name: owner.name, uid: owner.uid };
+      return ok({ keeper: { name: owner.name, uid: owner.uid } });
     },
 
     /**
@@ -186,20 +156,20 @@ export function createRequestActivities(kube: KubeClient, policy: RequestPolicy)
      */
     async reapRequestIfExpired(ref: RequestRef): Promise<ReapResult> {
       const obj = await read(ref);
-      if (!obj) return { state: 'gone' };
-      if (obj.metadata?.deletionTimestamp) return { state: 'deleting' };
-      if (!isTerminal(obj.status?.conditions)) return { state: 'not-terminal' };
-      const expiresAt = expiryOf(obj.status?.completionTimestamp, policy.ttlMs);
+      if (!obj) return GONE;
+      if (obj.metadata?.deletionTimestamp) return ok({ state: 'deleting' });
+      if (!isTerminal(obj.status?.conditions)) return ok({ state: 'not-terminal' });
+      const expiresAt = requestExpiry(obj.status?.completionTimestamp, policy.ttlMs);
       if (expiresAt === undefined) {
-        return {
+        return ok({
           state: 'never',
           why: policy.ttlMs <= 0 ? 'TTL disabled (DO_REQUEST_TTL=0)' : 'no completionTimestamp',
-        };
+        });
       }
-      if (expiresAt > Date.now()) return { state: 'waiting', expiresAt: new Date(expiresAt).toISOString() };
+      if (expiresAt > Date.now()) return ok({ state: 'waiting', expiresAt: new Date(expiresAt).toISOString() });
       try {
         const deleted = await kube.delete(ref, { uid: ref.uid, propagationPolicy: 'Background' });
-        return { state: deleted ? 'deleted' : 'gone' };
+        return deleted ? ok({ state: 'deleted' }) : GONE;
       } catch (err) {
         throw kubeFailure(err, `delete ${what(ref)}`);
       }
@@ -207,12 +177,12 @@ export function createRequestActivities(kube: KubeClient, policy: RequestPolicy)
 
     /** Terminal requests of a kind whose TTL has expired, for the sweep (all pages of the list). */
     async listExpiredRequests(kind: RequestKindName): Promise<RequestRef[]> {
-      const def = REQUEST_KINDS[kind];
+      const def = REQUEST_KINDS[kind].definition;
       const out: RequestRef[] = [];
       const now = Date.now();
       for (const obj of await listAll<RequestObject>(kube, def.apiVersion, def.kind)) {
         if (obj.metadata?.deletionTimestamp || !isTerminal(obj.status?.conditions)) continue;
-        const expiresAt = expiryOf(obj.status?.completionTimestamp, policy.ttlMs);
+        const expiresAt = requestExpiry(obj.status?.completionTimestamp, policy.ttlMs);
         if (expiresAt === undefined || expiresAt > now) continue;
         const { namespace, name, uid } = obj.metadata as { namespace: string; name: string; uid: string };
         out.push({ apiVersion: def.apiVersion, kind, namespace, name, uid });

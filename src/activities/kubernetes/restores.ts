@@ -19,6 +19,7 @@ import {
   type RestoreSourceFacts,
 } from '../../domain/volumes.js';
 import type { KubeClient } from '../../kube/client.js';
+import { GONE, type Outcome, type StepResult } from '../../domain/results.js';
 import { getObject } from './calls.js';
 import { readRequestObject } from './requests.js';
 import {
@@ -28,7 +29,6 @@ import {
   storageClassRef,
   timestamp,
   volumeRef,
-  type Outcome,
   type VolumeSnapshotContent,
 } from './volume-support.js';
 
@@ -38,21 +38,19 @@ export function createRestoreActivities(kube: KubeClient) {
      * Checks a restore before anything is created: namespace, source, StorageClass, and that no
      * PVC of the target name predates the request.
      */
-    async validateRestoreSource(
-      ref: RequestRef,
-    ): Promise<{ gone: true } | Outcome<{ driver: string; storageClassName?: string }>> {
+    async validateRestoreSource(ref: RequestRef): Promise<StepResult<{ driver: string; storageClassName?: string }>> {
       // Deleted, or the name now belongs to another request: this operation has nothing to do.
       const request = await readRequestObject<VolumeRestoreRequest>(kube, ref);
-      if (!request) return { gone: true };
+      if (!request) return GONE;
       const spec = request.spec;
       const ns = checkRestoreNamespace(spec, ref.namespace);
-      if (!ns.ok) return ns;
+      if (ns.status !== 'ok') return ns;
 
       const { kind, name } = spec.sourceRef;
       let facts: RestoreSourceFacts | undefined;
       if (kind === 'VolumeSnapshotContent') {
         const problem = await snapshotApiProblem(kube, ['VolumeSnapshotContent']);
-        if (problem) return { ok: false, outcome: problem };
+        if (problem) return { status: 'failed', outcome: problem };
         const vsc = await getObject<VolumeSnapshotContent>(kube, { apiVersion: SNAPSHOT_API, kind, name });
         facts = vsc && {
           kind,
@@ -78,7 +76,7 @@ export function createRestoreActivities(kube: KubeClient) {
         };
       }
       const source = judgeRestoreSource(spec, facts);
-      if (!source.ok) return source;
+      if (source.status !== 'ok') return source;
 
       if (spec.storageClassName) {
         const sc = await getObject<V1StorageClass>(kube, storageClassRef(spec.storageClassName));
@@ -87,7 +85,7 @@ export function createRestoreActivities(kube: KubeClient) {
           source.driver,
           sc && { provisioner: sc.provisioner },
         );
-        if (!verdict.ok) return verdict;
+        if (verdict.status !== 'ok') return verdict;
       }
 
       const existing = await getObject<V1PersistentVolumeClaim>(
@@ -99,8 +97,8 @@ export function createRestoreActivities(kube: KubeClient) {
         existing && { creationTimestamp: timestamp(existing.metadata?.creationTimestamp) },
         timestamp(request.metadata?.creationTimestamp),
       );
-      if (!clash.ok) return clash;
-      return { ok: true, driver: source.driver, storageClassName: spec.storageClassName };
+      if (clash.status !== 'ok') return clash;
+      return { status: 'ok', driver: source.driver, storageClassName: spec.storageClassName };
     },
 
     /**
@@ -123,7 +121,7 @@ export function createRestoreActivities(kube: KubeClient) {
       });
       if ('expired' in r) {
         return {
-          ok: false,
+          status: 'failed',
           outcome: failed(
             RequestReason.DeadlineExceeded,
             `no ${label} was created and bound by the external provisioner within ${humanDuration(input.timeoutMs)} ` +
@@ -133,8 +131,8 @@ export function createRestoreActivities(kube: KubeClient) {
         };
       }
       const verdict = r.done;
-      if (verdict.state === 'failed') return { ok: false, outcome: verdict.outcome };
-      return { ok: true, uid: verdict.uid };
+      if (verdict.state === 'failed') return { status: 'failed', outcome: verdict.outcome };
+      return { status: 'ok', uid: verdict.uid };
     },
   };
 }

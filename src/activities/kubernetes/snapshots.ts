@@ -30,12 +30,13 @@ import {
 import { apiMessage, isAlreadyExists, statusCode, type KubeClient, type ObjectRef } from '../../kube/client.js';
 import { getObject } from './calls.js';
 import { kubeFailure } from './errors.js';
-import { keeperObject, type KeeperIdentity } from './requests.js';
+import type { Outcome } from '../../domain/results.js';
+import { keeperObject } from './requests.js';
+import type { KeeperIdentity } from '../../domain/objectkeeper.js';
 import {
   MANAGED_BY,
   pollUntil,
   snapshotRef,
-  type Outcome,
   type VolumeSnapshot,
   type VolumeSnapshotContent,
 } from './volume-support.js';
@@ -97,7 +98,7 @@ export function createSnapshotActivities(kube: KubeClient) {
           if (!isAlreadyExists(err)) throw kubeFailure(err, `create VolumeSnapshot ${target.namespace}/${name}`);
           await verifyExisting(vsRef, keeper, (vs) => vs.spec.source?.persistentVolumeClaimName === target.pvcName);
         }
-        return { ok: true, snapshot: { kind: 'VolumeSnapshot', name, namespace: target.namespace } };
+        return { status: 'ok', snapshot: { kind: 'VolumeSnapshot', name, namespace: target.namespace } };
       }
 
       const vscRef = snapshotRef('VolumeSnapshotContent', name);
@@ -117,12 +118,15 @@ export function createSnapshotActivities(kube: KubeClient) {
       } catch (err) {
         const message = apiMessage(err);
         if (isUpstreamContentRejection(statusCode(err), message)) {
-          return { ok: false, outcome: failed(RequestReason.Incompatible, upstreamContentMessage(label, message)) };
+          return {
+            status: 'failed',
+            outcome: failed(RequestReason.Incompatible, upstreamContentMessage(label, message)),
+          };
         }
         if (!isAlreadyExists(err)) throw kubeFailure(err, `create VolumeSnapshotContent ${name}`);
         await verifyExisting(vscRef, keeper, (vsc) => vsc.spec.source?.volumeHandle === target.volumeHandle);
       }
-      return { ok: true, snapshot: { kind: 'VolumeSnapshotContent', name } };
+      return { status: 'ok', snapshot: { kind: 'VolumeSnapshotContent', name } };
     },
 
     /**
@@ -176,13 +180,13 @@ export function createSnapshotActivities(kube: KubeClient) {
       });
       if ('expired' in r) {
         return {
-          ok: false,
+          status: 'failed',
           outcome: failed(RequestReason.DeadlineExceeded, deadlineMessage(what, 'ready', input.timeoutMs, r.expired)),
         };
       }
       const verdict = r.done;
-      if (verdict.state === 'failed') return { ok: false, outcome: verdict.outcome };
-      return { ok: true, contentName: verdict.contentName };
+      if (verdict.state === 'failed') return { status: 'failed', outcome: verdict.outcome };
+      return { status: 'ok', contentName: verdict.contentName };
     },
   };
 }

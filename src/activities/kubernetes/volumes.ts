@@ -1,7 +1,7 @@
 /**
  * Volume capture activities: uncached reads that resolve what a request's targets refer to (the
  * verdicts are in src/domain/volumes.ts) and the Detach steps. Snapshot creation and its wait
- * live in ./snapshots.ts, the restore in ./restores.ts; createVolumeActivities registers all.
+ * live in ./snapshots.ts, the restore in ./restores.ts.
  *
  * Every step reads the current state first and only writes what is missing, so a retried or
  * restarted step converges on the same result.
@@ -36,16 +36,15 @@ import {
 import type { KubeClient, ObjectRef } from '../../kube/client.js';
 import { getObject, listAll } from './calls.js';
 import { kubeFailure } from './errors.js';
-import { keeperObject, readRequestObject, type KeeperIdentity } from './requests.js';
-import { createRestoreActivities } from './restores.js';
-import { createSnapshotActivities } from './snapshots.js';
+import { GONE, type Outcome, type StepResult } from '../../domain/results.js';
+import { keeperObject, readRequestObject } from './requests.js';
+import type { KeeperIdentity } from '../../domain/objectkeeper.js';
 import {
   claimRef,
   pollUntil,
   snapshotApiProblem,
   storageClassRef,
   volumeRef,
-  type Outcome,
   type VolumeSnapshotClass,
 } from './volume-support.js';
 
@@ -101,9 +100,6 @@ export function createVolumeActivities(kube: KubeClient) {
   }
 
   return {
-    ...createSnapshotActivities(kube),
-    ...createRestoreActivities(kube),
-
     /**
      * Reads the request and everything its targets refer to, fresh, before any artifact exists:
      * a request that cannot succeed fails here and leaves nothing behind. Returns small plain
@@ -111,26 +107,26 @@ export function createVolumeActivities(kube: KubeClient) {
      */
     async resolveVolumeTargets(
       ref: RequestRef,
-    ): Promise<{ gone: true } | Outcome<{ mode: 'Snapshot' | 'Detach'; targets: ResolvedVolumeTarget[] }>> {
+    ): Promise<StepResult<{ mode: 'Snapshot' | 'Detach'; targets: ResolvedVolumeTarget[] }>> {
       // Deleted, or the name now belongs to another request: this operation has nothing to do.
       const request = await readRequestObject<VolumeCaptureRequest>(kube, ref);
-      if (!request) return { gone: true };
+      if (!request) return GONE;
       const { mode, targets } = request.spec;
       if (mode !== 'Snapshot' && mode !== 'Detach') {
         return {
-          ok: false,
+          status: 'failed',
           outcome: failed(RequestReason.InvalidMode, `mode ${String(mode)} is not Snapshot or Detach`),
         };
       }
       const shape = checkTargets(targets, ref.namespace);
-      if (!shape.ok) return shape;
+      if (shape.status !== 'ok') return shape;
       if (mode === 'Snapshot') {
         const problem = await snapshotApiProblem(kube, [
           'VolumeSnapshotClass',
           'VolumeSnapshot',
           'VolumeSnapshotContent',
         ]);
-        if (problem) return { ok: false, outcome: problem };
+        if (problem) return { status: 'failed', outcome: problem };
       }
       let classes: SnapshotClassFacts[] | undefined;
       const resolved: ResolvedVolumeTarget[] = [];
@@ -140,11 +136,11 @@ export function createVolumeActivities(kube: KubeClient) {
         const pvcObj = await get<V1PersistentVolumeClaim>(claimRef(namespace, target.name));
         const pvc = pvcObj && claimFacts(pvcObj);
         const claim = judgeClaim(target, namespace, pvc);
-        if (!claim.ok) return claim;
+        if (claim.status !== 'ok') return claim;
         const pvObj = await get<V1PersistentVolume>(volumeRef(pvc!.volumeName!));
         const pv = pvObj && volumeFacts(pvObj, keeperNameFor(ref));
         const volume = judgeVolume(label, pvc!, pv, mode);
-        if (!volume.ok) return volume;
+        if (volume.status !== 'ok') return volume;
         const { csi } = pv!;
         const base: ResolvedVolumeTarget = {
           index,
@@ -171,13 +167,13 @@ export function createVolumeActivities(kube: KubeClient) {
             requested: sc?.metadata?.annotations?.[SNAPSHOT_CLASS_ANNOTATION] || undefined,
             classes,
           });
-          if (!choice.ok) return choice;
+          if (choice.status !== 'ok') return choice;
           base.snapshotClass = choice.snapshotClass.name;
           base.deletionPolicy = choice.snapshotClass.deletionPolicy;
         }
         resolved.push(base);
       }
-      return { ok: true, mode, targets: resolved };
+      return { status: 'ok', mode, targets: resolved };
     },
 
     /**
@@ -202,7 +198,7 @@ export function createVolumeActivities(kube: KubeClient) {
         return pv?.metadata?.uid === target.pvUid ? pv : undefined;
       };
       const vanished = {
-        ok: false as const,
+        status: 'failed' as const,
         outcome: failed(RequestReason.NotFound, `${pvLabel} of ${label} disappeared while detaching`),
       };
 
@@ -267,7 +263,7 @@ export function createVolumeActivities(kube: KubeClient) {
       });
       if ('expired' in claimGone) {
         return {
-          ok: false,
+          status: 'failed',
           outcome: failed(
             RequestReason.DeadlineExceeded,
             `${deadlineMessage(label, 'detached', input.timeoutMs, claimGone.expired)}; ${kept}`,
@@ -307,7 +303,7 @@ export function createVolumeActivities(kube: KubeClient) {
       });
       if ('expired' in settled) {
         return {
-          ok: false,
+          status: 'failed',
           outcome: failed(
             RequestReason.DeadlineExceeded,
             `${deadlineMessage(pvLabel, 'detached', input.timeoutMs, settled.expired)}; ${kept}`,
@@ -326,7 +322,7 @@ export function createVolumeActivities(kube: KubeClient) {
           `restore the reclaim policy of ${pvLabel}`,
         );
       }
-      return { ok: true };
+      return { status: 'ok' };
     },
   };
 }

@@ -9,8 +9,13 @@ import type { ObjectKeeper } from '../../api/objectkeeper.js';
 import { ObjectKeeperKind } from '../../api/objectkeeper.js';
 import { followsObject, objectKeeperWorkflowId } from '../../domain/objectkeeper.js';
 import { K8sKind, K8sName, K8sUID } from '../../temporal/search-attributes.js';
-import type { ObjectKeeperWorkflowInput } from '../../workflows/objectkeeper/keeper.js';
-import { keyOf, objectKey, type InformerEvent, type ResourceInformer } from '../informer.js';
+import {
+  followedObjectChangedSignal,
+  keeperDeletedSignal,
+  objectKeeperWorkflow,
+  type ObjectKeeperWorkflowInput,
+} from '../../workflows/objectkeeper/contract.js';
+import { cacheKeyOf, cacheKeyOfObject, type InformerEvent, type ResourceInformer } from '../informer.js';
 import type { Route, WatcherContext } from '../watcher.js';
 
 interface Follower {
@@ -49,7 +54,7 @@ export class ObjectKeeperRoute implements Route {
     if (ev.type === 'DELETED' || keeper.metadata?.deletionTimestamp) {
       this.unindex(keeper);
       this.ctx.enqueue(workflowId, async () => {
-        await dispatcher.signal(workflowId, 'keeperDeleted');
+        await dispatcher.signal(workflowId, keeperDeletedSignal);
         if (ev.type === 'DELETED') dispatcher.forget(workflowId);
       });
       return;
@@ -67,7 +72,7 @@ export class ObjectKeeperRoute implements Route {
     const target = ref ? ` ${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}` : '';
     this.ctx.enqueue(workflowId, async () => {
       await dispatcher.start({
-        workflowType: 'objectKeeperWorkflow',
+        workflow: objectKeeperWorkflow,
         workflowId,
         args: [input],
         kind: ObjectKeeperKind.kind,
@@ -88,7 +93,7 @@ export class ObjectKeeperRoute implements Route {
   private indexFollower(keeper: ObjectKeeper): void {
     const ref = keeper.spec.followObjectRef!;
     const kindKey = `${ref.apiVersion}/${ref.kind}`;
-    const objKey = keyOf(ref.namespace, ref.name);
+    const objKey = cacheKeyOf(ref.namespace, ref.name);
     let byObject = this.index.get(kindKey);
     if (!byObject) this.index.set(kindKey, (byObject = new Map()));
     let followers = byObject.get(objKey);
@@ -120,7 +125,7 @@ export class ObjectKeeperRoute implements Route {
     const ref = keeper.spec.followObjectRef;
     if (!ref) return;
     const byObject = this.index.get(`${ref.apiVersion}/${ref.kind}`);
-    const objKey = keyOf(ref.namespace, ref.name);
+    const objKey = cacheKeyOf(ref.namespace, ref.name);
     const followers = byObject?.get(objKey);
     followers?.delete(keeper.metadata!.name!);
     if (followers?.size === 0) byObject!.delete(objKey);
@@ -128,7 +133,7 @@ export class ObjectKeeperRoute implements Route {
 
   private onFollowed(kindKey: string, ev: InformerEvent<KubernetesObject>): void {
     const obj = ev.object;
-    const objKey = objectKey(obj);
+    const objKey = cacheKeyOfObject(obj);
     const followers = this.index.get(kindKey)?.get(objKey);
     if (!followers) return;
     for (const f of followers.values()) {
@@ -153,7 +158,7 @@ export class ObjectKeeperRoute implements Route {
   private hint(keeperName: string, keeperUid: string, event: string, uid?: string): void {
     const workflowId = objectKeeperWorkflowId(keeperName, keeperUid);
     this.ctx.enqueue(workflowId, async () => {
-      await this.ctx.dispatcher.signal(workflowId, 'followedObjectChanged', [{ event, uid }]);
+      await this.ctx.dispatcher.signal(workflowId, followedObjectChangedSignal, { event, uid });
     });
   }
 }

@@ -5,46 +5,29 @@
  * `requestDeleted` hint, which the workflow verifies.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { ManifestCaptureRequestKind } from '../../api/manifests.js';
-import { VolumeCaptureRequestKind, VolumeRestoreRequestKind } from '../../api/volumes.js';
-import { requestWorkflowId, type RequestKindName, type RequestRef } from '../../domain/requests.js';
+import { REQUEST_KINDS, REQUEST_KIND_NAMES, type RequestKindName } from '../../api/request-kinds.js';
+import { requestWorkflowId, type RequestRef } from '../../domain/requests.js';
 import { K8sKind, K8sName, K8sNamespace, K8sUID } from '../../temporal/search-attributes.js';
-import type { RequestWorkflowInput } from '../../workflows/requests/lifecycle.js';
+import {
+  requestDeletedSignal,
+  requestWorkflows,
+  type RequestWorkflowInput,
+} from '../../workflows/requests/contract.js';
 import type { InformerEvent } from '../informer.js';
 import type { Route, WatcherContext } from '../watcher.js';
 
-interface RequestRouteKind {
-  apiVersion: string;
-  kind: RequestKindName;
-  workflowType: string;
-  /** One line for the Web UI's summary. */
-  describe(obj: KubernetesObject & { spec?: Record<string, unknown> }): string;
-}
+type RequestObject = KubernetesObject & { spec?: Record<string, unknown> };
 
-const KINDS: RequestRouteKind[] = [
-  {
-    apiVersion: ManifestCaptureRequestKind.apiVersion,
-    kind: 'ManifestCaptureRequest',
-    workflowType: 'manifestCaptureRequestWorkflow',
-    describe: (o) => `capture ${(o.spec?.targets as unknown[] | undefined)?.length ?? 0} object(s)`,
+/** One line per kind for the Web UI's summary. */
+const DESCRIBE: Record<RequestKindName, (obj: RequestObject) => string> = {
+  ManifestCaptureRequest: (o) => `capture ${(o.spec?.targets as unknown[] | undefined)?.length ?? 0} object(s)`,
+  VolumeCaptureRequest: (o) =>
+    `${String(o.spec?.mode)} ${(o.spec?.targets as { name: string }[] | undefined)?.map((t) => t.name).join(', ') ?? ''}`,
+  VolumeRestoreRequest: (o) => {
+    const src = o.spec?.sourceRef as { kind?: string; name?: string } | undefined;
+    return `restore ${src?.kind ?? '?'} ${src?.name ?? '?'} into PVC ${String(o.spec?.targetPVCName)}`;
   },
-  {
-    apiVersion: VolumeCaptureRequestKind.apiVersion,
-    kind: 'VolumeCaptureRequest',
-    workflowType: 'volumeCaptureRequestWorkflow',
-    describe: (o) =>
-      `${String(o.spec?.mode)} ${(o.spec?.targets as { name: string }[] | undefined)?.map((t) => t.name).join(', ') ?? ''}`,
-  },
-  {
-    apiVersion: VolumeRestoreRequestKind.apiVersion,
-    kind: 'VolumeRestoreRequest',
-    workflowType: 'volumeRestoreRequestWorkflow',
-    describe: (o) => {
-      const src = o.spec?.sourceRef as { kind?: string; name?: string } | undefined;
-      return `restore ${src?.kind ?? '?'} ${src?.name ?? '?'} into PVC ${String(o.spec?.targetPVCName)}`;
-    },
-  },
-];
+};
 
 /** The spec as a JSON block for the Web UI, cut short: a capture may name thousands of targets. */
 const DETAILS_SPEC_CHARS = 4000;
@@ -61,14 +44,17 @@ export class RequestRoute implements Route {
 
   register(ctx: WatcherContext): void {
     this.ctx = ctx;
-    for (const k of KINDS) ctx.watch(k.apiVersion, k.kind, (ev) => this.onRequest(k, ev));
+    for (const kind of REQUEST_KIND_NAMES) {
+      const { apiVersion } = REQUEST_KINDS[kind].definition;
+      ctx.watch(apiVersion, kind, (ev) => this.onRequest(kind, apiVersion, ev));
+    }
   }
 
-  private onRequest(k: RequestRouteKind, ev: InformerEvent<KubernetesObject>): void {
+  private onRequest(kind: RequestKindName, apiVersion: string, ev: InformerEvent<KubernetesObject>): void {
     const obj = ev.object;
     const ref: RequestRef = {
-      apiVersion: k.apiVersion,
-      kind: k.kind,
+      apiVersion,
+      kind,
       namespace: obj.metadata!.namespace!,
       name: obj.metadata!.name!,
       uid: obj.metadata!.uid!,
@@ -77,7 +63,7 @@ export class RequestRoute implements Route {
     const { dispatcher } = this.ctx;
     if (ev.type === 'DELETED' || obj.metadata?.deletionTimestamp) {
       this.ctx.enqueue(workflowId, async () => {
-        await dispatcher.signal(workflowId, 'requestDeleted');
+        await dispatcher.signal(workflowId, requestDeletedSignal);
         if (ev.type === 'DELETED') dispatcher.forget(workflowId);
       });
       return;
@@ -85,19 +71,19 @@ export class RequestRoute implements Route {
     const input: RequestWorkflowInput = { ref };
     this.ctx.enqueue(workflowId, async () => {
       await dispatcher.start({
-        workflowType: k.workflowType,
+        workflow: requestWorkflows[kind],
         workflowId,
         args: [input],
-        kind: k.kind,
+        kind,
         receivedAt: ev.receivedAt,
         searchAttributes: [
-          { key: K8sKind, value: k.kind },
+          { key: K8sKind, value: kind },
           { key: K8sNamespace, value: ref.namespace },
           { key: K8sName, value: ref.name },
           { key: K8sUID, value: ref.uid },
         ],
-        summary: `${k.kind} ${ref.namespace}/${ref.name}: ${k.describe(obj as never)}`,
-        details: `One-shot operation for \`${k.kind}\` **${ref.namespace}/${ref.name}** (uid ${ref.uid}).\n\n${specBlock(obj)}`,
+        summary: `${kind} ${ref.namespace}/${ref.name}: ${DESCRIBE[kind](obj)}`,
+        details: `One-shot operation for \`${kind}\` **${ref.namespace}/${ref.name}** (uid ${ref.uid}).\n\n${specBlock(obj)}`,
       });
     });
   }

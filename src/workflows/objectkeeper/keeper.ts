@@ -15,58 +15,27 @@ import {
   ActivityFailure,
   condition,
   continueAsNew,
-  defineQuery,
-  defineSignal,
   log,
-  proxyActivities,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ObjectKeeperActivities } from '../../activities/kubernetes/objectkeeper.js';
-import type { ObjectKeeperPhase, ObjectKeeperSpec, ObjectKeeperStatus } from '../../api/objectkeeper.js';
+import type { ObjectKeeperPhase, ObjectKeeperStatus } from '../../api/objectkeeper.js';
 import { setCondition } from '../../domain/conditions.js';
-import { expiryOf, followsObject, judgeFollowed, type FollowVerdict } from '../../domain/objectkeeper.js';
+import { keeperExpiry, followsObject, judgeFollowed, type FollowVerdict } from '../../domain/objectkeeper.js';
 import { OperationPhase } from '../../temporal/search-attributes.js';
+import {
+  followedObjectChangedSignal,
+  keeperDeletedSignal,
+  keeperStateQuery,
+  type ObjectKeeperState,
+  type ObjectKeeperWorkflowInput,
+} from './messages.js';
+import { followedObjectReads, keeperCalls } from './activity-options.js';
 
-export interface ObjectKeeperWorkflowInput {
-  name: string;
-  uid: string;
-  spec: ObjectKeeperSpec;
-  creationTimestamp: string;
-  /** Backstop re-check period while following (default 5 minutes). */
-  verifyIntervalMs?: number;
-  /** Carried across continue-as-new. */
-  lostAt?: string;
-}
-
-export interface ObjectKeeperState {
-  phase: ObjectKeeperPhase | 'Deleted';
-  lostAt?: string;
-  expiresAt?: string;
-  checks: number;
-}
-
-/** Hint from the watcher: the followed object was deleted or replaced. The workflow verifies. */
-export const followedObjectChangedSignal = defineSignal<[{ event: string; uid?: string }?]>('followedObjectChanged');
-/** Hint from the watcher: the keeper itself was deleted (by a user or the GC). */
-export const keeperDeletedSignal = defineSignal('keeperDeleted');
-export const keeperStateQuery = defineQuery<ObjectKeeperState>('keeperState');
-
-const kube = proxyActivities<ObjectKeeperActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
-
-/**
- * Reading the followed object gets bounded retries, so a persistent failure (typically a 403:
- * no RBAC for that kind) is surfaced on the keeper's status instead of only in activity retries.
- */
-const observe = proxyActivities<ObjectKeeperActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 5 },
-}).observeFollowedObject;
+const kube = keeperCalls;
+const observe = followedObjectReads.observeFollowedObject;
 const UNREADABLE_RETRY_MS = 30_000;
 
 const DEFAULT_VERIFY_INTERVAL_MS = 5 * 60_000;
@@ -88,9 +57,9 @@ export async function objectKeeperWorkflow(input: ObjectKeeperWorkflowInput): Pr
   setHandler(keeperStateQuery, () => state);
 
   const current = await kube.readObjectKeeper(ref);
-  if (!current.exists || current.deleting) return 'keeper already gone';
-  let conditions = current.status?.conditions;
-  state.lostAt ??= current.status?.lostAt;
+  if (current.status === 'gone' || current.deleting) return 'keeper already gone';
+  let conditions = current.keeperStatus?.conditions;
+  state.lostAt ??= current.keeperStatus?.lostAt;
 
   /** Writes status; returns false when the keeper is gone (nothing left to do). */
   const report = async (
@@ -106,7 +75,7 @@ export async function objectKeeperWorkflow(input: ObjectKeeperWorkflowInput): Pr
     const status: ObjectKeeperStatus = { phase, message, conditions };
     if (state.lostAt) status.lostAt = state.lostAt;
     if (state.expiresAt) status.expiresAt = state.expiresAt;
-    return (await kube.patchObjectKeeperStatus({ ...ref, status })) === 'patched';
+    return (await kube.patchObjectKeeperStatus({ ...ref, keeperStatus: status })).status === 'ok';
   };
 
   /**
@@ -116,7 +85,7 @@ export async function objectKeeperWorkflow(input: ObjectKeeperWorkflowInput): Pr
   const keeperReallyGone = async (): Promise<boolean> => {
     if (!keeperGone) return false;
     const now = await kube.readObjectKeeper(ref);
-    if (!now.exists || now.deleting) return true;
+    if (now.status === 'gone' || now.deleting) return true;
     log.warn('keeperDeleted signal, but the keeper still exists; carrying on', { name });
     keeperGone = false;
     return false;
@@ -139,7 +108,7 @@ export async function objectKeeperWorkflow(input: ObjectKeeperWorkflowInput): Pr
     const deleted = await kube.deleteObjectKeeper(ref);
     state.phase = 'Deleted';
     upsertSearchAttributes([{ key: OperationPhase, value: 'Deleted' }]);
-    return deleted ? `deleted: ${why}` : `already gone: ${why}`;
+    return deleted.status === 'ok' ? `deleted: ${why}` : `already gone: ${why}`;
   };
 
   /** Sleeps until the expiry time unless the keeper is deleted first. */
@@ -152,7 +121,7 @@ export async function objectKeeperWorkflow(input: ObjectKeeperWorkflowInput): Pr
   };
 
   if (!followsObject(spec.mode)) {
-    return waitForExpiry(expiryOf(spec, input.creationTimestamp)!, `ttl ${spec.ttl} counted from creation`);
+    return waitForExpiry(keeperExpiry(spec, input.creationTimestamp)!, `ttl ${spec.ttl} counted from creation`);
   }
 
   // Follow modes. Once lost (FollowObjectWithTTL already recorded lostAt), never un-lost: the
@@ -204,7 +173,7 @@ export async function objectKeeperWorkflow(input: ObjectKeeperWorkflowInput): Pr
   if (spec.mode === 'FollowObject') return deleteSelf(verdict.message);
   state.lostAt ??= new Date().toISOString();
   return waitForExpiry(
-    expiryOf(spec, input.creationTimestamp, state.lostAt)!,
+    keeperExpiry(spec, input.creationTimestamp, state.lostAt)!,
     `${verdict.message}; ttl ${spec.ttl} counted from lostAt`,
   );
 }

@@ -15,57 +15,18 @@ import {
   ApplicationFailure,
   CancellationScope,
   condition,
-  defineQuery,
-  defineSignal,
   isCancellation,
   log,
-  proxyActivities,
-  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import type { RequestActivities } from '../../activities/kubernetes/requests.js';
 import { RequestReason } from '../../api/requests.js';
-import { failed, readyCondition, type RequestOutcome, type RequestRef } from '../../domain/requests.js';
+import { failed, readyCondition, type OperationResult, type RequestRef } from '../../domain/requests.js';
+import { GONE, failedWith } from '../../domain/results.js';
 import { OperationPhase } from '../../temporal/search-attributes.js';
-
-export interface RequestWorkflowInput {
-  ref: RequestRef;
-}
-
-/** Hint from the watcher: the request was deleted. Verified with a fresh read before acting. */
-export const requestDeletedSignal = defineSignal('requestDeleted');
-
-export interface RequestState {
-  phase: string;
-  step: string;
-  outcome?: RequestOutcome;
-  expiresAt?: string;
-}
-export const requestStateQuery = defineQuery<RequestState>('requestState');
-
-/**
- * Short apiserver calls (one or two round trips each) run as local activities: they execute in
- * the worker that runs the workflow task, consecutive ones within one task, and leave a marker
- * instead of three history events and a task round trip each — about 3× the request
- * throughput on the 2-core dev stack (bench/RESULTS.md). Retried until they succeed unless the
- * failure is non-retryable; every one is idempotent, so a re-execution after a crash is safe.
- */
-export const requestActivities = proxyLocalActivities<RequestActivities>({
-  startToCloseTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
-
-/** Listing a whole kind can take long and heartbeats per page: a regular activity. */
-export const listingActivities = proxyActivities<RequestActivities>({
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
-
-/** What an operation returns: how it ended and the kind's status fields, or that the request vanished. */
-export type OperationResult = { outcome: RequestOutcome; fields?: Record<string, unknown> } | 'gone';
+import { requestCalls } from './activity-options.js';
+import { requestDeletedSignal, requestStateQuery, type RequestState, type RequestWorkflowInput } from './messages.js';
 
 export interface OperationContext {
   ref: RequestRef;
@@ -73,8 +34,6 @@ export interface OperationContext {
   /** Reports progress: Ready=False/Processing with this message, and the workflow's current details. */
   progress(message: string): Promise<void>;
 }
-
-export const GONE = 'gone' as const;
 
 export async function runRequest(
   input: RequestWorkflowInput,
@@ -94,13 +53,13 @@ export async function runRequest(
     setCurrentDetails(`**${p}** — ${details}`);
   };
 
-  const view = await requestActivities.readRequest(ref);
-  if (view.state === 'gone') return 'request gone before it was processed';
+  const view = await requestCalls.readRequest(ref);
+  if (view.status === 'gone') return 'request gone before it was processed';
   if (view.deleting) return 'request is being deleted';
 
   if (view.terminal) {
     // Never operated on again (e.g. a resync restarted its workflow after retention): only the TTL is left.
-    const ready = readyCondition(view.status.conditions);
+    const ready = readyCondition(view.requestStatus.conditions);
     log.info('request already terminal; only its TTL is left', { name: ref.name });
     phase(
       ready?.status === 'True' ? RequestReason.Completed : (ready?.reason ?? 'Terminal'),
@@ -113,8 +72,8 @@ export async function runRequest(
       spec: view.spec,
       async progress(message) {
         phase('Processing', message);
-        const r = await requestActivities.markRequestProcessing({ ref, message });
-        if (r === 'gone') throw ApplicationFailure.nonRetryable('request deleted', 'RequestGone');
+        const r = await requestCalls.markRequestProcessing({ ref, message });
+        if (r.status === 'gone') throw ApplicationFailure.nonRetryable('request deleted', 'RequestGone');
       },
     };
     const result = await runUnlessDeleted(
@@ -123,18 +82,19 @@ export async function runRequest(
       () => deleteHint,
       () => (deleteHint = false),
     );
-    if (result === GONE) {
+    if (result.status === 'gone') {
       phase('Deleted', 'the request was deleted while it was being processed');
       return 'request deleted while processing';
     }
-    state.outcome = result.outcome;
-    const end = await requestActivities.finalizeRequest({ ref, outcome: result.outcome, fields: result.fields });
-    if (end === 'gone') {
+    const outcome = result.status === 'ok' ? { ready: true as const, message: result.message } : result.outcome;
+    state.outcome = outcome;
+    const end = await requestCalls.finalizeRequest({ ref, outcome, fields: result.fields });
+    if (end.status === 'gone') {
       phase('Deleted', 'the request was deleted before it could be finalized');
       return 'request deleted before finalization';
     }
-    const label = result.outcome.ready ? RequestReason.Completed : result.outcome.reason;
-    phase(label, result.outcome.message);
+    const label = outcome.ready ? RequestReason.Completed : outcome.reason;
+    phase(label, outcome.message);
   }
   return waitForTtl(
     ref,
@@ -165,8 +125,8 @@ async function runUnlessDeleted(
       await condition(() => hinted() || finished);
       if (finished) return;
       clearHint();
-      const now = await requestActivities.readRequest(ref);
-      if (!finished && (now.state === 'gone' || now.deleting)) {
+      const now = await requestCalls.readRequest(ref);
+      if (!finished && (now.status === 'gone' || now.deleting)) {
         cancelled = true;
         operation.cancel();
         return;
@@ -182,14 +142,14 @@ async function runUnlessDeleted(
       if (cause instanceof ApplicationFailure && cause.type === 'RequestGone') return GONE;
       // A Forbidden that outlived its retries is not an RBAC rollout any more: the worker lacks a grant.
       if (cause instanceof ApplicationFailure && cause.type === 'Kubernetes403') {
-        return {
-          outcome: failed(
+        return failedWith(
+          failed(
             RequestReason.RBACDenied,
             `${cause.message} — the controller's ServiceAccount lacks this permission (see deploy/rbac)`,
           ),
-        };
+        );
       }
-      return { outcome: failed(RequestReason.InternalError, cause?.message ?? err.message) };
+      return failedWith(failed(RequestReason.InternalError, cause?.message ?? err.message));
     }
     if (err instanceof ApplicationFailure && err.type === 'RequestGone') return GONE;
     throw err;
@@ -207,12 +167,15 @@ async function waitForTtl(
   phase: (p: string, details: string) => void,
 ): Promise<string> {
   for (;;) {
-    const r = await requestActivities.reapRequestIfExpired(ref);
+    const r = await requestCalls.reapRequestIfExpired(ref);
+    if (r.status === 'gone') {
+      phase('Deleted', 'the request was deleted');
+      return 'request deleted';
+    }
     switch (r.state) {
       case 'deleted':
         phase('Reaped', 'TTL expired; request deleted, its keeper and artifacts follow');
         return 'reaped after TTL';
-      case 'gone':
       case 'deleting':
         phase('Deleted', 'the request was deleted');
         return 'request deleted';

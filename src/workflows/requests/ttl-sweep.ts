@@ -5,21 +5,19 @@
  * this catches requests whose workflow is gone (terminated, retention expired, older versions).
  */
 import { log, setCurrentDetails } from '@temporalio/workflow';
-import type { RequestKindName } from '../../domain/requests.js';
-import { listingActivities, requestActivities } from './lifecycle.js';
-
-const KINDS: RequestKindName[] = ['ManifestCaptureRequest', 'VolumeCaptureRequest', 'VolumeRestoreRequest'];
+import { REQUEST_KIND_NAMES } from '../../api/request-kinds.js';
+import { listing, requestCalls } from './activity-options.js';
 
 export async function requestTtlSweepWorkflow(): Promise<{ reaped: number; examined: number }> {
   let reaped = 0;
   let examined = 0;
-  for (const kind of KINDS) {
+  for (const kind of REQUEST_KIND_NAMES) {
     setCurrentDetails(`sweeping ${kind}`);
-    const expired = await listingActivities.listExpiredRequests(kind);
+    const expired = await listing.listExpiredRequests(kind);
     for (const ref of expired) {
       examined++;
-      const r = await requestActivities.reapRequestIfExpired(ref);
-      if (r.state === 'deleted') {
+      const r = await requestCalls.reapRequestIfExpired(ref);
+      if (r.status === 'ok' && r.state === 'deleted') {
         reaped++;
         log.info('reaped expired request', { kind, namespace: ref.namespace, name: ref.name });
       }

@@ -8,34 +8,26 @@
  * the wait has a deadline, so a missing provisioner ends in DeadlineExceeded instead of a
  * request that stays pending forever.
  */
-import { proxyActivities } from '@temporalio/workflow';
-import type { RestoreActivities } from '../../activities/kubernetes/restores.js';
 import type { VolumeRestoreRequestSpec } from '../../api/volumes.js';
-import { GONE, requestActivities, runRequest, type RequestWorkflowInput } from './lifecycle.js';
-
-const RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' } as const;
-
-const volumes = proxyActivities<RestoreActivities>({ startToCloseTimeout: '30 seconds', retry: RETRY });
+import { ok } from '../../domain/results.js';
+import { externalWaits, requestCalls, restoreChecks } from './activity-options.js';
+import { runRequest } from './lifecycle.js';
+import type { RequestWorkflowInput } from './messages.js';
 
 export async function volumeRestoreRequestWorkflow(input: RequestWorkflowInput): Promise<string> {
   return runRequest(input, async ({ ref, spec, progress }) => {
-    const policy = await requestActivities.requestPolicy();
+    const policy = await requestCalls.requestPolicy();
     await progress('validating the source');
-    const valid = await volumes.validateRestoreSource(ref);
-    if ('gone' in valid) return GONE;
-    if (!valid.ok) return { outcome: valid.outcome };
+    const valid = await restoreChecks.validateRestoreSource(ref);
+    if (valid.status !== 'ok') return valid;
 
     // The keeper follows the request like every request's; a restore gives it nothing to own.
-    const keeper = await requestActivities.ensureRequestKeeper(ref);
-    if ('gone' in keeper) return GONE;
+    const owner = await requestCalls.ensureRequestKeeper(ref);
+    if (owner.status !== 'ok') return owner;
 
     const { targetNamespace: namespace, targetPVCName: name, sourceRef } = spec as VolumeRestoreRequestSpec;
     await progress(`waiting for the external provisioner to create and bind PVC ${name}`);
-    const waits = proxyActivities<RestoreActivities>({
-      startToCloseTimeout: policy.waitTimeoutMs + 5 * 60_000,
-      heartbeatTimeout: '30 seconds',
-      retry: RETRY,
-    });
+    const waits = externalWaits(policy.waitTimeoutMs);
     const deadline = Date.now() + policy.waitTimeoutMs;
     const r = await waits.waitForRestoredPvc({
       namespace,
@@ -44,10 +36,10 @@ export async function volumeRestoreRequestWorkflow(input: RequestWorkflowInput):
       deadline,
       timeoutMs: policy.waitTimeoutMs,
     });
-    if (!r.ok) return { outcome: r.outcome };
-    return {
-      outcome: { ready: true, message: `restored ${sourceRef.kind} ${sourceRef.name} into PVC ${namespace}/${name}` },
+    if (r.status !== 'ok') return r;
+    return ok({
+      message: `restored ${sourceRef.kind} ${sourceRef.name} into PVC ${namespace}/${name}`,
       fields: { targetPVCRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', name, namespace, uid: r.uid } },
-    };
+    });
   });
 }

@@ -1,5 +1,7 @@
 /**
- * Packing and unpacking of ManifestCheckpointContentChunk payloads, pure (no I/O).
+ * Packing and unpacking of ManifestCheckpointContentChunk payloads. Node-only (zlib, crypto),
+ * which is why it lives here and not in src/domain: the capture activity packs, the
+ * `checkpoint export` command and the tests unpack. No I/O besides the CPU.
  *
  * A chunk's `spec.data` is base64(gzip(JSON array of Kubernetes objects)) and its `spec.checksum`
  * is the SHA-256 hex of the gzip bytes. The checksum covers the gzip bytes rather than the JSON so
