@@ -205,8 +205,28 @@ export interface KubeApiServerOptions {
   certDir: string;
   credentials: ControlPlaneCredentials;
   logFile: string;
+  /** Audit log: the policy file (see AUDIT_POLICY) and where the events go, one JSON per line. */
+  audit?: { policyFile: string; logFile: string };
   readyTimeoutMs?: number;
 }
+
+/**
+ * What the local apiserver audits: Metadata (who, verb, resource, response code; no bodies) of
+ * requests by ServiceAccounts only (group system:serviceaccounts, i.e. every
+ * `system:serviceaccount:*` user), one event per request when its response is complete. The
+ * admin, the controller manager and the apiserver itself are not audited, so the log stays small;
+ * test/integration/deploy.test.ts reads it to check deploy/rbac against what the code calls.
+ */
+export const AUDIT_POLICY = [
+  'apiVersion: audit.k8s.io/v1',
+  'kind: Policy',
+  'omitStages: [RequestReceived, ResponseStarted, Panic]',
+  'rules:',
+  '  - level: Metadata',
+  '    userGroups: ["system:serviceaccounts"]',
+  '  - level: None',
+  '',
+].join('\n');
 
 export class KubeApiServer extends BaseComponent {
   constructor(readonly opts: KubeApiServerOptions) {
@@ -248,6 +268,17 @@ export class KubeApiServer extends BaseComponent {
           `--service-account-key-file=${opts.credentials.saPublicKey}`,
           `--service-account-signing-key-file=${opts.credentials.saPrivateKey}`,
           '--enable-priority-and-fairness=false',
+          ...(opts.audit
+            ? [
+                `--audit-policy-file=${opts.audit.policyFile}`,
+                `--audit-log-path=${opts.audit.logFile}`,
+                '--audit-log-format=json',
+                // Written before the response is sent, so a client that got its answer finds the event.
+                '--audit-log-mode=blocking',
+                '--audit-log-maxsize=100',
+                '--audit-log-maxbackup=1',
+              ]
+            : []),
           '--v=1',
         ],
       },

@@ -11,6 +11,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ensureAllBinaries, type ProgressLog } from './binaries.js';
 import {
+  AUDIT_POLICY,
   ControllerManager,
   Etcd,
   KubeApiServer,
@@ -38,7 +39,8 @@ export interface StackInfo {
   logsDir: string;
   /** Admin kubeconfig (token auth, RBAC on). */
   kubeconfig: string;
-  kube: { server: string; caFile: string };
+  /** `auditLog`: the apiserver's audit log (JSON lines; ServiceAccount requests only, see AUDIT_POLICY). */
+  kube: { server: string; caFile: string; auditLog: string };
   kubeEtcd: { endpoint: string };
   tenantEtcd: { endpoint: string };
   temporal: { address: string; namespace: string; uiUrl?: string };
@@ -67,6 +69,8 @@ const DEV_PREFERRED_PORTS: Ports = {
 };
 
 export const STACK_INFO_FILE = 'stack.json';
+/** The apiserver's audit log, in the logs dir (rotated at 100 MB, one backup kept). */
+const AUDIT_LOG = 'kube-apiserver-audit.log';
 
 export class LocalStack {
   private constructor(
@@ -110,6 +114,7 @@ export class LocalStack {
         // Tests start from a clean slate each run.
         await rm(path.join(stateDir, 'kube-etcd'), { recursive: true, force: true });
         await rm(path.join(stateDir, 'tenant-etcd'), { recursive: true, force: true });
+        await rm(path.join(logsDir, AUDIT_LOG), { force: true });
       }
       // Independent servers start concurrently; the apiserver waits for its etcd.
       const kubeEtcdP = Etcd.start({
@@ -144,6 +149,8 @@ export class LocalStack {
       log(`etcd x2 and temporal ready (${Date.now() - t0} ms)`);
 
       const credentials = await ensureCredentials(path.join(stateDir, 'pki'));
+      const audit = { policyFile: path.join(stateDir, 'audit-policy.yaml'), logFile: path.join(logsDir, AUDIT_LOG) };
+      await writeFile(audit.policyFile, AUDIT_POLICY);
       const apiserver = await KubeApiServer.start({
         binary: bins['kube-apiserver'].path,
         etcdEndpoint: kubeEtcd.endpoint,
@@ -151,6 +158,7 @@ export class LocalStack {
         certDir: path.join(stateDir, 'pki', 'apiserver'),
         credentials,
         logFile: path.join(logsDir, 'kube-apiserver.log'),
+        audit,
       });
       started.push(apiserver);
       await track();
@@ -183,7 +191,7 @@ export class LocalStack {
         stateDir,
         logsDir,
         kubeconfig,
-        kube: { server: apiserver.url, caFile: apiserver.caFile },
+        kube: { server: apiserver.url, caFile: apiserver.caFile, auditLog: audit.logFile },
         kubeEtcd: { endpoint: kubeEtcd.endpoint },
         tenantEtcd: { endpoint: tenantEtcd.endpoint },
         temporal: { address: temporal.address, namespace: 'default', uiUrl: temporal.uiUrl },
