@@ -2,300 +2,140 @@
  * A tenant as one document (what an operator writes, what `tenants get` prints) and its mapping
  * to the exact keys readers parse. Pure; the publisher does the etcd side.
  *
- * Validation here is stricter than the reader's parsing: readers accept whatever existing
+ * The document schema is stricter than the readers' (model.ts): readers accept whatever existing
  * publishers wrote, but nothing new that would be skipped or unusable gets published.
  */
-import { keyOf } from './keys.js';
-import { TENANT_STATUSES, type TenantStatus } from './model.js';
-import { isHostname } from './parse.js';
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import {
+  DatabaseConfigSchema,
+  FtpConfigSchema,
+  StorageConfigSchema,
+  TENANT_STATUSES,
+  TenantMetaSchema,
+  WvpConfigSchema,
+  keyOf,
+  type TenantStatus,
+} from './model.js';
+import { HOSTNAME, schemaErrors } from './parse.js';
 import type { TenantEntry } from './snapshot.js';
-
-export interface DatabaseSettings {
-  driver: string;
-  host: string;
-  port: number;
-  database: string;
-  username?: string;
-  password?: string;
-  sslMode?: string;
-  maxOpenConns?: number;
-  maxIdleConns?: number;
-  passwordEncrypted?: boolean;
-}
-
-export interface FtpSettings {
-  username: string;
-  passwordHash?: string;
-  description?: string;
-  status?: 'active' | 'inactive';
-  homeDirectory?: string;
-  writePermission?: boolean;
-}
-
-export interface StorageSettings {
-  quotaBytes: number;
-  maxFileSizeBytes: number;
-  maxConcurrentUploads: number;
-}
-
-export interface WvpSettings {
-  apiUrl: string;
-  realm: string;
-}
-
-export interface DomainSettings {
-  primary?: string;
-  internal?: string;
-  aliases?: string[];
-}
-
-export interface TenantDocument {
-  id: number;
-  code: string;
-  name: string;
-  status: TenantStatus;
-  billingPlan?: string;
-  /** Service code → database. */
-  databases?: Record<string, DatabaseSettings>;
-  ftp?: FtpSettings[];
-  storage?: StorageSettings;
-  wvp?: WvpSettings;
-  domain?: DomainSettings;
-}
-
-export type Validated<T> = { ok: true; value: T } | { ok: false; errors: string[] };
 
 // Key segments: no slash (it would change the key's shape), nothing invisible.
 const KEY_SEGMENT = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$/;
 // The code doubles as the first DNS label in `host`/`code` resolution.
 const TENANT_CODE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
 
-type Json = Record<string, unknown>;
+const filled = Type.String({ pattern: '\\S', errorMessage: 'must not be empty' });
+const text = () => Type.Optional(Type.String());
+const count = () => Type.Integer({ minimum: 0 });
+const hostname = Type.String({ pattern: HOSTNAME.source, errorMessage: '{value} is not a hostname' });
+const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
+const strict = <T extends Record<string, TSchema>>(properties: T) =>
+  Type.Object(properties, { additionalProperties: false });
 
-/** Collects every problem with its path, so an operator fixes a document in one go. */
-class Checker {
-  readonly errors: string[] = [];
+const DatabaseSettingsSchema = strict({
+  driver: filled,
+  host: filled,
+  port: Type.Integer({ minimum: 1, maximum: 65535 }),
+  database: filled,
+  username: text(),
+  password: text(),
+  sslMode: text(),
+  maxOpenConns: Type.Optional(count()),
+  maxIdleConns: Type.Optional(count()),
+  passwordEncrypted: Type.Optional(Type.Boolean()),
+});
 
-  /** An object with only the `allowed` fields (every field when `allowed` is undefined). */
-  object(value: unknown, path: string, allowed?: readonly string[]): Json | undefined {
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      this.errors.push(`${path}: expected an object`);
-      return undefined;
-    }
-    if (allowed === undefined) return value as Json;
-    for (const field of Object.keys(value)) {
-      if (!allowed.includes(field))
-        this.errors.push(`${path}.${field}: unknown field (allowed: ${allowed.join(', ')})`);
-    }
-    return value as Json;
-  }
+const FtpSettingsSchema = strict({
+  username: Type.String({ pattern: KEY_SEGMENT.source }),
+  passwordHash: text(),
+  description: text(),
+  status: Type.Optional(literals(['active', 'inactive'] as const)),
+  homeDirectory: text(),
+  writePermission: Type.Optional(Type.Boolean()),
+});
 
-  string(
-    o: Json,
-    field: string,
-    path: string,
-    opts: { required?: boolean; pattern?: RegExp; oneOf?: readonly string[] } = {},
-  ): string | undefined {
-    const v = o[field];
-    if (v === undefined) {
-      if (opts.required) this.errors.push(`${path}.${field}: required`);
-      return undefined;
-    }
-    if (typeof v !== 'string') {
-      this.errors.push(`${path}.${field}: expected a string`);
-      return undefined;
-    }
-    if (opts.required && v.trim() === '') this.errors.push(`${path}.${field}: must not be empty`);
-    else if (opts.pattern && !opts.pattern.test(v))
-      this.errors.push(`${path}.${field}: ${JSON.stringify(v)} has an invalid format`);
-    else if (opts.oneOf && !opts.oneOf.includes(v))
-      this.errors.push(`${path}.${field}: must be one of ${opts.oneOf.join(', ')}`);
-    return v;
-  }
+export const TenantDocumentSchema = strict({
+  id: Type.Integer({ minimum: 1 }),
+  code: Type.String({ pattern: TENANT_CODE.source }),
+  name: filled,
+  status: literals(TENANT_STATUSES),
+  billingPlan: text(),
+  /** Service code → database. */
+  databases: Type.Optional(Type.Record(Type.String(), DatabaseSettingsSchema)),
+  ftp: Type.Optional(Type.Array(FtpSettingsSchema)),
+  storage: Type.Optional(strict({ quotaBytes: count(), maxFileSizeBytes: count(), maxConcurrentUploads: count() })),
+  wvp: Type.Optional(
+    strict({
+      apiUrl: Type.String({ pattern: '^https?://[^\\s/]+', errorMessage: 'expected an http(s) URL' }),
+      realm: filled,
+    }),
+  ),
+  domain: Type.Optional(
+    strict({
+      primary: Type.Optional(Type.Union([Type.Literal(''), hostname], { errorMessage: '{value} is not a hostname' })),
+      internal: Type.Optional(Type.Union([Type.Literal(''), hostname], { errorMessage: '{value} is not a hostname' })),
+      aliases: Type.Optional(Type.Array(hostname)),
+    }),
+  ),
+});
 
-  int(
-    o: Json,
-    field: string,
-    path: string,
-    opts: { required?: boolean; min?: number; max?: number } = {},
-  ): number | undefined {
-    const v = o[field];
-    if (v === undefined) {
-      if (opts.required) this.errors.push(`${path}.${field}: required`);
-      return undefined;
-    }
-    if (typeof v !== 'number' || !Number.isSafeInteger(v)) {
-      this.errors.push(`${path}.${field}: expected an integer`);
-      return undefined;
-    }
-    if (opts.min !== undefined && v < opts.min) this.errors.push(`${path}.${field}: must be >= ${opts.min}`);
-    if (opts.max !== undefined && v > opts.max) this.errors.push(`${path}.${field}: must be <= ${opts.max}`);
-    return v;
-  }
+export type TenantDocument = Static<typeof TenantDocumentSchema>;
+export type DatabaseSettings = Static<typeof DatabaseSettingsSchema>;
+export type FtpSettings = Static<typeof FtpSettingsSchema>;
 
-  bool(o: Json, field: string, path: string): void {
-    if (o[field] !== undefined && typeof o[field] !== 'boolean')
-      this.errors.push(`${path}.${field}: expected a boolean`);
-  }
+export type Validated<T> = { ok: true; value: T } | { ok: false; errors: string[] };
 
-  hostname(value: unknown, path: string): void {
-    if (typeof value !== 'string' || !isHostname(value))
-      this.errors.push(`${path}: ${JSON.stringify(value)} is not a hostname`);
-  }
-}
-
-const ROOT_FIELDS = ['id', 'code', 'name', 'status', 'billingPlan', 'databases', 'ftp', 'storage', 'wvp', 'domain'];
-const DATABASE_FIELDS = [
-  'driver',
-  'host',
-  'port',
-  'database',
-  'username',
-  'password',
-  'sslMode',
-  'maxOpenConns',
-  'maxIdleConns',
-  'passwordEncrypted',
-];
-const FTP_FIELDS = ['username', 'passwordHash', 'description', 'status', 'homeDirectory', 'writePermission'];
-const STORAGE_FIELDS = ['quotaBytes', 'maxFileSizeBytes', 'maxConcurrentUploads'];
-
+/** Every problem with its path (`tenant.databases.svc.port: must be <= 65535`), so an operator fixes a document in one go. */
 export function validateTenantDocument(input: unknown): Validated<TenantDocument> {
-  const c = new Checker();
-  const root = c.object(input, 'tenant', ROOT_FIELDS);
-  if (root === undefined) return { ok: false, errors: c.errors };
-  c.int(root, 'id', 'tenant', { required: true, min: 1 });
-  c.string(root, 'code', 'tenant', { required: true, pattern: TENANT_CODE });
-  c.string(root, 'name', 'tenant', { required: true });
-  c.string(root, 'status', 'tenant', { required: true, oneOf: TENANT_STATUSES });
-  c.string(root, 'billingPlan', 'tenant');
-
-  if (root.databases !== undefined) {
-    const dbs = c.object(root.databases, 'tenant.databases');
-    for (const [serviceCode, settings] of Object.entries(dbs ?? {})) {
-      const path = `tenant.databases.${serviceCode}`;
-      if (!KEY_SEGMENT.test(serviceCode)) c.errors.push(`${path}: service code must match ${KEY_SEGMENT}`);
-      const db = c.object(settings, path, DATABASE_FIELDS);
-      if (db === undefined) continue;
-      c.string(db, 'driver', path, { required: true });
-      c.string(db, 'host', path, { required: true });
-      c.int(db, 'port', path, { required: true, min: 1, max: 65535 });
-      c.string(db, 'database', path, { required: true });
-      for (const f of ['username', 'password', 'sslMode']) c.string(db, f, path);
-      c.int(db, 'maxOpenConns', path, { min: 0 });
-      c.int(db, 'maxIdleConns', path, { min: 0 });
-      c.bool(db, 'passwordEncrypted', path);
-    }
+  const errors = schemaErrors(TenantDocumentSchema, input, 'tenant');
+  // What the schema cannot say: service codes are key segments, FTP usernames are unique.
+  const { databases, ftp } = (input ?? {}) as { databases?: unknown; ftp?: unknown };
+  for (const serviceCode of Object.keys(typeof databases === 'object' ? (databases ?? {}) : {})) {
+    if (!KEY_SEGMENT.test(serviceCode))
+      errors.push(`tenant.databases.${serviceCode}: service code must match ${KEY_SEGMENT}`);
   }
-
-  if (root.ftp !== undefined) {
-    if (!Array.isArray(root.ftp)) c.errors.push('tenant.ftp: expected an array');
-    else {
-      const seen = new Set<string>();
-      root.ftp.forEach((item: unknown, i: number) => {
-        const path = `tenant.ftp[${i}]`;
-        const ftp = c.object(item, path, FTP_FIELDS);
-        if (ftp === undefined) return;
-        const username = c.string(ftp, 'username', path, { required: true, pattern: KEY_SEGMENT });
-        if (username !== undefined && seen.has(username))
-          c.errors.push(`${path}.username: duplicate ${JSON.stringify(username)}`);
-        if (username !== undefined) seen.add(username);
-        for (const f of ['passwordHash', 'description', 'homeDirectory']) c.string(ftp, f, path);
-        c.string(ftp, 'status', path, { oneOf: ['active', 'inactive'] });
-        c.bool(ftp, 'writePermission', path);
-      });
-    }
-  }
-
-  if (root.storage !== undefined) {
-    const storage = c.object(root.storage, 'tenant.storage', STORAGE_FIELDS);
-    if (storage) for (const f of STORAGE_FIELDS) c.int(storage, f, 'tenant.storage', { required: true, min: 0 });
-  }
-
-  if (root.wvp !== undefined) {
-    const wvp = c.object(root.wvp, 'tenant.wvp', ['apiUrl', 'realm']);
-    if (wvp) {
-      const apiUrl = c.string(wvp, 'apiUrl', 'tenant.wvp', { required: true });
-      if (apiUrl && !/^https?:\/\/[^\s/]+/.test(apiUrl)) c.errors.push('tenant.wvp.apiUrl: expected an http(s) URL');
-      c.string(wvp, 'realm', 'tenant.wvp', { required: true });
-    }
-  }
-
-  if (root.domain !== undefined) {
-    const domain = c.object(root.domain, 'tenant.domain', ['primary', 'internal', 'aliases']);
-    if (domain) {
-      for (const part of ['primary', 'internal'] as const) {
-        if (domain[part] !== undefined && domain[part] !== '') c.hostname(domain[part], `tenant.domain.${part}`);
-      }
-      if (domain.aliases !== undefined) {
-        if (!Array.isArray(domain.aliases)) c.errors.push('tenant.domain.aliases: expected an array');
-        else domain.aliases.forEach((alias: unknown, i: number) => c.hostname(alias, `tenant.domain.aliases[${i}]`));
-      }
-    }
-  }
-
-  return c.errors.length ? { ok: false, errors: c.errors } : { ok: true, value: input as TenantDocument };
+  const seen = new Set<string>();
+  (Array.isArray(ftp) ? (ftp as Array<{ username?: unknown } | null>) : []).forEach((account, i) => {
+    const username = account?.username;
+    if (typeof username !== 'string') return;
+    if (seen.has(username)) errors.push(`tenant.ftp[${i}].username: duplicate ${JSON.stringify(username)}`);
+    seen.add(username);
+  });
+  return errors.length ? { ok: false, errors } : { ok: true, value: input as TenantDocument };
 }
+
+/** A stored value: the schema's fields in its order, missing ones at their zero value. */
+function encode(schema: TObject, value: object): string {
+  return JSON.stringify(Value.Default(schema, { ...value }), Object.keys(schema.properties));
+}
+
+// The stored shapes the original tenant-service writes for storage and WVP.
+const StoredStorageSchema = Type.Omit(StorageConfigSchema, ['code', 'name']);
+const StoredWvpSchema = Type.Omit(WvpConfigSchema, ['tenantId']);
 
 /** The keys (relative to the prefix) and values that publish `doc`: exactly what readers parse. */
 export function documentEntries(doc: TenantDocument): Array<[string, string]> {
   const tenantId = doc.id;
-  const out: Array<[string, string]> = [];
-  out.push([
-    keyOf({ kind: 'meta', tenantId }),
-    JSON.stringify({
-      id: tenantId,
-      code: doc.code,
-      name: doc.name,
-      status: doc.status,
-      billingPlan: doc.billingPlan ?? '',
-    }),
-  ]);
-  for (const [serviceCode, db] of Object.entries(doc.databases ?? {})) {
+  const out: Array<[string, string]> = [[keyOf({ kind: 'meta', tenantId }), encode(TenantMetaSchema, doc)]];
+  for (const [serviceCode, db] of Object.entries(doc.databases ?? {}))
     out.push([
       keyOf({ kind: 'database', tenantId, serviceCode }),
-      JSON.stringify({
-        tenantId,
-        serviceCode,
-        driver: db.driver,
-        host: db.host,
-        port: db.port,
-        database: db.database,
-        username: db.username ?? '',
-        password: db.password ?? '',
-        sslMode: db.sslMode ?? '',
-        maxOpenConns: db.maxOpenConns ?? 0,
-        maxIdleConns: db.maxIdleConns ?? 0,
-        passwordEncrypted: db.passwordEncrypted ?? false,
-      }),
+      encode(DatabaseConfigSchema, { ...db, tenantId, serviceCode }),
     ]);
-  }
-  for (const ftp of doc.ftp ?? []) {
+  for (const ftp of doc.ftp ?? [])
     out.push([
       keyOf({ kind: 'ftp', tenantId, username: ftp.username }),
-      JSON.stringify({
-        tenantId,
-        username: ftp.username,
-        passwordHash: ftp.passwordHash ?? '',
-        description: ftp.description ?? '',
-        status: ftp.status ?? 'active',
-        homeDirectory: ftp.homeDirectory ?? '',
-        writePermission: ftp.writePermission ?? false,
-      }),
+      encode(FtpConfigSchema, { status: 'active', ...ftp, tenantId }),
     ]);
-  }
-  if (doc.storage) {
-    const { quotaBytes, maxFileSizeBytes, maxConcurrentUploads } = doc.storage;
-    out.push([
-      keyOf({ kind: 'storage', tenantId }),
-      JSON.stringify({ tenantId, quotaBytes, maxFileSizeBytes, maxConcurrentUploads }),
-    ]);
-  }
-  if (doc.wvp)
-    out.push([keyOf({ kind: 'wvp', tenantId }), JSON.stringify({ apiUrl: doc.wvp.apiUrl, realm: doc.wvp.realm })]);
+  if (doc.storage)
+    out.push([keyOf({ kind: 'storage', tenantId }), encode(StoredStorageSchema, { ...doc.storage, tenantId })]);
+  if (doc.wvp) out.push([keyOf({ kind: 'wvp', tenantId }), encode(StoredWvpSchema, doc.wvp)]);
   // Plain strings, as the original tenant-service writes them; readers also accept JSON strings.
-  if (doc.domain?.primary) out.push([keyOf({ kind: 'domain', tenantId, part: 'primary' }), doc.domain.primary]);
-  if (doc.domain?.internal) out.push([keyOf({ kind: 'domain', tenantId, part: 'internal' }), doc.domain.internal]);
+  for (const part of ['primary', 'internal'] as const) {
+    const name = doc.domain?.[part];
+    if (name) out.push([keyOf({ kind: 'domain', tenantId, part }), name]);
+  }
   if (doc.domain?.aliases?.length)
     out.push([keyOf({ kind: 'domain', tenantId, part: 'aliases' }), JSON.stringify(doc.domain.aliases)]);
   return out;
@@ -307,17 +147,13 @@ export type TenantView = Partial<TenantDocument> & { id: number };
 export function documentFromEntry(entry: TenantEntry): TenantView {
   const view: TenantView = { id: entry.id };
   if (entry.meta) {
-    view.code = entry.meta.code;
-    view.name = entry.meta.name;
-    view.status = entry.meta.status as TenantStatus;
-    view.billingPlan = entry.meta.billingPlan;
+    const { code, name, status, billingPlan } = entry.meta;
+    Object.assign(view, { code, name, status: status as TenantStatus, billingPlan });
   }
   if (entry.databases.size) {
     view.databases = {};
-    for (const [serviceCode, db] of entry.databases) {
-      const { tenantId: _t, serviceCode: _s, ...settings } = db;
+    for (const [serviceCode, { tenantId: _t, serviceCode: _s, ...settings }] of entry.databases)
       view.databases[serviceCode] = settings;
-    }
   }
   if (entry.ftp.size) {
     view.ftp = [...entry.ftp.values()].map(({ tenantId: _t, ...ftp }) => ({
@@ -331,10 +167,12 @@ export function documentFromEntry(entry: TenantEntry): TenantView {
   }
   if (entry.wvp) view.wvp = { apiUrl: entry.wvp.apiUrl, realm: entry.wvp.realm };
   if (entry.domain) {
-    view.domain = {};
-    if (entry.domain.primary) view.domain.primary = entry.domain.primary;
-    if (entry.domain.internal) view.domain.internal = entry.domain.internal;
-    if (entry.domain.aliases.length) view.domain.aliases = [...entry.domain.aliases];
+    const { primary, internal, aliases } = entry.domain;
+    view.domain = {
+      ...(primary && { primary }),
+      ...(internal && { internal }),
+      ...(aliases.length && { aliases: [...aliases] }),
+    };
   }
   return view;
 }

@@ -10,7 +10,6 @@
  * @module
  */
 export * from './model.js';
-export { classifyKey, keyOf, normalizePrefix, type ConfigKey, type ConfigKind } from './keys.js';
 export { validateResolverConfig } from './parse.js';
 export {
   TenantSnapshot,

@@ -3,10 +3,8 @@
  * right however late the metrics are registered.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { ConfigKind } from './keys.js';
+import { CONFIG_KINDS } from './model.js';
 import { RELOAD_REASONS, WATCH_STATES, type TenantProvider } from './provider.js';
-
-const CONFIG_KINDS: readonly ConfigKind[] = ['resolver', 'meta', 'database', 'ftp', 'storage', 'wvp', 'domain'];
 
 export function registerTenancyMetrics(registry: Registry, provider: TenantProvider) {
   return {

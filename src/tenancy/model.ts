@@ -1,11 +1,20 @@
 /**
- * The tenant configuration model: what the tenant-service publishes under the etcd namespace and
- * what readers get back. Field names follow the JSON the original (Go) publisher writes, so
- * existing publishers and consumers keep working unchanged.
+ * The tenant configuration model: the etcd key layout under the namespace prefix, and one TypeBox
+ * schema per stored value, from which the TypeScript types derive. Field names and types follow
+ * the JSON the original (Go) publisher writes, so existing publishers and consumers keep working.
  *
- * Every object handed to a reader is frozen: readers share one snapshot and must not be able to
- * corrupt it for each other.
+ * These schemas say what a value may hold as the original decodes it (Go types, zero values as
+ * defaults); parse.ts reads them leniently, and the publisher checks its own input strictly
+ * (document.ts, validateResolverConfig).
+ *
+ *   tenants/{id}/meta                      tenants/{id}/storage
+ *   tenants/{id}/database/{serviceCode}    tenants/{id}/platform/wvp
+ *   tenants/{id}/ftp/{username}            tenants/{id}/domain/{primary|internal|aliases}
+ *   common/resolver
+ *
+ * Anything else (`tenants/_index/...`, `common/storage-directory`, extra segments) is ignored.
  */
+import { Type, type Static, type TLiteral } from '@sinclair/typebox';
 
 /** The namespace prefix the original publisher uses. */
 export const DEFAULT_TENANT_PREFIX = 'jxt/';
@@ -13,60 +22,64 @@ export const DEFAULT_TENANT_PREFIX = 'jxt/';
 export const TENANT_STATUSES = ['active', 'inactive', 'suspended'] as const;
 export type TenantStatus = (typeof TENANT_STATUSES)[number];
 
-/** `tenants/{id}/meta`. `status` is kept as written; only `active` counts as enabled. */
-export interface TenantMeta {
-  readonly id: number;
-  readonly code: string;
-  readonly name: string;
-  readonly status: string;
-  readonly billingPlan: string;
-}
+// Go's zero values: what a field the JSON leaves out (or sets to null) reads as.
+const str = () => Type.String({ default: '' });
+const int = () => Type.Integer({ default: 0 });
+const bool = () => Type.Boolean({ default: false });
+const oneOf = <T extends string>(values: readonly T[], fallback?: NoInfer<T>) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)) as Array<TLiteral<T>>,
+    fallback === undefined ? {} : { default: fallback },
+  );
 
-/** `tenants/{id}/database/{serviceCode}`: one database per service of the tenant. */
-export interface DatabaseConfig {
-  readonly tenantId: number;
-  readonly serviceCode: string;
-  readonly driver: string;
-  readonly host: string;
-  readonly port: number;
-  readonly database: string;
-  readonly username: string;
+/** `tenants/{id}/meta`. `status` is kept as written; only `active` counts as enabled. The key decides `id`. */
+export const TenantMetaSchema = Type.Object({ id: int(), code: str(), name: str(), status: str(), billingPlan: str() });
+export type TenantMeta = Readonly<Static<typeof TenantMetaSchema>>;
+
+/** `tenants/{id}/database/{serviceCode}`: one database per service; the key decides tenant and service. */
+export const DatabaseConfigSchema = Type.Object({
+  tenantId: int(),
+  serviceCode: str(),
+  driver: str(),
+  host: str(),
+  port: int(),
+  database: str(),
+  username: str(),
   /** Base64 ciphertext when `passwordEncrypted`; decrypting is the consumer's business. */
-  readonly password: string;
-  readonly sslMode: string;
-  readonly maxOpenConns: number;
-  readonly maxIdleConns: number;
-  readonly passwordEncrypted: boolean;
-}
+  password: str(),
+  sslMode: str(),
+  maxOpenConns: int(),
+  maxIdleConns: int(),
+  passwordEncrypted: bool(),
+});
+export type DatabaseConfig = Readonly<Static<typeof DatabaseConfigSchema>>;
 
-/** `tenants/{id}/ftp/{username}`: one FTP account of the tenant. */
-export interface FtpConfig {
-  readonly tenantId: number;
-  readonly username: string;
-  readonly passwordHash: string;
-  readonly description: string;
-  /** `active` or `inactive`. */
-  readonly status: string;
-  readonly homeDirectory: string;
-  readonly writePermission: boolean;
-}
+/** `tenants/{id}/ftp/{username}`: one FTP account; `status` is `active` or `inactive`. */
+export const FtpConfigSchema = Type.Object({
+  tenantId: int(),
+  username: str(),
+  passwordHash: str(),
+  description: str(),
+  status: str(),
+  homeDirectory: str(),
+  writePermission: bool(),
+});
+export type FtpConfig = Readonly<Static<typeof FtpConfigSchema>>;
 
-/** `tenants/{id}/storage`; `code` and `name` are copied from the tenant's meta. */
-export interface StorageConfig {
-  readonly tenantId: number;
-  readonly code: string;
-  readonly name: string;
-  readonly quotaBytes: number;
-  readonly maxFileSizeBytes: number;
-  readonly maxConcurrentUploads: number;
-}
+/** `tenants/{id}/storage`; readers take `code` and `name` from the tenant's meta. */
+export const StorageConfigSchema = Type.Object({
+  tenantId: int(),
+  code: str(),
+  name: str(),
+  quotaBytes: int(),
+  maxFileSizeBytes: int(),
+  maxConcurrentUploads: int(),
+});
+export type StorageConfig = Readonly<Static<typeof StorageConfigSchema>>;
 
-/** `tenants/{id}/platform/wvp` (video platform); both fields are required. */
-export interface WvpConfig {
-  readonly tenantId: number;
-  readonly apiUrl: string;
-  readonly realm: string;
-}
+/** `tenants/{id}/platform/wvp` (video platform); a value missing either field is skipped, as the original does. */
+export const WvpConfigSchema = Type.Object({ tenantId: int(), apiUrl: str(), realm: str() });
+export type WvpConfig = Readonly<Static<typeof WvpConfigSchema>>;
 
 /** `tenants/{id}/domain/{primary,internal,aliases}` merged; `code` and `name` from meta. */
 export interface DomainConfig {
@@ -92,22 +105,22 @@ export type FtpResolverType = (typeof FTP_RESOLVER_TYPES)[number];
 
 /**
  * `common/resolver`: how every service tells which tenant a request belongs to. Global, not per
- * tenant. Stored normalized: an empty `httpHostMode` reads as `numeric`, an empty `ftpType` as
- * `username`.
+ * tenant. An empty `httpHostMode` reads as `numeric`, an empty `ftpType` as `username`.
  */
-export interface ResolverConfig {
+export const ResolverConfigSchema = Type.Object({
   /** The publisher's database key; carried for compatibility, unused here. */
-  readonly id: number;
-  readonly httpType: HttpResolverType;
-  readonly httpHeaderName: string;
-  readonly httpQueryParam: string;
-  readonly httpPathIndex: number;
-  readonly httpHostMode: HttpHostMode;
-  readonly ftpType: FtpResolverType;
+  id: int(),
+  httpType: oneOf(HTTP_RESOLVER_TYPES),
+  httpHeaderName: str(),
+  httpQueryParam: str(),
+  httpPathIndex: int(),
+  httpHostMode: oneOf(HTTP_HOST_MODES, 'numeric'),
+  ftpType: oneOf(FTP_RESOLVER_TYPES, 'username'),
   /** RFC 3339 timestamps, for audit only. */
-  readonly createdAt: string;
-  readonly updatedAt: string;
-}
+  createdAt: str(),
+  updatedAt: str(),
+});
+export type ResolverConfig = Readonly<Static<typeof ResolverConfigSchema>>;
 
 /** In force while `common/resolver` is unset (the original's default). */
 export const DEFAULT_RESOLVER_CONFIG: ResolverConfig = Object.freeze({
@@ -122,18 +135,80 @@ export const DEFAULT_RESOLVER_CONFIG: ResolverConfig = Object.freeze({
   updatedAt: '',
 });
 
-/**
- * Tenant IDs are positive integers written in canonical decimal form (`7`, never `07` or `+7`).
- * Hand-rolled rather than a regex: it runs on every request.
- */
+/** Tenant IDs are positive integers written in canonical decimal form (`7`, never `07` or `+7`). */
 export function parseTenantId(text: string): number | undefined {
-  const length = text.length;
-  if (length === 0 || length > 16) return undefined;
-  let id = 0;
-  for (let i = 0; i < length; i++) {
-    const digit = text.charCodeAt(i) - 48;
-    if (digit < 0 || digit > 9 || (digit === 0 && i === 0)) return undefined;
-    id = id * 10 + digit;
+  if (!/^[1-9][0-9]{0,15}$/.test(text)) return undefined;
+  const id = Number(text);
+  return Number.isSafeInteger(id) ? id : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Key layout
+
+export const DOMAIN_PARTS = ['primary', 'internal', 'aliases'] as const;
+export type DomainPart = (typeof DOMAIN_PARTS)[number];
+
+export type ConfigKey =
+  | { readonly kind: 'resolver' }
+  | { readonly kind: 'meta'; readonly tenantId: number }
+  | { readonly kind: 'database'; readonly tenantId: number; readonly serviceCode: string }
+  | { readonly kind: 'ftp'; readonly tenantId: number; readonly username: string }
+  | { readonly kind: 'storage'; readonly tenantId: number }
+  | { readonly kind: 'wvp'; readonly tenantId: number }
+  | { readonly kind: 'domain'; readonly tenantId: number; readonly part: DomainPart };
+
+export type ConfigKind = ConfigKey['kind'];
+export type TenantConfigKey = Exclude<ConfigKey, { kind: 'resolver' }>;
+export const CONFIG_KINDS: readonly ConfigKind[] = ['resolver', 'meta', 'database', 'ftp', 'storage', 'wvp', 'domain'];
+
+export const RESOLVER_KEY = 'common/resolver';
+
+/** What a key (relative to the prefix) names, or undefined when readers must ignore it. */
+export function classifyKey(key: string): ConfigKey | undefined {
+  if (key === RESOLVER_KEY) return { kind: 'resolver' };
+  const [root, idText = '', group, name, ...rest] = key.split('/');
+  const tenantId = parseTenantId(idText); // also rules out tenants/_index/...
+  if (root !== 'tenants' || tenantId === undefined || rest.length > 0) return undefined;
+  if (name === undefined) {
+    if (group === 'meta') return { kind: 'meta', tenantId };
+    if (group === 'storage') return { kind: 'storage', tenantId };
+    return undefined;
   }
-  return id <= Number.MAX_SAFE_INTEGER ? id : undefined;
+  if (name === '') return undefined;
+  if (group === 'database') return { kind: 'database', tenantId, serviceCode: name };
+  if (group === 'ftp') return { kind: 'ftp', tenantId, username: name };
+  if (group === 'platform' && name === 'wvp') return { kind: 'wvp', tenantId };
+  if (group === 'domain' && (DOMAIN_PARTS as readonly string[]).includes(name))
+    return { kind: 'domain', tenantId, part: name as DomainPart };
+  return undefined;
+}
+
+/** The relative key a config lives at (inverse of classifyKey). */
+export function keyOf(ref: ConfigKey): string {
+  switch (ref.kind) {
+    case 'resolver':
+      return RESOLVER_KEY;
+    case 'meta':
+    case 'storage':
+      return `tenants/${ref.tenantId}/${ref.kind}`;
+    case 'database':
+      return `tenants/${ref.tenantId}/database/${ref.serviceCode}`;
+    case 'ftp':
+      return `tenants/${ref.tenantId}/ftp/${ref.username}`;
+    case 'wvp':
+      return `tenants/${ref.tenantId}/platform/wvp`;
+    case 'domain':
+      return `tenants/${ref.tenantId}/domain/${ref.part}`;
+  }
+}
+
+/** All keys of one tenant share this relative prefix. */
+export function tenantKeyPrefix(tenantId: number): string {
+  return `tenants/${tenantId}/`;
+}
+
+/** Prefixes are used verbatim, so `jxt` would also match `jxt2/...`: normalize to a trailing slash. */
+export function normalizePrefix(prefix: string): string {
+  if (prefix === '') throw new Error('the tenant namespace prefix must not be empty');
+  return prefix.endsWith('/') ? prefix : `${prefix}/`;
 }

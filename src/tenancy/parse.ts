@@ -1,156 +1,156 @@
 /**
- * Parsing and validation of the values stored at each key. Pure: a value is either parsed or
- * rejected with a reason; the caller decides what a rejection means (skip the key and keep the
- * last valid value, log it, refuse to publish).
+ * Reading the values stored at each key. Pure: a value is either parsed or rejected with a
+ * reason; the caller decides what a rejection means (skip the key and keep the last valid value,
+ * log it, refuse to publish).
  *
  * Decoding follows the original's Go `encoding/json` semantics so existing data reads the same:
- * missing fields take their zero value, unknown fields are ignored, a field of the wrong JSON
- * type rejects the whole value. Identity fields (tenant ID, service code, FTP username) come
+ * missing or null fields take their zero value, unknown fields are ignored, a field of the wrong
+ * JSON type rejects the whole value. Identity fields (tenant ID, service code, FTP username) come
  * from the key, which is authoritative.
  */
-import type { DomainPart } from './keys.js';
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value';
 import {
-  FTP_RESOLVER_TYPES,
-  HTTP_HOST_MODES,
-  HTTP_RESOLVER_TYPES,
-  type DatabaseConfig,
-  type FtpConfig,
-  type FtpResolverType,
-  type HttpHostMode,
-  type HttpResolverType,
+  DatabaseConfigSchema,
+  FtpConfigSchema,
+  ResolverConfigSchema,
+  StorageConfigSchema,
+  TenantMetaSchema,
+  WvpConfigSchema,
+  type DomainPart,
   type ResolverConfig,
-  type StorageConfig,
-  type TenantMeta,
-  type WvpConfig,
 } from './model.js';
 
 export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string };
 
-class InvalidValue extends Error {}
+const fail = (reason: string) => ({ ok: false, reason }) as const;
 
-function ok<T>(value: T): Parsed<T> {
-  return { ok: true, value };
-}
-
-function guard<T>(parse: () => T): Parsed<T> {
+function parseJson(raw: string): Parsed<unknown> {
   try {
-    return ok(parse());
+    return { ok: true, value: JSON.parse(raw) as unknown };
   } catch (err) {
-    if (err instanceof InvalidValue || err instanceof SyntaxError) return { ok: false, reason: err.message };
-    throw err;
+    return fail((err as Error).message);
   }
 }
 
-type JsonObject = Record<string, unknown>;
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-function parseObject(raw: string): JsonObject {
-  const value: unknown = JSON.parse(raw);
-  if (value === null || typeof value !== 'object' || Array.isArray(value))
-    throw new InvalidValue('expected a JSON object');
-  return value as JsonObject;
-}
-
-function str(obj: JsonObject, field: string): string {
-  const v = obj[field];
-  if (v === undefined || v === null) return '';
-  if (typeof v !== 'string') throw new InvalidValue(`${field}: expected a string, got ${JSON.stringify(v)}`);
-  return v;
-}
-
-function int(obj: JsonObject, field: string): number {
-  const v = obj[field];
-  if (v === undefined || v === null) return 0;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v))
-    throw new InvalidValue(`${field}: expected an integer, got ${JSON.stringify(v)}`);
-  return v;
-}
-
-function bool(obj: JsonObject, field: string): boolean {
-  const v = obj[field];
-  if (v === undefined || v === null) return false;
-  if (typeof v !== 'boolean') throw new InvalidValue(`${field}: expected a boolean, got ${JSON.stringify(v)}`);
-  return v;
-}
-
-export function parseTenantMeta(tenantId: number, raw: string): Parsed<TenantMeta> {
-  return guard(() => {
-    const o = parseObject(raw);
-    return Object.freeze({
-      id: tenantId,
-      code: str(o, 'code'),
-      name: str(o, 'name'),
-      status: str(o, 'status'),
-      billingPlan: str(o, 'billingPlan'),
-    });
+/**
+ * Every problem of `value` against `schema`, one per path, e.g. `tenant.ftp[1].status: must be
+ * one of active, inactive`. A schema's `errorMessage` replaces the generic text; `{value}` in it
+ * shows the value.
+ */
+export function schemaErrors(schema: TSchema, value: unknown, root = ''): string[] {
+  const byPath = new Map<string, string>();
+  for (const e of Value.Errors(schema, value)) if (!byPath.has(e.path)) byPath.set(e.path, describe(e));
+  return [...byPath].map(([pointer, message]) => {
+    const segments = pointer
+      .split('/')
+      .slice(1)
+      .map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
+    const path = root + segments.map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`)).join('');
+    return `${path.replace(/^\./, '')}: ${message}`;
   });
 }
 
-export function parseDatabaseConfig(tenantId: number, serviceCode: string, raw: string): Parsed<DatabaseConfig> {
-  return guard(() => {
-    const o = parseObject(raw);
-    return Object.freeze({
-      tenantId,
-      serviceCode,
-      driver: str(o, 'driver'),
-      host: str(o, 'host'),
-      port: int(o, 'port'),
-      database: str(o, 'database'),
-      username: str(o, 'username'),
-      password: str(o, 'password'),
-      sslMode: str(o, 'sslMode'),
-      maxOpenConns: int(o, 'maxOpenConns'),
-      maxIdleConns: int(o, 'maxIdleConns'),
-      passwordEncrypted: bool(o, 'passwordEncrypted'),
-    });
-  });
+function describe(e: ValueError): string {
+  const schema = e.schema as TSchema & { errorMessage?: string; anyOf?: Array<{ const?: unknown }> };
+  const shown = JSON.stringify(e.value);
+  if (e.type === ValueErrorType.ObjectRequiredProperty) return 'required';
+  if (e.type === ValueErrorType.ObjectAdditionalProperties) return 'unknown field';
+  if (schema.errorMessage) return schema.errorMessage.replace('{value}', shown);
+  switch (e.type) {
+    case ValueErrorType.IntegerMinimum:
+      return `must be >= ${schema.minimum}`;
+    case ValueErrorType.IntegerMaximum:
+      return `must be <= ${schema.maximum}`;
+    case ValueErrorType.StringPattern:
+      return `${shown} has an invalid format`;
+    case ValueErrorType.Union:
+      return `must be one of ${schema.anyOf?.map((s) => s.const).join(', ')} (got ${shown})`;
+    default: {
+      const expected = `expected ${/^[aeiou]/.test(String(schema.type)) ? 'an' : 'a'} ${schema.type}`;
+      // A whole object or array in the message would drown the point.
+      return typeof e.value === 'object' && e.value !== null ? expected : `${expected}, got ${shown}`;
+    }
+  }
 }
 
-export function parseFtpConfig(tenantId: number, username: string, raw: string): Parsed<FtpConfig> {
-  return guard(() => {
-    const o = parseObject(raw);
-    return Object.freeze({
-      tenantId,
-      username,
-      passwordHash: str(o, 'passwordHash'),
-      description: str(o, 'description'),
-      status: str(o, 'status'),
-      homeDirectory: str(o, 'homeDirectory'),
-      writePermission: bool(o, 'writePermission'),
-    });
-  });
+interface Decoder {
+  readonly fields: ReadonlyArray<{ name: string; choice: boolean }>;
+  readonly defaults: Readonly<Record<string, unknown>>;
+  readonly checker: TypeCheck<TObject>;
 }
+
+// Compiled once per schema: values are decoded by the ten thousand at every load.
+const decoders = new WeakMap<TObject, Decoder>();
+
+function decoderOf(schema: TObject): Decoder {
+  let decoder = decoders.get(schema);
+  if (decoder === undefined) {
+    decoder = {
+      fields: Object.entries(schema.properties).map(([name, field]) => ({ name, choice: 'anyOf' in field })),
+      defaults: Value.Default(schema, {}) as Record<string, unknown>,
+      checker: TypeCompiler.Compile(schema),
+    };
+    decoders.set(schema, decoder);
+  }
+  return decoder;
+}
+
+/**
+ * A JSON object read into `schema`'s fields as Go would: absent, null and (for choices) empty
+ * fields take the schema default, other fields are dropped. `fromKey` overrides what the key
+ * decides. The result is frozen: readers share it.
+ */
+export function decodeObject<S extends TObject>(
+  schema: S,
+  input: unknown,
+  fromKey: Partial<Static<S>> = {},
+): Parsed<Readonly<Static<S>>> {
+  if (!isObject(input)) return fail('expected a JSON object');
+  const { fields, defaults, checker } = decoderOf(schema);
+  const value: Record<string, unknown> = { ...defaults };
+  for (const { name, choice } of fields) {
+    const v = input[name];
+    if (v !== undefined && v !== null && !(v === '' && choice)) value[name] = v;
+  }
+  Object.assign(value, fromKey);
+  if (!checker.Check(value)) return fail(schemaErrors(schema, value)[0]!);
+  return { ok: true, value: Object.freeze(value as Static<S>) };
+}
+
+function decodeJson<S extends TObject>(schema: S, raw: string, fromKey: Partial<Static<S>>) {
+  const json = parseJson(raw);
+  return json.ok ? decodeObject(schema, json.value, fromKey) : json;
+}
+
+export const parseTenantMeta = (tenantId: number, raw: string) => decodeJson(TenantMetaSchema, raw, { id: tenantId });
+
+export const parseDatabaseConfig = (tenantId: number, serviceCode: string, raw: string) =>
+  decodeJson(DatabaseConfigSchema, raw, { tenantId, serviceCode });
+
+export const parseFtpConfig = (tenantId: number, username: string, raw: string) =>
+  decodeJson(FtpConfigSchema, raw, { tenantId, username });
 
 /** `code` and `name` are filled from the tenant's meta when the snapshot is assembled. */
-export function parseStorageConfig(tenantId: number, raw: string): Parsed<StorageConfig> {
-  return guard(() => {
-    const o = parseObject(raw);
-    return Object.freeze({
-      tenantId,
-      code: '',
-      name: '',
-      quotaBytes: int(o, 'quotaBytes'),
-      maxFileSizeBytes: int(o, 'maxFileSizeBytes'),
-      maxConcurrentUploads: int(o, 'maxConcurrentUploads'),
-    });
-  });
-}
+export const parseStorageConfig = (tenantId: number, raw: string) =>
+  decodeJson(StorageConfigSchema, raw, { tenantId, code: '', name: '' });
 
-export function parseWvpConfig(tenantId: number, raw: string): Parsed<WvpConfig> {
-  return guard(() => {
-    const o = parseObject(raw);
-    const apiUrl = str(o, 'apiUrl');
-    const realm = str(o, 'realm');
-    // The original skips a WVP config missing either field: a half config cannot be used.
-    if (apiUrl === '' || realm === '') throw new InvalidValue('apiUrl and realm are both required');
-    return Object.freeze({ tenantId, apiUrl, realm });
-  });
+export function parseWvpConfig(tenantId: number, raw: string) {
+  const parsed = decodeJson(WvpConfigSchema, raw, { tenantId });
+  // The original skips a WVP config missing either field: a half config cannot be used.
+  if (parsed.ok && (parsed.value.apiUrl === '' || parsed.value.realm === ''))
+    return fail('apiUrl and realm are both required');
+  return parsed;
 }
 
 // Hostnames as published (no scheme, port, path or wildcard); case is kept, lookups lowercase.
-const HOSTNAME = /^[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,251}[A-Za-z0-9_.])?$/;
+export const HOSTNAME = /^(?!.*\.\.)[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,251}[A-Za-z0-9_.])?$/;
 
 export function isHostname(value: string): boolean {
-  return HOSTNAME.test(value) && !value.includes('..');
+  return HOSTNAME.test(value);
 }
 
 /**
@@ -158,33 +158,31 @@ export function isHostname(value: string): boolean {
  * or as a JSON string (`"app.example.com"`); empty means unset.
  */
 export function parseDomainName(raw: string): Parsed<string> {
-  return guard(() => {
-    let value = raw.trim();
-    if (value.startsWith('"')) {
-      const decoded: unknown = JSON.parse(value);
-      if (typeof decoded !== 'string') throw new InvalidValue('expected a hostname');
-      value = decoded.trim();
-    }
-    if (value !== '' && !isHostname(value)) throw new InvalidValue(`not a hostname: ${JSON.stringify(value)}`);
-    return value;
-  });
+  let value = raw.trim();
+  if (value.startsWith('"')) {
+    const json = parseJson(value);
+    if (!json.ok) return json;
+    if (typeof json.value !== 'string') return fail('expected a hostname');
+    value = json.value.trim();
+  }
+  if (value !== '' && !isHostname(value)) return fail(`not a hostname: ${JSON.stringify(value)}`);
+  return { ok: true, value };
 }
 
 /** `domain/aliases` holds a JSON array of hostnames. */
 export function parseDomainAliases(raw: string): Parsed<readonly string[]> {
-  return guard(() => {
-    const decoded: unknown = JSON.parse(raw);
-    if (!Array.isArray(decoded)) throw new InvalidValue('expected a JSON array of hostnames');
-    const aliases: string[] = [];
-    for (const item of decoded) {
-      if (typeof item !== 'string') throw new InvalidValue(`alias ${JSON.stringify(item)} is not a string`);
-      const alias = item.trim();
-      if (alias === '') continue;
-      if (!isHostname(alias)) throw new InvalidValue(`not a hostname: ${JSON.stringify(alias)}`);
-      aliases.push(alias);
-    }
-    return Object.freeze(aliases);
-  });
+  const json = parseJson(raw);
+  if (!json.ok) return json;
+  if (!Array.isArray(json.value)) return fail('expected a JSON array of hostnames');
+  const aliases: string[] = [];
+  for (const item of json.value as unknown[]) {
+    if (typeof item !== 'string') return fail(`alias ${JSON.stringify(item)} is not a string`);
+    const alias = item.trim();
+    if (alias === '') continue;
+    if (!isHostname(alias)) return fail(`not a hostname: ${JSON.stringify(alias)}`);
+    aliases.push(alias);
+  }
+  return { ok: true, value: Object.freeze(aliases) };
 }
 
 export function parseDomainPart(part: DomainPart, raw: string): Parsed<string | readonly string[]> {
@@ -195,60 +193,36 @@ export function parseDomainPart(part: DomainPart, raw: string): Parsed<string | 
 const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const QUERY_PARAM = /^[^\s&=#?]+$/;
 
-/** The allowed value equal to `value`: the constant itself, so per-request comparisons are pointer-cheap. */
-function oneOf<T extends string>(allowed: readonly T[], value: string, field: string): T {
-  const match = allowed.find((a) => a === value);
-  if (match === undefined)
-    throw new InvalidValue(`${field}: ${JSON.stringify(value)} is not one of ${allowed.join(', ')}`);
-  return match;
-}
-
 /**
  * Validates a resolver config (from etcd or from an operator). A config that would make services
  * unable to resolve any tenant is rejected as a whole, so the previous one can stay in force.
  */
 export function validateResolverConfig(input: unknown): Parsed<ResolverConfig> {
-  return guard(() => {
-    if (input === null || typeof input !== 'object' || Array.isArray(input))
-      throw new InvalidValue('expected a JSON object');
-    const o = input as JsonObject;
-    const httpType: HttpResolverType = oneOf(HTTP_RESOLVER_TYPES, str(o, 'httpType'), 'httpType');
-    const httpHeaderName = str(o, 'httpHeaderName').trim();
-    const httpQueryParam = str(o, 'httpQueryParam').trim();
-    const httpPathIndex = int(o, 'httpPathIndex');
-    const httpHostMode: HttpHostMode = oneOf(HTTP_HOST_MODES, str(o, 'httpHostMode') || 'numeric', 'httpHostMode');
-    const ftpType: FtpResolverType = oneOf(FTP_RESOLVER_TYPES, str(o, 'ftpType') || 'username', 'ftpType');
-    if (httpPathIndex < 0) throw new InvalidValue(`httpPathIndex: must be >= 0, got ${httpPathIndex}`);
-    if (httpType === 'header' && httpHeaderName === '')
-      throw new InvalidValue('httpHeaderName: required when httpType is header');
-    if (httpHeaderName !== '' && !HTTP_TOKEN.test(httpHeaderName)) {
-      throw new InvalidValue(`httpHeaderName: ${JSON.stringify(httpHeaderName)} is not a valid header name`);
-    }
-    if (httpType === 'query' && httpQueryParam === '')
-      throw new InvalidValue('httpQueryParam: required when httpType is query');
-    if (httpQueryParam !== '' && !QUERY_PARAM.test(httpQueryParam)) {
-      throw new InvalidValue(`httpQueryParam: ${JSON.stringify(httpQueryParam)} is not a valid query parameter name`);
-    }
-    return Object.freeze({
-      id: int(o, 'id'),
-      httpType,
-      httpHeaderName,
-      httpQueryParam,
-      httpPathIndex,
-      httpHostMode,
-      ftpType,
-      createdAt: str(o, 'createdAt'),
-      updatedAt: str(o, 'updatedAt'),
-    });
-  });
+  const decoded = decodeObject(ResolverConfigSchema, input);
+  if (!decoded.ok) return decoded;
+  const cfg = decoded.value;
+  const httpHeaderName = cfg.httpHeaderName.trim();
+  const httpQueryParam = cfg.httpQueryParam.trim();
+  const problem = (
+    [
+      [cfg.httpPathIndex < 0, `httpPathIndex: must be >= 0, got ${cfg.httpPathIndex}`],
+      [cfg.httpType === 'header' && httpHeaderName === '', 'httpHeaderName: required when httpType is header'],
+      [
+        httpHeaderName !== '' && !HTTP_TOKEN.test(httpHeaderName),
+        `httpHeaderName: ${JSON.stringify(httpHeaderName)} is not a valid header name`,
+      ],
+      [cfg.httpType === 'query' && httpQueryParam === '', 'httpQueryParam: required when httpType is query'],
+      [
+        httpQueryParam !== '' && !QUERY_PARAM.test(httpQueryParam),
+        `httpQueryParam: ${JSON.stringify(httpQueryParam)} is not a valid query parameter name`,
+      ],
+    ] as const
+  ).find(([broken]) => broken);
+  if (problem) return fail(problem[1]);
+  return { ok: true, value: Object.freeze({ ...cfg, httpHeaderName, httpQueryParam }) };
 }
 
 export function parseResolverConfig(raw: string): Parsed<ResolverConfig> {
-  let decoded: unknown;
-  try {
-    decoded = JSON.parse(raw);
-  } catch (err) {
-    return { ok: false, reason: (err as Error).message };
-  }
-  return validateResolverConfig(decoded);
+  const json = parseJson(raw);
+  return json.ok ? validateResolverConfig(json.value) : json;
 }

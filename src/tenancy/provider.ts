@@ -22,17 +22,18 @@ import { logger as rootLogger, type Logger } from '../log.js';
 import { ReconnectBackoff, WATCH_BACKOFF, type BackoffOptions } from './backoff.js';
 import { SnapshotFileCache } from './cache.js';
 import { createEtcdClient, listPrefix } from './etcd.js';
-import { normalizePrefix, type ConfigKind } from './keys.js';
-import type {
-  DatabaseConfig,
-  DomainConfig,
-  FtpConfig,
-  ResolverConfig,
-  StorageConfig,
-  TenantMeta,
-  WvpConfig,
+import {
+  DEFAULT_TENANT_PREFIX,
+  normalizePrefix,
+  type ConfigKind,
+  type DatabaseConfig,
+  type DomainConfig,
+  type FtpConfig,
+  type ResolverConfig,
+  type StorageConfig,
+  type TenantMeta,
+  type WvpConfig,
 } from './model.js';
-import { DEFAULT_TENANT_PREFIX } from './model.js';
 import { resolveFtpTenant, resolveHttpTenant, type HttpRequestLike, type TenantResolution } from './resolve.js';
 import {
   EMPTY_SNAPSHOT,

@@ -10,8 +10,15 @@
 import type { Etcd3 } from 'etcd3';
 import { documentEntries, documentFromEntry, validateTenantDocument, type TenantView } from './document.js';
 import { listPrefix } from './etcd.js';
-import { RESOLVER_KEY, classifyKey, keyOf, normalizePrefix, tenantKeyPrefix } from './keys.js';
-import { DEFAULT_TENANT_PREFIX, type ResolverConfig } from './model.js';
+import {
+  DEFAULT_TENANT_PREFIX,
+  RESOLVER_KEY,
+  classifyKey,
+  keyOf,
+  normalizePrefix,
+  tenantKeyPrefix,
+  type ResolverConfig,
+} from './model.js';
 import { parseResolverConfig, validateResolverConfig } from './parse.js';
 import { buildSnapshot, type RejectedValue } from './snapshot.js';
 

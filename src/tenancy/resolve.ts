@@ -3,11 +3,10 @@
  * is (HTTP header, query parameter, path segment or Host header; FTP username), maps it to a
  * tenant ID and checks that the tenant exists and is active.
  *
- * Pure and allocation-light: it runs on every request. Resolve against one snapshot per request
- * so the config and the tenants come from the same revision. Failures are returned, not thrown,
+ * Pure: resolve against one snapshot per request so the config and the tenants come from the
+ * same revision. Failures are returned, not thrown,
  * as one of three error types a server maps to 400 / 404 / 403.
  */
-import { intern } from './keys.js';
 import { parseTenantId, type ResolverConfig, type TenantMeta } from './model.js';
 
 /** What resolution reads; a TenantSnapshot is one. */
@@ -88,18 +87,17 @@ export function resolveHttpTenant(req: HttpRequestLike, directory: TenantDirecto
   const cfg = directory.effectiveResolverConfig;
   switch (cfg.httpType) {
     case 'header': {
-      const source = sourceOf(cfg);
-      const raw = req.headers[headerKeyOf(cfg)];
+      const raw = req.headers[cfg.httpHeaderName.toLowerCase()];
       const value = Array.isArray(raw) ? raw[0] : raw;
-      return byTenantId(directory, value?.trim() ?? '', source);
+      return byTenantId(directory, value?.trim() ?? '', describeSource(cfg));
     }
     case 'query': {
       const value = queryParameter(req.url ?? '', cfg.httpQueryParam);
-      return byTenantId(directory, value?.trim() ?? '', sourceOf(cfg));
+      return byTenantId(directory, value?.trim() ?? '', describeSource(cfg));
     }
     case 'path': {
       const value = pathSegment(req.url ?? '', cfg.httpPathIndex);
-      return byTenantId(directory, value ?? '', sourceOf(cfg));
+      return byTenantId(directory, value ?? '', describeSource(cfg));
     }
     case 'host':
       return resolveHost(req, directory, cfg);
@@ -116,7 +114,7 @@ export function resolveFtpTenant(username: string, directory: TenantDirectory): 
 }
 
 function resolveHost(req: HttpRequestLike, directory: TenantDirectory, cfg: ResolverConfig): TenantResolution {
-  const source = sourceOf(cfg);
+  const source = describeSource(cfg);
   const header = req.headers.host ?? req.headers[':authority'];
   const hostname = normalizeHost(Array.isArray(header) ? (header[0] ?? '') : (header ?? ''));
   if (hostname === '') return failure(NoTenantIdentifierError, source);
@@ -161,29 +159,6 @@ function failure<A extends unknown[]>(Type: new (...args: A) => TenantResolution
   } finally {
     Error.stackTraceLimit = limit;
   }
-}
-
-// Resolver configs are frozen and change rarely: remember the derived strings of the last one
-// instead of recomputing them on every request.
-let memoConfig: ResolverConfig | undefined;
-let memoHeaderKey = '';
-let memoSource = '';
-
-function remember(cfg: ResolverConfig): void {
-  memoConfig = cfg;
-  // Interned: reading an object property by a non-interned string costs a string-table lookup.
-  memoHeaderKey = intern(cfg.httpHeaderName.toLowerCase());
-  memoSource = describeSource(cfg);
-}
-
-function headerKeyOf(cfg: ResolverConfig): string {
-  if (cfg !== memoConfig) remember(cfg);
-  return memoHeaderKey;
-}
-
-function sourceOf(cfg: ResolverConfig): string {
-  if (cfg !== memoConfig) remember(cfg);
-  return memoSource;
 }
 
 /** Where a config looks for the identifier, for error messages. */

@@ -530,8 +530,8 @@ describe('incremental indexes', () => {
       for (const c of codes)
         expect(s.getTenantIdByCode(c), `step ${step}: code ${c}`).toBe(ref.byCode.get(c.toLowerCase()));
       for (const u of users) expect(s.getTenantIdByFtpUsername(u), `step ${step}: ftp ${u}`).toBe(ref.byFtp.get(u));
-      expect(s.indexes.byDomain.size).toBe(ref.byDomain.size);
-      expect(s.indexes.byCode.size).toBe(ref.byCode.size);
+      expect(s.indexes.domain.owners.size).toBe(ref.byDomain.size);
+      expect(s.indexes.code.owners.size).toBe(ref.byCode.size);
       expect(s.getAllTenantIds()).toEqual(s.entryIds.filter((id) => s.getTenantMeta(id)));
       for (let t = 1; t <= 6; t++) {
         expect(s.isTenantEnabled(t), `step ${step}: tenant ${t} enabled`).toBe(s.getTenantMeta(t)?.status === 'active');
