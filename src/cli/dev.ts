@@ -64,6 +64,7 @@ export async function runDev(opts: DevOptions): Promise<void> {
       `  Temporal UI       ${info.temporal.uiUrl}`,
       `  Temporal gRPC     ${info.temporal.address}  (temporal --address ${info.temporal.address} workflow list)`,
       `  kube-apiserver    ${info.kube.server}`,
+      `  admission webhook ${info.admission.url}  (capture requests: their creator must be able to read each target)`,
       `  kubeconfig        ${rel(info.kubeconfig)}`,
       `  tenant etcd       ${info.tenantEtcd.endpoint}  (demo tenant ${DEMO_TENANT.id}: npm run cli -- tenants get ${DEMO_TENANT.id} --etcd ${info.tenantEtcd.endpoint})`,
       `  logs              ${rel(info.logsDir)}/  (worker.log, watcher.log, kube-apiserver.log, ...)`,

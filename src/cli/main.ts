@@ -83,6 +83,39 @@ connectionOptions(program.command('watcher').description('Watch Kubernetes and s
   });
 
 program
+  .command('admission')
+  .description('Serve the validating admission webhook: a capture request may only name objects its creator may read.')
+  .addOption(new Option('--port <port>', 'HTTPS port').env('DO_ADMISSION_PORT').default('9443'))
+  .addOption(new Option('--host <address>', 'address to listen on').env('DO_ADMISSION_HOST').default('0.0.0.0'))
+  .addOption(
+    new Option('--tls-cert-file <path>', 'serving certificate (PEM; re-read when it changes)')
+      .env('DO_ADMISSION_TLS_CERT')
+      .default('/etc/durable-operators/admission-tls/tls.crt'),
+  )
+  .addOption(
+    new Option('--tls-key-file <path>', 'its private key (PEM)')
+      .env('DO_ADMISSION_TLS_KEY')
+      .default('/etc/durable-operators/admission-tls/tls.key'),
+  )
+  .addOption(new Option('--kubeconfig <path>', 'kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)'))
+  .action(
+    async (flags: { port: string; host: string; tlsCertFile: string; tlsKeyFile: string; kubeconfig?: string }) => {
+      const { startAdmissionServer } = await import('../admission/server.js');
+      const { KubeClient } = await import('../kube/client.js');
+      const running = await startAdmissionServer({
+        kube: KubeClient.fromKubeconfig(flags.kubeconfig ?? loadConfig().kubeconfig),
+        port: Number(flags.port),
+        host: flags.host,
+        certFile: flags.tlsCertFile,
+        keyFile: flags.tlsKeyFile,
+      });
+      await untilShutdownSignal();
+      await running.close();
+      logger.info('admission webhook stopped');
+    },
+  );
+
+program
   .command('dev')
   .description(
     'Start the real local stack (etcd, kube-apiserver, controller-manager, Temporal + UI) plus worker and watcher.',

@@ -22,6 +22,7 @@ import {
 } from './components.js';
 import { getFreePort, isPortFree, reapStale, writePidFile } from './process.js';
 import { installCrds } from '../kube/crds.js';
+import { LocalAdmissionWebhook } from '../admission/local.js';
 
 export type StackMode = 'dev' | 'test';
 
@@ -44,6 +45,8 @@ export interface StackInfo {
   kubeEtcd: { endpoint: string };
   tenantEtcd: { endpoint: string };
   temporal: { address: string; namespace: string; uiUrl?: string };
+  /** The admission webhook the apiserver calls on CREATE of capture requests (see src/admission/). */
+  admission: { url: string; caFile: string; logFile: string };
 }
 
 interface Ports {
@@ -55,6 +58,7 @@ interface Ports {
   controllerManager: number;
   temporal: number;
   temporalUi: number;
+  admission: number;
 }
 
 const DEV_PREFERRED_PORTS: Ports = {
@@ -66,6 +70,7 @@ const DEV_PREFERRED_PORTS: Ports = {
   controllerManager: 10257,
   temporal: 7233,
   temporalUi: 8233,
+  admission: 18443,
 };
 
 export const STACK_INFO_FILE = 'stack.json';
@@ -80,10 +85,11 @@ export class LocalStack {
     readonly controllerManager: ControllerManager,
     readonly temporal: TemporalDevServer,
     readonly tenantEtcd: Etcd,
+    readonly admission: LocalAdmissionWebhook,
   ) {}
 
   get components(): Component[] {
-    return [this.controllerManager, this.apiserver, this.kubeEtcd, this.temporal, this.tenantEtcd];
+    return [this.admission, this.controllerManager, this.apiserver, this.kubeEtcd, this.temporal, this.tenantEtcd];
   }
 
   get pids(): number[] {
@@ -109,6 +115,7 @@ export class LocalStack {
         started.map((c) => ({ name: c.name, pid: c.process.pid, command: c.process.spec.command })),
       );
     const t0 = Date.now();
+    let admissionP: Promise<LocalAdmissionWebhook> | undefined;
     try {
       if (opts.mode === 'test') {
         // Tests start from a clean slate each run.
@@ -175,6 +182,15 @@ export class LocalStack {
         renderKubeconfig(apiserver.url, caData, 'system:kube-controller-manager', credentials.controllerManagerToken),
         { mode: 0o600 },
       );
+      // Capture requests are admitted only if their creator may read every target (fail closed).
+      // The webhook (a Node process) boots while the controller manager starts.
+      admissionP = LocalAdmissionWebhook.start({
+        port: ports.admission,
+        certDir: path.join(stateDir, 'pki', 'admission'),
+        kubeconfig,
+        logFile: path.join(logsDir, 'admission.log'),
+      });
+      admissionP.catch(() => {}); // awaited below; a failure surfaces there
       const controllerManager = await ControllerManager.start({
         binary: bins['kube-controller-manager'].path,
         kubeconfig: kcmKubeconfig,
@@ -186,6 +202,12 @@ export class LocalStack {
       await track();
       log(`kube-controller-manager ready (${Date.now() - t0} ms)`);
 
+      const admission = await admissionP;
+      started.push(admission);
+      await track();
+      await admission.register(kubeconfig);
+      log(`admission webhook ready at ${admission.url} (${Date.now() - t0} ms)`);
+
       const info: StackInfo = {
         mode: opts.mode,
         stateDir,
@@ -195,9 +217,10 @@ export class LocalStack {
         kubeEtcd: { endpoint: kubeEtcd.endpoint },
         tenantEtcd: { endpoint: tenantEtcd.endpoint },
         temporal: { address: temporal.address, namespace: 'default', uiUrl: temporal.uiUrl },
+        admission: { url: admission.url, caFile: admission.caFile, logFile: admission.opts.logFile },
       };
       await writeFile(path.join(stateDir, STACK_INFO_FILE), JSON.stringify(info, null, 2));
-      const stack = new LocalStack(info, kubeEtcd, apiserver, controllerManager, temporal, tenantEtcd);
+      const stack = new LocalStack(info, kubeEtcd, apiserver, controllerManager, temporal, tenantEtcd, admission);
       if (opts.installCrds !== false) {
         await installCrds(kubeconfig);
         log(`CRDs installed (${Date.now() - t0} ms)`);
@@ -205,13 +228,16 @@ export class LocalStack {
       return stack;
     } catch (err) {
       await Promise.allSettled(started.map((c) => c.stop()));
+      // Still starting when something else failed: not in `started` yet.
+      await admissionP?.then((a) => a.stop()).catch(() => {});
       throw err;
     }
   }
 
   /** Stops every server; resolves once no process of the stack is left. */
   async stop(): Promise<void> {
-    // Dependents first: the controller manager and apiserver before their etcd.
+    // Dependents first: the webhook, the controller manager and apiserver before their etcd.
+    await this.admission.stop();
     await this.controllerManager.stop();
     await this.apiserver.stop();
     await Promise.all([this.kubeEtcd.stop(), this.temporal.stop(), this.tenantEtcd.stop()]);

@@ -20,6 +20,7 @@ import {
   eventually,
   kube,
   listWorkflows,
+  refusal,
   replayAndRecord,
   startTestWatcher,
   startTestWorker,
@@ -202,18 +203,18 @@ describe('ManifestCaptureRequest', () => {
     expect(await chunksOf(checkpoint.metadata!.name!)).toEqual([]);
   });
 
-  it('fails with InvalidSource for a cluster-scoped kind admission cannot know about', async () => {
-    const mcr = await request([{ apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'FlowSchema', name: 'exempt' }]);
-    const done = await waitTerminal<ManifestCaptureRequest>(k, mcr);
-    expect(done.ready).toMatchObject({ status: 'False', reason: 'InvalidSource' });
-    expect(done.ready.message).toMatch(/FlowSchema is cluster-scoped/);
+  // Kinds whose access cannot be checked never reach the workflow: the admission webhook
+  // (src/admission/, test/integration/capture-admission.test.ts) refuses them at creation.
+  it('refuses at admission a cluster-scoped custom or aggregated kind', async () => {
+    const r = await refusal(() =>
+      request([{ apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'FlowSchema', name: 'exempt' }]),
+    );
+    expect(r.message).toMatch(/FlowSchema is cluster-scoped/);
   });
 
-  it('fails with InvalidSource for a kind the apiserver does not serve', async () => {
-    const mcr = await request([{ apiVersion: 'example.com/v1', kind: 'Widget', name: 'w' }]);
-    const done = await waitTerminal<ManifestCaptureRequest>(k, mcr);
-    expect(done.ready).toMatchObject({ status: 'False', reason: 'InvalidSource' });
-    expect(done.ready.message).toMatch(/Widget/);
+  it('refuses at admission a kind the apiserver does not serve', async () => {
+    const r = await refusal(() => request([{ apiVersion: 'example.com/v1', kind: 'Widget', name: 'w' }]));
+    expect(r.message).toMatch(/does not serve Widget/);
   });
 
   it('a terminal request is never operated on again, even by a new workflow run', async () => {

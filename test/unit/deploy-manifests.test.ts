@@ -16,6 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ALL_KINDS } from '../../src/api/index.js';
+import { validatingWebhookConfiguration, WEBHOOK_PATH } from '../../src/admission/webhook.js';
 import { loadConfig } from '../../src/config.js';
 import {
   isClusterScoped,
@@ -32,6 +33,7 @@ const NAMESPACE = 'durable-operators';
 const IMAGE_REPO = 'ghcr.io/durable-operators/durable-operators';
 const WORKER_SA = { name: 'durable-operators-worker', namespace: NAMESPACE };
 const WATCHER_SA = { name: 'durable-operators-watcher', namespace: NAMESPACE };
+const ADMISSION_SA = { name: 'durable-operators-admission', namespace: NAMESPACE };
 
 interface Subject {
   kind: string;
@@ -187,11 +189,19 @@ function followProblems(objs: KubeObject[]): string[] {
 }
 
 describe('deploy/ kustomization', () => {
-  it('renders the CRDs, the namespace, RBAC and both Deployments', () => {
+  it('renders the CRDs, the namespace, RBAC, the Deployments and the admission webhook', () => {
     const kinds = objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
     expect(kinds).toEqual(
       [
         ...ALL_KINDS.map((k) => `CustomResourceDefinition/${k.plural}.${k.group}`),
+        ...[
+          'ClusterRole',
+          'ClusterRoleBinding',
+          'Deployment',
+          'Service',
+          'ServiceAccount',
+          'ValidatingWebhookConfiguration',
+        ].map((kind) => `${kind}/${ADMISSION_SA.name}`),
         'ClusterRole/durable-operators-capture-targets',
         'ClusterRole/durable-operators-watcher',
         'ClusterRole/durable-operators-worker',
@@ -256,7 +266,8 @@ describe('deploy/ kustomization', () => {
     ]);
 
     const noNs = structuredClone(objects).filter((o) => o.kind !== 'Namespace');
-    expect(referenceProblems(noNs).length).toBe(4); // 2 ServiceAccounts + 2 Deployments
+    // Every namespaced object: 3 ServiceAccounts, 3 Deployments and the webhook's Service.
+    expect(referenceProblems(noNs).length).toBe(7);
   });
 });
 
@@ -414,6 +425,86 @@ describe.each([
       expect(readFileSync(path.join(ROOT, 'src/watcher/main.ts'), 'utf8')).toContain("req.url === '/healthz'");
     });
   }
+});
+
+describe('admission webhook (deploy/webhook)', () => {
+  interface Webhook {
+    name: string;
+    clientConfig: { service?: { namespace: string; name: string; path: string; port: number }; url?: string };
+    [field: string]: unknown;
+  }
+  const vwc = find<KubeObject & { webhooks: Webhook[] }>(objects, 'ValidatingWebhookConfiguration', ADMISSION_SA.name)!;
+  const service = find<
+    KubeObject & { spec: { selector: Record<string, string>; ports: { port: number; targetPort: string }[] } }
+  >(objects, 'Service', ADMISSION_SA.name, NAMESPACE)!;
+  const d = find<Deployment>(objects, 'Deployment', ADMISSION_SA.name, NAMESPACE)!;
+  const pod = d.spec.template.spec;
+  const container = pod.containers[0]!;
+  // Opt-in, next to the base, where cert-manager runs (deploy/webhook/cert-manager).
+  const certManager = renderKustomization(path.join(DEPLOY, 'webhook', 'cert-manager'));
+  const certificate = find<
+    KubeObject & { spec: { secretName: string; dnsNames: string[]; issuerRef: { name: string } } }
+  >(certManager, 'Certificate', ADMISSION_SA.name, NAMESPACE)!;
+
+  it('registers what src/admission/webhook.ts registers in the local stack, through the Service', () => {
+    const { service: svc, ...rest } = vwc.webhooks[0]!.clientConfig;
+    expect(rest).toEqual({});
+    const expected = validatingWebhookConfiguration({
+      service: { namespace: NAMESPACE, name: service.metadata.name, path: WEBHOOK_PATH, port: 443 },
+    });
+    const { labels, annotations, ...meta } = vwc.metadata;
+    expect(labels).toEqual({ 'app.kubernetes.io/part-of': 'durable-operators' });
+    expect(annotations).toEqual({ 'cert-manager.io/inject-ca-from': `${NAMESPACE}/${certificate.metadata.name}` });
+    expect({ ...vwc, metadata: meta }).toEqual(expected);
+    expect(svc!.port).toBe(service.spec.ports[0]!.port);
+  });
+
+  it('fails closed and reviews only CREATE of the capture kinds', () => {
+    const webhook = vwc.webhooks[0]!;
+    expect(webhook.failurePolicy).toBe('Fail');
+    expect(webhook.rules).toEqual([
+      expect.objectContaining({ resources: ['manifestcapturerequests'], operations: ['CREATE'] }),
+      expect.objectContaining({ resources: ['volumecapturerequests'], operations: ['CREATE'] }),
+    ]);
+  });
+
+  it('the Service reaches the Deployment on its HTTPS port', () => {
+    expect(d.spec.template.metadata.labels).toMatchObject(service.spec.selector);
+    const port = container.ports!.find((p) => p.name === service.spec.ports[0]!.targetPort);
+    expect(port?.containerPort).toBe(9443);
+    expect(readFileSync(path.join(ROOT, 'src/cli/main.ts'), 'utf8')).toMatch(/DO_ADMISSION_PORT'\)\.default\('9443'\)/);
+  });
+
+  it("serves the Certificate's Secret, mounted where the CLI reads it, for the Service's DNS name", () => {
+    const mount = container.volumeMounts!.find((m) => m.name === 'tls')!;
+    const volume = (pod.volumes as { name: string; secret?: { secretName: string } }[]).find((v) => v.name === 'tls');
+    expect(volume?.secret?.secretName).toBe(certificate.spec.secretName);
+    const main = readFileSync(path.join(ROOT, 'src/cli/main.ts'), 'utf8');
+    expect(main).toContain(`'${mount.mountPath}/tls.crt'`);
+    expect(main).toContain(`'${mount.mountPath}/tls.key'`);
+    expect(certificate.spec.dnsNames).toContain(`${service.metadata.name}.${NAMESPACE}.svc`);
+    expect(find(certManager, 'Issuer', certificate.spec.issuerRef.name, NAMESPACE)).toBeDefined();
+    expect(referenceProblems([...objects, ...certManager])).toEqual([]);
+  });
+
+  it("runs the 'admission' command of the released image, hardened, as its own ServiceAccount", () => {
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(container.image).toBe(`${IMAGE_REPO}:${pkg.version}`);
+    expect(container.args).toEqual(['admission']);
+    expect(pod.serviceAccountName).toBe(ADMISSION_SA.name);
+    expect(pod.securityContext?.runAsNonRoot).toBe(true);
+    expect(container.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+    });
+    expect(d.spec.replicas, 'failurePolicy Fail: one replica down must not block requests').toBeGreaterThan(1);
+  });
+
+  it('may only create SubjectAccessReviews', () => {
+    expect(permissionsOf(objects, ADMISSION_SA)).toEqual({ 'authorization.k8s.io/subjectaccessreviews': ['create'] });
+  });
 });
 
 describe('deploy/examples', () => {

@@ -1,0 +1,123 @@
+/**
+ * The admission webhook in the local stack (`dev`, `infra start`, tests): the real
+ * `durable-operators admission` role as a supervised child process, with a serving certificate
+ * from ./certs.ts, registered with the local apiserver by URL (there is no Service to route
+ * through without a kubelet). The apiserver calls it on every CREATE of a capture request, as in
+ * a cluster, so local behaviour is the deployed behaviour.
+ *
+ * It acts with the stack's admin kubeconfig; it only makes discovery calls and
+ * SubjectAccessReviews (what deploy/webhook/rbac.yaml grants in a cluster).
+ */
+import { readFile } from 'node:fs/promises';
+import https from 'node:https';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Component } from '../infra/components.js';
+import { ManagedProcess, waitUntilReady } from '../infra/process.js';
+import { KubeClient } from '../kube/client.js';
+import { ensureServingCert, type ServingCert } from './certs.js';
+import { validatingWebhookConfiguration, WEBHOOK_PATH } from './webhook.js';
+
+export interface LocalAdmissionOptions {
+  port: number;
+  /** Where the CA and serving certificate live (kept across restarts of a dev stack). */
+  certDir: string;
+  /** Credentials the webhook makes its reviews with. */
+  kubeconfig: string;
+  logFile: string;
+  readyTimeoutMs?: number;
+}
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+/** Run from sources (tsx) or from the compiled package (dist/): start the CLI the same way. */
+const FROM_SOURCES = import.meta.url.endsWith('.ts');
+
+export class LocalAdmissionWebhook implements Component {
+  readonly name = 'admission-webhook';
+  process!: ManagedProcess;
+  private cert!: ServingCert;
+
+  private constructor(readonly opts: LocalAdmissionOptions) {}
+
+  /** The URL the apiserver calls. */
+  get url(): string {
+    return `https://127.0.0.1:${this.opts.port}${WEBHOOK_PATH}`;
+  }
+
+  get caFile(): string {
+    return path.join(this.opts.certDir, 'ca.crt');
+  }
+
+  static async start(opts: LocalAdmissionOptions): Promise<LocalAdmissionWebhook> {
+    const w = new LocalAdmissionWebhook(opts);
+    w.cert = await ensureServingCert(opts.certDir);
+    try {
+      await w.launch();
+    } catch (err) {
+      await w.process?.stop(); // never ready: leave no process behind
+      throw err;
+    }
+    return w;
+  }
+
+  private async launch(): Promise<void> {
+    const cli = path.resolve(HERE, '..', 'cli', FROM_SOURCES ? 'main.ts' : 'main.js');
+    this.process = ManagedProcess.start({
+      name: this.name,
+      command: process.execPath,
+      args: [
+        ...(FROM_SOURCES ? ['--import', 'tsx'] : []),
+        cli,
+        'admission',
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(this.opts.port),
+        '--tls-cert-file',
+        this.cert.certFile,
+        '--tls-key-file',
+        this.cert.keyFile,
+        '--kubeconfig',
+        this.opts.kubeconfig,
+      ],
+      // tsx is resolved from the package root.
+      cwd: path.resolve(HERE, '..', '..'),
+      logFile: this.opts.logFile,
+    });
+    const ca = await readFile(this.caFile);
+    await waitUntilReady(this.name, () => readyz(`https://127.0.0.1:${this.opts.port}/readyz`, ca), {
+      timeoutMs: this.opts.readyTimeoutMs ?? 60_000,
+      intervalMs: 250,
+      process: this.process,
+    });
+  }
+
+  /** Registers (or re-points, after a restart on other ports) the ValidatingWebhookConfiguration. */
+  async register(adminKubeconfig: string): Promise<void> {
+    const kube = KubeClient.fromKubeconfig(adminKubeconfig);
+    await kube.apply(
+      validatingWebhookConfiguration({ url: this.url, caBundle: Buffer.from(this.cert.caPem).toString('base64') }),
+    );
+  }
+
+  async stop(): Promise<void> {
+    await this.process?.stop();
+  }
+
+  async restart(opts: { kill?: boolean } = {}): Promise<void> {
+    if (opts.kill) await this.process.kill();
+    else await this.process.stop();
+    await this.launch();
+  }
+}
+
+function readyz(url: string, ca: Buffer): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = https.get(url, { ca, timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(false));
+  });
+}

@@ -1,0 +1,138 @@
+/**
+ * What the admission webhook checks, as pure functions of the AdmissionReview: which objects a
+ * new request names, which verbs its creator must hold on each, and the messages it answers.
+ * The apiserver calls (discovery, SubjectAccessReview) are in ./access.ts.
+ *
+ * Why: the worker reads (and, for a Detach capture, deletes) what a request names with its own,
+ * cluster-wide permissions. Without this check anyone allowed to create a request could read
+ * through the worker whatever the worker can read. The original state-snapshotter's webhook
+ * checked, with a SubjectAccessReview, that the requesting user may `get` each target; this
+ * restores that guarantee for every capture kind.
+ */
+import type { CaptureTarget } from '../api/manifests.js';
+import { REQUEST_KINDS } from '../api/request-kinds.js';
+import type { VolumeCaptureMode, VolumeTarget } from '../api/volumes.js';
+
+/** The part of an `admission.k8s.io/v1` AdmissionRequest the webhook reads. */
+export interface AdmissionRequest {
+  uid: string;
+  kind: { group: string; version: string; kind: string };
+  namespace?: string;
+  name?: string;
+  operation: string;
+  userInfo: UserInfo;
+  object?: { metadata?: { name?: string; generateName?: string }; spec?: unknown };
+}
+
+export interface UserInfo {
+  username?: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+}
+
+export interface AdmissionReview {
+  apiVersion: 'admission.k8s.io/v1';
+  kind: 'AdmissionReview';
+  request?: AdmissionRequest;
+  response?: AdmissionResponse;
+}
+
+export interface AdmissionResponse {
+  uid: string;
+  allowed: boolean;
+  status?: { code: number; reason?: string; message: string };
+}
+
+/** One object a request names, and what its creator must be allowed to do with it. */
+export interface TargetCheck {
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  verbs: string[];
+}
+
+/** The request kinds whose CREATE the webhook reviews (see ./webhook.ts for the registration). */
+export const REVIEWED_KINDS = {
+  ManifestCaptureRequest: REQUEST_KINDS.ManifestCaptureRequest.definition,
+  VolumeCaptureRequest: REQUEST_KINDS.VolumeCaptureRequest.definition,
+} as const;
+
+/**
+ * The objects a new request names and the verbs required on each:
+ * - ManifestCaptureRequest: `get` on every target (the worker reads and stores it);
+ * - VolumeCaptureRequest: `get` on every PersistentVolumeClaim, and `delete` too in Detach mode,
+ *   where the worker deletes the claim to keep its volume.
+ * VolumeRestoreRequest is not reviewed here: its source is a cluster-scoped snapshot content or
+ * PersistentVolume that namespace users normally cannot read at all (see the README).
+ * Returns undefined for kinds the webhook does not review (it then allows them).
+ */
+export function checksFor(req: AdmissionRequest): TargetCheck[] | undefined {
+  const namespace = req.namespace ?? '';
+  const spec = (req.object?.spec ?? {}) as Record<string, unknown>;
+  switch (req.kind.kind) {
+    case 'ManifestCaptureRequest': {
+      const targets = (spec.targets ?? []) as CaptureTarget[];
+      return targets.map((t) => ({ apiVersion: t.apiVersion, kind: t.kind, name: t.name, namespace, verbs: ['get'] }));
+    }
+    case 'VolumeCaptureRequest': {
+      const targets = (spec.targets ?? []) as VolumeTarget[];
+      const verbs = (spec.mode as VolumeCaptureMode | undefined) === 'Detach' ? ['get', 'delete'] : ['get'];
+      return targets.map((t) => ({
+        apiVersion: t.apiVersion,
+        kind: t.kind,
+        name: t.name,
+        // The schema says a target's namespace must be the request's; check where the worker would act.
+        namespace: t.namespace || namespace,
+        verbs,
+      }));
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** A target the creator may not use, or one whose kind cannot be checked (so is refused). */
+export type Refusal =
+  | { reason: 'denied'; target: TargetCheck; verb: string; resource: string }
+  | { reason: 'unserved'; target: TargetCheck }
+  | { reason: 'cluster-scoped'; target: TargetCheck };
+
+/** At most this many refusals are spelled out in one message; the rest are counted. */
+const MAX_LISTED = 10;
+
+export function describeUser(user: UserInfo): string {
+  return user.username ? `user "${user.username}"` : 'an anonymous user';
+}
+
+function describeRefusal(r: Refusal, user: UserInfo): string {
+  const t = r.target;
+  const label = `${t.kind} "${t.name}" (${t.apiVersion})`;
+  switch (r.reason) {
+    case 'denied':
+      return `${label}: ${describeUser(user)} may not ${r.verb} ${r.resource} in namespace "${t.namespace}"`;
+    case 'unserved':
+      return `${label}: the apiserver does not serve ${t.kind} in ${t.apiVersion}, so access to it cannot be checked`;
+    case 'cluster-scoped':
+      return `${label}: ${t.kind} is cluster-scoped; targets are namespaced objects in the request's namespace`;
+  }
+}
+
+/** The message of a refusal: which targets, and why, so the user can fix the request or ask for access. */
+export function refusalMessage(kind: string, refusals: Refusal[], user: UserInfo): string {
+  const listed = refusals.slice(0, MAX_LISTED).map((r) => describeRefusal(r, user));
+  const more = refusals.length > MAX_LISTED ? `; and ${refusals.length - MAX_LISTED} more` : '';
+  return (
+    `a ${kind} may only name objects its creator may use, and ${refusals.length === 1 ? 'this target is' : 'these targets are'} ` +
+    `refused: ${listed.join('; ')}${more}`
+  );
+}
+
+export function allow(uid: string): AdmissionResponse {
+  return { uid, allowed: true };
+}
+
+export function refuse(uid: string, code: number, message: string): AdmissionResponse {
+  return { uid, allowed: false, status: { code, reason: code === 403 ? 'Forbidden' : 'InternalError', message } };
+}

@@ -1,0 +1,153 @@
+/**
+ * The admission webhook's HTTPS server (`durable-operators admission`): AdmissionReview v1 on
+ * WEBHOOK_PATH, `/healthz` and `/readyz` for probes. node:https is enough for one JSON endpoint;
+ * the apiserver is the only client of the webhook path.
+ *
+ * The serving certificate is re-read when its file changes, so a certificate renewed by
+ * cert-manager (a mounted Secret) is served without a restart.
+ */
+import { unwatchFile, watchFile } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { KubeClient } from '../kube/client.js';
+import { logger as rootLogger, type Logger } from '../log.js';
+import { AccessReviewer } from './access.js';
+import {
+  allow,
+  checksFor,
+  describeUser,
+  refuse,
+  refusalMessage,
+  type AdmissionRequest,
+  type AdmissionResponse,
+  type AdmissionReview,
+} from './review.js';
+import { WEBHOOK_PATH } from './webhook.js';
+
+export interface AdmissionServerOptions {
+  kube: KubeClient;
+  /** 0 = any free port. */
+  port: number;
+  host?: string;
+  certFile: string;
+  keyFile: string;
+  log?: Logger;
+}
+
+export interface RunningAdmissionServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+/** AdmissionReview bodies are bounded by the apiserver's own request limit (3 MiB); allow some slack. */
+const MAX_BODY_BYTES = 6 * 1024 * 1024;
+
+export async function startAdmissionServer(opts: AdmissionServerOptions): Promise<RunningAdmissionServer> {
+  const log = opts.log ?? rootLogger.child({ role: 'admission' });
+  const reviewer = new AccessReviewer(opts.kube);
+  const loadTls = async () => ({ cert: await readFile(opts.certFile), key: await readFile(opts.keyFile) });
+
+  const server = https.createServer({ ...(await loadTls()), minVersion: 'TLSv1.2' }, (req, res) => {
+    const url = req.url ?? '/';
+    if (req.method === 'GET' && (url === '/healthz' || url === '/readyz')) {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      return;
+    }
+    if (req.method !== 'POST' || url.split('?')[0] !== WEBHOOK_PATH) {
+      res.writeHead(404).end();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY_BYTES) req.destroy(new Error('AdmissionReview too large'));
+      else chunks.push(c);
+    });
+    req.on('error', (err) => log.warn({ err: err.message }, 'admission request body not read'));
+    req.on('end', () => {
+      void answer(Buffer.concat(chunks).toString('utf8')).then(
+        (body) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body)),
+        (err: unknown) => {
+          log.error({ err: String(err) }, 'admission review failed');
+          res.writeHead(400, { 'content-type': 'text/plain' }).end('malformed AdmissionReview');
+        },
+      );
+    });
+  });
+
+  async function answer(raw: string): Promise<AdmissionReview> {
+    const review = JSON.parse(raw) as AdmissionReview;
+    const request = review.request;
+    if (review.kind !== 'AdmissionReview' || !request?.uid)
+      throw new Error('not an admission.k8s.io/v1 AdmissionReview');
+    return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: await decide(request) };
+  }
+
+  async function decide(request: AdmissionRequest): Promise<AdmissionResponse> {
+    const { uid, userInfo } = request;
+    const kind = request.kind.kind;
+    const checks = request.operation === 'CREATE' ? checksFor(request) : undefined;
+    // Who asked and for what: names and verbs only, never the object's content or any credential.
+    const ctx = {
+      uid,
+      kind,
+      namespace: request.namespace,
+      name: request.object?.metadata?.name ?? request.name,
+      user: userInfo.username,
+    };
+    if (!checks) {
+      log.debug(ctx, 'admission: not reviewed');
+      return allow(uid);
+    }
+    try {
+      const refusals = await reviewer.refusals(checks, userInfo);
+      if (refusals.length === 0) {
+        log.info({ ...ctx, targets: checks.length }, 'admission: allowed');
+        return allow(uid);
+      }
+      const message = refusalMessage(kind, refusals, userInfo);
+      log.info({ ...ctx, refused: refusals.length }, 'admission: refused');
+      return refuse(uid, 403, message);
+    } catch (err) {
+      // Fail closed: an access check that could not be made is not a pass.
+      log.error({ ...ctx, err: err instanceof Error ? err.message : String(err) }, 'admission: access check failed');
+      return refuse(
+        uid,
+        500,
+        `could not check whether ${describeUser(userInfo)} may use the targets of this ${kind}; try again`,
+      );
+    }
+  }
+
+  // Polling stat follows the symlink swap kubelet does when a mounted Secret changes.
+  const reload = () => {
+    loadTls().then(
+      (tls) => {
+        server.setSecureContext({ ...tls, minVersion: 'TLSv1.2' });
+        log.info('admission: serving certificate reloaded');
+      },
+      (err: unknown) => log.warn({ err: String(err) }, 'admission: serving certificate not reloaded'),
+    );
+  };
+  watchFile(opts.certFile, { interval: 30_000 }, reload);
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host ?? '0.0.0.0', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  log.info({ port, path: WEBHOOK_PATH }, 'admission webhook serving');
+  return {
+    port,
+    async close() {
+      unwatchFile(opts.certFile, reload);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

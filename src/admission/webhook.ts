@@ -1,0 +1,61 @@
+/**
+ * The registration of the admission webhook: one ValidatingWebhookConfiguration, built here for
+ * the local stack (clientConfig.url) and written out in deploy/webhook/ for clusters
+ * (clientConfig.service; test/unit/deploy-manifests.test.ts checks both say the same).
+ *
+ * Why a webhook and not a ValidatingAdmissionPolicy: CEL's `authorizer` can make the same
+ * SubjectAccessReview, but it needs the resource (plural) of each target, and a target names a
+ * kind and apiVersion. CEL has no discovery, so the plural would have to be guessed from the kind
+ * (`NetworkPolicy` → `networkpolicies`, `Endpoints`, custom kinds with any plural they like). A
+ * wrong guess checks a different resource: it refuses legitimate requests, or, where the guess
+ * happens to be another resource the user may read, admits a target the user may not read. A
+ * policy also cannot tell an unserved or cluster-scoped kind. The webhook asks discovery, as the
+ * worker does, so it checks exactly the resource the worker will read.
+ *
+ * Why failurePolicy Fail: the check is a security boundary. With Ignore, an unreachable or slow
+ * webhook would silently admit every request unchecked. Failing closed only blocks CREATE of the
+ * capture kinds while the webhook is down; it intercepts nothing else (no UPDATE: a request's
+ * spec is immutable, so targets cannot change after admission; status writes of the worker never
+ * pass through it), so the operators keep running.
+ */
+import { REVIEWED_KINDS } from './review.js';
+
+export const WEBHOOK_CONFIGURATION_NAME = 'durable-operators-admission';
+export const WEBHOOK_NAME = 'capture-requests.admission.durable-operators.io';
+export const WEBHOOK_PATH = '/validate-capture-requests';
+/** How long the apiserver waits for an answer before failing the request (closed). */
+export const WEBHOOK_TIMEOUT_SECONDS = 15;
+
+export type ClientConfig =
+  | { url: string; caBundle?: string }
+  | { service: { namespace: string; name: string; path: string; port: number }; caBundle?: string };
+
+export function webhookRules() {
+  return Object.values(REVIEWED_KINDS).map((k) => ({
+    apiGroups: [k.group],
+    apiVersions: [k.version],
+    operations: ['CREATE'],
+    resources: [k.plural],
+    scope: 'Namespaced',
+  }));
+}
+
+export function validatingWebhookConfiguration(clientConfig: ClientConfig) {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: { name: WEBHOOK_CONFIGURATION_NAME },
+    webhooks: [
+      {
+        name: WEBHOOK_NAME,
+        clientConfig,
+        rules: webhookRules(),
+        failurePolicy: 'Fail',
+        matchPolicy: 'Equivalent',
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+        timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS,
+      },
+    ],
+  };
+}
