@@ -64,8 +64,10 @@ export const REVIEWED_KINDS = {
  * - ManifestCaptureRequest: `get` on every target (the worker reads and stores it);
  * - VolumeCaptureRequest: `get` on every PersistentVolumeClaim, and `delete` too in Detach mode,
  *   where the worker deletes the claim to keep its volume.
- * VolumeRestoreRequest is not reviewed here: its source is a cluster-scoped snapshot content or
- * PersistentVolume that namespace users normally cannot read at all (see the README).
+ * VolumeRestoreRequest is not reviewed yet: its source is a cluster-scoped snapshot content or
+ * PersistentVolume that namespace users normally may not read at all, so `get` on the source would
+ * refuse every ordinary restore; the right rule (the source was captured from the user's own
+ * namespace by a request they may read) needs its own design.
  * Returns undefined for kinds the webhook does not review (it then allows them).
  */
 export function checksFor(req: AdmissionRequest): TargetCheck[] | undefined {
