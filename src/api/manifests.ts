@@ -10,7 +10,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { defineKind } from './kind.js';
 import { COMPLETION_WRITTEN_ONCE, immutableSpec, requestPrinterColumns, requestStatusFields } from './requests.js';
-import { Conditions, NamespaceName, ObjectName, withCel } from './schema.js';
+import { AnyObjectName, Conditions, NamespaceName, ObjectName, withCel } from './schema.js';
 
 export const STATE_SNAPSHOTTER_GROUP = 'state-snapshotter.deckhouse.io';
 
@@ -61,7 +61,9 @@ export const CaptureTarget = Type.Object({
       },
     ],
   ),
-  name: ObjectName({ description: "Name of the object in the request's namespace." }),
+  name: AnyObjectName({
+    description: "Name of the object in the request's namespace (any name its kind allows, e.g. `system:leader`).",
+  }),
 });
 
 export const ManifestCaptureRequestSpec = immutableSpec(

@@ -30,6 +30,17 @@ export const ObjectName = (opts: StringOptions = {}) =>
     ...opts,
   });
 
+/**
+ * The name of an object of any kind, as the apiserver allows it for every resource: a non-empty
+ * path segment (no `/` or `%`, not `.` or `..`). Many kinds allow more than DNS-1123 (RBAC
+ * objects such as `system:controller:bootstrap-signer`); no kind allows less than this, and
+ * what is refused here could never name an object, nor reach a URL path of ours.
+ */
+export const AnyObjectName = (opts: StringOptions = {}) =>
+  withCel(Type.String({ minLength: 1, maxLength: 253, pattern: '^[^/%]+$', ...opts }), [
+    { rule: "self != '.' && self != '..'", message: 'an object name cannot be "." or ".."' },
+  ]);
+
 /** DNS-1123 label (namespace names). */
 export const NamespaceName = (opts: StringOptions = {}) =>
   Type.String({ minLength: 1, maxLength: 63, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', ...opts });

@@ -100,29 +100,27 @@ export const VOLUME_MODES = ['Filesystem', 'Block'] as const;
 export const ACCESS_MODES = ['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'] as const;
 
 export const VolumeRestoreRequestSpec = immutableSpec(
-  withCel(
-    Type.Object({
-      sourceRef: Type.Object({
-        name: ObjectName(),
-        namespace: Type.Optional(NamespaceName()),
-        kind: StringEnum(RESTORE_SOURCE_KINDS),
-      }),
-      targetNamespace: NamespaceName({
-        description: "Namespace of the restored PVC; must be the request's namespace.",
-      }),
-      targetPVCName: ObjectName({ description: 'Name of the PVC the provisioner creates.' }),
-      storageClassName: Type.Optional(ObjectName()),
-      volumeMode: StringEnum(VOLUME_MODES),
-      fsType: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
-      accessModes: Type.Optional(Type.Array(StringEnum(ACCESS_MODES), { maxItems: 4 })),
+  Type.Object({
+    sourceRef: Type.Object({
+      name: ObjectName(),
+      namespace: Type.Optional(NamespaceName()),
+      kind: StringEnum(RESTORE_SOURCE_KINDS),
     }),
-    [
-      {
-        rule: "self.volumeMode != 'Block' || !has(self.fsType)",
-        message: 'fsType must not be set when volumeMode is Block',
-      },
-    ],
-  ),
+    targetNamespace: NamespaceName({
+      description: "Namespace of the restored PVC; must be the request's namespace.",
+    }),
+    targetPVCName: ObjectName({ description: 'Name of the PVC the provisioner creates.' }),
+    storageClassName: Type.Optional(ObjectName()),
+    volumeMode: StringEnum(VOLUME_MODES),
+    fsType: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 32,
+        description: 'Filesystem of the restored volume; optional, and ignored when volumeMode is Block.',
+      }),
+    ),
+    accessModes: Type.Optional(Type.Array(StringEnum(ACCESS_MODES), { maxItems: 4 })),
+  }),
   'VolumeRestoreRequest',
 );
 

@@ -57,13 +57,20 @@ export function readyCondition(conditions: readonly Condition[] | undefined): Co
   return conditions?.find((c) => c.type === READY_CONDITION);
 }
 
-/** Terminal: Ready=True, or Ready=False with any reason but Processing. */
+/** Terminal: Ready=True, or Ready=False with any reason but Processing (or the original's TargetsPending). */
 export function isTerminal(conditions: readonly Condition[] | undefined): boolean {
   const ready = readyCondition(conditions);
   if (!ready) return false;
   if (ready.status === 'True') return true;
-  return ready.status === 'False' && ready.reason !== RequestReason.Processing;
+  return ready.status === 'False' && !NOT_TERMINAL_REASONS.has(ready.reason);
 }
+
+/**
+ * Ready=False reasons that mean "still working": ours (`Processing`), and `TargetsPending`, which
+ * the original storage-foundation controller writes while it waits for its targets. A request
+ * that controller left in TargetsPending is picked up here, never taken for finished.
+ */
+const NOT_TERMINAL_REASONS: ReadonlySet<string> = new Set([RequestReason.Processing, 'TargetsPending']);
 
 /** The Ready condition an outcome writes (True is always `Completed`). */
 export function outcomeCondition(outcome: RequestOutcome): Omit<Condition, 'lastTransitionTime'> {

@@ -41,6 +41,9 @@ export function loadKubeConfig(kubeconfigPath?: string): KubeConfig {
   return kc;
 }
 
+/** The request kinds of KubernetesObjectApi (upstream does not export the type). */
+type KubernetesApiAction = 'create' | 'delete' | 'patch' | 'read' | 'list' | 'replace';
+
 /** KubernetesObjectApi with its discovery exposed, so the watcher can build watch paths. */
 class DiscoveringObjectApi extends KubernetesObjectApi {
   async resourceFor(apiVersion: string, kind: string): Promise<V1APIResource> {
@@ -59,6 +62,19 @@ class DiscoveringObjectApi extends KubernetesObjectApi {
   }
   pathPrefix(apiVersion: string): string {
     return this.apiVersionPath(apiVersion);
+  }
+  /**
+   * Upstream lowercases the whole path, the object's name included, so an object named
+   * `system:controller:Demo` (legal for most kinds) is read, patched or deleted as `…demo`:
+   * "not found", or worse, another object. The same path, with the name as it is.
+   */
+  protected override async specUriPath(spec: KubernetesObject, action: KubernetesApiAction): Promise<string> {
+    const path = await super.specUriPath(spec, action);
+    const name = spec.metadata?.name;
+    if (action === 'create' || action === 'list' || !name) return path;
+    // encodeURIComponent yields ASCII, which lowercasing leaves the same length.
+    const encoded = encodeURIComponent(name);
+    return `${path.slice(0, path.length - encoded.length)}${encoded}`;
   }
 }
 

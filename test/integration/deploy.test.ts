@@ -16,11 +16,11 @@
  *    registers every attribute the workflows set (and is safe to run twice).
  */
 import { execFile } from 'node:child_process';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { AuthorizationV1Api, CoreV1Api, type KubernetesObject, type V1ConfigMap } from '@kubernetes/client-node';
+import { AuthorizationV1Api, type KubernetesObject, type V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { CHECKPOINT_LABEL } from '../../src/api/manifests.js';
@@ -28,7 +28,6 @@ import type { ObjectKeeper } from '../../src/api/objectkeeper.js';
 import type { VolumeCaptureRequest, VolumeRestoreRequest } from '../../src/api/volumes.js';
 import { checkpointNameFor, chunkNameFor, snapshotNameFor } from '../../src/domain/requests.js';
 import { findBinary } from '../../src/infra/binaries.js';
-import { renderKubeconfig } from '../../src/infra/components.js';
 import type { ManagedProcess } from '../../src/infra/process.js';
 import { KubeClient, statusCode, type ObjectRef } from '../../src/kube/client.js';
 import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../src/temporal/search-attributes.js';
@@ -42,7 +41,16 @@ import {
   pvcProtectionReleases,
   snapshotControllerProvisions,
 } from '../support/csi-actors.js';
-import { REPO_ROOT, eventually, kube, spawnRole, stackInfo, temporal, uniq } from '../support/env.js';
+import {
+  REPO_ROOT,
+  eventually,
+  kube,
+  serviceAccountKubeconfig,
+  spawnRole,
+  stackInfo,
+  temporal,
+  uniq,
+} from '../support/env.js';
 import { grantKey, grantsOf, readObjects, renderKustomization, type KubeObject } from '../support/kustomize.js';
 import { goneCheck, refOf as refOfRequest, waitTerminal, type RequestLike } from '../support/requests.js';
 
@@ -426,21 +434,7 @@ describe('RBAC, applied for real', () => {
         timeoutMs: 120_000,
       });
 
-    async function kubeconfigFor(sa: string): Promise<string> {
-      const info = stackInfo();
-      const core = k.kc.makeApiClient(CoreV1Api);
-      const tr = await core.createNamespacedServiceAccountToken({
-        name: sa,
-        namespace: NAMESPACE,
-        body: { spec: { audiences: [], expirationSeconds: 3600 } },
-      });
-      const token = tr.status?.token;
-      if (!token) throw new Error(`no token issued for ${sa}`);
-      const file = path.join(info.stateDir, `${sa}-${taskQueue}.kubeconfig`);
-      const ca = readFileSync(info.kube.caFile).toString('base64');
-      writeFileSync(file, renderKubeconfig(info.kube.server, ca, sa, token), { mode: 0o600 });
-      return file;
-    }
+    const kubeconfigFor = (sa: string) => serviceAccountKubeconfig(NAMESPACE, sa, taskQueue);
 
     async function request<T extends KubernetesObject>(kind: string, namespace: string, spec: unknown): Promise<T> {
       return k.create<T>({

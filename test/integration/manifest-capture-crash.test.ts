@@ -16,7 +16,8 @@ import {
 } from '../../src/api/manifests.js';
 import type { ObjectKeeper } from '../../src/api/objectkeeper.js';
 import { reassemble } from '../../src/codec/manifest-chunks.js';
-import { requestWorkflowId } from '../../src/domain/requests.js';
+import { exportCheckpoint } from '../../src/cli/checkpoint.js';
+import { checkpointNameFor, requestWorkflowId } from '../../src/domain/requests.js';
 import type { ManagedProcess } from '../../src/infra/process.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
 import {
@@ -175,3 +176,51 @@ it.each(STEPS)(
   },
   180_000,
 );
+
+/**
+ * Chunks are the one artifact a retry may replace: a retry re-reads the targets, and when they
+ * changed since the crashed attempt, a chunk of the same name holds other content. The checkpoint
+ * is not Ready until its status lists every chunk with its checksum (one write, after the last
+ * chunk), so a reader never sees a mixture: before, export refuses the checkpoint as in progress;
+ * after, every chunk matches the table, or export fails naming the chunk.
+ */
+it('a retry that captures changed content replaces the chunks; a reader sees in-progress or the final set, never a mix', async () => {
+  const cm = { apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: uniq('changing') };
+  await k.create({ ...cm, metadata: { name: cm.name, namespace: ns }, data: { v: 'first' } });
+  worker = spawnRole('worker', TASK_QUEUE, 'worker-crash-changed', {
+    DO_FAULT_KILL_AFTER_ACTIVITY: 'writeCheckpointContent',
+  });
+  await waitForWorker(TASK_QUEUE, worker);
+  const mcr = await k.create<ManifestCaptureRequest>({
+    apiVersion: GROUP_VERSION,
+    kind: 'ManifestCaptureRequest',
+    metadata: { name: uniq('crash-changed'), namespace: ns },
+    spec: { targets: [{ apiVersion: 'v1', kind: 'ConfigMap', name: cm.name }] },
+  });
+  await eventually('worker killed after writeCheckpointContent', async () => !worker!.running, { timeoutMs: 60_000 });
+  const checkpoint = checkpointNameFor(mcr.metadata!.uid!);
+  const [first] = await listAll<ManifestCheckpointContentChunk>(
+    'ManifestCheckpointContentChunk',
+    `${CHECKPOINT_LABEL}=${checkpoint}`,
+  );
+  expect(first).toBeDefined();
+  // The crashed attempt's chunk exists, but its checkpoint is not Ready: export refuses it.
+  await expect(exportCheckpoint(k, checkpoint)).rejects.toThrow(/is not Ready: .*still in progress/);
+
+  await k.mergePatch(cm, { data: { v: 'second' } });
+  worker = spawnRole('worker', TASK_QUEUE, 'worker-recover-changed');
+  const done = await waitTerminal<ManifestCaptureRequest>(k, mcr);
+  await worker.stop();
+  worker = undefined;
+  expect(done.ready).toMatchObject({ status: 'True', reason: 'Completed' });
+
+  const [replaced] = await listAll<ManifestCheckpointContentChunk>(
+    'ManifestCheckpointContentChunk',
+    `${CHECKPOINT_LABEL}=${checkpoint}`,
+  );
+  expect(replaced!.metadata!.name).toBe(first!.metadata!.name);
+  expect(replaced!.metadata!.uid).not.toBe(first!.metadata!.uid);
+  expect(replaced!.spec.checksum).not.toBe(first!.spec.checksum);
+  const exported = await exportCheckpoint(k, checkpoint);
+  expect((exported.objects as { data: { v: string } }[]).map((o) => o.data.v)).toEqual(['second']);
+}, 180_000);

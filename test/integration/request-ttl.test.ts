@@ -10,6 +10,7 @@ import { CHECKPOINT_LABEL, type ManifestCaptureRequest } from '../../src/api/man
 import { objectKeeperRef } from '../../src/api/objectkeeper.js';
 import { keeperNameFor, requestWorkflowId } from '../../src/domain/requests.js';
 import { requestTtlSweepWorkflow } from '../../src/workflows/requests/contract.js';
+import { createRequestActivities } from '../../src/activities/kubernetes/requests.js';
 import { ensureRequestTtlSweep, requestTtlSweepScheduleId } from '../../src/workers/schedules.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
 import {
@@ -155,6 +156,33 @@ describe('TTL sweep (the Schedule backstop), with no request workflows at all', 
     expect(await exists(noTimestamp)).toBe(true);
     expect(await exists(processing)).toBe(true);
     expect(await exists(fresh)).toBe(true);
+  });
+
+  it('skips an expired request that is already being deleted (a finalizer holds it)', async () => {
+    const longAgo = new Date(Date.now() - 3_600_000).toISOString().replace(/\.\d+Z$/, 'Z');
+    const held = await requestWithStatus({ conditions: ready('True', 'Completed'), completionTimestamp: longAgo });
+    const expired = await requestWithStatus({ conditions: ready('True', 'Completed'), completionTimestamp: longAgo });
+    const heldRef = mcrRef(held.metadata!.name!);
+    await k.mergePatch(heldRef, { metadata: { finalizers: ['example.com/hold'] } });
+    await k.delete(heldRef);
+    const deletingSince = (await k.get(heldRef))!.metadata!.deletionTimestamp;
+    expect(deletingSince).toBeTruthy();
+
+    // The sweep's listing, against the real apiserver: the held request is not a candidate.
+    const activities = createRequestActivities(k, requests);
+    const candidates = (await activities.listExpiredRequests('ManifestCaptureRequest')).map((r) => r.uid);
+    expect(candidates).toContain(expired.metadata!.uid);
+    expect(candidates).not.toContain(held.metadata!.uid);
+    // Reaping it anyway (a request workflow's timer) sees it is being deleted and leaves it to its finalizer.
+    const ref = { ...heldRef, kind: 'ManifestCaptureRequest' as const, namespace: ns, uid: held.metadata!.uid! };
+    expect(await activities.reapRequestIfExpired(ref)).toEqual({ status: 'ok', state: 'deleting' });
+
+    await runSweep();
+    expect(await k.get(mcrRef(expired.metadata!.name!))).toBeUndefined();
+    const stillHeld = await k.get(heldRef);
+    expect(stillHeld?.metadata?.deletionTimestamp).toEqual(deletingSince);
+    expect(stillHeld?.metadata?.finalizers).toEqual(['example.com/hold']);
+    await k.mergePatch(heldRef, { metadata: { finalizers: null } });
   });
 
   it('the worker keeps one sweep Schedule per task queue, updated to the configured interval', async () => {

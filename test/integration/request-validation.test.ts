@@ -97,10 +97,11 @@ describe('ManifestCaptureRequest validation', () => {
       'spec.targets[0].kind: Invalid value: "string": cluster-scoped kinds cannot be captured',
     ],
     [
-      'a target name that is no object name',
-      { targets: [target('ConfigMap', 'Not_A_Name')] },
-      'spec.targets[0].name: Invalid value: "Not_A_Name": spec.targets[0].name in body should match',
+      'a target name with a slash (no object of any kind can have it)',
+      { targets: [target('ConfigMap', '../secrets/x')] },
+      'spec.targets[0].name: Invalid value: "../secrets/x": spec.targets[0].name in body should match',
     ],
+    ['a target named ..', { targets: [target('ConfigMap', '..')] }, 'an object name cannot be "." or ".."'],
     ['a lower-case kind', { targets: [target('configMap')] }, 'spec.targets[0].kind: Invalid value: "configMap"'],
     [
       'a target without apiVersion',
@@ -116,6 +117,18 @@ describe('ManifestCaptureRequest validation', () => {
     const r = await refusal(() => k.create(request(spec)));
     expect(r.code).toBe(422);
     expect(r.message).toContain(expected);
+  });
+
+  it('accepts target names of any kind, not only DNS-1123 ones (as the original)', async () => {
+    const names = [
+      'system:controller:bootstrap-signer',
+      'system::leader-locking-kube-controller-manager',
+      'Upper_Case',
+    ];
+    const mcr = await k.create(
+      request({ targets: names.map((n) => target('Role', n, 'rbac.authorization.k8s.io/v1')) }),
+    );
+    expect(mcr.metadata?.uid).toBeTruthy();
   });
 
   it('refuses a request name that is no object name', async () => {

@@ -4,7 +4,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +14,7 @@ import { inject } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
 import { loadConfig, type OperatorConfig } from '../../src/config.js';
 import { findBinary } from '../../src/infra/binaries.js';
+import { renderKubeconfig } from '../../src/infra/components.js';
 import { ManagedProcess } from '../../src/infra/process.js';
 import { KubeClient, apiMessage, statusCode } from '../../src/kube/client.js';
 import { logger } from '../../src/log.js';
@@ -182,6 +183,32 @@ export async function replayAndRecord(workflowId: string, name: string): Promise
   if (show.status !== 0) throw new Error(`temporal workflow show ${workflowId}: ${show.stderr}`);
   await mkdir(path.join(REPO_ROOT, 'test/fixtures/histories'), { recursive: true });
   await writeFile(path.join(REPO_ROOT, 'test/fixtures/histories', `${name}.json`), show.stdout);
+}
+
+/**
+ * A kubeconfig that authenticates as a ServiceAccount (a short-lived token from the TokenRequest
+ * API), so a worker or a user runs with exactly the RBAC that account has.
+ */
+export async function serviceAccountKubeconfig(
+  namespace: string,
+  serviceAccount: string,
+  tag: string,
+): Promise<string> {
+  const info = stackInfo();
+  const k = kube();
+  const tr = await k.core.createNamespacedServiceAccountToken({
+    name: serviceAccount,
+    namespace,
+    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+  });
+  const token = tr.status?.token;
+  if (!token) throw new Error(`no token issued for ${namespace}/${serviceAccount}`);
+  const file = path.join(info.stateDir, `${serviceAccount}-${tag}.kubeconfig`);
+  const ca = (await readFile(info.kube.caFile)).toString('base64');
+  await writeFile(file, renderKubeconfig(info.kube.server, ca, `${namespace}-${serviceAccount}`, token), {
+    mode: 0o600,
+  });
+  return file;
 }
 
 /** Runs a write the apiserver must refuse; returns the status code and its message (throws if accepted). */

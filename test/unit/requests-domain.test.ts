@@ -14,11 +14,13 @@ const ready = (status: Condition['status'], reason: string): Condition[] => [
   { type: 'Ready', status, reason, message: '', lastTransitionTime: '2026-01-01T00:00:00Z' },
 ];
 
-describe('isTerminal (the original’s predicate: True, or False with any reason but Processing)', () => {
+describe('isTerminal (the originals’ predicate: True, or False with any reason but Processing / TargetsPending)', () => {
   it.each([
     [undefined, false],
     [[], false],
     [ready('False', 'Processing'), false],
+    // storage-foundation's "waiting for targets": a request it left there is not finished.
+    [ready('False', 'TargetsPending'), false],
     [ready('Unknown', 'Whatever'), false],
     [ready('True', 'Completed'), true],
     [ready('False', 'NotFound'), true],

@@ -23,7 +23,7 @@ import {
 } from '@temporalio/workflow';
 import { RequestReason } from '../../api/requests.js';
 import { failed, readyCondition, type OperationResult, type RequestRef } from '../../domain/requests.js';
-import { GONE, failedWith } from '../../domain/results.js';
+import { GONE, failedWith, type Failed, type Gone } from '../../domain/results.js';
 import { OperationPhase } from '../../temporal/search-attributes.js';
 import { requestCalls } from './activity-options.js';
 import { requestDeletedSignal, requestStateQuery, type RequestState, type RequestWorkflowInput } from './messages.js';
@@ -137,25 +137,37 @@ async function runUnlessDeleted(
     return await operation.run(operate);
   } catch (err) {
     if (cancelled && isCancellation(err)) return GONE;
-    if (err instanceof ActivityFailure) {
-      const cause = err.cause;
-      if (cause instanceof ApplicationFailure && cause.type === 'RequestGone') return GONE;
-      // A Forbidden that outlived its retries is not an RBAC rollout any more: the worker lacks a grant.
-      if (cause instanceof ApplicationFailure && cause.type === 'Kubernetes403') {
-        return failedWith(
-          failed(
-            RequestReason.RBACDenied,
-            `${cause.message} — the controller's ServiceAccount lacks this permission (see deploy/rbac)`,
-          ),
-        );
-      }
-      return failedWith(failed(RequestReason.InternalError, cause?.message ?? err.message));
-    }
-    if (err instanceof ApplicationFailure && err.type === 'RequestGone') return GONE;
+    const ended = howFailureEnds(err);
+    if (ended) return ended;
     throw err;
   } finally {
     finished = true;
   }
+}
+
+/**
+ * How a failure that escaped an operation ends the request: an activity failure that retries
+ * could not fix is terminal (RBACDenied for a Forbidden that outlived the RBAC-rollout window,
+ * InternalError otherwise, with the activity's message); the request found deleted is GONE.
+ * Anything else (a cancellation, a workflow bug) is not an ending: undefined.
+ */
+export function howFailureEnds(err: unknown): Failed | Gone | undefined {
+  if (err instanceof ActivityFailure) {
+    const cause = err.cause;
+    if (cause instanceof ApplicationFailure && cause.type === 'RequestGone') return GONE;
+    // A Forbidden that outlived its retries is not an RBAC rollout any more: the worker lacks a grant.
+    if (cause instanceof ApplicationFailure && cause.type === 'Kubernetes403') {
+      return failedWith(
+        failed(
+          RequestReason.RBACDenied,
+          `${cause.message} — the controller's ServiceAccount lacks this permission (see deploy/rbac)`,
+        ),
+      );
+    }
+    return failedWith(failed(RequestReason.InternalError, cause?.message ?? err.message));
+  }
+  if (err instanceof ApplicationFailure && err.type === 'RequestGone') return GONE;
+  return undefined;
 }
 
 /** Sleeps until the TTL (counted from completionTimestamp) expires, then deletes the request. */

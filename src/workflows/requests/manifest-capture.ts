@@ -4,12 +4,11 @@
  * Each step is an idempotent activity keyed by names derived from the request UID, so a crash
  * between any two steps resumes without duplicates.
  */
-import type { ManifestCheckpointStatus } from '../../api/manifests.js';
 import { READY_CONDITION, RequestReason } from '../../api/requests.js';
 import { setCondition } from '../../domain/conditions.js';
 import { ok } from '../../domain/results.js';
 import { checkpointWrites, requestCalls, targetChecks } from './activity-options.js';
-import { runRequest } from './lifecycle.js';
+import { howFailureEnds, runRequest } from './lifecycle.js';
 import type { RequestWorkflowInput } from './messages.js';
 
 /** Captures at least this large report their progress on the request before writing chunks. */
@@ -34,19 +33,30 @@ export async function manifestCaptureRequestWorkflow(input: RequestWorkflowInput
     if (checked.count >= PROGRESS_FROM_OBJECTS) {
       await progress(`capturing ${checked.count} objects into ${checkpoint.name}`);
     }
-    const result = await checkpointWrites.writeCheckpointContent({ ref, checkpoint });
+    /** A checkpoint that says it is a result also says how it ended, failure included. */
+    const markFailed = (message: string) =>
+      requestCalls.setCheckpointStatus({
+        checkpoint,
+        checkpointStatus: {
+          conditions: setCondition(
+            undefined,
+            { type: READY_CONDITION, status: 'False', reason: RequestReason.Failed, message },
+            new Date(),
+          ),
+        },
+      });
+    let result;
+    try {
+      result = await checkpointWrites.writeCheckpointContent({ ref, checkpoint });
+    } catch (err) {
+      const ended = howFailureEnds(err);
+      if (ended?.status !== 'failed') throw err;
+      await markFailed(ended.outcome.message);
+      return { ...ended, fields };
+    }
     if (result.status === 'gone') return result;
-    const now = new Date();
     if (result.status === 'failed') {
-      const o = result.outcome;
-      const status: ManifestCheckpointStatus = {
-        conditions: setCondition(
-          undefined,
-          { type: READY_CONDITION, status: 'False', reason: RequestReason.Failed, message: o.message },
-          now,
-        ),
-      };
-      await requestCalls.setCheckpointStatus({ checkpoint, checkpointStatus: status });
+      await markFailed(result.outcome.message);
       return { ...result, fields };
     }
     const { summary } = result;
@@ -60,7 +70,7 @@ export async function manifestCaptureRequestWorkflow(input: RequestWorkflowInput
         conditions: setCondition(
           undefined,
           { type: READY_CONDITION, status: 'True', reason: RequestReason.Completed, message },
-          now,
+          new Date(),
         ),
       },
     });
