@@ -297,6 +297,57 @@ export interface WaitingFor {
   hint?: string;
 }
 
+/** The content's controller ownerReference and binding, as a fresh GET showed them. */
+export interface BoundContentFacts {
+  name: string;
+  volumeSnapshotRef?: { namespace?: string; name?: string; uid?: string };
+  controller?: { kind: string; name: string; uid: string };
+}
+
+export type ContentAdoption = { state: 'owned' } | { state: 'adopt' } | { state: 'failed'; outcome: RequestOutcome };
+
+/**
+ * In VolumeSnapshot mode the snapshot-controller makes the VolumeSnapshotContent, without owners:
+ * deleting the VolumeSnapshot deletes it only under deletionPolicy Delete, so with Retain it would
+ * outlive the request forever. Once bound, the content is handed to the request's keeper as its
+ * controller owner (cluster-scoped → cluster-scoped, legal), and the garbage collector removes it
+ * with the VolumeSnapshot whatever the policy (the backend snapshot still follows the policy: the
+ * sidecar deletes it only under Delete). The snapshot-controller sets no ownerReferences on
+ * contents it makes; one controlled by something else, or bound to another VolumeSnapshot, is not
+ * ours to take.
+ */
+export function judgeContentAdoption(
+  what: string,
+  content: BoundContentFacts,
+  snapshot: { namespace: string; name: string; uid: string },
+  keeperUid: string,
+): ContentAdoption {
+  const label = `VolumeSnapshotContent ${content.name}`;
+  if (content.controller?.uid === keeperUid) return { state: 'owned' };
+  const ref = content.volumeSnapshotRef;
+  if (ref?.namespace !== snapshot.namespace || ref?.name !== snapshot.name || ref?.uid !== snapshot.uid) {
+    return {
+      state: 'failed',
+      outcome: failed(
+        RequestReason.Failed,
+        `${what}: ${label} is bound to another VolumeSnapshot (${ref?.namespace ?? '?'}/${ref?.name ?? '?'}); ` +
+          'check the snapshot-controller',
+      ),
+    };
+  }
+  if (content.controller) {
+    return {
+      state: 'failed',
+      outcome: failed(
+        RequestReason.Failed,
+        `${what}: ${label} is controlled by ${content.controller.kind} ${content.controller.name}, so the ` +
+          "request's ObjectKeeper cannot own it and it would outlive the request",
+      ),
+    };
+  }
+  return { state: 'adopt' };
+}
+
 /** The terminal message when a wait on an external actor passed its deadline. */
 export function deadlineMessage(what: string, done: string, timeoutMs: number, waiting: WaitingFor): string {
   const err = waiting.error ? `; last error: ${waiting.error}` : '';
@@ -365,14 +416,39 @@ export type RestoreSourceFacts =
       deleting: boolean;
       driver?: string;
       phase?: string;
-      claimRef?: { namespace?: string; name?: string };
+      claimRef?: { namespace?: string; name?: string; uid?: string };
       volumeMode?: string;
+      /** Carries this project's detached mark (a Detach capture took it, or is taking it). */
+      detached?: boolean;
     };
 
+/**
+ * The claim a detached volume is reserved (pre-bound) for: never created, so nothing can bind the
+ * volume, and the PV binder keeps it Available.
+ */
+export function reservedClaimName(pvcUid: string): string {
+  return `detached-${pvcUid}`;
+}
+
+const RESERVED_CLAIM = /^detached-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Reserved by our own Detach: the detached mark and a UID-less claimRef to the reserved name. */
+function reservedByDetach(source: Extract<RestoreSourceFacts, { kind: 'PersistentVolume' }>): boolean {
+  const ref = source.claimRef;
+  return Boolean(source.detached && ref && !ref.uid && ref.name && RESERVED_CLAIM.test(ref.name));
+}
+
+/**
+ * Judges a restore source. Absent is terminal NotFound (a request describes the state at its
+ * creation: a source that appears later needs a new request). A content that exists but is not
+ * readyToUse yet, with no error, is the temporary absence of status the sidecar will fill in:
+ * `pending` says what to wait for (the workflow waits under the request's deadline). A content's
+ * status.error is the external controller's verdict and terminal.
+ */
 export function judgeRestoreSource(
   spec: VolumeRestoreRequestSpec,
   source: RestoreSourceFacts | undefined,
-): Outcome<{ driver: string }> {
+): Outcome<{ driver: string; pending?: WaitingFor }> {
   const label = `${spec.sourceRef.kind} ${spec.sourceRef.name}`;
   if (!source) return { status: 'failed', outcome: failed(RequestReason.NotFound, `${label} not found`) };
   const invalid = (message: string) => ({
@@ -381,9 +457,6 @@ export function judgeRestoreSource(
   });
   if (source.deleting) return invalid(`${label} is being deleted`);
   if (source.kind === 'VolumeSnapshotContent') {
-    if (!source.readyToUse) {
-      return invalid(`${label} is not readyToUse${source.error ? `: ${source.error}` : ''}`);
-    }
     if (source.sourceVolumeMode && source.sourceVolumeMode !== spec.volumeMode) {
       return {
         status: 'failed',
@@ -393,14 +466,30 @@ export function judgeRestoreSource(
         ),
       };
     }
+    if (!source.readyToUse) {
+      if (source.error) return invalid(`${label} is not readyToUse: ${source.error}`);
+      return {
+        status: 'ok',
+        driver: source.driver,
+        pending: {
+          waitingFor: `${label} to become readyToUse`,
+          actor: `the csi-snapshotter sidecar of driver ${source.driver}`,
+        },
+      };
+    }
     return { status: 'ok', driver: source.driver };
   }
   if (!source.driver) return invalid(`${label} is not a CSI volume`);
-  if (source.phase === 'Bound' && source.claimRef) {
+  // Detach leaves the volume reserved for a claim nobody uses; with no PV binder looking yet the
+  // phase may still read Bound from before.
+  if (source.phase === 'Bound' && source.claimRef && !reservedByDetach(source)) {
     const claim = source.claimRef.name ? ` to ${source.claimRef.namespace ?? ''}/${source.claimRef.name}` : '';
+    const hint = source.detached
+      ? '; it is being detached by a VolumeCaptureRequest: restore from it once that capture is Ready'
+      : '; only a released volume can be restored';
     return {
       status: 'failed',
-      outcome: failed(RequestReason.PVBound, `${label} is bound${claim}; only a released volume can be restored`),
+      outcome: failed(RequestReason.PVBound, `${label} is bound${claim}${hint}`),
     };
   }
   const mode = source.volumeMode ?? 'Filesystem';

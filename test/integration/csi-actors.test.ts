@@ -9,13 +9,19 @@ import {
   installSnapshotCrds,
   provisionerRestores,
   quantityBytes,
-  snapshotControllerDeletesContentOf,
+  BEING_DELETED_ANNOTATION,
+  VSC_FINALIZER,
+  VS_AS_SOURCE_FINALIZER,
+  VS_BOUND_FINALIZER,
+  csiBackend,
+  installDeckhouseSnapshotCrds,
   snapshotControllerProvisions,
+  snapshotControllersReconcileDeletion,
   snapshotterReportsContentError,
   type VolumeSnapshot,
   type VolumeSnapshotContent,
 } from '../support/csi-actors.js';
-import { kube, uniq } from '../support/env.js';
+import { eventually, kube, uniq } from '../support/env.js';
 
 const k = kube();
 const driver = 'csi.test.deckhouse.io';
@@ -122,14 +128,94 @@ describe('CSI actor helpers', () => {
     expect(failed.status).toMatchObject({ readyToUse: false, error: { message: 'driver said no' } });
 
     await k.delete({ apiVersion: SNAPSHOT_API, kind: 'VolumeSnapshot', namespace, name: 'snap' });
-    expect(await snapshotControllerDeletesContentOf(k, vsc)).toBe(true);
-    expect(
-      await k.get<VolumeSnapshotContent>({
+    await eventually('snapshot and content deleted', () =>
+      snapshotControllersReconcileDeletion(k, {
+        vsNamespace: namespace,
+        vsName: 'snap',
+        contentName: vsc.metadata!.name!,
+      }),
+    );
+  });
+
+  it.each(['Delete', 'Retain'] as const)(
+    'deletionPolicy %s: finalizers as the snapshot-controller sets them, and the deletion protocol',
+    async (deletionPolicy) => {
+      const namespace = await newNamespace();
+      await createCsiVolume(k, { namespace, pvcName: 'data', driver, storageClassName: uniq('sc') });
+      const vsClass = await createSnapshotClass(k, { name: uniq('vsclass'), driver, deletionPolicy });
+      const vsRef = { apiVersion: SNAPSHOT_API, kind: 'VolumeSnapshot', namespace, name: 'snap' };
+      await k.create<VolumeSnapshot>({
+        ...vsRef,
+        metadata: { name: 'snap', namespace },
+        spec: { source: { persistentVolumeClaimName: 'data' }, volumeSnapshotClassName: vsClass.metadata!.name },
+      });
+      const vsc = await snapshotControllerProvisions(k, namespace, 'snap');
+      const vscRef = { apiVersion: SNAPSHOT_API, kind: 'VolumeSnapshotContent', name: vsc.metadata!.name! };
+      expect(vsc.metadata!.finalizers).toEqual([VSC_FINALIZER]);
+      const vs = (await k.get<VolumeSnapshot>(vsRef))!;
+      expect(vs.metadata!.finalizers).toEqual(
+        deletionPolicy === 'Delete' ? [VS_AS_SOURCE_FINALIZER, VS_BOUND_FINALIZER] : [VS_AS_SOURCE_FINALIZER],
+      );
+
+      // The content deleted first (as the GC may): the sidecar waits until the snapshot goes too.
+      await k.delete(vscRef);
+      expect(
+        await snapshotControllersReconcileDeletion(k, {
+          vsNamespace: namespace,
+          vsName: 'snap',
+          contentName: vscRef.name,
+        }),
+      ).toBe(false);
+      expect((await k.get(vscRef))?.metadata?.deletionTimestamp).toBeDefined();
+      await k.delete(vsRef);
+      await eventually('snapshot and content deleted', () =>
+        snapshotControllersReconcileDeletion(k, { vsNamespace: namespace, vsName: 'snap', contentName: vscRef.name }),
+      );
+      // The backend snapshot follows the policy.
+      expect(csiBackend.deletedSnapshots.has(vsc.status!.snapshotHandle!)).toBe(deletionPolicy === 'Delete');
+    },
+  );
+
+  it('with Retain, deleting only the VolumeSnapshot leaves the content (marked being-deleted) behind', async () => {
+    const namespace = await newNamespace();
+    await createCsiVolume(k, { namespace, pvcName: 'data', driver, storageClassName: uniq('sc') });
+    const vsClass = await createSnapshotClass(k, { name: uniq('vsclass'), driver, deletionPolicy: 'Retain' });
+    await k.create<VolumeSnapshot>({
+      apiVersion: SNAPSHOT_API,
+      kind: 'VolumeSnapshot',
+      metadata: { name: 'snap', namespace },
+      spec: { source: { persistentVolumeClaimName: 'data' }, volumeSnapshotClassName: vsClass.metadata!.name },
+    });
+    const vsc = await snapshotControllerProvisions(k, namespace, 'snap');
+    await k.delete({ apiVersion: SNAPSHOT_API, kind: 'VolumeSnapshot', namespace, name: 'snap' });
+    const names = { vsNamespace: namespace, vsName: 'snap', contentName: vsc.metadata!.name! };
+    expect(await snapshotControllersReconcileDeletion(k, names)).toBe(false);
+    expect(await snapshotControllersReconcileDeletion(k, names)).toBe(false);
+    const left = await k.get<VolumeSnapshotContent>({
+      apiVersion: SNAPSHOT_API,
+      kind: 'VolumeSnapshotContent',
+      name: vsc.metadata!.name!,
+    });
+    expect(left?.metadata?.deletionTimestamp).toBeUndefined();
+    expect(left?.metadata?.annotations?.[BEING_DELETED_ANNOTATION]).toBe('yes');
+  });
+
+  it("Deckhouse's relaxed CRD accepts a content without volumeSnapshotRef; the upstream one comes back", async () => {
+    const bare = () =>
+      k.create({
         apiVersion: SNAPSHOT_API,
         kind: 'VolumeSnapshotContent',
-        name: vsc.metadata!.name!,
-      }),
-    ).toBeUndefined();
+        metadata: { name: uniq('vsc-only') },
+        spec: { driver, deletionPolicy: 'Delete', source: { volumeHandle: 'vol-1' } },
+      });
+    try {
+      await installDeckhouseSnapshotCrds(k);
+      const created = await bare();
+      await k.delete({ apiVersion: SNAPSHOT_API, kind: 'VolumeSnapshotContent', name: created.metadata!.name! });
+    } finally {
+      await installSnapshotCrds(k);
+    }
+    await expect(bare()).rejects.toThrow();
   });
 
   it('provisionerRestores leaves a Bound PVC on a restored CSI PV', async () => {

@@ -26,11 +26,14 @@ import {
   SNAPSHOT_API,
   createCsiVolume,
   createSnapshotClass,
+  csiBackend,
+  deckhouseSnapshotterServes,
+  installDeckhouseSnapshotCrds,
   installSnapshotCrds,
   pvcProtectionReleases,
   snapshotControllerBinds,
-  snapshotControllerDeletesContentOf,
   snapshotControllerProvisions,
+  snapshotControllersReconcileDeletion,
   snapshotterReportsContentError,
   type VolumeSnapshot,
   type VolumeSnapshotContent,
@@ -205,31 +208,69 @@ describe('VolumeCaptureRequest, Snapshot mode (VolumeSnapshot)', () => {
     ]);
   });
 
-  it('deleting the request removes its keeper at once; the GC removes the VolumeSnapshot, then its content', async () => {
-    await volume('short-lived');
-    const vcr = await request('Snapshot', [pvcTarget('short-lived')]);
-    const content = await snapshotControllerServes(vcr, 0);
-    const done = await waitTerminal<VolumeCaptureRequest>(k, vcr);
-    expect(done.ready.status).toBe('True');
+  it.each(['Delete', 'Retain'] as const)(
+    'deletionPolicy %s: the keeper owns the VolumeSnapshot and its content; deleting the request → keeper → GC removes both',
+    async (deletionPolicy) => {
+      // A StorageClass naming a class of this policy, so the snapshot-controller makes a content with it.
+      const vsClass = uniq(`vsc-${deletionPolicy.toLowerCase()}`);
+      await createSnapshotClass(k, { name: vsClass, driver, deletionPolicy });
+      const sc = uniq(`${driver}-gc`);
+      await k.create<V1StorageClass>({
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'StorageClass',
+        metadata: { name: sc, annotations: { [SNAPSHOT_CLASS_ANNOTATION]: vsClass } },
+        provisioner: driver,
+      });
+      const pvcName = uniq('short-lived');
+      await volume(pvcName, { storageClassName: sc });
+      const vcr = await request('Snapshot', [pvcTarget(pvcName)]);
+      const content = await snapshotControllerServes(vcr, 0);
+      expect(content.spec.deletionPolicy).toBe(deletionPolicy);
+      const done = await waitTerminal<VolumeCaptureRequest>(k, vcr);
+      expect(done.ready.status).toBe('True');
 
-    await k.delete({ apiVersion: vcr.apiVersion, kind: vcr.kind, namespace: ns, name: vcr.metadata!.name! });
-    await eventually('keeper deleted', goneCheck(k, keeperOf(vcr)));
-    const vsName = snapshotNameFor(vcr.metadata!.uid!, 0);
-    await eventually('VolumeSnapshot garbage-collected', goneCheck(k, vsRef(vsName)), { timeoutMs: 120_000 });
-    // What the snapshot-controller does once its VolumeSnapshot is gone (deletionPolicy Delete).
-    expect(await snapshotControllerDeletesContentOf(k, content)).toBe(true);
-    expect(await k.get(vscRef(content.metadata!.name!))).toBeUndefined();
+      // The content the snapshot-controller made is the keeper's too (its only controller owner).
+      const keeper = (await k.get<ObjectKeeper>(keeperOf(vcr)))!;
+      const owned = (await k.get<VolumeSnapshotContent>(vscRef(content.metadata!.name!)))!;
+      await expectGcValidOwners(k, owned);
+      expect(owned.metadata!.ownerReferences).toEqual([
+        {
+          apiVersion: 'deckhouse.io/v1alpha1',
+          kind: 'ObjectKeeper',
+          name: keeper.metadata!.name,
+          uid: keeper.metadata!.uid,
+          controller: true,
+        },
+      ]);
+      // What the snapshot-controller keeps of its own is still there.
+      expect(owned.metadata!.finalizers).toEqual(content.metadata!.finalizers);
+      expect(owned.spec.volumeSnapshotRef).toEqual(content.spec.volumeSnapshotRef);
 
-    const workflowId = requestWorkflowId({
-      kind: 'VolumeCaptureRequest',
-      namespace: ns,
-      name: vcr.metadata!.name!,
-      uid: vcr.metadata!.uid!,
-    });
-    const result = await (await temporal()).workflow.getHandle(workflowId).result();
-    expect(result).toBe('request deleted');
-    await replayAndRecord(workflowId, 'volume-capture-snapshot-deleted');
-  });
+      await k.delete({ apiVersion: vcr.apiVersion, kind: vcr.kind, namespace: ns, name: vcr.metadata!.name! });
+      await eventually('keeper deleted', goneCheck(k, keeperOf(vcr)));
+      // The real GC deletes both; the test plays the snapshot-controller and sidecar on deletion.
+      const vsName = snapshotNameFor(vcr.metadata!.uid!, 0);
+      await eventually(
+        'VolumeSnapshot and VolumeSnapshotContent gone',
+        () =>
+          snapshotControllersReconcileDeletion(k, { vsNamespace: ns, vsName, contentName: content.metadata!.name! }),
+        { timeoutMs: 120_000 },
+      );
+      // The backend snapshot follows the class's policy: deleted under Delete, kept under Retain.
+      expect(csiBackend.deletedSnapshots.has(content.status!.snapshotHandle!)).toBe(deletionPolicy === 'Delete');
+
+      if (deletionPolicy !== 'Delete') return;
+      const workflowId = requestWorkflowId({
+        kind: 'VolumeCaptureRequest',
+        namespace: ns,
+        name: vcr.metadata!.name!,
+        uid: vcr.metadata!.uid!,
+      });
+      const result = await (await temporal()).workflow.getHandle(workflowId).result();
+      expect(result).toBe('request deleted');
+      await replayAndRecord(workflowId, 'volume-capture-snapshot-deleted');
+    },
+  );
 
   it('a snapshot that never becomes ready ends in DeadlineExceeded, naming the actor and its last error', async () => {
     await volume('slow');
@@ -453,5 +494,73 @@ describe('VolumeCaptureRequest, Snapshot mode (Content) on the upstream CRD', ()
     expect(done.ready.message).toContain('spec.volumeSnapshotRef: Required value');
     expect(done.ready.message).toContain('DO_VOLUME_SNAPSHOT_MODE=VolumeSnapshot');
     expect(await k.get(vscRef(snapshotNameFor(vcr.metadata!.uid!, 0)))).toBeUndefined();
+  });
+});
+
+/**
+ * Content mode on a cluster running Deckhouse's patched external-snapshotter (relaxed CRD, and
+ * controllers that serve a content without a VolumeSnapshot), played by the test.
+ */
+describe("VolumeCaptureRequest, Snapshot mode (Content) on Deckhouse's external-snapshotter", () => {
+  const contentQueue = uniq('tq-vcr-deckhouse');
+  let contentWorker: { stop(): Promise<void> } | undefined;
+  let contentWatcher: RunningWatcher | undefined;
+
+  beforeAll(async () => {
+    await installDeckhouseSnapshotCrds(k);
+    const requests = {
+      ...testConfig(contentQueue).requests,
+      waitTimeoutMs: WAIT_TIMEOUT_MS,
+      snapshotMode: 'Content' as const,
+    };
+    contentWorker = await startTestWorker(contentQueue, { requests });
+    contentWatcher = await startTestWatcher(contentQueue);
+    await contentWatcher.watcher.waitForSync();
+  });
+
+  afterAll(async () => {
+    await contentWatcher?.stop();
+    await contentWorker?.stop();
+    await installSnapshotCrds(k);
+  });
+
+  it('snapshots through a bare content owned by the keeper; deleting the request lets the GC remove it', async () => {
+    const { pv } = await volume('deckhouse-content');
+    const vcr = await request('Snapshot', [pvcTarget('deckhouse-content')]);
+    const name = snapshotNameFor(vcr.metadata!.uid!, 0);
+    const served = await deckhouseSnapshotterServes(k, name);
+
+    const done = await waitTerminal<VolumeCaptureRequest>(k, vcr);
+    expect(done.ready).toMatchObject({ status: 'True', reason: 'Completed' });
+    expect(done.ready.message).toContain(`deckhouse-content → VolumeSnapshotContent ${name}`);
+    expect(done.status!.dataRefs).toEqual([
+      expect.objectContaining({ artifact: { apiVersion: SNAPSHOT_API, kind: 'VolumeSnapshotContent', name } }),
+    ]);
+    const content = (await k.get<VolumeSnapshotContent>(vscRef(name)))!;
+    await expectGcValidOwners(k, content);
+    const keeper = (await k.get<ObjectKeeper>(keeperOf(vcr)))!;
+    expect(content.metadata!.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'ObjectKeeper', uid: keeper.metadata!.uid, controller: true }),
+    ]);
+    expect(content.spec).toMatchObject({
+      driver,
+      volumeSnapshotClassName: defaultClass,
+      deletionPolicy: 'Delete',
+      source: { volumeHandle: pv.spec!.csi!.volumeHandle },
+      sourceVolumeMode: 'Filesystem',
+    });
+    expect(content.spec.volumeSnapshotRef).toBeUndefined();
+    expect(await k.get(vsRef(name))).toBeUndefined();
+
+    await k.delete({ apiVersion: vcr.apiVersion, kind: vcr.kind, namespace: ns, name: vcr.metadata!.name! });
+    await eventually('keeper deleted', goneCheck(k, keeperOf(vcr)));
+    await eventually(
+      'content garbage-collected',
+      () => snapshotControllersReconcileDeletion(k, { contentName: name }),
+      {
+        timeoutMs: 120_000,
+      },
+    );
+    expect(csiBackend.deletedSnapshots.has(served.status!.snapshotHandle!)).toBe(true);
   });
 });

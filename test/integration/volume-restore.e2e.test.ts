@@ -7,7 +7,7 @@ import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { objectKeeperRef, type ObjectKeeper } from '../../src/api/objectkeeper.js';
-import type { VolumeRestoreRequest, VolumeRestoreRequestSpec } from '../../src/api/volumes.js';
+import type { VolumeCaptureRequest, VolumeRestoreRequest, VolumeRestoreRequestSpec } from '../../src/api/volumes.js';
 import { keeperNameFor, requestWorkflowId } from '../../src/domain/requests.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
 import {
@@ -16,8 +16,10 @@ import {
   createSnapshotClass,
   installSnapshotCrds,
   provisionerRestores,
+  pvcProtectionReleases,
   snapshotControllerBinds,
   snapshotControllerProvisions,
+  snapshotterMarksContentReady,
   snapshotterReportsContentError,
   type VolumeSnapshot,
   type VolumeSnapshotContent,
@@ -70,8 +72,11 @@ async function request(spec: Partial<VolumeRestoreRequestSpec>): Promise<VolumeR
   });
 }
 
-/** A snapshot as a capture leaves it: a VolumeSnapshot of a CSI volume, bound to its content. */
-async function snapshotContent(ready: boolean): Promise<VolumeSnapshotContent> {
+/**
+ * A snapshot as a capture leaves it: a VolumeSnapshot of a CSI volume, bound to its content.
+ * `ready`: the sidecar has cut it; `failed`: the sidecar reports an error; `pending`: not cut yet.
+ */
+async function snapshotContent(state: boolean | 'pending'): Promise<VolumeSnapshotContent> {
   const pvcName = uniq('source');
   await createCsiVolume(k, { namespace: ns, pvcName, driver, storageClassName });
   const vsName = uniq('snap');
@@ -81,9 +86,62 @@ async function snapshotContent(ready: boolean): Promise<VolumeSnapshotContent> {
     metadata: { name: vsName, namespace: ns },
     spec: { source: { persistentVolumeClaimName: pvcName } },
   });
-  if (ready) return snapshotControllerProvisions(k, ns, vsName);
+  if (state === true) return snapshotControllerProvisions(k, ns, vsName);
   const content = await snapshotControllerBinds(k, ns, vsName);
+  if (state === 'pending') return content;
   return snapshotterReportsContentError(k, content.metadata!.name!, 'rpc error: code = Internal desc = disk gone');
+}
+
+/** Whether the request's Ready condition says it is waiting for `what`. */
+async function requestWaitingFor(vrr: VolumeRestoreRequest, what: string): Promise<boolean | undefined> {
+  const now = await k.get<RequestLike>({
+    apiVersion: vrr.apiVersion!,
+    kind: vrr.kind!,
+    namespace: ns,
+    name: vrr.metadata!.name!,
+  });
+  return now?.status?.conditions?.some((c) => c.reason === 'Processing' && c.message.includes(what));
+}
+
+/**
+ * Asserts the restored PVC is not the request's: no ownerReference to the request or its keeper,
+ * and it outlives both through the real garbage collector. A ConfigMap owned by the keeper is the
+ * witness that the GC has processed the keeper's deletion before the PVC is checked.
+ */
+async function expectPvcOutlives(vrr: VolumeRestoreRequest, pvc: V1PersistentVolumeClaim, deleteRequest: boolean) {
+  const keeper = (await k.get<ObjectKeeper>(keeperOf(vrr)))!;
+  const witness = await k.create({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: uniq('gc-witness'),
+      namespace: ns,
+      ownerReferences: [
+        {
+          apiVersion: 'deckhouse.io/v1alpha1',
+          kind: 'ObjectKeeper',
+          name: keeper.metadata!.name!,
+          uid: keeper.metadata!.uid!,
+        },
+      ],
+    },
+  });
+  const before = (await k.get<V1PersistentVolumeClaim>(pvcRef(vrr.spec.targetPVCName)))!;
+  const owners = (before.metadata?.ownerReferences ?? []).map((o) => o.uid);
+  expect(owners).not.toContain(keeper.metadata!.uid);
+  expect(owners).not.toContain(vrr.metadata!.uid);
+  const vrrRef = { apiVersion: vrr.apiVersion!, kind: vrr.kind!, namespace: ns, name: vrr.metadata!.name! };
+  if (deleteRequest) await k.delete(vrrRef);
+  await eventually('request gone', goneCheck(k, vrrRef), { timeoutMs: TTL_MS + 60_000 });
+  await eventually('keeper deleted', goneCheck(k, keeperOf(vrr)));
+  await eventually(
+    "the GC took the keeper's dependents",
+    goneCheck(k, { apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: witness.metadata!.name! }),
+    { timeoutMs: 120_000 },
+  );
+  const kept = await k.get<V1PersistentVolumeClaim>(pvcRef(vrr.spec.targetPVCName));
+  expect(kept?.metadata?.uid).toBe(pvc.metadata!.uid);
+  expect(kept?.metadata?.deletionTimestamp).toBeUndefined();
 }
 
 const rejection = (spec: unknown) =>
@@ -158,13 +216,9 @@ describe('VolumeRestoreRequest', () => {
     const keeper = await k.get<ObjectKeeper>(keeperOf(vrr));
     expect(keeper?.spec.followObjectRef?.uid).toBe(vrr.metadata!.uid);
 
-    // The restored PVC is user data: the keeper never owned it, so the GC has nothing to take.
-    await k.delete({ apiVersion: vrr.apiVersion!, kind: vrr.kind!, namespace: ns, name: vrr.metadata!.name! });
-    await eventually('keeper deleted', goneCheck(k, keeperOf(vrr)));
-    await sleep(5000);
-    const kept = await k.get<V1PersistentVolumeClaim>(pvcRef(vrr.spec.targetPVCName));
-    expect(kept?.metadata?.uid).toBe(pvc.metadata!.uid);
-    expect(kept?.metadata?.deletionTimestamp).toBeUndefined();
+    // The restored PVC is user data: neither the request nor its keeper owns it, so the GC
+    // takes nothing of it.
+    await expectPvcOutlives(vrr, pvc, true);
     await replayAndRecord(
       requestWorkflowId({
         kind: 'VolumeRestoreRequest',
@@ -185,14 +239,73 @@ describe('VolumeRestoreRequest', () => {
     const { pvc } = await provisionerServes(vrr);
     const done = await waitTerminal<VolumeRestoreRequest>(k, vrr);
     expect(done.ready.reason).toBe('Completed');
-    const vrrRef = { apiVersion: vrr.apiVersion!, kind: vrr.kind!, namespace: ns, name: vrr.metadata!.name! };
-    await eventually('request reaped after its TTL', goneCheck(k, vrrRef), { timeoutMs: TTL_MS + 60_000 });
+    await expectPvcOutlives(vrr, pvc, false);
     expect(Date.now() - Date.parse(done.status!.completionTimestamp!)).toBeGreaterThanOrEqual(TTL_MS - 1000);
-    await eventually('keeper deleted', goneCheck(k, keeperOf(vrr)));
-    await sleep(5000); // give the garbage collector time to (wrongly) act
-    const kept = await k.get<V1PersistentVolumeClaim>(pvcRef(vrr.spec.targetPVCName));
-    expect(kept?.metadata?.uid).toBe(pvc.metadata!.uid);
-    expect(kept?.metadata?.deletionTimestamp).toBeUndefined();
+  });
+
+  it('a VolumeSnapshotContent not ready yet is waited for; the restore completes once the sidecar is done', async () => {
+    const content = await snapshotContent('pending');
+    const vrr = await request({
+      sourceRef: { kind: 'VolumeSnapshotContent', name: content.metadata!.name! },
+      storageClassName,
+    });
+    await eventually('request waiting for the content', () =>
+      requestWaitingFor(vrr, `VolumeSnapshotContent ${content.metadata!.name} to become readyToUse`),
+    );
+    // Nothing is made while the source is not ready.
+    expect(await k.get(keeperOf(vrr))).toBeUndefined();
+    await snapshotterMarksContentReady(k, content.metadata!.name!);
+    const { pvc } = await provisionerServes(vrr);
+    const done = await waitTerminal<VolumeRestoreRequest>(k, vrr);
+    expect(done.ready).toMatchObject({ status: 'True', reason: 'Completed' });
+    expect(done.status!.targetPVCRef?.uid).toBe(pvc.metadata!.uid);
+  });
+
+  it('a VolumeSnapshotContent that never becomes ready ends in DeadlineExceeded, naming the sidecar', async () => {
+    const content = await snapshotContent('pending');
+    const vrr = await request({ sourceRef: { kind: 'VolumeSnapshotContent', name: content.metadata!.name! } });
+    const done = await waitTerminal<VolumeRestoreRequest>(k, vrr);
+    expect(done.ready).toMatchObject({ status: 'False', reason: 'DeadlineExceeded' });
+    expect(done.ready.message).toBe(
+      `VolumeSnapshotContent ${content.metadata!.name} was not ready within 8s: still waiting for ` +
+        `VolumeSnapshotContent ${content.metadata!.name} to become readyToUse. Check the csi-snapshotter sidecar ` +
+        `of driver ${driver} (its logs and the object's events)`,
+    );
+  });
+
+  it('a content that fails while the restore waits ends the restore with its error', async () => {
+    const content = await snapshotContent('pending');
+    const vrr = await request({ sourceRef: { kind: 'VolumeSnapshotContent', name: content.metadata!.name! } });
+    await eventually('request waiting for the content', () => requestWaitingFor(vrr, 'to become readyToUse'));
+    await snapshotterReportsContentError(k, content.metadata!.name!, 'rpc error: code = Internal desc = disk gone');
+    const done = await waitTerminal<VolumeRestoreRequest>(k, vrr);
+    expect(done.ready).toMatchObject({ status: 'False', reason: 'InvalidSource' });
+    expect(done.ready.message).toContain('disk gone');
+  });
+
+  it('restores the PersistentVolume a Detach capture left (reserved for a claim nobody uses)', async () => {
+    const pvcName = uniq('detach-me');
+    const { pv } = await createCsiVolume(k, { namespace: ns, pvcName, driver, storageClassName });
+    const vcr = await k.create<VolumeCaptureRequest>({
+      apiVersion: 'storage.deckhouse.io/v1alpha1',
+      kind: 'VolumeCaptureRequest',
+      metadata: { name: uniq('vcr'), namespace: ns },
+      spec: { mode: 'Detach', targets: [{ apiVersion: 'v1', kind: 'PersistentVolumeClaim', name: pvcName }] },
+    });
+    await eventually('claim deleted', () => pvcProtectionReleases(k, ns, pvcName));
+    expect((await waitTerminal<VolumeCaptureRequest>(k, vcr)).ready.reason).toBe('Completed');
+    const detached = (await k.get<V1PersistentVolume>({
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      name: pv.metadata!.name!,
+    }))!;
+    expect(detached.spec?.claimRef?.name).toMatch(/^detached-/);
+
+    const vrr = await request({ sourceRef: { kind: 'PersistentVolume', name: pv.metadata!.name! } });
+    const { pvc } = await provisionerServes(vrr);
+    const done = await waitTerminal<VolumeRestoreRequest>(k, vrr);
+    expect(done.ready).toMatchObject({ status: 'True', reason: 'Completed' });
+    expect(done.status!.targetPVCRef?.uid).toBe(pvc.metadata!.uid);
   });
 
   it('restores a released CSI PersistentVolume', async () => {
@@ -317,13 +430,10 @@ describe('VolumeRestoreRequest admission', () => {
     expect(r.message).toContain(expected);
   });
 
-  it('fsType with volumeMode Block is accepted (and ignored), as in the original', async () => {
-    const vrr = await request({
-      sourceRef: { kind: 'VolumeSnapshotContent', name: uniq('nothing') },
-      volumeMode: 'Block',
-      fsType: 'ext4',
-    });
-    expect(vrr.metadata?.uid).toBeTruthy();
+  it('fsType with volumeMode Block is rejected', async () => {
+    const r = await rejection({ ...valid, volumeMode: 'Block', fsType: 'ext4' });
+    expect(r.code).toBe(422);
+    expect(r.message).toContain('fsType must not be set when volumeMode is Block');
   });
 
   it('refuses to change the spec after creation', async () => {

@@ -2,8 +2,10 @@
  * Integration tests play the external actors a real cluster runs next to the operators (the CSI
  * external-snapshotter sidecar, the common snapshot-controller, the external-provisioner and the
  * PV binder of kube-controller-manager, none of which the test stack runs). Each helper writes
- * exactly what its actor writes to the objects, through the status subresource where the actor
- * does, and nothing more: no finalizers, events or metrics.
+ * what its actor writes to the objects (external-snapshotter v8: pkg/common-controller and
+ * pkg/sidecar-controller), through the status subresource where the actor does, including the
+ * protection finalizers and annotations that decide how deletion goes; no events or metrics.
+ * The CSI backend is a record of the snapshot handles the sidecar deleted (`csiBackend`).
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -31,6 +33,15 @@ const DEFAULT_CLASS_ANNOTATION = 'snapshot.storage.kubernetes.io/is-default-clas
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 /** What the StorageObjectInUseProtection admission plugin puts on every claim. */
 export const PVC_PROTECTION_FINALIZER = 'kubernetes.io/pvc-protection';
+/** external-snapshotter's pkg/utils: finalizers the snapshot-controller puts on snapshots and contents. */
+export const VS_AS_SOURCE_FINALIZER = 'snapshot.storage.kubernetes.io/volumesnapshot-as-source-protection';
+export const VS_BOUND_FINALIZER = 'snapshot.storage.kubernetes.io/volumesnapshot-bound-protection';
+export const VSC_FINALIZER = 'snapshot.storage.kubernetes.io/volumesnapshotcontent-bound-protection';
+/** Set on a content by the snapshot-controller when its VolumeSnapshot is deleted: the sidecar may then delete. */
+export const BEING_DELETED_ANNOTATION = 'snapshot.storage.kubernetes.io/volumesnapshot-being-deleted';
+
+/** The CSI driver's backend, as far as tests look at it: the snapshots DeleteSnapshot removed. */
+export const csiBackend = { deletedSnapshots: new Set<string>() };
 
 type VolumeMode = 'Filesystem' | 'Block';
 type DeletionPolicy = 'Delete' | 'Retain';
@@ -57,7 +68,7 @@ export interface VolumeSnapshot extends KubernetesObject {
 
 export interface VolumeSnapshotContent extends KubernetesObject {
   spec: {
-    volumeSnapshotRef: { apiVersion?: string; kind?: string; name?: string; namespace?: string; uid?: string };
+    volumeSnapshotRef?: { apiVersion?: string; kind?: string; name?: string; namespace?: string; uid?: string };
     source: { volumeHandle?: string; snapshotHandle?: string };
     driver: string;
     deletionPolicy: DeletionPolicy;
@@ -80,11 +91,63 @@ export interface BoundVolume {
 
 /** Installs the upstream external-snapshotter CRDs (idempotent) and waits until they are served. */
 export async function installSnapshotCrds(kube: KubeClient): Promise<void> {
+  await applySnapshotCrds(kube, (crd) => crd);
+  await eventually(
+    'the upstream VolumeSnapshotContent schema in force',
+    async () => !(await bareContentAccepted(kube)),
+  );
+}
+
+/**
+ * Deckhouse's external-snapshotter (003-vsc-only-model.patch: "The CRD validation ... is relaxed
+ * accordingly"): a VolumeSnapshotContent may have no spec.volumeSnapshotRef. Derived from the
+ * upstream files; `installSnapshotCrds` puts the upstream schema back (every file's beforeAll
+ * calls it, so a file that stops half-way cannot leak the relaxed one into the next).
+ */
+export async function installDeckhouseSnapshotCrds(kube: KubeClient): Promise<void> {
+  await applySnapshotCrds(kube, (crd) => {
+    if (crd.spec.names.kind !== 'VolumeSnapshotContent') return crd;
+    for (const version of crd.spec.versions) {
+      const spec = version.schema?.openAPIV3Schema?.properties?.spec;
+      if (!spec) continue;
+      spec.required = spec.required?.filter((r) => r !== 'volumeSnapshotRef');
+      // Parsed YAML, so the key is the wire name, not the typed client's x_kubernetes_validations.
+      const ref = spec.properties?.volumeSnapshotRef as Record<string, unknown> | undefined;
+      if (ref) delete ref['x-kubernetes-validations'];
+    }
+    return crd;
+  });
+  await eventually('the relaxed VolumeSnapshotContent schema in force', () => bareContentAccepted(kube));
+}
+
+/** Whether the apiserver accepts (dry run) a content without volumeSnapshotRef. */
+async function bareContentAccepted(kube: KubeClient): Promise<boolean> {
+  try {
+    await kube.apply(
+      {
+        apiVersion: SNAPSHOT_API,
+        kind: 'VolumeSnapshotContent',
+        metadata: { name: 'schema-probe' },
+        spec: { driver: 'probe', deletionPolicy: 'Delete', source: { snapshotHandle: 'probe' } },
+      },
+      { dryRun: true },
+    );
+    return true;
+  } catch (err) {
+    if (statusCode(err) === 422) return false;
+    throw err;
+  }
+}
+
+async function applySnapshotCrds(
+  kube: KubeClient,
+  edit: (crd: V1CustomResourceDefinition) => V1CustomResourceDefinition,
+): Promise<void> {
   const crds: V1CustomResourceDefinition[] = [];
   for (const file of CRD_FILES) {
     const crd = parse(await readFile(path.join(CRD_DIR, file), 'utf8')) as V1CustomResourceDefinition;
     delete crd.status; // the generated placeholder status is not ours to apply
-    crds.push(await kube.apply(crd));
+    crds.push(await kube.apply(edit(crd)));
   }
   for (const crd of crds) {
     const name = crd.metadata!.name!;
@@ -247,10 +310,13 @@ async function bindContent(
   if (!pv.spec?.csi) throw new Error(`PV ${pv.metadata!.name} is not a CSI volume`);
   const vsClass = await snapshotClassFor(kube, vs, pv.spec.csi.driver);
 
+  // syncSnapshot adds the as-source finalizer before it makes the content.
+  await addFinalizers(kube, snapshotStatusRef(vsNamespace, vsName), [VS_AS_SOURCE_FINALIZER]);
+  // Bound from creation (volumeSnapshotRef.uid set), so syncContent adds its finalizer at once.
   const content = await kube.create<VolumeSnapshotContent>({
     apiVersion: SNAPSHOT_API,
     kind: 'VolumeSnapshotContent',
-    metadata: { name: `snapcontent-${vs.metadata!.uid}` },
+    metadata: { name: `snapcontent-${vs.metadata!.uid}`, finalizers: [VSC_FINALIZER] },
     spec: {
       volumeSnapshotRef: {
         apiVersion: SNAPSHOT_API,
@@ -266,7 +332,125 @@ async function bindContent(
       sourceVolumeMode: (pv.spec.volumeMode as VolumeMode | undefined) ?? 'Filesystem',
     },
   });
+  // checkandAddSnapshotFinalizers: the bound finalizer only when the content's policy is Delete.
+  if (vsClass.deletionPolicy === 'Delete') {
+    await addFinalizers(kube, snapshotStatusRef(vsNamespace, vsName), [VS_BOUND_FINALIZER]);
+  }
   return { content, pvc };
+}
+
+async function addFinalizers(
+  kube: KubeClient,
+  ref: { apiVersion: string; kind: string; name: string; namespace?: string },
+  add: string[],
+): Promise<void> {
+  const obj = await mustGet<KubernetesObject>(kube, ref);
+  const finalizers = obj.metadata?.finalizers ?? [];
+  if (add.every((f) => finalizers.includes(f))) return;
+  await kube.mergePatch(ref, {
+    metadata: { resourceVersion: obj.metadata!.resourceVersion, finalizers: [...new Set([...finalizers, ...add])] },
+  });
+}
+
+async function removeFinalizers(kube: KubeClient, obj: KubernetesObject, remove: string[]): Promise<void> {
+  const finalizers = obj.metadata?.finalizers ?? [];
+  if (!remove.some((f) => finalizers.includes(f))) return;
+  const ref = {
+    apiVersion: obj.apiVersion!,
+    kind: obj.kind!,
+    name: obj.metadata!.name!,
+    namespace: obj.metadata!.namespace,
+  };
+  await kube.mergePatch(ref, {
+    metadata: {
+      resourceVersion: obj.metadata!.resourceVersion,
+      finalizers: finalizers.filter((f) => !remove.includes(f)),
+    },
+  });
+}
+
+/**
+ * One pass of the snapshot-controller and the csi-snapshotter sidecar over a VolumeSnapshot and
+ * its content, for what they do once either is being deleted (by a user or the garbage
+ * collector). Returns true once both are gone. Call it until then (`eventually`), as the
+ * controllers' informers would. Mirrors external-snapshotter v8:
+ *  - common controller, VolumeSnapshot with deletionTimestamp (processSnapshotWithDeletionTimestamp):
+ *    mark the bound content volumesnapshot-being-deleted whatever its policy; delete it under
+ *    Delete; drop the as-source finalizer, and the bound finalizer unless a Delete content is
+ *    still there;
+ *  - sidecar, content with deletionTimestamp (syncContent/shouldDelete): acts only once marked
+ *    being-deleted (or a VSC-only content of Deckhouse's patch, which needs no mark): under Delete
+ *    with a snapshot handle, DeleteSnapshot and clear the handle; then drop the finalizer.
+ * A content deleted while its VolumeSnapshot lives and is not being deleted is left waiting.
+ */
+export async function snapshotControllersReconcileDeletion(
+  kube: KubeClient,
+  names: { vsNamespace?: string; vsName?: string; contentName: string },
+): Promise<boolean> {
+  const vsRef = names.vsName
+    ? { apiVersion: SNAPSHOT_API, kind: 'VolumeSnapshot', namespace: names.vsNamespace, name: names.vsName }
+    : undefined;
+  const vscRef = { apiVersion: SNAPSHOT_API, kind: 'VolumeSnapshotContent', name: names.contentName };
+  const vs = vsRef && (await kube.get<VolumeSnapshot>(vsRef));
+  let vsc = await kube.get<VolumeSnapshotContent>(vscRef);
+  const bound = Boolean(vs && vsc && vsc.spec.volumeSnapshotRef?.uid === vs.metadata!.uid);
+
+  if (vs?.metadata?.deletionTimestamp) {
+    if (vsc && bound) {
+      if (vsc.metadata?.annotations?.[BEING_DELETED_ANNOTATION] !== 'yes') {
+        vsc = await kube.mergePatch<VolumeSnapshotContent>(vscRef, {
+          metadata: { annotations: { [BEING_DELETED_ANNOTATION]: 'yes' } },
+        });
+      }
+      if (vsc.spec.deletionPolicy === 'Delete' && !vsc.metadata?.deletionTimestamp) {
+        await kube.delete(vscRef, { uid: vsc.metadata!.uid });
+      }
+    }
+    const keepBound = Boolean(vsc && bound && vsc.spec.deletionPolicy === 'Delete');
+    await removeFinalizers(
+      kube,
+      vs,
+      keepBound ? [VS_AS_SOURCE_FINALIZER] : [VS_AS_SOURCE_FINALIZER, VS_BOUND_FINALIZER],
+    );
+  }
+
+  vsc = await kube.get<VolumeSnapshotContent>(vscRef);
+  if (vsc?.metadata?.deletionTimestamp) {
+    const vscOnly = !vsc.spec.volumeSnapshotRef?.uid && vsc.spec.source.volumeHandle !== undefined;
+    const shouldDelete =
+      vscOnly ||
+      (vsc.spec.source.snapshotHandle !== undefined && !vsc.spec.volumeSnapshotRef?.uid) ||
+      vsc.metadata.annotations?.[BEING_DELETED_ANNOTATION] === 'yes';
+    if (shouldDelete) {
+      const handle = vsc.status?.snapshotHandle;
+      if (vsc.spec.deletionPolicy === 'Delete' && handle) {
+        csiBackend.deletedSnapshots.add(handle);
+        await kube.patchCustomStatus(contentRef(names.contentName), {
+          snapshotHandle: null,
+          readyToUse: null,
+          creationTime: null,
+          restoreSize: null,
+        });
+      } else {
+        await removeFinalizers(kube, vsc, [VSC_FINALIZER]);
+      }
+    }
+  }
+
+  const vsLeft = vsRef ? await kube.get(vsRef) : undefined;
+  const vscLeft = await kube.get(vscRef);
+  return !vsLeft && !vscLeft;
+}
+
+/**
+ * Deckhouse's patched controllers for a VSC-only content (no VolumeSnapshot): the common
+ * controller adds its protection finalizer, the sidecar cuts the snapshot and reports it ready.
+ */
+export async function deckhouseSnapshotterServes(kube: KubeClient, vscName: string): Promise<VolumeSnapshotContent> {
+  const ref = { apiVersion: SNAPSHOT_API, kind: 'VolumeSnapshotContent', name: vscName };
+  await eventually(`VolumeSnapshotContent ${vscName}`, () => kube.get(ref));
+  await addFinalizers(kube, ref, [VSC_FINALIZER]);
+  return snapshotterMarksContentReady(kube, vscName);
 }
 
 /**
@@ -288,18 +472,6 @@ export async function pvcProtectionReleases(kube: KubeClient, namespace: string,
     mergePatch,
   );
   return true;
-}
-
-/** snapshot-controller, once the bound VolumeSnapshot is deleted: deletes a `Delete` content. */
-export async function snapshotControllerDeletesContentOf(
-  kube: KubeClient,
-  vsc: VolumeSnapshotContent,
-): Promise<boolean> {
-  if (vsc.spec.deletionPolicy !== 'Delete') return false;
-  return kube.delete(
-    { apiVersion: SNAPSHOT_API, kind: 'VolumeSnapshotContent', name: vsc.metadata!.name! },
-    { uid: vsc.metadata!.uid },
-  );
 }
 
 /** (Deckhouse-patched) external-provisioner restoring a snapshot: a new PV and its PVC, bound. */

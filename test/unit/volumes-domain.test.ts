@@ -7,12 +7,14 @@ import {
   humanDuration,
   isUpstreamContentRejection,
   judgeClaim,
+  judgeContentAdoption,
   judgeExistingTarget,
   judgeRestoredClaim,
   judgeRestoreSource,
   judgeRestoreStorageClass,
   judgeSnapshot,
   judgeVolume,
+  reservedClaimName,
   selectSnapshotClass,
   type ClaimFacts,
   type SnapshotClassFacts,
@@ -231,6 +233,54 @@ describe('restore rules', () => {
     });
     expect(reasonOf(judgeRestoreSource(spec, { ...content, readyToUse: true, deleting: true }))).toBe('InvalidSource');
   });
+  it('a content that is not ready yet is waited for, naming the sidecar; only its status.error is terminal', () => {
+    const waiting = judgeRestoreSource(spec, { ...content });
+    expect(waiting).toEqual({
+      status: 'ok',
+      driver: 'd1',
+      pending: {
+        waitingFor: 'VolumeSnapshotContent c to become readyToUse',
+        actor: 'the csi-snapshotter sidecar of driver d1',
+      },
+    });
+    expect(judgeRestoreSource(spec, { ...content, readyToUse: false })).toMatchObject({ status: 'ok', pending: {} });
+    expect(reasonOf(judgeRestoreSource(spec, { ...content, readyToUse: false, error: 'disk gone' }))).toBe(
+      'InvalidSource',
+    );
+    // What the spec already says is judged before waiting: a mode mismatch never becomes ready.
+    expect(reasonOf(judgeRestoreSource(spec, { ...content, sourceVolumeMode: 'Block' }))).toBe('Incompatible');
+  });
+  it("a volume reserved by this project's Detach is a valid source; one bound to a real claim is not", () => {
+    const pvSpec: VolumeRestoreRequestSpec = { ...spec, sourceRef: { kind: 'PersistentVolume', name: 'pv' } };
+    const pv = { kind: 'PersistentVolume' as const, name: 'pv', deleting: false, driver: 'd1' };
+    const uid = '6f1c2a8e-1d2b-4c3d-8e9f-0a1b2c3d4e5f';
+    const reserved = { namespace: 'ns', name: reservedClaimName(uid) };
+    expect(reservedClaimName(uid)).toBe(`detached-${uid}`);
+    // No PV binder has looked yet (the phase still says Bound), or it has (Available): both are ours.
+    expect(judgeRestoreSource(pvSpec, { ...pv, phase: 'Bound', detached: true, claimRef: reserved })).toEqual({
+      status: 'ok',
+      driver: 'd1',
+    });
+    expect(judgeRestoreSource(pvSpec, { ...pv, phase: 'Available', detached: true, claimRef: reserved }).status).toBe(
+      'ok',
+    );
+    // A claim of that name with a UID is a real binding; so is the name without our detached mark.
+    expect(
+      reasonOf(
+        judgeRestoreSource(pvSpec, { ...pv, phase: 'Bound', detached: true, claimRef: { ...reserved, uid: 'u9' } }),
+      ),
+    ).toBe('PVBound');
+    expect(reasonOf(judgeRestoreSource(pvSpec, { ...pv, phase: 'Bound', claimRef: reserved }))).toBe('PVBound');
+    // Still bound to the claim a Detach is deleting: the message says to wait for the capture.
+    const detaching = judgeRestoreSource(pvSpec, {
+      ...pv,
+      phase: 'Bound',
+      detached: true,
+      claimRef: { namespace: 'ns', name: 'data', uid: 'u1' },
+    });
+    expect(reasonOf(detaching)).toBe('PVBound');
+    expect(detaching.status !== 'ok' && detaching.outcome.message).toMatch(/being detached/);
+  });
   it('a volume source must be CSI, not bound to a claim, and of the requested mode', () => {
     const pvSpec: VolumeRestoreRequestSpec = { ...spec, sourceRef: { kind: 'PersistentVolume', name: 'pv' } };
     const pv = { kind: 'PersistentVolume' as const, name: 'pv', deleting: false, driver: 'd1' };
@@ -270,5 +320,39 @@ describe('restore rules', () => {
       state: 'failed',
       outcome: { reason: 'RestoreFailed' },
     });
+  });
+});
+
+describe('judgeContentAdoption', () => {
+  const vs = { namespace: 'ns', name: 'snap', uid: 'vs-uid' };
+  const bound = { name: 'snapcontent-vs-uid', volumeSnapshotRef: { namespace: 'ns', name: 'snap', uid: 'vs-uid' } };
+  it("adopts the snapshot-controller's content of our VolumeSnapshot once, then sees it owned", () => {
+    expect(judgeContentAdoption('what', bound, vs, 'keeper-uid')).toEqual({ state: 'adopt' });
+    expect(
+      judgeContentAdoption(
+        'what',
+        { ...bound, controller: { kind: 'ObjectKeeper', name: 'ret-vcr-x', uid: 'keeper-uid' } },
+        vs,
+        'keeper-uid',
+      ),
+    ).toEqual({ state: 'owned' });
+  });
+  it("never takes a content bound to another VolumeSnapshot, or another controller's", () => {
+    const other = judgeContentAdoption(
+      'what',
+      { ...bound, volumeSnapshotRef: { ...bound.volumeSnapshotRef, uid: 'other' } },
+      vs,
+      'keeper-uid',
+    );
+    expect(other).toMatchObject({ state: 'failed', outcome: { reason: 'Failed' } });
+    expect(other.state === 'failed' && other.outcome.message).toMatch(/bound to another VolumeSnapshot/);
+    const controlled = judgeContentAdoption(
+      'what',
+      { ...bound, controller: { kind: 'Thing', name: 't', uid: 'u' } },
+      vs,
+      'keeper-uid',
+    );
+    expect(controlled).toMatchObject({ state: 'failed', outcome: { reason: 'Failed' } });
+    expect(controlled.state === 'failed' && controlled.outcome.message).toMatch(/controlled by Thing t/);
   });
 });

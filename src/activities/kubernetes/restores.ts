@@ -1,22 +1,25 @@
 /**
- * Volume restore: check the request before anything happens, then wait for the external
- * provisioner (which watches VolumeRestoreRequests and creates the PVC; the operator never does)
- * to create the target PVC and bind it. The verdicts are in src/domain/volumes.ts.
+ * Volume restore: check the request before anything happens (and wait for a source snapshot
+ * that is not ready yet), then wait for the external provisioner (which watches
+ * VolumeRestoreRequests and creates the PVC; the operator never does) to create the target PVC
+ * and bind it. The verdicts are in src/domain/volumes.ts.
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { RequestReason } from '../../api/requests.js';
-import type { VolumeRestoreRequest } from '../../api/volumes.js';
+import { DETACHED_ANNOTATION, type VolumeRestoreRequest, type VolumeRestoreRequestSpec } from '../../api/volumes.js';
 import { failed, type RequestRef } from '../../domain/requests.js';
 import {
   SNAPSHOT_API,
   checkRestoreNamespace,
   claimLabel,
+  deadlineMessage,
   humanDuration,
   judgeExistingTarget,
   judgeRestoredClaim,
   judgeRestoreSource,
   judgeRestoreStorageClass,
   type RestoreSourceFacts,
+  type WaitingFor,
 } from '../../domain/volumes.js';
 import type { KubeClient } from '../../kube/client.js';
 import { GONE, type Outcome, type StepResult } from '../../domain/results.js';
@@ -33,26 +36,13 @@ import {
 } from './volume-support.js';
 
 export function createRestoreActivities(kube: KubeClient) {
-  return {
-    /**
-     * Checks a restore before anything is created: namespace, source, StorageClass, and that no
-     * PVC of the target name predates the request.
-     */
-    async validateRestoreSource(ref: RequestRef): Promise<StepResult<{ driver: string; storageClassName?: string }>> {
-      // Deleted, or the name now belongs to another request: this operation has nothing to do.
-      const request = await readRequestObject<VolumeRestoreRequest>(kube, ref);
-      if (!request) return GONE;
-      const spec = request.spec;
-      const ns = checkRestoreNamespace(spec, ref.namespace);
-      if (ns.status !== 'ok') return ns;
-
-      const { kind, name } = spec.sourceRef;
-      let facts: RestoreSourceFacts | undefined;
-      if (kind === 'VolumeSnapshotContent') {
-        const problem = await snapshotApiProblem(kube, ['VolumeSnapshotContent']);
-        if (problem) return { status: 'failed', outcome: problem };
-        const vsc = await getObject<VolumeSnapshotContent>(kube, { apiVersion: SNAPSHOT_API, kind, name });
-        facts = vsc && {
+  /** The source as a fresh GET shows it, reduced to the facts judgeRestoreSource needs. */
+  async function readSource(spec: VolumeRestoreRequestSpec): Promise<RestoreSourceFacts | undefined> {
+    const { kind, name } = spec.sourceRef;
+    if (kind === 'VolumeSnapshotContent') {
+      const vsc = await getObject<VolumeSnapshotContent>(kube, { apiVersion: SNAPSHOT_API, kind, name });
+      return (
+        vsc && {
           kind,
           name,
           deleting: Boolean(vsc.metadata?.deletionTimestamp),
@@ -60,22 +50,47 @@ export function createRestoreActivities(kube: KubeClient) {
           readyToUse: vsc.status?.readyToUse,
           error: vsc.status?.error?.message,
           sourceVolumeMode: vsc.spec.sourceVolumeMode,
-        };
-      } else {
-        const pv = await getObject<V1PersistentVolume>(kube, volumeRef(name));
-        facts = pv && {
-          kind: 'PersistentVolume',
-          name,
-          deleting: Boolean(pv.metadata?.deletionTimestamp),
-          driver: pv.spec?.csi?.driver,
-          phase: pv.status?.phase,
-          claimRef: pv.spec?.claimRef
-            ? { namespace: pv.spec.claimRef.namespace, name: pv.spec.claimRef.name }
-            : undefined,
-          volumeMode: pv.spec?.volumeMode,
-        };
+        }
+      );
+    }
+    const pv = await getObject<V1PersistentVolume>(kube, volumeRef(name));
+    return (
+      pv && {
+        kind: 'PersistentVolume',
+        name,
+        deleting: Boolean(pv.metadata?.deletionTimestamp),
+        driver: pv.spec?.csi?.driver,
+        phase: pv.status?.phase,
+        claimRef: pv.spec?.claimRef
+          ? { namespace: pv.spec.claimRef.namespace, name: pv.spec.claimRef.name, uid: pv.spec.claimRef.uid }
+          : undefined,
+        volumeMode: pv.spec?.volumeMode,
+        detached: pv.metadata?.annotations?.[DETACHED_ANNOTATION] === 'true',
       }
-      const source = judgeRestoreSource(spec, facts);
+    );
+  }
+
+  return {
+    /**
+     * Checks a restore before anything is created: namespace, source, StorageClass, and that no
+     * PVC of the target name predates the request. A snapshot content not ready yet passes with
+     * `pending` (what to wait for): the workflow waits for it (waitForRestoreSource).
+     */
+    async validateRestoreSource(
+      ref: RequestRef,
+    ): Promise<StepResult<{ driver: string; storageClassName?: string; pending?: WaitingFor }>> {
+      // Deleted, or the name now belongs to another request: this operation has nothing to do.
+      const request = await readRequestObject<VolumeRestoreRequest>(kube, ref);
+      if (!request) return GONE;
+      const spec = request.spec;
+      const ns = checkRestoreNamespace(spec, ref.namespace);
+      if (ns.status !== 'ok') return ns;
+      if (spec.sourceRef.kind === 'VolumeSnapshotContent') {
+        const problem = await snapshotApiProblem(kube, ['VolumeSnapshotContent']);
+        if (problem) return { status: 'failed', outcome: problem };
+      }
+
+      const source = judgeRestoreSource(spec, await readSource(spec));
       if (source.status !== 'ok') return source;
 
       if (spec.storageClassName) {
@@ -98,7 +113,39 @@ export function createRestoreActivities(kube: KubeClient) {
         timestamp(request.metadata?.creationTimestamp),
       );
       if (clash.status !== 'ok') return clash;
-      return { status: 'ok', driver: source.driver, storageClassName: spec.storageClassName };
+      return {
+        status: 'ok',
+        driver: source.driver,
+        storageClassName: spec.storageClassName,
+        ...(source.pending ? { pending: source.pending } : {}),
+      };
+    },
+
+    /**
+     * Waits until the source the validation found not ready yet is ready (the sidecar fills in
+     * its status), or the absolute deadline passes. The source is judged by the same rules as at
+     * validation on every poll, so a content deleted or failed meanwhile ends the wait.
+     */
+    async waitForRestoreSource(input: {
+      spec: VolumeRestoreRequestSpec;
+      deadline: number;
+      timeoutMs: number;
+    }): Promise<Outcome<object>> {
+      const { spec } = input;
+      type Judged = ReturnType<typeof judgeRestoreSource>;
+      const r = await pollUntil<Judged, WaitingFor>(input.deadline, async () => {
+        const verdict = judgeRestoreSource(spec, await readSource(spec));
+        return verdict.status === 'ok' && verdict.pending ? { waiting: verdict.pending } : { done: verdict };
+      });
+      if ('expired' in r) {
+        const what = `${spec.sourceRef.kind} ${spec.sourceRef.name}`;
+        return {
+          status: 'failed',
+          outcome: failed(RequestReason.DeadlineExceeded, deadlineMessage(what, 'ready', input.timeoutMs, r.expired)),
+        };
+      }
+      if (r.done.status !== 'ok') return r.done;
+      return { status: 'ok' };
     },
 
     /**

@@ -5,21 +5,24 @@
  *
  * Two ways to create a snapshot, chosen controller-wide (DO_VOLUME_SNAPSHOT_MODE):
  *   - VolumeSnapshot: a VolumeSnapshot in the claim's namespace; the stock snapshot-controller
- *     makes and binds the VolumeSnapshotContent, and deleting the VolumeSnapshot (the GC does,
- *     once the keeper goes) makes it delete the content and the backend snapshot, as the
- *     class's deletionPolicy says. Works on a stock cluster.
+ *     makes and binds the VolumeSnapshotContent, which the wait then hands to the keeper as its
+ *     controller owner. Once the keeper goes, the GC deletes both: the VolumeSnapshot deletion
+ *     marks the content volumesnapshot-being-deleted, so the sidecar deletes the backend
+ *     snapshot as the class's deletionPolicy says (Delete) or keeps it (Retain), and no content
+ *     object outlives the request whatever the policy. Works on a stock cluster.
  *   - Content: a bare VolumeSnapshotContent, as the original does; only Deckhouse's patched
  *     external-snapshotter accepts and serves one without a VolumeSnapshot.
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import { RequestReason } from '../../api/requests.js';
 import { ownedByKeeper } from '../../domain/objectkeeper.js';
-import { failed, snapshotNameFor, type RequestRef } from '../../domain/requests.js';
+import { failed, snapshotNameFor, type RequestOutcome, type RequestRef } from '../../domain/requests.js';
 import {
   SNAPSHOT_API,
   claimLabel,
   deadlineMessage,
   isUpstreamContentRejection,
+  judgeContentAdoption,
   judgeSnapshot,
   upstreamContentMessage,
   type ResolvedVolumeTarget,
@@ -136,23 +139,60 @@ export function createSnapshotActivities(kube: KubeClient) {
     async waitForSnapshotReady(input: {
       target: ResolvedVolumeTarget;
       snapshot: SnapshotIdentity;
+      /** VolumeSnapshot mode: the keeper the bound content is handed to (see judgeContentAdoption). */
+      keeper?: KeeperIdentity;
       deadline: number;
       timeoutMs: number;
     }): Promise<Outcome<{ contentName: string }>> {
-      const { target, snapshot } = input;
+      const { target, snapshot, keeper } = input;
       const byVolumeSnapshot = snapshot.kind === 'VolumeSnapshot';
       const what =
         `${snapshot.kind} ${snapshot.namespace ? `${snapshot.namespace}/` : ''}${snapshot.name} ` +
         `(of ${claimLabel(target.namespace, target.pvcName)})`;
       const expected = { what, driver: target.driver, volumeHandle: target.volumeHandle };
-      const observe = async (): Promise<SnapshotObservation> => {
-        const obs: SnapshotObservation = { mode: byVolumeSnapshot ? 'VolumeSnapshot' : 'Content' };
-        let contentName = snapshot.name;
-        if (byVolumeSnapshot) {
-          const vs = await getObject<VolumeSnapshot>(
-            kube,
-            snapshotRef('VolumeSnapshot', snapshot.name, snapshot.namespace),
+      /** Hands a bound content to the keeper; a problem when it is not ours to take. */
+      const adopt = async (vs: VolumeSnapshot, vsc: VolumeSnapshotContent): Promise<RequestOutcome | undefined> => {
+        if (!keeper) return undefined;
+        const controller = vsc.metadata?.ownerReferences?.find((o) => o.controller);
+        const verdict = judgeContentAdoption(
+          what,
+          {
+            name: vsc.metadata!.name!,
+            volumeSnapshotRef: vsc.spec.volumeSnapshotRef,
+            controller: controller && { kind: controller.kind, name: controller.name, uid: controller.uid },
+          },
+          { namespace: snapshot.namespace!, name: snapshot.name, uid: vs.metadata!.uid! },
+          keeper.uid,
+        );
+        if (verdict.state === 'failed') return verdict.outcome;
+        if (verdict.state === 'owned') return undefined;
+        const ref = snapshotRef('VolumeSnapshotContent', vsc.metadata!.name!);
+        try {
+          // resourceVersion: the write loses against any concurrent change (the retry re-reads),
+          // so the snapshot-controller's own updates are never overwritten.
+          await kube.mergePatch(
+            ref,
+            {
+              metadata: {
+                resourceVersion: vsc.metadata!.resourceVersion,
+                ownerReferences: [...(vsc.metadata?.ownerReferences ?? []), owner(keeper)],
+              },
+            },
+            { uid: vsc.metadata!.uid },
           );
+        } catch (err) {
+          throw kubeFailure(err, `hand VolumeSnapshotContent ${ref.name} to ObjectKeeper ${keeper.name}`);
+        }
+        return undefined;
+      };
+      const observe = async (): Promise<SnapshotObservation & { problem?: RequestOutcome }> => {
+        const obs: SnapshotObservation & { problem?: RequestOutcome } = {
+          mode: byVolumeSnapshot ? 'VolumeSnapshot' : 'Content',
+        };
+        let contentName = snapshot.name;
+        let vs: VolumeSnapshot | undefined;
+        if (byVolumeSnapshot) {
+          vs = await getObject<VolumeSnapshot>(kube, snapshotRef('VolumeSnapshot', snapshot.name, snapshot.namespace));
           if (!vs) return obs;
           obs.snapshot = {
             readyToUse: vs.status?.readyToUse,
@@ -170,12 +210,16 @@ export function createSnapshotActivities(kube: KubeClient) {
             volumeHandle: vsc.spec.source?.volumeHandle,
             error: vsc.status?.error?.message,
           };
+          // As soon as it is bound, not once ready: a request deleted mid-wait must not leave it.
+          if (vs) obs.problem = await adopt(vs, vsc);
         }
         return obs;
       };
       type Waiting = Extract<SnapshotVerdict, { state: 'waiting' }>;
       const r = await pollUntil<Exclude<SnapshotVerdict, Waiting>, Waiting>(input.deadline, async () => {
-        const verdict = judgeSnapshot(await observe(), expected);
+        const obs = await observe();
+        if (obs.problem) return { done: { state: 'failed', outcome: obs.problem } };
+        const verdict = judgeSnapshot(obs, expected);
         return verdict.state === 'waiting' ? { waiting: verdict } : { done: verdict };
       });
       if ('expired' in r) {

@@ -25,6 +25,7 @@ import {
   deadlineMessage,
   judgeClaim,
   judgeVolume,
+  reservedClaimName,
   selectSnapshotClass,
   type ClaimFacts,
   type ResolvedVolumeTarget,
@@ -333,7 +334,7 @@ export function reservedClaimRef(target: Pick<ResolvedVolumeTarget, 'namespace' 
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
     namespace: target.namespace,
-    name: `detached-${target.pvcUid}`,
+    name: reservedClaimName(target.pvcUid),
   };
 }
 

@@ -64,7 +64,7 @@ async function snapshotAll(ctx: CaptureContext, snapshotMode: SnapshotMode): Pro
   const captured: string[] = [];
   for (const [i, target] of targets.entries()) {
     const snapshot = snapshots[i]!;
-    const r = await waits.waitForSnapshotReady({ target, snapshot, deadline, timeoutMs: ctx.waitTimeoutMs });
+    const r = await waits.waitForSnapshotReady({ target, snapshot, keeper, deadline, timeoutMs: ctx.waitTimeoutMs });
     if (r.status !== 'ok') return r;
     dataRefs.push(dataRef(target, { apiVersion: SNAPSHOT_API, kind: 'VolumeSnapshotContent', name: r.contentName }));
     captured.push(

@@ -1,6 +1,6 @@
 /**
  * VolumeRestoreRequest: validate the source and target (nothing happens for a request that
- * cannot succeed) → ObjectKeeper → wait until the external provisioner, which watches these
+ * cannot succeed) → if the source snapshot is not ready yet, wait for it → ObjectKeeper → wait until the external provisioner, which watches these
  * requests, has created the PVC and it is Bound → Ready with targetPVCRef.
  *
  * The operator never creates the PVC (the provisioner does, as in the original) and the keeper
@@ -21,14 +21,26 @@ export async function volumeRestoreRequestWorkflow(input: RequestWorkflowInput):
     const valid = await restoreChecks.validateRestoreSource(ref);
     if (valid.status !== 'ok') return valid;
 
+    const restore = spec as VolumeRestoreRequestSpec;
+    const waits = externalWaits(policy.waitTimeoutMs);
+    // One absolute deadline for every wait, fixed when the first one starts, so retries and
+    // worker restarts never extend it.
+    let deadline: number | undefined;
+    if (valid.pending) {
+      // A snapshot not ready yet (a restore applied right after its capture): wait, don't fail.
+      await progress(`waiting for ${valid.pending.waitingFor}`);
+      deadline = Date.now() + policy.waitTimeoutMs;
+      const ready = await waits.waitForRestoreSource({ spec: restore, deadline, timeoutMs: policy.waitTimeoutMs });
+      if (ready.status !== 'ok') return ready;
+    }
+
     // The keeper follows the request like every request's; a restore gives it nothing to own.
     const owner = await requestCalls.ensureRequestKeeper(ref);
     if (owner.status !== 'ok') return owner;
 
-    const { targetNamespace: namespace, targetPVCName: name, sourceRef } = spec as VolumeRestoreRequestSpec;
+    const { targetNamespace: namespace, targetPVCName: name, sourceRef } = restore;
     await progress(`waiting for the external provisioner to create and bind PVC ${name}`);
-    const waits = externalWaits(policy.waitTimeoutMs);
-    const deadline = Date.now() + policy.waitTimeoutMs;
+    deadline ??= Date.now() + policy.waitTimeoutMs;
     const r = await waits.waitForRestoredPvc({
       namespace,
       name,
