@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import https from 'node:https';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Component } from '../infra/components.js';
+import { BaseComponent } from '../infra/components.js';
 import { ManagedProcess, waitUntilReady } from '../infra/process.js';
 import { KubeClient } from '../kube/client.js';
 import { ensureServingCert, type ServingCert } from './certs.js';
@@ -32,12 +32,12 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 /** Run from sources (tsx) or from the compiled package (dist/): start the CLI the same way. */
 const FROM_SOURCES = import.meta.url.endsWith('.ts');
 
-export class LocalAdmissionWebhook implements Component {
-  readonly name = 'admission-webhook';
-  process!: ManagedProcess;
+export class LocalAdmissionWebhook extends BaseComponent {
   private cert!: ServingCert;
 
-  private constructor(readonly opts: LocalAdmissionOptions) {}
+  private constructor(readonly opts: LocalAdmissionOptions) {
+    super('admission-webhook');
+  }
 
   /** The URL the apiserver calls. */
   get url(): string {
@@ -60,7 +60,7 @@ export class LocalAdmissionWebhook implements Component {
     return w;
   }
 
-  private async launch(): Promise<void> {
+  protected async launch(): Promise<void> {
     const cli = path.resolve(HERE, '..', 'cli', FROM_SOURCES ? 'main.ts' : 'main.js');
     this.process = ManagedProcess.start({
       name: this.name,
@@ -98,16 +98,6 @@ export class LocalAdmissionWebhook implements Component {
     await kube.apply(
       validatingWebhookConfiguration({ url: this.url, caBundle: Buffer.from(this.cert.caPem).toString('base64') }),
     );
-  }
-
-  async stop(): Promise<void> {
-    await this.process?.stop();
-  }
-
-  async restart(opts: { kill?: boolean } = {}): Promise<void> {
-    if (opts.kill) await this.process.kill();
-    else await this.process.stop();
-    await this.launch();
   }
 }
 

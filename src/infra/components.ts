@@ -20,7 +20,8 @@ export interface Component {
   restart(opts?: { kill?: boolean }): Promise<void>;
 }
 
-abstract class BaseComponent implements Component {
+/** A component that is one supervised process: stop and restart are the same for all of them. */
+export abstract class BaseComponent implements Component {
   process!: ManagedProcess;
   constructor(readonly name: string) {}
   protected abstract launch(): Promise<void>;

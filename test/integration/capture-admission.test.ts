@@ -9,18 +9,15 @@
  * their real userInfo. Every "refused" case below would be admitted if the webhook were not
  * registered or did not check: those ServiceAccounts may create the requests.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { AuthorizationV1Api, CoreV1Api, type KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   WEBHOOK_CONFIGURATION_NAME,
   WEBHOOK_NAME,
   validatingWebhookConfiguration,
 } from '../../src/admission/webhook.js';
-import { renderKubeconfig } from '../../src/infra/components.js';
 import { KubeClient, apiMessage, isNotFound } from '../../src/kube/client.js';
-import { eventually, kube, refusal, stackInfo, uniq } from '../support/env.js';
+import { eventually, kube, refusal, serviceAccountKubeconfig, uniq, waitUntilAllowed } from '../support/env.js';
 
 const SNAPSHOTTER = 'state-snapshotter.deckhouse.io/v1alpha1';
 const STORAGE = 'storage.deckhouse.io/v1alpha1';
@@ -43,35 +40,12 @@ async function userWith(name: string, rules: object[]): Promise<KubeClient> {
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
     subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
   } as never);
-  const tr = await admin.kc.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
-    name,
-    namespace: ns,
-    body: { spec: { audiences: [], expirationSeconds: 3600 } },
-  });
-  const info = stackInfo();
-  const file = path.join(info.stateDir, `${ns}-${name}.kubeconfig`);
-  const ca = readFileSync(info.kube.caFile).toString('base64');
-  writeFileSync(file, renderKubeconfig(info.kube.server, ca, name, tr.status!.token!), { mode: 0o600 });
-  // RBAC sees new bindings through informers: wait until the first rule is in force.
-  const authz = admin.kc.makeApiClient(AuthorizationV1Api);
+  const file = await serviceAccountKubeconfig(ns, name, ns);
   const first = rules[0] as { apiGroups: string[]; resources: string[]; verbs: string[] };
-  await eventually(`${name}'s role in force`, async () => {
-    const r = await authz.createSubjectAccessReview({
-      body: {
-        spec: {
-          user: `system:serviceaccount:${ns}:${name}`,
-          groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated'],
-          resourceAttributes: {
-            namespace: ns,
-            group: first.apiGroups[0],
-            resource: first.resources[0],
-            verb: first.verbs[0],
-          },
-        },
-      },
-    });
-    return r.status?.allowed;
-  });
+  await waitUntilAllowed(
+    { namespace: ns, name },
+    { namespace: ns, group: first.apiGroups[0]!, resource: first.resources[0]!, verb: first.verbs[0]! },
+  );
   return KubeClient.fromKubeconfig(file);
 }
 

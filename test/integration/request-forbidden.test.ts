@@ -18,6 +18,7 @@ import {
   startTestWatcher,
   uniq,
   waitForWorker,
+  waitUntilAllowed,
 } from '../support/env.js';
 import { grantsOf, renderKustomization } from '../support/kustomize.js';
 import { waitTerminal } from '../support/requests.js';
@@ -61,6 +62,10 @@ beforeAll(async () => {
     subjects: [{ kind: 'ServiceAccount', name: SA, namespace: ns }],
   });
   await k.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: ns }, data: { a: 'b' } });
+  await waitUntilAllowed(
+    { namespace: ns, name: SA },
+    { group: 'state-snapshotter.deckhouse.io', resource: 'manifestcapturerequests', verb: 'get', namespace: ns },
+  );
   const kubeconfig = await serviceAccountKubeconfig(ns, SA, TASK_QUEUE);
   worker = spawnRole('worker', TASK_QUEUE, 'worker-forbidden', {
     KUBECONFIG: kubeconfig,

@@ -430,10 +430,13 @@ describe('VolumeRestoreRequest admission', () => {
     expect(r.message).toContain(expected);
   });
 
-  it('fsType with volumeMode Block is rejected', async () => {
-    const r = await rejection({ ...valid, volumeMode: 'Block', fsType: 'ext4' });
-    expect(r.code).toBe(422);
-    expect(r.message).toContain('fsType must not be set when volumeMode is Block');
+  it('fsType with volumeMode Block is accepted (and ignored), as in the original', async () => {
+    const vrr = await request({
+      sourceRef: { kind: 'VolumeSnapshotContent', name: uniq('nothing') },
+      volumeMode: 'Block',
+      fsType: 'ext4',
+    });
+    expect(vrr.metadata?.uid).toBeTruthy();
   });
 
   it('refuses to change the spec after creation', async () => {

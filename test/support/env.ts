@@ -8,6 +8,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { AuthorizationV1Api } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
@@ -209,6 +210,30 @@ export async function serviceAccountKubeconfig(
     mode: 0o600,
   });
   return file;
+}
+
+/**
+ * Waits until the apiserver's RBAC lets a ServiceAccount do `verb` on `resource` (new bindings
+ * reach the authorizer through informers, a moment after they are created).
+ */
+export async function waitUntilAllowed(
+  serviceAccount: { namespace: string; name: string },
+  attributes: { group: string; resource: string; verb: string; namespace?: string },
+): Promise<void> {
+  const { namespace, name } = serviceAccount;
+  const authz = kube().kc.makeApiClient(AuthorizationV1Api);
+  await eventually(`${namespace}/${name} may ${attributes.verb} ${attributes.resource}`, async () => {
+    const r = await authz.createSubjectAccessReview({
+      body: {
+        spec: {
+          user: `system:serviceaccount:${namespace}:${name}`,
+          groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'],
+          resourceAttributes: attributes,
+        },
+      },
+    });
+    return r.status?.allowed;
+  });
 }
 
 /** Runs a write the apiserver must refuse; returns the status code and its message (throws if accepted). */
