@@ -2,6 +2,7 @@
 import { ObjectKeeperKind } from './objectkeeper.js';
 import { ManifestCaptureRequestKind, ManifestCheckpointContentChunkKind, ManifestCheckpointKind } from './manifests.js';
 import { VolumeCaptureRequestKind, VolumeRestoreRequestKind } from './volumes.js';
+import { SandboxKind, SandboxPoolKind } from './sandbox.js';
 import type { KindDefinition } from './kind.js';
 
 export const ALL_KINDS: KindDefinition[] = [
@@ -11,10 +12,13 @@ export const ALL_KINDS: KindDefinition[] = [
   ManifestCheckpointContentChunkKind,
   VolumeCaptureRequestKind,
   VolumeRestoreRequestKind,
+  SandboxKind,
+  SandboxPoolKind,
 ];
 
 export * from './objectkeeper.js';
 export * from './requests.js';
 export * from './manifests.js';
 export * from './volumes.js';
+export * from './sandbox.js';
 export { crdOf, type KindDefinition } from './kind.js';
