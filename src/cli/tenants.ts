@@ -132,8 +132,10 @@ export function registerTenantCommands(program: Command): Command {
       const reading = await withPublisher(flags, (p) => p.getTenant(id));
       if (reading === undefined) throw new Error(`tenant ${id} not found under ${flags.prefix}`);
       print(flags.showSecrets ? reading.tenant : redactSecrets(reading.tenant));
-      for (const r of reading.rejected)
-        console.error(`warning: ${flags.prefix}${r.key} is malformed and ignored by readers: ${r.reason}`);
+      for (const r of reading.rejected) {
+        const what = r.item === undefined ? ' is malformed and ignored' : `: ${r.item} is invalid and skipped`;
+        console.error(`warning: ${flags.prefix}${r.key}${what} by readers: ${r.reason}`);
+      }
     });
 
   storeOptions(tenants.command('list'))
@@ -227,8 +229,13 @@ export function registerTenantCommands(program: Command): Command {
     .description('Show the published resolver config (or the default in force when none is).')
     .action(async (flags: StoreFlags) => {
       const reading = await withPublisher(flags, (p) => p.getResolverConfig());
-      if (reading.state === 'valid') print(reading.config);
-      else if (reading.state === 'unset') {
+      if (reading.state === 'valid') {
+        print(reading.config);
+        for (const { item, reason } of reading.skipped)
+          console.error(
+            `warning: ${flags.prefix}common/resolver: ${item} is invalid and skipped by readers: ${reason}`,
+          );
+      } else if (reading.state === 'unset') {
         console.log(`${flags.prefix}common/resolver is not set; readers use the default:`);
         print(DEFAULT_RESOLVER_CONFIG);
       } else {
@@ -300,5 +307,7 @@ export function demoRequest(config: ResolverConfig, baseUrl: string): string {
             : `${id}.localhost`;
       return `curl -H 'Host: ${hostPort(host)}' ${base}/`;
     }
+    case '':
+      return 'no HTTP request carries a tenant: the published resolver config sets no httpType (FTP only)';
   }
 }

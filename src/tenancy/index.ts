@@ -10,7 +10,7 @@
  * @module
  */
 export * from './model.js';
-export { validateResolverConfig } from './parse.js';
+export { validateResolverConfig, type SkippedItem } from './parse.js';
 export {
   TenantSnapshot,
   EMPTY_SNAPSHOT,

@@ -53,6 +53,16 @@ export function registerTenancyMetrics(registry: Registry, provider: TenantProvi
         for (const kind of CONFIG_KINDS) this.inc({ kind }, provider.rejectedCount(kind));
       },
     }),
+    skippedItems: new Counter({
+      name: 'do_tenancy_skipped_items_total',
+      help: 'Invalid parts of values skipped (an alias that is not a hostname, an unknown httpType) while the rest applied, by kind of key.',
+      labelNames: ['kind'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const kind of CONFIG_KINDS) this.inc({ kind }, provider.skippedItemCount(kind));
+      },
+    }),
     tenants: new Gauge({
       name: 'do_tenancy_tenants',
       help: 'Tenants (with a meta key) in the snapshot in force.',

@@ -105,12 +105,13 @@ export type FtpResolverType = (typeof FTP_RESOLVER_TYPES)[number];
 
 /**
  * `common/resolver`: how every service tells which tenant a request belongs to. Global, not per
- * tenant. An empty `httpHostMode` reads as `numeric`, an empty `ftpType` as `username`.
+ * tenant. An empty `httpType` means HTTP requests carry no tenant (an FTP-only config); an empty
+ * `httpHostMode` reads as `numeric`, an empty `ftpType` as `username`.
  */
 export const ResolverConfigSchema = Type.Object({
   /** The publisher's database key; carried for compatibility, unused here. */
   id: int(),
-  httpType: oneOf(HTTP_RESOLVER_TYPES),
+  httpType: oneOf<HttpResolverType | ''>([...HTTP_RESOLVER_TYPES, ''], ''),
   httpHeaderName: str(),
   httpQueryParam: str(),
   httpPathIndex: int(),
@@ -175,12 +176,21 @@ export function classifyKey(key: string): ConfigKey | undefined {
     return undefined;
   }
   if (name === '') return undefined;
-  if (group === 'database') return { kind: 'database', tenantId, serviceCode: name };
-  if (group === 'ftp') return { kind: 'ftp', tenantId, username: name };
+  if (group === 'database') return { kind: 'database', tenantId, serviceCode: copied(name) };
+  if (group === 'ftp') return { kind: 'ftp', tenantId, username: copied(name) };
   if (group === 'platform' && name === 'wvp') return { kind: 'wvp', tenantId };
   if (group === 'domain' && (DOMAIN_PARTS as readonly string[]).includes(name))
     return { kind: 'domain', tenantId, part: name as DomainPart };
   return undefined;
+}
+
+/**
+ * A flat copy of a name cut out of a key, for use as a Map key. V8 keeps a substring of 13 or
+ * more characters as a view into the whole key, and Maps keyed by such views made
+ * `getDatabaseConfig(7, 'evidence-command')` take ~2 µs instead of ~0.1 µs.
+ */
+function copied(name: string): string {
+  return Buffer.from(name).toString();
 }
 
 /** The relative key a config lives at (inverse of classifyKey). */

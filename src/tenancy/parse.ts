@@ -3,10 +3,14 @@
  * reason; the caller decides what a rejection means (skip the key and keep the last valid value,
  * log it, refuse to publish).
  *
- * Decoding follows the original's Go `encoding/json` semantics so existing data reads the same:
- * missing or null fields take their zero value, unknown fields are ignored, a field of the wrong
- * JSON type rejects the whole value. Identity fields (tenant ID, service code, FTP username) come
- * from the key, which is authoritative.
+ * Decoding follows the original's Go `encoding/json` semantics so what it accepts reads the same
+ * here: object keys match fields case-insensitively, missing or null fields take their zero
+ * value, unknown fields are ignored, a field of the wrong JSON type rejects the whole value (Go's
+ * Unmarshal fails, and the original skips the key). Identity fields (tenant ID, service code, FTP
+ * username) come from the key, which is authoritative.
+ *
+ * Where the original accepts a value but part of it means nothing (an alias that is not a
+ * hostname, an unknown `httpType`), that part is skipped and reported, and the rest applies.
  */
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
@@ -14,6 +18,7 @@ import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value'
 import {
   DatabaseConfigSchema,
   FtpConfigSchema,
+  HTTP_RESOLVER_TYPES,
   ResolverConfigSchema,
   StorageConfigSchema,
   TenantMetaSchema,
@@ -22,7 +27,15 @@ import {
   type ResolverConfig,
 } from './model.js';
 
-export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string };
+/** A part of a value skipped while the rest applies: `[2]` of an alias list, `httpType` of a resolver config. */
+export interface SkippedItem {
+  readonly item: string;
+  readonly reason: string;
+}
+
+export type Parsed<T> =
+  | { readonly ok: true; readonly value: T; readonly skipped?: readonly SkippedItem[] }
+  | { readonly ok: false; readonly reason: string };
 
 const fail = (reason: string) => ({ ok: false, reason }) as const;
 
@@ -77,8 +90,15 @@ function describe(e: ValueError): string {
   }
 }
 
+interface Field {
+  readonly name: string;
+  /** The allowed values of a choice field (a union of literals). */
+  readonly choices?: ReadonlySet<unknown>;
+}
+
 interface Decoder {
-  readonly fields: ReadonlyArray<{ name: string; choice: boolean }>;
+  /** Fields by folded name. */
+  readonly fields: ReadonlyMap<string, Field>;
   readonly defaults: Readonly<Record<string, unknown>>;
   readonly checker: TypeCheck<TObject>;
 }
@@ -86,11 +106,18 @@ interface Decoder {
 // Compiled once per schema: values are decoded by the ten thousand at every load.
 const decoders = new WeakMap<TObject, Decoder>();
 
+/** Go matches keys with Unicode simple case folding, under which `ſ` is an `s` (and the Kelvin sign a `k`, which toLowerCase does). */
+const fold = (key: string) => key.toLowerCase().replaceAll('ſ', 's');
+
 function decoderOf(schema: TObject): Decoder {
   let decoder = decoders.get(schema);
   if (decoder === undefined) {
+    const fields = Object.entries(schema.properties as Record<string, TSchema>).map(([name, field]): Field => {
+      const choices = (field.anyOf as Array<{ const: unknown }> | undefined)?.map((c) => c.const);
+      return { name, ...(choices && { choices: new Set(choices) }) };
+    });
     decoder = {
-      fields: Object.entries(schema.properties).map(([name, field]) => ({ name, choice: 'anyOf' in field })),
+      fields: new Map(fields.map((f) => [fold(f.name), f])),
       defaults: Value.Default(schema, {}) as Record<string, unknown>,
       checker: TypeCompiler.Compile(schema),
     };
@@ -100,9 +127,11 @@ function decoderOf(schema: TObject): Decoder {
 }
 
 /**
- * A JSON object read into `schema`'s fields as Go would: absent, null and (for choices) empty
- * fields take the schema default, other fields are dropped. `fromKey` overrides what the key
- * decides. The result is frozen: readers share it.
+ * A JSON object read into `schema`'s fields as Go's encoding/json would: each key matching a
+ * field case-insensitively assigns it, in document order (the last one wins); null assigns
+ * nothing; absent fields keep the schema default. A choice field holding a string that is not
+ * a choice is skipped (reported unless empty) and keeps its default. `fromKey` overrides what
+ * the key decides. The result is frozen: readers share it.
  */
 export function decodeObject<S extends TObject>(
   schema: S,
@@ -112,13 +141,19 @@ export function decodeObject<S extends TObject>(
   if (!isObject(input)) return fail('expected a JSON object');
   const { fields, defaults, checker } = decoderOf(schema);
   const value: Record<string, unknown> = { ...defaults };
-  for (const { name, choice } of fields) {
-    const v = input[name];
-    if (v !== undefined && v !== null && !(v === '' && choice)) value[name] = v;
+  const skipped: SkippedItem[] = [];
+  for (const [key, v] of Object.entries(input)) {
+    const field = fields.get(fold(key));
+    if (field === undefined || v === null) continue;
+    if (field.choices && typeof v === 'string' && !field.choices.has(v)) {
+      const allowed = [...field.choices].filter(Boolean).join(', ');
+      if (v !== '') skipped.push({ item: field.name, reason: `${JSON.stringify(v)} is not one of ${allowed}` });
+      value[field.name] = defaults[field.name];
+    } else value[field.name] = v;
   }
   Object.assign(value, fromKey);
   if (!checker.Check(value)) return fail(schemaErrors(schema, value)[0]!);
-  return { ok: true, value: Object.freeze(value as Static<S>) };
+  return { ok: true, value: Object.freeze(value as Static<S>), ...(skipped.length && { skipped }) };
 }
 
 function decodeJson<S extends TObject>(schema: S, raw: string, fromKey: Partial<Static<S>>) {
@@ -169,20 +204,24 @@ export function parseDomainName(raw: string): Parsed<string> {
   return { ok: true, value };
 }
 
-/** `domain/aliases` holds a JSON array of hostnames. */
+/**
+ * `domain/aliases` holds a JSON array of hostnames. Each alias stands on its own: one that is
+ * not a hostname is skipped and the others apply. Empty and null entries (Go reads null as an
+ * empty string) are dropped.
+ */
 export function parseDomainAliases(raw: string): Parsed<readonly string[]> {
   const json = parseJson(raw);
   if (!json.ok) return json;
   if (!Array.isArray(json.value)) return fail('expected a JSON array of hostnames');
   const aliases: string[] = [];
-  for (const item of json.value as unknown[]) {
-    if (typeof item !== 'string') return fail(`alias ${JSON.stringify(item)} is not a string`);
-    const alias = item.trim();
-    if (alias === '') continue;
-    if (!isHostname(alias)) return fail(`not a hostname: ${JSON.stringify(alias)}`);
-    aliases.push(alias);
-  }
-  return { ok: true, value: Object.freeze(aliases) };
+  const skipped: SkippedItem[] = [];
+  (json.value as unknown[]).forEach((entry, i) => {
+    const alias = typeof entry === 'string' ? entry.trim() : entry;
+    if (alias === '' || alias === null) return;
+    if (typeof alias === 'string' && isHostname(alias)) aliases.push(alias);
+    else skipped.push({ item: `[${i}]`, reason: `${JSON.stringify(alias)} is not a hostname` });
+  });
+  return { ok: true, value: Object.freeze(aliases), ...(skipped.length && { skipped }) };
 }
 
 export function parseDomainPart(part: DomainPart, raw: string): Parsed<string | readonly string[]> {
@@ -194,17 +233,21 @@ const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const QUERY_PARAM = /^[^\s&=#?]+$/;
 
 /**
- * Validates a resolver config (from etcd or from an operator). A config that would make services
- * unable to resolve any tenant is rejected as a whole, so the previous one can stay in force.
+ * A resolver config an operator publishes. Stricter than reading: every field must mean what it
+ * says, and the config must let services resolve tenants (what the original would accept but
+ * cannot use is refused here, not published).
  */
 export function validateResolverConfig(input: unknown): Parsed<ResolverConfig> {
   const decoded = decodeObject(ResolverConfigSchema, input);
   if (!decoded.ok) return decoded;
+  const [skipped] = decoded.skipped ?? [];
+  if (skipped) return fail(`${skipped.item}: ${skipped.reason}`);
   const cfg = decoded.value;
   const httpHeaderName = cfg.httpHeaderName.trim();
   const httpQueryParam = cfg.httpQueryParam.trim();
   const problem = (
     [
+      [cfg.httpType === '', `httpType: required, one of ${HTTP_RESOLVER_TYPES.join(', ')}`],
       [cfg.httpPathIndex < 0, `httpPathIndex: must be >= 0, got ${cfg.httpPathIndex}`],
       [cfg.httpType === 'header' && httpHeaderName === '', 'httpHeaderName: required when httpType is header'],
       [
@@ -222,7 +265,13 @@ export function validateResolverConfig(input: unknown): Parsed<ResolverConfig> {
   return { ok: true, value: Object.freeze({ ...cfg, httpHeaderName, httpQueryParam }) };
 }
 
+/**
+ * `common/resolver` as readers take it: whatever the original accepts, with the original's
+ * meaning. An empty or unknown `httpType` means HTTP requests carry no tenant (the original's
+ * middleware answers 400; an FTP-only config), a missing header name or a negative path index
+ * finds no identifier either; an unknown `httpType`, host mode or FTP type is reported.
+ */
 export function parseResolverConfig(raw: string): Parsed<ResolverConfig> {
   const json = parseJson(raw);
-  return json.ok ? validateResolverConfig(json.value) : json;
+  return json.ok ? decodeObject(ResolverConfigSchema, json.value) : json;
 }

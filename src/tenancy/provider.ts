@@ -95,6 +95,7 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
   private seenRevision = 0;
   private readonly reloadCounts = new Map<ReloadReason, number>(RELOAD_REASONS.map((r) => [r, 0]));
   private readonly rejectedCounts = new Map<ConfigKind, number>();
+  private readonly skippedCounts = new Map<ConfigKind, number>();
 
   private started = false;
   private stopped = false;
@@ -208,6 +209,11 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
   /** Values skipped as malformed so far, by kind of key. */
   rejectedCount(kind: ConfigKind): number {
     return this.rejectedCounts.get(kind) ?? 0;
+  }
+
+  /** Invalid parts of values skipped so far (an alias, an unknown httpType) while the rest applied, by kind of key. */
+  skippedItemCount(kind: ConfigKind): number {
+    return this.skippedCounts.get(kind) ?? 0;
   }
 
   /** Resolves once every change up to `revision` has been seen (e.g. after a publisher's write). */
@@ -467,11 +473,19 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
 
   private report(update: SnapshotUpdate): void {
     for (const r of update.rejected) {
-      this.rejectedCounts.set(r.kind, (this.rejectedCounts.get(r.kind) ?? 0) + 1);
-      this.log.error(
-        { key: this.prefix + r.key, reason: r.reason },
-        'malformed tenant configuration value skipped; the last valid value stays',
-      );
+      const counts = r.item === undefined ? this.rejectedCounts : this.skippedCounts;
+      counts.set(r.kind, (counts.get(r.kind) ?? 0) + 1);
+      if (r.item === undefined) {
+        this.log.error(
+          { key: this.prefix + r.key, reason: r.reason },
+          'malformed tenant configuration value skipped; the last valid value stays',
+        );
+      } else {
+        this.log.warn(
+          { key: this.prefix + r.key, item: r.item, reason: r.reason },
+          'invalid part of a tenant configuration value skipped; the rest applies',
+        );
+      }
     }
     for (const c of update.newConflicts) {
       this.log.warn(

@@ -19,7 +19,7 @@ import {
   tenantKeyPrefix,
   type ResolverConfig,
 } from './model.js';
-import { parseResolverConfig, validateResolverConfig } from './parse.js';
+import { parseResolverConfig, validateResolverConfig, type SkippedItem } from './parse.js';
 import { buildSnapshot, type RejectedValue } from './snapshot.js';
 
 export class TenantValidationError extends Error {
@@ -47,7 +47,10 @@ export interface TenantReading {
 }
 
 export type ResolverReading =
-  { state: 'unset' } | { state: 'valid'; config: ResolverConfig } | { state: 'invalid'; raw: string; reason: string };
+  | { state: 'unset' }
+  /** `skipped`: parts readers ignore (an unknown httpType …), while the rest is in force. */
+  | { state: 'valid'; config: ResolverConfig; skipped: readonly SkippedItem[] }
+  | { state: 'invalid'; raw: string; reason: string };
 
 const MAX_ATTEMPTS = 3;
 
@@ -159,7 +162,8 @@ export class TenantPublisher {
     const raw = await this.client.get(this.prefix + RESOLVER_KEY).string();
     if (raw === null) return { state: 'unset' };
     const parsed = parseResolverConfig(raw);
-    return parsed.ok ? { state: 'valid', config: parsed.value } : { state: 'invalid', raw, reason: parsed.reason };
+    if (!parsed.ok) return { state: 'invalid', raw, reason: parsed.reason };
+    return { state: 'valid', config: parsed.value, skipped: parsed.skipped ?? [] };
   }
 
   /** Relative key → value and mod revision, for one tenant. */

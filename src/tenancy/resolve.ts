@@ -89,18 +89,21 @@ export function resolveHttpTenant(req: HttpRequestLike, directory: TenantDirecto
     case 'header': {
       const raw = req.headers[cfg.httpHeaderName.toLowerCase()];
       const value = Array.isArray(raw) ? raw[0] : raw;
-      return byTenantId(directory, value?.trim() ?? '', describeSource(cfg));
+      return byTenantId(directory, value?.trim() ?? '', cfg);
     }
     case 'query': {
       const value = queryParameter(req.url ?? '', cfg.httpQueryParam);
-      return byTenantId(directory, value?.trim() ?? '', describeSource(cfg));
+      return byTenantId(directory, value?.trim() ?? '', cfg);
     }
     case 'path': {
       const value = pathSegment(req.url ?? '', cfg.httpPathIndex);
-      return byTenantId(directory, value ?? '', describeSource(cfg));
+      return byTenantId(directory, value ?? '', cfg);
     }
     case 'host':
       return resolveHost(req, directory, cfg);
+    case '':
+      // No HTTP resolution configured (an FTP-only config): the original's middleware answers 400.
+      return failure(NoTenantIdentifierError, describeSource(cfg));
   }
 }
 
@@ -114,37 +117,41 @@ export function resolveFtpTenant(username: string, directory: TenantDirectory): 
 }
 
 function resolveHost(req: HttpRequestLike, directory: TenantDirectory, cfg: ResolverConfig): TenantResolution {
-  const source = describeSource(cfg);
   const header = req.headers.host ?? req.headers[':authority'];
   const hostname = normalizeHost(Array.isArray(header) ? (header[0] ?? '') : (header ?? ''));
-  if (hostname === '') return failure(NoTenantIdentifierError, source);
+  if (hostname === '') return failure(NoTenantIdentifierError, described(cfg));
   if (cfg.httpHostMode === 'domain') {
     const id = directory.getTenantIdByDomain(hostname);
-    return id === undefined ? failure(UnknownTenantError, hostname, source) : checked(directory, id, source);
+    return id === undefined ? failure(UnknownTenantError, hostname, described(cfg)) : checked(directory, id, cfg);
   }
   // numeric and code read the first label: `7.example.com`, `acme.example.com`. A bare name
   // (`localhost`) or `www` carries no tenant.
   const dot = hostname.indexOf('.');
-  if (dot <= 0) return failure(NoTenantIdentifierError, source);
+  if (dot <= 0) return failure(NoTenantIdentifierError, described(cfg));
   const label = hostname.slice(0, dot);
-  if (label === 'www') return failure(NoTenantIdentifierError, source);
-  if (cfg.httpHostMode === 'numeric') return byTenantId(directory, label, source);
+  if (label === 'www') return failure(NoTenantIdentifierError, described(cfg));
+  if (cfg.httpHostMode === 'numeric') return byTenantId(directory, label, cfg);
   const id = directory.getTenantIdByCode(label);
-  return id === undefined ? failure(UnknownTenantError, label, source) : checked(directory, id, source);
+  return id === undefined ? failure(UnknownTenantError, label, described(cfg)) : checked(directory, id, cfg);
 }
 
-function byTenantId(directory: TenantDirectory, text: string, source: string): TenantResolution {
-  if (text === '') return failure(NoTenantIdentifierError, source);
+/** Where the identifier was looked for: a description, or the config (described only when a request fails). */
+type Source = string | ResolverConfig;
+
+const described = (source: Source) => (typeof source === 'string' ? source : describeSource(source));
+
+function byTenantId(directory: TenantDirectory, text: string, source: Source): TenantResolution {
+  if (text === '') return failure(NoTenantIdentifierError, described(source));
   const id = parseTenantId(text);
-  if (id === undefined) return failure(UnknownTenantError, text, source);
+  if (id === undefined) return failure(UnknownTenantError, text, described(source));
   return checked(directory, id, source);
 }
 
-function checked(directory: TenantDirectory, id: number, source: string): TenantResolution {
+function checked(directory: TenantDirectory, id: number, source: Source): TenantResolution {
   if (directory.isTenantEnabled(id)) return { ok: true, tenantId: id };
   const meta = directory.getTenantMeta(id);
-  if (meta === undefined) return failure(UnknownTenantError, String(id), source);
-  return failure(TenantNotActiveError, id, meta.status, source);
+  if (meta === undefined) return failure(UnknownTenantError, String(id), described(source));
+  return failure(TenantNotActiveError, id, meta.status, described(source));
 }
 
 /**
@@ -172,6 +179,8 @@ export function describeSource(cfg: ResolverConfig): string {
       return `path segment ${cfg.httpPathIndex}`;
     case 'host':
       return `Host header (${cfg.httpHostMode})`;
+    case '':
+      return 'HTTP requests (the resolver config sets no httpType)';
   }
 }
 

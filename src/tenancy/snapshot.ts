@@ -93,10 +93,13 @@ export interface IndexConflict {
   readonly loser: number;
 }
 
+/** A value skipped as malformed (the last valid one stays), or with `item`: one part of a value skipped while the rest applies. */
 export interface RejectedValue {
   readonly key: string;
   readonly kind: ConfigKind;
   readonly reason: string;
+  /** The part skipped (`[2]` of an alias list, `httpType`); absent when the whole value was. */
+  readonly item?: string;
 }
 
 /** One etcd change, key relative to the namespace prefix; `value: null` is a delete. */
@@ -282,9 +285,11 @@ function update(base: TenantSnapshot, changes: readonly KeyChange[], options: Ap
     if (ref === undefined) continue;
     known = true;
     if (ref.kind === 'resolver') {
-      const parsed = value === null ? { ok: true as const, value: null } : parseResolverConfig(value);
-      if (parsed.ok) resolver = parsed.value;
-      else {
+      const parsed: Parsed<ResolverConfig | null> = value === null ? { ok: true, value } : parseResolverConfig(value);
+      if (parsed.ok) {
+        resolver = parsed.value;
+        for (const { item, reason } of parsed.skipped ?? []) rejected.push({ key, kind: ref.kind, item, reason });
+      } else {
         rejected.push({ key, kind: ref.kind, reason: parsed.reason });
         if (fallback) resolver = fallback.resolverConfig;
       }
@@ -299,7 +304,10 @@ function update(base: TenantSnapshot, changes: readonly KeyChange[], options: Ap
     if (parsed?.ok === false) {
       rejected.push({ key, kind: ref.kind, reason: parsed.reason });
       if (fallback) place(draft, ref, itemAt(fallback.tenant(ref.tenantId), ref));
-    } else place(draft, ref, parsed?.value);
+    } else {
+      place(draft, ref, parsed?.value);
+      for (const { item, reason } of parsed?.skipped ?? []) rejected.push({ key, kind: ref.kind, item, reason });
+    }
   }
 
   if (!known) return { snapshot: base, changed: false, rejected, newConflicts: [] };
@@ -325,7 +333,7 @@ function update(base: TenantSnapshot, changes: readonly KeyChange[], options: Ap
 
 function parseItem(ref: TenantConfigKey, raw: string): Parsed<TenantItem> {
   const as = <K extends TenantItem['kind'], V>(kind: K, parsed: Parsed<V>) =>
-    (parsed.ok ? { ok: true, value: { kind, value: parsed.value } } : parsed) as Parsed<TenantItem>;
+    (parsed.ok ? { ...parsed, value: { kind, value: parsed.value } } : parsed) as Parsed<TenantItem>;
   const id = ref.tenantId;
   switch (ref.kind) {
     case 'meta':

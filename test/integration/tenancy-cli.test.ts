@@ -155,6 +155,11 @@ describe('tenants put / get / list / delete', () => {
     const { err } = await cli('tenants', 'get', '42', ...etcd());
     expect(err).toMatch(/jxt\/tenants\/42\/storage is malformed/);
     await client.delete().key('jxt/tenants/42/storage');
+    await client.put('jxt/tenants/42/domain/aliases').value('["ok.example.com", "not a host"]');
+    const partly = await cli('tenants', 'get', '42', ...etcd());
+    expect(JSON.parse(partly.out)).toMatchObject({ domain: { aliases: ['ok.example.com'] } });
+    expect(partly.err).toMatch(/jxt\/tenants\/42\/domain\/aliases: \[1\] is invalid and skipped by readers/);
+    await client.delete().key('jxt/tenants/42/domain/aliases');
   });
 
   it('list shows every tenant', async () => {
@@ -252,8 +257,16 @@ describe('tenants resolver set / get', () => {
   });
 
   it('reports a stored config readers reject', async () => {
-    await client.put('jxt/common/resolver').value('{"httpType":"nope"}');
+    await client.put('jxt/common/resolver').value('{"httpType":7}');
     await expect(cli('tenants', 'resolver', 'get', ...etcd())).rejects.toThrow(/is invalid .*httpType/);
+    await client.delete().key('jxt/common/resolver');
+  });
+
+  it('shows a stored config readers take in part, and warns about the part they skip', async () => {
+    await client.put('jxt/common/resolver').value('{"HttpType":"nope","ftpType":"username"}');
+    const { out, err } = await cli('tenants', 'resolver', 'get', ...etcd());
+    expect(JSON.parse(out)).toMatchObject({ httpType: '', ftpType: 'username' });
+    expect(err).toMatch(/common\/resolver: httpType is invalid and skipped by readers: "nope" is not one of/);
     await client.delete().key('jxt/common/resolver');
   });
 });

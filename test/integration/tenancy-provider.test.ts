@@ -2,8 +2,9 @@
  * The tenant provider against a real etcd: load, every key type through the watch, ignored
  * keys, malformed values, resolver validation, consistency under concurrent reads, metrics.
  */
-import { Registry } from 'prom-client';
 import type { Etcd3 } from 'etcd3';
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEtcdClient } from '../../src/tenancy/etcd.js';
 import { registerTenancyMetrics } from '../../src/tenancy/metrics.js';
@@ -316,16 +317,17 @@ describe('malformed values through the watch', () => {
     expect(provider.rejectedCount('meta')).toBe(rejectedBefore + 1);
   });
 
-  it('an invalid resolver keeps the previous valid one; deleting it restores the default', async () => {
+  it('a malformed resolver keeps the previous valid one; deleting it restores the default', async () => {
     await written(put('common/resolver', JSON.stringify({ httpType: 'path', httpPathIndex: 1 })));
     const valid = provider.getResolverConfig();
     expect(valid).toMatchObject({ httpType: 'path', httpPathIndex: 1 });
+    // What Go's Unmarshal refuses too: the wrong JSON type for a field, not an object.
     for (const invalid of [
-      { httpType: 'cookie' },
-      { httpType: 'path', httpPathIndex: -1 },
-      { httpType: 'header' },
-      { httpType: 'header', httpHeaderName: '' },
-      { httpType: 'query' },
+      { httpType: 7 },
+      { httpType: 'path', httpPathIndex: '1' },
+      { httpType: 'path', httpPathIndex: 1.5 },
+      { httpType: 'header', httpHeaderName: ['X-Org'] },
+      ['header'],
     ]) {
       await written(put('common/resolver', JSON.stringify(invalid)));
       expect(provider.getResolverConfig(), JSON.stringify(invalid)).toBe(valid);
@@ -416,5 +418,46 @@ describe('metrics', () => {
     expect(text).toContain('do_tenancy_reloads_total{reason="watch-canceled"} 0');
     expect(text).toMatch(/do_tenancy_rejected_values_total\{kind="database"\} 1/);
     expect(text).toContain(`do_tenancy_tenants ${provider.snapshot.tenantCount}`);
+  });
+});
+
+describe('values the original accepts, with parts that mean nothing (issue 9)', () => {
+  it('apply the rest; the skipped parts are counted and logged with their key', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const own = await TenantProvider.start({ endpoints: env.etcd.endpoint, prefix: P, logger });
+    try {
+      await own.waitForRevision(await put('tenants/7/meta', meta(7, 'vandelay')));
+      await own.waitForRevision(
+        await put('tenants/7/domain/aliases', '["vandelay.com", "not a host", 42, "www.vandelay.com"]'),
+      );
+      expect(own.getTenantIdByDomain('vandelay.com')).toBe(7);
+      expect(own.getTenantIdByDomain('www.vandelay.com')).toBe(7);
+      // Key case as Go matches it; an httpType the original's middleware answers 400 for.
+      await own.waitForRevision(await put('common/resolver', '{"HttpType":"cookie","FTPTYPE":"username","Id":9}'));
+      expect(own.getResolverConfig()).toMatchObject({ id: 9, httpType: '', ftpType: 'username' });
+      expect(own.resolveHttp({ headers: { 'x-tenant-id': '7' } })).toMatchObject({
+        ok: false,
+        error: { code: 'no_tenant_identifier' },
+      });
+
+      const registry = new Registry();
+      registerTenancyMetrics(registry, own);
+      const text = await registry.metrics();
+      expect(text).toContain('do_tenancy_skipped_items_total{kind="domain"} 2');
+      expect(text).toContain('do_tenancy_skipped_items_total{kind="resolver"} 1');
+      expect(text).toContain('do_tenancy_rejected_values_total{kind="resolver"} 0');
+      expect(lines).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ level: 40, key: 'jxt/tenants/7/domain/aliases', item: '[1]' }),
+          expect.objectContaining({ level: 40, key: 'jxt/tenants/7/domain/aliases', item: '[2]' }),
+          expect.objectContaining({ level: 40, key: 'jxt/common/resolver', item: 'httpType' }),
+        ]),
+      );
+    } finally {
+      await own.stop();
+      await client.delete().prefix(`${P}tenants/7/`).exec();
+      await client.delete().key(`${P}common/resolver`).exec();
+    }
   });
 });

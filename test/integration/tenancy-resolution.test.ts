@@ -187,13 +187,26 @@ describe('every resolver mode, switched live through etcd', () => {
     expect(provider.resolveFtp('globex-ftp')).toMatchObject({ ok: false, error: { code: 'tenant_not_active' } });
   });
 
-  it('an invalid resolver written behind the publisher’s back leaves the last valid mode in force', async () => {
-    await useResolver({ httpType: 'query', httpQueryParam: 'tenant' });
-    const res = await client
-      .put('jxt/common/resolver')
-      .value(JSON.stringify({ httpType: 'header', httpHeaderName: '' }))
-      .exec();
+  async function writeBehindPublisher(value: unknown): Promise<void> {
+    const res = await client.put('jxt/common/resolver').value(JSON.stringify(value)).exec();
     await provider.waitForRevision(Number(res.header.revision));
+  }
+
+  it('a malformed resolver written behind the publisher’s back leaves the last valid mode in force', async () => {
+    await useResolver({ httpType: 'query', httpQueryParam: 'tenant' });
+    await writeBehindPublisher({ httpType: 'header', httpHeaderName: 42 }); // Go's Unmarshal refuses it too
     await expectCases([['still query', '/?tenant=7', {}, 7]]);
+  });
+
+  it('a resolver the original takes but cannot resolve HTTP with is in force, as there (400)', async () => {
+    await useResolver({ httpType: 'query', httpQueryParam: 'tenant' });
+    for (const config of [
+      { httpType: 'header', httpHeaderName: '' },
+      { httpType: '', ftpType: 'username' },
+    ]) {
+      await writeBehindPublisher(config);
+      await expectCases([['no identifier', '/?tenant=7', { 'X-Tenant-ID': '7' }, 'no_tenant_identifier']]);
+      expect(provider.resolveFtp('acme-ftp')).toEqual({ ok: true, tenantId: 7 });
+    }
   });
 });

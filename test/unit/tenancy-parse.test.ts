@@ -170,8 +170,15 @@ describe('domains', () => {
     expect(value(parseDomainAliases('[]'))).toEqual([]);
     expect(reason(parseDomainAliases('a.example.com'))).toBeTruthy();
     expect(reason(parseDomainAliases('{"0":"a.com"}'))).toMatch(/array/);
-    expect(reason(parseDomainAliases('["a.com", 3]'))).toMatch(/not a string/);
-    expect(reason(parseDomainAliases('["a com"]'))).toMatch(/hostname/);
+  });
+
+  it('skips an alias that is not a hostname, and keeps the others (issue 9)', () => {
+    const parsed = parseDomainAliases('["a.com", 3, "a com", null, "b.com"]');
+    expect(value(parsed)).toEqual(['a.com', 'b.com']);
+    expect(parsed.ok && parsed.skipped).toEqual([
+      { item: '[1]', reason: '3 is not a hostname' },
+      { item: '[2]', reason: '"a com" is not a hostname' },
+    ]);
   });
 });
 
