@@ -331,9 +331,11 @@ function update(base: TenantSnapshot, changes: readonly KeyChange[], options: Ap
   return { snapshot, changed: true, rejected, newConflicts: indexes.newConflicts };
 }
 
+function as<V>(kind: TenantItem['kind'], parsed: Parsed<V>): Parsed<TenantItem> {
+  return (parsed.ok ? { ...parsed, value: { kind, value: parsed.value } } : parsed) as Parsed<TenantItem>;
+}
+
 function parseItem(ref: TenantConfigKey, raw: string): Parsed<TenantItem> {
-  const as = <K extends TenantItem['kind'], V>(kind: K, parsed: Parsed<V>) =>
-    (parsed.ok ? { ...parsed, value: { kind, value: parsed.value } } : parsed) as Parsed<TenantItem>;
   const id = ref.tenantId;
   switch (ref.kind) {
     case 'meta':
@@ -377,10 +379,13 @@ function draftOf(entry: TenantEntry | undefined): Draft {
   };
 }
 
+function item(kind: TenantItem['kind'], value: unknown): TenantItem | undefined {
+  return value ? ({ kind, value } as TenantItem) : undefined;
+}
+
 /** What `entry` holds at the key `ref` names. */
 function itemAt(entry: TenantEntry | undefined, ref: TenantConfigKey): TenantItem | undefined {
   if (entry === undefined) return undefined;
-  const item = (kind: TenantItem['kind'], value: unknown) => (value ? ({ kind, value } as TenantItem) : undefined);
   switch (ref.kind) {
     case 'database':
       return item('database', entry.databases.get(ref.serviceCode));
