@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { resolveHttpTenant, type TenantDirectory, type TenantResolutionError } from './resolve.js';
 
 /** Anything holding a current snapshot: a TenantProvider, or `{ snapshot }` in tests. */
-export interface SnapshotSource {
+export interface HoldsTenantSnapshot {
   readonly snapshot: TenantDirectory;
 }
 
@@ -34,7 +34,7 @@ export interface TenantErrorBody {
 }
 
 export function tenantMiddleware(
-  source: SnapshotSource,
+  source: HoldsTenantSnapshot,
   options: TenantMiddlewareOptions = {},
 ): (req: IncomingMessage, res: ServerResponse, next: NextFunction) => void {
   return (req, res, next) => {

@@ -4,7 +4,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tenantIdOf, tenantMiddleware, type SnapshotSource } from '../../src/tenancy/middleware.js';
+import { tenantIdOf, tenantMiddleware, type HoldsTenantSnapshot } from '../../src/tenancy/middleware.js';
 import { buildSnapshot, type TenantSnapshot } from '../../src/tenancy/snapshot.js';
 
 const meta = (id: number, status: string) => JSON.stringify({ id, code: `t${id}`, name: `T${id}`, status });
@@ -20,7 +20,7 @@ function snapshotWith(resolver: object): TenantSnapshot {
   ).snapshot;
 }
 
-const source: { snapshot: TenantSnapshot } & SnapshotSource = {
+const source: { snapshot: TenantSnapshot } & HoldsTenantSnapshot = {
   snapshot: snapshotWith({ httpType: 'header', httpHeaderName: 'X-Tenant-ID' }),
 };
 let server: http.Server;
