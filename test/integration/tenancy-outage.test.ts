@@ -7,11 +7,14 @@
  */
 import path from 'node:path';
 import type { Etcd3 } from 'etcd3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createEtcdClient } from '../../src/tenancy/etcd.js';
 import { TenantProvider, type WatchState } from '../../src/tenancy/provider.js';
 import { resolveHttpTenant } from '../../src/tenancy/resolve.js';
-import { eventually, quietLogger, startTestEtcd, TcpGate, type TestEtcd } from './tenancy-support.js';
+import { quietLogger, startTestEtcd, TcpGate, type TestEtcd } from './tenancy-support.js';
+
+/** vi.waitFor retries an assertion until it passes: how long a watch state may take to change. */
+const UNTIL_PASSES = { timeout: 30_000, interval: 20 };
 
 const P = 'jxt/';
 const meta = (id: number, code: string, name = `Tenant ${id}`) => JSON.stringify({ id, code, name, status: 'active' });
@@ -69,11 +72,11 @@ describe('etcd killed and restarted', () => {
     const gate = await TcpGate.start(env.etcd.endpoint);
     cleanups.push(() => gate.close());
     const { provider, states } = await startProvider(gate.endpoint);
-    await eventually(() => expect(provider.watchState).toBe('live'));
+    await vi.waitFor(() => expect(provider.watchState).toBe('live'), UNTIL_PASSES);
 
     // 1. A crash the provider sees: SIGKILL, restart, and it comes back on its own.
     await env.etcd.process.kill();
-    await eventually(() => expect(provider.watchState).toBe('reconnecting'));
+    await vi.waitFor(() => expect(provider.watchState).toBe('reconnecting'), UNTIL_PASSES);
     await env.etcd.restart();
     await provider.waitForRevision(await put('tenants/2/meta', meta(2, 'globex')), 60_000);
     expect(provider.getTenantMeta(2)?.code).toBe('globex');
@@ -81,13 +84,16 @@ describe('etcd killed and restarted', () => {
 
     // 2. Cut off, etcd crashes and restarts, and changes are made before the provider is back.
     await gate.close();
-    await eventually(() => expect(provider.watchState).toBe('reconnecting'));
+    await vi.waitFor(() => expect(provider.watchState).toBe('reconnecting'), UNTIL_PASSES);
     await env.etcd.restart({ kill: true });
     await put('tenants/1/meta', meta(1, 'acme', 'v2'));
     await put('tenants/1/domain/primary', 'acme-v2.example.com');
     await put('tenants/4/meta', meta(4, 'initech'));
+    // The resolver config too: the mode requests are resolved by changes while the provider is away.
+    await put('common/resolver', JSON.stringify({ httpType: 'header', httpHeaderName: 'X-Tenant-Code' }));
     const last = await del('tenants/3/meta');
     expect(provider.getTenantMeta(1)?.name).toBe('v1'); // really unseen so far
+    expect(provider.getResolverConfig()?.httpType).not.toBe('header');
     await gate.open();
 
     await provider.waitForRevision(last, 90_000);
@@ -96,7 +102,14 @@ describe('etcd killed and restarted', () => {
     expect(provider.getTenantIdByDomain('acme.example.com')).toBeUndefined();
     expect(provider.getTenantMeta(4)?.code).toBe('initech');
     expect(provider.getTenantMeta(3)).toBeUndefined();
-    await eventually(() => expect(provider.watchState).toBe('live'));
+    expect(provider.getResolverConfig()).toMatchObject({ httpType: 'header', httpHeaderName: 'X-Tenant-Code' });
+    await vi.waitFor(() => expect(provider.watchState).toBe('live'), UNTIL_PASSES);
+    // And it keeps following the resolver config after the reconnect.
+    await provider.waitForRevision(
+      await put('common/resolver', JSON.stringify({ httpType: 'host', httpHostMode: 'domain' })),
+      30_000,
+    );
+    expect(provider.getResolverConfig()).toMatchObject({ httpType: 'host', httpHostMode: 'domain' });
     // Replayed by the watch resuming at the next revision, not by reading everything again.
     expect(provider.reloadCount()).toBe(1);
     expect(states).toEqual(['live', 'reconnecting', 'live', 'reconnecting', 'live']);
@@ -112,7 +125,7 @@ describe('compaction past the watch revision', () => {
     const gate = await TcpGate.start(env.etcd.endpoint);
     cleanups.push(() => gate.close());
     const { provider } = await startProvider(gate.endpoint);
-    await eventually(() => expect(provider.watchState).toBe('live'));
+    await vi.waitFor(() => expect(provider.watchState).toBe('live'), UNTIL_PASSES);
     const loadedAt = provider.revision;
 
     await gate.close();
@@ -124,7 +137,7 @@ describe('compaction past the watch revision', () => {
     await client.kv.compact({ revision: head, physical: true });
     await gate.open();
 
-    await eventually(() => expect(provider.reloadCount('watch-canceled')).toBe(1), 90_000);
+    await vi.waitFor(() => expect(provider.reloadCount('watch-canceled')).toBe(1), { timeout: 90_000, interval: 20 });
     expect(provider.revision).toBeGreaterThanOrEqual(head);
     expect(provider.revision).toBeGreaterThan(loadedAt);
     expect(provider.getTenantMeta(1)?.name).toBe('renamed');
@@ -135,7 +148,7 @@ describe('compaction past the watch revision', () => {
     // And it keeps watching from there.
     await provider.waitForRevision(await put('tenants/6/meta', meta(6, 'stark')), 30_000);
     expect(provider.getTenantIdByCode('stark')).toBe(6);
-    await eventually(() => expect(provider.watchState).toBe('live'));
+    await vi.waitFor(() => expect(provider.watchState).toBe('live'), UNTIL_PASSES);
   });
 });
 
@@ -171,7 +184,7 @@ describe('etcd down at start', () => {
     expect(provider.getTenantIdByCode('initech')).toBe(3);
     expect(provider.snapshot.source).toBe('etcd');
     expect(provider.reloadCount('recover')).toBe(1);
-    await eventually(() => expect(provider.watchState).toBe('live'));
+    await vi.waitFor(() => expect(provider.watchState).toBe('live'), UNTIL_PASSES);
     expect(states).toEqual(['cache', 'live']);
   });
 

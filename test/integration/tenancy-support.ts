@@ -7,7 +7,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { findBinary } from '../../src/infra/binaries.js';
 import { Etcd } from '../../src/infra/components.js';
 import { getFreePort } from '../../src/infra/process.js';
@@ -96,18 +95,5 @@ export class TcpGate {
     for (const s of this.sockets) s.destroy();
     this.sockets.clear();
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-}
-
-/** Polls `check` until it stops throwing (an expect() failing) or the time is up. */
-export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 30_000, intervalMs = 20): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await sleep(intervalMs);
-    }
   }
 }
