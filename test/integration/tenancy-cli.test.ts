@@ -12,7 +12,7 @@ import { DEMO_TENANT, registerTenantCommands, seedDemoTenant } from '../../src/c
 import { getFreePort } from '../../src/infra/process.js';
 import { createEtcdClient } from '../../src/tenancy/etcd.js';
 import { TenantProvider } from '../../src/tenancy/provider.js';
-import { quietLogger, startTestEtcd, type TestEtcd } from './tenancy-support.js';
+import { quietLogger, startTestEtcd, type TestEtcd } from '../support/tenancy.js';
 
 let env: TestEtcd;
 let client: Etcd3;

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createEtcdClient } from '../../src/tenancy/etcd.js';
 import { TenantProvider, type WatchState } from '../../src/tenancy/provider.js';
 import { resolveHttpTenant } from '../../src/tenancy/resolve.js';
-import { quietLogger, startTestEtcd, TcpGate, type TestEtcd } from './tenancy-support.js';
+import { quietLogger, startTestEtcd, TcpGate, type TestEtcd } from '../support/tenancy.js';
 
 /** vi.waitFor retries an assertion until it passes: how long a watch state may take to change. */
 const UNTIL_PASSES = { timeout: 30_000, interval: 20 };

@@ -11,7 +11,7 @@ import { registerTenancyMetrics } from '../../src/tenancy/metrics.js';
 import { DEFAULT_RESOLVER_CONFIG } from '../../src/tenancy/model.js';
 import { TenantProvider } from '../../src/tenancy/provider.js';
 import { TenantPublisher } from '../../src/tenancy/publisher.js';
-import { quietLogger, startTestEtcd, type TestEtcd } from './tenancy-support.js';
+import { quietLogger, startTestEtcd, type TestEtcd } from '../support/tenancy.js';
 
 const P = 'jxt/';
 let env: TestEtcd;

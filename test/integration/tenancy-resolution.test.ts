@@ -12,7 +12,7 @@ import { tenantIdOf, tenantMiddleware } from '../../src/tenancy/middleware.js';
 import type { ResolverConfig } from '../../src/tenancy/model.js';
 import { TenantProvider } from '../../src/tenancy/provider.js';
 import { TenantPublisher } from '../../src/tenancy/publisher.js';
-import { quietLogger, startTestEtcd, type TestEtcd } from './tenancy-support.js';
+import { quietLogger, startTestEtcd, type TestEtcd } from '../support/tenancy.js';
 
 let env: TestEtcd;
 let client: Etcd3;
