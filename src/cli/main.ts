@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The one CLI. Roles: `dev` (everything, locally), `worker`, `watcher`; tools: `infra`.
+ * The one CLI. Roles: `dev` (everything, locally), `worker`, `watcher`, `admission`, `agent`; tools: `infra`.
  * Commander parses flags; each command only wires config into the role's start function.
  */
 import path from 'node:path';
@@ -126,6 +126,53 @@ program
   .action(async (flags: { stateDir: string; worker: boolean; watcher: boolean }) => {
     await runDev({ stateDir: path.resolve(flags.stateDir), worker: flags.worker, watcher: flags.watcher });
   });
+
+program
+  .command('agent')
+  .description('Run a sandbox agent: runs sandboxes as local process groups, behind a bearer token.')
+  .addOption(new Option('--port <port>', 'HTTP port').env('DO_AGENT_PORT').default('5758'))
+  .addOption(new Option('--host <address>', 'address to listen on').env('DO_AGENT_HOST').default('0.0.0.0'))
+  .addOption(new Option('--agent-id <id>', 'agent ID reported in status (the Pod name)').env('POD_NAME'))
+  .addOption(new Option('--node-name <name>', 'node name reported in status').env('NODE_NAME').default(''))
+  .addOption(new Option('--capacity <n>', 'sandboxes this agent holds at most').env('AGENT_CAPACITY').default('5'))
+  .addOption(
+    new Option('--kill-grace <ms>', 'time between SIGTERM and SIGKILL when deleting a sandbox')
+      .env('DO_AGENT_KILL_GRACE_MS')
+      .default('10000'),
+  )
+  .addOption(
+    new Option('--token-file <path>', 'file holding the bearer token (the mounted Secret)').env('DO_AGENT_TOKEN_FILE'),
+  )
+  .action(
+    async (flags: {
+      port: string;
+      host: string;
+      agentId?: string;
+      nodeName: string;
+      capacity: string;
+      killGrace: string;
+      tokenFile?: string;
+    }) => {
+      const { startAgentServer } = await import('../agent/server.js');
+      const { loadAgentToken } = await import('../agent/auth.js');
+      const os = await import('node:os');
+      const capacity = Number(flags.capacity);
+      if (!Number.isInteger(capacity) || capacity < 0) throw new Error(`--capacity: not a count: ${flags.capacity}`);
+      const running = await startAgentServer({
+        token: loadAgentToken({ tokenFile: flags.tokenFile, token: process.env.DO_AGENT_TOKEN }),
+        port: Number(flags.port),
+        host: flags.host,
+        agentId: flags.agentId ?? os.hostname(),
+        nodeName: flags.nodeName,
+        capacity,
+        killGraceMs: Number(flags.killGrace),
+      });
+      // Last resort if the agent dies another way: no sandbox outlives it.
+      process.once('exit', () => running.runtime.killAllNow());
+      await untilShutdownSignal();
+      await running.close();
+    },
+  );
 
 registerTenantCommands(program);
 registerCheckpointCommands(program);

@@ -1,0 +1,182 @@
+/**
+ * The agent's state: which sandboxes it holds, and the one place that decides whether another
+ * fits. It is the authority on its capacity and ports: the check and the reservation happen in
+ * one synchronous step before any await, so concurrent creates can never overfill it.
+ *
+ * A sandbox holds its slot and its exposed ports from the moment it is accepted until it is
+ * deleted and its processes are gone; a sandbox that stopped or failed by itself keeps them
+ * (and stays in the status report) until it is deleted, as in the original.
+ */
+import {
+  specFingerprint,
+  type AgentPhase,
+  type AgentSandboxSpec,
+  type AgentStatusReport,
+  type CreateSandboxResponse,
+} from './api.js';
+import type { LogBuffer } from './log-buffer.js';
+import type { SandboxExit, SandboxRuntime } from './runtime.js';
+
+/** HTTP status of a refused create (no room, a port taken, an id reused for another spec). */
+export const REFUSED_STATUS = 409;
+
+export interface AgentOptions {
+  agentId: string;
+  nodeName: string;
+  capacity: number;
+  runtime: SandboxRuntime;
+  /** How long a deleted sandbox has between SIGTERM and SIGKILL. */
+  killGraceMs: number;
+}
+
+interface Held {
+  spec: AgentSandboxSpec;
+  fingerprint: string;
+  createdAt: number;
+  phase: AgentPhase;
+  message: string;
+  /** The first create's answer; replays while it starts wait for it. */
+  created: Promise<Answer<CreateSandboxResponse>>;
+  deleting?: Promise<void>;
+}
+
+export interface Answer<T> {
+  status: number;
+  body: T;
+}
+
+export function exitMessage(exit: SandboxExit): string {
+  if (exit.stopped) return 'stopped by the agent';
+  if (exit.signal) return `killed by signal ${exit.signal}`;
+  return `exited with code ${exit.code}`;
+}
+
+export class SandboxAgent {
+  private readonly held = new Map<string, Held>();
+  private readonly ports = new Map<number, string>();
+  private readonly images = new Set<string>();
+  private shuttingDown = false;
+
+  constructor(readonly opts: AgentOptions) {}
+
+  create(spec: AgentSandboxSpec): Promise<Answer<CreateSandboxResponse>> {
+    const id = spec.sandboxId;
+    const refuse = (reason: string, message: string): Promise<Answer<CreateSandboxResponse>> =>
+      Promise.resolve({
+        status: REFUSED_STATUS,
+        body: { success: false, reason, message, sandboxId: id, createdAt: 0 },
+      });
+    const invalid = this.opts.runtime.validate(spec);
+    if (invalid)
+      return Promise.resolve({ status: 400, body: { success: false, message: invalid, sandboxId: id, createdAt: 0 } });
+    if (this.shuttingDown) return refuse('ShuttingDown', `agent ${this.opts.agentId} is shutting down`);
+
+    // From here to the reservation: no await.
+    const existing = this.held.get(id);
+    if (existing) {
+      if (existing.fingerprint !== specFingerprint(spec))
+        return refuse('SandboxIdConflict', `sandbox ${id} already exists on this agent with another spec`);
+      if (existing.deleting) return refuse('Terminating', `sandbox ${id} is being deleted`);
+      return existing.created.then((a) =>
+        a.body.success ? { status: 200, body: { ...a.body, message: 'already exists' } } : a,
+      );
+    }
+    if (this.held.size >= this.opts.capacity)
+      return refuse(
+        'CapacityExceeded',
+        `agent ${this.opts.agentId} is full: ${this.held.size} of ${this.opts.capacity} sandboxes`,
+      );
+    for (const p of spec.exposedPorts ?? []) {
+      const user = this.ports.get(p);
+      if (user !== undefined)
+        return refuse('PortInUse', `port ${p} is already used by sandbox ${user} on agent ${this.opts.agentId}`);
+    }
+    const createdAt = Math.floor(Date.now() / 1000);
+    const held: Held = {
+      spec,
+      fingerprint: specFingerprint(spec),
+      createdAt,
+      phase: 'creating',
+      message: '',
+      created: undefined as unknown as Promise<Answer<CreateSandboxResponse>>,
+    };
+    this.held.set(id, held);
+    for (const p of spec.exposedPorts ?? []) this.ports.set(p, id);
+    // Reserved; now start it. The Promise constructor turns a synchronous throw (e.g. spawn refusing a NUL byte) into a rejection.
+    held.created = new Promise<void>((resolve, reject) => {
+      this.opts.runtime.start(spec, (exit) => this.exited(id, held, exit)).then(resolve, reject);
+    }).then(
+      () => {
+        if (held.phase === 'creating') held.phase = 'running';
+        this.images.add(spec.image);
+        return { status: 200, body: { success: true, sandboxId: id, createdAt } };
+      },
+      (err: unknown) => {
+        this.release(id, held);
+        const message = err instanceof Error ? err.message : String(err);
+        return { status: 500, body: { success: false, message, sandboxId: id, createdAt } };
+      },
+    );
+    return held.created;
+  }
+
+  /** Deletes a sandbox: SIGTERM, SIGKILL after the grace period; gone from status once its processes are. */
+  delete(id: string): Answer<{ success: boolean; message?: string }> {
+    const held = this.held.get(id);
+    if (!held) return { status: 200, body: { success: true, message: `sandbox ${id} is not on this agent` } };
+    if (held.deleting) return { status: 200, body: { success: true, message: 'already terminating' } };
+    held.deleting = this.terminate(id, held);
+    return { status: 200, body: { success: true, message: 'terminating' } };
+  }
+
+  private async terminate(id: string, held: Held): Promise<void> {
+    const wasRunning = held.phase === 'creating' || held.phase === 'running';
+    held.phase = 'terminating';
+    await held.created;
+    if (!this.held.has(id)) return; // never started
+    if (wasRunning) await this.opts.runtime.stop(id, this.opts.killGraceMs);
+    this.release(id, held);
+  }
+
+  private exited(id: string, held: Held, exit: SandboxExit): void {
+    // A deleted sandbox is recorded as stopped too; terminate() releases it once its group is gone.
+    held.phase = exit.stopped || exit.code === 0 ? 'stopped' : 'failed';
+    held.message = exitMessage(exit);
+  }
+
+  private release(id: string, held: Held): void {
+    if (this.held.get(id) !== held) return;
+    this.held.delete(id);
+    for (const p of held.spec.exposedPorts ?? []) if (this.ports.get(p) === id) this.ports.delete(p);
+    this.opts.runtime.remove(id);
+  }
+
+  status(): AgentStatusReport {
+    return {
+      agentId: this.opts.agentId,
+      nodeName: this.opts.nodeName,
+      capacity: this.opts.capacity,
+      allocated: this.held.size,
+      images: [...this.images],
+      sandboxStatuses: [...this.held.entries()].map(([sandboxId, h]) => ({
+        sandboxId,
+        claimUid: h.spec.claimUid ?? '',
+        phase: h.phase,
+        message: h.message,
+        createdAt: h.createdAt,
+      })),
+    };
+  }
+
+  /** The sandbox's log, or undefined when the agent does not hold it. */
+  logs(id: string): LogBuffer | undefined {
+    return this.held.has(id) ? this.opts.runtime.logs(id) : undefined;
+  }
+
+  /** Refuses new creates and stops every sandbox; resolves when none runs. */
+  async shutdown(): Promise<void> {
+    this.shuttingDown = true;
+    await Promise.allSettled([...this.held.values()].map((h) => h.created));
+    await this.opts.runtime.stopAll(this.opts.killGraceMs);
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * The agent's HTTP API bodies (the original fast-sandbox agent's JSON field names), validated
+ * with TypeBox. Pure: no I/O, so the messages are unit-tested.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+
+export const AGENT_API_PREFIX = '/api/v1/agent';
+
+/** The original's agent phases, plus `terminating` while a delete waits for the process to go. */
+export const AGENT_PHASES = ['creating', 'running', 'terminating', 'stopped', 'failed'] as const;
+export type AgentPhase = (typeof AGENT_PHASES)[number];
+
+export const AgentSandboxSpec = Type.Object({
+  sandboxId: Type.String(),
+  claimUid: Type.Optional(Type.String()),
+  claimName: Type.Optional(Type.String()),
+  image: Type.String(),
+  cpu: Type.Optional(Type.String()),
+  memory: Type.Optional(Type.String()),
+  command: Type.Optional(Type.Array(Type.String())),
+  args: Type.Optional(Type.Array(Type.String())),
+  env: Type.Optional(Type.Record(Type.String(), Type.String())),
+  workingDir: Type.Optional(Type.String()),
+  exposedPorts: Type.Optional(Type.Array(Type.Integer())),
+});
+export type AgentSandboxSpec = Static<typeof AgentSandboxSpec>;
+
+export const CreateSandboxRequest = Type.Object({ sandbox: AgentSandboxSpec });
+export type CreateSandboxRequest = Static<typeof CreateSandboxRequest>;
+
+export const DeleteSandboxRequest = Type.Object({ sandboxId: Type.String() });
+export type DeleteSandboxRequest = Static<typeof DeleteSandboxRequest>;
+
+export interface CreateSandboxResponse {
+  success: boolean;
+  message?: string;
+  /** Why a create was refused: `CapacityExceeded`, `PortInUse`, `SandboxIdConflict`. */
+  reason?: string;
+  sandboxId: string;
+  /** Unix seconds, stamped when the agent first accepted the sandbox; a replay returns the same. */
+  createdAt: number;
+}
+
+export interface SandboxStatusReport {
+  sandboxId: string;
+  claimUid: string;
+  phase: AgentPhase;
+  message: string;
+  createdAt: number;
+}
+
+export interface AgentStatusReport {
+  agentId: string;
+  nodeName: string;
+  capacity: number;
+  allocated: number;
+  images: string[];
+  sandboxStatuses: SandboxStatusReport[];
+}
+
+const createCheck = TypeCompiler.Compile(CreateSandboxRequest);
+const deleteCheck = TypeCompiler.Compile(DeleteSandboxRequest);
+
+type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
+
+function firstError(check: typeof createCheck | typeof deleteCheck, body: unknown): string {
+  const e = check.Errors(body).First();
+  if (!e) return 'invalid body';
+  const where = e.path === '' ? 'body' : e.path.slice(1).replaceAll('/', '.');
+  return `${where}: ${e.message}`;
+}
+
+/** A create body, or the first thing wrong with it, named precisely. */
+export function parseCreateRequest(body: unknown): Parsed<CreateSandboxRequest> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return { ok: false, message: 'body must be a JSON object {"sandbox":{...}}' };
+  const sb = (body as { sandbox?: unknown }).sandbox;
+  if (typeof sb !== 'object' || sb === null || Array.isArray(sb))
+    return { ok: false, message: 'sandbox is required (an object)' };
+  const s = sb as Record<string, unknown>;
+  if (s.sandboxId === undefined || s.sandboxId === '') return { ok: false, message: 'sandbox.sandboxId is required' };
+  if (s.image === undefined || s.image === '') return { ok: false, message: 'sandbox.image is required' };
+  if (s.exposedPorts !== undefined) {
+    if (!Array.isArray(s.exposedPorts)) return { ok: false, message: 'sandbox.exposedPorts must be an array of ports' };
+    const seen = new Set<unknown>();
+    for (const p of s.exposedPorts) {
+      if (typeof p !== 'number' || !Number.isInteger(p) || p < 1 || p > 65535)
+        return { ok: false, message: `sandbox.exposedPorts: ${JSON.stringify(p)} is not a port (an integer 1–65535)` };
+      if (seen.has(p)) return { ok: false, message: `sandbox.exposedPorts: port ${p} is listed twice` };
+      seen.add(p);
+    }
+  }
+  if (!createCheck.Check(body)) return { ok: false, message: firstError(createCheck, body) };
+  return { ok: true, value: body };
+}
+
+export function parseDeleteRequest(body: unknown): Parsed<DeleteSandboxRequest> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return { ok: false, message: 'body must be a JSON object {"sandboxId":"..."}' };
+  const id = (body as { sandboxId?: unknown }).sandboxId;
+  if (id === undefined || id === '') return { ok: false, message: 'sandboxId is required' };
+  if (!deleteCheck.Check(body)) return { ok: false, message: firstError(deleteCheck, body) };
+  return { ok: true, value: body };
+}
+
+/** The spec fields that make two creates with one sandboxId the same request (order-insensitive env). */
+export function specFingerprint(s: AgentSandboxSpec): string {
+  const env = Object.entries(s.env ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return JSON.stringify([
+    s.image,
+    s.claimUid ?? '',
+    s.command ?? [],
+    s.args ?? [],
+    env,
+    s.workingDir ?? '',
+    [...(s.exposedPorts ?? [])].sort((a, b) => a - b),
+  ]);
+}

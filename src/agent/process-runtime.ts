@@ -1,0 +1,143 @@
+/**
+ * The process runtime: each sandbox is a local process group started from the spec's command,
+ * args, env and workingDir (`detached`, so the whole group can be signalled). Stop sends SIGTERM
+ * to the group, then SIGKILL after the grace period. Output goes to a bounded ring buffer.
+ *
+ * It isolates nothing: sandboxes share the agent's filesystem, network namespace, user and
+ * resources (no CPU/memory limits; `cpu`/`memory` are recorded, not enforced; `image` is a label,
+ * nothing is pulled). The environment is NOT inherited from the agent (so the agent's token does
+ * not leak): a sandbox gets PATH, the spec's env, SANDBOX_ID and SANDBOX_PORTS.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { AgentSandboxSpec } from './api.js';
+import { DEFAULT_LOG_LIMIT_BYTES, LogBuffer } from './log-buffer.js';
+import type { RuntimeStatus, SandboxExit, SandboxRuntime } from './runtime.js';
+
+interface Entry {
+  child: ChildProcess;
+  pid: number;
+  logs: LogBuffer;
+  exit?: SandboxExit;
+  exited: Promise<void>;
+  stopping: boolean;
+}
+
+function signalGroup(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, sig);
+  } catch {
+    // the group is gone already
+  }
+}
+
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export class ProcessRuntime implements SandboxRuntime {
+  readonly name = 'process';
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(private readonly opts: { logLimitBytes?: number } = {}) {}
+
+  validate(spec: AgentSandboxSpec): string | undefined {
+    if (!spec.command?.length || !spec.command[0])
+      return 'sandbox.command is required by the process runtime (it runs a command, not an image)';
+    return undefined;
+  }
+
+  start(spec: AgentSandboxSpec, onExit: (exit: SandboxExit) => void): Promise<void> {
+    const [cmd, ...rest] = spec.command!;
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+      ...spec.env,
+      SANDBOX_ID: spec.sandboxId,
+      SANDBOX_PORTS: (spec.exposedPorts ?? []).join(','),
+    };
+    const child = spawn(cmd!, [...rest, ...(spec.args ?? [])], {
+      cwd: spec.workingDir || undefined,
+      env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const logs = new LogBuffer(this.opts.logLimitBytes ?? DEFAULT_LOG_LIMIT_BYTES);
+    child.stdout!.on('data', (c: Buffer) => logs.append(c));
+    child.stderr!.on('data', (c: Buffer) => logs.append(c));
+    return new Promise<void>((resolve, reject) => {
+      // Kept for the child's life: an 'error' without a listener would take the agent down.
+      child.on('error', (err) => {
+        if (child.pid === undefined) reject(new Error(`cannot start ${cmd}: ${err.message}`));
+      });
+      child.once('spawn', () => {
+        const pid = child.pid!;
+        let resolveExited!: () => void;
+        const entry: Entry = {
+          child,
+          pid,
+          logs,
+          stopping: false,
+          exited: new Promise((r) => (resolveExited = r)),
+        };
+        this.entries.set(spec.sandboxId, entry);
+        // The leader is gone: whatever it left in the group goes too (it would otherwise hold the
+        // output pipes open, and outlive its sandbox).
+        child.once('exit', () => signalGroup(pid, 'SIGKILL'));
+        // 'close': exited and stdout/stderr drained, so the log is complete.
+        child.once('close', (code, signal) => {
+          entry.exit = { code, signal, stopped: entry.stopping };
+          logs.end();
+          resolveExited();
+          onExit(entry.exit);
+        });
+        resolve();
+      });
+    });
+  }
+
+  async stop(sandboxId: string, graceMs: number): Promise<void> {
+    const e = this.entries.get(sandboxId);
+    if (!e || e.exit) return;
+    e.stopping = true;
+    signalGroup(e.pid, 'SIGTERM');
+    let timer: NodeJS.Timeout | undefined;
+    const killed = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        signalGroup(e.pid, 'SIGKILL');
+        resolve();
+      }, graceMs);
+    });
+    await Promise.race([e.exited, killed]);
+    clearTimeout(timer);
+    await e.exited;
+    // Wait for stragglers of the group (rarely any: 'close' already SIGKILLed the group).
+    for (let i = 0; i < 50 && groupAlive(e.pid); i++) await new Promise((r) => setTimeout(r, 20));
+  }
+
+  status(sandboxId: string): RuntimeStatus | undefined {
+    const e = this.entries.get(sandboxId);
+    if (!e) return undefined;
+    return { running: !e.exit, pid: e.pid, exit: e.exit };
+  }
+
+  logs(sandboxId: string): LogBuffer | undefined {
+    return this.entries.get(sandboxId)?.logs;
+  }
+
+  remove(sandboxId: string): void {
+    const e = this.entries.get(sandboxId);
+    if (e?.exit) this.entries.delete(sandboxId);
+  }
+
+  async stopAll(graceMs: number): Promise<void> {
+    await Promise.all([...this.entries.keys()].map((id) => this.stop(id, graceMs)));
+  }
+
+  killAllNow(): void {
+    for (const e of this.entries.values()) if (!e.exit) signalGroup(e.pid, 'SIGKILL');
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * The sandbox agent's HTTP server (node:http: four routes need no framework), on port 5758 by
+ * default as in the original. Every route but `/healthz` needs `Authorization: Bearer <token>`.
+ *
+ *   POST /api/v1/agent/create  {"sandbox":{sandboxId, image, command[], ...}}  → {success, sandboxId, createdAt}
+ *   POST /api/v1/agent/delete  {"sandboxId"}                                   → {success, message}
+ *   GET  /api/v1/agent/status                                                  → {agentId, nodeName, capacity, ...}
+ *   GET  /api/v1/agent/logs?sandboxId=&follow=true                             → text/plain (chunked when following)
+ *
+ * 400: a bad body (the message names the field); 401: no or wrong token; 404: unknown route or
+ * (logs) sandbox; 409: a create refused (`reason`: CapacityExceeded, PortInUse,
+ * SandboxIdConflict, Terminating, ShuttingDown); 413: a body over 1 MiB; 500: the runtime could
+ * not start it.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { logger as rootLogger, type Logger } from '../log.js';
+import { AGENT_API_PREFIX, parseCreateRequest, parseDeleteRequest } from './api.js';
+import { SandboxAgent } from './agent.js';
+import { bearerChecker } from './auth.js';
+import { ProcessRuntime } from './process-runtime.js';
+import type { SandboxRuntime } from './runtime.js';
+
+export const DEFAULT_AGENT_PORT = 5758;
+export const DEFAULT_KILL_GRACE_MS = 10_000;
+const MAX_BODY_BYTES = 1024 * 1024;
+
+export interface AgentServerOptions {
+  token: string;
+  host?: string;
+  /** 0 = any free port. */
+  port?: number;
+  agentId: string;
+  nodeName?: string;
+  capacity: number;
+  killGraceMs?: number;
+  runtime?: SandboxRuntime;
+  logger?: Logger;
+}
+
+export interface RunningAgent {
+  readonly url: string;
+  readonly port: number;
+  readonly agent: SandboxAgent;
+  readonly runtime: SandboxRuntime;
+  /** Stops listening and stops every sandbox (SIGTERM, SIGKILL after the grace period). */
+  close(): Promise<void>;
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const data = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) });
+  res.end(data);
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req as AsyncIterable<Buffer>) {
+    size += c.length;
+    if (size > MAX_BODY_BYTES) throw new HttpError(413, `body over ${MAX_BODY_BYTES} bytes`);
+    chunks.push(c);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') throw new HttpError(400, 'body is empty; a JSON object is required');
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new HttpError(400, `body is not JSON: ${(err as Error).message}`);
+  }
+}
+
+export async function startAgentServer(opts: AgentServerOptions): Promise<RunningAgent> {
+  const log = (opts.logger ?? rootLogger).child({ component: 'sandbox-agent', agentId: opts.agentId });
+  const runtime = opts.runtime ?? new ProcessRuntime();
+  const agent = new SandboxAgent({
+    agentId: opts.agentId,
+    nodeName: opts.nodeName ?? '',
+    capacity: opts.capacity,
+    runtime,
+    killGraceMs: opts.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
+  });
+  const authorized = bearerChecker(opts.token);
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://agent');
+    if (url.pathname === '/healthz') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    if (!authorized(req.headers.authorization)) {
+      res.setHeader('www-authenticate', 'Bearer');
+      throw new HttpError(401, req.headers.authorization ? 'wrong agent token' : 'missing bearer token');
+    }
+    const route = `${req.method} ${url.pathname}`;
+    switch (route) {
+      case `POST ${AGENT_API_PREFIX}/create`: {
+        const parsed = parseCreateRequest(await readJson(req));
+        if (!parsed.ok) throw new HttpError(400, parsed.message);
+        const answer = await agent.create(parsed.value.sandbox);
+        if (!answer.body.success)
+          log.info(
+            { sandboxId: parsed.value.sandbox.sandboxId, status: answer.status, why: answer.body.message },
+            'create refused',
+          );
+        else log.debug({ sandboxId: parsed.value.sandbox.sandboxId }, 'sandbox created');
+        return sendJson(res, answer.status, answer.body);
+      }
+      case `POST ${AGENT_API_PREFIX}/delete`: {
+        const parsed = parseDeleteRequest(await readJson(req));
+        if (!parsed.ok) throw new HttpError(400, parsed.message);
+        const answer = agent.delete(parsed.value.sandboxId);
+        return sendJson(res, answer.status, answer.body);
+      }
+      case `GET ${AGENT_API_PREFIX}/status`:
+        return sendJson(res, 200, agent.status());
+      case `GET ${AGENT_API_PREFIX}/logs`: {
+        const id = url.searchParams.get('sandboxId');
+        if (!id) throw new HttpError(400, 'sandboxId is required (query parameter)');
+        const follow = ['true', '1', 'yes'].includes((url.searchParams.get('follow') ?? '').toLowerCase());
+        const logs = agent.logs(id);
+        if (!logs) throw new HttpError(404, `sandbox ${id} is not on this agent`);
+        res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+        res.write(logs.snapshot());
+        if (!follow || logs.isEnded) return void res.end();
+        const stop = logs.follow({ data: (c) => res.write(c), end: () => res.end() });
+        res.once('close', stop);
+        return;
+      }
+      default:
+        if (
+          url.pathname.startsWith(`${AGENT_API_PREFIX}/`) &&
+          ['create', 'delete', 'status', 'logs'].includes(url.pathname.slice(AGENT_API_PREFIX.length + 1))
+        )
+          throw new HttpError(405, `${req.method} is not allowed on ${url.pathname}`);
+        throw new HttpError(404, `no route ${req.method} ${url.pathname}`);
+    }
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      const status = err instanceof HttpError ? err.status : 500;
+      const message = err instanceof Error ? err.message : String(err);
+      if (status >= 500) log.error({ err, path: req.url }, 'agent request failed');
+      if (res.headersSent) return void res.destroy();
+      sendJson(res, status, { success: false, message });
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? DEFAULT_AGENT_PORT, opts.host ?? '0.0.0.0', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = opts.host && opts.host !== '0.0.0.0' ? opts.host : '127.0.0.1';
+  log.info({ port, capacity: opts.capacity, runtime: runtime.name }, 'sandbox agent listening');
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    port,
+    agent,
+    runtime,
+    close() {
+      closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        await agent.shutdown();
+        server.closeAllConnections();
+        await closed;
+        log.info('sandbox agent stopped');
+      })();
+      return closing;
+    },
+  };
+}

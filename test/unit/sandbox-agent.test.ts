@@ -1,0 +1,130 @@
+/** The sandbox agent's pure parts: body validation, the log ring buffer, the token check. */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseCreateRequest, parseDeleteRequest, specFingerprint } from '../../src/agent/api.js';
+import { exitMessage } from '../../src/agent/agent.js';
+import { bearerChecker, loadAgentToken } from '../../src/agent/auth.js';
+import { LogBuffer } from '../../src/agent/log-buffer.js';
+
+describe('agent request bodies', () => {
+  const ok = { sandboxId: 'sb-1', image: 'img', command: ['sleep', '1'], exposedPorts: [80, 443] };
+
+  it('accepts the original fields', () => {
+    const r = parseCreateRequest({
+      sandbox: {
+        ...ok,
+        claimUid: 'u',
+        claimName: 'n',
+        cpu: '1',
+        memory: '1Gi',
+        args: [],
+        env: { A: 'b' },
+        workingDir: '/',
+      },
+    });
+    expect(r.ok).toBe(true);
+  });
+
+  it.each([
+    [null, 'body must be a JSON object {"sandbox":{...}}'],
+    [{}, 'sandbox is required (an object)'],
+    [{ sandbox: { ...ok, sandboxId: '' } }, 'sandbox.sandboxId is required'],
+    [{ sandbox: { ...ok, image: undefined } }, 'sandbox.image is required'],
+    [{ sandbox: { ...ok, exposedPorts: 80 } }, 'sandbox.exposedPorts must be an array of ports'],
+    [{ sandbox: { ...ok, exposedPorts: [65536] } }, 'sandbox.exposedPorts: 65536 is not a port (an integer 1–65535)'],
+    [{ sandbox: { ...ok, exposedPorts: [1.5] } }, 'sandbox.exposedPorts: 1.5 is not a port (an integer 1–65535)'],
+    [{ sandbox: { ...ok, exposedPorts: [22, 22] } }, 'sandbox.exposedPorts: port 22 is listed twice'],
+  ])('refuses %j: %s', (body, message) => {
+    expect(parseCreateRequest(body)).toEqual({ ok: false, message });
+  });
+
+  it('names the field TypeBox finds wrong', () => {
+    const r = parseCreateRequest({ sandbox: { ...ok, command: 'sleep 1' } });
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.message).toMatch(/^sandbox\.command: /);
+  });
+
+  it('delete needs a sandboxId string', () => {
+    expect(parseDeleteRequest({ sandboxId: 'x' })).toEqual({ ok: true, value: { sandboxId: 'x' } });
+    expect(parseDeleteRequest({})).toEqual({ ok: false, message: 'sandboxId is required' });
+    expect(parseDeleteRequest({ sandboxId: 3 })).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/^sandboxId: /),
+    });
+  });
+
+  it('fingerprints ignore env and port order, not content', () => {
+    const a = { ...ok, env: { A: '1', B: '2' } };
+    expect(specFingerprint(a)).toBe(specFingerprint({ ...ok, env: { B: '2', A: '1' }, exposedPorts: [443, 80] }));
+    expect(specFingerprint(a)).not.toBe(specFingerprint({ ...a, image: 'other' }));
+  });
+
+  it('exit messages', () => {
+    expect(exitMessage({ code: 2, signal: null, stopped: false })).toBe('exited with code 2');
+    expect(exitMessage({ code: null, signal: 'SIGSEGV', stopped: false })).toBe('killed by signal SIGSEGV');
+    expect(exitMessage({ code: null, signal: 'SIGKILL', stopped: true })).toBe('stopped by the agent');
+  });
+});
+
+describe('LogBuffer', () => {
+  it('keeps the last `limit` bytes, cutting the oldest chunk', () => {
+    const b = new LogBuffer(10);
+    b.append(Buffer.from('0123456'));
+    b.append(Buffer.from('789ab'));
+    expect(b.snapshot().toString()).toBe('23456789ab');
+    expect(b.dropped).toBe(2);
+    b.append(Buffer.from('cdefghijklmn'));
+    expect(b.snapshot().toString()).toBe('efghijklmn');
+  });
+
+  it('tells followers each chunk and the end; a late follower ends at once', () => {
+    const b = new LogBuffer(100);
+    const got: string[] = [];
+    let ended = 0;
+    const stop = b.follow({ data: (c) => got.push(c.toString()), end: () => ended++ });
+    b.append(Buffer.from('a'));
+    stop();
+    b.append(Buffer.from('b'));
+    const again = b.follow({ data: (c) => got.push(`2:${c.toString()}`), end: () => ended++ });
+    b.end();
+    b.append(Buffer.from('ignored'));
+    expect(got).toEqual(['a']);
+    expect(ended).toBe(1);
+    again();
+    b.follow({ data: () => {}, end: () => ended++ });
+    expect(ended).toBe(2);
+    expect(b.snapshot().toString()).toBe('ab');
+  });
+});
+
+describe('agent token', () => {
+  it('checks the bearer header', () => {
+    const check = bearerChecker('s3cret');
+    expect(check('Bearer s3cret')).toBe(true);
+    expect(check('bearer  s3cret ')).toBe(true);
+    expect(check('Bearer s3cre')).toBe(false);
+    expect(check('s3cret')).toBe(false);
+    expect(check(undefined)).toBe(false);
+    expect(check('Bearer ')).toBe(false);
+  });
+
+  it('reads the file first, then the literal; none is an error', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'agent-token-'));
+    try {
+      const f = path.join(dir, 'token');
+      await writeFile(f, 'from-file\n');
+      expect(loadAgentToken({ tokenFile: f, token: 'literal' })).toBe('from-file');
+      expect(loadAgentToken({ token: 'literal' })).toBe('literal');
+      expect(() => loadAgentToken({})).toThrow(/no agent token/);
+      await writeFile(f, '  \n');
+      expect(() => loadAgentToken({ tokenFile: f })).toThrow(/is empty/);
+      expect(() => loadAgentToken({ tokenFile: path.join(dir, 'missing') })).toThrow(
+        /cannot read the agent token file/,
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
