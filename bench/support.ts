@@ -26,17 +26,5 @@ export function machine(): string {
   return `${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`;
 }
 
-/** Runs `fn` over `items` with at most `limit` in flight. */
-export async function pool<T, R>(items: T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]!, i);
-      }
-    }),
-  );
-  return out;
-}
+/** Runs `fn` over `items` with at most `limit` in flight (the project's one helper for it). */
+export { mapLimited as pool } from '../src/concurrency.js';

@@ -11,6 +11,7 @@
  * number of targets.
  */
 import { AuthorizationV1Api, type V1SubjectAccessReview } from '@kubernetes/client-node';
+import { mapLimited } from '../concurrency.js';
 import { splitApiVersion, type KubeClient } from '../kube/client.js';
 import type { Refusal, TargetCheck, UserInfo } from './review.js';
 
@@ -49,7 +50,7 @@ export class AccessReviewer {
         same[0]!.verbs.map((verb) => ({ ...p, verb, namespace: same[0]!.namespace, checks: same })),
       ),
     );
-    const broadAllowed = await mapLimit(broad, (b) =>
+    const broadAllowed = await mapLimited(broad, CONCURRENCY, (b) =>
       this.allowed(user, {
         group: b.group,
         version: b.version,
@@ -61,7 +62,7 @@ export class AccessReviewer {
     const narrow = broad
       .filter((_, i) => !broadAllowed[i])
       .flatMap((b) => dedupe(b.checks).map((target) => ({ ...b, target })));
-    const narrowAllowed = await mapLimit(narrow, (n) =>
+    const narrowAllowed = await mapLimited(narrow, CONCURRENCY, (n) =>
       this.allowed(user, {
         group: n.group,
         version: n.version,
@@ -114,18 +115,4 @@ function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
 /** One check per name (a request may name an object twice). */
 function dedupe(checks: TargetCheck[]): TargetCheck[] {
   return [...new Map(checks.map((c) => [c.name, c])).values()];
-}
-
-/** Maps with at most CONCURRENCY calls in flight, keeping the order of `items`. */
-async function mapLimit<T, R>(items: T[], fn: (t: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(CONCURRENCY, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  });
-  await Promise.all(lanes);
-  return out;
 }

@@ -22,6 +22,7 @@ import {
   type ManifestCheckpointContentChunk,
 } from '../api/manifests.js';
 import { READY_CONDITION } from '../api/requests.js';
+import { mapLimited } from '../concurrency.js';
 import { ChunkCorruptError, decodeChunk, reassemble, type StoredChunk } from '../codec/manifest-chunks.js';
 import { apiMessage, KubeClient } from '../kube/client.js';
 
@@ -105,19 +106,6 @@ function notReadyReason(mcp: ManifestCheckpoint): string | undefined {
   if (ready.status === 'True') return undefined;
   const detail = [ready.reason, ready.message].filter(Boolean).join(': ');
   return `it is Ready=${ready.status}${detail ? ` (${detail})` : ''}`;
-}
-
-async function mapLimited<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  });
-  await Promise.all(workers);
-  return out;
 }
 
 function stored(chunk: ManifestCheckpointContentChunk): StoredChunk {

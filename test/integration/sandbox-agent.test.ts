@@ -4,7 +4,6 @@
  * starts processes). Every test stops its agent, and with it every process it started.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,6 +15,7 @@ import { startAgentServer, type RunningAgent } from '../../src/agent/server.js';
 import { isAlive } from '../../src/infra/process.js';
 import { logger } from '../../src/log.js';
 import { REPO_ROOT, eventually, uniq } from '../support/env.js';
+import { processesInGroups } from '../support/processes.js';
 
 const TOKEN = 'test-token-0123456789';
 const quiet = logger.child({ test: 'sandbox-agent' });
@@ -57,7 +57,7 @@ async function startAgent(opts: { capacity?: number; killGraceMs?: number } = {}
 afterEach(async () => {
   for (const { running, runtime } of agents.splice(0)) {
     await running.close();
-    for (const pid of runtime.pids.values()) expect(groupMembers(pid)).toEqual([]);
+    for (const pid of runtime.pids.values()) expect(processesInGroups([pid])).toEqual([]);
   }
 });
 
@@ -111,22 +111,6 @@ const logsOf = async (a: RunningAgent, id: string) => {
   });
   return res.text();
 };
-
-/** Live (non-zombie) processes of a process group, read from /proc. */
-function groupMembers(pgid: number): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (fields[0] !== 'Z' && Number(fields[2]) === pgid) out.push(Number(name));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
 
 describe('sandbox agent: HTTP API', () => {
   it('refuses every route without the right bearer token (401); /healthz is open', async () => {
@@ -417,13 +401,13 @@ describe('sandbox agent: process runtime', () => {
     for (const sb of sbs) expect((await create(a, sb)).status).toBe(200);
     await eventually('ignorer ready', async () => (await logsOf(a, sbs[1]!.sandboxId)).includes('ready'));
     const shGroup = runtime.pids.get(sbs[2]!.sandboxId)!;
-    await eventually('sh started its sleeps', async () => groupMembers(shGroup).length >= 3);
+    await eventually('sh started its sleeps', async () => processesInGroups([shGroup]).length >= 3);
     const pids = [...runtime.pids.values()];
     await a.close();
     agents.splice(0);
     for (const pid of pids) {
       expect(isAlive(pid)).toBe(false);
-      expect(groupMembers(pid)).toEqual([]);
+      expect(processesInGroups([pid])).toEqual([]);
     }
     // Closed: no more requests.
     await expect(fetch(`${a.url}/healthz`)).rejects.toThrow();
@@ -489,7 +473,7 @@ describe('sandbox agent: the CLI role', () => {
       });
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
-      for (const pid of pids) expect(groupMembers(pid)).toEqual([]);
+      for (const pid of pids) expect(processesInGroups([pid])).toEqual([]);
       expect(await processesWith(marker)).toEqual([]);
       expect(out).not.toContain(token);
     } finally {

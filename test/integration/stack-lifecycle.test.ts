@@ -2,7 +2,6 @@
  * A second, private stack: the watcher survives a kube-apiserver crash mid-watch, and stopping
  * the stack leaves no process behind. (The shared stack is checked the same way in teardown.)
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { Worker } from '@temporalio/worker';
@@ -19,25 +18,9 @@ import { connectClient, connectWorker } from '../../src/temporal/connection.js';
 import { startWatcher } from '../../src/watcher/main.js';
 import { installTemporalRuntime } from '../../src/workers/runtime.js';
 import { REPO_ROOT, eventually, uniq } from '../support/env.js';
+import { processesInGroups } from '../support/processes.js';
 
 let stack: LocalStack | undefined;
-
-/** Every live process whose process group is one of `groups` (children included). */
-function processesInGroups(groups: number[]): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const [state, , pgrp] = fields;
-      if (state !== 'Z' && groups.includes(Number(pgrp))) found.push(Number(entry));
-    } catch {
-      /* exited meanwhile */
-    }
-  }
-  return found;
-}
 
 afterAll(async () => {
   await stack?.stop();

@@ -462,27 +462,36 @@ describe('VolumeCaptureRequest admission', () => {
  * Content mode needs a worker configured for it. Requests are started by whichever watcher sees
  * them first, so this block swaps the file's watcher for one on a Content-mode worker's queue.
  */
+/** A worker in Content snapshot mode (DO_VOLUME_SNAPSHOT_MODE=Content) and its watcher, on their own task queue. */
+async function startContentModeOperator(queuePrefix: string): Promise<{ stop(): Promise<void> }> {
+  const taskQueue = uniq(queuePrefix);
+  const requests = {
+    ...testConfig(taskQueue).requests,
+    waitTimeoutMs: WAIT_TIMEOUT_MS,
+    snapshotMode: 'Content' as const,
+  };
+  const contentWorker = await startTestWorker(taskQueue, { requests });
+  const contentWatcher = await startTestWatcher(taskQueue);
+  await contentWatcher.watcher.waitForSync();
+  return {
+    async stop() {
+      await contentWatcher.stop();
+      await contentWorker.stop();
+    },
+  };
+}
+
 describe('VolumeCaptureRequest, Snapshot mode (Content) on the upstream CRD', () => {
-  const contentQueue = uniq('tq-vcr-content');
-  let contentWorker: { stop(): Promise<void> } | undefined;
-  let contentWatcher: RunningWatcher | undefined;
+  let content: { stop(): Promise<void> } | undefined;
 
   beforeAll(async () => {
     await watcher?.stop();
     watcher = undefined;
-    const requests = {
-      ...testConfig(contentQueue).requests,
-      waitTimeoutMs: WAIT_TIMEOUT_MS,
-      snapshotMode: 'Content' as const,
-    };
-    contentWorker = await startTestWorker(contentQueue, { requests });
-    contentWatcher = await startTestWatcher(contentQueue);
-    await contentWatcher.watcher.waitForSync();
+    content = await startContentModeOperator('tq-vcr-content');
   });
 
   afterAll(async () => {
-    await contentWatcher?.stop();
-    await contentWorker?.stop();
+    await content?.stop();
   });
 
   it('is Incompatible, telling the user how to fix it, and leaves no content behind', async () => {
@@ -502,25 +511,15 @@ describe('VolumeCaptureRequest, Snapshot mode (Content) on the upstream CRD', ()
  * controllers that serve a content without a VolumeSnapshot), played by the test.
  */
 describe("VolumeCaptureRequest, Snapshot mode (Content) on Deckhouse's external-snapshotter", () => {
-  const contentQueue = uniq('tq-vcr-deckhouse');
-  let contentWorker: { stop(): Promise<void> } | undefined;
-  let contentWatcher: RunningWatcher | undefined;
+  let content: { stop(): Promise<void> } | undefined;
 
   beforeAll(async () => {
     await installDeckhouseSnapshotCrds(k);
-    const requests = {
-      ...testConfig(contentQueue).requests,
-      waitTimeoutMs: WAIT_TIMEOUT_MS,
-      snapshotMode: 'Content' as const,
-    };
-    contentWorker = await startTestWorker(contentQueue, { requests });
-    contentWatcher = await startTestWatcher(contentQueue);
-    await contentWatcher.watcher.waitForSync();
+    content = await startContentModeOperator('tq-vcr-deckhouse');
   });
 
   afterAll(async () => {
-    await contentWatcher?.stop();
-    await contentWorker?.stop();
+    await content?.stop();
     await installSnapshotCrds(k);
   });
 

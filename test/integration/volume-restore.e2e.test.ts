@@ -7,6 +7,7 @@ import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { objectKeeperRef, type ObjectKeeper } from '../../src/api/objectkeeper.js';
+import { ownedByKeeper } from '../../src/domain/objectkeeper.js';
 import type { VolumeCaptureRequest, VolumeRestoreRequest, VolumeRestoreRequestSpec } from '../../src/api/volumes.js';
 import { keeperNameFor, requestWorkflowId } from '../../src/domain/requests.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
@@ -116,14 +117,7 @@ async function expectPvcOutlives(vrr: VolumeRestoreRequest, pvc: V1PersistentVol
     metadata: {
       name: uniq('gc-witness'),
       namespace: ns,
-      ownerReferences: [
-        {
-          apiVersion: 'deckhouse.io/v1alpha1',
-          kind: 'ObjectKeeper',
-          name: keeper.metadata!.name!,
-          uid: keeper.metadata!.uid!,
-        },
-      ],
+      ownerReferences: [ownedByKeeper(keeper)],
     },
   });
   const before = (await k.get<V1PersistentVolumeClaim>(pvcRef(vrr.spec.targetPVCName)))!;
