@@ -57,6 +57,21 @@ export async function listAll<T extends KubernetesObject>(
   return out;
 }
 
+/** JSON merge patch with the UID as precondition; errors become Temporal failures named by `action`. */
+export async function mergePatchObject(
+  kube: KubeClient,
+  ref: ObjectRef,
+  body: Record<string, unknown>,
+  uid: string,
+  action: string,
+): Promise<void> {
+  try {
+    await kube.mergePatch(ref, body, { uid });
+  } catch (err) {
+    throw kubeFailure(err, action);
+  }
+}
+
 /**
  * JSON merge patch of a custom resource's status, with the UID as precondition. Gone when the
  * object was deleted (404) or its name now belongs to another object (409).

@@ -31,7 +31,7 @@ import {
   type SnapshotVerdict,
 } from '../../domain/volumes.js';
 import { apiMessage, isAlreadyExists, statusCode, type KubeClient, type ObjectRef } from '../../kube/client.js';
-import { getObject } from './calls.js';
+import { getObject, mergePatchObject } from './calls.js';
 import { kubeFailure } from './errors.js';
 import type { Outcome } from '../../domain/results.js';
 import { keeperObject } from './requests.js';
@@ -167,22 +167,20 @@ export function createSnapshotActivities(kube: KubeClient) {
         if (verdict.state === 'failed') return verdict.outcome;
         if (verdict.state === 'owned') return undefined;
         const ref = snapshotRef('VolumeSnapshotContent', vsc.metadata!.name!);
-        try {
-          // resourceVersion: the write loses against any concurrent change (the retry re-reads),
-          // so the snapshot-controller's own updates are never overwritten.
-          await kube.mergePatch(
-            ref,
-            {
-              metadata: {
-                resourceVersion: vsc.metadata!.resourceVersion,
-                ownerReferences: [...(vsc.metadata?.ownerReferences ?? []), owner(keeper)],
-              },
+        // resourceVersion: the write loses against any concurrent change (the retry re-reads),
+        // so the snapshot-controller's own updates are never overwritten.
+        await mergePatchObject(
+          kube,
+          ref,
+          {
+            metadata: {
+              resourceVersion: vsc.metadata!.resourceVersion,
+              ownerReferences: [...(vsc.metadata?.ownerReferences ?? []), owner(keeper)],
             },
-            { uid: vsc.metadata!.uid },
-          );
-        } catch (err) {
-          throw kubeFailure(err, `hand VolumeSnapshotContent ${ref.name} to ObjectKeeper ${keeper.name}`);
-        }
+          },
+          vsc.metadata!.uid!,
+          `hand VolumeSnapshotContent ${ref.name} to ObjectKeeper ${keeper.name}`,
+        );
         return undefined;
       };
       const observe = async (): Promise<SnapshotObservation & { problem?: RequestOutcome }> => {

@@ -35,7 +35,7 @@ import {
   type WaitingFor,
 } from '../../domain/volumes.js';
 import type { KubeClient, ObjectRef } from '../../kube/client.js';
-import { getObject, listAll } from './calls.js';
+import { getObject, listAll, mergePatchObject } from './calls.js';
 import { kubeFailure } from './errors.js';
 import { GONE, type Outcome, type StepResult } from '../../domain/results.js';
 import { keeperObject, readRequestObject } from './requests.js';
@@ -92,13 +92,8 @@ export function createVolumeActivities(kube: KubeClient) {
     return out;
   }
 
-  async function patch(ref: ObjectRef, body: Record<string, unknown>, uid: string, action: string): Promise<void> {
-    try {
-      await kube.mergePatch(ref, body, { uid });
-    } catch (err) {
-      throw kubeFailure(err, action);
-    }
-  }
+  const patch = (ref: ObjectRef, body: Record<string, unknown>, uid: string, action: string) =>
+    mergePatchObject(kube, ref, body, uid, action);
 
   return {
     /**
