@@ -1,0 +1,373 @@
+/**
+ * A kubelet stand-in for the local stack. The stack has a real kube-apiserver and
+ * controller-manager but no scheduler and no kubelet, so nothing would ever run a sandbox agent
+ * Pod. AgentFleet runs each agent as a real local process (the CLI role `agent`) and writes its
+ * Pod the way a kubelet would, so the sandbox fast path discovers agents exactly as in a cluster:
+ * Pods labelled `app=sandbox-agent`, `fast-sandbox.io/pool=<pool>`, reached at
+ * `http://<status.podIP>:<containerPort "agent">`.
+ *
+ * Each agent listens on its own loopback address (all of 127.0.0.0/8 is loopback on Linux; a
+ * random one in 127.1.0.1–127.254.255.254, so concurrent fleets do not collide) and a free port.
+ * Order, as with a real Pod: the process answers /healthz → the Pod is created (spec.nodeName set,
+ * there is no scheduler) → its status is written (Running, podIP, Ready). A Pod without a podIP is
+ * never usable, so nobody can reach an agent that is not up.
+ *
+ * What it writes: the Pod, and its status (phase, IPs, startTime, the four conditions, one
+ * containerStatus). What it does not: no restarts (a crashed agent stays down), no probes after
+ * start, no node object, no events, no graceful deletion (a delete without a kubelet never
+ * completes, so Pods are deleted with gracePeriodSeconds 0). The token reaches the agent only
+ * through a 0600 file, never the command line or the log.
+ */
+import { randomBytes, randomInt } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { AGENT_APP_LABEL, AGENT_APP_VALUE, AGENT_POOL_LABEL } from '../api/sandbox.js';
+import { FIELD_MANAGER, isNotFound, type KubeClient } from '../kube/client.js';
+import { ManagedProcess, waitUntilReady } from './process.js';
+
+export const AGENT_IMAGE = 'durable-operators:dev';
+const HOST_IP = '127.0.0.1';
+
+export interface AgentFleetOptions {
+  kube: KubeClient;
+  namespace: string;
+  pool: string;
+  /** Agents started by start(). */
+  count: number;
+  /** Sandboxes each agent holds at most. */
+  capacity: number;
+  /** The agents' bearer token (written to a 0600 file under stateDir). */
+  token: string;
+  /** Holds the token file and logs/agent-<pod>.log. */
+  stateDir: string;
+  /** spec.nodeName and the agents' reported node (default `local-node`). */
+  nodeName?: string;
+  /** The agents' SIGTERM→SIGKILL grace for their sandboxes (default 1000 ms). */
+  killGraceMs?: number;
+  /** Extra environment for the agent processes. */
+  env?: NodeJS.ProcessEnv;
+  /** How long an agent may take to answer /healthz (default 60 s). */
+  readyTimeoutMs?: number;
+}
+
+export interface FleetAgent {
+  readonly podName: string;
+  readonly podUid: string;
+  readonly ip: string;
+  readonly port: number;
+  /** `http://ip:port`, what the fast path derives from the Pod. */
+  readonly url: string;
+  readonly process: ManagedProcess;
+  /** When the agent became Ready (startTime and the containers' startedAt). */
+  readonly startedAt: string;
+}
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+/** Run from sources (tsx) or from the compiled package (dist/): start the CLI the same way. */
+const FROM_SOURCES = import.meta.url.endsWith('.ts');
+
+/** RFC 3339 with whole seconds, as the apiserver writes metav1.Time. */
+const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+
+export class AgentFleet {
+  private readonly list: FleetAgent[] = [];
+  /** Every agent process ever started, also those still starting: stop() and the exit hook reap them. */
+  private readonly spawned = new Set<ManagedProcess>();
+  private readonly usedIps = new Set<string>();
+  private readonly tokenFile: string;
+  private readonly killOnExit = () => {
+    for (const p of this.spawned) if (p.running) killTree(p.pid);
+  };
+  private serial = 0;
+  private stopping: Promise<void> | undefined;
+
+  private constructor(readonly opts: AgentFleetOptions) {
+    this.tokenFile = path.join(opts.stateDir, `agent-token-${opts.pool}-${randomBytes(4).toString('hex')}`);
+  }
+
+  /** Starts `count` agents, each with a Running, Ready Pod. On failure nothing is left behind. */
+  static async start(opts: AgentFleetOptions): Promise<AgentFleet> {
+    const fleet = new AgentFleet(opts);
+    await mkdir(path.join(opts.stateDir, 'logs'), { recursive: true });
+    await writeFile(fleet.tokenFile, opts.token, { mode: 0o600 });
+    // Last resort if the caller dies without stop(): no agent outlives it (SIGKILL is synchronous).
+    process.on('exit', fleet.killOnExit);
+    const started = await Promise.allSettled(Array.from({ length: opts.count }, () => fleet.addAgent()));
+    const failed = started.find((r) => r.status === 'rejected');
+    if (failed) {
+      await fleet.stop();
+      throw failed.reason;
+    }
+    return fleet;
+  }
+
+  /** The agents in the order they became Ready; a crashed one stays listed (its Pod too) until remove() or stop(). */
+  get agents(): readonly FleetAgent[] {
+    return [...this.list];
+  }
+
+  /** Starts one more agent: process up → Pod created → Pod status Running/Ready with its podIP. */
+  async addAgent(): Promise<FleetAgent> {
+    if (this.stopping) throw new Error('the agent fleet is stopped');
+    const { kube, namespace, pool } = this.opts;
+    const ip = this.pickIp();
+    const port = await freePort(ip);
+    const podName = `${pool}-agent-${this.serial++}-${randomBytes(3).toString('hex')}`;
+    const nodeName = this.opts.nodeName ?? 'local-node';
+    const cli = path.resolve(HERE, '..', 'cli', FROM_SOURCES ? 'main.ts' : 'main.js');
+    const proc = ManagedProcess.start({
+      name: `agent-${podName}`,
+      command: process.execPath,
+      args: [
+        ...(FROM_SOURCES ? ['--import', 'tsx'] : []),
+        cli,
+        'agent',
+        ...['--host', ip, '--port', String(port), '--agent-id', podName, '--node-name', nodeName],
+        ...['--capacity', String(this.opts.capacity), '--kill-grace', String(this.opts.killGraceMs ?? 1000)],
+        ...['--token-file', this.tokenFile],
+      ],
+      cwd: path.resolve(HERE, '..', '..'), // tsx is resolved from the package root
+      logFile: path.join(this.opts.stateDir, 'logs', `agent-${podName}.log`),
+      env: { ...process.env, ...this.opts.env },
+    });
+    this.spawned.add(proc);
+    const url = `http://${ip}:${port}`;
+    let podUid: string | undefined;
+    let startedAt = '';
+    try {
+      await waitUntilReady(`sandbox agent ${podName}`, () => healthy(url), {
+        timeoutMs: this.opts.readyTimeoutMs ?? 60_000,
+        intervalMs: 100,
+        process: proc,
+      });
+      const pod = await kube.create<V1Pod>({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name: podName,
+          namespace,
+          labels: { [AGENT_APP_LABEL]: AGENT_APP_VALUE, [AGENT_POOL_LABEL]: pool },
+        },
+        spec: {
+          nodeName, // no scheduler: bound at creation, as a DaemonSet controller does
+          automountServiceAccountToken: false,
+          containers: [
+            {
+              name: 'agent',
+              image: AGENT_IMAGE,
+              args: ['agent'],
+              ports: [{ name: 'agent', containerPort: port, protocol: 'TCP' }],
+            },
+          ],
+        },
+      });
+      podUid = pod.metadata!.uid!;
+      const t = now();
+      await this.patchStatus(podName, podUid, {
+        phase: 'Running',
+        hostIP: HOST_IP,
+        hostIPs: [{ ip: HOST_IP }],
+        podIP: ip,
+        podIPs: [{ ip }],
+        startTime: t,
+        conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({
+          type,
+          status: 'True',
+          lastTransitionTime: t,
+        })),
+        containerStatuses: [{ ...containerStatus(true), state: { running: { startedAt: t } } }],
+      });
+      startedAt = t;
+      if (this.stopping) throw new Error('the agent fleet was stopped while the agent started');
+    } catch (err) {
+      if (podUid) await this.deletePod(podName).catch(() => undefined);
+      await this.stopProcess(proc);
+      throw err;
+    }
+    const agent: FleetAgent = { podName, podUid, ip, port, url, process: proc, startedAt };
+    this.list.push(agent);
+    return agent;
+  }
+
+  /**
+   * A container death: SIGKILL the agent and everything it started (its sandboxes die with it,
+   * as they would with the container), then write what the kubelet reports until it restarts the
+   * container: phase stays Running, Ready and ContainersReady False, the container terminated
+   * (exit 137). This stand-in never restarts it.
+   */
+  async crash(podName: string): Promise<void> {
+    const agent = this.find(podName);
+    if (agent.process.running) killTree(agent.process.pid);
+    await agent.process.exited;
+    this.spawned.delete(agent.process);
+    const t = now();
+    const up = { status: 'True', lastTransitionTime: agent.startedAt };
+    const notReady = {
+      status: 'False',
+      reason: 'ContainersNotReady',
+      message: 'containers with unready status: [agent]',
+      lastTransitionTime: t,
+    };
+    await this.patchStatus(podName, agent.podUid, {
+      conditions: [
+        { type: 'PodScheduled', ...up },
+        { type: 'Initialized', ...up },
+        { type: 'ContainersReady', ...notReady },
+        { type: 'Ready', ...notReady },
+      ],
+      containerStatuses: [
+        {
+          ...containerStatus(false),
+          state: { terminated: { exitCode: 137, reason: 'Error', startedAt: agent.startedAt, finishedAt: t } },
+        },
+      ],
+    });
+  }
+
+  /** The Pod is deleted (gracePeriodSeconds 0), then the agent stopped gracefully. */
+  async remove(podName: string): Promise<void> {
+    const agent = this.find(podName);
+    this.list.splice(this.list.indexOf(agent), 1);
+    await this.deletePod(podName, agent.podUid);
+    await this.stopProcess(agent.process);
+  }
+
+  /**
+   * Stops every agent gracefully (SIGTERM: each stops its sandboxes; SIGKILL of the whole tree if
+   * that takes too long), then deletes the Pods (gracePeriodSeconds 0) and the token file. No
+   * agent or sandbox process survives. Idempotent.
+   */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      try {
+        await Promise.all([...this.spawned].map((p) => this.stopProcess(p)));
+        const agents = this.list.splice(0);
+        await Promise.all(agents.map((a) => this.deletePod(a.podName, a.podUid)));
+      } finally {
+        process.off('exit', this.killOnExit);
+        await rm(this.tokenFile, { force: true });
+      }
+    })();
+    return this.stopping;
+  }
+
+  private find(podName: string): FleetAgent {
+    const agent = this.list.find((a) => a.podName === podName);
+    if (!agent) throw new Error(`no agent ${podName} in pool ${this.opts.pool}`);
+    return agent;
+  }
+
+  private pickIp(): string {
+    for (;;) {
+      const ip = `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
+      if (!this.usedIps.has(ip)) {
+        this.usedIps.add(ip);
+        return ip;
+      }
+    }
+  }
+
+  /** SIGTERM, then (after the agent's own sandbox grace and a margin) SIGKILL of its whole tree. */
+  private async stopProcess(proc: ManagedProcess): Promise<void> {
+    // Collected before the agent exits and its children are reparented; never for a dead pid (reusable).
+    const sandboxes = proc.running ? descendantGroups(proc.pid) : [];
+    await proc.stop((this.opts.killGraceMs ?? 1000) + 10_000);
+    for (const g of sandboxes) signalGroup(g, 'SIGKILL');
+    this.spawned.delete(proc);
+  }
+
+  private async patchStatus(podName: string, uid: string, status: Record<string, unknown>): Promise<void> {
+    await this.opts.kube.core.patchNamespacedPodStatus(
+      // metadata.uid: the apiserver refuses (409) if the name now belongs to another Pod.
+      {
+        name: podName,
+        namespace: this.opts.namespace,
+        body: { metadata: { uid }, status },
+        fieldManager: FIELD_MANAGER,
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  }
+
+  private async deletePod(podName: string, uid?: string): Promise<void> {
+    try {
+      await this.opts.kube.core.deleteNamespacedPod({
+        name: podName,
+        namespace: this.opts.namespace,
+        gracePeriodSeconds: 0,
+        body: uid ? { gracePeriodSeconds: 0, preconditions: { uid } } : { gracePeriodSeconds: 0 },
+      });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+}
+
+function containerStatus(ready: boolean) {
+  return { name: 'agent', ready, started: ready, restartCount: 0, image: AGENT_IMAGE, imageID: '' };
+}
+
+async function healthy(url: string): Promise<boolean> {
+  const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2000) });
+  return res.ok;
+}
+
+/** A port free on `ip` right now (bind port 0, read it, close). */
+function freePort(ip: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, ip, () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    /* already gone */
+  }
+}
+
+/**
+ * The process groups of every descendant of `pid` (the agent's sandboxes run detached, each in
+ * its own group), read from /proc. A container's death takes them all; a process group alone does not.
+ */
+function descendantGroups(pid: number): number[] {
+  const procs: { pid: number; ppid: number; pgrp: number }[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const [, ppid, pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      procs.push({ pid: Number(entry), ppid: Number(ppid), pgrp: Number(pgrp) });
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const tree = new Set([pid]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const p of procs)
+      if (tree.has(p.ppid) && !tree.has(p.pid)) {
+        tree.add(p.pid);
+        grew = true;
+      }
+  }
+  return [...new Set(procs.filter((p) => tree.has(p.pid) && p.pid !== pid).map((p) => p.pgrp))];
+}
+
+/** SIGKILL of the agent's group and of every group its descendants run in. Synchronous. */
+function killTree(pid: number): void {
+  const groups = descendantGroups(pid);
+  signalGroup(pid, 'SIGKILL');
+  for (const g of groups) signalGroup(g, 'SIGKILL');
+}
