@@ -109,3 +109,53 @@ function snapshotModeEnv(env: NodeJS.ProcessEnv): RequestPolicy['snapshotMode'] 
   }
   return raw;
 }
+
+/**
+ * The task queue of the sandbox workflows. Only fast-path processes poll it: the sandbox
+ * workflows' local activities use the placement table those processes keep in memory.
+ */
+export function sandboxTaskQueue(taskQueue: string): string {
+  return `${taskQueue}-sandbox`;
+}
+
+/** The fast path's settings (the original's flags where it had them). */
+export interface FastPathConfig {
+  grpcPort: number;
+  httpPort: number;
+  host: string;
+  /** `--fastpath-consistency-mode`: fast (default) or strong, unless a request says STRONG. */
+  consistencyMode: 'fast' | 'strong';
+  /** `--fastpath-orphan-timeout`: how old an unrecorded sandbox must be before the janitor removes it. */
+  orphanTimeoutMs: number;
+  /** How often the janitor Schedule runs. */
+  janitorIntervalMs: number;
+  /** How often the registry lists agent Pods and asks each agent for its status. */
+  pollIntervalMs: number;
+  /** Only this namespace's agents and sandboxes (default: all). */
+  namespace?: string;
+  tenantEtcd: string;
+  /** Key prefix of the tenant configuration (default `jxt/`, as the tenants CLI). */
+  tenantPrefix?: string;
+  tenantCacheFile?: string;
+  agentTokenFile?: string;
+}
+
+export function loadFastPathConfig(env: NodeJS.ProcessEnv = process.env): FastPathConfig {
+  const mode = env.DO_FASTPATH_CONSISTENCY_MODE || 'fast';
+  if (mode !== 'fast' && mode !== 'strong')
+    throw new Error(`DO_FASTPATH_CONSISTENCY_MODE must be fast or strong, got ${JSON.stringify(mode)}`);
+  return {
+    grpcPort: intEnv(env, 'DO_FASTPATH_GRPC_PORT', 9090),
+    httpPort: intEnv(env, 'DO_FASTPATH_HTTP_PORT', 9080),
+    host: env.DO_FASTPATH_HOST || '0.0.0.0',
+    consistencyMode: mode,
+    orphanTimeoutMs: durationEnv(env, 'DO_FASTPATH_ORPHAN_TIMEOUT', '10s'),
+    janitorIntervalMs: durationEnv(env, 'DO_FASTPATH_JANITOR_INTERVAL', '10s'),
+    pollIntervalMs: durationEnv(env, 'DO_FASTPATH_POLL_INTERVAL', '1s'),
+    namespace: env.DO_FASTPATH_NAMESPACE || undefined,
+    tenantEtcd: env.DO_TENANT_ETCD || 'http://127.0.0.1:2379',
+    tenantPrefix: env.DO_TENANT_PREFIX || undefined,
+    tenantCacheFile: env.DO_TENANT_CACHE_FILE || undefined,
+    agentTokenFile: env.DO_AGENT_TOKEN_FILE || undefined,
+  };
+}

@@ -161,6 +161,8 @@ export class SandboxAgent {
       sandboxStatuses: [...this.held.entries()].map(([sandboxId, h]) => ({
         sandboxId,
         claimUid: h.spec.claimUid ?? '',
+        claimName: h.spec.claimName ?? '',
+        exposedPorts: h.spec.exposedPorts ?? [],
         phase: h.phase,
         message: h.message,
         createdAt: h.createdAt,

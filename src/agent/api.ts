@@ -45,6 +45,13 @@ export interface CreateSandboxResponse {
 export interface SandboxStatusReport {
   sandboxId: string;
   claimUid: string;
+  /**
+   * Extensions to the original's report (JSON readers of the original ignore them): the Sandbox
+   * name the sandbox was created for (the agent's namespace is the Sandbox's) and its exposed
+   * ports, so the fast path can rebuild its registry and route phase changes from reports alone.
+   */
+  claimName: string;
+  exposedPorts: number[];
   phase: AgentPhase;
   message: string;
   createdAt: number;

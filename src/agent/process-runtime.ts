@@ -6,7 +6,8 @@
  * It isolates nothing: sandboxes share the agent's filesystem, network namespace, user and
  * resources (no CPU/memory limits; `cpu`/`memory` are recorded, not enforced; `image` is a label,
  * nothing is pulled). The environment is NOT inherited from the agent (so the agent's token does
- * not leak): a sandbox gets PATH, the spec's env, SANDBOX_ID and SANDBOX_PORTS.
+ * not leak): a sandbox gets PATH, the spec's env, SANDBOX_ID, SANDBOX_PORTS and SANDBOX_HOST (the
+ * address its exposed ports are reached at: the agent's, i.e. the Pod IP).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { AgentSandboxSpec } from './api.js';
@@ -43,7 +44,7 @@ export class ProcessRuntime implements SandboxRuntime {
   readonly name = 'process';
   private readonly entries = new Map<string, Entry>();
 
-  constructor(private readonly opts: { logLimitBytes?: number } = {}) {}
+  constructor(private readonly opts: { logLimitBytes?: number; host?: string } = {}) {}
 
   validate(spec: AgentSandboxSpec): string | undefined {
     if (!spec.command?.length || !spec.command[0])
@@ -58,6 +59,7 @@ export class ProcessRuntime implements SandboxRuntime {
       ...spec.env,
       SANDBOX_ID: spec.sandboxId,
       SANDBOX_PORTS: (spec.exposedPorts ?? []).join(','),
+      SANDBOX_HOST: this.opts.host ?? '0.0.0.0',
     };
     const child = spawn(cmd!, [...rest, ...(spec.args ?? [])], {
       cwd: spec.workingDir || undefined,

@@ -81,7 +81,9 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 
 export async function startAgentServer(opts: AgentServerOptions): Promise<RunningAgent> {
   const log = (opts.logger ?? rootLogger).child({ component: 'sandbox-agent', agentId: opts.agentId });
-  const runtime = opts.runtime ?? new ProcessRuntime();
+  // Sandboxes listen where the agent is reached (its Pod IP when it listens on every address).
+  const sandboxHost = !opts.host || opts.host === '0.0.0.0' ? (process.env.POD_IP ?? '0.0.0.0') : opts.host;
+  const runtime = opts.runtime ?? new ProcessRuntime({ host: sandboxHost });
   const agent = new SandboxAgent({
     agentId: opts.agentId,
     nodeName: opts.nodeName ?? '',

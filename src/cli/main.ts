@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The one CLI. Roles: `dev` (everything, locally), `worker`, `watcher`, `admission`, `agent`; tools: `infra`.
+ * The one CLI. Roles: `dev` (everything, locally), `worker`, `watcher`, `admission`, `fastpath`, `agent`; tools: `infra`.
  * Commander parses flags; each command only wires config into the role's start function.
  */
 import path from 'node:path';
@@ -171,6 +171,76 @@ program
       process.once('exit', () => running.runtime.killAllNow());
       await untilShutdownSignal();
       await running.close();
+    },
+  );
+
+connectionOptions(
+  program
+    .command('fastpath')
+    .description(
+      'Serve the sandbox fast path (gRPC fastpath.v1 + HTTP/JSON) with its agent registry and the sandbox worker.',
+    ),
+)
+  .addOption(new Option('--grpc-port <port>', 'gRPC port').env('DO_FASTPATH_GRPC_PORT').default('9090'))
+  .addOption(new Option('--http-port <port>', 'HTTP/JSON port').env('DO_FASTPATH_HTTP_PORT').default('9080'))
+  .addOption(new Option('--host <address>', 'address to listen on').env('DO_FASTPATH_HOST').default('0.0.0.0'))
+  .addOption(
+    new Option('--fastpath-consistency-mode <mode>', 'default mode of creates that do not ask for STRONG')
+      .choices(['fast', 'strong'])
+      .env('DO_FASTPATH_CONSISTENCY_MODE')
+      .default('fast'),
+  )
+  .addOption(
+    new Option('--fastpath-orphan-timeout <duration>', 'age after which an unrecorded sandbox is removed')
+      .env('DO_FASTPATH_ORPHAN_TIMEOUT')
+      .default('10s'),
+  )
+  .addOption(
+    new Option('--janitor-interval <duration>', 'how often the janitor Schedule runs')
+      .env('DO_FASTPATH_JANITOR_INTERVAL')
+      .default('10s'),
+  )
+  .addOption(
+    new Option('--agent-token-file <path>', "the agents' bearer token (mounted Secret)").env('DO_AGENT_TOKEN_FILE'),
+  )
+  .addOption(new Option('--tenant-etcd <endpoints>', 'tenant configuration etcd').env('DO_TENANT_ETCD'))
+  .addOption(
+    new Option('--metrics-port <port>', 'serve /metrics and /healthz (0 = any free port)')
+      .env('DO_METRICS_PORT')
+      .default('9091'),
+  )
+  .action(
+    async (
+      flags: ConnectionFlags & {
+        grpcPort: string;
+        httpPort: string;
+        host: string;
+        fastpathConsistencyMode: string;
+        fastpathOrphanTimeout: string;
+        janitorInterval: string;
+        agentTokenFile?: string;
+        tenantEtcd?: string;
+      },
+    ) => {
+      const { startFastPath } = await import('../fastpath/main.js');
+      const { loadFastPathConfig } = await import('../config.js');
+      const cfg = configFrom(flags);
+      const fp = loadFastPathConfig({
+        ...process.env,
+        DO_FASTPATH_GRPC_PORT: flags.grpcPort,
+        DO_FASTPATH_HTTP_PORT: flags.httpPort,
+        DO_FASTPATH_HOST: flags.host,
+        DO_FASTPATH_CONSISTENCY_MODE: flags.fastpathConsistencyMode,
+        DO_FASTPATH_ORPHAN_TIMEOUT: flags.fastpathOrphanTimeout,
+        DO_FASTPATH_JANITOR_INTERVAL: flags.janitorInterval,
+        ...(flags.agentTokenFile ? { DO_AGENT_TOKEN_FILE: flags.agentTokenFile } : {}),
+        ...(flags.tenantEtcd ? { DO_TENANT_ETCD: flags.tenantEtcd } : {}),
+      });
+      const running = await startFastPath(cfg, fp);
+      logger.info({ grpcPort: running.grpcPort, httpPort: running.httpPort }, 'fastpath running');
+      await untilShutdownSignal();
+      await running.close();
+      logger.info('fastpath stopped');
     },
   );
 

@@ -13,9 +13,10 @@
 import type { RequestOutcome } from './requests.js';
 
 export type Ok<T extends object = object> = { readonly status: 'ok' } & T;
-export interface Failed {
+/** `outcome` says how the operation ends: a request's terminal outcome, a sandbox's refusal, … */
+export interface Failed<O = RequestOutcome> {
   readonly status: 'failed';
-  readonly outcome: RequestOutcome;
+  readonly outcome: O;
 }
 export interface Gone {
   readonly status: 'gone';
@@ -24,9 +25,9 @@ export interface Gone {
 /** A read or write of one object that may find it gone. */
 export type Found<T extends object = object> = Ok<T> | Gone;
 /** A judgement or step that may end the operation. */
-export type Outcome<T extends object = object> = Ok<T> | Failed;
+export type Outcome<T extends object = object, O = RequestOutcome> = Ok<T> | Failed<O>;
 /** A step that may end the operation or find its object gone. */
-export type StepResult<T extends object = object> = Ok<T> | Failed | Gone;
+export type StepResult<T extends object = object, O = RequestOutcome> = Ok<T> | Failed<O> | Gone;
 
 export const GONE: Gone = Object.freeze({ status: 'gone' });
 
@@ -36,6 +37,6 @@ export function ok<T extends object>(fields?: T): Ok<T> {
   return { ...(fields as T), status: 'ok' };
 }
 
-export function failedWith(outcome: RequestOutcome): Failed {
+export function failedWith<O = RequestOutcome>(outcome: O): Failed<O> {
   return { status: 'failed', outcome };
 }

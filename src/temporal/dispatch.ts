@@ -141,6 +141,34 @@ export class Dispatcher {
     return result;
   }
 
+  /**
+   * Signals the workflow, starting it first when none runs (signal-with-start): for entity
+   * workflows whose hints must always land, e.g. a sandbox's. `taskQueue` overrides the
+   * dispatcher's for systems with their own queue.
+   */
+  async signalWithStart<W extends Workflow, Args extends unknown[]>(
+    req: StartRequest<W> & { signal: SignalDefinition<Args>; signalArgs: Args; taskQueue?: string },
+  ): Promise<'sent' | 'dropped'> {
+    const result = await this.withRetry(`signalWithStart ${req.signal.name} → ${req.workflowId}`, async () => {
+      // The cast: the SDK's option type branches on whether the signal takes arguments.
+      await this.client.workflow.signalWithStart<Workflow, unknown[]>(req.workflow, {
+        workflowId: req.workflowId,
+        taskQueue: req.taskQueue ?? this.taskQueue,
+        args: req.args as unknown[],
+        signal: req.signal as SignalDefinition<unknown[]>,
+        signalArgs: req.signalArgs as unknown[],
+        typedSearchAttributes: req.searchAttributes,
+        staticSummary: req.summary,
+        staticDetails: req.details,
+      });
+      return 'sent' as const;
+    });
+    this.metrics.signalsSent.inc({ signal: req.signal.name, result });
+    if (result === 'sent')
+      this.metrics.dispatchLag.observe({ kind: req.kind }, (performance.now() - req.receivedAt) / 1000);
+    return result;
+  }
+
   /** Signals a running workflow; a workflow that is not running is not an error (it finished). */
   async signal<Args extends unknown[]>(
     workflowId: string,

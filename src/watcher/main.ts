@@ -1,6 +1,6 @@
 /** Watcher process wiring: Kubernetes + Temporal clients, routes, metrics endpoint. */
 import http from 'node:http';
-import type { OperatorConfig } from '../config.js';
+import { sandboxTaskQueue, type OperatorConfig } from '../config.js';
 import { KubeClient } from '../kube/client.js';
 import { logger as rootLogger, type Logger } from '../log.js';
 import { connectClient } from '../temporal/connection.js';
@@ -8,6 +8,7 @@ import type { InformerOptions } from './informer.js';
 import { createWatcherMetrics, type WatcherMetrics } from './metrics.js';
 import { ObjectKeeperRoute } from './routes/objectkeeper.js';
 import { RequestRoute } from './routes/requests.js';
+import { SandboxRoute } from './routes/sandboxes.js';
 import { Watcher, type Route } from './watcher.js';
 
 export interface RunningWatcher {
@@ -19,7 +20,11 @@ export interface RunningWatcher {
 }
 
 export function defaultRoutes(cfg: OperatorConfig): Route[] {
-  return [new ObjectKeeperRoute({ verifyIntervalMs: cfg.keeperVerifyIntervalMs }), new RequestRoute()];
+  return [
+    new ObjectKeeperRoute({ verifyIntervalMs: cfg.keeperVerifyIntervalMs }),
+    new RequestRoute(),
+    new SandboxRoute(sandboxTaskQueue(cfg.temporal.taskQueue)),
+  ];
 }
 
 export async function startWatcher(

@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflowCode, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 
 /** src/workflows/index.ts when running from sources, dist/workflows/index.js when compiled. */
 export function workflowsEntry(): string {
@@ -21,4 +21,14 @@ export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
 
 export async function writeWorkflowBundle(outFile: string): Promise<void> {
   await writeFile(outFile, (await bundleWorkflows()).code);
+}
+
+/**
+ * Workflow code: a pre-built bundle when one is given (production images build it once with
+ * `npm run build`), otherwise the sources are bundled at start-up.
+ */
+export function workflowSource(bundlePath?: string): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  const path = bundlePath ?? process.env.DO_WORKFLOW_BUNDLE;
+  if (path) return { workflowBundle: { codePath: path } };
+  return { workflowsPath: workflowsEntry() };
 }

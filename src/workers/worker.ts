@@ -2,25 +2,15 @@
  * Worker wiring only: one task queue, the whole workflow bundle, and the activities built with
  * the one Kubernetes client. Scale by running more replicas; it holds no state.
  */
-import { Worker, type WorkerOptions } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import type { OperatorConfig } from '../config.js';
 import { KubeClient } from '../kube/client.js';
 import { logger } from '../log.js';
 import { connectWorker } from '../temporal/connection.js';
-import { workflowsEntry } from './bundle.js';
+import { workflowSource } from './bundle.js';
 import { killAfterActivityInterceptors } from './fault-injection.js';
 import { installTemporalRuntime } from './runtime.js';
-
-/**
- * Workflow code: a pre-built bundle when one is given (production images build it once with
- * `npm run build`), otherwise the sources are bundled at start-up.
- */
-function workflowSource(bundlePath?: string): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
-  const path = bundlePath ?? process.env.DO_WORKFLOW_BUNDLE;
-  if (path) return { workflowBundle: { codePath: path } };
-  return { workflowsPath: workflowsEntry() };
-}
 
 export async function createWorker(cfg: OperatorConfig, opts: { workflowBundlePath?: string } = {}): Promise<Worker> {
   installTemporalRuntime(

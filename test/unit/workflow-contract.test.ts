@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { REQUEST_KIND_NAMES } from '../../src/api/request-kinds.js';
 import * as objectkeeper from '../../src/workflows/objectkeeper/contract.js';
 import * as requests from '../../src/workflows/requests/contract.js';
+import * as sandbox from '../../src/workflows/sandbox/contract.js';
 import * as bundle from '../../src/workflows/index.js';
 
 describe('workflow contracts', () => {
@@ -17,6 +18,10 @@ describe('workflow contracts', () => {
     expect(objectkeeper.keeperStateQuery.name).toBe('keeperState');
     expect(requests.requestDeletedSignal.name).toBe('requestDeleted');
     expect(requests.requestStateQuery.name).toBe('requestState');
+    expect(sandbox.createSandboxUpdate.name).toBe('createSandbox');
+    expect(sandbox.sandboxChangedSignal.name).toBe('sandboxChanged');
+    expect(sandbox.agentReportedSignal.name).toBe('agentReported');
+    expect(sandbox.sandboxStateQuery.name).toBe('sandboxState');
   });
 
   it('keep the workflow type names, and the bundle exports every workflow the contracts name', () => {
@@ -24,6 +29,8 @@ describe('workflow contracts', () => {
       objectkeeper.objectKeeperWorkflow,
       requests.requestTtlSweepWorkflow,
       ...Object.values(requests.requestWorkflows),
+      sandbox.sandboxWorkflow,
+      sandbox.sandboxJanitorWorkflow,
     ].map((w) => w.name);
     expect(types).toEqual([
       'objectKeeperWorkflow',
@@ -31,6 +38,8 @@ describe('workflow contracts', () => {
       'manifestCaptureRequestWorkflow',
       'volumeCaptureRequestWorkflow',
       'volumeRestoreRequestWorkflow',
+      'sandboxWorkflow',
+      'sandboxJanitorWorkflow',
     ]);
     for (const name of types) expect(typeof (bundle as Record<string, unknown>)[name], name).toBe('function');
   });

@@ -1,0 +1,178 @@
+/**
+ * Activities on the agents and the placement table: place a sandbox, create and delete it on
+ * its agent, read what the agent says about it. They run in the fast-path process (the sandbox
+ * task queue), so the table is the in-process one every create consults.
+ *
+ * Idempotency: an agent create is idempotent by sandbox ID, and placement first asks which agent
+ * already holds the ID, so a create replayed after a crash lands on the same agent — never on a
+ * second one. When the replay may come from another replica (the run started more than
+ * FRESH_RUN_MS ago, so this is not the first attempt), the table is refreshed from the agents
+ * before that question is asked.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import type { AgentSandboxSpec } from '../../agent/api.js';
+import type { Placement } from '../../domain/allocation.js';
+import { failedWith, ok, type Outcome } from '../../domain/results.js';
+import { refusal, type Refusal } from '../../domain/sandbox.js';
+import type { AgentClient } from '../../fastpath/agent-client.js';
+import { AgentCallError } from '../../fastpath/agent-client.js';
+import type { FastPathMetrics } from '../../fastpath/metrics.js';
+import type { SandboxRegistry } from '../../fastpath/registry.js';
+import { heartbeat } from '../kubernetes/calls.js';
+
+/** A create's first attempt reaches placement within this of its run's start; later ones are replays. */
+export const FRESH_RUN_MS = 2_000;
+
+/** Agent refusals another agent may not share: the workflow tries elsewhere. */
+const RETRY_ELSEWHERE = new Set(['CapacityExceeded', 'PortInUse', 'ShuttingDown']);
+
+export interface AgentRef {
+  namespace: string;
+  pod: string;
+}
+
+export interface PlaceRequest {
+  /** The reservation's key: the sandbox ID, or a placeholder until the record's UID is known. */
+  sandboxId: string;
+  namespace: string;
+  pool: string;
+  image: string;
+  ports: number[];
+  exclude: string[];
+  /** workflowInfo().runStartTime, to tell a replay from a first attempt. */
+  runStartMs: number;
+}
+
+export type AgentCreateRefusal = Refusal & { retryElsewhere: boolean };
+
+export type AgentView =
+  | { state: 'held'; phase: string; message: string }
+  | { state: 'missing' }
+  /** The agent is not among the registry's live agents (Pod gone, not Ready, or stale). */
+  | { state: 'agent-gone' };
+
+export function createSandboxAgentActivities(
+  registry: SandboxRegistry,
+  agents: AgentClient,
+  metrics?: Pick<FastPathMetrics, 'agentRefusals'>,
+) {
+  const urlOf = (ref: AgentRef) => registry.agent(ref.namespace, ref.pod)?.url;
+  const keyOf = (ref: AgentRef) => `${ref.namespace}/${ref.pod}`;
+
+  return {
+    /** Picks the agent for a sandbox (or finds the one that already holds it) and reserves its slot. */
+    async allocateSandbox(req: PlaceRequest): Promise<Outcome<{ placement: Placement }, Refusal>> {
+      if (Date.now() - req.runStartMs > FRESH_RUN_MS) await registry.pollNow();
+      const held = registry.holderOf(req.sandboxId);
+      if (held) return ok({ placement: held });
+      if (!registry.knowsPool(req.namespace, req.pool))
+        return failedWith(refusal('NotFound', `SandboxPool ${req.pool} not found in namespace ${req.namespace}`));
+      const verdict = registry.table.allocate({ ...req, exclude: new Set(req.exclude) }, Date.now());
+      switch (verdict.status) {
+        case 'placed':
+          return ok({ placement: verdict.placement });
+        case 'no-agents':
+          return failedWith(refusal('Unavailable', verdict.message));
+        case 'exhausted':
+          return failedWith(refusal('ResourceExhausted', verdict.message));
+      }
+    },
+
+    /**
+     * Creates the sandbox on its agent. The agent's refusal (full, port taken) marks the agent in
+     * the table and asks the workflow to try elsewhere; an unreachable agent is retried.
+     */
+    async createOnAgent(req: {
+      placement: Placement;
+      reservation: string;
+      spec: AgentSandboxSpec;
+    }): Promise<Outcome<{ createdAt: number }, AgentCreateRefusal>> {
+      const { placement, spec } = req;
+      const result = await agents.create(placement.url, spec).catch((err: unknown) => {
+        throw agentFailure(err);
+      });
+      if (result.status === 'ok') {
+        if (req.reservation !== spec.sandboxId)
+          registry.table.rekey(placement.agentId, req.reservation, spec.sandboxId);
+        return ok({ createdAt: result.createdAt });
+      }
+      registry.table.release(placement.agentId, req.reservation);
+      metrics?.agentRefusals.inc({ reason: result.reason });
+      if (result.reason === 'CapacityExceeded') registry.table.markFull(placement.agentId);
+      const retryElsewhere = RETRY_ELSEWHERE.has(result.reason);
+      const code = retryElsewhere ? 'ResourceExhausted' : result.httpStatus === 400 ? 'InvalidArgument' : 'Internal';
+      return failedWith({ ...refusal(code, `agent ${placement.pod}: ${result.message}`), retryElsewhere });
+    },
+
+    /** Gives a reservation back (the create failed, or the sandbox is gone from its agent). */
+    async releaseSandbox(req: { agentId: string; sandboxId: string }): Promise<void> {
+      registry.table.release(req.agentId, req.sandboxId);
+    },
+
+    /** Deletes the sandbox on its agent. An agent that is gone holds nothing: success. */
+    async deleteOnAgent(req: AgentRef & { sandboxId: string }): Promise<void> {
+      const url = urlOf(req);
+      if (!url) return;
+      await agents.delete(url, req.sandboxId).catch((err: unknown) => {
+        throw agentFailure(err);
+      });
+    },
+
+    /** What the agent says about the sandbox now (a fresh status call, not the registry's last poll). */
+    async agentSandbox(req: AgentRef & { sandboxId: string }): Promise<AgentView> {
+      const url = urlOf(req);
+      if (!url) return { state: 'agent-gone' };
+      const report = await agents.status(url).catch((err: unknown) => {
+        throw agentFailure(err);
+      });
+      const s = report.sandboxStatuses.find((x) => x.sandboxId === req.sandboxId);
+      return s ? { state: 'held', phase: s.phase, message: s.message } : { state: 'missing' };
+    },
+
+    /**
+     * Where a sandbox this run did not place itself is (a run after continue-as-new, or a record
+     * written by another run): by its ID on the named agent, else by its Sandbox name there.
+     */
+    async locateSandbox(
+      req: AgentRef & { sandboxId: string; claimName: string },
+    ): Promise<{ sandboxId: string; placement: Placement } | undefined> {
+      const a = registry.agent(req.namespace, req.pod);
+      if (!a) return undefined;
+      const report = await agents.status(a.url).catch((err: unknown) => {
+        throw agentFailure(err);
+      });
+      const s =
+        report.sandboxStatuses.find((x) => x.sandboxId === req.sandboxId) ??
+        report.sandboxStatuses.find((x) => x.claimName === req.claimName && x.phase !== 'terminating');
+      if (!s) return undefined;
+      return { sandboxId: s.sandboxId, placement: { agentId: a.key, pod: a.pod, node: a.node, url: a.url, ip: a.ip } };
+    },
+
+    /** Waits until the agent no longer reports the sandbox (its processes are gone) or is gone itself. */
+    async waitUntilAgentForgets(req: AgentRef & { sandboxId: string }): Promise<void> {
+      for (;;) {
+        heartbeat();
+        const url = urlOf(req);
+        if (!url) return;
+        try {
+          const report = await agents.status(url);
+          if (!report.sandboxStatuses.some((x) => x.sandboxId === req.sandboxId)) return;
+        } catch (err) {
+          if (!registry.agent(req.namespace, req.pod)) return;
+          if (!(err instanceof AgentCallError)) throw err;
+        }
+        await new Promise((r) => setTimeout(r, 250));
+        if (!registry.table.has(keyOf(req)) && !registry.agent(req.namespace, req.pod)) return;
+      }
+    },
+  };
+}
+
+export type SandboxAgentActivities = ReturnType<typeof createSandboxAgentActivities>;
+
+/** Agent calls: a wrong token is a configuration error (non-retryable); the rest is retried. */
+function agentFailure(err: unknown): Error {
+  if (err instanceof AgentCallError && err.status === 401)
+    return ApplicationFailure.nonRetryable(err.message, 'AgentUnauthorized');
+  return ApplicationFailure.retryable((err as Error).message, 'AgentUnavailable');
+}

@@ -1,0 +1,117 @@
+/**
+ * The janitor's activities (the seed's variant: the agents' own reports against the Sandbox
+ * records). Fast mode can leave a sandbox on an agent that no record covers (its record was
+ * refused, or the process died before anything durable existed); Strong mode can leave a record
+ * whose agent lost the sandbox. The scan finds both with pure rules (src/domain/sandbox.ts);
+ * each orphan is re-checked against a fresh read just before it is deleted.
+ */
+import { parseAllocation, type Sandbox } from '../../api/sandbox.js';
+import {
+  lostRecords,
+  orphansOn,
+  type LostVerdict,
+  type OrphanVerdict,
+  type RecordedSandbox,
+} from '../../domain/sandbox.js';
+import type { AgentClient } from '../../fastpath/agent-client.js';
+import type { FastPathMetrics } from '../../fastpath/metrics.js';
+import type { SandboxRegistry } from '../../fastpath/registry.js';
+import type { KubeClient } from '../../kube/client.js';
+import { heartbeat } from '../kubernetes/calls.js';
+import { createSandboxRecordActivities } from './records.js';
+
+export function recordedSandbox(sb: Sandbox): RecordedSandbox {
+  const alloc = parseAllocation(sb.metadata?.annotations);
+  return {
+    namespace: sb.metadata?.namespace ?? '',
+    name: sb.metadata?.name ?? '',
+    uid: sb.metadata?.uid ?? '',
+    phase: sb.status?.phase,
+    assignedPod: sb.status?.assignedPod,
+    sandboxId: sb.status?.sandboxID,
+    pendingAgent: alloc && !(alloc instanceof Error) ? alloc.assignedPod : undefined,
+  };
+}
+
+export function createSandboxJanitorActivities(
+  registry: SandboxRegistry,
+  agents: AgentClient,
+  kube: KubeClient,
+  metrics: Pick<FastPathMetrics, 'janitorRemoved' | 'janitorLost'> | undefined,
+  /** Tells a sandbox's workflow that its agent lost it (signal-with-start: a workflow exists afterwards). */
+  reportLost: (lost: LostVerdict) => Promise<void>,
+) {
+  const records = createSandboxRecordActivities(kube);
+  return {
+    /** Fresh agent reports and a fresh list of records, compared. */
+    async scanSandboxAgents(req: { orphanTimeoutSeconds: number }): Promise<{
+      orphans: OrphanVerdict[];
+      lost: LostVerdict[];
+      agents: number;
+      records: number;
+    }> {
+      await registry.pollNow();
+      const recorded = (await records.listSandboxRecords({})).map(recordedSandbox);
+      const now = Math.floor(Date.now() / 1000);
+      const orphans: OrphanVerdict[] = [];
+      const held = new Map<string, Set<string>>();
+      let reporting = 0;
+      for (const a of registry.agents()) {
+        heartbeat();
+        if (!a.report || !registry.table.has(a.key)) continue;
+        reporting++;
+        held.set(a.key, new Set(a.report.sandboxStatuses.map((s) => s.sandboxId)));
+        orphans.push(
+          ...orphansOn(
+            a.namespace,
+            { agentId: a.pod, sandboxStatuses: a.report.sandboxStatuses },
+            recorded,
+            now,
+            req.orphanTimeoutSeconds,
+          ),
+        );
+      }
+      return { orphans, lost: lostRecords(recorded, held), agents: reporting, records: recorded.length };
+    },
+
+    /** Deletes an orphan on its agent, unless a record now covers it (written since the scan). */
+    async removeOrphan(o: OrphanVerdict): Promise<'removed' | 'spared'> {
+      const fresh = await records.readSandbox({ namespace: o.namespace, name: o.claimName || '-' });
+      if (fresh.status === 'ok') {
+        const again = orphansOn(
+          o.namespace,
+          {
+            agentId: o.agent,
+            sandboxStatuses: [
+              {
+                sandboxId: o.sandboxId,
+                claimName: o.claimName,
+                claimUid: o.claimUid,
+                exposedPorts: [],
+                phase: 'running',
+                message: '',
+                createdAt: 0,
+              },
+            ],
+          },
+          [recordedSandbox(fresh.sandbox)],
+          Number.MAX_SAFE_INTEGER,
+          0,
+        );
+        if (again.length === 0) return 'spared';
+      }
+      const a = registry.agent(o.namespace, o.agent);
+      if (!a) return 'spared';
+      await agents.delete(a.url, o.sandboxId);
+      metrics?.janitorRemoved.inc();
+      return 'removed';
+    },
+
+    async reportLostSandbox(l: LostVerdict): Promise<void> {
+      await reportLost(l);
+      metrics?.janitorLost.inc();
+    },
+  };
+}
+
+export type SandboxJanitorActivities = ReturnType<typeof createSandboxJanitorActivities>;

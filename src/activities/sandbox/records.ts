@@ -1,0 +1,176 @@
+/**
+ * Activities on Sandbox objects, the record of every sandbox: write the fast path's record, read
+ * it fresh, move the allocation to status, manage the cleanup finalizer. Every write is pinned to
+ * the object's UID, so a same-name successor is never touched by its predecessor's workflow.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import {
+  ALLOCATION_ANNOTATION,
+  CREATE_TIMESTAMP_ANNOTATION,
+  SANDBOX_FINALIZER,
+  SandboxKind,
+  parseAllocation,
+  type Sandbox,
+  type SandboxAllocation,
+  type SandboxStatus,
+} from '../../api/sandbox.js';
+import { GONE, failedWith, ok, type Found, type Outcome } from '../../domain/results.js';
+import { refusal, sandboxRecord, type RecordInput, type Refusal } from '../../domain/sandbox.js';
+import { apiMessage, isAlreadyExists, statusCode, type KubeClient } from '../../kube/client.js';
+import { getObject, listAll, patchStatusUnlessGone } from '../kubernetes/calls.js';
+import { kubeFailure } from '../kubernetes/errors.js';
+
+export interface SandboxRef {
+  namespace: string;
+  name: string;
+}
+
+const ref = (r: SandboxRef) => ({
+  apiVersion: SandboxKind.apiVersion,
+  kind: SandboxKind.kind,
+  plural: SandboxKind.plural,
+  namespace: r.namespace,
+  name: r.name,
+});
+
+export function createSandboxRecordActivities(kube: KubeClient) {
+  /** Merge patch of metadata pinned to the UID; gone when the object is gone or replaced. */
+  async function patchMetadata(
+    r: SandboxRef,
+    uid: string,
+    metadata: Record<string, unknown>,
+    what: string,
+  ): Promise<Found> {
+    try {
+      await kube.mergePatch(ref(r), { metadata }, { uid });
+      return ok();
+    } catch (err) {
+      const code = statusCode(err);
+      if (code === 404 || (code === 409 && !String(apiMessage(err)).includes('the object has been modified')))
+        return GONE;
+      throw kubeFailure(err, `${what} on Sandbox ${r.namespace}/${r.name}`);
+    }
+  }
+
+  /** Adds (kubectl-created sandboxes) or removes the cleanup finalizer, keeping everyone else's. */
+  async function setSandboxFinalizer(req: SandboxRef & { uid: string; present: boolean }): Promise<Found> {
+    const sb = await getObject<Sandbox>(kube, ref(req));
+    if (!sb || sb.metadata?.uid !== req.uid) return GONE;
+    const current = sb.metadata.finalizers ?? [];
+    const has = current.includes(SANDBOX_FINALIZER);
+    if (has === req.present) return ok();
+    const finalizers = req.present ? [...current, SANDBOX_FINALIZER] : current.filter((f) => f !== SANDBOX_FINALIZER);
+    // resourceVersion as precondition: another controller's finalizer change in between is a retried 409.
+    return patchMetadata(
+      req,
+      req.uid,
+      { finalizers, resourceVersion: sb.metadata.resourceVersion },
+      req.present ? 'add finalizer' : 'remove finalizer',
+    );
+  }
+
+  return {
+    /**
+     * Writes the fast path's record. An existing record with the same create timestamp is this
+     * create's own (a retry after a crash): its UID and recorded allocation are returned. Any
+     * other existing Sandbox of that name is someone else's: AlreadyExists. A record the
+     * apiserver refuses (admission, validation) is a refusal, not retried.
+     */
+    async createSandboxRecord(
+      input: RecordInput,
+    ): Promise<Outcome<{ uid: string; allocation: SandboxAllocation }, Refusal>> {
+      const body = sandboxRecord(input);
+      try {
+        const created = await kube.create(body);
+        return ok({ uid: created.metadata!.uid!, allocation: input.allocation });
+      } catch (err) {
+        const code = statusCode(err);
+        if (isAlreadyExists(err)) {
+          const existing = await getObject<Sandbox>(kube, ref(input));
+          const mine =
+            existing?.metadata?.annotations?.[CREATE_TIMESTAMP_ANNOTATION] === input.createTimestampNanos &&
+            !existing.metadata.deletionTimestamp;
+          if (existing && mine) {
+            const recorded = parseAllocation(existing.metadata?.annotations);
+            const allocation =
+              recorded && !(recorded instanceof Error)
+                ? recorded
+                : existing.status?.assignedPod
+                  ? {
+                      ...input.allocation,
+                      assignedPod: existing.status.assignedPod,
+                      assignedNode: existing.status.nodeName ?? '',
+                    }
+                  : input.allocation;
+            return ok({ uid: existing.metadata!.uid!, allocation });
+          }
+          if (!existing)
+            throw ApplicationFailure.retryable(`Sandbox ${input.namespace}/${input.name} vanished after AlreadyExists`);
+          const deleting = existing.metadata?.deletionTimestamp ? ' and is being deleted' : '';
+          return failedWith(
+            refusal(
+              'AlreadyExists',
+              `a Sandbox named ${input.name} already exists in namespace ${input.namespace}${deleting}`,
+            ),
+          );
+        }
+        if (code === 404) return failedWith(refusal('NotFound', `namespace ${input.namespace} not found`));
+        if (code === 400 || code === 403 || code === 422)
+          return failedWith(
+            refusal('FailedPrecondition', `the apiserver refused the Sandbox record: ${apiMessage(err)}`),
+          );
+        throw kubeFailure(err, `create Sandbox ${input.namespace}/${input.name}`);
+      }
+    },
+
+    /** A fresh read of the Sandbox. */
+    async readSandbox(r: SandboxRef): Promise<Found<{ sandbox: Sandbox }>> {
+      const sb = await getObject<Sandbox>(kube, ref(r));
+      return sb ? ok({ sandbox: sb }) : GONE;
+    },
+
+    async patchSandboxStatus(req: SandboxRef & { uid: string; status: SandboxStatus }): Promise<Found> {
+      return patchStatusUnlessGone(kube, ref(req), req.status as Record<string, unknown>, req.uid);
+    },
+
+    /** Removes the allocation annotation once it is in status (the seed's hand-off; the original never did). */
+    async removeAllocationAnnotation(req: SandboxRef & { uid: string }): Promise<Found> {
+      return patchMetadata(
+        req,
+        req.uid,
+        { annotations: { [ALLOCATION_ANNOTATION]: null } },
+        'remove allocation annotation',
+      );
+    },
+
+    /** Writes a new allocation annotation (Strong: the agent first chosen refused; placed elsewhere). */
+    async setAllocationAnnotation(req: SandboxRef & { uid: string; allocation: SandboxAllocation }): Promise<Found> {
+      return patchMetadata(
+        req,
+        req.uid,
+        { annotations: { [ALLOCATION_ANNOTATION]: JSON.stringify(req.allocation) } },
+        'set allocation annotation',
+      );
+    },
+
+    setSandboxFinalizer,
+
+    /** Strong mode's rollback: the record of a sandbox no agent took goes away entirely. */
+    async deleteSandboxRecord(req: SandboxRef & { uid: string }): Promise<void> {
+      const r = await setSandboxFinalizer({ ...req, present: false });
+      if (r.status === 'gone') return;
+      try {
+        await kube.delete(ref(req), { uid: req.uid });
+      } catch (err) {
+        throw kubeFailure(err, `delete Sandbox ${req.namespace}/${req.name}`);
+      }
+    },
+
+    /** Every Sandbox (in one namespace, or all): the janitor's side of the comparison. */
+    async listSandboxRecords(req: { namespace?: string }): Promise<Sandbox[]> {
+      return listAll<Sandbox>(kube, SandboxKind.apiVersion, SandboxKind.kind, { namespace: req.namespace });
+    },
+  };
+}
+
+export type SandboxRecordActivities = ReturnType<typeof createSandboxRecordActivities>;

@@ -1,0 +1,275 @@
+/**
+ * The sandbox fast path's decisions, pure: what a create asks for and whether it is valid, what
+ * the Sandbox record looks like, how an agent's phase maps to the Sandbox's, what the janitor
+ * removes. Workflows and activities share these; nothing here does I/O.
+ */
+import type { AgentPhase, AgentStatusReport } from '../agent/api.js';
+import {
+  ALLOCATION_ANNOTATION,
+  CREATE_TIMESTAMP_ANNOTATION,
+  CREATED_BY_LABEL,
+  SANDBOX_FINALIZER,
+  type Sandbox,
+  type SandboxAllocation,
+  type SandboxPhase,
+} from '../api/sandbox.js';
+
+/** The tenant a sandbox belongs to (the fast path's caller); a tenant sees only its own. */
+export const TENANT_LABEL = 'sandbox.fast.io/tenant';
+
+export type ConsistencyMode = 'fast' | 'strong';
+
+/** A create, as the fast path received it (gRPC or HTTP), normalised. */
+export interface SandboxCreateSpec {
+  image: string;
+  poolRef: string;
+  exposedPorts: number[];
+  command: string[];
+  args: string[];
+  envs: Record<string, string>;
+  workingDir: string;
+}
+
+/** Why a create or another call is refused; each maps to one gRPC status and one HTTP status. */
+export type RefusalCode =
+  | 'InvalidArgument'
+  | 'NotFound'
+  | 'AlreadyExists'
+  | 'ResourceExhausted'
+  | 'FailedPrecondition'
+  | 'Unavailable'
+  | 'Internal';
+
+export interface Refusal {
+  code: RefusalCode;
+  message: string;
+}
+
+export const refusal = (code: RefusalCode, message: string): Refusal => ({ code, message });
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** The first thing wrong with a create, named as the client spelled it; undefined when valid. */
+export function invalidCreate(spec: SandboxCreateSpec, namespace: string, name: string): string | undefined {
+  if (!spec.image) return 'image is required';
+  if (!spec.poolRef) return 'pool_ref is required';
+  if (!DNS_SUBDOMAIN.test(spec.poolRef) || spec.poolRef.length > 253)
+    return `pool_ref ${JSON.stringify(spec.poolRef)} is not a valid object name`;
+  if (!DNS_LABEL.test(namespace) || namespace.length > 63)
+    return `namespace ${JSON.stringify(namespace)} is not a valid namespace name`;
+  if (!DNS_SUBDOMAIN.test(name) || name.length > 253)
+    return `name ${JSON.stringify(name)} is not a valid object name (lower-case letters, digits, '-' and '.')`;
+  const seen = new Set<number>();
+  for (const p of spec.exposedPorts) {
+    if (!Number.isInteger(p) || p < 1 || p > 65535) return `exposed_ports: ${p} is not a port (an integer 1–65535)`;
+    if (seen.has(p)) return `exposed_ports: port ${p} is listed twice`;
+    seen.add(p);
+  }
+  for (const k of Object.keys(spec.envs))
+    if (k === '' || k.includes('=')) return `envs: ${JSON.stringify(k)} is not a variable name`;
+  return undefined;
+}
+
+/** Two creates with one name are the same create when these agree (env order does not matter). */
+export function createFingerprint(spec: SandboxCreateSpec): string {
+  const env = Object.entries(spec.envs).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return JSON.stringify([
+    spec.image,
+    spec.poolRef,
+    [...spec.exposedPorts].sort((a, b) => a - b),
+    spec.command,
+    spec.args,
+    env,
+    spec.workingDir,
+  ]);
+}
+
+/** One workflow per Sandbox name; its runs are the name's incarnations (a recreate is a new run). */
+export function sandboxWorkflowId(namespace: string, name: string): string {
+  return `sandbox/${namespace}/${name}`;
+}
+
+/** `ip:port` for every exposed port, as the original reports endpoints. */
+export function endpointsOf(ip: string, ports: readonly number[]): string[] {
+  return ports.map((p) => `${ip}:${p}`);
+}
+
+/** The agent's phase as the Sandbox's (the original's mapping; `terminating` → Terminating). */
+export function phaseFromAgent(phase: AgentPhase): SandboxPhase {
+  switch (phase) {
+    case 'running':
+      return 'Running';
+    case 'creating':
+      return 'Bound';
+    case 'terminating':
+      return 'Terminating';
+    case 'stopped':
+    case 'failed':
+      return 'Failed';
+  }
+}
+
+/** The Sandbox spec fields for a create (ports, command… omitted when empty, as kubectl would). */
+export function sandboxSpecOf(spec: SandboxCreateSpec): Sandbox['spec'] {
+  return {
+    image: spec.image,
+    poolRef: spec.poolRef,
+    ...(spec.command.length ? { command: spec.command } : {}),
+    ...(spec.args.length ? { args: spec.args } : {}),
+    ...(Object.keys(spec.envs).length
+      ? { envs: Object.entries(spec.envs).map(([name, value]) => ({ name, value })) }
+      : {}),
+    ...(spec.workingDir ? { workingDir: spec.workingDir } : {}),
+    ...(spec.exposedPorts.length ? { exposedPorts: spec.exposedPorts } : {}),
+  };
+}
+
+/** What a create needs from a Sandbox object (kubectl-created sandboxes are scheduled from it). */
+export function createSpecOf(sb: Pick<Sandbox, 'spec'>): SandboxCreateSpec {
+  const envs: Record<string, string> = {};
+  for (const e of sb.spec.envs ?? []) if (e.value !== undefined) envs[e.name] = e.value;
+  return {
+    image: sb.spec.image,
+    poolRef: sb.spec.poolRef,
+    exposedPorts: sb.spec.exposedPorts ?? [],
+    command: sb.spec.command ?? [],
+    args: sb.spec.args ?? [],
+    envs,
+    workingDir: sb.spec.workingDir ?? '',
+  };
+}
+
+export interface RecordInput {
+  namespace: string;
+  name: string;
+  spec: SandboxCreateSpec;
+  mode: ConsistencyMode;
+  allocation: SandboxAllocation;
+  /** Unix nanoseconds as a decimal string (the original's createTimestamp). */
+  createTimestampNanos: string;
+  tenant?: string;
+}
+
+/**
+ * The Sandbox a fast-path create writes: the allocation annotation (moved to status by the
+ * hand-off), the create timestamp, created-by and tenant labels, and the cleanup finalizer so
+ * its deletion always reaches the agent.
+ */
+export function sandboxRecord(r: RecordInput): Sandbox {
+  return {
+    apiVersion: 'sandbox.fast.io/v1alpha1',
+    kind: 'Sandbox',
+    metadata: {
+      namespace: r.namespace,
+      name: r.name,
+      labels: {
+        [CREATED_BY_LABEL]: `fastpath-${r.mode}`,
+        ...(r.tenant !== undefined ? { [TENANT_LABEL]: r.tenant } : {}),
+      },
+      annotations: {
+        [ALLOCATION_ANNOTATION]: JSON.stringify(r.allocation),
+        [CREATE_TIMESTAMP_ANNOTATION]: r.createTimestampNanos,
+      },
+      finalizers: [SANDBOX_FINALIZER],
+    },
+    spec: sandboxSpecOf(r.spec),
+  };
+}
+
+/** Status phases in which the sandbox should be on an agent. */
+export const PLACED_PHASES: ReadonlySet<SandboxPhase | undefined> = new Set(['Bound', 'Running']);
+
+export interface RecordedSandbox {
+  namespace: string;
+  name: string;
+  uid: string;
+  phase?: SandboxPhase;
+  assignedPod?: string;
+  sandboxId?: string;
+  /** The agent a not-yet-handed-off allocation annotation names (its sandbox ID is not recorded yet). */
+  pendingAgent?: string;
+}
+
+export interface OrphanVerdict {
+  agent: string;
+  namespace: string;
+  sandboxId: string;
+  claimName: string;
+  claimUid: string;
+  ageSeconds: number;
+  why: string;
+}
+
+/**
+ * Fast mode's orphans on one agent: sandboxes no Sandbox record covers, older than the orphan
+ * timeout (by the agent's own `createdAt`, so a sandbox whose record is still being written is
+ * spared). A record covers a sandbox when it names the sandbox's ID (status or pending
+ * allocation on this agent), or, for sandboxes created with a claim UID (Strong, kubectl), has that UID.
+ */
+export function orphansOn(
+  agentNamespace: string,
+  report: Pick<AgentStatusReport, 'agentId' | 'sandboxStatuses'>,
+  records: readonly RecordedSandbox[],
+  nowSeconds: number,
+  orphanTimeoutSeconds: number,
+): OrphanVerdict[] {
+  const byName = new Map<string, RecordedSandbox>();
+  for (const r of records) if (r.namespace === agentNamespace) byName.set(r.name, r);
+  const out: OrphanVerdict[] = [];
+  for (const s of report.sandboxStatuses) {
+    if (s.phase === 'terminating') continue;
+    // An agent's clock and ours may disagree a little; the seed's caveat. Ages are the agent's.
+    const age = nowSeconds - s.createdAt;
+    if (age < orphanTimeoutSeconds) continue;
+    const r = byName.get(s.claimName);
+    const covered =
+      r !== undefined &&
+      (r.assignedPod === report.agentId || r.pendingAgent === report.agentId) &&
+      (r.sandboxId === s.sandboxId ||
+        (!r.sandboxId && r.pendingAgent === report.agentId) ||
+        (s.claimUid !== '' && s.claimUid === r.uid));
+    if (covered) continue;
+    const why =
+      r === undefined
+        ? `no Sandbox ${agentNamespace}/${s.claimName || '?'} records it`
+        : `Sandbox ${agentNamespace}/${s.claimName} records another sandbox (${r.sandboxId ?? r.uid})`;
+    out.push({
+      agent: report.agentId,
+      namespace: agentNamespace,
+      sandboxId: s.sandboxId,
+      claimName: s.claimName,
+      claimUid: s.claimUid,
+      ageSeconds: age,
+      why: `${why}; ${age}s old (orphan timeout ${orphanTimeoutSeconds}s)`,
+    });
+  }
+  return out;
+}
+
+export interface LostVerdict {
+  namespace: string;
+  name: string;
+  agent: string;
+  sandboxId: string;
+}
+
+/**
+ * Strong mode's other half: records that say Bound/Running on an agent that reports and no longer
+ * holds their sandbox. Agents that did not report (unreachable, stale) are not judged here.
+ * `reports` is keyed by `<namespace>/<pod>`.
+ */
+export function lostRecords(
+  records: readonly RecordedSandbox[],
+  reports: ReadonlyMap<string, ReadonlySet<string>>,
+): LostVerdict[] {
+  const out: LostVerdict[] = [];
+  for (const r of records) {
+    if (!PLACED_PHASES.has(r.phase) || !r.assignedPod || !r.sandboxId) continue;
+    const held = reports.get(`${r.namespace}/${r.assignedPod}`);
+    if (!held) continue;
+    if (!held.has(r.sandboxId))
+      out.push({ namespace: r.namespace, name: r.name, agent: r.assignedPod, sandboxId: r.sandboxId });
+  }
+  return out;
+}

@@ -1,0 +1,80 @@
+/**
+ * The fast path's client of the agents' HTTP API (src/agent/server.ts): create, delete, status.
+ * Node's fetch keeps connections to each agent alive, so a create costs one request on a warm
+ * connection. The bearer token comes from the Secret the agents share; it is never logged.
+ */
+import type { AgentSandboxSpec, AgentStatusReport, CreateSandboxResponse } from '../agent/api.js';
+import { AGENT_API_PREFIX } from '../agent/api.js';
+
+/** The original's controller gave each agent call 5 s. */
+export const AGENT_CALL_TIMEOUT_MS = 5_000;
+
+export class AgentCallError extends Error {
+  constructor(
+    message: string,
+    /** HTTP status, or undefined when the agent could not be reached. */
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+export type AgentCreateResult =
+  | { status: 'ok'; createdAt: number }
+  /** The agent refused it (409): CapacityExceeded, PortInUse, SandboxIdConflict, Terminating, ShuttingDown; or 400/500. */
+  | { status: 'refused'; reason: string; message: string; httpStatus: number };
+
+export class AgentClient {
+  constructor(
+    private readonly token: string,
+    private readonly timeoutMs = AGENT_CALL_TIMEOUT_MS,
+  ) {}
+
+  private async call(url: string, method: 'GET' | 'POST', route: string, body?: unknown): Promise<Response> {
+    try {
+      return await fetch(`${url}${AGENT_API_PREFIX}/${route}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${this.token}`,
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        body: body !== undefined ? JSON.stringify(body) : undefined,
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string } }).cause?.code;
+      throw new AgentCallError(`agent ${url} unreachable: ${cause ?? (err as Error).message}`);
+    }
+  }
+
+  async create(url: string, spec: AgentSandboxSpec): Promise<AgentCreateResult> {
+    const res = await this.call(url, 'POST', 'create', { sandbox: spec });
+    const body = (await res.json().catch(() => ({}))) as Partial<CreateSandboxResponse>;
+    if (res.ok && body.success) return { status: 'ok', createdAt: body.createdAt ?? 0 };
+    if (res.status === 401) throw new AgentCallError(`agent ${url} refused the fast path's token (401)`, 401);
+    if (res.status > 500)
+      throw new AgentCallError(`agent ${url}: HTTP ${res.status} ${body.message ?? ''}`.trim(), res.status);
+    return {
+      status: 'refused',
+      reason: body.reason ?? (res.status === 400 ? 'InvalidSpec' : 'RuntimeFailed'),
+      message: body.message ?? `HTTP ${res.status}`,
+      httpStatus: res.status,
+    };
+  }
+
+  /** Deletes a sandbox on the agent; unknown IDs succeed. */
+  async delete(url: string, sandboxId: string): Promise<void> {
+    const res = await this.call(url, 'POST', 'delete', { sandboxId });
+    if (!res.ok) throw new AgentCallError(`agent ${url}: delete ${sandboxId}: HTTP ${res.status}`, res.status);
+    await res.body?.cancel();
+  }
+
+  async status(url: string): Promise<AgentStatusReport> {
+    const res = await this.call(url, 'GET', 'status');
+    if (!res.ok) {
+      await res.body?.cancel();
+      throw new AgentCallError(`agent ${url}: status: HTTP ${res.status}`, res.status);
+    }
+    return (await res.json()) as AgentStatusReport;
+  }
+}

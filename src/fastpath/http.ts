@@ -1,0 +1,129 @@
+/**
+ * The HTTP/JSON face of the same five operations, for clients without gRPC (curl, scripts).
+ * Bodies and answers are the proto's messages in proto3 JSON (camelCase), checked against the
+ * .proto itself; errors are `{"error": <code>, "message": …}` with the HTTP status grpc-gateway
+ * gives the matching gRPC code.
+ *
+ *   POST   /api/v1/sandboxes                               CreateSandbox (201)
+ *   GET    /api/v1/namespaces/{namespace}/sandboxes        ListSandboxes
+ *   GET    /api/v1/namespaces/{namespace}/sandboxes/{name} GetSandbox
+ *   PATCH  /api/v1/namespaces/{namespace}/sandboxes/{name} UpdateSandbox (one of expireTimeSeconds,
+ *                                                          resetRevision, failurePolicy, recoveryTimeoutSeconds; labels)
+ *   DELETE /api/v1/namespaces/{namespace}/sandboxes/{name} DeleteSandbox
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '../log.js';
+import type { HoldsTenantSnapshot } from '../tenancy/index.js';
+import { decodeJson } from './proto.js';
+import { FastPathError, type CreateRequest, type FastPathService, type UpdateRequest } from './service.js';
+import { tenantOf } from './tenant.js';
+
+const HTTP_STATUS: Record<FastPathError['code'], number> = {
+  InvalidArgument: 400,
+  NotFound: 404,
+  AlreadyExists: 409,
+  ResourceExhausted: 429,
+  FailedPrecondition: 400,
+  Unavailable: 503,
+  Internal: 500,
+  Unauthenticated: 401,
+  PermissionDenied: 403,
+};
+const MAX_BODY_BYTES = 1024 * 1024;
+const ITEM = /^\/api\/v1\/namespaces\/([^/]+)\/sandboxes(?:\/([^/]+))?$/;
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req as AsyncIterable<Buffer>) {
+    size += c.length;
+    if (size > MAX_BODY_BYTES) throw new FastPathError('InvalidArgument', `body over ${MAX_BODY_BYTES} bytes`);
+    chunks.push(c);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return {};
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new FastPathError('InvalidArgument', `body is not JSON: ${(err as Error).message}`);
+  }
+}
+
+async function message<T>(req: IncomingMessage, name: string): Promise<T> {
+  const decoded = decodeJson(name, await readBody(req));
+  if (!decoded.ok) throw new FastPathError('InvalidArgument', decoded.message);
+  return decoded.value as T;
+}
+
+export interface RunningHttp {
+  port: number;
+  close(): Promise<void>;
+}
+
+export async function startHttpServer(opts: {
+  service: FastPathService;
+  tenants: HoldsTenantSnapshot;
+  host: string;
+  port: number;
+  log: Logger;
+}): Promise<RunningHttp> {
+  const s = opts.service;
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://fastpath');
+    if (url.pathname === '/healthz') return send(res, 200, { ok: true });
+    const tenant = tenantOf(opts.tenants, req);
+    if (url.pathname === '/api/v1/sandboxes' && req.method === 'POST')
+      return send(res, 201, await s.create(await message<CreateRequest>(req, 'CreateRequest'), tenant));
+    const m = ITEM.exec(url.pathname);
+    if (!m) throw new FastPathError('NotFound', `no route ${req.method} ${url.pathname}`);
+    const namespace = decodeURIComponent(m[1]!);
+    const sandboxName = m[2] === undefined ? undefined : decodeURIComponent(m[2]);
+    if (sandboxName === undefined) {
+      if (req.method !== 'GET') throw new FastPathError('InvalidArgument', `${req.method} is not allowed here`);
+      return send(res, 200, await s.list({ namespace }, tenant));
+    }
+    switch (req.method) {
+      case 'GET':
+        return send(res, 200, await s.get({ namespace, sandboxName }, tenant));
+      case 'DELETE':
+        return send(res, 200, await s.delete({ namespace, sandboxName }, tenant));
+      case 'PATCH': {
+        const body = await message<UpdateRequest>(req, 'UpdateRequest');
+        return send(res, 200, await s.update({ ...body, namespace, sandboxName }, tenant));
+      }
+      default:
+        throw new FastPathError('InvalidArgument', `${req.method} is not allowed here`);
+    }
+  };
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (err instanceof FastPathError)
+        return send(res, HTTP_STATUS[err.code], { error: err.code, message: err.message });
+      opts.log.error({ err }, 'fast-path HTTP call failed');
+      send(res, 500, { error: 'Internal', message: (err as Error).message });
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,231 @@
+/**
+ * The fast-path process: the sandbox API (gRPC + HTTP/JSON), the agent registry, the tenant
+ * provider, and a Temporal worker for the sandbox task queue — in one process, so the sandbox
+ * workflows' local activities place sandboxes with the in-process placement table and a create
+ * costs no extra task round trip. Several replicas may run: each keeps its own table from the
+ * agents' reports, and the agents' own admission keeps them from overfilling any agent.
+ *
+ * It also keeps the janitor Schedule in place (`sandbox-janitor/<task queue>`).
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
+import { createSandboxAgentActivities } from '../activities/sandbox/agents.js';
+import { createSandboxJanitorActivities } from '../activities/sandbox/janitor.js';
+import { createSandboxRecordActivities } from '../activities/sandbox/records.js';
+import { loadAgentToken } from '../agent/auth.js';
+import { SandboxKind } from '../api/sandbox.js';
+import { sandboxTaskQueue, type FastPathConfig, type OperatorConfig } from '../config.js';
+import { sandboxWorkflowId } from '../domain/sandbox.js';
+import { KubeClient } from '../kube/client.js';
+import { logger } from '../log.js';
+import { TenantProvider, type HoldsTenantSnapshot } from '../tenancy/index.js';
+import { connectClient, connectWorker } from '../temporal/connection.js';
+import { Dispatcher, createDispatchMetrics } from '../temporal/dispatch.js';
+import { K8sKind, K8sName, K8sNamespace } from '../temporal/search-attributes.js';
+import { workflowSource } from '../workers/bundle.js';
+import { killAfterActivityInterceptors } from '../workers/fault-injection.js';
+import { installTemporalRuntime } from '../workers/runtime.js';
+import { agentReportedSignal, sandboxJanitorWorkflow, sandboxWorkflow } from '../workflows/sandbox/contract.js';
+import { AgentClient } from './agent-client.js';
+import { startGrpcServer } from './grpc.js';
+import { startHttpServer } from './http.js';
+import { createFastPathMetrics } from './metrics.js';
+import { SandboxRegistry } from './registry.js';
+import { FastPathService } from './service.js';
+
+export interface RunningFastPath {
+  grpcPort: number;
+  httpPort: number;
+  metricsPort?: number;
+  registry: SandboxRegistry;
+  /** Stops serving, drains the worker, stops the registry and the tenant provider. */
+  close(): Promise<void>;
+}
+
+export function janitorScheduleId(taskQueue: string): string {
+  return `sandbox-janitor/${taskQueue}`;
+}
+
+/** Creates or updates the janitor Schedule (idempotent; every replica calls it on start). */
+export async function ensureSandboxJanitor(client: Client, taskQueue: string, fp: FastPathConfig): Promise<string> {
+  const scheduleId = janitorScheduleId(taskQueue);
+  const spec = { intervals: [{ every: fp.janitorIntervalMs }] };
+  const action = {
+    type: 'startWorkflow' as const,
+    workflowType: sandboxJanitorWorkflow,
+    taskQueue,
+    workflowId: scheduleId,
+    args: [{ orphanTimeoutSeconds: Math.ceil(fp.orphanTimeoutMs / 1000) }] as [{ orphanTimeoutSeconds: number }],
+    workflowExecutionTimeout: '10 minutes',
+  };
+  try {
+    await client.schedule.create({
+      scheduleId,
+      spec,
+      action,
+      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+      memo: {
+        description: 'Removes sandboxes no Sandbox records (Fast) and fails records whose agent lost them (Strong).',
+      },
+    });
+  } catch (err) {
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    await client.schedule.getHandle(scheduleId).update((prev) => ({ ...prev, spec, action }));
+  }
+  return scheduleId;
+}
+
+export async function startFastPath(
+  cfg: OperatorConfig,
+  fp: FastPathConfig,
+  opts: {
+    /** A tenant source owned by the caller (tests); default: a TenantProvider on fp.tenantEtcd. */
+    tenants?: HoldsTenantSnapshot;
+    workflowBundlePath?: string;
+  } = {},
+): Promise<RunningFastPath> {
+  const log = logger.child({ role: 'fastpath' });
+  installTemporalRuntime(log, (process.env.DO_TEMPORAL_LOG_LEVEL as never) ?? 'WARN', cfg.workerMetricsAddress);
+  const taskQueue = sandboxTaskQueue(cfg.temporal.taskQueue);
+  const kube = KubeClient.fromKubeconfig(cfg.kubeconfig);
+  const agents = new AgentClient(loadAgentToken({ tokenFile: fp.agentTokenFile, token: process.env.DO_AGENT_TOKEN }));
+  const metrics = createFastPathMetrics();
+  const client = await connectClient(cfg.temporal);
+  const dispatcher = new Dispatcher(client, taskQueue, createDispatchMetrics(metrics.registry, 'fastpath'), log);
+
+  const registry = new SandboxRegistry({
+    kube,
+    agents,
+    log,
+    namespace: fp.namespace,
+    pollIntervalMs: fp.pollIntervalMs,
+    // The agent's view changed: a hint to the sandbox's workflow, verified there.
+    onSandboxChange: (o) =>
+      void dispatcher
+        .signal(sandboxWorkflowId(o.namespace, o.claimName), agentReportedSignal, {
+          agent: o.agent,
+          sandboxId: o.sandboxId,
+          phase: o.phase,
+          message: o.message,
+        })
+        .catch((err: unknown) => log.warn({ err }, 'agent hint not delivered')),
+  });
+  const tenants =
+    opts.tenants ??
+    (await TenantProvider.start({
+      endpoints: fp.tenantEtcd,
+      prefix: fp.tenantPrefix,
+      cacheFile: fp.tenantCacheFile,
+      logger: log,
+    }));
+  await registry.start();
+
+  const connection = await connectWorker(cfg.temporal);
+  const worker = await Worker.create({
+    connection,
+    namespace: cfg.temporal.namespace,
+    taskQueue,
+    ...(cfg.identity ? { identity: cfg.identity } : {}),
+    ...workflowSource(opts.workflowBundlePath),
+    activities: {
+      ...createSandboxAgentActivities(registry, agents, metrics),
+      ...createSandboxRecordActivities(kube),
+      ...createSandboxJanitorActivities(registry, agents, kube, metrics, async (lost) => {
+        await client.workflow.signalWithStart(sandboxWorkflow, {
+          workflowId: sandboxWorkflowId(lost.namespace, lost.name),
+          taskQueue,
+          args: [{ namespace: lost.namespace, name: lost.name }],
+          signal: agentReportedSignal,
+          signalArgs: [
+            { agent: lost.agent, sandboxId: lost.sandboxId, phase: 'missing', message: 'janitor: agent lost it' },
+          ],
+          typedSearchAttributes: [
+            { key: K8sKind, value: SandboxKind.kind },
+            { key: K8sNamespace, value: lost.namespace },
+            { key: K8sName, value: lost.name },
+          ],
+        });
+      }),
+    },
+    interceptors: { activity: killAfterActivityInterceptors() },
+    shutdownGraceTime: '10 seconds',
+  });
+  const workerRun = worker.run();
+  workerRun.catch((err: unknown) => log.error({ err }, 'sandbox worker stopped'));
+  const janitor = await ensureSandboxJanitor(client, taskQueue, fp);
+
+  const service = new FastPathService({
+    client,
+    kube,
+    registry,
+    taskQueue,
+    defaultMode: fp.consistencyMode,
+    metrics,
+    log,
+  });
+  const grpcServer = await startGrpcServer({ service, tenants, host: fp.host, port: fp.grpcPort, log });
+  const httpServer = await startHttpServer({ service, tenants, host: fp.host, port: fp.httpPort, log });
+
+  let metricsServer: http.Server | undefined;
+  if (cfg.metricsPort !== undefined) {
+    metricsServer = http.createServer((req, res) => {
+      if (req.url === '/metrics') {
+        for (const g of poolGauges(registry)) {
+          metrics.agents.set({ namespace: g.namespace, pool: g.pool }, g.agents);
+          metrics.slots.set({ namespace: g.namespace, pool: g.pool, kind: 'capacity' }, g.capacity);
+          metrics.slots.set({ namespace: g.namespace, pool: g.pool, kind: 'used' }, g.used);
+        }
+        void metrics.registry
+          .metrics()
+          .then((body) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body));
+        return;
+      }
+      res.writeHead(req.url === '/healthz' ? 200 : 404).end(req.url === '/healthz' ? 'ok' : '');
+    });
+    await new Promise<void>((resolve) => metricsServer!.listen(cfg.metricsPort, resolve));
+  }
+  log.info(
+    {
+      grpcPort: grpcServer.port,
+      httpPort: httpServer.port,
+      taskQueue,
+      janitor,
+      mode: fp.consistencyMode,
+      agents: registry.agents().length,
+    },
+    'fast path serving',
+  );
+
+  return {
+    grpcPort: grpcServer.port,
+    httpPort: httpServer.port,
+    metricsPort: metricsServer ? (metricsServer.address() as AddressInfo).port : undefined,
+    registry,
+    async close() {
+      await Promise.all([grpcServer.close(), httpServer.close()]);
+      metricsServer?.close();
+      worker.shutdown();
+      await workerRun.catch(() => undefined);
+      registry.stop();
+      dispatcher.stop();
+      await client.connection.close();
+      await connection.close();
+      if (!opts.tenants) await (tenants as TenantProvider).stop();
+    },
+  };
+}
+
+function poolGauges(registry: SandboxRegistry) {
+  const out = new Map<string, { namespace: string; pool: string; agents: number; capacity: number; used: number }>();
+  for (const a of registry.table.view()) {
+    const key = `${a.namespace}/${a.pool}`;
+    const g = out.get(key) ?? { namespace: a.namespace, pool: a.pool, agents: 0, capacity: 0, used: 0 };
+    g.agents++;
+    g.capacity += a.capacity;
+    g.used += Math.min(a.load, a.capacity);
+    out.set(key, g);
+  }
+  return out.values();
+}

@@ -1,0 +1,61 @@
+/**
+ * The fast path's Prometheus metrics (prom-client), served on /metrics next to the HTTP face.
+ * `fastpath_create_sandbox_duration_seconds{mode,success}` keeps the original's name.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export function createFastPathMetrics(registry = new Registry()) {
+  collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    createDuration: new Histogram({
+      name: 'fastpath_create_sandbox_duration_seconds',
+      help: 'CreateSandbox, from receiving the call to answering it.',
+      labelNames: ['mode', 'success'] as const,
+      buckets: [0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.1, 0.2, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    }),
+    createRejections: new Counter({
+      name: 'fastpath_create_rejections_total',
+      help: 'Creates answered with an error, by mode and reason (ResourceExhausted, InvalidArgument, …).',
+      labelNames: ['mode', 'code'] as const,
+      registers: [registry],
+    }),
+    allocations: new Counter({
+      name: 'fastpath_allocations_total',
+      help: 'Placements: placed on an agent, or exhausted (no agent had room).',
+      labelNames: ['result'] as const,
+      registers: [registry],
+    }),
+    agentRefusals: new Counter({
+      name: 'fastpath_agent_refusals_total',
+      help: 'Creates an agent refused (its own capacity and port check), by reason.',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
+    janitorRemoved: new Counter({
+      name: 'fastpath_janitor_orphans_removed_total',
+      help: 'Sandboxes the janitor deleted on agents because no Sandbox records them.',
+      registers: [registry],
+    }),
+    janitorLost: new Counter({
+      name: 'fastpath_janitor_lost_total',
+      help: 'Sandbox records the janitor found Bound/Running on an agent that no longer has them.',
+      registers: [registry],
+    }),
+    agents: new Gauge({
+      name: 'fastpath_agents',
+      help: 'Agents the registry places on, by namespace and pool.',
+      labelNames: ['namespace', 'pool'] as const,
+      registers: [registry],
+    }),
+    slots: new Gauge({
+      name: 'fastpath_sandbox_slots',
+      help: 'Sandbox slots per pool: capacity, and in use as the registry counts them.',
+      labelNames: ['namespace', 'pool', 'kind'] as const,
+      registers: [registry],
+    }),
+  };
+}
+
+export type FastPathMetrics = ReturnType<typeof createFastPathMetrics>;

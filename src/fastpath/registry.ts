@@ -1,0 +1,264 @@
+/**
+ * The fast path's view of its agents: which agent Pods exist (`app=sandbox-agent`,
+ * `fast-sandbox.io/pool=<pool>`), what each reports (`GET /api/v1/agent/status`), and the
+ * placement table built from those reports (src/domain/allocation.ts). Rebuilt from the agents'
+ * reports on start, so a restarted or second fast-path replica knows every sandbox the agents
+ * hold, including Fast-mode ones whose record is not written yet.
+ *
+ * Every poll interval (1 s; the original: 2 s) it lists the agent Pods and SandboxPools and asks
+ * each Running agent for its status. An agent that has not answered for `staleAfterMs` (15 s, as
+ * the original) or whose Pod is gone, deleting or not Ready leaves the table. A change in a
+ * sandbox's phase on its agent (or its disappearance) is passed to `onSandboxChange`, which
+ * signals the sandbox's workflow: a hint, verified there by a fresh read.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import type { AgentStatusReport } from '../agent/api.js';
+import { DEFAULT_AGENT_PORT } from '../agent/server.js';
+import { AGENT_APP_LABEL, AGENT_APP_VALUE, AGENT_POOL_LABEL, SandboxPoolKind } from '../api/sandbox.js';
+import { mapLimited } from '../concurrency.js';
+import { PlacementTable, type Placement } from '../domain/allocation.js';
+import type { KubeClient } from '../kube/client.js';
+import type { Logger } from '../log.js';
+import type { AgentClient } from './agent-client.js';
+
+export interface SandboxChangeObservation {
+  namespace: string;
+  claimName: string;
+  agent: string;
+  sandboxId: string;
+  /** The agent's phase, or `missing` when the agent no longer reports the sandbox. */
+  phase: string;
+  message: string;
+}
+
+export interface RegistryOptions {
+  kube: KubeClient;
+  agents: AgentClient;
+  log: Logger;
+  /** Only this namespace's agents (default: every namespace). */
+  namespace?: string;
+  pollIntervalMs?: number;
+  staleAfterMs?: number;
+  onSandboxChange?: (o: SandboxChangeObservation) => void;
+}
+
+export interface KnownAgent {
+  key: string;
+  namespace: string;
+  pod: string;
+  pool: string;
+  node: string;
+  ip: string;
+  url: string;
+  /** Last successful status (Date.now()). */
+  lastSeen: number;
+  report?: AgentStatusReport;
+}
+
+const agentKey = (namespace: string, pod: string) => `${namespace}/${pod}`;
+
+/** The agent's port: its container port named `agent`, else the default 5758. */
+export function agentPortOf(pod: V1Pod): number {
+  for (const c of pod.spec?.containers ?? [])
+    for (const p of c.ports ?? []) if (p.name === 'agent') return p.containerPort;
+  return DEFAULT_AGENT_PORT;
+}
+
+function isReady(pod: V1Pod): boolean {
+  return (
+    pod.status?.phase === 'Running' &&
+    !!pod.status.podIP &&
+    !pod.metadata?.deletionTimestamp &&
+    (pod.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')
+  );
+}
+
+export class SandboxRegistry {
+  readonly table = new PlacementTable();
+  private readonly known = new Map<string, KnownAgent>();
+  private readonly holders = new Map<string, string>();
+  private readonly pools = new Set<string>();
+  private timer?: NodeJS.Timeout;
+  private polling?: Promise<void>;
+  private again = false;
+  private stopped = false;
+  readonly pollIntervalMs: number;
+  readonly staleAfterMs: number;
+  lastPollAt = 0;
+
+  constructor(private readonly opts: RegistryOptions) {
+    this.pollIntervalMs = opts.pollIntervalMs ?? 1_000;
+    this.staleAfterMs = opts.staleAfterMs ?? 15_000;
+  }
+
+  /** Polls once (the table is complete before the first create), then every interval. */
+  async start(): Promise<void> {
+    await this.pollNow();
+    const tick = () => {
+      if (this.stopped) return;
+      this.pollNow()
+        .catch((err: unknown) => this.opts.log.warn({ err }, 'agent registry poll failed'))
+        .finally(() => {
+          if (!this.stopped) this.timer = setTimeout(tick, this.pollIntervalMs);
+        });
+    };
+    this.timer = setTimeout(tick, this.pollIntervalMs);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  /** A poll that starts after this call; concurrent callers share it. */
+  pollNow(): Promise<void> {
+    if (this.polling) {
+      this.again = true;
+      return this.polling.then(() => this.pollNow());
+    }
+    this.polling = this.poll().finally(() => {
+      this.polling = undefined;
+    });
+    return this.polling;
+  }
+
+  agent(namespace: string, pod: string): KnownAgent | undefined {
+    return this.known.get(agentKey(namespace, pod));
+  }
+
+  agents(): KnownAgent[] {
+    return [...this.known.values()];
+  }
+
+  /** Whether a pool exists: a SandboxPool object or at least one agent Pod carries its name. */
+  knowsPool(namespace: string, pool: string): boolean {
+    return this.pools.has(`${namespace}/${pool}`);
+  }
+
+  /** The agent that last reported holding this sandbox. */
+  holderOf(sandboxId: string): Placement | undefined {
+    const key = this.holders.get(sandboxId);
+    const a = key ? this.known.get(key) : undefined;
+    return a ? { agentId: a.key, pod: a.pod, node: a.node, url: a.url, ip: a.ip } : undefined;
+  }
+
+  private async poll(): Promise<void> {
+    this.again = false;
+    const { kube, log } = this.opts;
+    const selector = `${AGENT_APP_LABEL}=${AGENT_APP_VALUE}`;
+    const [pods, poolObjects] = await Promise.all([
+      collect(kube.listAll<V1Pod>('v1', 'Pod', { namespace: this.opts.namespace, labelSelector: selector })),
+      collect(kube.listAll(SandboxPoolKind.apiVersion, SandboxPoolKind.kind, { namespace: this.opts.namespace })),
+    ]);
+    const now = Date.now();
+    this.pools.clear();
+    for (const p of poolObjects) this.pools.add(`${p.metadata?.namespace}/${p.metadata?.name}`);
+    const seen = new Set<string>();
+    const ready: KnownAgent[] = [];
+    for (const pod of pods) {
+      const namespace = pod.metadata?.namespace ?? '';
+      const name = pod.metadata?.name ?? '';
+      const pool = pod.metadata?.labels?.[AGENT_POOL_LABEL];
+      if (!pool) continue;
+      this.pools.add(`${namespace}/${pool}`);
+      if (!isReady(pod)) continue;
+      const key = agentKey(namespace, name);
+      seen.add(key);
+      const ip = pod.status!.podIP!;
+      const prev = this.known.get(key);
+      const agent: KnownAgent = {
+        key,
+        namespace,
+        pod: name,
+        pool,
+        node: pod.spec?.nodeName ?? '',
+        ip,
+        url: `http://${ip.includes(':') ? `[${ip}]` : ip}:${agentPortOf(pod)}`,
+        lastSeen: prev?.lastSeen ?? now,
+        report: prev?.report,
+      };
+      this.known.set(key, agent);
+      ready.push(agent);
+    }
+    for (const key of [...this.known.keys()])
+      if (!seen.has(key)) {
+        this.known.delete(key);
+        this.table.remove(key);
+      }
+    await mapLimited(ready, 32, async (a) => {
+      try {
+        const report = await this.opts.agents.status(a.url);
+        a.report = report;
+        a.lastSeen = Date.now();
+        this.table.report(
+          {
+            id: a.key,
+            pod: a.pod,
+            namespace: a.namespace,
+            pool: a.pool,
+            node: report.nodeName || a.node,
+            url: a.url,
+            ip: a.ip,
+            capacity: report.capacity,
+            images: report.images,
+            sandboxes: report.sandboxStatuses.map((s) => ({
+              sandboxId: s.sandboxId,
+              exposedPorts: s.exposedPorts ?? [],
+            })),
+          },
+          a.lastSeen,
+        );
+      } catch (err) {
+        if (Date.now() - a.lastSeen >= this.staleAfterMs) {
+          if (this.table.has(a.key))
+            log.warn({ agent: a.key, err: (err as Error).message }, 'agent stale: not placing on it');
+          this.table.remove(a.key);
+        }
+      }
+    });
+    this.rebuildHolders();
+    this.lastPollAt = now;
+  }
+
+  /** Sandbox → agent from the latest reports, and the phase changes since the last poll. */
+  private rebuildHolders(): void {
+    const current = new Map<string, SandboxChangeObservation>();
+    for (const a of this.known.values()) {
+      if (!a.report || !this.table.has(a.key)) continue;
+      for (const s of a.report.sandboxStatuses)
+        current.set(s.sandboxId, {
+          namespace: a.namespace,
+          claimName: s.claimName ?? '',
+          agent: a.pod,
+          sandboxId: s.sandboxId,
+          phase: s.phase,
+          message: s.message,
+        });
+    }
+    this.holders.clear();
+    for (const [id, o] of current) this.holders.set(id, agentKey(o.namespace, o.agent));
+    const notify = this.opts.onSandboxChange;
+    if (notify) {
+      for (const [id, o] of current) {
+        const before = this.lastSeen.get(id);
+        if (o.claimName && (before?.phase !== o.phase || before.message !== o.message)) notify(o);
+      }
+      for (const [id, before] of this.lastSeen)
+        if (!current.has(id) && before.claimName)
+          notify({
+            ...before,
+            phase: 'missing',
+            message: `no longer reported by agent ${before.agent} (was ${before.phase})`,
+          });
+    }
+    this.lastSeen = current;
+  }
+
+  private lastSeen = new Map<string, SandboxChangeObservation>();
+}
+
+async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+}

@@ -1,0 +1,365 @@
+/**
+ * The five operations of `fastpath.v1.FastPathService`, shared by the gRPC server and the
+ * HTTP/JSON face: they take and return the proto's messages as plain objects (camelCase fields)
+ * and fail with a FastPathError whose code maps to one gRPC status and one HTTP status.
+ *
+ * Create starts (or reaches) the sandbox's workflow with update-with-start and answers with the
+ * update's result: the mode's synchronous part done, the rest carried on by the workflow. Get,
+ * List, Update and Delete read and write the Sandbox records, as the original does, restricted to
+ * the caller's tenant (a Sandbox of another tenant is NOT_FOUND, never revealed).
+ */
+import {
+  WithStartWorkflowOperation,
+  WorkflowUpdateFailedError,
+  isGrpcServiceError,
+  type Client,
+} from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { SandboxKind, type Sandbox } from '../api/sandbox.js';
+import {
+  TENANT_LABEL,
+  invalidCreate,
+  sandboxWorkflowId,
+  type ConsistencyMode,
+  type RefusalCode,
+  type SandboxCreateSpec,
+} from '../domain/sandbox.js';
+import { apiMessage, isNotFound, statusCode, type KubeClient } from '../kube/client.js';
+import type { Logger } from '../log.js';
+import { K8sKind, K8sName, K8sNamespace, Tenant } from '../temporal/search-attributes.js';
+import {
+  createSandboxUpdate,
+  sandboxChangedSignal,
+  sandboxStateQuery,
+  sandboxWorkflow,
+} from '../workflows/sandbox/contract.js';
+import type { FastPathMetrics } from './metrics.js';
+import type { SandboxRegistry } from './registry.js';
+
+export class FastPathError extends Error {
+  constructor(
+    readonly code: RefusalCode | 'Unauthenticated' | 'PermissionDenied',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+// ---- the proto's messages as plain objects (proto-loader with enums as strings, longs as numbers) ----
+export interface CreateRequest {
+  image?: string;
+  poolRef?: string;
+  exposedPorts?: number[];
+  command?: string[];
+  args?: string[];
+  namespace?: string;
+  consistencyMode?: 'FAST' | 'STRONG';
+  name?: string;
+  envs?: Record<string, string>;
+  workingDir?: string;
+}
+export interface CreateResponse {
+  sandboxId: string;
+  agentPod: string;
+  endpoints: string[];
+  sandboxName: string;
+}
+export interface NameRequest {
+  sandboxName?: string;
+  namespace?: string;
+}
+export interface UpdateRequest extends NameRequest {
+  expireTimeSeconds?: number;
+  resetRevision?: string;
+  failurePolicy?: 'MANUAL' | 'AUTO_RECREATE';
+  recoveryTimeoutSeconds?: number;
+  labels?: Record<string, string>;
+  /** Which member of the `update` oneof is set (proto-loader's `oneofs: true`). */
+  update?: 'expireTimeSeconds' | 'resetRevision' | 'failurePolicy' | 'recoveryTimeoutSeconds';
+}
+export interface SandboxInfo {
+  sandboxId: string;
+  phase: string;
+  agentPod: string;
+  endpoints: string[];
+  createdAt: number;
+  image: string;
+  poolRef: string;
+  sandboxName: string;
+}
+
+export interface FastPathServiceOptions {
+  client: Client;
+  kube: KubeClient;
+  registry: SandboxRegistry;
+  taskQueue: string;
+  /** `--fastpath-consistency-mode`: used unless the request says STRONG (FAST = 0 is proto3's default). */
+  defaultMode: ConsistencyMode;
+  metrics: FastPathMetrics;
+  log: Logger;
+}
+
+const sandboxRef = (namespace: string, name: string) => ({
+  apiVersion: SandboxKind.apiVersion,
+  kind: SandboxKind.kind,
+  namespace,
+  name,
+});
+
+/** How long a create waits for a same-name predecessor that is being deleted. */
+const PREDECESSOR_WAIT_MS = 30_000;
+
+export class FastPathService {
+  constructor(private readonly o: FastPathServiceOptions) {}
+
+  async create(req: CreateRequest, tenant: string): Promise<CreateResponse> {
+    const started = process.hrtime.bigint();
+    const mode: ConsistencyMode = req.consistencyMode === 'STRONG' ? 'strong' : this.o.defaultMode;
+    let success = false;
+    try {
+      const res = await this.createOnce(req, tenant, mode);
+      success = true;
+      return res;
+    } catch (err) {
+      const code = err instanceof FastPathError ? err.code : 'Internal';
+      this.o.metrics.createRejections.inc({ mode, code });
+      throw err;
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      this.o.metrics.createDuration.observe({ mode, success: String(success) }, seconds);
+    }
+  }
+
+  private async createOnce(req: CreateRequest, tenant: string, mode: ConsistencyMode): Promise<CreateResponse> {
+    const receivedAtNanos = (BigInt(Date.now()) * 1_000_000n + (process.hrtime.bigint() % 1_000_000n)).toString();
+    const namespace = req.namespace || 'default';
+    const name = req.name || `sb-${receivedAtNanos}`;
+    const spec: SandboxCreateSpec = {
+      image: req.image ?? '',
+      poolRef: req.poolRef ?? '',
+      exposedPorts: req.exposedPorts ?? [],
+      command: req.command ?? [],
+      args: req.args ?? [],
+      envs: req.envs ?? {},
+      workingDir: req.workingDir ?? '',
+    };
+    const invalid = invalidCreate(spec, namespace, name);
+    if (invalid) throw new FastPathError('InvalidArgument', invalid);
+    // Refused here, before any workflow exists: nothing is half-created by a bad pool name.
+    if (!this.o.registry.knowsPool(namespace, spec.poolRef))
+      throw new FastPathError('NotFound', `SandboxPool ${spec.poolRef} not found in namespace ${namespace}`);
+
+    const workflowId = sandboxWorkflowId(namespace, name);
+    const deadline = Date.now() + PREDECESSOR_WAIT_MS;
+    for (;;) {
+      const start = new WithStartWorkflowOperation(sandboxWorkflow, {
+        workflowId,
+        taskQueue: this.o.taskQueue,
+        args: [{ namespace, name }],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        typedSearchAttributes: [
+          { key: K8sKind, value: SandboxKind.kind },
+          { key: K8sNamespace, value: namespace },
+          { key: K8sName, value: name },
+          { key: Tenant, value: tenant },
+        ],
+        staticSummary: `Sandbox ${namespace}/${name} (${mode}, pool ${spec.poolRef}, tenant ${tenant})`,
+      });
+      try {
+        const answer = await this.o.client.workflow.executeUpdateWithStart(createSandboxUpdate, {
+          args: [{ spec, mode, tenant, receivedAtNanos }],
+          startWorkflowOperation: start,
+        });
+        if (answer.status === 'ok') {
+          this.o.metrics.allocations.inc({ result: 'placed' });
+          return {
+            sandboxId: answer.sandboxId,
+            agentPod: answer.agentPod,
+            endpoints: answer.endpoints,
+            sandboxName: answer.sandboxName,
+          };
+        }
+        if (answer.outcome.code === 'ResourceExhausted') this.o.metrics.allocations.inc({ result: 'exhausted' });
+        throw new FastPathError(answer.outcome.code, answer.outcome.message);
+      } catch (err) {
+        if (err instanceof FastPathError) throw err;
+        const type =
+          err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure
+            ? err.cause.type
+            : undefined;
+        if (type === 'AlreadyExists')
+          throw new FastPathError('AlreadyExists', (err as WorkflowUpdateFailedError).cause!.message);
+        if (type === 'Terminating' && Date.now() < deadline) {
+          // The name's previous incarnation is finishing its deletion: wait for its run, then create anew.
+          await this.waitForRunEnd(workflowId, deadline);
+          continue;
+        }
+        if (type === 'Terminating')
+          throw new FastPathError('Unavailable', (err as WorkflowUpdateFailedError).cause!.message);
+        if (isGrpcServiceError(err) || (err as Error).name === 'ServiceError')
+          throw new FastPathError('Unavailable', `Temporal unavailable: ${(err as Error).message}`);
+        throw err;
+      }
+    }
+  }
+
+  private async waitForRunEnd(workflowId: string, deadline: number): Promise<void> {
+    const handle = this.o.client.workflow.getHandle(workflowId);
+    await Promise.race([
+      handle.result().catch(() => undefined),
+      new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now()))),
+    ]);
+  }
+
+  /** The caller's Sandbox, or NOT_FOUND (also for another tenant's). */
+  private async ownSandbox(req: NameRequest, tenant: string): Promise<Sandbox> {
+    const namespace = req.namespace || 'default';
+    if (!req.sandboxName) throw new FastPathError('InvalidArgument', 'sandbox_name is required');
+    let sb: Sandbox | undefined;
+    try {
+      sb = await this.o.kube.get<Sandbox>(sandboxRef(namespace, req.sandboxName));
+    } catch (err) {
+      throw kubeError(err, `get Sandbox ${namespace}/${req.sandboxName}`);
+    }
+    if (!sb || sb.metadata?.labels?.[TENANT_LABEL] !== tenant)
+      throw new FastPathError('NotFound', `Sandbox ${req.sandboxName} not found in namespace ${namespace}`);
+    return sb;
+  }
+
+  async get(req: NameRequest, tenant: string): Promise<SandboxInfo> {
+    try {
+      return sandboxInfo(await this.ownSandbox(req, tenant));
+    } catch (err) {
+      // A Fast sandbox whose record is still being written: its workflow knows it (the original could not tell).
+      if (!(err instanceof FastPathError) || err.code !== 'NotFound' || !req.sandboxName) throw err;
+      const pending = await this.fromWorkflow(req.namespace || 'default', req.sandboxName, tenant);
+      if (!pending) throw err;
+      return pending;
+    }
+  }
+
+  private async fromWorkflow(namespace: string, name: string, tenant: string): Promise<SandboxInfo | undefined> {
+    try {
+      const handle = this.o.client.workflow.getHandle(sandboxWorkflowId(namespace, name));
+      const desc = await handle.describe();
+      if (desc.status.name !== 'RUNNING' || desc.typedSearchAttributes.get(Tenant) !== tenant) return undefined;
+      const s = await handle.query(sandboxStateQuery);
+      if (!s.sandboxId || s.stage !== 'recording') return undefined;
+      return {
+        sandboxId: s.sandboxId,
+        phase: 'Pending',
+        agentPod: s.agentPod ?? '',
+        endpoints: s.endpoints ?? [],
+        createdAt: Math.floor(desc.startTime.getTime() / 1000),
+        image: '',
+        poolRef: '',
+        sandboxName: name,
+      };
+    } catch {
+      return undefined;
+    }
+  }
+
+  async list(req: { namespace?: string }, tenant: string): Promise<{ items: SandboxInfo[] }> {
+    const namespace = req.namespace || 'default';
+    const items: SandboxInfo[] = [];
+    try {
+      for await (const sb of this.o.kube.listAll<Sandbox>(SandboxKind.apiVersion, SandboxKind.kind, {
+        namespace,
+        labelSelector: `${TENANT_LABEL}=${tenant}`,
+      }))
+        items.push(sandboxInfo(sb));
+    } catch (err) {
+      throw kubeError(err, `list Sandboxes in ${namespace}`);
+    }
+    return { items };
+  }
+
+  async delete(req: NameRequest, tenant: string): Promise<{ success: boolean }> {
+    const sb = await this.ownSandbox(req, tenant);
+    try {
+      await this.o.kube.delete(sandboxRef(sb.metadata!.namespace!, sb.metadata!.name!), { uid: sb.metadata!.uid });
+    } catch (err) {
+      throw kubeError(err, `delete Sandbox ${sb.metadata!.namespace}/${sb.metadata!.name}`);
+    }
+    // Tell the workflow now (the watcher will too): a create after this answer is a new incarnation.
+    await this.o.client.workflow
+      .getHandle(sandboxWorkflowId(sb.metadata!.namespace!, sb.metadata!.name!))
+      .signal(sandboxChangedSignal, { event: 'Deleting', uid: sb.metadata!.uid })
+      .catch(() => undefined);
+    return { success: true };
+  }
+
+  /** Applies one change (and labels) to the record; a refused change is success=false with the reason, as the original. */
+  async update(
+    req: UpdateRequest,
+    tenant: string,
+  ): Promise<{ success: boolean; message: string; sandbox?: SandboxInfo }> {
+    const sb = await this.ownSandbox(req, tenant);
+    const spec: Record<string, unknown> = {};
+    switch (req.update) {
+      case 'expireTimeSeconds': {
+        const s = Number(req.expireTimeSeconds ?? 0);
+        spec.expireTime = s === 0 ? null : new Date(s * 1000).toISOString().replace('.000Z', 'Z');
+        break;
+      }
+      case 'resetRevision':
+        if (Number.isNaN(Date.parse(req.resetRevision ?? '')))
+          return {
+            success: false,
+            message: `reset_revision ${JSON.stringify(req.resetRevision)} is not an RFC 3339 time`,
+          };
+        spec.resetRevision = req.resetRevision;
+        break;
+      case 'failurePolicy':
+        spec.failurePolicy = req.failurePolicy === 'AUTO_RECREATE' ? 'AutoRecreate' : 'Manual';
+        break;
+      case 'recoveryTimeoutSeconds':
+        if (!req.recoveryTimeoutSeconds || req.recoveryTimeoutSeconds < 1)
+          return { success: false, message: 'recovery_timeout_seconds must be at least 1' };
+        spec.recoveryTimeoutSeconds = req.recoveryTimeoutSeconds;
+        break;
+    }
+    const labels = req.labels ?? {};
+    for (const k of Object.keys(labels))
+      if (k === TENANT_LABEL || k.startsWith('sandbox.fast.io/'))
+        return { success: false, message: `label ${k} is managed by the fast path and cannot be changed` };
+    if (Object.keys(spec).length === 0 && Object.keys(labels).length === 0)
+      return { success: false, message: 'nothing to update', sandbox: sandboxInfo(sb) };
+    try {
+      const updated = await this.o.kube.mergePatch<Sandbox>(
+        sandboxRef(sb.metadata!.namespace!, sb.metadata!.name!),
+        {
+          ...(Object.keys(spec).length ? { spec } : {}),
+          ...(Object.keys(labels).length ? { metadata: { labels } } : {}),
+        },
+        { uid: sb.metadata!.uid },
+      );
+      return { success: true, message: 'updated', sandbox: sandboxInfo(updated) };
+    } catch (err) {
+      return { success: false, message: apiMessage(err) };
+    }
+  }
+}
+
+function kubeError(err: unknown, action: string): FastPathError {
+  const code = statusCode(err);
+  if (isNotFound(err)) return new FastPathError('NotFound', `${action}: not found`);
+  if (code === 403) return new FastPathError('PermissionDenied', `${action}: ${apiMessage(err)}`);
+  return new FastPathError('Unavailable', `${action}: ${apiMessage(err)}`);
+}
+
+export function sandboxInfo(sb: Sandbox): SandboxInfo {
+  return {
+    sandboxId: sb.status?.sandboxID ?? '',
+    phase: sb.status?.phase ?? 'Pending',
+    agentPod: sb.status?.assignedPod ?? '',
+    endpoints: sb.status?.endpoints ?? [],
+    createdAt: sb.metadata?.creationTimestamp
+      ? Math.floor(new Date(sb.metadata.creationTimestamp).getTime() / 1000)
+      : 0,
+    image: sb.spec.image,
+    poolRef: sb.spec.poolRef,
+    sandboxName: sb.metadata?.name ?? '',
+  };
+}

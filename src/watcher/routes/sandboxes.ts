@@ -1,0 +1,66 @@
+/**
+ * Sandbox routing: every Sandbox event that matters to its workflow (`sandbox/<ns>/<name>`) is a
+ * `sandboxChanged` hint, sent with signal-with-start so a Sandbox created with kubectl gets its
+ * workflow, and a fast-path one (whose workflow already runs) is told its record exists. What
+ * matters: the object appearing, its spec (generation) or annotations changing, its deletion
+ * starting. Status-only updates — mostly the workflow's own writes — are not passed on.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { SandboxKind, type Sandbox } from '../../api/sandbox.js';
+import { TENANT_LABEL, sandboxWorkflowId } from '../../domain/sandbox.js';
+import { K8sKind, K8sName, K8sNamespace, K8sUID, Tenant } from '../../temporal/search-attributes.js';
+import { sandboxChangedSignal, sandboxWorkflow } from '../../workflows/sandbox/contract.js';
+import type { InformerEvent } from '../informer.js';
+import type { Route, WatcherContext } from '../watcher.js';
+
+export class SandboxRoute implements Route {
+  readonly name = 'sandboxes';
+  private ctx!: WatcherContext;
+  /** What was last passed on per UID, so status-only updates are skipped. */
+  private readonly seen = new Map<string, string>();
+
+  constructor(private readonly taskQueue: string) {}
+
+  register(ctx: WatcherContext): void {
+    this.ctx = ctx;
+    ctx.watch<Sandbox>(SandboxKind.apiVersion, SandboxKind.kind, (ev) => this.onSandbox(ev));
+  }
+
+  private onSandbox(ev: InformerEvent<Sandbox>): void {
+    const obj = ev.object as Sandbox & KubernetesObject;
+    const uid = obj.metadata!.uid!;
+    if (ev.type === 'DELETED') {
+      // The finalizer guarantees the workflow saw the deletion start; nothing more to say.
+      this.seen.delete(uid);
+      return;
+    }
+    const m = obj.metadata!;
+    const fingerprint = `${m.generation ?? 0}|${m.deletionTimestamp ?? ''}|${JSON.stringify(m.annotations ?? {})}|${(m.finalizers ?? []).join(',')}`;
+    if (this.seen.get(uid) === fingerprint && !ev.fromList) return;
+    this.seen.set(uid, fingerprint);
+    const namespace = m.namespace!;
+    const name = m.name!;
+    const workflowId = sandboxWorkflowId(namespace, name);
+    const tenant = m.labels?.[TENANT_LABEL];
+    this.ctx.enqueue(workflowId, async () => {
+      await this.ctx.dispatcher.signalWithStart({
+        workflow: sandboxWorkflow,
+        workflowId,
+        taskQueue: this.taskQueue,
+        args: [{ namespace, name }],
+        signal: sandboxChangedSignal,
+        signalArgs: [{ event: m.deletionTimestamp ? 'Deleting' : ev.type, uid }],
+        kind: SandboxKind.kind,
+        receivedAt: ev.receivedAt,
+        searchAttributes: [
+          { key: K8sKind, value: SandboxKind.kind },
+          { key: K8sNamespace, value: namespace },
+          { key: K8sName, value: name },
+          { key: K8sUID, value: uid },
+          ...(tenant ? [{ key: Tenant, value: tenant }] : []),
+        ],
+        summary: `Sandbox ${namespace}/${name} (pool ${obj.spec.poolRef})`,
+      });
+    });
+  }
+}

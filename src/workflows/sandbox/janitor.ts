@@ -1,0 +1,41 @@
+/**
+ * The orphan janitor, run by a Temporal Schedule (`sandbox-janitor/<task queue>`, overlap SKIP).
+ * One pass: fresh agent reports against the Sandbox records (the seed's rules, with the agents'
+ * own `createdAt`):
+ *
+ * - Fast: a sandbox an agent holds that no record covers, older than the orphan timeout, is
+ *   deleted on its agent (re-checked against a fresh read of its record just before).
+ * - Strong: a record Bound/Running on an agent that reports and no longer holds its sandbox is
+ *   handed to the sandbox's workflow, which verifies and marks it Failed (AgentLostSandbox).
+ *
+ * Its result (and the Web UI's details) says what it removed and why.
+ */
+import { setCurrentDetails } from '@temporalio/workflow';
+import { janitorSteps } from './activity-options.js';
+
+export interface SandboxJanitorInput {
+  orphanTimeoutSeconds: number;
+}
+
+export async function sandboxJanitorWorkflow(input: SandboxJanitorInput): Promise<string> {
+  const scan = await janitorSteps.scanSandboxAgents(input);
+  const lines: string[] = [];
+  for (const o of scan.orphans) {
+    const r = await janitorSteps.removeOrphan(o);
+    lines.push(
+      r === 'removed'
+        ? `removed sandbox ${o.sandboxId} from agent ${o.namespace}/${o.agent}: ${o.why}`
+        : `spared sandbox ${o.sandboxId} on agent ${o.namespace}/${o.agent}: a record covers it now`,
+    );
+  }
+  for (const l of scan.lost) {
+    await janitorSteps.reportLostSandbox(l);
+    lines.push(
+      `Sandbox ${l.namespace}/${l.name}: agent ${l.agent} no longer has sandbox ${l.sandboxId}; its workflow marks it Failed`,
+    );
+  }
+  const head = `${scan.agents} agents and ${scan.records} Sandboxes checked; ${scan.orphans.length} orphans, ${scan.lost.length} lost`;
+  const summary = [head, ...lines].join('\n');
+  setCurrentDetails(summary);
+  return summary;
+}

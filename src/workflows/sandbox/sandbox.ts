@@ -1,0 +1,525 @@
+/**
+ * One workflow per sandbox name (`sandbox/<namespace>/<name>`); each run is one incarnation of the
+ * name, from its create to the removal of its finalizer. A same-name recreate after that is a new
+ * run; a create retried while the run lives is the same create.
+ *
+ * Fast-path creates arrive as the `createSandbox` update, sent with update-with-start: the update
+ * does the mode's synchronous part and its result is the caller's answer, while the run carries
+ * on with the rest — so the rest happens even if the fast-path process dies right after answering.
+ *
+ *   Fast:   allocate → agent create → answer │ write the Sandbox (allocation annotation) → hand-off
+ *   Strong: allocate → write the Sandbox → agent create → answer │ hand-off
+ *           (an agent that refuses: placed elsewhere; none left: the record is deleted, the slot released)
+ *
+ * Sandboxes created with kubectl arrive as the watcher's `sandboxChanged` signal and are placed
+ * by the same run. The hand-off moves the allocation annotation to status (Bound) and then
+ * removes the annotation; a malformed one is removed and the sandbox placed normally. Then the
+ * run follows the agent (Running, Failed with the exit) on the registry's hints, and on deletion
+ * deletes the sandbox on the agent, waits until the agent no longer reports it, releases the slot
+ * and removes the finalizer.
+ */
+import {
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { AgentSandboxSpec } from '../../agent/api.js';
+import {
+  SANDBOX_FINALIZER,
+  parseAllocation,
+  type Sandbox,
+  type SandboxAllocation,
+  type SandboxStatus,
+} from '../../api/sandbox.js';
+import type { Placement } from '../../domain/allocation.js';
+import { failedWith, ok } from '../../domain/results.js';
+import {
+  createFingerprint,
+  createSpecOf,
+  endpointsOf,
+  phaseFromAgent,
+  PLACED_PHASES,
+  refusal,
+  type Refusal,
+  type SandboxCreateSpec,
+} from '../../domain/sandbox.js';
+import { K8sUID, OperationPhase } from '../../temporal/search-attributes.js';
+import { agentWaits, createSteps, sandboxCalls } from './activity-options.js';
+import {
+  agentReportedSignal,
+  createSandboxUpdate,
+  sandboxChangedSignal,
+  sandboxStateQuery,
+  type CreateAnswer,
+  type CreateSandboxCall,
+  type SandboxState,
+  type SandboxWorkflowInput,
+} from './messages.js';
+
+/** How many agents a create tries after refusals (full, port taken) before answering RESOURCE_EXHAUSTED. */
+const MAX_PLACEMENT_TRIES = 8;
+/** Re-read the record this often without any hint (a backstop; hints normally arrive first). */
+const RESYNC_INTERVAL = '5 minutes';
+
+interface Incarnation {
+  sandboxId: string;
+  placement: Placement;
+  spec: SandboxCreateSpec;
+}
+
+export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<string> {
+  const { namespace, name } = input;
+  const state: SandboxState = { stage: 'waiting' };
+  let creation: { fingerprint: string; answer?: CreateAnswer; call: CreateSandboxCall } | undefined;
+  // Set once the create was answered with a placement (or the run adopted one from the record).
+  let live: Incarnation | undefined;
+  let hinted = false;
+
+  const stage = (s: SandboxState['stage'], details: string) => {
+    state.stage = s;
+    state.message = details;
+    upsertSearchAttributes([{ key: OperationPhase, value: s }]);
+    setCurrentDetails(`**${s}** — ${details}`);
+  };
+
+  setHandler(sandboxStateQuery, () => state);
+  // A deletion hint closes the name to creates at once (before the run has read the record):
+  // a create right after DeleteSandbox must make a new incarnation, not get this one back.
+  let deletionRequested = false;
+  setHandler(sandboxChangedSignal, (change) => {
+    hinted = true;
+    if (change?.event === 'Deleting') deletionRequested = true;
+  });
+  setHandler(agentReportedSignal, () => void (hinted = true));
+  setHandler(
+    createSandboxUpdate,
+    async (call) => {
+      if (creation) {
+        await condition(() => creation!.answer !== undefined);
+        return creation.answer!;
+      }
+      creation = { fingerprint: createFingerprint(call.spec), call };
+      stage('creating', `${call.mode} create in pool ${call.spec.poolRef}`);
+      creation.answer = call.mode === 'strong' ? await createStrong(call) : await createFast(call);
+      return creation.answer;
+    },
+    {
+      validator: (call) => {
+        if (deletionRequested || state.stage === 'deleting' || state.stage === 'done')
+          throw ApplicationFailure.nonRetryable(
+            `Sandbox ${namespace}/${name} is being deleted; create it again once it is gone`,
+            'Terminating',
+          );
+        if (creation && creation.fingerprint !== createFingerprint(call.spec))
+          throw ApplicationFailure.nonRetryable(
+            `a Sandbox named ${name} already exists in namespace ${namespace} with another spec`,
+            'AlreadyExists',
+          );
+        if (!creation && state.uid)
+          throw ApplicationFailure.nonRetryable(
+            `a Sandbox named ${name} already exists in namespace ${namespace}`,
+            'AlreadyExists',
+          );
+      },
+    },
+  );
+
+  function agentSpec(sandboxId: string, spec: SandboxCreateSpec, claimUid: string): AgentSandboxSpec {
+    return {
+      sandboxId,
+      claimUid,
+      claimName: name,
+      image: spec.image,
+      command: spec.command,
+      args: spec.args,
+      env: spec.envs,
+      workingDir: spec.workingDir,
+      exposedPorts: spec.exposedPorts,
+    };
+  }
+
+  /**
+   * Allocate → agent create, trying other agents after refusals. `reservation` keys the slot
+   * until the sandbox ID is known; `onPlaced` runs between the two (Strong writes its record there).
+   */
+  async function place(
+    spec: SandboxCreateSpec,
+    steps: typeof createSteps,
+    ids: { sandboxId: string; reservation: string },
+    claimUid: (placement: Placement) => Promise<string | Refusal>,
+  ): Promise<Incarnation | Refusal> {
+    const exclude: string[] = [];
+    let last: Refusal | undefined;
+    for (let i = 0; i < MAX_PLACEMENT_TRIES; i++) {
+      const alloc = await steps.allocateSandbox({
+        sandboxId: ids.reservation,
+        namespace,
+        pool: spec.poolRef,
+        image: spec.image,
+        ports: spec.exposedPorts,
+        exclude,
+        runStartMs: workflowInfo().runStartTime.getTime(),
+      });
+      if (alloc.status !== 'ok') return alloc.outcome;
+      const placement = alloc.placement;
+      const uid = await claimUid(placement);
+      if (typeof uid !== 'string') {
+        await steps.releaseSandbox({ agentId: placement.agentId, sandboxId: ids.reservation });
+        return uid;
+      }
+      const sandboxId = ids.sandboxId || uid;
+      const created = await steps.createOnAgent({
+        placement,
+        reservation: ids.reservation,
+        spec: agentSpec(sandboxId, spec, uid),
+      });
+      if (created.status === 'ok') return { sandboxId, placement, spec };
+      last = refusal(created.outcome.code, created.outcome.message);
+      if (!created.outcome.retryElsewhere) return last;
+      exclude.push(placement.agentId);
+    }
+    return last ?? refusal('ResourceExhausted', `no agent of pool ${spec.poolRef} took the sandbox`);
+  }
+
+  /** The answer for a placed sandbox. */
+  const answerFor = (inc: Incarnation): CreateAnswer =>
+    ok({
+      sandboxId: inc.sandboxId,
+      agentPod: inc.placement.pod,
+      endpoints: endpointsOf(inc.placement.ip, inc.spec.exposedPorts),
+      sandboxName: name,
+    });
+
+  /** Activity failures in the synchronous part become UNAVAILABLE answers, never a hung caller. */
+  async function answering(fn: () => Promise<CreateAnswer>): Promise<CreateAnswer> {
+    try {
+      return await fn();
+    } catch (err) {
+      const message =
+        err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
+      return failedWith(refusal('Unavailable', `the sandbox could not be created now: ${message}`));
+    }
+  }
+
+  function allocationOf(p: Placement, call: CreateSandboxCall): SandboxAllocation {
+    // allocatedAt from the receive time: deterministic, and what the caller saw.
+    const ms = Number(BigInt(call.receivedAtNanos) / 1_000_000n);
+    return { assignedPod: p.pod, assignedNode: p.node, allocatedAt: new Date(ms).toISOString() };
+  }
+
+  async function createFast(call: CreateSandboxCall): Promise<CreateAnswer> {
+    const sandboxId = uuid4().replaceAll('-', '');
+    return answering(async () => {
+      const placed = await place(call.spec, createSteps, { sandboxId, reservation: sandboxId }, async () => '');
+      if ('code' in placed) return failedWith(placed);
+      live = placed;
+      return answerFor(placed);
+    });
+  }
+
+  async function createStrong(call: CreateSandboxCall): Promise<CreateAnswer> {
+    const reservation = `pending:${workflowInfo().workflowId}/${workflowInfo().runId}`;
+    let recordedUid: string | undefined;
+    return answering(async () => {
+      const placed = await place(call.spec, createSteps, { sandboxId: '', reservation }, async (placement) => {
+        const allocation = allocationOf(placement, call);
+        if (recordedUid) {
+          // Placed elsewhere after a refusal: the record follows.
+          const moved = await createSteps.setAllocationAnnotation({ namespace, name, uid: recordedUid, allocation });
+          return moved.status === 'ok' ? recordedUid : refusal('Unavailable', `Sandbox ${namespace}/${name} vanished`);
+        }
+        const rec = await createSteps.createSandboxRecord({
+          namespace,
+          name,
+          spec: call.spec,
+          mode: 'strong',
+          allocation,
+          createTimestampNanos: call.receivedAtNanos,
+          tenant: call.tenant,
+        });
+        if (rec.status !== 'ok') return rec.outcome;
+        recordedUid = rec.uid;
+        state.uid = rec.uid;
+        return rec.uid;
+      });
+      if ('code' in placed) {
+        if (recordedUid) await sandboxCalls.deleteSandboxRecord({ namespace, name, uid: recordedUid });
+        state.uid = undefined;
+        return failedWith(placed);
+      }
+      live = placed;
+      return answerFor(placed);
+    });
+  }
+
+  // ---- the run: wait for a create or a record, then follow it until it is deleted ----
+
+  await condition(() => creation?.answer !== undefined || hinted);
+  if (creation?.answer?.status === 'failed') {
+    stage('done', `not created: ${creation.answer.outcome.message}`);
+    return `not created (${creation.answer.outcome.code}): ${creation.answer.outcome.message}`;
+  }
+
+  if (creation && creation.call.mode === 'fast' && live) {
+    stage('recording', `on agent ${live.placement.pod}; writing the Sandbox record`);
+    const rec = await sandboxCalls.createSandboxRecord({
+      namespace,
+      name,
+      spec: creation.call.spec,
+      mode: 'fast',
+      allocation: allocationOf(live.placement, creation.call),
+      createTimestampNanos: creation.call.receivedAtNanos,
+      tenant: creation.call.tenant,
+    });
+    if (rec.status !== 'ok') {
+      const why = `sandbox ${live.sandboxId} runs on agent ${live.placement.pod} but its record was refused (${rec.outcome.message}); the janitor removes it from the agent once it is older than the orphan timeout`;
+      stage('unrecorded', why);
+      return why;
+    }
+    state.uid = rec.uid;
+  }
+  if (live) {
+    state.sandboxId = live.sandboxId;
+    state.agentPod = live.placement.pod;
+    state.endpoints = endpointsOf(live.placement.ip, live.spec.exposedPorts);
+  }
+
+  for (;;) {
+    hinted = false;
+    const read = await sandboxCalls.readSandbox({ namespace, name });
+    const sb = read.status === 'ok' ? read.sandbox : undefined;
+    const uid = sb?.metadata?.uid;
+    if (!sb || (state.uid && uid !== state.uid)) {
+      // Our record is gone without passing through our finalizer (force-removed), or was never ours.
+      if (live) await removeFromAgent(live);
+      if (sb) {
+        stage('done', `Sandbox ${namespace}/${name} was replaced; following the new one`);
+        return continueAsNew<typeof sandboxWorkflow>({ namespace, name, previousUid: state.uid });
+      }
+      stage('done', `Sandbox ${namespace}/${name} is gone`);
+      return `Sandbox ${namespace}/${name} is gone`;
+    }
+    if (!state.uid) {
+      state.uid = uid;
+      upsertSearchAttributes([{ key: K8sUID, value: uid! }]);
+    } else if (creation) upsertSearchAttributes([{ key: K8sUID, value: uid! }]);
+    const ref = { namespace, name, uid: state.uid! };
+
+    if (sb.metadata?.deletionTimestamp) {
+      await deleteSandbox(sb, ref);
+      return `Sandbox ${namespace}/${name} deleted`;
+    }
+    if (!(sb.metadata?.finalizers ?? []).includes(SANDBOX_FINALIZER)) {
+      if ((await sandboxCalls.setSandboxFinalizer({ ...ref, present: true })).status === 'gone') continue;
+    }
+
+    // Hand-off: the allocation annotation → status, then the annotation goes.
+    const alloc = parseAllocation(sb.metadata?.annotations);
+    if (alloc instanceof Error) {
+      stage('scheduling', `removing a malformed allocation annotation (${alloc.message})`);
+      if ((await sandboxCalls.removeAllocationAnnotation(ref)).status === 'gone') continue;
+    } else if (alloc) {
+      if (!sb.status?.assignedPod) {
+        live ??= await adoptPlacement(sb, alloc);
+        const status: SandboxStatus = {
+          phase: 'Bound',
+          assignedPod: alloc.assignedPod,
+          nodeName: alloc.assignedNode,
+          ...(live
+            ? { sandboxID: live.sandboxId, endpoints: endpointsOf(live.placement.ip, live.spec.exposedPorts) }
+            : {}),
+        };
+        if ((await sandboxCalls.patchSandboxStatus({ ...ref, status })).status === 'gone') continue;
+        state.phase = 'Bound';
+      }
+      if ((await sandboxCalls.removeAllocationAnnotation(ref)).status === 'gone') continue;
+      continue; // read again: status and annotation as they are now
+    }
+
+    if (!live && !sb.status?.assignedPod && !isTerminal(sb)) {
+      // Created with kubectl (or its annotation was malformed): placed by this run.
+      const placed = await scheduleRecord(sb, ref);
+      if (placed === 'gone') continue;
+      if (placed) live = placed;
+      continue;
+    }
+    live ??= await adoptPlacement(sb, undefined);
+    if (live) await followAgent(sb, ref, live);
+    else if (PLACED_PHASES.has(sb.status?.phase)) await markAgentLost(sb, ref);
+    stage(
+      'live',
+      `${state.phase ?? sb.status?.phase ?? 'Pending'} on agent ${live?.placement.pod ?? sb.status?.assignedPod ?? '-'}`,
+    );
+
+    await condition(() => hinted, RESYNC_INTERVAL);
+    if (workflowInfo().continueAsNewSuggested && !hinted)
+      return continueAsNew<typeof sandboxWorkflow>({ namespace, name, previousUid: input.previousUid });
+  }
+
+  function isTerminal(sb: Sandbox): boolean {
+    return sb.status?.phase === 'Failed' || sb.status?.phase === 'Expired' || sb.status?.phase === 'Lost';
+  }
+
+  /**
+   * A run that did not place the sandbox itself (a new run after continue-as-new or a lost
+   * history) learns where it is from the record: the agent named by status or the annotation.
+   */
+  async function adoptPlacement(sb: Sandbox, alloc: SandboxAllocation | undefined): Promise<Incarnation | undefined> {
+    const pod = sb.status?.assignedPod ?? alloc?.assignedPod;
+    if (!pod) return undefined;
+    const sandboxId = sb.status?.sandboxID ?? sb.metadata!.uid!;
+    const found = await sandboxCalls.locateSandbox({ namespace, pod, sandboxId, claimName: name });
+    if (!found) return undefined;
+    return { sandboxId: found.sandboxId, placement: found.placement, spec: createSpecOf(sb) };
+  }
+
+  /** A record without a placement: allocate, record Pending on the agent, create there, Bound. */
+  async function scheduleRecord(
+    sb: Sandbox,
+    ref: { namespace: string; name: string; uid: string },
+  ): Promise<Incarnation | undefined | 'gone'> {
+    const spec = createSpecOf(sb);
+    stage('scheduling', `placing in pool ${spec.poolRef}`);
+    let gone = false;
+    const placed = await place(spec, sandboxCalls, { sandboxId: ref.uid, reservation: ref.uid }, async (placement) => {
+      const pending = await sandboxCalls.patchSandboxStatus({
+        ...ref,
+        status: { phase: 'Pending', assignedPod: placement.pod, nodeName: placement.node },
+      });
+      if (pending.status === 'gone') {
+        gone = true;
+        return refusal('NotFound', 'gone');
+      }
+      return ref.uid;
+    });
+    if (gone) return 'gone';
+    if ('code' in placed) {
+      const r = await sandboxCalls.patchSandboxStatus({
+        ...ref,
+        status: {
+          phase: 'Pending',
+          assignedPod: null as unknown as undefined,
+          nodeName: null as unknown as undefined,
+          conditions: [readyCondition('False', 'Unschedulable', placed.message)],
+        },
+      });
+      stage('scheduling', `waiting for room: ${placed.message}`);
+      if (r.status === 'gone') return 'gone';
+      // No room now: try again on the next hint or resync.
+      await condition(() => hinted, '10 seconds');
+      return undefined;
+    }
+    const status: SandboxStatus = {
+      phase: 'Bound',
+      assignedPod: placed.placement.pod,
+      nodeName: placed.placement.node,
+      sandboxID: placed.sandboxId,
+      endpoints: endpointsOf(placed.placement.ip, spec.exposedPorts),
+    };
+    if ((await sandboxCalls.patchSandboxStatus({ ...ref, status })).status === 'gone') {
+      await removeFromAgent(placed);
+      return 'gone';
+    }
+    state.phase = 'Bound';
+    return placed;
+  }
+
+  /** Status follows the agent: Running while its process runs, Failed with the exit or the loss. */
+  async function followAgent(sb: Sandbox, ref: { namespace: string; name: string; uid: string }, inc: Incarnation) {
+    if (isTerminal(sb)) return;
+    state.sandboxId = inc.sandboxId;
+    state.agentPod = inc.placement.pod;
+    const seen = await sandboxCalls.agentSandbox({ namespace, pod: inc.placement.pod, sandboxId: inc.sandboxId });
+    let phase: SandboxStatus['phase'];
+    let condition_: ReturnType<typeof readyCondition>;
+    if (seen.state === 'held') {
+      phase = phaseFromAgent(seen.phase as Parameters<typeof phaseFromAgent>[0]);
+      condition_ =
+        phase === 'Running'
+          ? readyCondition('True', 'Running', `running on agent ${inc.placement.pod}`)
+          : phase === 'Failed'
+            ? readyCondition('False', seen.phase === 'stopped' ? 'Stopped' : 'ProcessFailed', seen.message)
+            : readyCondition(
+                'False',
+                phase ?? 'Pending',
+                seen.message || `${seen.phase} on agent ${inc.placement.pod}`,
+              );
+    } else {
+      phase = 'Failed';
+      condition_ =
+        seen.state === 'missing'
+          ? readyCondition(
+              'False',
+              'AgentLostSandbox',
+              `agent ${inc.placement.pod} no longer has sandbox ${inc.sandboxId}`,
+            )
+          : readyCondition(
+              'False',
+              'AgentLost',
+              `agent ${inc.placement.pod} is gone (Pod deleted, not ready or not answering)`,
+            );
+    }
+    if (phase === sb.status?.phase && sb.status?.conditions?.[0]?.reason === condition_.reason) {
+      state.phase = phase;
+      return;
+    }
+    const r = await sandboxCalls.patchSandboxStatus({
+      ...ref,
+      status: {
+        phase,
+        sandboxID: inc.sandboxId,
+        assignedPod: inc.placement.pod,
+        nodeName: inc.placement.node,
+        endpoints: endpointsOf(inc.placement.ip, inc.spec.exposedPorts),
+        conditions: [condition_],
+      },
+    });
+    if (r.status === 'ok') state.phase = phase;
+  }
+
+  /** The record says Bound/Running on an agent that no longer exists or no longer has the sandbox. */
+  async function markAgentLost(sb: Sandbox, ref: { namespace: string; name: string; uid: string }) {
+    const pod = sb.status?.assignedPod ?? '-';
+    await sandboxCalls.patchSandboxStatus({
+      ...ref,
+      status: {
+        phase: 'Failed',
+        conditions: [
+          readyCondition('False', 'AgentLost', `agent ${pod} no longer has sandbox ${sb.status?.sandboxID ?? ''}`),
+        ],
+      },
+    });
+    state.phase = 'Failed';
+  }
+
+  async function removeFromAgent(inc: Incarnation): Promise<void> {
+    const agent = { namespace, pod: inc.placement.pod, sandboxId: inc.sandboxId };
+    await sandboxCalls.deleteOnAgent(agent);
+    await agentWaits.waitUntilAgentForgets(agent);
+    await sandboxCalls.releaseSandbox({ agentId: inc.placement.agentId, sandboxId: inc.sandboxId });
+  }
+
+  async function deleteSandbox(sb: Sandbox, ref: { namespace: string; name: string; uid: string }): Promise<void> {
+    live ??= await adoptPlacement(sb, undefined);
+    stage(
+      'deleting',
+      live ? `removing sandbox ${live.sandboxId} from agent ${live.placement.pod}` : 'no agent holds it',
+    );
+    if (live) {
+      if (sb.status?.phase !== 'Terminating')
+        await sandboxCalls.patchSandboxStatus({ ...ref, status: { phase: 'Terminating' } });
+      await removeFromAgent(live);
+    }
+    await sandboxCalls.setSandboxFinalizer({ ...ref, present: false });
+    stage('done', `deleted${live ? `; sandbox ${live.sandboxId} removed from agent ${live.placement.pod}` : ''}`);
+  }
+}
+
+function readyCondition(status: 'True' | 'False', reason: string, message: string) {
+  return { type: 'Ready', status, reason, message, lastTransitionTime: new Date().toISOString() };
+}

@@ -1,0 +1,317 @@
+/**
+ * The sandbox fast path end to end: real Temporal, real apiserver, real tenant etcd, agents as
+ * real processes (their Pods written as the kubelet would). Both faces (a standard gRPC client
+ * from the repo's .proto, and HTTP/JSON), Fast and Strong, the hand-off, kubectl-created
+ * sandboxes, deletion through the finalizer, idempotent creates by name, the same-name recreate
+ * loop, and bad input with its specific status.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ALLOCATION_ANNOTATION,
+  CREATE_TIMESTAMP_ANNOTATION,
+  CREATED_BY_LABEL,
+  SANDBOX_FINALIZER,
+  SandboxKind,
+} from '../../src/api/sandbox.js';
+import { TENANT_LABEL } from '../../src/domain/sandbox.js';
+import { eventually, uniq } from '../support/env.js';
+import { SandboxStack } from '../support/fastpath.js';
+
+const NODE = process.execPath;
+const FOREVER = 'setInterval(() => {}, 1 << 30)';
+/** A sandbox spec whose process runs until it is deleted. */
+const spec = (extra: Record<string, unknown> = {}) => ({
+  image: 'node:22',
+  poolRef: 'pool-a',
+  command: [NODE, '-e', FOREVER],
+  ...extra,
+});
+
+let stack: SandboxStack;
+
+beforeAll(async () => {
+  stack = await new SandboxStack({ agents: 2, capacity: 3 }).start();
+}, 180_000);
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+type CreateResponse = { sandboxId: string; agentPod: string; endpoints: string[]; sandboxName: string };
+
+async function create(req: Record<string, unknown>, tenant?: string) {
+  return stack.grpc.call<CreateResponse>('CreateSandbox', { namespace: stack.namespace, ...req }, tenant);
+}
+
+async function grpcError(p: Promise<unknown>): Promise<grpc.ServiceError> {
+  try {
+    await p;
+  } catch (err) {
+    return err as grpc.ServiceError;
+  }
+  throw new Error('expected the call to fail');
+}
+
+/** The Sandbox once its workflow has handed it off and the agent runs it. */
+async function running(name: string) {
+  return eventually(`Sandbox ${name} Running`, async () => {
+    const sb = await stack.sandbox(name);
+    return sb?.status?.phase === 'Running' && !sb.metadata?.annotations?.[ALLOCATION_ANNOTATION] ? sb : undefined;
+  });
+}
+
+async function heldBy(sandboxId: string) {
+  const reports = await stack.agentReports();
+  return reports.filter((r) => r.sandboxes.some((s) => s.sandboxId === sandboxId)).map((r) => r.pod);
+}
+
+async function deleteAndWait(name: string) {
+  await stack.grpc.call('DeleteSandbox', { sandboxName: name, namespace: stack.namespace });
+  await eventually(`Sandbox ${name} gone`, async () => !(await stack.sandbox(name)));
+}
+
+describe('Fast mode (the default)', () => {
+  it('answers with the placement, then records the Sandbox and hands the allocation off to status', async () => {
+    const name = uniq('fast');
+    const res = await create(spec({ name, exposedPorts: [18080] }));
+    expect(res.sandboxName).toBe(name);
+    expect(res.sandboxId).toMatch(/^[0-9a-f]{32}$/);
+    expect(stack.fleet.agents.map((a) => a.podName)).toContain(res.agentPod);
+    const agent = stack.fleet.agents.find((a) => a.podName === res.agentPod)!;
+    expect(res.endpoints).toEqual([`${agent.ip}:18080`]);
+    // The agent holds it the moment the caller has the answer.
+    expect(await heldBy(res.sandboxId)).toEqual([res.agentPod]);
+
+    const sb = await running(name);
+    expect(sb.status).toMatchObject({
+      phase: 'Running',
+      assignedPod: res.agentPod,
+      nodeName: 'local-node',
+      sandboxID: res.sandboxId,
+      endpoints: res.endpoints,
+    });
+    expect(sb.metadata?.finalizers).toContain(SANDBOX_FINALIZER);
+    expect(sb.metadata?.labels).toMatchObject({
+      [CREATED_BY_LABEL]: 'fastpath-fast',
+      [TENANT_LABEL]: String(stack.tenantId),
+    });
+    expect(sb.metadata?.annotations?.[CREATE_TIMESTAMP_ANNOTATION]).toMatch(/^\d{19}$/);
+    expect(sb.metadata?.annotations?.[ALLOCATION_ANNOTATION]).toBeUndefined();
+
+    await deleteAndWait(name);
+    expect(await heldBy(res.sandboxId)).toEqual([]);
+  });
+
+  it('makes a create idempotent by name: same spec → the same sandbox; another spec → ALREADY_EXISTS', async () => {
+    const name = uniq('idem');
+    const first = await create(spec({ name }));
+    const again = await create(spec({ name }));
+    expect(again).toEqual(first);
+    const err = await grpcError(create(spec({ name, args: ['different'] })));
+    expect(err.code).toBe(grpc.status.ALREADY_EXISTS);
+    expect(err.details).toContain(name);
+    await running(name);
+    expect(await heldBy(first.sandboxId)).toHaveLength(1);
+    await deleteAndWait(name);
+  });
+});
+
+describe('Strong mode', () => {
+  it('writes the record before the agent create: the Sandbox exists when the caller has the answer', async () => {
+    const name = uniq('strong');
+    const res = await create(spec({ name, consistencyMode: 'STRONG' }));
+    const sb = await stack.sandbox(name);
+    expect(sb).toBeDefined();
+    // The sandbox ID is the record's UID, as in the original.
+    expect(res.sandboxId).toBe(sb!.metadata!.uid);
+    expect(sb!.metadata?.labels?.[CREATED_BY_LABEL]).toBe('fastpath-strong');
+    const live = await running(name);
+    expect(live.status?.sandboxID).toBe(res.sandboxId);
+    await deleteAndWait(name);
+    expect(await heldBy(res.sandboxId)).toEqual([]);
+  });
+});
+
+describe('records created with kubectl', () => {
+  it('are placed by their workflow, and a malformed allocation annotation is removed first', async () => {
+    const names = [uniq('kubectl'), uniq('malformed')];
+    for (const name of names)
+      await stack.kube.create({
+        apiVersion: SandboxKind.apiVersion,
+        kind: SandboxKind.kind,
+        metadata: {
+          name,
+          namespace: stack.namespace,
+          ...(name.startsWith('malformed') ? { annotations: { [ALLOCATION_ANNOTATION]: '{not json' } } : {}),
+        },
+        spec: spec(),
+      });
+    for (const name of names) {
+      const sb = await running(name);
+      expect(sb.status?.sandboxID).toBe(sb.metadata?.uid);
+      expect(await heldBy(sb.status!.sandboxID!)).toEqual([sb.status?.assignedPod]);
+      expect(sb.metadata?.finalizers).toContain(SANDBOX_FINALIZER);
+    }
+    for (const name of names) {
+      await stack.kube.delete({
+        apiVersion: SandboxKind.apiVersion,
+        kind: SandboxKind.kind,
+        namespace: stack.namespace,
+        name,
+      });
+      await eventually(`Sandbox ${name} gone`, async () => !(await stack.sandbox(name)));
+    }
+  });
+});
+
+describe('the five RPCs and the HTTP face', () => {
+  it('Get, List, Update and Delete over gRPC act on the caller’s tenant only', async () => {
+    const name = uniq('rpc');
+    const created = await create(spec({ name }));
+    await running(name);
+    const info = await stack.grpc.call<Record<string, unknown>>('GetSandbox', {
+      sandboxName: name,
+      namespace: stack.namespace,
+    });
+    expect(info).toMatchObject({
+      sandboxId: created.sandboxId,
+      phase: 'Running',
+      agentPod: created.agentPod,
+      image: 'node:22',
+      poolRef: 'pool-a',
+      sandboxName: name,
+    });
+    expect(info.createdAt).toBeGreaterThan(1_700_000_000);
+    const list = await stack.grpc.call<{ items: { sandboxName: string }[] }>('ListSandboxes', {
+      namespace: stack.namespace,
+    });
+    expect(list.items.map((i) => i.sandboxName)).toContain(name);
+
+    // Another tenant sees nothing of it.
+    const other = String(stack.otherTenantId);
+    expect(
+      (await grpcError(stack.grpc.call('GetSandbox', { sandboxName: name, namespace: stack.namespace }, other))).code,
+    ).toBe(grpc.status.NOT_FOUND);
+    const otherList = await stack.grpc.call<{ items: unknown[] }>(
+      'ListSandboxes',
+      { namespace: stack.namespace },
+      other,
+    );
+    expect(otherList.items).toEqual([]);
+    expect(
+      (await grpcError(stack.grpc.call('DeleteSandbox', { sandboxName: name, namespace: stack.namespace }, other)))
+        .code,
+    ).toBe(grpc.status.NOT_FOUND);
+
+    const upd = await stack.grpc.call<{ success: boolean; message: string }>('UpdateSandbox', {
+      sandboxName: name,
+      namespace: stack.namespace,
+      failurePolicy: 'AUTO_RECREATE',
+      labels: { team: 'a' },
+    });
+    expect(upd.success).toBe(true);
+    const sb = await stack.sandbox(name);
+    expect(sb?.spec.failurePolicy).toBe('AutoRecreate');
+    expect(sb?.metadata?.labels?.team).toBe('a');
+    const bad = await stack.grpc.call<{ success: boolean; message: string }>('UpdateSandbox', {
+      sandboxName: name,
+      namespace: stack.namespace,
+      resetRevision: 'yesterday',
+    });
+    expect(bad).toMatchObject({ success: false, message: expect.stringContaining('RFC 3339') });
+
+    const del = await stack.grpc.call<{ success: boolean }>('DeleteSandbox', {
+      sandboxName: name,
+      namespace: stack.namespace,
+    });
+    expect(del.success).toBe(true);
+    await eventually(`Sandbox ${name} gone`, async () => !(await stack.sandbox(name)));
+    expect(await heldBy(created.sandboxId)).toEqual([]);
+  });
+
+  it('serves the same operations as HTTP/JSON', async () => {
+    const name = uniq('http');
+    const res = await stack.http('POST', '/api/v1/sandboxes', {
+      namespace: stack.namespace,
+      name,
+      ...spec(),
+      envs: { A: '1' },
+    });
+    expect(res.status).toBe(201);
+    const created = (await res.json()) as CreateResponse;
+    expect(created.sandboxName).toBe(name);
+    await running(name);
+    const get = await stack.http('GET', `/api/v1/namespaces/${stack.namespace}/sandboxes/${name}`);
+    expect(get.status).toBe(200);
+    expect(await get.json()).toMatchObject({ sandboxId: created.sandboxId, phase: 'Running' });
+    const list = await stack.http('GET', `/api/v1/namespaces/${stack.namespace}/sandboxes`);
+    expect(((await list.json()) as { items: { sandboxName: string }[] }).items.map((i) => i.sandboxName)).toContain(
+      name,
+    );
+    const patch = await stack.http('PATCH', `/api/v1/namespaces/${stack.namespace}/sandboxes/${name}`, {
+      expireTimeSeconds: 4_102_444_800,
+    });
+    expect(await patch.json()).toMatchObject({ success: true });
+    expect((await stack.sandbox(name))?.spec.expireTime).toBe('2100-01-01T00:00:00Z');
+    const del = await stack.http('DELETE', `/api/v1/namespaces/${stack.namespace}/sandboxes/${name}`);
+    expect(await del.json()).toEqual({ success: true });
+    await eventually(`Sandbox ${name} gone`, async () => !(await stack.sandbox(name)));
+  });
+});
+
+describe('bad input gets its specific status, and nothing is half-created', () => {
+  it('over gRPC', async () => {
+    const cases: [Record<string, unknown>, grpc.status, string][] = [
+      [{ ...spec(), image: '' }, grpc.status.INVALID_ARGUMENT, 'image is required'],
+      [spec({ exposedPorts: [70000] }), grpc.status.INVALID_ARGUMENT, '70000 is not a port'],
+      [spec({ exposedPorts: [8080, 8080] }), grpc.status.INVALID_ARGUMENT, 'port 8080 is listed twice'],
+      [spec({ poolRef: 'no-such-pool' }), grpc.status.NOT_FOUND, 'SandboxPool no-such-pool not found'],
+      [spec({ name: 'Not_A_Name' }), grpc.status.INVALID_ARGUMENT, 'is not a valid object name'],
+    ];
+    for (const [req, code, message] of cases) {
+      const err = await grpcError(create({ name: uniq('bad'), ...req }));
+      expect({ code: err.code, details: err.details }).toEqual({ code, details: expect.stringContaining(message) });
+    }
+    const unknown = await grpcError(create(spec(), '999999999'));
+    expect(unknown.code).toBe(grpc.status.UNAUTHENTICATED);
+    expect(unknown.details).toMatch(/999999999/);
+    const none = await grpcError(create(spec(), ''));
+    expect(none.code).toBe(grpc.status.UNAUTHENTICATED);
+    const disabled = await grpcError(create(spec(), String(stack.disabledTenantId)));
+    expect(disabled.code).toBe(grpc.status.PERMISSION_DENIED);
+    // Nothing was created anywhere.
+    const reports = await stack.agentReports();
+    expect(reports.flatMap((r) => r.sandboxes).filter((s) => s.claimName.startsWith('bad-'))).toEqual([]);
+  });
+
+  it('over HTTP', async () => {
+    const bad = await stack.http('POST', '/api/v1/sandboxes', { ...spec(), exposedPorts: 'eighty' });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ error: 'InvalidArgument', message: 'exposed_ports: must be an array' });
+    const unknownField = await stack.http('POST', '/api/v1/sandboxes', { ...spec(), gpu: 1 });
+    expect(await unknownField.json()).toMatchObject({ message: 'unknown field "gpu" in CreateRequest' });
+    const noTenant = await stack.http('POST', '/api/v1/sandboxes', spec(), '');
+    expect(noTenant.status).toBe(401);
+    const missing = await stack.http('GET', `/api/v1/namespaces/${stack.namespace}/sandboxes/nope`);
+    expect(missing.status).toBe(404);
+  });
+});
+
+describe('delete then recreate with the same name', () => {
+  it('works in a loop: each incarnation is a new sandbox, none is left behind', async () => {
+    const name = uniq('loop');
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await create(spec({ name, consistencyMode: i % 2 ? 'STRONG' : 'FAST' }));
+      ids.push(res.sandboxId);
+      await running(name);
+      // Delete, and create again right away: the create waits for the old incarnation to finish.
+      await stack.grpc.call('DeleteSandbox', { sandboxName: name, namespace: stack.namespace });
+    }
+    await eventually(`Sandbox ${name} gone`, async () => !(await stack.sandbox(name)));
+    expect(new Set(ids).size).toBe(4);
+    const reports = await stack.agentReports();
+    expect(reports.flatMap((r) => r.sandboxes).filter((s) => ids.includes(s.sandboxId))).toEqual([]);
+  });
+});

@@ -1,0 +1,295 @@
+/**
+ * A sandbox fast path for integration tests, on the shared local stack: a namespace with a
+ * SandboxPool, agents as real processes whose Pods are written like the kubelet would
+ * (AgentFleet), tenants published to the stack's tenant etcd under a private prefix, an
+ * in-process watcher and fast path (or a spawned one, for crash tests), and clients for both
+ * faces: a standard @grpc/grpc-js client from the repo's .proto, and fetch for HTTP.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import type { Etcd3 } from 'etcd3';
+import { inject } from 'vitest';
+import { SandboxKind, SandboxPoolKind, type Sandbox } from '../../src/api/sandbox.js';
+import { loadFastPathConfig, sandboxTaskQueue, type FastPathConfig } from '../../src/config.js';
+import { startFastPath, type RunningFastPath } from '../../src/fastpath/main.js';
+import { loadFastpathDefinition } from '../../src/fastpath/proto.js';
+import { AgentFleet } from '../../src/infra/agent-fleet.js';
+import { ManagedProcess, getFreePort } from '../../src/infra/process.js';
+import type { KubeClient } from '../../src/kube/client.js';
+import { createEtcdClient } from '../../src/tenancy/etcd.js';
+import { TenantProvider } from '../../src/tenancy/provider.js';
+import { TenantPublisher } from '../../src/tenancy/publisher.js';
+import type { RunningWatcher } from '../../src/watcher/main.js';
+import { REPO_ROOT, kube as kubeClient, stackInfo, startTestWatcher, testConfig, uniq } from './env.js';
+import { quietLogger } from './tenancy.js';
+
+export const TENANT_HEADER = 'x-tenant-id';
+
+export interface SandboxStackOptions {
+  agents?: number;
+  capacity?: number;
+  mode?: 'fast' | 'strong';
+  orphanTimeout?: string;
+  janitorInterval?: string;
+  /** Spawn the fast path as a child process (crash tests) instead of running it in-process. */
+  spawned?: boolean;
+  /** Environment of a spawned fast path (e.g. DO_FAULT_KILL_AFTER_ACTIVITY). */
+  spawnEnv?: NodeJS.ProcessEnv;
+}
+
+/** The fast path's gRPC client, promisified. */
+export interface FastPathGrpc {
+  call<Res = Record<string, unknown>>(method: string, req: Record<string, unknown>, tenant?: string): Promise<Res>;
+  close(): void;
+}
+
+export function grpcClient(address: string, defaultTenant: string): FastPathGrpc {
+  const pkg = grpc.loadPackageDefinition(loadFastpathDefinition()) as unknown as {
+    fastpath: { v1: { FastPathService: grpc.ServiceClientConstructor } };
+  };
+  const client = new pkg.fastpath.v1.FastPathService(address, grpc.credentials.createInsecure());
+  return {
+    call(method, req, tenant = defaultTenant) {
+      const md = new grpc.Metadata();
+      if (tenant !== '') md.set(TENANT_HEADER, tenant);
+      return new Promise((resolve, reject) =>
+        (
+          client[method] as (
+            r: unknown,
+            m: grpc.Metadata,
+            cb: (e: grpc.ServiceError | null, v: unknown) => void,
+          ) => void
+        )(req, md, (err, res) => (err ? reject(err) : resolve(res as never))),
+      );
+    },
+    close: () => client.close(),
+  };
+}
+
+export class SandboxStack {
+  readonly namespace = uniq('sbx');
+  readonly pool = 'pool-a';
+  readonly taskQueue = uniq('fastpath');
+  readonly tenantId = 4000 + Math.floor(Math.random() * 50_000);
+  readonly otherTenantId = this.tenantId + 1;
+  readonly disabledTenantId = this.tenantId + 2;
+  readonly token = `agent-token-${uniq('t')}`;
+  readonly kube: KubeClient = kubeClient();
+  fleet!: AgentFleet;
+  fastpath?: RunningFastPath;
+  child?: ManagedProcess;
+  watcher?: RunningWatcher;
+  grpc!: FastPathGrpc;
+  httpBase!: string;
+  grpcAddress!: string;
+  private etcd!: Etcd3;
+  private tenants?: TenantProvider;
+  private readonly prefix = `${uniq('sbx')}/`;
+  private fp!: FastPathConfig;
+  readonly stateDir = path.join(stackInfo().stateDir, 'fastpath', this.taskQueue);
+
+  constructor(readonly opts: SandboxStackOptions = {}) {}
+
+  async start(): Promise<this> {
+    await mkdir(this.stateDir, { recursive: true });
+    await this.kube.core.createNamespace({ body: { metadata: { name: this.namespace } } });
+    await this.kube.create({
+      apiVersion: SandboxPoolKind.apiVersion,
+      kind: SandboxPoolKind.kind,
+      metadata: { name: this.pool, namespace: this.namespace },
+      spec: {
+        capacity: { poolMin: 1, poolMax: 4, bufferMin: 0, bufferMax: 2 },
+        maxSandboxesPerPod: this.opts.capacity ?? 3,
+        agentTemplate: {},
+      },
+    });
+    this.etcd = createEtcdClient(stackInfo().tenantEtcd.endpoint);
+    const publisher = new TenantPublisher(this.etcd, this.prefix);
+    await publisher.putTenant({ id: this.tenantId, code: `t${this.tenantId}`, name: 'Test', status: 'active' });
+    await publisher.putTenant({
+      id: this.otherTenantId,
+      code: `t${this.otherTenantId}`,
+      name: 'Other',
+      status: 'active',
+    });
+    await publisher.putTenant({
+      id: this.disabledTenantId,
+      code: `t${this.disabledTenantId}`,
+      name: 'Off',
+      status: 'suspended',
+    });
+    this.fleet = await AgentFleet.start({
+      kube: this.kube,
+      namespace: this.namespace,
+      pool: this.pool,
+      count: this.opts.agents ?? 2,
+      capacity: this.opts.capacity ?? 3,
+      token: this.token,
+      stateDir: this.stateDir,
+      killGraceMs: 500,
+    });
+    const tokenFile = path.join(this.stateDir, 'fastpath-token');
+    await writeFile(tokenFile, this.token, { mode: 0o600 });
+    const [grpcPort, httpPort] = [await getFreePort(), await getFreePort()];
+    const env = {
+      DO_FASTPATH_GRPC_PORT: String(grpcPort),
+      DO_FASTPATH_HTTP_PORT: String(httpPort),
+      DO_FASTPATH_HOST: '127.0.0.1',
+      DO_FASTPATH_CONSISTENCY_MODE: this.opts.mode ?? 'fast',
+      DO_FASTPATH_ORPHAN_TIMEOUT: this.opts.orphanTimeout ?? '10s',
+      DO_FASTPATH_JANITOR_INTERVAL: this.opts.janitorInterval ?? '1h',
+      DO_FASTPATH_POLL_INTERVAL: '500ms',
+      DO_FASTPATH_NAMESPACE: this.namespace,
+      DO_TENANT_ETCD: stackInfo().tenantEtcd.endpoint,
+      DO_AGENT_TOKEN_FILE: tokenFile,
+      DO_TENANT_PREFIX: this.prefix,
+    };
+    this.fp = loadFastPathConfig(env);
+    this.watcher = await startTestWatcher(this.taskQueue);
+    await this.startFastPath();
+    this.grpcAddress = `127.0.0.1:${grpcPort}`;
+    this.httpBase = `http://127.0.0.1:${httpPort}`;
+    this.grpc = grpcClient(this.grpcAddress, String(this.tenantId));
+    return this;
+  }
+
+  /** Starts (or restarts, after a crash) the fast path. */
+  async startFastPath(extraEnv: NodeJS.ProcessEnv = {}): Promise<void> {
+    if (this.opts.spawned) {
+      const info = stackInfo();
+      this.child = ManagedProcess.start({
+        name: 'fastpath',
+        command: process.execPath,
+        args: ['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'fastpath'],
+        cwd: REPO_ROOT,
+        logFile: path.join(this.stateDir, 'fastpath.log'),
+        env: {
+          ...process.env,
+          TEMPORAL_ADDRESS: info.temporal.address,
+          TEMPORAL_NAMESPACE: info.temporal.namespace,
+          KUBECONFIG: info.kubeconfig,
+          DO_TASK_QUEUE: this.taskQueue,
+          DO_WORKFLOW_BUNDLE: inject('workflowBundle'),
+          DO_METRICS_PORT: '0',
+          ...fastPathEnv(this.fp),
+          ...this.opts.spawnEnv,
+          ...extraEnv,
+        },
+      });
+      await waitForHttp(`http://127.0.0.1:${this.fp.httpPort}/healthz`);
+      return;
+    }
+    this.tenants ??= await TenantProvider.start({
+      endpoints: this.fp.tenantEtcd,
+      prefix: this.fp.tenantPrefix,
+      logger: quietLogger,
+    });
+    this.fastpath = await startFastPath(testConfig(this.taskQueue, { metricsPort: 0 }), this.fp, {
+      tenants: this.tenants,
+      workflowBundlePath: inject('workflowBundle'),
+    });
+  }
+
+  get sandboxTaskQueue(): string {
+    return sandboxTaskQueue(this.taskQueue);
+  }
+
+  /** Every sandbox each agent reports (fresh status calls). */
+  async agentReports() {
+    return Promise.all(
+      this.fleet.agents.map(async (a) => {
+        const res = await fetch(`${a.url}/api/v1/agent/status`, { headers: { authorization: `Bearer ${this.token}` } });
+        if (!res.ok)
+          return {
+            pod: a.podName,
+            capacity: 0,
+            allocated: 0,
+            sandboxes: [] as { sandboxId: string; phase: string; claimName: string }[],
+          };
+        const body = (await res.json()) as {
+          capacity: number;
+          allocated: number;
+          sandboxStatuses: { sandboxId: string; phase: string; claimName: string }[];
+        };
+        return { pod: a.podName, capacity: body.capacity, allocated: body.allocated, sandboxes: body.sandboxStatuses };
+      }),
+    );
+  }
+
+  async sandbox(name: string): Promise<Sandbox | undefined> {
+    return this.kube.get<Sandbox>({
+      apiVersion: SandboxKind.apiVersion,
+      kind: SandboxKind.kind,
+      namespace: this.namespace,
+      name,
+    });
+  }
+
+  http(method: string, route: string, body?: unknown, tenant: string = String(this.tenantId)) {
+    return fetch(`${this.httpBase}${route}`, {
+      method,
+      headers: {
+        ...(tenant ? { [TENANT_HEADER]: tenant } : {}),
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.grpc?.close();
+    await this.fastpath?.close().catch(() => undefined);
+    await this.child?.stop().catch(() => undefined);
+    await this.watcher?.stop().catch(() => undefined);
+    await this.fleet?.stop().catch(() => undefined);
+    await this.tenants?.stop().catch(() => undefined);
+    this.etcd?.close();
+    // Sandboxes keep a finalizer; without the fast path nothing would remove it.
+    for await (const sb of this.kube.listAll<Sandbox>(SandboxKind.apiVersion, SandboxKind.kind, {
+      namespace: this.namespace,
+    }))
+      await this.kube
+        .mergePatch(
+          {
+            apiVersion: SandboxKind.apiVersion,
+            kind: SandboxKind.kind,
+            namespace: this.namespace,
+            name: sb.metadata!.name!,
+          },
+          { metadata: { finalizers: null } },
+        )
+        .catch(() => undefined);
+    await this.kube.core.deleteNamespace({ name: this.namespace }).catch(() => undefined);
+  }
+}
+
+function fastPathEnv(fp: FastPathConfig): NodeJS.ProcessEnv {
+  return {
+    DO_FASTPATH_GRPC_PORT: String(fp.grpcPort),
+    DO_FASTPATH_HTTP_PORT: String(fp.httpPort),
+    DO_FASTPATH_HOST: fp.host,
+    DO_FASTPATH_CONSISTENCY_MODE: fp.consistencyMode,
+    DO_FASTPATH_ORPHAN_TIMEOUT: `${fp.orphanTimeoutMs}ms`,
+    DO_FASTPATH_JANITOR_INTERVAL: `${fp.janitorIntervalMs}ms`,
+    DO_FASTPATH_POLL_INTERVAL: `${fp.pollIntervalMs}ms`,
+    ...(fp.namespace ? { DO_FASTPATH_NAMESPACE: fp.namespace } : {}),
+    DO_TENANT_ETCD: fp.tenantEtcd,
+    ...(fp.tenantPrefix ? { DO_TENANT_PREFIX: fp.tenantPrefix } : {}),
+    ...(fp.agentTokenFile ? { DO_AGENT_TOKEN_FILE: fp.agentTokenFile } : {}),
+  };
+}
+
+async function waitForHttp(url: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error(`${url} did not come up in ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
