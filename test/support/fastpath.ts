@@ -191,6 +191,20 @@ export class SandboxStack {
     });
   }
 
+  /** A second fast-path replica in this process: its own placement table, the same task queue and agents. */
+  async startSecondReplica(): Promise<{ fastpath: RunningFastPath; grpc: FastPathGrpc }> {
+    const [grpcPort, httpPort] = [await getFreePort(), await getFreePort()];
+    const fp = { ...this.fp, grpcPort, httpPort };
+    const fastpath = await startFastPath(testConfig(this.taskQueue, { metricsPort: 0 }), fp, {
+      tenants: this.tenants,
+      workflowBundlePath: inject('workflowBundle'),
+    });
+    this.extraReplicas.push(fastpath);
+    return { fastpath, grpc: grpcClient(`127.0.0.1:${grpcPort}`, String(this.tenantId)) };
+  }
+
+  private readonly extraReplicas: RunningFastPath[] = [];
+
   get sandboxTaskQueue(): string {
     return sandboxTaskQueue(this.taskQueue);
   }
@@ -199,8 +213,10 @@ export class SandboxStack {
   async agentReports() {
     return Promise.all(
       this.fleet.agents.map(async (a) => {
-        const res = await fetch(`${a.url}/api/v1/agent/status`, { headers: { authorization: `Bearer ${this.token}` } });
-        if (!res.ok)
+        const res = await fetch(`${a.url}/api/v1/agent/status`, {
+          headers: { authorization: `Bearer ${this.token}` },
+        }).catch(() => undefined);
+        if (!res?.ok)
           return {
             pod: a.podName,
             capacity: 0,
@@ -239,6 +255,7 @@ export class SandboxStack {
 
   async stop(): Promise<void> {
     this.grpc?.close();
+    for (const r of this.extraReplicas) await r.close().catch(() => undefined);
     await this.fastpath?.close().catch(() => undefined);
     await this.child?.stop().catch(() => undefined);
     await this.watcher?.stop().catch(() => undefined);

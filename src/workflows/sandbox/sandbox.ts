@@ -61,8 +61,8 @@ import {
   type SandboxWorkflowInput,
 } from './messages.js';
 
-/** How many agents a create tries after refusals (full, port taken) before answering RESOURCE_EXHAUSTED. */
-const MAX_PLACEMENT_TRIES = 8;
+/** A bound on agents tried after refusals; each refusal excludes its agent, so the table runs out first. */
+const MAX_PLACEMENT_TRIES = 64;
 /** Re-read the record this often without any hint (a backstop; hints normally arrive first). */
 const RESYNC_INTERVAL = '5 minutes';
 
