@@ -138,7 +138,15 @@ describe('sandbox agent: HTTP API', () => {
     );
     expect(s).toMatchObject({ nodeName: 'node-a', capacity: 3, allocated: 1, images: ['node:test'] });
     expect(s.sandboxStatuses).toEqual([
-      { sandboxId: sb.sandboxId, claimUid: sb.claimUid, claimName: '', exposedPorts: [], phase: 'running', message: '', createdAt: expect.any(Number) },
+      {
+        sandboxId: sb.sandboxId,
+        claimUid: sb.claimUid,
+        claimName: '',
+        exposedPorts: [],
+        phase: 'running',
+        message: '',
+        createdAt: expect.any(Number),
+      },
     ]);
   });
 

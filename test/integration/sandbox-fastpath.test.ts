@@ -14,8 +14,8 @@ import {
   SANDBOX_FINALIZER,
   SandboxKind,
 } from '../../src/api/sandbox.js';
-import { TENANT_LABEL } from '../../src/domain/sandbox.js';
-import { eventually, uniq } from '../support/env.js';
+import { TENANT_LABEL, sandboxWorkflowId } from '../../src/domain/sandbox.js';
+import { eventually, replayAndRecord, uniq } from '../support/env.js';
 import { SandboxStack } from '../support/fastpath.js';
 
 const NODE = process.execPath;
@@ -101,6 +101,7 @@ describe('Fast mode (the default)', () => {
 
     await deleteAndWait(name);
     expect(await heldBy(res.sandboxId)).toEqual([]);
+    await replayAndRecord(sandboxWorkflowId(stack.namespace, name), 'sandbox-fast-deleted');
   });
 
   it('makes a create idempotent by name: same spec → the same sandbox; another spec → ALREADY_EXISTS', async () => {
@@ -130,6 +131,7 @@ describe('Strong mode', () => {
     expect(live.status?.sandboxID).toBe(res.sandboxId);
     await deleteAndWait(name);
     expect(await heldBy(res.sandboxId)).toEqual([]);
+    await replayAndRecord(sandboxWorkflowId(stack.namespace, name), 'sandbox-strong-deleted');
   });
 });
 
@@ -162,6 +164,8 @@ describe('records created with kubectl', () => {
       });
       await eventually(`Sandbox ${name} gone`, async () => !(await stack.sandbox(name)));
     }
+    await replayAndRecord(sandboxWorkflowId(stack.namespace, names[0]!), 'sandbox-kubectl-deleted');
+    await replayAndRecord(sandboxWorkflowId(stack.namespace, names[1]!), 'sandbox-malformed-annotation-deleted');
   });
 });
 

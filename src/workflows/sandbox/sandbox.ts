@@ -20,6 +20,7 @@
  */
 import {
   ApplicationFailure,
+  allHandlersFinished,
   condition,
   continueAsNew,
   setCurrentDetails,
@@ -259,50 +260,62 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
 
   // ---- the run: wait for a create or a record, then follow it until it is deleted ----
 
-  await condition(() => creation?.answer !== undefined || hinted);
-  if (creation?.answer?.status === 'failed') {
-    stage('done', `not created: ${creation.answer.outcome.message}`);
-    return `not created (${creation.answer.outcome.code}): ${creation.answer.outcome.message}`;
+  /** Ends the run once no create is half-answered (a caller always gets its answer). */
+  async function finish(result: string): Promise<string> {
+    await condition(allHandlersFinished);
+    return result;
   }
+  let recorded = false;
 
-  if (creation && creation.call.mode === 'fast' && live) {
-    stage('recording', `on agent ${live.placement.pod}; writing the Sandbox record`);
-    const rec = await sandboxCalls.createSandboxRecord({
-      namespace,
-      name,
-      spec: creation.call.spec,
-      mode: 'fast',
-      allocation: allocationOf(live.placement, creation.call),
-      createTimestampNanos: creation.call.receivedAtNanos,
-      tenant: creation.call.tenant,
-    });
-    if (rec.status !== 'ok') {
-      const why = `sandbox ${live.sandboxId} runs on agent ${live.placement.pod} but its record was refused (${rec.outcome.message}); the janitor removes it from the agent once it is older than the orphan timeout`;
-      stage('unrecorded', why);
-      return why;
-    }
-    state.uid = rec.uid;
-  }
-  if (live) {
-    state.sandboxId = live.sandboxId;
-    state.agentPod = live.placement.pod;
-    state.endpoints = endpointsOf(live.placement.ip, live.spec.exposedPorts);
-  }
-
+  await condition(() => creation !== undefined || hinted);
   for (;;) {
+    // A create in progress is answered before anything else: a hint (the registry seeing the
+    // sandbox on its agent, say) must not make the run act on a record that is not written yet.
+    if (creation && creation.answer === undefined) await condition(() => creation!.answer !== undefined);
+    if (creation?.answer?.status === 'failed' && !state.uid) {
+      stage('done', `not created: ${creation.answer.outcome.message}`);
+      return finish(`not created (${creation.answer.outcome.code}): ${creation.answer.outcome.message}`);
+    }
+    if (creation && creation.call.mode === 'fast' && live && !recorded) {
+      stage('recording', `on agent ${live.placement.pod}; writing the Sandbox record`);
+      const rec = await sandboxCalls.createSandboxRecord({
+        namespace,
+        name,
+        spec: creation.call.spec,
+        mode: 'fast',
+        allocation: allocationOf(live.placement, creation.call),
+        createTimestampNanos: creation.call.receivedAtNanos,
+        tenant: creation.call.tenant,
+      });
+      if (rec.status !== 'ok') {
+        const why = `sandbox ${live.sandboxId} runs on agent ${live.placement.pod} but its record was refused (${rec.outcome.message}); the janitor removes it from the agent once it is older than the orphan timeout`;
+        stage('unrecorded', why);
+        return finish(why);
+      }
+      state.uid = rec.uid;
+      recorded = true;
+    }
+    if (live) {
+      state.sandboxId = live.sandboxId;
+      state.agentPod = live.placement.pod;
+      state.endpoints = endpointsOf(live.placement.ip, live.spec.exposedPorts);
+    }
+
     hinted = false;
     const read = await sandboxCalls.readSandbox({ namespace, name });
     const sb = read.status === 'ok' ? read.sandbox : undefined;
     const uid = sb?.metadata?.uid;
+    if (!sb && creation?.call.mode === 'fast' && live && !recorded) continue; // a create landed meanwhile: record it
     if (!sb || (state.uid && uid !== state.uid)) {
       // Our record is gone without passing through our finalizer (force-removed), or was never ours.
       if (live) await removeFromAgent(live);
       if (sb) {
         stage('done', `Sandbox ${namespace}/${name} was replaced; following the new one`);
+        await condition(allHandlersFinished);
         return continueAsNew<typeof sandboxWorkflow>({ namespace, name, previousUid: state.uid });
       }
       stage('done', `Sandbox ${namespace}/${name} is gone`);
-      return `Sandbox ${namespace}/${name} is gone`;
+      return finish(`Sandbox ${namespace}/${name} is gone`);
     }
     if (!state.uid) {
       state.uid = uid;
@@ -312,7 +325,7 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
 
     if (sb.metadata?.deletionTimestamp) {
       await deleteSandbox(sb, ref);
-      return `Sandbox ${namespace}/${name} deleted`;
+      return finish(`Sandbox ${namespace}/${name} deleted`);
     }
     if (!(sb.metadata?.finalizers ?? []).includes(SANDBOX_FINALIZER)) {
       if ((await sandboxCalls.setSandboxFinalizer({ ...ref, present: true })).status === 'gone') continue;
@@ -357,8 +370,10 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
     );
 
     await condition(() => hinted, RESYNC_INTERVAL);
-    if (workflowInfo().continueAsNewSuggested && !hinted)
+    if (workflowInfo().continueAsNewSuggested && !hinted) {
+      await condition(allHandlersFinished);
       return continueAsNew<typeof sandboxWorkflow>({ namespace, name, previousUid: input.previousUid });
+    }
   }
 
   function isTerminal(sb: Sandbox): boolean {

@@ -1,0 +1,92 @@
+/**
+ * Crashes during a create. The fast path runs as a separate process (as its Deployment would)
+ * and is SIGKILLed between two steps of a create — right after the step's side effect happened
+ * and before Temporal learned of it (DO_FAULT_KILL_AFTER_ACTIVITY) — or right after it answered
+ * the caller. Restarted, it finishes the creation: the record appears and is handed off, exactly
+ * one sandbox exists on the agents, and no slot leaks.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ALLOCATION_ANNOTATION } from '../../src/api/sandbox.js';
+import { eventually, uniq } from '../support/env.js';
+import { SandboxStack, grpcClient } from '../support/fastpath.js';
+
+let stack: SandboxStack;
+
+const spec = { image: 'sleep', poolRef: 'pool-a', command: ['/bin/sleep', '3600'] };
+
+beforeAll(async () => {
+  stack = await new SandboxStack({ agents: 2, capacity: 4, spawned: true }).start();
+}, 240_000);
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+/** Restarts the fast path after its death (as the Deployment's ReplicaSet would). */
+async function restart(env: NodeJS.ProcessEnv = {}) {
+  await stack.child!.exited.catch(() => undefined);
+  stack.grpc.close();
+  await stack.startFastPath(env);
+  stack.grpc = grpcClient(stack.grpcAddress, String(stack.tenantId));
+}
+
+async function completes(name: string) {
+  const sb = await eventually(
+    `Sandbox ${name} recorded, handed off and Running`,
+    async () => {
+      const s = await stack.sandbox(name);
+      return s?.status?.phase === 'Running' && !s.metadata?.annotations?.[ALLOCATION_ANNOTATION] ? s : undefined;
+    },
+    { timeoutMs: 120_000, intervalMs: 500 },
+  );
+  const copies = (await stack.agentReports()).flatMap((r) =>
+    r.sandboxes.filter((s) => s.claimName === name).map((s) => ({ pod: r.pod, id: s.sandboxId })),
+  );
+  // Exactly one sandbox for the name, on the agent the record names, with the recorded ID.
+  expect(copies).toEqual([{ pod: sb.status!.assignedPod!, id: sb.status!.sandboxID! }]);
+  return sb;
+}
+
+async function noLeaks() {
+  // Every slot the agents count belongs to a recorded sandbox.
+  const reports = await stack.agentReports();
+  const held = reports.flatMap((r) => r.sandboxes.map((s) => s.claimName));
+  for (const name of held) expect(await stack.sandbox(name), `record of ${name}`).toBeDefined();
+}
+
+describe('SIGKILL of the fast path during a create', () => {
+  const points: [string, 'FAST' | 'STRONG', string][] = [
+    ['after the agent create, before the answer', 'FAST', 'createOnAgent'],
+    ['after the record is written (Fast, after the answer)', 'FAST', 'createSandboxRecord'],
+    ['after the record is written, before the agent create (Strong)', 'STRONG', 'createSandboxRecord'],
+    ['after the hand-off status write', 'FAST', 'patchSandboxStatus'],
+    ['after the allocation annotation is removed', 'STRONG', 'removeAllocationAnnotation'],
+  ];
+  for (const [when, mode, activity] of points)
+    it(`${when} (${mode}, kill after ${activity}): the creation completes, once`, async () => {
+      await stack.child!.stop();
+      await restart({ DO_FAULT_KILL_AFTER_ACTIVITY: activity });
+      const name = uniq('crash');
+      // The caller may get the answer or a broken connection, depending on the point.
+      await stack.grpc
+        .call('CreateSandbox', { namespace: stack.namespace, name, consistencyMode: mode, ...spec })
+        .catch(() => undefined);
+      await restart();
+      await completes(name);
+      await noLeaks();
+    }, 180_000);
+
+  it('right after answering (an external SIGKILL): the record still appears', async () => {
+    const name = uniq('answered');
+    const res = await stack.grpc.call<{ sandboxId: string }>('CreateSandbox', {
+      namespace: stack.namespace,
+      name,
+      ...spec,
+    });
+    await stack.child!.kill();
+    await restart();
+    const sb = await completes(name);
+    expect(sb.status?.sandboxID).toBe(res.sandboxId);
+    await noLeaks();
+  }, 180_000);
+});

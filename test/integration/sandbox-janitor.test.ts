@@ -1,0 +1,197 @@
+/**
+ * The janitor and agent loss. Fast mode's documented trade-off: a sandbox whose record the
+ * apiserver refuses (here a ValidatingAdmissionPolicy refusing names `orphan-*`) runs unrecorded
+ * until the janitor removes it — after the orphan timeout, not before, and nothing else is
+ * touched. Strong mode's counterpart: a record whose agent lost the sandbox becomes Failed with
+ * the reason, as does one whose agent Pod crashed.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SandboxKind, type Sandbox } from '../../src/api/sandbox.js';
+import { sandboxWorkflowId } from '../../src/domain/sandbox.js';
+import { janitorScheduleId } from '../../src/fastpath/main.js';
+import { eventually, replayAndRecord, temporal, uniq } from '../support/env.js';
+import { SandboxStack } from '../support/fastpath.js';
+
+let stack: SandboxStack;
+const policy = uniq('deny-orphans');
+
+const spec = { image: 'sleep', poolRef: 'pool-a', command: ['/bin/sleep', '3600'] };
+
+beforeAll(async () => {
+  stack = await new SandboxStack({ agents: 2, capacity: 4, orphanTimeout: '3s', janitorInterval: '2s' }).start();
+  await stack.kube.create({
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name: policy },
+    spec: {
+      failurePolicy: 'Fail',
+      matchConstraints: {
+        resourceRules: [
+          { apiGroups: ['sandbox.fast.io'], apiVersions: ['*'], operations: ['CREATE'], resources: ['sandboxes'] },
+        ],
+      },
+      validations: [
+        { expression: "!object.metadata.name.startsWith('orphan-')", message: 'test policy: orphan-* is refused' },
+      ],
+    },
+  });
+  await stack.kube.create({
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name: policy },
+    spec: {
+      policyName: policy,
+      validationActions: ['Deny'],
+      matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': stack.namespace } } },
+    },
+  });
+  // The policy takes effect once the apiserver has loaded it: wait until a dry run is refused.
+  await eventually('the policy refuses orphan-*', async () => {
+    try {
+      await stack.kube.objects.create(
+        {
+          apiVersion: SandboxKind.apiVersion,
+          kind: SandboxKind.kind,
+          metadata: { name: 'orphan-probe', namespace: stack.namespace },
+          spec,
+        },
+        undefined,
+        'All',
+      );
+      return false;
+    } catch {
+      return true;
+    }
+  });
+}, 240_000);
+
+afterAll(async () => {
+  await stack?.kube
+    .delete({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', name: policy })
+    .catch(() => undefined);
+  await stack?.kube
+    .delete({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', name: policy })
+    .catch(() => undefined);
+  await stack?.stop();
+});
+
+const holds = async (sandboxId: string) =>
+  (await stack.agentReports()).some((r) => r.sandboxes.some((s) => s.sandboxId === sandboxId));
+
+describe('Fast mode: a refused record leaves an orphan the janitor removes', () => {
+  it('removes it after the orphan timeout, touching nothing else', async () => {
+    const keep = await stack.grpc.call<{ sandboxId: string }>('CreateSandbox', {
+      namespace: stack.namespace,
+      name: uniq('kept'),
+      ...spec,
+    });
+    const name = uniq('orphan');
+    const answeredAt = Date.now();
+    const orphan = await stack.grpc.call<{ sandboxId: string; agentPod: string }>('CreateSandbox', {
+      namespace: stack.namespace,
+      name,
+      ...spec,
+    });
+    // The caller got an answer (Fast: agent first) and the agent runs it…
+    expect(await holds(orphan.sandboxId)).toBe(true);
+    // …but its record was refused; the workflow says so and why.
+    const client = await temporal();
+    const result = await client.workflow.getHandle(sandboxWorkflowId(stack.namespace, name)).result();
+    expect(result).toMatch(/record was refused.*test policy: orphan-\* is refused.*janitor/s);
+    expect(await stack.sandbox(name)).toBeUndefined();
+    await replayAndRecord(sandboxWorkflowId(stack.namespace, name), 'sandbox-fast-record-refused');
+
+    await eventually('orphan removed from its agent', async () => !(await holds(orphan.sandboxId)), {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+    });
+    const removedAfterMs = Date.now() - answeredAt;
+    // Not before the timeout (3 s): a sandbox whose record is still on its way is spared.
+    expect(removedAfterMs).toBeGreaterThanOrEqual(3_000);
+    // The recorded sandbox is untouched.
+    expect(await holds(keep.sandboxId)).toBe(true);
+
+    // The janitor's own run says what it removed and why.
+    const schedule = await client.schedule.getHandle(janitorScheduleId(stack.sandboxTaskQueue)).describe();
+    const runs = schedule.info.recentActions.map((a) => a.action.workflow.workflowId);
+    const outputs = await Promise.all(
+      runs.map((id, i) =>
+        client.workflow
+          .getHandle(id, schedule.info.recentActions[i]!.action.workflow.firstExecutionRunId)
+          .result()
+          .catch(() => ''),
+      ),
+    );
+    expect(outputs.join('\n')).toMatch(
+      new RegExp(`removed sandbox ${orphan.sandboxId} from agent ${stack.namespace}/${orphan.agentPod}: no Sandbox`),
+    );
+  }, 120_000);
+});
+
+describe('agent loss', () => {
+  async function failedWith(name: string, reason: string) {
+    return eventually(`Sandbox ${name} Failed (${reason})`, async () => {
+      const sb = await stack.sandbox(name);
+      return sb?.status?.phase === 'Failed' && sb.status.conditions?.[0]?.reason === reason ? sb : undefined;
+    });
+  }
+
+  it('Strong: a record whose agent no longer has the sandbox becomes Failed with the reason', async () => {
+    const name = uniq('lost');
+    const res = await stack.grpc.call<{ sandboxId: string; agentPod: string }>('CreateSandbox', {
+      namespace: stack.namespace,
+      name,
+      consistencyMode: 'STRONG',
+      ...spec,
+    });
+    await eventually('Running', async () => (await stack.sandbox(name))?.status?.phase === 'Running');
+    // Behind the fast path's back, the agent loses it.
+    const agent = stack.fleet.agents.find((a) => a.podName === res.agentPod)!;
+    await fetch(`${agent.url}/api/v1/agent/delete`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ sandboxId: res.sandboxId }),
+    });
+    const sb = await failedWith(name, 'AgentLostSandbox');
+    expect(sb.status?.conditions?.[0]?.message).toContain(res.sandboxId);
+  });
+
+  it('a crashed agent Pod: its sandboxes become Failed (AgentLost), the others keep running', async () => {
+    const names = [uniq('crash'), uniq('crash'), uniq('crash'), uniq('crash')];
+    const placed: Record<string, string> = {};
+    for (const name of names) {
+      const r = await stack.grpc.call<{ agentPod: string }>('CreateSandbox', {
+        namespace: stack.namespace,
+        name,
+        ...spec,
+      });
+      placed[name] = r.agentPod;
+      await eventually('Running', async () => (await stack.sandbox(name))?.status?.phase === 'Running');
+    }
+    const victim = placed[names[0]!]!;
+    await stack.fleet.crash(victim);
+    for (const name of names) {
+      if (placed[name] === victim) await failedWith(name, 'AgentLost');
+    }
+    for (const name of names)
+      if (placed[name] !== victim) expect((await stack.sandbox(name))?.status?.phase).toBe('Running');
+    // A Failed sandbox can still be deleted: nothing to remove on a dead agent, the finalizer goes.
+    const dead = names.find((n) => placed[n] === victim)!;
+    await stack.kube.delete({
+      apiVersion: SandboxKind.apiVersion,
+      kind: SandboxKind.kind,
+      namespace: stack.namespace,
+      name: dead,
+    });
+    await eventually(
+      `Sandbox ${dead} gone`,
+      async () =>
+        !(await stack.kube.get<Sandbox>({
+          apiVersion: SandboxKind.apiVersion,
+          kind: SandboxKind.kind,
+          namespace: stack.namespace,
+          name: dead,
+        })),
+    );
+  });
+});
