@@ -5,11 +5,13 @@
  *    CEL rules, defaulting — nothing persisted);
  * 2. the RBAC of deploy/rbac, applied for real, allows each ServiceAccount exactly the verbs it
  *    grants on every resource it names (SubjectAccessReview; the table is derived from the files);
- * 3. the worker and watcher CLIs, run with tokens of their ServiceAccounts instead of the admin
- *    kubeconfig, drive every kind of operation: a TTL ObjectKeeper, manifest captures of every
+ * 3. the worker, watcher and fastpath CLIs, run with tokens of their ServiceAccounts instead of the
+ *    admin kubeconfig, drive every kind of operation: a TTL ObjectKeeper, manifest captures of every
  *    capture-target kind, volume capture (Snapshot, Detach) and restore with the test playing the
  *    CSI actors, request TTLs and the sweep Schedule, a restart that finds what a crashed attempt
- *    left, a Content-mode worker. Then the apiserver's audit log (which the local stack keeps for
+ *    left, a Content-mode worker; sandboxes created, read, listed, updated and deleted through the
+ *    fast path's API (Fast and Strong), one created with kubectl (the watcher's route), the
+ *    janitor. Then the apiserver's audit log (which the local stack keeps for
  *    ServiceAccount requests) must show no denied call, and a call for every grant of
  *    deploy/rbac — the RBAC is exactly what the code calls, no more, no less;
  * 4. the docker-compose search-attribute one-shot, run against the real Temporal server,
@@ -17,19 +19,32 @@
  */
 import { execFile } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { AuthorizationV1Api, type KubernetesObject, type V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { CHECKPOINT_LABEL } from '../../src/api/manifests.js';
 import type { ObjectKeeper } from '../../src/api/objectkeeper.js';
+import {
+  ALLOCATION_ANNOTATION,
+  SANDBOX_FINALIZER,
+  SandboxKind,
+  SandboxPoolKind,
+  type Sandbox,
+} from '../../src/api/sandbox.js';
 import type { VolumeCaptureRequest, VolumeRestoreRequest } from '../../src/api/volumes.js';
 import { checkpointNameFor, chunkNameFor, snapshotNameFor } from '../../src/domain/requests.js';
+import { sandboxTaskQueue } from '../../src/config.js';
+import { janitorScheduleId } from '../../src/fastpath/main.js';
+import { AgentFleet } from '../../src/infra/agent-fleet.js';
 import { findBinary } from '../../src/infra/binaries.js';
-import type { ManagedProcess } from '../../src/infra/process.js';
-import { KubeClient, statusCode, type ObjectRef } from '../../src/kube/client.js';
+import { getFreePort, type ManagedProcess } from '../../src/infra/process.js';
+import { KubeClient, apiMessage, statusCode, type ObjectRef } from '../../src/kube/client.js';
+import { createEtcdClient } from '../../src/tenancy/etcd.js';
+import { TenantPublisher } from '../../src/tenancy/publisher.js';
 import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../src/temporal/search-attributes.js';
 import { requestTtlSweepScheduleId } from '../../src/workers/schedules.js';
 import {
@@ -58,9 +73,22 @@ const execFileAsync = promisify(execFile);
 const k = kube();
 const NAMESPACE = 'durable-operators';
 const rendered = renderKustomization(path.join(REPO_ROOT, 'deploy'));
-const examples = ['objectkeeper-follow.yaml', 'objectkeeper-ttl.yaml'].flatMap((f) =>
-  readObjects(path.join(REPO_ROOT, 'deploy/examples', f)),
-);
+/** The placeholder of deploy/examples/sandbox-agent-token.yaml, which its instructions replace. */
+const TOKEN_PLACEHOLDER = 'REPLACE-WITH-BASE64-TOKEN';
+/** The token example's Secrets, with `tokenB64` where its instructions put a generated token. */
+const tokenSecrets = (tokenB64: string): KubeObject[] =>
+  parseAllDocuments(
+    readFileSync(path.join(REPO_ROOT, 'deploy/examples/sandbox-agent-token.yaml'), 'utf8').replaceAll(
+      TOKEN_PLACEHOLDER,
+      tokenB64,
+    ),
+  ).map((d) => d.toJS() as KubeObject);
+const examples = [
+  ...['objectkeeper-follow.yaml', 'objectkeeper-ttl.yaml', 'sandbox-pool.yaml'].flatMap((f) =>
+    readObjects(path.join(REPO_ROOT, 'deploy/examples', f)),
+  ),
+  ...tokenSecrets(Buffer.from('0123456789abcdef').toString('base64')),
+];
 
 const refOf = (o: KubeObject): ObjectRef => ({
   apiVersion: o.apiVersion,
@@ -85,6 +113,7 @@ const DELIBERATE_DENIALS: { sa: string; call: string; why: string; mustAppear: b
   { sa: 'durable-operators-watcher', call: 'core/configmaps list', why: 'identity probe', mustAppear: true },
   { sa: 'durable-operators-worker', call: 'core/secrets get', why: 'a keeper following a Secret', mustAppear: true },
   { sa: 'durable-operators-watcher', call: 'core/secrets list', why: 'informer for that Secret', mustAppear: false },
+  { sa: 'durable-operators-fastpath', call: 'core/configmaps list', why: 'identity probe', mustAppear: true },
 ];
 
 /**
@@ -310,7 +339,7 @@ describe('server-side dry run', () => {
   });
 
   it('accepts every object of deploy/examples (CEL rules included)', async () => {
-    expect(examples.map((o) => o.kind)).toContain('ObjectKeeper');
+    expect(examples.map((o) => o.kind)).toEqual(expect.arrayContaining(['ObjectKeeper', 'SandboxPool', 'Secret']));
     for (const obj of examples) {
       const out = await k.apply(structuredClone(obj) as KubernetesObject, { dryRun: true }).catch((err: unknown) => {
         throw new Error(`${describeObj(obj)}: ${String((err as { body?: unknown }).body ?? err)}`);
@@ -318,14 +347,26 @@ describe('server-side dry run', () => {
       expect(out.metadata?.name, describeObj(obj)).toBe(obj.metadata.name);
     }
   });
+
+  it('refuses the agent token example applied unchanged (its placeholder is not base64)', async () => {
+    const unchanged = tokenSecrets(TOKEN_PLACEHOLDER);
+    expect(unchanged.map((o) => o.kind)).toEqual(['Secret', 'Secret']);
+    for (const obj of unchanged)
+      await expect(k.apply(structuredClone(obj) as KubernetesObject, { dryRun: true })).rejects.toSatisfy(
+        // Server-side apply answers 500 for it, a create 400: either way, refused for this reason.
+        (err) => /illegal base64 data/.test(apiMessage(err)),
+      );
+  });
 });
 
 describe('RBAC, applied for real', () => {
   const worker = 'durable-operators-worker';
   const watcher = 'durable-operators-watcher';
+  const fastpath = 'durable-operators-fastpath';
   const roles = [
     { sa: worker, ref: { name: worker, namespace: NAMESPACE } },
     { sa: watcher, ref: { name: watcher, namespace: NAMESPACE } },
+    { sa: fastpath, ref: { name: fastpath, namespace: NAMESPACE } },
   ];
   const userOf = (sa: string) => `system:serviceaccount:${NAMESPACE}:${sa}`;
   const authz = k.kc.makeApiClient(AuthorizationV1Api);
@@ -392,14 +433,14 @@ describe('RBAC, applied for real', () => {
     },
   );
 
-  it('neither ServiceAccount may read Secrets, anywhere (capturing them is an explicit opt-in)', async () => {
+  it('no ServiceAccount may read Secrets, anywhere (capturing them is an explicit opt-in)', async () => {
     for (const { sa } of roles)
       for (const verb of ['get', 'list', 'watch'])
         for (const namespace of [undefined, 'default', NAMESPACE])
           expect(await allowed(sa, { verb, resource: 'secrets', namespace }), `${sa} ${verb} secrets`).toBe(false);
   });
 
-  describe('worker and watcher running as their ServiceAccounts', () => {
+  describe('worker, watcher and fast path running as their ServiceAccounts', () => {
     const taskQueue = uniq('tq-deploy');
     const ns = uniq('deploy-e2e');
     const captureNs = uniq('deploy-capture');
@@ -409,6 +450,7 @@ describe('RBAC, applied for real', () => {
     const procs: ManagedProcess[] = [];
     let workerKubeconfig: string;
     let watcherKubeconfig: string;
+    let fastpathKubeconfig: string;
     const logs = () => procs.map((p) => `--- ${p.spec.name}\n${p.logTail(20)}`).join('\n');
     /** Runs a drive; on failure, adds the processes' last log lines. */
     const withLogs = async <T>(drive: () => Promise<T>): Promise<T> => {
@@ -448,6 +490,7 @@ describe('RBAC, applied for real', () => {
     beforeAll(async () => {
       workerKubeconfig = await kubeconfigFor(worker);
       watcherKubeconfig = await kubeconfigFor(watcher);
+      fastpathKubeconfig = await kubeconfigFor(fastpath);
       for (const name of [ns, captureNs]) {
         await k.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
         created.unshift({ apiVersion: 'v1', kind: 'Namespace', name });
@@ -468,6 +511,10 @@ describe('RBAC, applied for real', () => {
       );
       await expect(asWatcher.listPage('deckhouse.io/v1alpha1', 'ObjectKeeper')).resolves.toHaveProperty('items');
       await expect(asWatcher.listPage('v1', 'ConfigMap', { namespace: ns })).rejects.toSatisfy(
+        (e) => statusCode(e) === 403,
+      );
+      const asFastpath = KubeClient.fromKubeconfig(fastpathKubeconfig);
+      await expect(asFastpath.listPage('v1', 'ConfigMap', { namespace: ns })).rejects.toSatisfy(
         (e) => statusCode(e) === 403,
       );
     });
@@ -699,6 +746,172 @@ describe('RBAC, applied for real', () => {
         expect((await waitTerminal(k, vcr)).ready).toMatchObject({ status: 'False', reason: 'Incompatible' });
       });
     });
+
+    it('the fast path: sandboxes through its API (Fast, Strong), one created with kubectl, the janitor', async () => {
+      // Its own namespace, pool, agent (a real process; its Pod written as a kubelet would) and tenant.
+      const sbxNs = uniq('deploy-sbx');
+      const pool = 'pool-a';
+      await k.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: sbxNs } });
+      created.unshift({ apiVersion: 'v1', kind: 'Namespace', name: sbxNs });
+      await k.create({
+        apiVersion: SandboxPoolKind.apiVersion,
+        kind: SandboxPoolKind.kind,
+        metadata: { name: pool, namespace: sbxNs },
+        spec: {
+          capacity: { poolMin: 1, poolMax: 1, bufferMin: 0, bufferMax: 2 },
+          maxSandboxesPerPod: 4,
+          agentTemplate: {},
+        },
+      } as never);
+      const tenant = String(40_000 + Math.floor(Math.random() * 50_000));
+      const prefix = `${uniq('deploy-tenants')}/`;
+      const etcd = createEtcdClient(stackInfo().tenantEtcd.endpoint);
+      await new TenantPublisher(etcd, prefix).putTenant({
+        id: Number(tenant),
+        code: `t${tenant}`,
+        name: 'Deploy',
+        status: 'active',
+      });
+      const stateDir = path.join(stackInfo().stateDir, 'deploy-fastpath', taskQueue);
+      await mkdir(stateDir, { recursive: true });
+      const token = uniq('agent-token');
+      const tokenFile = path.join(stateDir, 'fastpath-token');
+      await writeFile(tokenFile, token, { mode: 0o600 });
+      const fleet = await AgentFleet.start({
+        kube: k,
+        namespace: sbxNs,
+        pool,
+        count: 1,
+        capacity: 4,
+        token,
+        stateDir,
+        killGraceMs: 500,
+      });
+      const httpPort = await getFreePort();
+      // As deploy/fastpath.yaml runs it: every namespace (no DO_FASTPATH_NAMESPACE).
+      const proc = spawnRole('fastpath', taskQueue, uniq('deploy-sa-fastpath'), {
+        KUBECONFIG: fastpathKubeconfig,
+        DO_FASTPATH_HOST: '127.0.0.1',
+        DO_FASTPATH_GRPC_PORT: String(await getFreePort()),
+        DO_FASTPATH_HTTP_PORT: String(httpPort),
+        DO_FASTPATH_POLL_INTERVAL: '500ms',
+        DO_FASTPATH_JANITOR_INTERVAL: '1h',
+        DO_TENANT_ETCD: stackInfo().tenantEtcd.endpoint,
+        DO_TENANT_PREFIX: prefix,
+        DO_AGENT_TOKEN_FILE: tokenFile,
+      });
+      procs.push(proc);
+      const base = `http://127.0.0.1:${httpPort}`;
+      const api = async <T = Record<string, unknown>>(method: string, route: string, body?: unknown): Promise<T> => {
+        const res = await fetch(`${base}${route}`, {
+          method,
+          headers: { 'x-tenant-id': tenant, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        const answer = (await res.json()) as T;
+        if (!res.ok) throw new Error(`${method} ${route}: HTTP ${res.status} ${JSON.stringify(answer)}`);
+        return answer;
+      };
+      const sandboxRef = (name: string) => ({
+        apiVersion: SandboxKind.apiVersion,
+        kind: SandboxKind.kind,
+        namespace: sbxNs,
+        name,
+      });
+      /** Running on the agent, the allocation handed off to status, the cleanup finalizer on. */
+      const running = (name: string) =>
+        eventually(
+          `Sandbox ${name} Running`,
+          async () => {
+            const sb = await k.get<Sandbox>(sandboxRef(name));
+            return sb?.status?.phase === 'Running' &&
+              !sb.metadata?.annotations?.[ALLOCATION_ANNOTATION] &&
+              sb.metadata?.finalizers?.includes(SANDBOX_FINALIZER)
+              ? sb
+              : undefined;
+          },
+          { timeoutMs: 120_000 },
+        );
+      const gone = (name: string) =>
+        eventually(`Sandbox ${name} gone`, async () => !(await k.get(sandboxRef(name))), { timeoutMs: 120_000 });
+      const spec = {
+        image: 'node',
+        poolRef: pool,
+        command: [process.execPath, '-e', 'setInterval(() => {}, 1 << 30)'],
+      };
+      const [fast, strong, kubectl] = [uniq('fast'), uniq('strong'), uniq('kubectl')];
+      try {
+        await withLogs(async () => {
+          await eventually(
+            'the fast path serving',
+            async () => {
+              if (!proc.running) throw new Error(`fastpath exited: ${proc.logTail(10)}`);
+              return (await fetch(`${base}/healthz`).catch(() => undefined))?.ok;
+            },
+            { timeoutMs: 180_000 },
+          );
+          // Pods and SandboxPools listed by the registry; each create: the record (create; get), its
+          // workflow's status patch, the allocation annotation's removal (patch).
+          await api('POST', '/api/v1/sandboxes', { ...spec, name: fast, namespace: sbxNs });
+          await api('POST', '/api/v1/sandboxes', {
+            ...spec,
+            name: strong,
+            namespace: sbxNs,
+            consistencyMode: 'STRONG',
+          });
+          // kubectl-created: the watcher (list + watch) starts its workflow, which adds the finalizer.
+          await k.create({
+            apiVersion: SandboxKind.apiVersion,
+            kind: SandboxKind.kind,
+            metadata: { name: kubectl, namespace: sbxNs },
+            spec,
+          } as never);
+          for (const name of [fast, strong, kubectl]) await running(name);
+
+          expect(await api('GET', `/api/v1/namespaces/${sbxNs}/sandboxes/${fast}`)).toMatchObject({
+            sandboxName: fast,
+            phase: 'Running',
+          });
+          const listed = await api<{ items: { sandboxName: string }[] }>(
+            'GET',
+            `/api/v1/namespaces/${sbxNs}/sandboxes`,
+          );
+          expect(listed.items.map((i) => i.sandboxName).sort()).toEqual([fast, strong].sort());
+          expect(
+            await api('PATCH', `/api/v1/namespaces/${sbxNs}/sandboxes/${fast}`, { failurePolicy: 'AUTO_RECREATE' }),
+          ).toMatchObject({ success: true });
+          expect((await k.get<Sandbox>(sandboxRef(fast)))?.spec.failurePolicy).toBe('AutoRecreate');
+
+          // The janitor: every agent's report against every Sandbox (a cluster-wide list).
+          const c = await temporal();
+          const schedule = c.schedule.getHandle(janitorScheduleId(sandboxTaskQueue(taskQueue)));
+          const before = (await schedule.describe()).info.recentActions.length;
+          await schedule.trigger();
+          const run = await eventually('a janitor run started by the Schedule', async () => {
+            const actions = (await schedule.describe()).info.recentActions;
+            return actions.length > before ? actions.at(-1)!.action.workflow : undefined;
+          });
+          await c.workflow.getHandle(run.workflowId, run.firstExecutionRunId).result();
+
+          // Deletes: through the API (delete, UID precondition) and with kubectl; each workflow
+          // removes the sandbox from its agent, then its finalizer (patch).
+          await api('DELETE', `/api/v1/namespaces/${sbxNs}/sandboxes/${fast}`);
+          await api('DELETE', `/api/v1/namespaces/${sbxNs}/sandboxes/${strong}`);
+          await k.delete(sandboxRef(kubectl));
+          for (const name of [fast, strong, kubectl]) await gone(name);
+          expect(proc.running, `fastpath still running\n${proc.logTail(20)}`).toBe(true);
+        });
+      } finally {
+        await (
+          await temporal()
+        ).schedule
+          .getHandle(janitorScheduleId(sandboxTaskQueue(taskQueue)))
+          .delete()
+          .catch(() => undefined);
+        await fleet.stop();
+        etcd.close();
+      }
+    }, 420_000);
 
     /**
      * The apiserver's audit log (the local stack logs every ServiceAccount request) against

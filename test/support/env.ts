@@ -93,9 +93,9 @@ export async function startTestWatcher(
   return startWatcher(testConfig(taskQueue, extra), { log: quietLog, informer });
 }
 
-/** Runs a CLI role (`worker`, `watcher`) as a child process, as a Deployment would. */
+/** Runs a CLI role (`worker`, `watcher`, `fastpath`) as a child process, as a Deployment would. */
 export function spawnRole(
-  role: 'worker' | 'watcher',
+  role: 'worker' | 'watcher' | 'fastpath',
   taskQueue: string,
   logName: string,
   env: NodeJS.ProcessEnv = {},

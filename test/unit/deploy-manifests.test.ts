@@ -1,8 +1,8 @@
 /**
  * deploy/ rendered as `kustomize build deploy/` would (test/support/kustomize.ts), then checked:
  * references resolve, RBAC is least-privilege in shape (no wildcards, the watcher never writes, the
- * worker never watches, no Secrets), the Deployments run hardened and configure the processes the
- * way src/config.ts reads them, and the CRDs are included. Each reference/RBAC check is a function
+ * worker and the fast path never watch, no Secrets), the Deployments run hardened and configure the
+ * processes the way src/config.ts reads them, and the CRDs are included. Each reference/RBAC check is a function
  * returning problems, and is also shown to catch a broken copy, so a check that silently passes
  * everything cannot hide here.
  *
@@ -17,7 +17,11 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ALL_KINDS } from '../../src/api/index.js';
 import { validatingWebhookConfiguration, WEBHOOK_PATH } from '../../src/admission/webhook.js';
-import { loadConfig } from '../../src/config.js';
+import type { V1Pod } from '@kubernetes/client-node';
+import { DEFAULT_AGENT_PORT } from '../../src/agent/server.js';
+import { AGENT_APP_LABEL, AGENT_APP_VALUE, AGENT_POOL_LABEL } from '../../src/api/sandbox.js';
+import { loadConfig, loadFastPathConfig } from '../../src/config.js';
+import { agentPortOf } from '../../src/fastpath/registry.js';
 import {
   isClusterScoped,
   permissionsOf,
@@ -34,6 +38,9 @@ const IMAGE_REPO = 'ghcr.io/durable-operators/durable-operators';
 const WORKER_SA = { name: 'durable-operators-worker', namespace: NAMESPACE };
 const WATCHER_SA = { name: 'durable-operators-watcher', namespace: NAMESPACE };
 const ADMISSION_SA = { name: 'durable-operators-admission', namespace: NAMESPACE };
+const FASTPATH_SA = { name: 'durable-operators-fastpath', namespace: NAMESPACE };
+/** The agents' bearer token: one Secret of this name (key `token`) in every namespace that needs it. */
+const AGENT_TOKEN_SECRET = 'sandbox-agent-token';
 
 interface Subject {
   kind: string;
@@ -43,6 +50,11 @@ interface Subject {
 interface Binding extends KubeObject {
   roleRef: { apiGroup: string; kind: string; name: string };
   subjects?: Subject[];
+}
+interface SecretVolume {
+  name: string;
+  secret?: { secretName: string; items?: { key: string; path: string }[]; defaultMode?: number };
+  emptyDir?: { medium?: string; sizeLimit?: string };
 }
 interface EnvVar {
   name: string;
@@ -69,7 +81,8 @@ interface Container {
     seccompProfile?: { type: string };
     privileged?: boolean;
   };
-  volumeMounts?: { name: string; mountPath: string }[];
+  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
+  readinessProbe?: { httpGet?: { path: string; port: number | string } };
 }
 interface Deployment extends KubeObject {
   spec: {
@@ -81,9 +94,14 @@ interface Deployment extends KubeObject {
         serviceAccountName?: string;
         automountServiceAccountToken?: boolean;
         terminationGracePeriodSeconds?: number;
-        securityContext?: { runAsNonRoot?: boolean; runAsUser?: number; seccompProfile?: { type: string } };
+        securityContext?: {
+          runAsNonRoot?: boolean;
+          runAsUser?: number;
+          fsGroup?: number;
+          seccompProfile?: { type: string };
+        };
         containers: Container[];
-        volumes?: { name: string; emptyDir?: unknown }[];
+        volumes?: SecretVolume[];
       };
     };
   };
@@ -161,29 +179,37 @@ function wildcardProblems(objs: KubeObject[]): string[] {
   return problems;
 }
 
-/** What each role may do, by shape: the watcher observes, the worker never watches or updates. */
+/**
+ * What each role may do, by shape: the watcher observes; the worker and the fast path never
+ * watch (the watcher does) or update (their writes are merge patches pinned to a UID).
+ */
 function verbProblems(objs: KubeObject[]): string[] {
   const problems: string[] = [];
   const allowed = {
     [WORKER_SA.name]: new Set(['get', 'list', 'create', 'patch', 'delete']),
     [WATCHER_SA.name]: new Set(['list', 'watch']),
+    [FASTPATH_SA.name]: new Set(['get', 'list', 'create', 'patch', 'delete']),
   };
-  for (const sa of [WORKER_SA, WATCHER_SA]) {
+  for (const sa of [WORKER_SA, WATCHER_SA, FASTPATH_SA]) {
     for (const [resource, verbs] of Object.entries(permissionsOf(objs, sa)))
       for (const v of verbs) if (!allowed[sa.name]!.has(v)) problems.push(`${sa.name} may ${v} ${resource}`);
   }
   return problems;
 }
 
-/** The watcher's informers list then watch a kind; a keeper following it needs the worker's get. */
+/**
+ * The watcher's informers list then watch a kind, and the workflows its events start re-read the
+ * object: a keeper (the worker) what it follows, a sandbox's workflow (in the fast path) its Sandbox.
+ */
 function followProblems(objs: KubeObject[]): string[] {
   const problems: string[] = [];
-  const worker = permissionsOf(objs, WORKER_SA);
+  const readers = { worker: permissionsOf(objs, WORKER_SA), 'fast path': permissionsOf(objs, FASTPATH_SA) };
   for (const [resource, verbs] of Object.entries(permissionsOf(objs, WATCHER_SA))) {
     if (!verbs.includes('watch')) problems.push(`the watcher lists ${resource} but does not watch it`);
     if (!verbs.includes('list')) problems.push(`the watcher watches ${resource} but does not list it`);
-    if (!worker[resource]?.includes('get'))
-      problems.push(`the watcher follows ${resource} but the worker may not get it`);
+    const reader = resource.startsWith('sandbox.fast.io/') ? 'fast path' : 'worker';
+    if (!readers[reader][resource]?.includes('get'))
+      problems.push(`the watcher follows ${resource} but the ${reader} may not get it`);
   }
   return problems;
 }
@@ -202,6 +228,9 @@ describe('deploy/ kustomization', () => {
           'ServiceAccount',
           'ValidatingWebhookConfiguration',
         ].map((kind) => `${kind}/${ADMISSION_SA.name}`),
+        ...['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'Service', 'ServiceAccount'].map(
+          (kind) => `${kind}/${FASTPATH_SA.name}`,
+        ),
         'ClusterRole/durable-operators-capture-targets',
         'ClusterRole/durable-operators-watcher',
         'ClusterRole/durable-operators-worker',
@@ -266,8 +295,8 @@ describe('deploy/ kustomization', () => {
     ]);
 
     const noNs = structuredClone(objects).filter((o) => o.kind !== 'Namespace');
-    // Every namespaced object: 3 ServiceAccounts, 3 Deployments and the webhook's Service.
-    expect(referenceProblems(noNs).length).toBe(7);
+    // Every namespaced object: 4 ServiceAccounts, 4 Deployments, the webhook's and the fast path's Services.
+    expect(referenceProblems(noNs).length).toBe(10);
   });
 });
 
@@ -288,20 +317,38 @@ describe('RBAC', () => {
   it('the worker cannot read Secrets: capturing them is an explicit opt-in', () => {
     expect(permissionsOf(objects, WORKER_SA)['core/secrets']).toBeUndefined();
     expect(permissionsOf(objects, WATCHER_SA)['core/secrets']).toBeUndefined();
+    // The agents' token reaches the fast path as a mounted volume, not through the API.
+    expect(permissionsOf(objects, FASTPATH_SA)['core/secrets']).toBeUndefined();
   });
 
-  it('the watcher only lists and watches; the worker reads and writes but never watches or updates', () => {
+  it('the watcher only lists and watches; the worker and the fast path read and write but never watch or update', () => {
     expect(verbProblems(objects)).toEqual([]);
   });
 
-  it('the verb check catches a watcher that writes and a worker that watches', () => {
+  it('the verb check catches a watcher that writes, and a worker or fast path that watches or updates', () => {
     const broken = structuredClone(objects);
     (find(broken, 'ClusterRole', 'durable-operators-watcher')!.rules as PolicyRule[])[0]!.verbs.push('patch');
     (find(broken, 'ClusterRole', 'durable-operators-worker')!.rules as PolicyRule[])[0]!.verbs.push('watch');
+    (find(broken, 'ClusterRole', FASTPATH_SA.name)!.rules as PolicyRule[])[0]!.verbs.push('watch', 'update');
     expect(verbProblems(broken)).toEqual([
       'durable-operators-worker may watch deckhouse.io/objectkeepers',
       'durable-operators-watcher may patch deckhouse.io/objectkeepers',
+      'durable-operators-fastpath may update core/pods',
+      'durable-operators-fastpath may watch core/pods',
     ]);
+  });
+
+  it('the fast path lists agent Pods and SandboxPools and manages Sandboxes, nothing else', () => {
+    // Shape only; that these are exactly the calls it makes is the audit-log test's job.
+    const perms = permissionsOf(objects, FASTPATH_SA);
+    expect(Object.keys(perms)).toEqual([
+      'core/pods',
+      'sandbox.fast.io/sandboxes',
+      'sandbox.fast.io/sandboxes/status',
+      'sandbox.fast.io/sandboxpools',
+    ]);
+    expect(perms['core/pods']).toEqual(['list']);
+    expect(perms['sandbox.fast.io/sandboxpools']).toEqual(['list']);
   });
 
   it('every kind the watcher lists and watches, the worker may read (a keeper re-reads what it follows)', () => {
@@ -316,12 +363,29 @@ describe('RBAC', () => {
       'the watcher lists core/endpoints but does not watch it',
       'the watcher follows core/endpoints but the worker may not get it',
     ]);
+    // Sandboxes are re-read by their workflows in the fast path, not by the worker.
+    const noSandboxGet = structuredClone(objects);
+    const sandboxes = (find(noSandboxGet, 'ClusterRole', FASTPATH_SA.name)!.rules as PolicyRule[]).find((r) =>
+      r.resources?.includes('sandboxes'),
+    )!;
+    sandboxes.verbs = sandboxes.verbs.filter((v) => v !== 'get');
+    expect(followProblems(noSandboxGet)).toEqual([
+      'the watcher follows sandbox.fast.io/sandboxes but the fast path may not get it',
+    ]);
   });
 });
+
+/** The source that serves a role's /healthz and sets its worker's shutdownGraceTime. */
+const ROLE_SOURCE: Record<string, string> = {
+  worker: 'src/workers/worker.ts',
+  watcher: 'src/watcher/main.ts',
+  fastpath: 'src/fastpath/main.ts',
+};
 
 describe.each([
   { role: 'worker', sa: WORKER_SA.name },
   { role: 'watcher', sa: WATCHER_SA.name },
+  { role: 'fastpath', sa: FASTPATH_SA.name },
 ])('Deployment durable-operators-$role', ({ role, sa }) => {
   const d = find<Deployment>(objects, 'Deployment', `durable-operators-${role}`, NAMESPACE)!;
   const pod = d.spec.template.spec;
@@ -364,7 +428,7 @@ describe.each([
     expect(cfg.temporal.tls).toBe(false);
     expect(cfg.kubeconfig, 'in-cluster credentials, not a kubeconfig').toBeUndefined();
     expect(cfg.identity).toBe(`${d.metadata.name}-abc12`);
-    expect(cfg.metricsPort).toBe(role === 'watcher' ? 9464 : undefined);
+    expect(cfg.metricsPort).toBe({ watcher: 9464, fastpath: 9091 }[role]);
   });
 
   it('takes the Temporal API key from an optional Secret (and then uses TLS)', () => {
@@ -399,18 +463,20 @@ describe.each([
     }
   });
 
-  if (role === 'worker') {
+  if (role === 'worker' || role === 'fastpath') {
     it('gives in-flight activities 30 s to finish on shutdown', () => {
-      // The worker's own shutdownGraceTime (src/workers/worker.ts) must fit inside this.
-      const graceSource = readFileSync(path.join(ROOT, 'src/workers/worker.ts'), 'utf8');
+      // The Temporal worker's own shutdownGraceTime (src/workers/worker.ts, src/fastpath/main.ts) must fit inside this.
+      const graceSource = readFileSync(path.join(ROOT, ROLE_SOURCE[role]!), 'utf8');
       const sdkGrace = Number(/shutdownGraceTime: '(\d+) seconds'/.exec(graceSource)?.[1]);
       expect(pod.terminationGracePeriodSeconds).toBe(30);
       expect(sdkGrace).toBeLessThan(30);
     });
   }
 
-  if (role === 'watcher') {
-    it('runs 2 replicas (safe: deterministic workflow IDs deduplicate starts)', () => {
+  if (role === 'watcher' || role === 'fastpath') {
+    // Watcher: deterministic workflow IDs deduplicate starts. Fast path: each replica keeps its
+    // own placement table and the agents refuse what they have no room for.
+    it('runs 2 replicas (safe, see the file header)', () => {
       expect(d.spec.replicas).toBe(2);
     });
 
@@ -421,8 +487,61 @@ describe.each([
       const probe = container.livenessProbe!.httpGet!;
       expect(probe.path).toBe('/healthz');
       expect(probe.port === port || probe.port === named!.name).toBe(true);
-      // The route the probe hits is the one the watcher serves.
-      expect(readFileSync(path.join(ROOT, 'src/watcher/main.ts'), 'utf8')).toContain("req.url === '/healthz'");
+      // The route the probe hits is the one the process serves.
+      expect(readFileSync(path.join(ROOT, ROLE_SOURCE[role]!), 'utf8')).toContain("req.url === '/healthz'");
+    });
+  }
+
+  if (role === 'fastpath') {
+    const service = find<
+      KubeObject & {
+        spec: { selector: Record<string, string>; ports: { name: string; port: number; targetPort: string }[] };
+      }
+    >(objects, 'Service', d.metadata.name, NAMESPACE)!;
+    const fp = () => loadFastPathConfig(processEnv());
+    const mountOf = (file: string) =>
+      container.volumeMounts!.find(
+        (m) => file.startsWith(`${m.mountPath}/`) && !file.slice(m.mountPath.length + 1).includes('/'),
+      );
+
+    it('serves gRPC and HTTP/JSON on the ports the Service names, and is ready when /healthz answers', () => {
+      expect(d.spec.template.metadata.labels).toMatchObject(service.spec.selector);
+      const byName = Object.fromEntries(container.ports!.map((p) => [p.name, p.containerPort]));
+      expect(service.spec.ports.map((p) => [p.name, p.port, byName[p.targetPort]])).toEqual([
+        ['grpc', fp().grpcPort, fp().grpcPort],
+        ['http', fp().httpPort, fp().httpPort],
+      ]);
+      expect([fp().grpcPort, fp().httpPort]).toEqual([9090, 9080]);
+      expect(fp().host).toBe('0.0.0.0');
+      // The metrics server starts last (registry, worker and both faces are up by then).
+      expect(container.readinessProbe?.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
+    });
+
+    it('reads the agents’ token from the Secret sandbox-agent-token, mounted read-only', () => {
+      const file = fp().agentTokenFile!;
+      const mount = mountOf(file)!;
+      expect(mount.readOnly).toBe(true);
+      const volume = pod.volumes!.find((v) => v.name === mount.name)!;
+      expect(volume.secret).toMatchObject({
+        secretName: AGENT_TOKEN_SECRET,
+        items: [{ key: 'token', path: path.basename(file) }],
+        defaultMode: 0o440,
+      });
+      // No `optional`: without the token the Pod waits for the Secret instead of failing.
+      expect(volume.secret).not.toHaveProperty('optional');
+      expect(pod.securityContext?.fsGroup).toBe(1000);
+      expect(container.env!.some((e) => e.name === 'DO_AGENT_TOKEN')).toBe(false);
+    });
+
+    it('keeps the tenant cache on a writable, memory-backed volume; tenants from etcd under jxt/', () => {
+      const cfg = fp();
+      expect(cfg.tenantEtcd).toMatch(/^http:\/\/[a-z0-9.-]+:2379$/);
+      expect(cfg.tenantPrefix).toBe('jxt/');
+      const mount = mountOf(cfg.tenantCacheFile!)!;
+      expect(mount.readOnly).not.toBe(true);
+      expect(pod.volumes!.find((v) => v.name === mount.name)?.emptyDir?.medium).toBe('Memory');
+      expect(cfg.consistencyMode).toBe('fast');
+      expect(cfg.namespace, 'every namespace, as its ClusterRole allows').toBeUndefined();
     });
   }
 });
@@ -551,6 +670,79 @@ describe('deploy/examples', () => {
         controller: true,
       },
     ]);
+  });
+
+  describe('sandbox-pool and sandbox-agent-token', () => {
+    const poolFile = readObjects(path.join(dir, 'sandbox-pool.yaml'));
+    const tokenText = readFileSync(path.join(dir, 'sandbox-agent-token.yaml'), 'utf8');
+    const secrets = readObjects(path.join(dir, 'sandbox-agent-token.yaml')) as (KubeObject & {
+      data: Record<string, string>;
+    })[];
+    const pool = poolFile.find((o) => o.kind === 'SandboxPool') as KubeObject & {
+      spec: { maxSandboxesPerPod: number; agentTemplate: Deployment['spec']['template'] };
+    };
+    const agents = poolFile.find((o) => o.kind === 'Deployment') as Deployment;
+    const template = pool.spec.agentTemplate;
+    const agent = template.spec.containers.find((c) => c.name === 'agent')!;
+    const env = (name: string) => agent.env!.find((e) => e.name === name);
+
+    it('labels the agent Pods the way the fast path finds them, with the port named `agent`', () => {
+      expect(template.metadata.labels).toEqual({
+        [AGENT_APP_LABEL]: AGENT_APP_VALUE,
+        [AGENT_POOL_LABEL]: pool.metadata.name,
+      });
+      expect(agentPortOf(template as unknown as V1Pod)).toBe(DEFAULT_AGENT_PORT);
+      expect(agent.ports!.find((p) => p.name === 'agent')?.containerPort).toBe(DEFAULT_AGENT_PORT);
+      expect(agent.readinessProbe?.httpGet).toEqual({ path: '/healthz', port: 'agent' });
+    });
+
+    it("runs the image's `agent` command with the downward API env the CLI reads", () => {
+      const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+      expect(agent.image).toBe(`${IMAGE_REPO}:${pkg.version}`);
+      expect(agent.args).toEqual(['agent']);
+      expect(env('POD_NAME')?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.name');
+      expect(env('NODE_NAME')?.valueFrom?.fieldRef?.fieldPath).toBe('spec.nodeName');
+      expect(env('POD_IP')?.valueFrom?.fieldRef?.fieldPath).toBe('status.podIP');
+      expect(Number(env('AGENT_CAPACITY')?.value)).toBe(pool.spec.maxSandboxesPerPod);
+      const cli = readFileSync(path.join(ROOT, 'src/cli/main.ts'), 'utf8');
+      for (const name of ['POD_NAME', 'NODE_NAME', 'AGENT_CAPACITY', 'DO_AGENT_TOKEN_FILE'])
+        expect(cli, name).toContain(`.env('${name}')`);
+      expect(readFileSync(path.join(ROOT, 'src/agent/server.ts'), 'utf8')).toContain('process.env.POD_IP');
+      expect(template.spec.automountServiceAccountToken).toBe(false);
+    });
+
+    it('mounts the token Secret read-only where DO_AGENT_TOKEN_FILE points', () => {
+      const file = env('DO_AGENT_TOKEN_FILE')!.value!;
+      const mount = agent.volumeMounts!.find((m) => path.dirname(file) === m.mountPath)!;
+      expect(mount.readOnly).toBe(true);
+      const volume = template.spec.volumes!.find((v) => v.name === mount.name)!;
+      expect(volume.secret).toMatchObject({
+        secretName: AGENT_TOKEN_SECRET,
+        items: [{ key: 'token', path: path.basename(file) }],
+      });
+    });
+
+    it('the Deployment runs exactly the pool’s agentTemplate (no pool controller creates the Pods yet)', () => {
+      expect(agents.metadata.namespace).toBe(pool.metadata.namespace);
+      expect(agents.spec.template).toEqual(template);
+      expect(agents.spec.selector.matchLabels).toEqual(template.metadata.labels);
+      expect(agents.spec.replicas).toBe((pool.spec as unknown as { capacity: { poolMin: number } }).capacity.poolMin);
+    });
+
+    it('the token Secret exists for the fast path and for the pool’s namespace, with no usable token in it', () => {
+      const fastpath = find<Deployment>(objects, 'Deployment', FASTPATH_SA.name, NAMESPACE)!;
+      const fastpathSecret = fastpath.spec.template.spec.volumes!.find((v) => v.secret)!.secret!.secretName;
+      expect(secrets.map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`).sort()).toEqual(
+        [`Secret ${NAMESPACE}/${fastpathSecret}`, `Secret ${pool.metadata.namespace}/${AGENT_TOKEN_SECRET}`].sort(),
+      );
+      // A placeholder that is not base64, so applying the file unchanged fails; the instructions fill it in.
+      for (const o of secrets) expect(o.data).toEqual({ token: 'REPLACE-WITH-BASE64-TOKEN' });
+      expect(() => atob('REPLACE-WITH-BASE64-TOKEN')).toThrow();
+      expect(tokenText).toContain(
+        'sed "s|REPLACE-WITH-BASE64-TOKEN|$TOKEN_B64|" deploy/examples/sandbox-agent-token.yaml',
+      );
+      expect(tokenText).toMatch(/GENERATE YOUR OWN/);
+    });
   });
 
   it('step 1 of each example (the label selector in its instructions) holds what must exist first', () => {
