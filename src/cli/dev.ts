@@ -188,7 +188,11 @@ export async function runDev(opts: DevOptions): Promise<void> {
   stopping = true;
   console.log('stopping…');
   await Promise.all(children.map((c) => c.stop()));
-  await fleet?.stop();
+  if (fleet) {
+    console.log('stopping the agents…');
+    await fleet.stop();
+  }
+  console.log('stopping the local stack…');
   await stack.stop();
   console.log('stopped.');
 }

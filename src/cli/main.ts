@@ -242,9 +242,11 @@ connectionOptions(
         ...(flags.agentTokenFile ? { DO_AGENT_TOKEN_FILE: flags.agentTokenFile } : {}),
         ...(flags.tenantEtcd ? { DO_TENANT_ETCD: flags.tenantEtcd } : {}),
       });
+      // Listening before the start: a SIGTERM during start-up still ends in a clean stop.
+      const shutdown = untilShutdownSignal();
       const running = await startFastPath(cfg, fp);
       logger.info({ grpcPort: running.grpcPort, httpPort: running.httpPort }, 'fastpath running');
-      await untilShutdownSignal();
+      await shutdown;
       await running.close();
       logger.info('fastpath stopped');
     },

@@ -132,22 +132,29 @@ export async function startFastPath(
     activities: {
       ...createSandboxAgentActivities(registry, agents, metrics),
       ...createSandboxRecordActivities(kube),
-      ...createSandboxJanitorActivities(registry, agents, kube, metrics, async (lost) => {
-        await client.workflow.signalWithStart(sandboxWorkflow, {
-          workflowId: sandboxWorkflowId(lost.namespace, lost.name),
-          taskQueue,
-          args: [{ namespace: lost.namespace, name: lost.name }],
-          signal: agentReportedSignal,
-          signalArgs: [
-            { agent: lost.agent, sandboxId: lost.sandboxId, phase: 'missing', message: 'janitor: agent lost it' },
-          ],
-          typedSearchAttributes: [
-            { key: K8sKind, value: SandboxKind.kind },
-            { key: K8sNamespace, value: lost.namespace },
-            { key: K8sName, value: lost.name },
-          ],
-        });
-      }),
+      ...createSandboxJanitorActivities(
+        registry,
+        agents,
+        kube,
+        metrics,
+        async (lost) => {
+          await client.workflow.signalWithStart(sandboxWorkflow, {
+            workflowId: sandboxWorkflowId(lost.namespace, lost.name),
+            taskQueue,
+            args: [{ namespace: lost.namespace, name: lost.name }],
+            signal: agentReportedSignal,
+            signalArgs: [
+              { agent: lost.agent, sandboxId: lost.sandboxId, phase: 'missing', message: 'janitor: agent lost it' },
+            ],
+            typedSearchAttributes: [
+              { key: K8sKind, value: SandboxKind.kind },
+              { key: K8sNamespace, value: lost.namespace },
+              { key: K8sName, value: lost.name },
+            ],
+          });
+        },
+        fp.namespace,
+      ),
     },
     interceptors: { activity: killAfterActivityInterceptors() },
     shutdownGraceTime: '10 seconds',
@@ -206,7 +213,8 @@ export async function startFastPath(
     async close() {
       await Promise.all([grpcServer.close(), httpServer.close()]);
       metricsServer?.close();
-      worker.shutdown();
+      // The SDK's runtime may have begun the worker's shutdown on SIGTERM already.
+      if (worker.getState() === 'RUNNING') worker.shutdown();
       await workerRun.catch(() => undefined);
       registry.stop();
       dispatcher.stop();

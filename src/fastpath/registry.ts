@@ -53,6 +53,8 @@ export interface KnownAgent {
   /** Last successful status (Date.now()). */
   lastSeen: number;
   report?: AgentStatusReport;
+  /** Why the last status call failed, if it did (e.g. the agent refused the token). */
+  lastError?: string;
 }
 
 const agentKey = (namespace: string, pod: string) => `${namespace}/${pod}`;
@@ -135,6 +137,13 @@ export class SandboxRegistry {
     return this.pools.has(`${namespace}/${pool}`);
   }
 
+  /** Why a pool's agent Pods are not usable (their last status errors), for a precise refusal. */
+  unusableAgents(namespace: string, pool: string): string[] {
+    return [...this.known.values()]
+      .filter((a) => a.namespace === namespace && a.pool === pool && a.lastError && !this.table.has(a.key))
+      .map((a) => `${a.pod}: ${a.lastError}`);
+  }
+
   /** The agent that last reported holding this sandbox. */
   holderOf(sandboxId: string): Placement | undefined {
     const key = this.holders.get(sandboxId);
@@ -176,6 +185,7 @@ export class SandboxRegistry {
         url: `http://${ip.includes(':') ? `[${ip}]` : ip}:${agentPortOf(pod)}`,
         lastSeen: prev?.lastSeen ?? now,
         report: prev?.report,
+        lastError: prev?.lastError,
       };
       this.known.set(key, agent);
       ready.push(agent);
@@ -190,6 +200,7 @@ export class SandboxRegistry {
         const report = await this.opts.agents.status(a.url);
         a.report = report;
         a.lastSeen = Date.now();
+        a.lastError = undefined;
         this.table.report(
           {
             id: a.key,
@@ -209,6 +220,7 @@ export class SandboxRegistry {
           a.lastSeen,
         );
       } catch (err) {
+        a.lastError = (err as Error).message;
         if (Date.now() - a.lastSeen >= this.staleAfterMs) {
           if (this.table.has(a.key))
             log.warn({ agent: a.key, err: (err as Error).message }, 'agent stale: not placing on it');

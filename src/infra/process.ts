@@ -67,20 +67,28 @@ export class ManagedProcess {
   /** SIGTERM the group, then SIGKILL after the grace period. Resolves when the process is gone. */
   async stop(graceMs = 10_000): Promise<void> {
     if (!this.running) return;
-    signalGroup(this.pid, 'SIGTERM');
-    const done = await Promise.race([this.exited.then(() => true), sleep(graceMs).then(() => false)]);
-    if (!done) {
+    // The child is unref'd: without this, a caller with nothing else pending (dev shutting down)
+    // would see Node exit in the middle of the wait, before the child is gone.
+    const keepAlive = setInterval(() => {}, 1 << 30);
+    try {
+      signalGroup(this.pid, 'SIGTERM');
+      const done = await Promise.race([this.exited.then(() => true), sleep(graceMs).then(() => false)]);
+      if (!done) {
+        signalGroup(this.pid, 'SIGKILL');
+        await this.exited;
+      }
+      // The leader may exit before its group; make sure nothing of the group survives.
       signalGroup(this.pid, 'SIGKILL');
-      await this.exited;
+    } finally {
+      clearInterval(keepAlive);
     }
-    // The leader may exit before its group; make sure nothing of the group survives.
-    signalGroup(this.pid, 'SIGKILL');
   }
 
   /** Immediate SIGKILL of the whole group (crash simulation). */
   async kill(): Promise<void> {
+    const keepAlive = setInterval(() => {}, 1 << 30);
     signalGroup(this.pid, 'SIGKILL');
-    await this.exited;
+    await this.exited.finally(() => clearInterval(keepAlive));
   }
 }
 

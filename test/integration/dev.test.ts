@@ -7,6 +7,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import type { ObjectKeeper } from '../../src/api/objectkeeper.js';
+import { SandboxKind, type Sandbox } from '../../src/api/sandbox.js';
 import { loadConfig } from '../../src/config.js';
 import { objectKeeperWorkflowId } from '../../src/domain/objectkeeper.js';
 import { ManagedProcess, isAlive } from '../../src/infra/process.js';
@@ -68,7 +69,7 @@ async function untilRunning(proc: ManagedProcess): Promise<void> {
 /** Ctrl-C as a terminal sends it: SIGINT to the foreground process group. */
 async function ctrlC(proc: ManagedProcess): Promise<number[]> {
   const tree = descendants(proc.pid);
-  expect(tree.length).toBeGreaterThanOrEqual(7); // 5 servers + worker + watcher (+ tsx)
+  expect(tree.length).toBeGreaterThanOrEqual(10); // 5 servers + worker + watcher + fastpath + 2 agents (+ tsx)
   process.kill(-proc.pid, 'SIGINT');
   await proc.exited;
   return tree;
@@ -101,6 +102,30 @@ it('starts everything, stops everything on Ctrl-C, and a second run resumes the 
   );
   const { runId } = await handle.describe();
   await temporal.connection.close();
+
+  // The fast path and its default pool: the curl dev prints creates a sandbox that runs.
+  const httpBase = /HTTP {2}(http:\/\/127\.0\.0\.1:\d+)\/api\/v1\/sandboxes/.exec(
+    readFileSync(dev.spec.logFile, 'utf8'),
+  )?.[1];
+  expect(httpBase, 'dev prints the fast path’s HTTP address').toBeDefined();
+  const name = uniq('dev-sb');
+  const created = await eventually('a sandbox created through the printed HTTP face', async () => {
+    const res = await fetch(`${httpBase}/api/v1/sandboxes`, {
+      method: 'POST',
+      headers: { 'x-tenant-id': '1001' },
+      body: JSON.stringify({ name, image: 'demo', poolRef: 'default-pool', command: ['/bin/sleep', '3600'] }),
+    }).catch(() => undefined);
+    return res?.status === 201 ? ((await res.json()) as { agentPod: string }) : undefined;
+  });
+  await eventually('the sandbox Running on a default-pool agent', async () => {
+    const sb = await kube.get<Sandbox>({
+      apiVersion: SandboxKind.apiVersion,
+      kind: SandboxKind.kind,
+      namespace: 'default',
+      name,
+    });
+    return sb?.status?.phase === 'Running' && sb.status.assignedPod === created.agentPod;
+  });
 
   const tree = await ctrlC(dev);
   expect(readFileSync(dev.spec.logFile, 'utf8')).toContain('stopped.');

@@ -5,6 +5,8 @@
  * sandboxes, deletion through the finalizer, idempotent creates by name, the same-name recreate
  * loop, and bad input with its specific status.
  */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -299,6 +301,48 @@ describe('bad input gets its specific status, and nothing is half-created', () =
     expect(noTenant.status).toBe(401);
     const missing = await stack.http('GET', `/api/v1/namespaces/${stack.namespace}/sandboxes/nope`);
     expect(missing.status).toBe(404);
+  });
+});
+
+describe('metrics', () => {
+  it('count creates by mode and outcome, rejections by reason, and the pool’s agents and slots', async () => {
+    const res = await fetch(`http://127.0.0.1:${stack.fastpath!.metricsPort}/metrics`);
+    const text = await res.text();
+    const value = (line: RegExp) =>
+      Number(
+        text
+          .split('\n')
+          .find((l) => line.test(l))
+          ?.split(' ')
+          .pop() ?? NaN,
+      );
+    // The tests above made Fast and Strong sandboxes and were refused for bad input.
+    expect(value(/^fastpath_create_sandbox_duration_seconds_count\{mode="fast",success="true"\}/)).toBeGreaterThan(0);
+    expect(value(/^fastpath_create_sandbox_duration_seconds_count\{mode="strong",success="true"\}/)).toBeGreaterThan(0);
+    expect(value(/^fastpath_create_rejections_total\{mode="fast",code="InvalidArgument"\}/)).toBeGreaterThanOrEqual(3);
+    expect(value(/^fastpath_create_rejections_total\{mode="fast",code="NotFound"\}/)).toBeGreaterThanOrEqual(1);
+    expect(value(new RegExp(`^fastpath_agents\\{namespace="${stack.namespace}",pool="pool-a"\\}`))).toBe(2);
+    expect(
+      value(new RegExp(`^fastpath_sandbox_slots\\{namespace="${stack.namespace}",pool="pool-a",kind="capacity"\\}`)),
+    ).toBe(6);
+  });
+});
+
+describe('a fast path holding the wrong agent token', () => {
+  it('creates nothing and says why: the agents refuse its token', async () => {
+    const tokenFile = path.join(stack.stateDir, 'wrong-token');
+    await writeFile(tokenFile, 'not-the-agents-token', { mode: 0o600 });
+    // Its own task queue, so its creates run only in it (a replica of the good one would share the work).
+    const wrong = await stack.startSecondReplica({ agentTokenFile: tokenFile }, uniq('wrong-token'));
+    try {
+      const before = (await stack.agentReports()).reduce((n, r) => n + r.allocated, 0);
+      const err = await grpcError(wrong.grpc.call('CreateSandbox', { namespace: stack.namespace, ...spec() }));
+      expect(err.code).toBe(grpc.status.UNAVAILABLE);
+      expect(err.details).toMatch(/refused the fast path's token \(401\)|status: HTTP 401/);
+      expect((await stack.agentReports()).reduce((n, r) => n + r.allocated, 0)).toBe(before);
+    } finally {
+      wrong.grpc.close();
+    }
   });
 });
 

@@ -192,10 +192,14 @@ export class SandboxStack {
   }
 
   /** A second fast-path replica in this process: its own placement table, the same task queue and agents. */
-  async startSecondReplica(): Promise<{ fastpath: RunningFastPath; grpc: FastPathGrpc }> {
+  async startSecondReplica(
+    overrides: Partial<FastPathConfig> = {},
+    /** Another task queue makes it a separate installation rather than a replica. */
+    taskQueue = this.taskQueue,
+  ): Promise<{ fastpath: RunningFastPath; grpc: FastPathGrpc }> {
     const [grpcPort, httpPort] = [await getFreePort(), await getFreePort()];
-    const fp = { ...this.fp, grpcPort, httpPort };
-    const fastpath = await startFastPath(testConfig(this.taskQueue, { metricsPort: 0 }), fp, {
+    const fp = { ...this.fp, grpcPort, httpPort, ...overrides };
+    const fastpath = await startFastPath(testConfig(taskQueue, { metricsPort: 0 }), fp, {
       tenants: this.tenants,
       workflowBundlePath: inject('workflowBundle'),
     });

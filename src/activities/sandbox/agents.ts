@@ -71,8 +71,12 @@ export function createSandboxAgentActivities(
       switch (verdict.status) {
         case 'placed':
           return ok({ placement: verdict.placement });
-        case 'no-agents':
-          return failedWith(refusal('Unavailable', verdict.message));
+        case 'no-agents': {
+          const why = registry.unusableAgents(req.namespace, req.pool);
+          return failedWith(
+            refusal('Unavailable', why.length ? `${verdict.message} (${why.join('; ')})` : verdict.message),
+          );
+        }
         case 'exhausted':
           return failedWith(refusal('ResourceExhausted', verdict.message));
       }

@@ -40,6 +40,8 @@ export function createSandboxJanitorActivities(
   metrics: Pick<FastPathMetrics, 'janitorRemoved' | 'janitorLost'> | undefined,
   /** Tells a sandbox's workflow that its agent lost it (signal-with-start: a workflow exists afterwards). */
   reportLost: (lost: LostVerdict) => Promise<void>,
+  /** The one namespace this fast path serves (DO_FASTPATH_NAMESPACE); all when unset. */
+  namespace?: string,
 ) {
   const records = createSandboxRecordActivities(kube);
   return {
@@ -51,7 +53,7 @@ export function createSandboxJanitorActivities(
       records: number;
     }> {
       await registry.pollNow();
-      const recorded = (await records.listSandboxRecords({})).map(recordedSandbox);
+      const recorded = (await records.listSandboxRecords({ namespace })).map(recordedSandbox);
       const now = Math.floor(Date.now() / 1000);
       const orphans: OrphanVerdict[] = [];
       const held = new Map<string, Set<string>>();
