@@ -17,7 +17,8 @@ import {
   SandboxKind,
 } from '../../src/api/sandbox.js';
 import { TENANT_LABEL, sandboxWorkflowId } from '../../src/domain/sandbox.js';
-import { eventually, replayAndRecord, uniq } from '../support/env.js';
+import { K8sUID } from '../../src/temporal/search-attributes.js';
+import { eventually, replayAndRecord, temporal, uniq } from '../support/env.js';
 import { SandboxStack } from '../support/fastpath.js';
 
 const NODE = process.execPath;
@@ -100,6 +101,16 @@ describe('Fast mode (the default)', () => {
     });
     expect(sb.metadata?.annotations?.[CREATE_TIMESTAMP_ANNOTATION]).toMatch(/^\d{19}$/);
     expect(sb.metadata?.annotations?.[ALLOCATION_ANNOTATION]).toBeUndefined();
+
+    // Findable in the Web UI by namespace, name and tenant, saying what it is doing.
+    const client = await temporal();
+    const query = `K8sKind="Sandbox" AND K8sNamespace="${stack.namespace}" AND K8sName="${name}" AND Tenant="${stack.tenantId}" AND OperationPhase="live"`;
+    const found = await eventually('the workflow by its search attributes', async () => {
+      for await (const wf of client.workflow.list({ query })) return wf;
+      return undefined;
+    });
+    expect(found.workflowId).toBe(sandboxWorkflowId(stack.namespace, name));
+    expect(found.typedSearchAttributes.get(K8sUID)).toBe(sb.metadata!.uid);
 
     await deleteAndWait(name);
     expect(await heldBy(res.sandboxId)).toEqual([]);

@@ -76,15 +76,19 @@ interface Incarnation {
 export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<string> {
   const { namespace, name } = input;
   const state: SandboxState = { stage: 'waiting' };
+  let phaseIndexed = false;
+  let uidIndexed: string | undefined;
   let creation: { fingerprint: string; answer?: CreateAnswer; call: CreateSandboxCall } | undefined;
   // Set once the create was answered with a placement (or the run adopted one from the record).
   let live: Incarnation | undefined;
   let hinted = false;
 
   const stage = (s: SandboxState['stage'], details: string) => {
+    // Search attributes only on a change: each upsert is a history event.
+    if (state.stage !== s || !phaseIndexed) upsertSearchAttributes([{ key: OperationPhase, value: s }]);
+    phaseIndexed = true;
     state.stage = s;
     state.message = details;
-    upsertSearchAttributes([{ key: OperationPhase, value: s }]);
     setCurrentDetails(`**${s}** — ${details}`);
   };
 
@@ -317,10 +321,11 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
       stage('done', `Sandbox ${namespace}/${name} is gone`);
       return finish(`Sandbox ${namespace}/${name} is gone`);
     }
-    if (!state.uid) {
-      state.uid = uid;
-      upsertSearchAttributes([{ key: K8sUID, value: uid! }]);
-    } else if (creation) upsertSearchAttributes([{ key: K8sUID, value: uid! }]);
+    state.uid ??= uid;
+    if (uidIndexed !== state.uid) {
+      upsertSearchAttributes([{ key: K8sUID, value: state.uid! }]);
+      uidIndexed = state.uid;
+    }
     const ref = { namespace, name, uid: state.uid! };
 
     if (sb.metadata?.deletionTimestamp) {
