@@ -41,7 +41,7 @@ import { sandboxTaskQueue } from '../../src/config.js';
 import { janitorScheduleId } from '../../src/fastpath/main.js';
 import { AgentFleet } from '../../src/infra/agent-fleet.js';
 import { findBinary } from '../../src/infra/binaries.js';
-import { getFreePort, type ManagedProcess } from '../../src/infra/process.js';
+import { getFreePort, waitUntilReady, type ManagedProcess } from '../../src/infra/process.js';
 import { KubeClient, apiMessage, statusCode, type ObjectRef } from '../../src/kube/client.js';
 import { createEtcdClient } from '../../src/tenancy/etcd.js';
 import { TenantPublisher } from '../../src/tenancy/publisher.js';
@@ -522,6 +522,16 @@ describe('RBAC, applied for real', () => {
     it('take a TTL ObjectKeeper through its life, and the GC removes what it owned', async () => {
       startWorker();
       procs.push(spawnRole('watcher', taskQueue, uniq('deploy-sa-watcher'), { KUBECONFIG: watcherKubeconfig }));
+      // The TTL runs from the keeper's creation: create it once both are up, or a slow start on a
+      // loaded machine eats the TTL and the GC takes the ConfigMap before the test looks.
+      for (const [p, ready] of [
+        [procs.at(-2)!, 'worker running'],
+        [procs.at(-1)!, 'watcher running'],
+      ] as const)
+        await waitUntilReady(p.spec.name, async () => p.logTail(200).includes(ready), {
+          timeoutMs: 120_000,
+          process: p,
+        });
 
       const keeper = await k.create<ObjectKeeper>({
         apiVersion: 'deckhouse.io/v1alpha1',
