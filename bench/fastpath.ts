@@ -1,0 +1,734 @@
+/**
+ * Sandbox fast path figures on a private local stack: CreateSandbox latency over gRPC, Fast and
+ * Strong side by side at concurrency 1, 16 and 64, next to the parts a create cannot avoid,
+ * each measured bare in the same run — (a) the agent's create call alone (AgentClient.create),
+ * (b) a Temporal update-with-start round trip of an empty workflow (bench/workflows/empty.ts,
+ * its own worker and task queue), (c) an apiserver create of a Sandbox (KubeClient.create) —
+ * then sustained Fast creates/s (deletions join in once three quarters of the slots are taken), and
+ * the time from the answer of a Fast create whose record the apiserver refuses until the
+ * janitor has removed the orphan from its agent.
+ *
+ * Setup: namespace + SandboxPool; AGENTS agents × CAPACITY slots (AgentFleet: real processes,
+ * Pods written as the kubelet would); sandboxes run `/bin/sleep 3600` (the process runtime runs
+ * a command); tenants in the stack's tenant etcd; watcher and fast path in this process with a
+ * pre-bundled workflow bundle. Between rounds every sandbox is deleted (DeleteSandbox) and the
+ * bench waits until no Sandbox record is left and every agent reports none.
+ *
+ * Usage: npx tsx bench/fastpath.ts [SEQUENTIAL=40] [SUSTAIN_SECONDS=30] [AGENTS=8] [CAPACITY=32]
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
+import { SandboxKind, SandboxPoolKind, type Sandbox } from '../src/api/sandbox.js';
+import { loadConfig, loadFastPathConfig } from '../src/config.js';
+import { sandboxWorkflowId } from '../src/domain/sandbox.js';
+import { AgentClient } from '../src/fastpath/agent-client.js';
+import { startFastPath, type RunningFastPath } from '../src/fastpath/main.js';
+import { loadFastpathDefinition } from '../src/fastpath/proto.js';
+import { AgentFleet } from '../src/infra/agent-fleet.js';
+import { getFreePort } from '../src/infra/process.js';
+import { KubeClient } from '../src/kube/client.js';
+import { logger } from '../src/log.js';
+import { createEtcdClient } from '../src/tenancy/etcd.js';
+import { TenantProvider } from '../src/tenancy/provider.js';
+import { TenantPublisher } from '../src/tenancy/publisher.js';
+import { connectClient, connectWorker } from '../src/temporal/connection.js';
+import { startWatcher, type RunningWatcher } from '../src/watcher/main.js';
+import { writeWorkflowBundle } from '../src/workers/bundle.js';
+import { installTemporalRuntime } from '../src/workers/runtime.js';
+import { benchStack, machine, percentile, pool } from './support.js';
+import { emptyWorkflow, pingUpdate } from './workflows/empty.js';
+
+const SEQUENTIAL = Number(process.argv[2] ?? 40);
+const SUSTAIN_SECONDS = Number(process.argv[3] ?? 30);
+const AGENTS = Number(process.argv[4] ?? 8);
+const CAPACITY = Number(process.argv[5] ?? 32);
+const SLOTS = AGENTS * CAPACITY;
+const CONCURRENCY = [1, 16, 64];
+/** Creates per round at each concurrency: a few waves, never more than the slots. */
+const roundSize = (c: number) => (c === 1 ? SEQUENTIAL : Math.min(c * Math.ceil(160 / c), Math.floor(SLOTS * 0.75)));
+const ORPHANS = 5;
+const NAMESPACE = 'bench-fastpath';
+const POOL = 'pool-a';
+const TENANT = 4242;
+const TENANT_HEADER = 'x-tenant-id';
+const SLEEP = { image: 'sleep', poolRef: POOL, command: ['/bin/sleep', '3600'] };
+const DENY_POLICY = 'bench-deny-orphans';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const now = () => performance.now();
+const argv = process.argv.slice(2).join(' ');
+
+if (!process.env.DO_LOG_LEVEL) logger.level = 'error';
+const log = logger.child({ bench: 'fastpath' });
+installTemporalRuntime(log, 'ERROR');
+
+// ---- figures ----
+
+interface Figure {
+  label: string;
+  samples: number[];
+  errors: Map<string, number>;
+  /** Wall time of the round (throughput = samples / seconds). */
+  seconds?: number;
+}
+const figures = new Map<string, Figure>();
+const figure = (label: string): Figure => {
+  let f = figures.get(label);
+  if (!f) figures.set(label, (f = { label, samples: [], errors: new Map() }));
+  return f;
+};
+const p = (f: Figure | undefined, q: number) =>
+  f
+    ? percentile(
+        [...f.samples].sort((a, b) => a - b),
+        q,
+      )
+    : NaN;
+const ms = (x: number) => (Number.isNaN(x) ? '—' : x.toFixed(1));
+function show(f: Figure): string {
+  const errs = [...f.errors].map(([k, v]) => `${k}×${v}`).join(', ');
+  const rate = f.seconds ? `, ${(f.samples.length / f.seconds).toFixed(1)}/s` : '';
+  return (
+    `${f.label}: n=${f.samples.length} min=${ms(Math.min(...f.samples))} p50=${ms(p(f, 50))} p90=${ms(p(f, 90))} p99=${ms(p(f, 99))} ` +
+    `max=${ms(Math.max(...f.samples))} ms${rate}${errs ? `; errors: ${errs}` : ''}`
+  );
+}
+const errorKey = (err: unknown): string => {
+  const e = err as { code?: number; details?: string; message?: string };
+  if (typeof e.code === 'number' && e.details !== undefined) return grpc.status[e.code] ?? String(e.code);
+  return (e.message ?? String(err)).slice(0, 80);
+};
+const firstErrors: string[] = [];
+const anatomy: string[] = [];
+const noteError = (where: string, err: unknown) => {
+  if (firstErrors.length < 12)
+    firstErrors.push(`${where}: ${(err as { details?: string }).details ?? (err as Error).message ?? err}`);
+};
+
+/** Runs `count` timed calls with `concurrency` in flight; records each call's latency. */
+/** Runs `count` calls; a call may return a function, run after its clock stopped (untimed clean-up). */
+async function timed(label: string, count: number, concurrency: number, call: (i: number) => Promise<unknown>) {
+  const f = figure(label);
+  const t0 = now();
+  await pool(
+    Array.from({ length: count }, (_, i) => i),
+    concurrency,
+    async (i) => {
+      const t = now();
+      try {
+        const after = await call(i);
+        f.samples.push(now() - t);
+        if (typeof after === 'function') await (after as () => Promise<unknown>)();
+      } catch (err) {
+        const k = errorKey(err);
+        f.errors.set(k, (f.errors.get(k) ?? 0) + 1);
+        noteError(label, err);
+      }
+    },
+  );
+  f.seconds = (f.seconds ?? 0) + (now() - t0) / 1000;
+  return f;
+}
+
+// ---- the gRPC client: @grpc/grpc-js with the repo's .proto ----
+
+interface FastPathGrpc {
+  call<Res = Record<string, unknown>>(method: string, req: Record<string, unknown>): Promise<Res>;
+  close(): void;
+}
+function grpcClient(address: string): FastPathGrpc {
+  const pkg = grpc.loadPackageDefinition(loadFastpathDefinition()) as unknown as {
+    fastpath: { v1: { FastPathService: grpc.ServiceClientConstructor } };
+  };
+  const client = new pkg.fastpath.v1.FastPathService(address, grpc.credentials.createInsecure());
+  return {
+    call(method, req) {
+      const md = new grpc.Metadata();
+      md.set(TENANT_HEADER, String(TENANT));
+      return new Promise((resolve, reject) =>
+        (
+          client[method] as (
+            r: unknown,
+            m: grpc.Metadata,
+            cb: (e: grpc.ServiceError | null, v: unknown) => void,
+          ) => void
+        )(req, md, (err, res) => (err ? reject(err) : resolve(res as never))),
+      );
+    },
+    close: () => client.close(),
+  };
+}
+
+// ---- what a create's answer waited for: its workflow's history ----
+
+type Stamp = { seconds?: unknown; nanos?: number | null } | null | undefined;
+interface HistoryEvent {
+  eventTime?: Stamp;
+  workflowTaskScheduledEventAttributes?: unknown;
+  workflowTaskStartedEventAttributes?: unknown;
+  workflowTaskCompletedEventAttributes?: unknown;
+  workflowTaskFailedEventAttributes?: { cause?: unknown; failure?: { message?: string | null } | null } | null;
+  markerRecordedEventAttributes?: {
+    details?: Record<string, { payloads?: { data?: Uint8Array | null }[] | null }> | null;
+  } | null;
+  workflowExecutionUpdateCompletedEventAttributes?: unknown;
+  workflowExecutionSignaledEventAttributes?: { signalName?: string | null } | null;
+  activityTaskScheduledEventAttributes?: unknown;
+  workflowExecutionCompletedEventAttributes?: unknown;
+}
+const stampMs = (t: Stamp) => (t ? Number(t.seconds ?? 0) * 1000 + (t.nanos ?? 0) / 1e6 : NaN);
+/** A local activity marker's type and completion time (the SDK core's marker data, JSON). */
+function markerOf(e: HistoryEvent): { type: string; completedMs: number } {
+  const data = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
+  try {
+    const m = JSON.parse(Buffer.from(data ?? []).toString('utf8')) as {
+      activity_type?: string;
+      complete_time?: { seconds?: number; nanos?: number } | string;
+    };
+    const done = typeof m.complete_time === 'string' ? Date.parse(m.complete_time) : stampMs(m.complete_time as Stamp);
+    return { type: m.activity_type ?? '?', completedMs: done };
+  } catch {
+    return { type: '?', completedMs: NaN };
+  }
+}
+
+/**
+ * The workflow task that carried a create's answer: the local activities it ran before the
+ * update completed and after (the caller gets the answer only when that task completes), with
+ * their completion times from the run's start.
+ */
+async function answerAnatomy(client: Client, workflowId: string): Promise<string> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const events = (history.events ?? []) as HistoryEvent[];
+  const start = stampMs(events[0]?.eventTime);
+  const i = events.findIndex((e) => e.workflowExecutionUpdateCompletedEventAttributes);
+  if (i < 0) return `${workflowId}: no completed update in its history`;
+  let from = i;
+  while (from > 0 && !events[from - 1]!.workflowTaskCompletedEventAttributes) from--;
+  let to = i;
+  while (to + 1 < events.length && !events[to + 1]!.workflowTaskScheduledEventAttributes) to++;
+  const show = (list: HistoryEvent[]) =>
+    list
+      .filter((e) => e.markerRecordedEventAttributes)
+      .map(markerOf)
+      .map((m) => `${m.type} @${(m.completedMs - start).toFixed(0)}`)
+      .join(', ') || 'none';
+  const wftCompleted = stampMs(events[from - 1]?.eventTime);
+  const failed = events.filter((e) => e.workflowTaskFailedEventAttributes).length;
+  const count = (f: (e: HistoryEvent) => unknown) => events.filter(f).length;
+  const signals = new Map<string, number>();
+  for (const e of events) {
+    const name = e.workflowExecutionSignaledEventAttributes?.signalName;
+    if (name) signals.set(name, (signals.get(name) ?? 0) + 1);
+  }
+  return (
+    `${workflowId}: answering task completed ${(wftCompleted - start).toFixed(0)} ms after the run started; ` +
+    `local activities before the answer: ${show(events.slice(from, i))}; in the same task after it: ${show(events.slice(i + 1, to + 1))}` +
+    (failed ? `; ${failed} workflow task failure(s)` : '') +
+    `\n    whole life (create → deleted${count((e) => e.workflowExecutionCompletedEventAttributes) ? ', run completed' : ', run still open'}): ` +
+    `${events.length} events, ${count((e) => e.workflowTaskCompletedEventAttributes)} workflow tasks, ` +
+    `${count((e) => e.markerRecordedEventAttributes)} local activities, ${count((e) => e.activityTaskScheduledEventAttributes)} activities, ` +
+    `signals: ${[...signals].map(([k, v]) => `${k}×${v}`).join(', ') || 'none'}`
+  );
+}
+
+/** Why a sandbox's workflow task failed (the history's WorkflowTaskFailed events). */
+async function taskFailures(client: Client, workflowId: string): Promise<string> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  return ((history.events ?? []) as HistoryEvent[])
+    .filter((e) => e.workflowTaskFailedEventAttributes)
+    .map(
+      (e) =>
+        `cause ${String(e.workflowTaskFailedEventAttributes!.cause)}: ${e.workflowTaskFailedEventAttributes!.failure?.message ?? ''}`,
+    )
+    .join(' | ');
+}
+
+// ---- run ----
+
+const stack = await benchStack('fastpath');
+const stateDir = stack.info.stateDir;
+const kube = KubeClient.fromKubeconfig(stack.info.kubeconfig);
+const cfg = loadConfig(
+  {
+    temporalAddress: stack.info.temporal.address,
+    namespace: stack.info.temporal.namespace,
+    taskQueue: 'bench-fastpath',
+    kubeconfig: stack.info.kubeconfig,
+  },
+  {},
+);
+const token = `bench-agent-token-${process.pid}`;
+const etcd = createEtcdClient(stack.info.tenantEtcd.endpoint);
+let tenants: TenantProvider | undefined;
+let fleet: AgentFleet | undefined;
+let watcher: RunningWatcher | undefined;
+let fastpath: RunningFastPath | undefined;
+let rpc: FastPathGrpc | undefined;
+let emptyWorker: { worker: Worker; running: Promise<void> } | undefined;
+let temporal: Client | undefined;
+const t0 = Date.now();
+const stamp = () => `[${((Date.now() - t0) / 1000).toFixed(0)} s]`;
+const progress = (s: string) => process.stderr.write(`${stamp()} ${s}\n`);
+
+try {
+  console.log(`machine: ${machine()}`);
+  console.log(
+    `load average at start: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
+  console.log(`command: npx tsx bench/fastpath.ts ${argv || '(defaults)'}`);
+  const bundle = path.join(stateDir, 'workflow-bundle.js');
+  const bundled = writeWorkflowBundle(bundle);
+  await kube.core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
+  await kube.create({
+    apiVersion: SandboxPoolKind.apiVersion,
+    kind: SandboxPoolKind.kind,
+    metadata: { name: POOL, namespace: NAMESPACE },
+    spec: {
+      capacity: { poolMin: AGENTS, poolMax: AGENTS, bufferMin: 0, bufferMax: 0 },
+      maxSandboxesPerPod: CAPACITY,
+      agentTemplate: {},
+    },
+  });
+  const sandboxRef = (name: string) => ({
+    apiVersion: SandboxKind.apiVersion,
+    kind: SandboxKind.kind,
+    namespace: NAMESPACE,
+    name,
+  });
+
+  // (c) An apiserver create of a Sandbox, bare: measured before the watcher and the fast path
+  // exist, so nothing reacts to these records (no finalizer: the delete is immediate).
+  progress('apiserver create, bare');
+  for (const c of CONCURRENCY) {
+    const n = roundSize(c);
+    await timed(`(c) apiserver create Sandbox, c=${c}`, n, c, (i) =>
+      kube.create<Sandbox>({
+        apiVersion: SandboxKind.apiVersion,
+        kind: SandboxKind.kind,
+        metadata: { name: `bare-c${c}-${i}`, namespace: NAMESPACE },
+        spec: SLEEP,
+      } as Sandbox),
+    );
+    await pool(
+      Array.from({ length: n }, (_, i) => i),
+      16,
+      (i) => kube.delete(sandboxRef(`bare-c${c}-${i}`)),
+    );
+  }
+
+  // A ValidatingAdmissionPolicy refusing Sandboxes named orphan-* (the orphan measurement).
+  await kube.create({
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name: DENY_POLICY },
+    spec: {
+      failurePolicy: 'Fail',
+      matchConstraints: {
+        resourceRules: [
+          { apiGroups: ['sandbox.fast.io'], apiVersions: ['*'], operations: ['CREATE'], resources: ['sandboxes'] },
+        ],
+      },
+      validations: [{ expression: "!object.metadata.name.startsWith('orphan-')", message: 'bench: orphan-* refused' }],
+    },
+  });
+  await kube.create({
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name: DENY_POLICY },
+    spec: {
+      policyName: DENY_POLICY,
+      validationActions: ['Deny'],
+      matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': NAMESPACE } } },
+    },
+  });
+
+  // Tenants, agents, watcher, fast path.
+  progress(`starting ${AGENTS} agents, watcher, fast path`);
+  const prefix = 'bench-fastpath/';
+  await new TenantPublisher(etcd, prefix).putTenant({
+    id: TENANT,
+    code: `t${TENANT}`,
+    name: 'Bench',
+    status: 'active',
+  });
+  tenants = await TenantProvider.start({ endpoints: stack.info.tenantEtcd.endpoint, prefix, logger: log });
+  const fpDir = path.join(stateDir, 'fastpath');
+  await mkdir(fpDir, { recursive: true });
+  fleet = await AgentFleet.start({
+    kube,
+    namespace: NAMESPACE,
+    pool: POOL,
+    count: AGENTS,
+    capacity: CAPACITY,
+    token,
+    stateDir: fpDir,
+    killGraceMs: 500,
+  });
+  const tokenFile = path.join(fpDir, 'fastpath-token');
+  await writeFile(tokenFile, token, { mode: 0o600 });
+  const [grpcPort, httpPort] = [await getFreePort(), await getFreePort()];
+  const fpEnv = (orphanTimeout: string, janitorInterval: string) =>
+    loadFastPathConfig({
+      DO_FASTPATH_GRPC_PORT: String(grpcPort),
+      DO_FASTPATH_HTTP_PORT: String(httpPort),
+      DO_FASTPATH_HOST: '127.0.0.1',
+      DO_FASTPATH_CONSISTENCY_MODE: 'fast',
+      DO_FASTPATH_ORPHAN_TIMEOUT: orphanTimeout,
+      DO_FASTPATH_JANITOR_INTERVAL: janitorInterval,
+      DO_FASTPATH_NAMESPACE: NAMESPACE,
+      DO_TENANT_ETCD: stack.info.tenantEtcd.endpoint,
+      DO_AGENT_TOKEN_FILE: tokenFile,
+      DO_TENANT_PREFIX: prefix,
+    });
+  watcher = await startWatcher(cfg, { log });
+  await watcher.watcher.waitForSync();
+  await bundled;
+  // The janitor stays out of the latency rounds (interval 1 h); it gets 3 s / 2 s for the orphans.
+  fastpath = await startFastPath(cfg, fpEnv('10s', '1h'), { tenants, workflowBundlePath: bundle });
+  rpc = grpcClient(`127.0.0.1:${grpcPort}`);
+  const agentClient = new AgentClient(token);
+
+  temporal = await connectClient(cfg.temporal);
+  const emptyQueue = 'bench-empty';
+  const worker = await Worker.create({
+    connection: await connectWorker(cfg.temporal),
+    namespace: cfg.temporal.namespace,
+    taskQueue: emptyQueue,
+    workflowsPath: path.join(import.meta.dirname, 'workflows', 'empty.ts'),
+  });
+  emptyWorker = { worker, running: worker.run() };
+  progress('ready');
+
+  /** Every agent's sandboxes, fresh. */
+  const held = async () =>
+    (await Promise.all(fleet!.agents.map((a) => agentClient.status(a.url)))).flatMap((r) => r.sandboxStatuses);
+
+  const createReq = (name: string, mode: 'FAST' | 'STRONG') => ({
+    namespace: NAMESPACE,
+    name,
+    consistencyMode: mode,
+    ...SLEEP,
+  });
+
+  /** Deletes the named Sandboxes (waiting for a Fast record that is still on its way), then waits until agents are empty. */
+  async function cleanup(names: string[], why: string): Promise<void> {
+    const t = now();
+    await pool(names, 16, async (name) => {
+      for (let tries = 0; ; tries++) {
+        try {
+          await rpc!.call('DeleteSandbox', { sandboxName: name, namespace: NAMESPACE });
+          return;
+        } catch (err) {
+          const code = (err as grpc.ServiceError).code;
+          if (code === grpc.status.NOT_FOUND && tries < 100) {
+            await sleep(100);
+            continue;
+          }
+          if (code !== grpc.status.NOT_FOUND) noteError(`cleanup ${name}`, err);
+          return;
+        }
+      }
+    });
+    const deadline = Date.now() + 60_000;
+    let strays = false;
+    for (;;) {
+      const [records, sandboxes] = await Promise.all([
+        kube.listPage<Sandbox>(SandboxKind.apiVersion, SandboxKind.kind, { namespace: NAMESPACE }),
+        held(),
+      ]);
+      if (records.items.length === 0 && sandboxes.length === 0) break;
+      // Records nobody asked to delete (a create that failed for its caller may still have made one).
+      const named = new Set(names);
+      const unnamed = records.items.filter((r) => !named.has(r.metadata!.name!) && !r.metadata!.deletionTimestamp);
+      if (unnamed.length > 0 && !strays) {
+        strays = true;
+        firstErrors.push(
+          `${why}: ${unnamed.length} Sandbox record(s) left by failed creates: ${unnamed.map((r) => r.metadata!.name).join(', ')}`,
+        );
+        await pool(unnamed, 16, (r) => kube.delete(sandboxRef(r.metadata!.name!)));
+      }
+      if (Date.now() > deadline) {
+        const msg =
+          `${why}: 60 s after the deletes still ${records.items.length} Sandbox records and ${sandboxes.length} sandboxes on agents ` +
+          `(${sandboxes
+            .slice(0, 5)
+            .map((s) => `${s.claimName || '?'} ${s.phase}`)
+            .join(', ')}); removed from the agents directly`;
+        console.log(`WARNING ${msg}`);
+        firstErrors.push(msg);
+        for (const a of fleet!.agents)
+          for (const sb of (await agentClient.status(a.url)).sandboxStatuses)
+            await agentClient.delete(a.url, sb.sandboxId);
+        for (const r of records.items)
+          await kube
+            .mergePatch(sandboxRef(r.metadata!.name!), { metadata: { finalizers: null } })
+            .catch(() => undefined);
+        break;
+      }
+      await sleep(250);
+    }
+    figure('cleanup: delete + agents empty, per sandbox').samples.push((now() - t) / Math.max(1, names.length));
+  }
+
+  // Warm-up (connections, the workflow bundle's first load, JIT): not measured.
+  progress('warm-up');
+  const warm: string[] = [];
+  for (let i = 0; i < 6; i++) {
+    const name = `warm-${i}`;
+    await rpc.call('CreateSandbox', createReq(name, i % 2 ? 'STRONG' : 'FAST')).catch((err) => noteError(name, err));
+    warm.push(name);
+  }
+  for (let i = 0; i < 6; i++)
+    await temporal.workflow.executeUpdateWithStart(pingUpdate, {
+      args: ['warm'],
+      startWorkflowOperation: new WithStartWorkflowOperation(emptyWorkflow, {
+        workflowId: `empty-warm-${i}`,
+        taskQueue: emptyQueue,
+        workflowIdConflictPolicy: 'USE_EXISTING',
+      }),
+    });
+  await cleanup(warm, 'warm-up');
+
+  // (a) The agent's create alone (and its delete, untimed), (b) the empty update-with-start.
+  progress('agent create and Temporal round trip, bare');
+  const agents = fleet.agents;
+  let serial = 0;
+  for (const c of CONCURRENCY) {
+    const n = roundSize(c);
+    const ids: { url: string; id: string }[] = [];
+    // One agent at c=1 (as the brief asks); spread over all agents above, as placement spreads creates.
+    await timed(`(a) agent create, c=${c}`, n, c, async (i) => {
+      const url = c === 1 ? agents[0]!.url : agents[i % agents.length]!.url;
+      const id = `bare${String(serial++).padStart(28, '0')}`;
+      const res = await agentClient.create(url, { sandboxId: id, image: SLEEP.image, command: SLEEP.command });
+      if (res.status !== 'ok') throw new Error(`${res.reason}: ${res.message}`);
+      // One at a time: deleted before the next create (the one agent never fills up).
+      if (c === 1) return () => agentClient.delete(url, id);
+      ids.push({ url, id });
+    });
+    await pool(ids, 16, (s) => agentClient.delete(s.url, s.id));
+    while ((await held()).length > 0) await sleep(100);
+    await timed(`(b) Temporal update-with-start, empty workflow, c=${c}`, n, c, (i) =>
+      temporal!.workflow.executeUpdateWithStart(pingUpdate, {
+        args: ['x'],
+        startWorkflowOperation: new WithStartWorkflowOperation(emptyWorkflow, {
+          workflowId: `empty-c${c}-${i}-${Date.now()}`,
+          taskQueue: emptyQueue,
+          workflowIdConflictPolicy: 'USE_EXISTING',
+        }),
+      }),
+    );
+  }
+
+  // Fast and Strong, side by side, at each concurrency.
+  for (const c of CONCURRENCY) {
+    const n = roundSize(c);
+    for (const mode of ['FAST', 'STRONG'] as const) {
+      progress(`${mode} c=${c}: ${n} creates`);
+      const names = Array.from({ length: n }, (_, i) => `${mode.toLowerCase()}-c${c}-${i}`);
+      const failed: string[] = [];
+      await timed(`${mode === 'FAST' ? 'Fast' : 'Strong'} CreateSandbox, c=${c}`, n, c, (i) =>
+        rpc!.call('CreateSandbox', createReq(names[i]!, mode)).catch((err: unknown) => {
+          failed.push(names[i]!);
+          throw err;
+        }),
+      );
+      for (const name of failed.slice(0, 3)) {
+        const why = await taskFailures(temporal, sandboxWorkflowId(NAMESPACE, name)).catch((e: Error) => e.message);
+        if (why) firstErrors.push(`${name}: its workflow's task failures: ${why}`);
+      }
+      await cleanup(names, `${mode} c=${c}`);
+      if (c === 1)
+        anatomy.push(
+          await answerAnatomy(temporal, sandboxWorkflowId(NAMESPACE, names[Math.floor(n / 2)]!)).catch(
+            (e: Error) => e.message,
+          ),
+        );
+    }
+  }
+
+  // Sustained Fast creates at the concurrency with the best throughput, deletions alongside.
+  const best = CONCURRENCY.map((c) => ({ c, f: figures.get(`Fast CreateSandbox, c=${c}`)! })).sort(
+    (x, y) => y.f.samples.length / y.f.seconds! - x.f.samples.length / x.f.seconds!,
+  )[0]!.c;
+  progress(`sustained Fast at c=${best} for ${SUSTAIN_SECONDS} s`);
+  const sustained = figure(`sustained Fast CreateSandbox, c=${best}, ${SUSTAIN_SECONDS} s`);
+  const toDelete: string[] = [];
+  const deleted: string[] = [];
+  let creating = true;
+  let made = 0;
+  const tSustain = now();
+  const creators = Array.from({ length: best }, async () => {
+    while (creating) {
+      const name = `sus-${made++}`;
+      const t = now();
+      try {
+        await rpc!.call('CreateSandbox', createReq(name, 'FAST'));
+        if (creating) sustained.samples.push(now() - t);
+        toDelete.push(name);
+      } catch (err) {
+        const k = errorKey(err);
+        sustained.errors.set(k, (sustained.errors.get(k) ?? 0) + 1);
+        if (k !== 'RESOURCE_EXHAUSTED') {
+          noteError(`sustained ${name}`, err);
+          toDelete.push(name); // its workflow may still create it
+        } else await sleep(50);
+      }
+    }
+  });
+  let deleting = true;
+  const notFoundSince = new Map<string, number>();
+  // Deletions start only when three quarters of the slots are taken: below that, the window
+  // measures creates alone; above it, creates/s is what creates and deletes together sustain.
+  const live = () => toDelete.length + best;
+  const deleters = Array.from({ length: 16 }, async () => {
+    while (deleting || toDelete.length > 0) {
+      if (deleting && live() < SLOTS * 0.75) {
+        await sleep(20);
+        continue;
+      }
+      const name = toDelete.shift();
+      if (!name) {
+        await sleep(20);
+        continue;
+      }
+      try {
+        await rpc!.call('DeleteSandbox', { sandboxName: name, namespace: NAMESPACE });
+        deleted.push(name);
+      } catch (err) {
+        // A Fast record still on its way: try again a little later (for at most 30 s).
+        if ((err as grpc.ServiceError).code !== grpc.status.NOT_FOUND) noteError(`sustained delete ${name}`, err);
+        else if (Date.now() - (notFoundSince.get(name) ?? notFoundSince.set(name, Date.now()).get(name)!) < 30_000)
+          toDelete.push(name);
+        else noteError(`sustained delete ${name}`, new Error('no Sandbox record 30 s after the answer'));
+        await sleep(20);
+      }
+    }
+  });
+  await sleep(SUSTAIN_SECONDS * 1000);
+  creating = false;
+  sustained.seconds = (now() - tSustain) / 1000;
+  const deletedInWindow = deleted.length;
+  await Promise.all(creators);
+  deleting = false;
+  await Promise.all(deleters);
+  await cleanup([], 'sustained');
+  const sustainedDeletes = deletedInWindow / sustained.seconds;
+
+  // Orphan removal: a Fast create whose record is refused; janitor every 2 s, orphan timeout 3 s.
+  progress('orphans');
+  await fastpath.close();
+  fastpath = undefined;
+  fastpath = await startFastPath(cfg, fpEnv('3s', '2s'), { tenants, workflowBundlePath: bundle });
+  // The policy is in force once the apiserver refuses a dry run.
+  for (let i = 0; ; i++) {
+    try {
+      await kube.objects.create(
+        {
+          apiVersion: SandboxKind.apiVersion,
+          kind: SandboxKind.kind,
+          metadata: { name: 'orphan-probe', namespace: NAMESPACE },
+          spec: SLEEP,
+        },
+        undefined,
+        'All',
+      );
+      if (i > 300) throw new Error('the ValidatingAdmissionPolicy never took effect');
+      await sleep(100);
+    } catch {
+      break;
+    }
+  }
+  const orphanFig = figure('orphan: answer → agent no longer reports it');
+  await Promise.all(
+    Array.from({ length: ORPHANS }, async (_, i) => {
+      await sleep(i * 900); // spread over the janitor's 2 s period
+      const name = `orphan-${i}`;
+      try {
+        const res = await rpc!.call<{ sandboxId: string; agentPod: string }>('CreateSandbox', createReq(name, 'FAST'));
+        const answered = now();
+        const agent = fleet!.agents.find((a) => a.podName === res.agentPod)!;
+        const deadline = answered + 60_000;
+        for (;;) {
+          const report = await agentClient.status(agent.url);
+          if (!report.sandboxStatuses.some((s) => s.sandboxId === res.sandboxId)) break;
+          if (now() > deadline) throw new Error(`orphan ${name} still on ${res.agentPod} after 60 s`);
+          await sleep(50);
+        }
+        orphanFig.samples.push(now() - answered);
+      } catch (err) {
+        orphanFig.errors.set(errorKey(err), (orphanFig.errors.get(errorKey(err)) ?? 0) + 1);
+        noteError(name, err);
+        const why = await taskFailures(temporal!, sandboxWorkflowId(NAMESPACE, name)).catch((e: Error) => e.message);
+        if (why) firstErrors.push(`${name}: its workflow's task failures: ${why}`);
+      }
+    }),
+  );
+
+  // ---- report ----
+  console.log(
+    `load average at end: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
+  console.log(
+    `setup: ${AGENTS} agents × ${CAPACITY} slots; sandboxes run /bin/sleep 3600; janitor off during the rounds\n`,
+  );
+  for (const f of figures.values()) console.log(show(f));
+  console.log(
+    `sustained: ${(sustained.samples.length / sustained.seconds).toFixed(1)} Fast creates/s answered ok ` +
+      `(${sustained.samples.length} in ${sustained.seconds.toFixed(1)} s at c=${best}), ` +
+      `${sustainedDeletes.toFixed(1)} deletes/s alongside`,
+  );
+  const p50 = (label: string) => p(figures.get(label), 50);
+  console.log('\nfloors (p50):');
+  for (const c of CONCURRENCY) {
+    const agent = p50(`(a) agent create, c=${c}`);
+    const wf = p50(`(b) Temporal update-with-start, empty workflow, c=${c}`);
+    const api = p50(`(c) apiserver create Sandbox, c=${c}`);
+    const fast = p50(`Fast CreateSandbox, c=${c}`);
+    const strong = p50(`Strong CreateSandbox, c=${c}`);
+    const mark = (ok: boolean) => (ok ? '✓' : '✗');
+    console.log(
+      `  c=${c}: Fast ${ms(fast)} ≤ agent ${ms(agent)} + Temporal ${ms(wf)} + 5 = ${ms(agent + wf + 5)} ${mark(fast <= agent + wf + 5)}; ` +
+        `Strong ${ms(strong)} ≤ Fast + apiserver ${ms(api)} + 5 = ${ms(fast + api + 5)} ${mark(strong <= fast + api + 5)}` +
+        (c === 1 ? `; Fast ≤ 50 ${mark(fast <= 50)}; Strong ≤ 80 ${mark(strong <= 80)}` : ''),
+    );
+  }
+  console.log(
+    `  orphan removal ≈ timeout 3 s + ≤ one interval 2 s: p50 ${ms(p(orphanFig, 50))} ms, max ${ms(Math.max(...orphanFig.samples))} ms`,
+  );
+  if (anatomy.length)
+    console.log(`\nwhat a c=1 create's answer waited for (ms from its run's start):\n  ${anatomy.join('\n  ')}`);
+  if (firstErrors.length) console.log(`\nfirst errors:\n  ${firstErrors.join('\n  ')}`);
+} finally {
+  const step = async (what: string, fn: () => unknown) => {
+    try {
+      await fn();
+    } catch (err) {
+      process.stderr.write(`stopping ${what}: ${(err as Error).message}\n`);
+    }
+  };
+  await step('grpc client', () => rpc?.close());
+  await step('fast path', () => fastpath?.close());
+  await step('empty worker', async () => {
+    emptyWorker?.worker.shutdown();
+    await emptyWorker?.running;
+  });
+  await step('temporal client', () => temporal?.connection.close());
+  await step('watcher', () => watcher?.stop());
+  await step('agents', () => fleet?.stop());
+  await step('tenants', () => tenants?.stop());
+  await step('etcd client', () => etcd.close());
+  await step('stack', () => stack.stop());
+  progress('stopped');
+}
