@@ -11,6 +11,7 @@ import { LocalStack } from '../infra/stack.js';
 import { INFRA_BINARIES, INFRA_VERSIONS } from '../infra/versions.js';
 import { logger } from '../log.js';
 import { registerCheckpointCommands } from './checkpoint.js';
+import { registerCloudflareCommands } from './cloudflare.js';
 import { runDev } from './dev.js';
 import { untilShutdownSignal } from './signals.js';
 import { registerTenantCommands } from './tenants.js';
@@ -253,6 +254,7 @@ connectionOptions(
   );
 
 registerTenantCommands(program);
+registerCloudflareCommands(program);
 registerCheckpointCommands(program);
 
 const infra = program.command('infra').description('Infrastructure binaries and the local stack.');

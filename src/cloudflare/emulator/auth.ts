@@ -1,0 +1,128 @@
+/**
+ * Token authentication (`Authorization: Bearer <token>`) and the per-token request budget.
+ * Tokens are configured up front; a token may be limited to some accounts (its zones included).
+ */
+import { CfErrors } from './envelope.js';
+
+export interface TokenSpec {
+  token: string;
+  /** The token's identifier tag (what `/user/tokens/verify` returns); derived from the token if absent. */
+  id?: string;
+  status?: 'active' | 'disabled' | 'expired';
+  /** Account ids the token may act on; absent = every account. */
+  accounts?: string[];
+}
+
+export interface TokenRecord {
+  token: string;
+  id: string;
+  status: 'active' | 'disabled' | 'expired';
+  accounts?: ReadonlySet<string>;
+}
+
+/** Budget of requests per token in a fixed window. Cloudflare's default: 1200 per 5 minutes. */
+export interface RateLimitBudget {
+  requests: number;
+  windowSeconds: number;
+}
+
+export const CLOUDFLARE_DEFAULT_BUDGET: RateLimitBudget = { requests: 1200, windowSeconds: 300 };
+
+export class TokenAuth {
+  private readonly tokens = new Map<string, TokenRecord>();
+
+  constructor(specs: readonly TokenSpec[]) {
+    for (const spec of specs) this.add(spec);
+  }
+
+  add(spec: TokenSpec): void {
+    if (!spec.token) throw new Error('a token must not be empty');
+    this.tokens.set(spec.token, {
+      token: spec.token,
+      id: spec.id ?? tokenId(spec.token),
+      status: spec.status ?? 'active',
+      ...(spec.accounts ? { accounts: new Set(spec.accounts) } : {}),
+    });
+  }
+
+  /** The token behind an Authorization header, whatever its status; throws the real API's error when the header is malformed. */
+  lookup(header: string | undefined): TokenRecord | undefined {
+    const match = /^Bearer ([^\s]+)$/.exec(header?.trim() ?? '');
+    if (!match?.[1]) throw CfErrors.malformedAuthorization();
+    return this.tokens.get(match[1]);
+  }
+
+  /** An active token, or the 403/10000 the real API sends for a bad token. */
+  authenticate(header: string | undefined): TokenRecord {
+    const record = this.lookup(header);
+    if (!record || record.status !== 'active') throw CfErrors.authentication();
+    return record;
+  }
+}
+
+/** Whether the token may act on the account (403/10000 otherwise). */
+export function authorizeAccount(token: TokenRecord, accountId: string): void {
+  if (token.accounts && !token.accounts.has(accountId)) throw CfErrors.authentication();
+}
+
+/** A stable 32-hex identifier tag for a token (not a secret: a hash prefix). */
+export function tokenId(token: string): string {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193;
+  for (let i = 0; i < token.length; i++) {
+    const c = token.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193) >>> 0;
+    h2 = Math.imul(h2 ^ c, 0x811c9dc5) >>> 0;
+  }
+  return [h1, h2, (h1 ^ h2) >>> 0, Math.imul(h1, 31) >>> 0].map((n) => n.toString(16).padStart(8, '0')).join('');
+}
+
+export type RateDecision =
+  | { allowed: true; remaining: number; resetSeconds: number }
+  | { allowed: false; retryAfterSeconds: number; resetSeconds: number };
+
+/** Fixed-window request budget per key (token). `now` is injectable for tests. */
+export class RateLimiter {
+  private readonly windows = new Map<string, { start: number; used: number }>();
+
+  constructor(
+    private budget: RateLimitBudget,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get current(): RateLimitBudget {
+    return { ...this.budget };
+  }
+
+  setBudget(budget: RateLimitBudget): void {
+    this.budget = { ...budget };
+    this.windows.clear();
+  }
+
+  reset(): void {
+    this.windows.clear();
+  }
+
+  take(key: string): RateDecision {
+    const now = this.now();
+    const windowMs = this.budget.windowSeconds * 1000;
+    let w = this.windows.get(key);
+    if (!w || now - w.start >= windowMs) {
+      w = { start: now, used: 0 };
+      this.windows.set(key, w);
+    }
+    const resetSeconds = Math.max(1, Math.ceil((w.start + windowMs - now) / 1000));
+    if (w.used >= this.budget.requests) return { allowed: false, retryAfterSeconds: resetSeconds, resetSeconds };
+    w.used++;
+    return { allowed: true, remaining: this.budget.requests - w.used, resetSeconds };
+  }
+
+  /** The `Ratelimit` and `Ratelimit-Policy` headers Cloudflare sends. */
+  headers(decision: RateDecision): Record<string, string> {
+    const remaining = decision.allowed ? decision.remaining : 0;
+    return {
+      ratelimit: `"default";r=${remaining};t=${decision.resetSeconds}`,
+      'ratelimit-policy': `"burst";q=${this.budget.requests};w=${this.budget.windowSeconds}`,
+    };
+  }
+}

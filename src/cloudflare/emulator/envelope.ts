@@ -1,0 +1,102 @@
+/**
+ * The Cloudflare v4 envelope and the error bodies the emulator answers with. Every response is
+ * `{success, errors:[{code,message}], messages:[], result}` (+ `result_info` on lists); errors carry
+ * `result: null`. Status codes and error codes are the ones the real API sends for the same case.
+ */
+
+export interface CfErrorData {
+  code: number;
+  message: string;
+  error_chain?: CfErrorData[];
+}
+
+export interface ResultInfo {
+  page?: number;
+  per_page: number;
+  count: number;
+  total_count?: number;
+  total_pages?: number;
+  cursor?: string;
+}
+
+export interface Envelope {
+  success: boolean;
+  errors: CfErrorData[];
+  messages: CfErrorData[];
+  result: unknown;
+  result_info?: ResultInfo;
+}
+
+/** A failure answered as an error envelope with this HTTP status (and extra headers). */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly errors: CfErrorData[],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(errors.map((e) => `${e.code} ${e.message}`).join('; '));
+  }
+}
+
+export function success(result: unknown, resultInfo?: ResultInfo): Envelope {
+  const body: Envelope = { success: true, errors: [], messages: [], result };
+  if (resultInfo) body.result_info = resultInfo;
+  return body;
+}
+
+export function failure(errors: CfErrorData[]): Envelope {
+  return { success: false, errors, messages: [], result: null };
+}
+
+/** The error cases the emulator reproduces, by the real API's status and code. */
+export const CfErrors = {
+  /** A token that is unknown, disabled or has no access to the object (code 10000, 403). */
+  authentication: () => new ApiError(403, [{ code: 10000, message: 'Authentication error' }]),
+  /** `/user/tokens/verify` with a token that does not verify (code 1000, 401). */
+  invalidToken: () => new ApiError(401, [{ code: 1000, message: 'Invalid API Token' }]),
+  /** No or malformed `Authorization` header (6003 with 6111 in the chain, 400). */
+  malformedAuthorization: () =>
+    new ApiError(400, [
+      {
+        code: 6003,
+        message: 'Invalid request headers',
+        error_chain: [{ code: 6111, message: 'Invalid format for Authorization header' }],
+      },
+    ]),
+  /** An unknown path (7000, 404). */
+  noRoute: () => new ApiError(404, [{ code: 7000, message: 'No route for that URI' }]),
+  /** A path whose object identifier (zone, account) does not exist (7003 + 7000). */
+  invalidIdentifier: (path: string) =>
+    new ApiError(404, [
+      { code: 7003, message: `Could not route to ${path}, perhaps your object identifier is invalid?` },
+      { code: 7000, message: 'No route for that URI' },
+    ]),
+  /** GET of a phase entrypoint that was never written (10003, 404). */
+  entrypointNotFound: (phase: string) =>
+    new ApiError(404, [{ code: 10003, message: `could not find entrypoint ruleset in the ${phase} phase` }]),
+  /** A method the path does not support (10405, 405). */
+  methodNotAllowed: (method: string) =>
+    new ApiError(405, [{ code: 10405, message: `Method ${method} not allowed for this endpoint` }]),
+  /** A body that is not JSON (6007, 400). */
+  malformedJson: () => new ApiError(400, [{ code: 6007, message: 'Malformed JSON in request body' }]),
+  /** A JSON body of the wrong shape (9207, 400), with the first problems in the chain. */
+  invalidBody: (details: string[]) =>
+    new ApiError(400, [
+      {
+        code: 9207,
+        message: 'Request body is invalid.',
+        ...(details.length ? { error_chain: details.map((message) => ({ code: 9207, message })) } : {}),
+      },
+    ]),
+  /** Over the token's request budget (971, 429, with Retry-After in seconds). */
+  rateLimited: (retryAfterSeconds: number, headers: Record<string, string> = {}) =>
+    new ApiError(429, [{ code: 971, message: 'Please wait and consider throttling your request speed' }], {
+      'retry-after': String(retryAfterSeconds),
+      ...headers,
+    }),
+  /** A fault injected by a test: any status, with a generic code unless one is given. */
+  injected: (status: number, code?: number, message?: string) =>
+    new ApiError(status, [
+      { code: code ?? (status === 429 ? 971 : 10001), message: message ?? `Injected fault (HTTP ${status})` },
+    ]),
+} as const;

@@ -1,0 +1,39 @@
+/** Zones: list (page pagination, `name`/`status`/`account.id` filters) and get. */
+import { authorizeAccount } from '../auth.js';
+import { CfErrors } from '../envelope.js';
+import { paginatePage } from '../pagination.js';
+import type { Route, RouteContext } from '../router.js';
+import type { Zone } from '../store.js';
+
+export const ZONE_PAGE_LIMITS = { defaultPerPage: 20, minPerPage: 5, maxPerPage: 50 };
+
+/** The zone named by `:zone_id` that the token may use, or the real API's error. */
+export function zoneFor(ctx: RouteContext): Zone {
+  const zone = ctx.store.zones.get(ctx.params.zone_id ?? '');
+  if (!zone) throw CfErrors.invalidIdentifier(`/client/v4${ctx.path}`);
+  authorizeAccount(ctx.token, zone.account.id);
+  return zone;
+}
+
+export const zoneRoutes: Route[] = [
+  {
+    method: 'GET',
+    pattern: '/zones',
+    handler: (ctx) => {
+      const { query, token } = ctx;
+      const name = query.get('name');
+      const status = query.get('status');
+      const accountId = query.get('account.id');
+      const accountName = query.get('account.name');
+      const zones = ctx.store
+        .zoneList()
+        .filter((z) => !token.accounts || token.accounts.has(z.account.id))
+        .filter((z) => name === null || z.name === name)
+        .filter((z) => status === null || z.status === status)
+        .filter((z) => accountId === null || z.account.id === accountId)
+        .filter((z) => accountName === null || z.account.name === accountName);
+      return paginatePage(zones, query, ZONE_PAGE_LIMITS);
+    },
+  },
+  { method: 'GET', pattern: '/zones/:zone_id', handler: (ctx) => ({ result: zoneFor(ctx) }) },
+];

@@ -1,0 +1,205 @@
+/**
+ * The emulator's state: accounts, zones, phase entrypoint rulesets and device policy lists.
+ * Plain in-memory maps; `reset()` empties them and `seed()` fills them (test hooks).
+ */
+import { randomUUID } from 'node:crypto';
+
+export interface Account {
+  id: string;
+  name: string;
+}
+
+export interface Zone {
+  id: string;
+  name: string;
+  status: 'active' | 'pending';
+  paused: boolean;
+  type: 'full';
+  account: { id: string; name: string };
+  name_servers: string[];
+  original_name_servers: string[] | null;
+  development_mode: number;
+  owner: { id: string | null; name: string | null; type: string | null };
+  permissions: string[];
+  meta: { phishing_detected: boolean; page_rule_quota: number };
+  plan: { id: string; name: string };
+  created_on: string;
+  modified_on: string;
+  activated_on: string;
+}
+
+export interface Rule {
+  id: string;
+  version: string;
+  last_updated: string;
+  action: string;
+  expression: string;
+  description?: string;
+  enabled: boolean;
+  ref: string;
+  [field: string]: unknown;
+}
+
+export interface Ruleset {
+  id: string;
+  name: string;
+  description: string;
+  kind: 'zone' | 'root';
+  phase: string;
+  version: string;
+  last_updated: string;
+  rules: Rule[];
+}
+
+export type Scope = 'accounts' | 'zones';
+export type DeviceList = 'include' | 'exclude' | 'fallback_domains';
+export type DeviceEntry = Record<string, unknown>;
+
+export interface SeedDocument {
+  accounts?: Array<{ id: string; name?: string }>;
+  zones?: Array<{ id?: string; name: string; account_id: string; status?: 'active' | 'pending' }>;
+}
+
+/** A 32-hex identifier, as Cloudflare's. */
+export function cfId(): string {
+  return randomUUID().replaceAll('-', '');
+}
+
+export class EmulatorStore {
+  readonly accounts = new Map<string, Account>();
+  readonly zones = new Map<string, Zone>();
+  /** Key: `${scope}/${scopeId}/${phase}`. */
+  readonly entrypoints = new Map<string, Ruleset>();
+  /** Key: `${accountId}/${policyId ?? 'default'}/${list}`. */
+  readonly deviceLists = new Map<string, DeviceEntry[]>();
+
+  constructor(private readonly now: () => Date = () => new Date()) {}
+
+  reset(): void {
+    this.accounts.clear();
+    this.zones.clear();
+    this.entrypoints.clear();
+    this.deviceLists.clear();
+  }
+
+  seed(doc: SeedDocument): { accounts: Account[]; zones: Zone[] } {
+    const accounts = (doc.accounts ?? []).map((a) => this.addAccount(a.id, a.name));
+    const zones = (doc.zones ?? []).map((z) => this.addZone(z));
+    return { accounts, zones };
+  }
+
+  addAccount(id: string, name?: string): Account {
+    const account = { id, name: name ?? `account ${id}` };
+    this.accounts.set(id, account);
+    return account;
+  }
+
+  addZone(z: { id?: string; name: string; account_id: string; status?: 'active' | 'pending' }): Zone {
+    const account = this.accounts.get(z.account_id) ?? this.addAccount(z.account_id);
+    const at = this.now().toISOString();
+    const zone: Zone = {
+      id: z.id ?? cfId(),
+      name: z.name,
+      status: z.status ?? 'active',
+      paused: false,
+      type: 'full',
+      account: { id: account.id, name: account.name },
+      name_servers: ['ada.ns.cloudflare.com', 'bob.ns.cloudflare.com'],
+      original_name_servers: null,
+      development_mode: 0,
+      owner: { id: null, name: null, type: 'user' },
+      permissions: ['#zone:read', '#zone:edit'],
+      meta: { phishing_detected: false, page_rule_quota: 3 },
+      plan: { id: '0feeeeeeeeeeeeeeeeeeeeeeeeeeeeee', name: 'Free Website' },
+      created_on: at,
+      modified_on: at,
+      activated_on: at,
+    };
+    this.zones.set(zone.id, zone);
+    return zone;
+  }
+
+  /** The zones in a stable order (name, then id), as a list endpoint returns them. */
+  zoneList(): Zone[] {
+    return [...this.zones.values()].sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
+  }
+
+  getEntrypoint(scope: Scope, scopeId: string, phase: string): Ruleset | undefined {
+    return this.entrypoints.get(`${scope}/${scopeId}/${phase}`);
+  }
+
+  /** Entrypoints of one account or zone, by id (for `rulesets.list`). */
+  rulesetsOf(scope: Scope, scopeId: string): Ruleset[] {
+    const prefix = `${scope}/${scopeId}/`;
+    return [...this.entrypoints.entries()]
+      .filter(([key]) => key.startsWith(prefix))
+      .map(([, rs]) => rs)
+      .sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  /**
+   * PUT of a phase entrypoint: creates it on first write; replaces `rules[]` wholesale; a rule
+   * keeps its id when the body names it, gets a new id otherwise; `ref` defaults to the id;
+   * the ruleset's `version` goes up by one on every write, a rule's when it changes.
+   */
+  putEntrypoint(
+    scope: Scope,
+    scopeId: string,
+    phase: string,
+    body: { name?: string; description?: string; rules: Array<Record<string, unknown>> },
+  ): Ruleset {
+    const key = `${scope}/${scopeId}/${phase}`;
+    const at = this.now().toISOString();
+    const previous = this.entrypoints.get(key);
+    const oldRules = new Map((previous?.rules ?? []).map((r) => [r.id, r]));
+    const version = previous ? String(Number(previous.version) + 1) : '1';
+    const rules: Rule[] = body.rules.map((input) => {
+      const { id: askedId, version: _v, last_updated: _l, ...fields } = input;
+      const old = typeof askedId === 'string' ? oldRules.get(askedId) : undefined;
+      const id = old?.id ?? cfId();
+      const rule = {
+        enabled: true,
+        ...fields,
+        id,
+        ref: typeof fields.ref === 'string' && fields.ref ? fields.ref : (old?.ref ?? id),
+      } as Rule;
+      const changed = !old || JSON.stringify(strip(old)) !== JSON.stringify(strip(rule));
+      rule.version = old && !changed ? old.version : old ? String(Number(old.version) + 1) : '1';
+      rule.last_updated = old && !changed ? old.last_updated : at;
+      return rule;
+    });
+    const ruleset: Ruleset = {
+      id: previous?.id ?? cfId(),
+      name: body.name ?? previous?.name ?? 'default',
+      description: body.description ?? previous?.description ?? '',
+      kind: scope === 'zones' ? 'zone' : 'root',
+      phase,
+      version,
+      last_updated: at,
+      rules,
+    };
+    this.entrypoints.set(key, ruleset);
+    return ruleset;
+  }
+
+  getDeviceList(accountId: string, policyId: string | undefined, list: DeviceList): DeviceEntry[] {
+    return this.deviceLists.get(`${accountId}/${policyId ?? 'default'}/${list}`) ?? [];
+  }
+
+  /** Whole-list PUT: the body replaces the list. */
+  putDeviceList(
+    accountId: string,
+    policyId: string | undefined,
+    list: DeviceList,
+    entries: DeviceEntry[],
+  ): DeviceEntry[] {
+    const copy = entries.map((e) => ({ ...e }));
+    this.deviceLists.set(`${accountId}/${policyId ?? 'default'}/${list}`, copy);
+    return copy;
+  }
+}
+
+function strip(rule: Partial<Rule>): Record<string, unknown> {
+  const { version: _v, last_updated: _l, ...rest } = rule;
+  return Object.fromEntries(Object.entries(rest).sort(([a], [b]) => a.localeCompare(b)));
+}

@@ -1,0 +1,384 @@
+/**
+ * The Cloudflare API emulator driven only through the official `cloudflare` SDK: a contract test
+ * of every endpoint the sync uses (the shapes the SDK returns), auth failures as the SDK's error
+ * classes with the real codes, pagination as `for await` iterates it, 429 + Retry-After retried
+ * by the SDK, ruleset entrypoints and whole-list device PUTs. The hooks are used only to seed,
+ * inject faults and read the request log.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Cloudflare, { type APIError } from 'cloudflare';
+import type { PhaseUpdateResponse } from 'cloudflare/resources/rulesets/phases/phases';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../support/env.js';
+import { EmulatorAdmin, startCloudflareEmulator, type RunningEmulator } from '../../src/cloudflare/emulator/index.js';
+
+/** The SDK types an entrypoint as `Ruleset | unknown`; the emulator always answers a Ruleset. */
+type EntrypointRuleset = PhaseUpdateResponse.Ruleset;
+
+const TOKEN = 'emulator-test-token';
+const ACCOUNT = '01a7362d577a6c3019a474fd6f485823';
+const OTHER_ACCOUNT = '9a7806061c88ada191ed06f989cc3dac';
+const ZONE = '023e105f4ecef8ad9ca31a8372d0c353';
+
+let emulator: RunningEmulator;
+let admin: EmulatorAdmin;
+let cf: Cloudflare;
+
+function client(apiToken = TOKEN, maxRetries = 2): Cloudflare {
+  return new Cloudflare({ apiToken, baseURL: emulator.baseURL, maxRetries });
+}
+
+beforeAll(async () => {
+  emulator = await startCloudflareEmulator({
+    tokens: [
+      { token: TOKEN },
+      { token: 'scoped-token', accounts: [OTHER_ACCOUNT] },
+      { token: 'off', status: 'disabled' },
+    ],
+  });
+  admin = new EmulatorAdmin(emulator.url, emulator.adminToken);
+  cf = client();
+});
+
+afterAll(async () => {
+  await emulator?.close();
+});
+
+beforeEach(async () => {
+  await admin.reset();
+  await admin.seed({
+    accounts: [
+      { id: ACCOUNT, name: 'Team account' },
+      { id: OTHER_ACCOUNT, name: 'Other account' },
+    ],
+    zones: [{ id: ZONE, name: 'example.com', account_id: ACCOUNT }],
+  });
+});
+
+describe('contract: the SDK calls the sync uses', () => {
+  it('user.tokens.verify returns the token id and status', async () => {
+    const v = await cf.user.tokens.verify();
+    expect(v.status).toBe('active');
+    expect(v.id).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it('zones.list and zones.get resolve a zone', async () => {
+    const zones = [];
+    for await (const z of cf.zones.list({ name: 'example.com' })) zones.push(z);
+    expect(zones.map((z) => [z.id, z.name, z.account.id, z.status])).toEqual([
+      [ZONE, 'example.com', ACCOUNT, 'active'],
+    ]);
+    const zone = await cf.zones.get({ zone_id: ZONE });
+    expect(zone).toMatchObject({ id: ZONE, name: 'example.com', account: { id: ACCOUNT, name: 'Team account' } });
+    expect(zone.name_servers.length).toBeGreaterThan(0);
+  });
+
+  it('an unknown zone is a NotFoundError with codes 7003 and 7000', async () => {
+    const err = await cf.zones.get({ zone_id: 'ffffffffffffffffffffffffffffffff' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Cloudflare.NotFoundError);
+    expect((err as APIError).errors.map((e) => e.code)).toEqual([7003, 7000]);
+  });
+
+  it('ruleset entrypoint: 404 (10003) → PUT creates with rule ids → GET → PUT replaces and bumps version', async () => {
+    const phase = 'http_request_firewall_custom';
+    const missing = await cf.rulesets.phases.get(phase, { zone_id: ZONE }).catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(Cloudflare.NotFoundError);
+    expect((missing as APIError).status).toBe(404);
+    expect((missing as APIError).errors[0]?.code).toBe(10003);
+
+    const created = (await cf.rulesets.phases.update(phase, {
+      zone_id: ZONE,
+      rules: [
+        { action: 'block', expression: 'ip.src eq 192.0.2.1', description: 'Manual rule by admin' },
+        { action: 'block', expression: 'http.host eq "a.example.com"', description: '[managed-by:c1:ZoneRuleset/a/r]' },
+      ],
+    })) as EntrypointRuleset;
+    expect(created).toMatchObject({ kind: 'zone', phase, version: '1' });
+    expect(created.rules).toHaveLength(2);
+    for (const r of created.rules) {
+      expect(r.id).toMatch(/^[0-9a-f]{32}$/);
+      expect(r.ref).toBe(r.id);
+      expect(r.enabled).toBe(true);
+      expect(r.version).toBe('1');
+    }
+
+    const got = await cf.rulesets.phases.get(phase, { zone_id: ZONE });
+    expect(got).toEqual(created);
+
+    const manual = created.rules[0]!;
+    const replaced = (await cf.rulesets.phases.update(phase, {
+      zone_id: ZONE,
+      rules: [
+        { id: manual.id, action: 'block', expression: manual.expression!, description: manual.description! },
+        {
+          action: 'challenge',
+          expression: 'http.host eq "b.example.com"',
+          description: '[managed-by:c1:ZoneRuleset/b/r]',
+        },
+      ],
+    })) as EntrypointRuleset;
+    expect(replaced.id).toBe(created.id);
+    expect(replaced.version).toBe('2');
+    expect(replaced.rules.map((r) => r.description)).toEqual([
+      'Manual rule by admin',
+      '[managed-by:c1:ZoneRuleset/b/r]',
+    ]);
+    expect(replaced.rules[0]).toMatchObject({ id: manual.id, version: '1' });
+    expect(replaced.rules[1]!.id).not.toBe(created.rules[1]!.id);
+
+    const listed = [];
+    for await (const rs of cf.rulesets.list({ zone_id: ZONE })) listed.push(rs);
+    expect(listed).toEqual([expect.objectContaining({ id: created.id, phase, version: '2' })]);
+  });
+
+  it('account entrypoints are separate from zone entrypoints', async () => {
+    const phase = 'http_request_firewall_custom';
+    const acc = (await cf.rulesets.phases.update(phase, {
+      account_id: ACCOUNT,
+      rules: [{ action: 'block', expression: 'true' }],
+    })) as EntrypointRuleset;
+    expect(acc.kind).toBe('root');
+    await expect(cf.rulesets.phases.get(phase, { zone_id: ZONE })).rejects.toBeInstanceOf(Cloudflare.NotFoundError);
+    expect(((await cf.rulesets.phases.get(phase, { account_id: ACCOUNT })) as EntrypointRuleset).rules).toHaveLength(1);
+  });
+
+  it('an invalid ruleset body is a BadRequestError', async () => {
+    const err = await cf.rulesets.phases
+      .update('http_request_firewall_custom', { zone_id: ZONE, rules: [{ action: 'block' } as never] })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Cloudflare.BadRequestError);
+    expect((err as APIError).errors[0]?.code).toBe(9207);
+  });
+
+  it('default device policy include/exclude/fallback_domains: whole-list PUT replaces', async () => {
+    const includes = cf.zeroTrust.devices.policies.default.includes;
+    expect((await includes.get({ account_id: ACCOUNT })).result).toEqual([]);
+
+    const first = [];
+    for await (const e of includes.update({
+      account_id: ACCOUNT,
+      body: [
+        { address: '10.0.0.0/8', description: 'AWS VPC' },
+        { address: '192.168.1.0/24', description: 'Office Network' },
+      ],
+    })) {
+      first.push(e);
+    }
+    expect(first).toHaveLength(2);
+
+    await includes.update({ account_id: ACCOUNT, body: [{ address: '10.0.0.0/8', description: 'AWS VPC' }] });
+    const after = [];
+    for await (const e of includes.get({ account_id: ACCOUNT })) after.push(e);
+    expect(after).toEqual([{ address: '10.0.0.0/8', description: 'AWS VPC' }]);
+
+    const excludes = cf.zeroTrust.devices.policies.default.excludes;
+    await excludes.update({ account_id: ACCOUNT, body: [{ host: 'internal.example.com', description: 'x' }] });
+    expect((await excludes.get({ account_id: ACCOUNT })).result).toEqual([
+      { host: 'internal.example.com', description: 'x' },
+    ]);
+
+    const fallback = cf.zeroTrust.devices.policies.default.fallbackDomains;
+    const domains = [{ suffix: 'corp.example', description: 'corp', dns_server: ['10.0.0.53'] }];
+    expect((await fallback.update({ account_id: ACCOUNT, domains })).result).toEqual(domains);
+    expect((await fallback.get({ account_id: ACCOUNT })).result).toEqual(domains);
+    // the include list was not touched by the other lists
+    expect((await includes.get({ account_id: ACCOUNT })).result).toHaveLength(1);
+  });
+
+  it('custom policy lists are separate from the default profile', async () => {
+    const policy = 'f174e90a-fafe-4643-bbbc-4a0ed4fc8415';
+    const custom = cf.zeroTrust.devices.policies.custom;
+    await custom.includes.update(policy, { account_id: ACCOUNT, body: [{ address: '10.1.0.0/16', description: 'c' }] });
+    await custom.excludes.update(policy, { account_id: ACCOUNT, body: [{ address: '10.2.0.0/16', description: 'e' }] });
+    await custom.fallbackDomains.update(policy, { account_id: ACCOUNT, domains: [{ suffix: 'c.example' }] });
+    expect((await custom.includes.get(policy, { account_id: ACCOUNT })).result).toEqual([
+      { address: '10.1.0.0/16', description: 'c' },
+    ]);
+    expect((await custom.excludes.get(policy, { account_id: ACCOUNT })).result).toHaveLength(1);
+    expect((await custom.fallbackDomains.get(policy, { account_id: ACCOUNT })).result).toEqual([
+      { suffix: 'c.example' },
+    ]);
+    expect((await cf.zeroTrust.devices.policies.default.includes.get({ account_id: ACCOUNT })).result).toEqual([]);
+  });
+
+  it('an invalid split-tunnel entry is a BadRequestError', async () => {
+    const err = await cf.zeroTrust.devices.policies.default.includes
+      .update({ account_id: ACCOUNT, body: [{ description: 'no address' } as never] })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Cloudflare.BadRequestError);
+  });
+});
+
+describe('auth', () => {
+  it('a wrong token is a PermissionDeniedError with code 10000', async () => {
+    const err = await client('wrong-token')
+      .zones.list()
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Cloudflare.PermissionDeniedError);
+    expect((err as APIError).status).toBe(403);
+    expect((err as APIError).errors).toEqual([{ code: 10000, message: 'Authentication error' }]);
+  });
+
+  it('a disabled token is refused, and verify answers AuthenticationError with code 1000', async () => {
+    await expect(client('off').zones.get({ zone_id: ZONE })).rejects.toBeInstanceOf(Cloudflare.PermissionDeniedError);
+    const err = await client('wrong-token')
+      .user.tokens.verify()
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Cloudflare.AuthenticationError);
+    expect((err as APIError).errors[0]?.code).toBe(1000);
+  });
+
+  it("a token limited to another account cannot touch this account's objects", async () => {
+    const scoped = client('scoped-token');
+    await expect(
+      scoped.zeroTrust.devices.policies.default.includes.get({ account_id: ACCOUNT }),
+    ).rejects.toBeInstanceOf(Cloudflare.PermissionDeniedError);
+    await expect(scoped.rulesets.phases.get('http_request_firewall_custom', { zone_id: ZONE })).rejects.toBeInstanceOf(
+      Cloudflare.PermissionDeniedError,
+    );
+    expect(
+      (await scoped.zeroTrust.devices.policies.default.includes.get({ account_id: OTHER_ACCOUNT })).result,
+    ).toEqual([]);
+  });
+});
+
+describe('pagination', () => {
+  it('for await over zones.list returns every zone exactly once across pages', async () => {
+    const names = Array.from({ length: 23 }, (_, i) => `z${String(i).padStart(2, '0')}.example.org`);
+    await admin.seed({ zones: names.map((name) => ({ name, account_id: OTHER_ACCOUNT })) });
+    await admin.clearRequests();
+    const seen: string[] = [];
+    for await (const z of cf.zones.list({ account: { id: OTHER_ACCOUNT }, per_page: 5 })) seen.push(z.name);
+    expect(seen).toEqual(names);
+    // 5 pages of items, then the empty page past the end that stops the SDK
+    const gets = await admin.requests({ method: 'GET', path: '^/zones$' });
+    expect(gets.map((g) => new URLSearchParams(g.query).get('page') ?? '1')).toEqual(['1', '2', '3', '4', '5', '6']);
+
+    const page = await cf.zones.list({ account: { id: OTHER_ACCOUNT }, per_page: 5, page: 9 });
+    expect(page.result).toEqual([]);
+    expect(page.result_info).toMatchObject({ page: 9, per_page: 5, count: 0, total_count: 23, total_pages: 5 });
+  });
+
+  it('for await over rulesets.list follows the cursor', async () => {
+    const phases = ['http_request_firewall_custom', 'http_request_transform', 'http_request_dynamic_redirect'] as const;
+    for (const phase of phases) await cf.rulesets.phases.update(phase, { zone_id: ZONE, rules: [] });
+    await admin.clearRequests();
+    const seen: string[] = [];
+    for await (const rs of cf.rulesets.list({ zone_id: ZONE, per_page: 1 })) seen.push(rs.phase);
+    expect(seen.sort()).toEqual([...phases].sort());
+    expect(await admin.requests({ method: 'GET', path: '/rulesets$' })).toHaveLength(3);
+  });
+});
+
+describe('rate limits and faults', () => {
+  it('the SDK retries a 429 after its Retry-After, and the request log counts the attempts', async () => {
+    await admin.addFault({ method: 'GET', path: '^/zones/', status: 429, retryAfter: 1, times: 1 });
+    await admin.clearRequests();
+    const started = Date.now();
+    const zone = await cf.zones.get({ zone_id: ZONE });
+    expect(zone.id).toBe(ZONE);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    const attempts = await admin.requests({ method: 'GET', path: `^/zones/${ZONE}$` });
+    expect(attempts.map((a) => a.status)).toEqual([429, 200]);
+  });
+
+  it('a persistent 429 surfaces as RateLimitError with code 971 and Retry-After', async () => {
+    await admin.addFault({ path: '/devices/policy/include$', status: 429, retryAfterMs: 10 });
+    const err = await cf.zeroTrust.devices.policies.default.includes
+      .get({ account_id: ACCOUNT })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Cloudflare.RateLimitError);
+    expect((err as APIError).errors[0]?.code).toBe(971);
+    expect((await admin.requests({ path: '/devices/policy/include$' })).length).toBe(3); // 1 + maxRetries 2
+  });
+
+  it('the per-token budget answers 429 with Retry-After and rate-limit headers', async () => {
+    await admin.setRateLimit({ requests: 2, windowSeconds: 60 });
+    const noRetry = client(TOKEN, 0);
+    await noRetry.user.tokens.verify();
+    const { response } = await noRetry.user.tokens.verify().withResponse();
+    expect(response.headers.get('ratelimit')).toMatch(/^"default";r=0;t=\d+$/);
+    const err = await noRetry.user.tokens.verify().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Cloudflare.RateLimitError);
+    expect(Number((err as APIError).headers?.get('retry-after'))).toBeGreaterThan(0);
+    // the budget is per token: another token is not throttled
+    await expect(client('scoped-token', 0).user.tokens.verify()).resolves.toMatchObject({ status: 'active' });
+    await admin.setRateLimit({ requests: 1200, windowSeconds: 300 });
+  });
+
+  it('a 5xx is retried, x-should-retry:false is not, and latency delays the answer', async () => {
+    await admin.addFault({ method: 'PUT', status: 503, times: 1 });
+    await cf.zeroTrust.devices.policies.default.excludes.update({ account_id: ACCOUNT, body: [] });
+    expect((await admin.requests({ method: 'PUT' })).map((r) => r.status)).toEqual([503, 200]);
+
+    await admin.addFault({ method: 'GET', path: '/exclude$', status: 500, shouldRetry: false, times: 1 });
+    await expect(cf.zeroTrust.devices.policies.default.excludes.get({ account_id: ACCOUNT })).rejects.toBeInstanceOf(
+      Cloudflare.InternalServerError,
+    );
+
+    await admin.addFault({ path: '^/user/tokens/verify$', latencyMs: 300, times: 1 });
+    const started = Date.now();
+    await cf.user.tokens.verify();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(280);
+  });
+
+  it('the hooks refuse a request without the admin token', async () => {
+    const res = await fetch(`${emulator.url}/__emulator/requests`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(res.status).toBe(401);
+  });
+});
+
+describe('the cloudflare-emulator CLI role', () => {
+  it('serves the tokens file and seed it was given, and stops on SIGTERM', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'cf-emulator-'));
+    try {
+      await writeFile(path.join(dir, 'tokens.json'), JSON.stringify({ tokens: [{ token: 'cli-token' }] }));
+      await writeFile(
+        path.join(dir, 'seed.json'),
+        JSON.stringify({ zones: [{ id: ZONE, name: 'cli.example', account_id: ACCOUNT }] }),
+      );
+      const child = spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          path.join(REPO_ROOT, 'src/cli/main.ts'),
+          'cloudflare-emulator',
+          '--port',
+          '0',
+          '--tokens-file',
+          path.join(dir, 'tokens.json'),
+          '--seed',
+          path.join(dir, 'seed.json'),
+        ],
+        { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'ignore'] },
+      );
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      try {
+        const baseURL = await new Promise<string>((resolve, reject) => {
+          let out = '';
+          child.stdout.on('data', (chunk: Buffer) => {
+            out += chunk.toString();
+            const m = /^CLOUDFLARE_BASE_URL=(\S+)$/m.exec(out);
+            if (m?.[1]) resolve(m[1]);
+          });
+          void exited.then((code) => reject(new Error(`emulator exited (${code}) before listening: ${out}`)));
+        });
+        const sdk = new Cloudflare({ apiToken: 'cli-token', baseURL });
+        expect(await sdk.user.tokens.verify()).toMatchObject({ status: 'active' });
+        expect((await sdk.zones.get({ zone_id: ZONE })).name).toBe('cli.example');
+        await expect(
+          new Cloudflare({ apiToken: 'nope', baseURL, maxRetries: 0 }).zones.get({ zone_id: ZONE }),
+        ).rejects.toBeInstanceOf(Cloudflare.PermissionDeniedError);
+      } finally {
+        if (child.exitCode === null) child.kill('SIGTERM');
+        expect(await exited).toBe(0);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

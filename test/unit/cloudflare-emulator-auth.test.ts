@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { authorizeAccount, RateLimiter, TokenAuth, tokenId } from '../../src/cloudflare/emulator/auth.js';
+import { ApiError } from '../../src/cloudflare/emulator/envelope.js';
+
+function errorOf(fn: () => unknown): ApiError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ApiError) return err;
+    throw err;
+  }
+  throw new Error('expected an ApiError');
+}
+
+describe('token auth', () => {
+  const auth = new TokenAuth([
+    { token: 'good' },
+    { token: 'off', status: 'disabled' },
+    { token: 'acct', accounts: ['a1'] },
+  ]);
+
+  it('accepts a configured active bearer token', () => {
+    expect(auth.authenticate('Bearer good')).toMatchObject({ token: 'good', status: 'active', id: tokenId('good') });
+  });
+
+  it('refuses unknown and disabled tokens with 403 / 10000', () => {
+    for (const header of ['Bearer bad', 'Bearer off']) {
+      const err = errorOf(() => auth.authenticate(header));
+      expect(err.status).toBe(403);
+      expect(err.errors).toEqual([{ code: 10000, message: 'Authentication error' }]);
+    }
+  });
+
+  it('refuses a missing or malformed header with 400 / 6003 (6111 in the chain)', () => {
+    for (const header of [undefined, '', 'Basic abc', 'Bearer']) {
+      const err = errorOf(() => auth.authenticate(header));
+      expect(err.status).toBe(400);
+      expect(err.errors[0]?.code).toBe(6003);
+      expect(err.errors[0]?.error_chain?.[0]?.code).toBe(6111);
+    }
+  });
+
+  it('limits an account-scoped token to its accounts', () => {
+    const token = auth.authenticate('Bearer acct');
+    expect(() => authorizeAccount(token, 'a1')).not.toThrow();
+    expect(errorOf(() => authorizeAccount(token, 'a2')).status).toBe(403);
+    expect(() => authorizeAccount(auth.authenticate('Bearer good'), 'a2')).not.toThrow();
+  });
+
+  it('token ids are stable 32-hex tags', () => {
+    expect(tokenId('x')).toMatch(/^[0-9a-f]{32}$/);
+    expect(tokenId('x')).toBe(tokenId('x'));
+    expect(tokenId('x')).not.toBe(tokenId('y'));
+  });
+});
+
+describe('rate limiter', () => {
+  it('allows the budget per key per window, then answers Retry-After until the window ends', () => {
+    let now = 0;
+    const limiter = new RateLimiter({ requests: 2, windowSeconds: 10 }, () => now);
+    expect(limiter.take('t')).toMatchObject({ allowed: true, remaining: 1 });
+    expect(limiter.take('t')).toMatchObject({ allowed: true, remaining: 0 });
+    now = 2_500;
+    expect(limiter.take('t')).toEqual({ allowed: false, retryAfterSeconds: 8, resetSeconds: 8 });
+    expect(limiter.take('other')).toMatchObject({ allowed: true });
+    now = 10_000;
+    expect(limiter.take('t')).toMatchObject({ allowed: true, remaining: 1 });
+  });
+
+  it('sends the Ratelimit and Ratelimit-Policy headers', () => {
+    const limiter = new RateLimiter({ requests: 5, windowSeconds: 60 }, () => 0);
+    expect(limiter.headers(limiter.take('t'))).toEqual({
+      ratelimit: '"default";r=4;t=60',
+      'ratelimit-policy': '"burst";q=5;w=60',
+    });
+  });
+
+  it('a new budget starts fresh windows', () => {
+    const limiter = new RateLimiter({ requests: 1, windowSeconds: 60 }, () => 0);
+    limiter.take('t');
+    expect(limiter.take('t').allowed).toBe(false);
+    limiter.setBudget({ requests: 3, windowSeconds: 60 });
+    expect(limiter.take('t').allowed).toBe(true);
+  });
+});
