@@ -220,8 +220,10 @@ export function orphansOn(
   for (const s of report.sandboxStatuses) {
     if (s.phase === 'terminating') continue;
     // An agent's clock and ours may disagree a little; the seed's caveat. Ages are the agent's.
+    // Whole seconds, createdAt rounded down by the agent: only an age above the timeout proves
+    // the sandbox has been unrecorded for at least the timeout.
     const age = nowSeconds - s.createdAt;
-    if (age < orphanTimeoutSeconds) continue;
+    if (age <= orphanTimeoutSeconds) continue;
     const r = byName.get(s.claimName);
     const covered =
       r !== undefined &&

@@ -11,6 +11,7 @@
 import {
   WithStartWorkflowOperation,
   WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
   isGrpcServiceError,
   type Client,
 } from '@temporalio/client';
@@ -196,6 +197,12 @@ export class FastPathService {
         }
         if (type === 'Terminating')
           throw new FastPathError('Unavailable', (err as WorkflowUpdateFailedError).cause!.message);
+        if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError)
+          // The create goes on in its workflow; the same name and spec again gets its answer.
+          throw new FastPathError(
+            'Unavailable',
+            `the create of ${namespace}/${name} did not answer in time and may still complete; retry with name ${JSON.stringify(name)} to get its answer`,
+          );
         if (isGrpcServiceError(err) || (err as Error).name === 'ServiceError')
           throw new FastPathError('Unavailable', `Temporal unavailable: ${(err as Error).message}`);
         throw err;

@@ -6,7 +6,7 @@
  * starting. Status-only updates — mostly the workflow's own writes — are not passed on.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { SandboxKind, type Sandbox } from '../../api/sandbox.js';
+import { ALLOCATION_ANNOTATION, SANDBOX_FINALIZER, SandboxKind, type Sandbox } from '../../api/sandbox.js';
 import { TENANT_LABEL, sandboxWorkflowId } from '../../domain/sandbox.js';
 import { K8sKind, K8sName, K8sNamespace, K8sUID, Tenant } from '../../temporal/search-attributes.js';
 import { sandboxChangedSignal, sandboxWorkflow } from '../../workflows/sandbox/contract.js';
@@ -35,9 +35,21 @@ export class SandboxRoute implements Route {
       return;
     }
     const m = obj.metadata!;
-    const fingerprint = `${m.generation ?? 0}|${m.deletionTimestamp ?? ''}|${JSON.stringify(m.annotations ?? {})}|${(m.finalizers ?? []).join(',')}`;
-    if (this.seen.get(uid) === fingerprint && !ev.fromList) return;
+    const allocation = m.annotations?.[ALLOCATION_ANNOTATION] ?? '';
+    const finalized = (m.finalizers ?? []).includes(SANDBOX_FINALIZER);
+    const fingerprint = `${m.generation ?? 0}|${m.deletionTimestamp ?? ''}|${allocation}|${finalized}`;
+    const before = this.seen.get(uid);
+    if (before === fingerprint && !ev.fromList) return;
     this.seen.set(uid, fingerprint);
+    // The workflow's own writes echoed back (finalizer added, allocation annotation removed):
+    // nothing for it to do, so no wake-up. A re-list still passes everything on.
+    const echo =
+      before !== undefined &&
+      before.split('|')[0] === String(m.generation ?? 0) &&
+      !m.deletionTimestamp &&
+      finalized &&
+      !allocation;
+    if (echo && !ev.fromList) return;
     const namespace = m.namespace!;
     const name = m.name!;
     const workflowId = sandboxWorkflowId(namespace, name);

@@ -25,6 +25,7 @@ import {
   continueAsNew,
   setCurrentDetails,
   setHandler,
+  sleep,
   upsertSearchAttributes,
   uuid4,
   workflowInfo,
@@ -270,12 +271,19 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
     return result;
   }
   let recorded = false;
+  let answerSent = false;
 
   await condition(() => creation !== undefined || hinted);
   for (;;) {
     // A create in progress is answered before anything else: a hint (the registry seeing the
     // sandbox on its agent, say) must not make the run act on a record that is not written yet.
     if (creation && creation.answer === undefined) await condition(() => creation!.answer !== undefined);
+    if (creation && !answerSent) {
+      // End the workflow task here: the caller's answer leaves with its completion, so it must
+      // not wait for the steps after it (recording, hand-off), nor share a task with the run's end.
+      answerSent = true;
+      await sleep(1);
+    }
     if (creation?.answer?.status === 'failed' && !state.uid) {
       stage('done', `not created: ${creation.answer.outcome.message}`);
       return finish(`not created (${creation.answer.outcome.code}): ${creation.answer.outcome.message}`);
