@@ -1,11 +1,10 @@
 import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { logger } from '../../src/log.js';
 import { SnapshotFileCache } from '../../src/tenancy/cache.js';
-import { buildSnapshot, snapshotEntries } from '../../src/tenancy/snapshot.js';
+import { buildSnapshot } from '../../src/tenancy/snapshot.js';
 
 const quiet = logger.child({ test: 'tenancy-cache' });
 quiet.level = 'silent';
