@@ -131,6 +131,25 @@ describe('Fast mode (the default)', () => {
   });
 });
 
+describe('status follows the agent', () => {
+  it('a sandbox whose process exits becomes Failed with the exit', async () => {
+    const name = uniq('exits');
+    await create({ ...spec({ name }), command: [NODE, '-e', 'setTimeout(() => process.exit(3), 1500)'] });
+    await running(name);
+    const sb = await eventually(`Sandbox ${name} Failed`, async () => {
+      const s = await stack.sandbox(name);
+      return s?.status?.phase === 'Failed' ? s : undefined;
+    });
+    expect(sb.status?.conditions?.[0]).toMatchObject({
+      type: 'Ready',
+      status: 'False',
+      reason: 'ProcessFailed',
+      message: 'exited with code 3',
+    });
+    await deleteAndWait(name);
+  });
+});
+
 describe('Strong mode', () => {
   it('writes the record before the agent create: the Sandbox exists when the caller has the answer', async () => {
     const name = uniq('strong');
