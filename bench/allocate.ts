@@ -27,7 +27,7 @@ import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
 import * as fromSources from '../src/domain/allocation.js';
 import type { AgentReport, PlacementRequest, PlacementTable } from '../src/domain/allocation.js';
-import { REPO_ROOT, machine } from './support.js';
+import { REPO_ROOT, machine, prng } from './support.js';
 
 const ROUNDS = Number(process.argv[2] ?? 15);
 const PAIRS = Number(process.argv[3] ?? 20_000);
@@ -35,18 +35,6 @@ const SIZES = [100, 1_000];
 const NS = 'ns-a';
 const POOL = 'pool-a';
 const IMAGES = ['python:3.12', 'node:22', 'golang:1.23', 'alpine:3', 'ubuntu:24.04', 'nginx:1.27', 'redis:7', 'pg:17'];
-
-/** mulberry32: the same agents and requests on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function agents(n: number): AgentReport[] {
   const rand = prng(n);

@@ -27,7 +27,7 @@ import { loadConfig, loadFastPathConfig } from '../src/config.js';
 import { sandboxWorkflowId } from '../src/domain/sandbox.js';
 import { AgentClient } from '../src/fastpath/agent-client.js';
 import { startFastPath, type RunningFastPath } from '../src/fastpath/main.js';
-import { loadFastpathDefinition } from '../src/fastpath/proto.js';
+import { fastPathClient, type FastPathGrpc } from '../src/fastpath/grpc-client.js';
 import { AgentFleet } from '../src/infra/agent-fleet.js';
 import { getFreePort } from '../src/infra/process.js';
 import { KubeClient } from '../src/kube/client.js';
@@ -54,7 +54,6 @@ const ORPHANS = 5;
 const NAMESPACE = 'bench-fastpath';
 const POOL = 'pool-a';
 const TENANT = 4242;
-const TENANT_HEADER = 'x-tenant-id';
 const SLEEP = { image: 'sleep', poolRef: POOL, command: ['/bin/sleep', '3600'] };
 const DENY_POLICY = 'bench-deny-orphans';
 
@@ -132,35 +131,6 @@ async function timed(label: string, count: number, concurrency: number, call: (i
   );
   f.seconds = (f.seconds ?? 0) + (now() - t0) / 1000;
   return f;
-}
-
-// ---- the gRPC client: @grpc/grpc-js with the repo's .proto ----
-
-interface FastPathGrpc {
-  call<Res = Record<string, unknown>>(method: string, req: Record<string, unknown>): Promise<Res>;
-  close(): void;
-}
-function grpcClient(address: string): FastPathGrpc {
-  const pkg = grpc.loadPackageDefinition(loadFastpathDefinition()) as unknown as {
-    fastpath: { v1: { FastPathService: grpc.ServiceClientConstructor } };
-  };
-  const client = new pkg.fastpath.v1.FastPathService(address, grpc.credentials.createInsecure());
-  return {
-    call(method, req) {
-      const md = new grpc.Metadata();
-      md.set(TENANT_HEADER, String(TENANT));
-      return new Promise((resolve, reject) =>
-        (
-          client[method] as (
-            r: unknown,
-            m: grpc.Metadata,
-            cb: (e: grpc.ServiceError | null, v: unknown) => void,
-          ) => void
-        )(req, md, (err, res) => (err ? reject(err) : resolve(res as never))),
-      );
-    },
-    close: () => client.close(),
-  };
 }
 
 // ---- what a create's answer waited for: its workflow's history ----
@@ -393,7 +363,7 @@ try {
   await bundled;
   // The janitor stays out of the latency rounds (interval 1 h); it gets 3 s / 2 s for the orphans.
   fastpath = await startFastPath(cfg, fpEnv('10s', '1h'), { tenants, workflowBundlePath: bundle });
-  rpc = grpcClient(`127.0.0.1:${grpcPort}`);
+  rpc = fastPathClient(`127.0.0.1:${grpcPort}`, String(TENANT));
   const agentClient = new AgentClient(token);
 
   temporal = await connectClient(cfg.temporal);

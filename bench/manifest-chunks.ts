@@ -8,21 +8,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import { packChunks, reassemble, type ChunkInfo, type PackedChunk } from '../src/codec/manifest-chunks.js';
-import { machine, summary } from './support.js';
+import { machine, prng, summary } from './support.js';
 
 const RUNS = Number(process.argv[2] ?? 10);
-
-/** mulberry32: a fixed seed gives the same ConfigMaps, hence comparable figures, on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 

@@ -28,3 +28,15 @@ export function machine(): string {
 
 /** Runs `fn` over `items` with at most `limit` in flight (the project's one helper for it). */
 export { mapLimited as pool } from '../src/concurrency.js';
+
+/** mulberry32: a fixed seed gives the same inputs, hence comparable figures, on every run. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -9,7 +9,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import { ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { createSandboxAgentActivities } from '../activities/sandbox/agents.js';
 import { createSandboxJanitorActivities } from '../activities/sandbox/janitor.js';
@@ -25,6 +25,7 @@ import { connectClient, connectWorker } from '../temporal/connection.js';
 import { Dispatcher, createDispatchMetrics } from '../temporal/dispatch.js';
 import { K8sKind, K8sName, K8sNamespace } from '../temporal/search-attributes.js';
 import { workflowSource } from '../workers/bundle.js';
+import { upsertSchedule } from '../workers/schedules.js';
 import { killAfterActivityInterceptors } from '../workers/fault-injection.js';
 import { installTemporalRuntime } from '../workers/runtime.js';
 import { agentReportedSignal, sandboxJanitorWorkflow, sandboxWorkflow } from '../workflows/sandbox/contract.js';
@@ -60,20 +61,15 @@ export async function ensureSandboxJanitor(client: Client, taskQueue: string, fp
     args: [{ orphanTimeoutSeconds: Math.ceil(fp.orphanTimeoutMs / 1000) }] as [{ orphanTimeoutSeconds: number }],
     workflowExecutionTimeout: '10 minutes',
   };
-  try {
-    await client.schedule.create({
-      scheduleId,
-      spec,
-      action,
-      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
-      memo: {
-        description: 'Removes sandboxes no Sandbox records (Fast) and fails records whose agent lost them (Strong).',
-      },
-    });
-  } catch (err) {
-    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    await client.schedule.getHandle(scheduleId).update((prev) => ({ ...prev, spec, action }));
-  }
+  await upsertSchedule(client, {
+    scheduleId,
+    spec,
+    action,
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+    memo: {
+      description: 'Removes sandboxes no Sandbox records (Fast) and fails records whose agent lost them (Strong).',
+    },
+  });
   return scheduleId;
 }
 

@@ -7,13 +7,12 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import * as grpc from '@grpc/grpc-js';
 import type { Etcd3 } from 'etcd3';
 import { inject } from 'vitest';
 import { SandboxKind, SandboxPoolKind, type Sandbox } from '../../src/api/sandbox.js';
 import { loadFastPathConfig, sandboxTaskQueue, type FastPathConfig } from '../../src/config.js';
 import { startFastPath, type RunningFastPath } from '../../src/fastpath/main.js';
-import { loadFastpathDefinition } from '../../src/fastpath/proto.js';
+import { TENANT_HEADER, fastPathClient, type FastPathGrpc } from '../../src/fastpath/grpc-client.js';
 import { AgentFleet } from '../../src/infra/agent-fleet.js';
 import { ManagedProcess, getFreePort } from '../../src/infra/process.js';
 import type { KubeClient } from '../../src/kube/client.js';
@@ -24,7 +23,7 @@ import type { RunningWatcher } from '../../src/watcher/main.js';
 import { REPO_ROOT, kube as kubeClient, stackInfo, startTestWatcher, testConfig, uniq } from './env.js';
 import { quietLogger } from './tenancy.js';
 
-export const TENANT_HEADER = 'x-tenant-id';
+export { TENANT_HEADER, type FastPathGrpc } from '../../src/fastpath/grpc-client.js';
 
 export interface SandboxStackOptions {
   agents?: number;
@@ -38,34 +37,8 @@ export interface SandboxStackOptions {
   spawnEnv?: NodeJS.ProcessEnv;
 }
 
-/** The fast path's gRPC client, promisified. */
-export interface FastPathGrpc {
-  call<Res = Record<string, unknown>>(method: string, req: Record<string, unknown>, tenant?: string): Promise<Res>;
-  close(): void;
-}
-
-export function grpcClient(address: string, defaultTenant: string): FastPathGrpc {
-  const pkg = grpc.loadPackageDefinition(loadFastpathDefinition()) as unknown as {
-    fastpath: { v1: { FastPathService: grpc.ServiceClientConstructor } };
-  };
-  const client = new pkg.fastpath.v1.FastPathService(address, grpc.credentials.createInsecure());
-  return {
-    call(method, req, tenant = defaultTenant) {
-      const md = new grpc.Metadata();
-      if (tenant !== '') md.set(TENANT_HEADER, tenant);
-      return new Promise((resolve, reject) =>
-        (
-          client[method] as (
-            r: unknown,
-            m: grpc.Metadata,
-            cb: (e: grpc.ServiceError | null, v: unknown) => void,
-          ) => void
-        )(req, md, (err, res) => (err ? reject(err) : resolve(res as never))),
-      );
-    },
-    close: () => client.close(),
-  };
-}
+/** The fast path's gRPC client (src/fastpath/grpc-client.ts). */
+export const grpcClient = fastPathClient;
 
 export class SandboxStack {
   readonly namespace = uniq('sbx');
