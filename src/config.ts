@@ -29,6 +29,34 @@ export interface OperatorConfig {
   /** Identity shown in the Temporal UI for this process. */
   identity?: string;
   requests: RequestPolicy;
+  cloudflare: CloudflareConfig;
+}
+
+/** How the Cloudflare aggregation talks to Cloudflare and marks what it owns. */
+export interface CloudflareConfig {
+  /** API base URL (`CLOUDFLARE_API_BASE_URL`, the original's variable); unset = the real API. */
+  baseURL?: string;
+  /**
+   * This cluster's id in ownership markers (`DO_CLUSTER_ID`, default `default`): set a distinct
+   * one per cluster when several clusters write to the same Cloudflare account.
+   */
+  clusterId: string;
+  /** Take over items carrying the original's marker (no cluster id) as ours. Default off. */
+  adoptLegacyMarkers: boolean;
+  /** Quiet window after a source change before the one write (default 500ms). */
+  debounceMs: number;
+  /** Longest a stream of changes can delay a write (default 5s). */
+  maxDebounceMs: number;
+  /** Period of the drift observation of every target (default 5m). */
+  observeIntervalMs: number;
+  /** `repair` (default): re-apply what drifted; `observe`: report it only. */
+  driftPolicy: 'repair' | 'observe';
+  /**
+   * Cloudflare activities per second per account, across all workers (a task queue per account
+   * with this server-side limit). Each makes at most two API calls: the default 2/s stays within
+   * Cloudflare's 1,200 requests per 5 minutes.
+   */
+  activitiesPerSecond: number;
 }
 
 /** Controller-wide policy of fire-and-forget requests (the original's controller config). */
@@ -99,7 +127,34 @@ export function loadConfig(
       waitTimeoutMs: durationEnv(env, 'DO_REQUEST_WAIT_TIMEOUT', '30m'),
       snapshotMode: snapshotModeEnv(env),
     },
+    cloudflare: loadCloudflareConfig(env),
   };
+}
+
+export function loadCloudflareConfig(env: NodeJS.ProcessEnv = process.env): CloudflareConfig {
+  const clusterId = env.DO_CLUSTER_ID || 'default';
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/.test(clusterId))
+    throw new Error(`DO_CLUSTER_ID must be 1–63 letters, digits, '.', '_' or '-', got ${JSON.stringify(clusterId)}`);
+  const driftPolicy = env.DO_CLOUDFLARE_DRIFT_POLICY || 'repair';
+  if (driftPolicy !== 'repair' && driftPolicy !== 'observe')
+    throw new Error(`DO_CLOUDFLARE_DRIFT_POLICY must be repair or observe, got ${JSON.stringify(driftPolicy)}`);
+  const rate = Number(env.DO_CLOUDFLARE_ACTIVITIES_PER_SECOND || '2');
+  if (!(rate > 0)) throw new Error('DO_CLOUDFLARE_ACTIVITIES_PER_SECOND must be a positive number');
+  return {
+    baseURL: env.CLOUDFLARE_API_BASE_URL || undefined,
+    clusterId,
+    adoptLegacyMarkers: env.DO_CLOUDFLARE_ADOPT_LEGACY_MARKERS === 'true',
+    debounceMs: durationEnv(env, 'DO_CLOUDFLARE_DEBOUNCE', '500ms'),
+    maxDebounceMs: durationEnv(env, 'DO_CLOUDFLARE_MAX_DEBOUNCE', '5s'),
+    observeIntervalMs: durationEnv(env, 'DO_CLOUDFLARE_OBSERVE_INTERVAL', '5m'),
+    driftPolicy,
+    activitiesPerSecond: rate,
+  };
+}
+
+/** The task queue of one Cloudflare account's API calls: its server-side rate limit is the account's throttle. */
+export function cloudflareTaskQueue(taskQueue: string, accountId: string): string {
+  return `${taskQueue}-cloudflare-${accountId}`;
 }
 
 function snapshotModeEnv(env: NodeJS.ProcessEnv): RequestPolicy['snapshotMode'] {

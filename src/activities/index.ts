@@ -2,7 +2,8 @@
  * All activities, grouped by the system they touch. The worker builds them once with real
  * clients; workflows import only the types (`import type`).
  */
-import type { RequestPolicy } from '../config.js';
+import type { Client } from '@temporalio/client';
+import type { CloudflareConfig, RequestPolicy } from '../config.js';
 import type { KubeClient } from '../kube/client.js';
 import { createManifestActivities } from './kubernetes/manifests.js';
 import { createObjectKeeperActivities } from './kubernetes/objectkeeper.js';
@@ -10,10 +11,17 @@ import { createRequestActivities } from './kubernetes/requests.js';
 import { createRestoreActivities } from './kubernetes/restores.js';
 import { createSnapshotActivities } from './kubernetes/snapshots.js';
 import { createVolumeActivities } from './kubernetes/volumes.js';
+import { createCloudflareSourceActivities } from './cloudflare/sources.js';
 
 export interface ActivityDeps {
   kube: KubeClient;
   requests: RequestPolicy;
+  /**
+   * The Cloudflare sources' activities need a Temporal client (they signal-with-start the
+   * targets' workflows). Without it they are not registered (benchmarks of other systems).
+   * The Cloudflare API activities run on per-account task queues (src/workers/cloudflare-accounts.ts).
+   */
+  cloudflare?: { temporal: Client; taskQueue: string; config: CloudflareConfig };
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -24,6 +32,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createVolumeActivities(deps.kube),
     ...createSnapshotActivities(deps.kube),
     ...createRestoreActivities(deps.kube),
+    ...(deps.cloudflare ? createCloudflareSourceActivities({ kube: deps.kube, ...deps.cloudflare }) : {}),
   };
 }
 

@@ -18,6 +18,13 @@ export const OperationPhase = defineSearchAttributeKey('OperationPhase', SearchA
 /** Tenant the operation belongs to, where one applies. */
 export const Tenant = defineSearchAttributeKey('Tenant', SearchAttributeType.KEYWORD);
 
+/** Cloudflare targets (`ZoneRuleset/<zone>/<phase>`, `DeviceSettingsPolicy/<account>/<list>`) a workflow writes or feeds. */
+export const CloudflareTarget = defineSearchAttributeKey('CloudflareTarget', SearchAttributeType.KEYWORD_LIST);
+/** Sources (`Kind/Namespace/Name`) a Cloudflare sync workflow aggregates. */
+export const CloudflareSources = defineSearchAttributeKey('CloudflareSources', SearchAttributeType.KEYWORD_LIST);
+/** Cloudflare account a workflow writes to. */
+export const CloudflareAccount = defineSearchAttributeKey('CloudflareAccount', SearchAttributeType.KEYWORD);
+
 export const SEARCH_ATTRIBUTE_DEFINITIONS = [
   { name: K8sKind.name, cliType: 'Keyword' },
   { name: K8sNamespace.name, cliType: 'Keyword' },
@@ -25,4 +32,7 @@ export const SEARCH_ATTRIBUTE_DEFINITIONS = [
   { name: K8sUID.name, cliType: 'Keyword' },
   { name: OperationPhase.name, cliType: 'Keyword' },
   { name: Tenant.name, cliType: 'Keyword' },
+  { name: CloudflareTarget.name, cliType: 'KeywordList' },
+  { name: CloudflareSources.name, cliType: 'KeywordList' },
+  { name: CloudflareAccount.name, cliType: 'Keyword' },
 ] as const;

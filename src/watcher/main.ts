@@ -6,6 +6,7 @@ import { logger as rootLogger, type Logger } from '../log.js';
 import { connectClient } from '../temporal/connection.js';
 import type { InformerOptions } from './informer.js';
 import { createWatcherMetrics, type WatcherMetrics } from './metrics.js';
+import { CloudflareSourceRoute } from './routes/cloudflare.js';
 import { ObjectKeeperRoute } from './routes/objectkeeper.js';
 import { RequestRoute } from './routes/requests.js';
 import { SandboxRoute } from './routes/sandboxes.js';
@@ -24,6 +25,7 @@ export function defaultRoutes(cfg: OperatorConfig): Route[] {
     new ObjectKeeperRoute({ verifyIntervalMs: cfg.keeperVerifyIntervalMs }),
     new RequestRoute(),
     new SandboxRoute(sandboxTaskQueue(cfg.temporal.taskQueue)),
+    new CloudflareSourceRoute(),
   ];
 }
 

@@ -7,28 +7,55 @@ import { createActivities } from '../activities/index.js';
 import type { OperatorConfig } from '../config.js';
 import { KubeClient } from '../kube/client.js';
 import { logger } from '../log.js';
-import { connectWorker } from '../temporal/connection.js';
+import { connectClient, connectWorker } from '../temporal/connection.js';
+import { CloudflareAccountWorkers } from './cloudflare-accounts.js';
 import { workflowSource } from './bundle.js';
 import { killAfterActivityInterceptors } from './fault-injection.js';
 import { installTemporalRuntime } from './runtime.js';
 
-export async function createWorker(cfg: OperatorConfig, opts: { workflowBundlePath?: string } = {}): Promise<Worker> {
-  installTemporalRuntime(
-    logger.child({ role: 'worker' }),
-    (process.env.DO_TEMPORAL_LOG_LEVEL as never) ?? 'INFO',
-    cfg.workerMetricsAddress,
-  );
+export interface OperatorWorker {
+  worker: Worker;
+  cloudflareAccounts: CloudflareAccountWorkers;
+  /** Runs until SIGINT/SIGTERM (the Temporal runtime shuts the workers down gracefully). */
+  run(): Promise<void>;
+}
+
+export async function createWorker(
+  cfg: OperatorConfig,
+  opts: { workflowBundlePath?: string } = {},
+): Promise<OperatorWorker> {
+  const log = logger.child({ role: 'worker' });
+  installTemporalRuntime(log, (process.env.DO_TEMPORAL_LOG_LEVEL as never) ?? 'INFO', cfg.workerMetricsAddress);
   const connection = await connectWorker(cfg.temporal);
   const kube = KubeClient.fromKubeconfig(cfg.kubeconfig);
-  return Worker.create({
+  const temporal = await connectClient(cfg.temporal);
+  const worker = await Worker.create({
     connection,
     namespace: cfg.temporal.namespace,
     taskQueue: cfg.temporal.taskQueue,
     ...(cfg.identity ? { identity: cfg.identity } : {}),
     ...workflowSource(opts.workflowBundlePath),
-    activities: createActivities({ kube, requests: cfg.requests }),
+    activities: createActivities({
+      kube,
+      requests: cfg.requests,
+      cloudflare: { temporal, taskQueue: cfg.temporal.taskQueue, config: cfg.cloudflare },
+    }),
     interceptors: { activity: killAfterActivityInterceptors() },
     // Activities are short apiserver calls; let in-flight ones finish on SIGTERM.
     shutdownGraceTime: '10 seconds',
   });
+  const cloudflareAccounts = new CloudflareAccountWorkers({ connection, cfg, kube, log });
+  return {
+    worker,
+    cloudflareAccounts,
+    async run() {
+      await cloudflareAccounts.start();
+      try {
+        await worker.run();
+      } finally {
+        await cloudflareAccounts.stop();
+        await temporal.connection.close();
+      }
+    },
+  };
 }

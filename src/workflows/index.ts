@@ -2,3 +2,4 @@
 export * from './objectkeeper/contract.js';
 export * from './requests/contract.js';
 export * from './sandbox/contract.js';
+export * from './cloudflare/contract.js';

@@ -20,6 +20,7 @@ import { ManagedProcess } from '../../src/infra/process.js';
 import { KubeClient, apiMessage, statusCode } from '../../src/kube/client.js';
 import { logger } from '../../src/log.js';
 import { connectClient, connectWorker } from '../../src/temporal/connection.js';
+import { CloudflareAccountWorkers } from '../../src/workers/cloudflare-accounts.js';
 import { installTemporalRuntime } from '../../src/workers/runtime.js';
 import type { InformerOptions } from '../../src/watcher/informer.js';
 import { startWatcher, type RunningWatcher } from '../../src/watcher/main.js';
@@ -61,25 +62,41 @@ export async function temporal(): Promise<Client> {
 const quietLog = logger.child({ test: true });
 quietLog.level = process.env.DO_TEST_LOG_LEVEL ?? 'warn';
 
-/** An in-process worker on `taskQueue`, using the pre-built bundle. */
+/**
+ * An in-process worker on `taskQueue`, using the pre-built bundle. With `cloudflare`, also the
+ * Cloudflare sources' activities and the per-account Cloudflare workers (accounts listed every
+ * second), as the worker process runs them.
+ */
 export async function startTestWorker(
   taskQueue: string,
   extra: Partial<OperatorConfig> = {},
+  opts: { cloudflare?: boolean } = {},
 ): Promise<{ stop(): Promise<void> }> {
   const cfg = testConfig(taskQueue, extra);
   installTemporalRuntime(quietLog);
+  const connection = await connectWorker(cfg.temporal);
+  const kubeClient = KubeClient.fromKubeconfig(cfg.kubeconfig);
   const worker = await Worker.create({
-    connection: await connectWorker(cfg.temporal),
+    connection,
     namespace: cfg.temporal.namespace,
     taskQueue,
     workflowBundle: { codePath: inject('workflowBundle') },
-    activities: createActivities({ kube: KubeClient.fromKubeconfig(cfg.kubeconfig), requests: cfg.requests }),
+    activities: createActivities({
+      kube: kubeClient,
+      requests: cfg.requests,
+      ...(opts.cloudflare ? { cloudflare: { temporal: await temporal(), taskQueue, config: cfg.cloudflare } } : {}),
+    }),
   });
+  const accounts = opts.cloudflare
+    ? new CloudflareAccountWorkers({ connection, cfg, kube: kubeClient, log: quietLog, pollMs: 1000 })
+    : undefined;
+  await accounts?.start();
   const running = worker.run();
   return {
     async stop() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
+      await accounts?.stop();
     },
   };
 }

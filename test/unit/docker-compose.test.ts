@@ -243,6 +243,9 @@ describe('docker-compose.yml', () => {
         'K8sUID',
         'OperationPhase',
         'Tenant',
+        'CloudflareTarget',
+        'CloudflareSources',
+        'CloudflareAccount',
       ]);
     });
 

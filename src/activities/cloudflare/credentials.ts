@@ -1,0 +1,78 @@
+/**
+ * CloudflareCredentials → an SDK client, at call time. The token is read from its Secret by the
+ * activity that needs it, every time: it never enters a workflow input, history, log or status,
+ * and a rotated token is used from the next call on. The SDK's own retries are off (Temporal's
+ * retry policy owns retries, src/activities/cloudflare/errors.ts classifies).
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import type { V1Secret } from '@kubernetes/client-node';
+import Cloudflare from 'cloudflare';
+import { CloudflareCredentialsKind, type CloudflareCredentials } from '../../api/cloudflare.js';
+import type { KubeClient } from '../../kube/client.js';
+import { getObject, listAll } from '../kubernetes/calls.js';
+
+/** Failure types a source shows as its reason (non-retryable: the user must fix something). */
+export const CREDENTIALS_FAILURES = {
+  notFound: 'CredentialsNotFound',
+  noDefault: 'NoDefaultCredentials',
+  secret: 'CredentialsSecretInvalid',
+} as const;
+
+/** Where the original looks for a Secret whose CloudflareCredentials names no namespace. */
+export const DEFAULT_CREDENTIALS_NAMESPACE = 'cloudflare-operator-system';
+
+const credentialsRef = (name: string) => ({
+  apiVersion: CloudflareCredentialsKind.apiVersion,
+  kind: CloudflareCredentialsKind.kind,
+  name,
+});
+
+/** The named CloudflareCredentials, or the one marked `isDefault` when no name is given. */
+export async function findCredentials(kube: KubeClient, name?: string): Promise<CloudflareCredentials> {
+  if (name) {
+    const creds = await getObject<CloudflareCredentials>(kube, credentialsRef(name));
+    if (!creds)
+      throw ApplicationFailure.nonRetryable(
+        `CloudflareCredentials ${name} does not exist`,
+        CREDENTIALS_FAILURES.notFound,
+      );
+    return creds;
+  }
+  const all = await listAll<CloudflareCredentials>(
+    kube,
+    CloudflareCredentialsKind.apiVersion,
+    CloudflareCredentialsKind.kind,
+  );
+  const defaults = all
+    .filter((c) => c.spec?.isDefault)
+    .sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!));
+  if (defaults.length === 0)
+    throw ApplicationFailure.nonRetryable(
+      'no credentialsRef given and no CloudflareCredentials has isDefault: true',
+      CREDENTIALS_FAILURES.noDefault,
+    );
+  return defaults[0]!;
+}
+
+/** An SDK client for the credentials, with the API token (or key) read from the Secret now. */
+export async function clientFor(kube: KubeClient, credentialsName: string, baseURL?: string): Promise<Cloudflare> {
+  const creds = await findCredentials(kube, credentialsName);
+  const ref = creds.spec.secretRef;
+  const namespace = ref.namespace || DEFAULT_CREDENTIALS_NAMESPACE;
+  const secret = await getObject<V1Secret>(kube, { apiVersion: 'v1', kind: 'Secret', namespace, name: ref.name });
+  const where = `Secret ${namespace}/${ref.name} (CloudflareCredentials ${credentialsName})`;
+  if (!secret) throw ApplicationFailure.nonRetryable(`${where} does not exist`, CREDENTIALS_FAILURES.secret);
+  const read = (key: string) => {
+    const raw = secret.data?.[key];
+    if (!raw) throw ApplicationFailure.nonRetryable(`${where} has no key ${key}`, CREDENTIALS_FAILURES.secret);
+    return Buffer.from(raw, 'base64').toString('utf8').trim();
+  };
+  const common = { baseURL: baseURL ?? null, maxRetries: 0, timeout: 30_000 } as const;
+  if (creds.spec.authType === 'globalAPIKey')
+    return new Cloudflare({
+      ...common,
+      apiKey: read(ref.apiKeyKey ?? 'CLOUDFLARE_API_KEY'),
+      apiEmail: read(ref.emailKey ?? 'CLOUDFLARE_EMAIL'),
+    });
+  return new Cloudflare({ ...common, apiToken: read(ref.apiTokenKey ?? 'CLOUDFLARE_API_TOKEN') });
+}

@@ -1,0 +1,191 @@
+/**
+ * Activities of a source's workflow (DeviceSettingsPolicy, ZoneRuleset, TransformRule,
+ * RedirectRule): read the source fresh, manage its finalizer, write its status, resolve its
+ * credentials, and register it with — or remove it from — its targets' sync workflows
+ * (signal-with-start, so the first source of a target starts that target's workflow).
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { CLOUDFLARE_SOURCE_FINALIZER } from '../../api/cloudflare.js';
+import { type CloudflareConfig, cloudflareTaskQueue } from '../../config.js';
+import { type SourceRef, refString } from '../../domain/cloudflare/markers.js';
+import { isSourceKind, type SourceSpec } from '../../domain/cloudflare/sources.js';
+import { syncStateName, syncWorkflowId, targetKey, type SyncTarget } from '../../domain/cloudflare/targets.js';
+import { GONE, failedWith, ok, type Found, type Outcome } from '../../domain/results.js';
+import { CloudflareAccount, CloudflareTarget, K8sKind } from '../../temporal/search-attributes.js';
+import type { KubeClient } from '../../kube/client.js';
+import { apiMessage, statusCode } from '../../kube/client.js';
+import {
+  cloudflareSyncWorkflow,
+  registerSourceSignal,
+  unregisterSourceSignal,
+  type SourceRegistration,
+  type SyncSettings,
+} from '../../workflows/cloudflare/contract.js';
+import { getObject, patchStatusUnlessGone } from '../kubernetes/calls.js';
+import { kubeFailure } from '../kubernetes/errors.js';
+import { findCredentials } from './credentials.js';
+import { SOURCE_KIND_DEFS } from './sync.js';
+
+export interface SourceSnapshot {
+  uid: string;
+  generation: number;
+  createdAt: string;
+  deleting: boolean;
+  finalized: boolean;
+  spec: SourceSpec;
+}
+
+function objectRef(ref: SourceRef) {
+  if (!isSourceKind(ref.kind)) throw ApplicationFailure.nonRetryable(`not a Cloudflare source kind: ${ref.kind}`);
+  const def = SOURCE_KIND_DEFS[ref.kind];
+  return { apiVersion: def.apiVersion, kind: def.kind, plural: def.plural, namespace: ref.namespace, name: ref.name };
+}
+
+export interface CloudflareSourceDeps {
+  kube: KubeClient;
+  temporal: Client;
+  taskQueue: string;
+  config: CloudflareConfig;
+}
+
+export function createCloudflareSourceActivities({ kube, temporal, taskQueue, config }: CloudflareSourceDeps) {
+  function settingsFor(accountId: string): SyncSettings {
+    return {
+      clusterId: config.clusterId,
+      adoptLegacyMarkers: config.adoptLegacyMarkers,
+      debounceMs: config.debounceMs,
+      maxDebounceMs: config.maxDebounceMs,
+      observeIntervalMs: config.observeIntervalMs,
+      driftPolicy: config.driftPolicy,
+      cloudflareTaskQueue: cloudflareTaskQueue(taskQueue, accountId),
+    };
+  }
+
+  return {
+    async readCloudflareSource(ref: SourceRef): Promise<Found<SourceSnapshot>> {
+      const obj = await getObject<{ metadata?: Record<string, never>; spec: SourceSpec }>(kube, objectRef(ref));
+      const m = obj?.metadata as
+        | {
+            uid?: string;
+            generation?: number;
+            creationTimestamp?: string | Date;
+            deletionTimestamp?: unknown;
+            finalizers?: string[];
+          }
+        | undefined;
+      if (!obj || !m?.uid) return GONE;
+      return ok({
+        uid: m.uid,
+        generation: m.generation ?? 0,
+        createdAt: m.creationTimestamp ? new Date(m.creationTimestamp).toISOString() : '',
+        deleting: !!m.deletionTimestamp,
+        finalized: (m.finalizers ?? []).includes(CLOUDFLARE_SOURCE_FINALIZER),
+        spec: obj.spec,
+      });
+    },
+
+    /** Adds or removes the source's finalizer, keeping everyone else's; pinned to the UID. */
+    async setCloudflareSourceFinalizer(req: { ref: SourceRef; uid: string; present: boolean }): Promise<Found> {
+      const r = objectRef(req.ref);
+      const obj = await getObject<{ metadata?: { uid?: string; finalizers?: string[] } }>(kube, r);
+      if (!obj || obj.metadata?.uid !== req.uid) return GONE;
+      const current = obj.metadata.finalizers ?? [];
+      if (current.includes(CLOUDFLARE_SOURCE_FINALIZER) === req.present) return ok();
+      const finalizers = req.present
+        ? [...current, CLOUDFLARE_SOURCE_FINALIZER]
+        : current.filter((f) => f !== CLOUDFLARE_SOURCE_FINALIZER);
+      try {
+        // The full list with the resourceVersion: a concurrent change of the list is a conflict, retried.
+        await kube.mergePatch(
+          r,
+          { metadata: { finalizers, resourceVersion: (obj.metadata as { resourceVersion?: string }).resourceVersion } },
+          { uid: req.uid },
+        );
+        return ok();
+      } catch (err) {
+        const code = statusCode(err);
+        if (code === 404 || (code === 409 && !apiMessage(err).includes('the object has been modified'))) return GONE;
+        throw kubeFailure(err, `finalizer of ${refString(req.ref)}`);
+      }
+    },
+
+    /** Merge patch of the source's status (its Ready condition, the SyncStates it feeds…). */
+    async writeCloudflareSourceStatus(req: {
+      ref: SourceRef;
+      uid: string;
+      status: Record<string, unknown>;
+    }): Promise<Found> {
+      return patchStatusUnlessGone(kube, objectRef(req.ref), req.status, req.uid);
+    },
+
+    /** The credentials a source uses (named, or the default) and their account. */
+    async resolveCloudflareCredentials(req: {
+      name?: string;
+    }): Promise<
+      Outcome<
+        { credentials: string; accountId: string; cloudflareTaskQueue: string },
+        { reason: string; message: string }
+      >
+    > {
+      try {
+        const creds = await findCredentials(kube, req.name);
+        const accountId = creds.spec.accountId;
+        return ok({
+          credentials: creds.metadata!.name!,
+          accountId,
+          cloudflareTaskQueue: cloudflareTaskQueue(taskQueue, accountId),
+        });
+      } catch (err) {
+        if (err instanceof ApplicationFailure && err.nonRetryable)
+          return failedWith({ reason: err.type ?? 'CredentialsNotFound', message: err.message });
+        throw err;
+      }
+    },
+
+    /** Registers the source with its target's sync workflow, starting that workflow if needed. */
+    async registerCloudflareSource(req: {
+      target: SyncTarget;
+      registration: SourceRegistration;
+    }): Promise<{ syncState: string; workflowId: string }> {
+      const workflowId = syncWorkflowId(req.target);
+      const t = req.target;
+      await temporal.workflow.signalWithStart(cloudflareSyncWorkflow, {
+        workflowId,
+        taskQueue,
+        args: [{ target: t, settings: settingsFor(t.accountId) }],
+        signal: registerSourceSignal,
+        signalArgs: [req.registration],
+        typedSearchAttributes: [
+          { key: K8sKind, value: 'CloudflareSyncState' },
+          { key: CloudflareTarget, value: [targetKey(t)] },
+          { key: CloudflareAccount, value: t.accountId },
+        ],
+        staticSummary: `Cloudflare ${targetKey(t)}`,
+        staticDetails: `Aggregates every source of ${targetKey(t)} into one ${
+          t.resourceType === 'ZoneRuleset' ? `entrypoint ruleset (phase ${t.phase})` : `device policy list (${t.list})`
+        } and records it on CloudflareSyncState ${syncStateName(t)}.`,
+      });
+      return { syncState: syncStateName(t), workflowId };
+    },
+
+    /** Tells the target's sync workflow the source is gone; a target with no workflow has nothing of it. */
+    async unregisterCloudflareSource(req: {
+      target: SyncTarget;
+      ref: SourceRef;
+      uid: string;
+    }): Promise<'sent' | 'not-running'> {
+      try {
+        await temporal.workflow
+          .getHandle(syncWorkflowId(req.target))
+          .signal(unregisterSourceSignal, { ref: req.ref, uid: req.uid });
+        return 'sent';
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return 'not-running';
+        throw err;
+      }
+    },
+  };
+}
+
+export type CloudflareSourceActivities = ReturnType<typeof createCloudflareSourceActivities>;

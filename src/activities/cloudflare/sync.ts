@@ -1,0 +1,489 @@
+/**
+ * One sync of one target: read the registered sources fresh, aggregate them, GET the live
+ * Cloudflare object, merge (src/domain/cloudflare/merge.ts decides), write once if our managed
+ * subset differs from the live one, then record the result on the CloudflareSyncState. Runs on
+ * the account's task queue, whose server-side rate limit is that account's API throttle.
+ *
+ * A crash anywhere in here re-runs the whole activity: the GET shows what the crashed attempt
+ * already wrote, so the retry writes nothing twice and loses nothing.
+ */
+import { createHash } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/common';
+import type Cloudflare from 'cloudflare';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import {
+  CLOUDFLARE_API_VERSION,
+  CloudflareSyncStateKind,
+  DeviceSettingsPolicyKind,
+  RedirectRuleKind,
+  TransformRuleKind,
+  ZoneRulesetKind,
+  type CloudflareSyncState,
+  type ConfigSource,
+} from '../../api/cloudflare.js';
+import type { CloudflareConfig } from '../../config.js';
+import {
+  desiredEntries,
+  desiredRules,
+  type Contribution,
+  type RegisteredSource,
+} from '../../domain/cloudflare/aggregate.js';
+import {
+  fallbackDomainCodec,
+  rulesetRuleCodec,
+  splitTunnelCodec,
+  type FallbackDomain,
+  type RulesetRule,
+  type SplitTunnelEntry,
+} from '../../domain/cloudflare/items.js';
+import { type SourceRef, refString } from '../../domain/cloudflare/markers.js';
+import { canonical, planWrite, type Conflict, type WritePlan } from '../../domain/cloudflare/merge.js';
+import {
+  anchorOf,
+  contributionFor,
+  isSourceKind,
+  priorityOf,
+  validateSource,
+  type SourceKind,
+  type SourceSpec,
+} from '../../domain/cloudflare/sources.js';
+import { targetCloudflareId, targetKey, type SyncTarget } from '../../domain/cloudflare/targets.js';
+import { setCondition, type Condition } from '../../domain/conditions.js';
+import { failedWith, ok, type Failed, type Ok } from '../../domain/results.js';
+import type { KubeClient } from '../../kube/client.js';
+import type { SourceRegistration } from '../../workflows/cloudflare/messages.js';
+import { faultPoint } from '../fault-points.js';
+import { getObject, heartbeat, listAll } from '../kubernetes/calls.js';
+import { kubeFailure } from '../kubernetes/errors.js';
+import { clientFor } from './credentials.js';
+import { CLOUDFLARE_FAILURE_TYPES, cloudflareFailure, failureReasonOf } from './errors.js';
+
+export const SOURCE_KIND_DEFS = {
+  DeviceSettingsPolicy: DeviceSettingsPolicyKind,
+  ZoneRuleset: ZoneRulesetKind,
+  TransformRule: TransformRuleKind,
+  RedirectRule: RedirectRuleKind,
+} as const;
+
+export interface SyncTargetRequest {
+  target: SyncTarget;
+  credentials: string;
+  syncState: string;
+  sources: SourceRegistration[];
+  /** Why this sync runs: sources changed, the periodic observation, or a user's `reaggregate`. */
+  trigger: 'change' | 'observe' | 'reaggregate';
+  /** Digest of the desired managed subset last written (or found in place). */
+  lastDigest?: string;
+  /** The SyncState's configVersion so far (bumped by each write). */
+  configVersion: number;
+  clusterId: string;
+  adoptLegacyMarkers: boolean;
+  driftPolicy: 'repair' | 'observe';
+}
+
+/** What happened to one registered source in this sync. */
+export interface SourceVerdict {
+  ref: SourceRef;
+  /** The generation the verdict is about (the one read fresh). */
+  generation: number;
+  /** Synced: in Cloudflare now. Invalid: its spec is wrong, its last good items stay. Gone/Elsewhere: left out. */
+  result: 'Synced' | 'Invalid' | 'Conflict' | 'Gone' | 'Elsewhere';
+  message: string;
+}
+
+export interface SyncSummary {
+  wrote: boolean;
+  /** Our items in Cloudflare differed from what was last written, with no source change: someone edited them. */
+  drifted: boolean;
+  /** Drift found and left in place (drift policy observe). */
+  driftLeft: boolean;
+  differences: string[];
+  conflicts: Conflict[];
+  counts: WritePlan<unknown>['counts'];
+  digest: string;
+  configVersion: number;
+  cloudflareId: string;
+  verdicts: SourceVerdict[];
+}
+
+export interface SyncFailure {
+  reason: string;
+  message: string;
+  verdicts: SourceVerdict[];
+}
+
+export type SyncResult = Ok<SyncSummary> | Failed<SyncFailure>;
+
+interface SourceObject extends KubernetesObject {
+  spec: SourceSpec;
+}
+
+function syncStateRef(name: string) {
+  return {
+    apiVersion: CloudflareSyncStateKind.apiVersion,
+    kind: CloudflareSyncStateKind.kind,
+    plural: CloudflareSyncStateKind.plural,
+    name,
+  };
+}
+
+/** The registered sources' objects, fresh: a GET each when few, one list per kind when many. */
+async function readSources(kube: KubeClient, regs: SourceRegistration[]): Promise<Map<string, SourceObject>> {
+  const found = new Map<string, SourceObject>();
+  const kinds = [...new Set(regs.map((r) => r.ref.kind))].filter(isSourceKind);
+  if (regs.length <= 16) {
+    for (const r of regs) {
+      if (!isSourceKind(r.ref.kind)) continue;
+      const def = SOURCE_KIND_DEFS[r.ref.kind];
+      const obj = await getObject<SourceObject>(kube, {
+        apiVersion: def.apiVersion,
+        kind: def.kind,
+        namespace: r.ref.namespace,
+        name: r.ref.name,
+      });
+      if (obj) found.set(refString(r.ref), obj);
+    }
+    return found;
+  }
+  for (const kind of kinds) {
+    const def = SOURCE_KIND_DEFS[kind];
+    for (const obj of await listAll<SourceObject>(kube, def.apiVersion, def.kind)) {
+      const m = obj.metadata!;
+      found.set(refString({ kind, ...(m.namespace ? { namespace: m.namespace } : {}), name: m.name! }), obj);
+    }
+  }
+  return found;
+}
+
+/** Sources as the sync sees them, with a verdict each; a wrong spec falls back to its last good config. */
+export function collectSources(
+  target: SyncTarget,
+  regs: SourceRegistration[],
+  objects: Map<string, SourceObject>,
+  previous: Map<string, ConfigSource>,
+): { sources: RegisteredSource[]; verdicts: SourceVerdict[] } {
+  const sources: RegisteredSource[] = [];
+  const verdicts: SourceVerdict[] = [];
+  for (const reg of regs) {
+    const key = refString(reg.ref);
+    const obj = objects.get(key);
+    const kind = reg.ref.kind as SourceKind;
+    if (!obj || obj.metadata?.uid !== reg.uid || !isSourceKind(kind)) {
+      verdicts.push({ ref: reg.ref, generation: reg.generation, result: 'Gone', message: `${key} no longer exists` });
+      continue;
+    }
+    const generation = obj.metadata.generation ?? 0;
+    if (anchorOf(kind, obj.spec) !== reg.anchor) {
+      verdicts.push({
+        ref: reg.ref,
+        generation,
+        result: 'Elsewhere',
+        message: `${key} now targets another zone or account`,
+      });
+      continue;
+    }
+    const base = {
+      ref: reg.ref,
+      uid: reg.uid,
+      createdAt: obj.metadata.creationTimestamp ? new Date(obj.metadata.creationTimestamp).toISOString() : '',
+      generation,
+    };
+    const problems = validateSource(kind, obj.spec);
+    if (problems.length) {
+      const last = previous.get(key);
+      if (last?.config)
+        sources.push({ ...base, priority: last.priority ?? 100, config: last.config as unknown as Contribution });
+      verdicts.push({
+        ref: reg.ref,
+        generation,
+        result: 'Invalid',
+        message: `${problems.join('; ')}${last?.config ? ' (its last valid configuration stays in effect)' : ''}`,
+      });
+      continue;
+    }
+    sources.push({ ...base, priority: priorityOf(obj.spec), config: contributionFor(kind, obj.spec, target) });
+    verdicts.push({ ref: reg.ref, generation, result: 'Synced', message: '' });
+  }
+  return { sources, verdicts };
+}
+
+/** The live list of the target, as Cloudflare has it now. */
+async function readLive(cf: Cloudflare, t: SyncTarget): Promise<{ items: unknown[]; rulesetId?: string }> {
+  if (t.resourceType === 'ZoneRuleset') {
+    try {
+      const rs = (await cf.rulesets.phases.get(t.phase as never, { zone_id: t.zoneId })) as {
+        id?: string;
+        rules?: unknown[];
+      };
+      return { items: rs.rules ?? [], rulesetId: rs.id };
+    } catch (err) {
+      if ((err as { status?: number }).status === 404) return { items: [] }; // no entrypoint before the first PUT
+      throw err;
+    }
+  }
+  const policy = cf.zeroTrust.devices.policies.default;
+  const account_id = t.accountId;
+  const page =
+    t.list === 'include'
+      ? await policy.includes.get({ account_id })
+      : t.list === 'exclude'
+        ? await policy.excludes.get({ account_id })
+        : await policy.fallbackDomains.get({ account_id });
+  return { items: page.result ?? [] };
+}
+
+/** Rules keep their id (so Cloudflare keeps them); the fields it computes are not sent back. */
+function writableRule(r: RulesetRule): RulesetRule {
+  const { version: _v, last_updated: _l, categories: _c, ...rest } = r;
+  return rest;
+}
+
+async function writeLive(cf: Cloudflare, t: SyncTarget, items: unknown[]): Promise<string | undefined> {
+  if (t.resourceType === 'ZoneRuleset') {
+    const rs = (await cf.rulesets.phases.update(t.phase as never, {
+      zone_id: t.zoneId,
+      rules: (items as RulesetRule[]).map(writableRule) as never,
+    })) as { id?: string };
+    return rs.id;
+  }
+  const policy = cf.zeroTrust.devices.policies.default;
+  const account_id = t.accountId;
+  if (t.list === 'include') await policy.includes.update({ account_id, body: items as never });
+  else if (t.list === 'exclude') await policy.excludes.update({ account_id, body: items as never });
+  else await policy.fallbackDomains.update({ account_id, domains: items as never });
+  return undefined;
+}
+
+function plan(req: SyncTargetRequest, sources: RegisteredSource[], live: unknown[]) {
+  const opts = { clusterId: req.clusterId, adoptLegacy: req.adoptLegacyMarkers };
+  if (req.target.resourceType === 'ZoneRuleset') {
+    const desired = desiredRules(sources, req.clusterId);
+    return { desired, plan: planWrite(live as RulesetRule[], desired, rulesetRuleCodec, opts) as WritePlan<unknown> };
+  }
+  if (req.target.list === 'fallback_domains') {
+    const desired = desiredEntries<FallbackDomain>(sources, req.clusterId);
+    return {
+      desired,
+      plan: planWrite(live as FallbackDomain[], desired, fallbackDomainCodec, opts) as WritePlan<unknown>,
+    };
+  }
+  const desired = desiredEntries<SplitTunnelEntry>(sources, req.clusterId);
+  return {
+    desired,
+    plan: planWrite(live as SplitTunnelEntry[], desired, splitTunnelCodec, opts) as WritePlan<unknown>,
+  };
+}
+
+export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<CloudflareConfig, 'baseURL'>) {
+  /** Writes the SyncState's spec (what the sources contribute) and status; creates it on first sync. */
+  async function recordSyncState(
+    req: SyncTargetRequest,
+    spec: { cloudflareId: string; sources: RegisteredSource[] },
+    status: (previous: CloudflareSyncState | undefined) => Record<string, unknown>,
+  ): Promise<void> {
+    const ref = syncStateRef(req.syncState);
+    const t = req.target;
+    const body: CloudflareSyncState = {
+      apiVersion: CLOUDFLARE_API_VERSION,
+      kind: CloudflareSyncStateKind.kind,
+      metadata: {
+        name: req.syncState,
+        labels: {
+          'cloudflare-operator.io/resource-type': t.resourceType,
+          'cloudflare-operator.io/target': targetKey(t)
+            .replaceAll('/', '.')
+            .slice(0, 63)
+            .replace(/[^A-Za-z0-9]+$/, ''),
+        },
+      },
+      spec: {
+        resourceType: t.resourceType,
+        cloudflareId: spec.cloudflareId,
+        accountId: t.accountId,
+        ...(t.resourceType === 'ZoneRuleset' ? { zoneId: t.zoneId } : {}),
+        credentialsRef: { name: req.credentials },
+        sources: spec.sources.map((s) => ({
+          ref: s.ref,
+          priority: s.priority,
+          config: s.config as unknown as Record<string, never>,
+        })),
+      },
+    };
+    try {
+      await kube.apply(body);
+      const previous = await getObject<CloudflareSyncState>(kube, ref);
+      await kube.patchCustomStatus(ref, {
+        ...status(previous),
+        observedGeneration: previous?.metadata?.generation ?? 0,
+      });
+    } catch (err) {
+      throw kubeFailure(err, `record CloudflareSyncState ${req.syncState}`);
+    }
+  }
+
+  async function syncTarget(req: SyncTargetRequest): Promise<SyncResult> {
+    const t = req.target;
+    const existing = await getObject<CloudflareSyncState>(kube, syncStateRef(req.syncState));
+    const previous = new Map((existing?.spec.sources ?? []).map((s) => [refString(s.ref), s]));
+    const objects = await readSources(kube, req.sources);
+    heartbeat();
+    const { sources, verdicts } = collectSources(t, req.sources, objects, previous);
+    const now = () => new Date();
+    let cloudflareId = existing?.spec.cloudflareId ?? targetCloudflareId(t);
+    try {
+      const cf = await clientFor(kube, req.credentials, config.baseURL);
+      const live = await readLive(cf, t);
+      if (live.rulesetId) cloudflareId = targetCloudflareId(t, live.rulesetId);
+      faultPoint('cloudflare-read');
+      const { desired, plan: p } = plan(req, sources, live.items);
+      const digest = createHash('sha256')
+        .update(canonical(desired.map((d) => d.item)))
+        .digest('hex');
+      const drifted = p.write && req.lastDigest === digest;
+      const driftLeft = drifted && req.driftPolicy === 'observe';
+      const wrote = p.write && !driftLeft;
+      if (wrote) {
+        const id = await writeLive(cf, t, p.items);
+        if (id) cloudflareId = targetCloudflareId(t, id);
+        faultPoint('cloudflare-write');
+      }
+      const configVersion = req.configVersion + (wrote ? 1 : 0);
+      for (const c of p.conflicts) {
+        const v = verdicts.find((x) => refString(x.ref) === c.owner && x.result === 'Synced');
+        if (v) {
+          v.result = 'Conflict';
+          v.message = `${v.message ? `${v.message}; ` : ''}${c.key} is already held by ${c.heldBy}`;
+        }
+      }
+      await recordSyncState(req, { cloudflareId, sources }, (prev) => {
+        let conditions: Condition[] = setCondition(
+          prev?.status?.conditions as Condition[] | undefined,
+          {
+            type: 'Ready',
+            status: 'True',
+            reason: 'Synced',
+            message: wrote
+              ? `wrote ${p.counts.desired} managed item(s) from ${sources.length} source(s); kept ${p.counts.external} external and ${p.counts.otherClusters} other clusters' item(s)`
+              : `Cloudflare already matches ${sources.length} source(s) (${p.counts.desired} managed item(s))`,
+            observedGeneration: prev?.metadata?.generation,
+          },
+          now(),
+        );
+        if (drifted || req.trigger === 'observe' || prev?.status?.conditions?.some((c) => c.type === 'Drifted'))
+          conditions = setCondition(
+            conditions,
+            drifted
+              ? {
+                  type: 'Drifted',
+                  status: 'True',
+                  reason: driftLeft ? 'DriftObserved' : 'DriftRepaired',
+                  message: `${p.differences.slice(0, 10).join('; ')}${driftLeft ? ' (drift policy observe: left as is)' : ' (re-applied)'}`,
+                }
+              : {
+                  type: 'Drifted',
+                  status: 'False',
+                  reason: 'InSync',
+                  message: 'our items in Cloudflare match the sources',
+                },
+            now(),
+          );
+        return {
+          syncStatus: 'Synced',
+          ...(wrote || !prev?.status?.lastSyncTime ? { lastSyncTime: now().toISOString() } : {}),
+          configVersion,
+          configHash: digest,
+          aggregatedConfig: {
+            managedItems: p.counts.desired,
+            externalItems: p.counts.external,
+            otherClusterItems: p.counts.otherClusters,
+            legacyItems: p.counts.legacy,
+            sources: sources.length,
+            ...(p.conflicts.length
+              ? { conflicts: p.conflicts.map((c) => `${c.owner}: ${c.key} held by ${c.heldBy}`) }
+              : {}),
+          },
+          error: null,
+          failureReason: null,
+          errorCategory: null,
+          failedAt: null,
+          retryCount: 0,
+          conditions,
+        };
+      });
+      return ok({
+        wrote,
+        drifted,
+        driftLeft,
+        differences: p.differences,
+        conflicts: p.conflicts,
+        counts: p.counts,
+        digest,
+        configVersion,
+        cloudflareId,
+        verdicts,
+      });
+    } catch (err) {
+      const failure = err instanceof ApplicationFailure ? err : cloudflareFailure(err, `sync ${targetKey(t)}`);
+      const permanent = failure.nonRetryable;
+      await recordSyncState(req, { cloudflareId, sources }, (prev) => ({
+        syncStatus: permanent ? 'Failed' : 'Error',
+        error: failure.message,
+        errorCategory: permanent ? 'Permanent' : 'Transient',
+        ...(permanent
+          ? { failureReason: failureReasonOf(failure.type ?? undefined), failedAt: now().toISOString() }
+          : { retryCount: (prev?.status?.retryCount ?? 0) + 1 }),
+        conditions: setCondition(
+          prev?.status?.conditions as Condition[] | undefined,
+          {
+            type: 'Ready',
+            status: 'False',
+            reason: permanent ? 'SyncFailed' : 'SyncError',
+            message: failure.message,
+            observedGeneration: prev?.metadata?.generation,
+          },
+          now(),
+        ),
+      })).catch(() => undefined); // the status is best effort here; the failure below is what counts
+      if (!permanent) throw failure;
+      return failedWith({
+        reason: failure.type ?? CLOUDFLARE_FAILURE_TYPES.invalid,
+        message: failure.message,
+        verdicts,
+      });
+    }
+  }
+
+  /** Deletes the SyncState once no source is left (its target then has nothing of ours). */
+  async function deleteSyncState(req: { syncState: string }): Promise<void> {
+    try {
+      await kube.delete(syncStateRef(req.syncState));
+    } catch (err) {
+      throw kubeFailure(err, `delete CloudflareSyncState ${req.syncState}`);
+    }
+  }
+
+  /** The zone id of a zone name, with the source's credentials (a zone the token cannot see is not found). */
+  async function resolveZone(req: {
+    credentials: string;
+    zone: string;
+    accountId: string;
+  }): Promise<Ok<{ zoneId: string }> | Failed<{ reason: string; message: string }>> {
+    try {
+      const cf = await clientFor(kube, req.credentials, config.baseURL);
+      for await (const z of cf.zones.list({ name: req.zone, account: { id: req.accountId } }))
+        return ok({ zoneId: z.id });
+      return failedWith({
+        reason: 'ZoneNotFound',
+        message: `zone ${req.zone} not found in account ${req.accountId} with credentials ${req.credentials}`,
+      });
+    } catch (err) {
+      const failure = err instanceof ApplicationFailure ? err : cloudflareFailure(err, `look up zone ${req.zone}`);
+      if (!failure.nonRetryable) throw failure;
+      return failedWith({ reason: failure.type ?? 'CloudflareInvalid', message: failure.message });
+    }
+  }
+
+  return { syncTarget, deleteSyncState, resolveZone };
+}
+
+export type CloudflareSyncActivities = ReturnType<typeof createCloudflareSyncActivities>;

@@ -1,0 +1,67 @@
+/**
+ * Aggregation: the sources registered with one target, in a stable order — priority (lower
+ * first; lower wins conflicts), then the source's creation time, then its ref — so identical
+ * inputs always give identical output (the original's `sort.Slice` was not stable). Each
+ * source's items get the ownership marker of that source.
+ */
+import { type SourceRef, describe, refString } from './markers.js';
+import type { DesiredItem } from './merge.js';
+import type { FallbackDomain, RulesetRule, SplitTunnelEntry } from './items.js';
+
+/** What one source contributes to a ruleset target. */
+export interface RulesetContribution {
+  rules: RulesetRule[];
+}
+/** What one source contributes to a device policy list target. */
+export interface DeviceListContribution {
+  entries: SplitTunnelEntry[] | FallbackDomain[];
+}
+export type Contribution = RulesetContribution | DeviceListContribution;
+
+export interface RegisteredSource<C extends Contribution = Contribution> {
+  ref: SourceRef;
+  /** Lower first; the original's default is 100. */
+  priority: number;
+  /** The source object's creationTimestamp (RFC 3339). */
+  createdAt: string;
+  /** The source's metadata.generation this contribution was built from. */
+  generation: number;
+  /** The source object's UID (a recreated source is a new registration). */
+  uid: string;
+  config: C;
+}
+
+export function compareSources(a: RegisteredSource, b: RegisteredSource): number {
+  if (a.priority !== b.priority) return a.priority - b.priority;
+  if (a.createdAt !== b.createdAt) return a.createdAt < b.createdAt ? -1 : 1;
+  const ra = refString(a.ref);
+  const rb = refString(b.ref);
+  return ra < rb ? -1 : ra > rb ? 1 : 0;
+}
+
+export function orderSources<C extends Contribution>(sources: Iterable<RegisteredSource<C>>): RegisteredSource<C>[] {
+  return [...sources].sort(compareSources);
+}
+
+/** Every source's rules, in aggregation order, each described with its source's marker. */
+export function desiredRules(sources: Iterable<RegisteredSource>, clusterId: string): DesiredItem<RulesetRule>[] {
+  return orderSources(sources).flatMap((s) =>
+    ((s.config as RulesetContribution).rules ?? []).map((rule) => ({
+      owner: s.ref,
+      item: { ...rule, description: describe(rule.description, clusterId, s.ref) },
+    })),
+  );
+}
+
+/** Every source's list entries, in aggregation order, each described with its source's marker. */
+export function desiredEntries<E extends SplitTunnelEntry | FallbackDomain>(
+  sources: Iterable<RegisteredSource>,
+  clusterId: string,
+): DesiredItem<E>[] {
+  return orderSources(sources).flatMap((s) =>
+    ((s.config as DeviceListContribution).entries ?? []).map((entry) => ({
+      owner: s.ref,
+      item: { ...(entry as E), description: describe(entry.description, clusterId, s.ref) },
+    })),
+  );
+}

@@ -1,0 +1,69 @@
+/**
+ * The items of the shared Cloudflare objects this system writes, in Cloudflare's wire shape
+ * (snake_case, as the API and the `cloudflare` SDK take them), and how each is compared, keyed
+ * and marked (src/domain/cloudflare/merge.ts).
+ */
+import type { ItemCodec } from './merge.js';
+
+/** A rule of a phase entrypoint ruleset, as written. `id` only on rules read back (or carried). */
+export interface RulesetRule {
+  id?: string;
+  action: string;
+  expression: string;
+  description?: string;
+  enabled?: boolean;
+  ref?: string;
+  action_parameters?: Record<string, unknown>;
+  ratelimit?: Record<string, unknown>;
+  logging?: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+/** Fields Cloudflare adds on its own; never part of what we compare or write back for ours. */
+const SERVER_FIELDS = new Set(['id', 'version', 'last_updated', 'categories']);
+
+export const rulesetRuleCodec: ItemCodec<RulesetRule> = {
+  descriptionOf: (r) => r.description,
+  comparable: (r) => {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(r)) if (!SERVER_FIELDS.has(k) && v !== undefined) out[k] = v;
+    out.enabled = r.enabled ?? true;
+    // Cloudflare fills `ref` with the rule id when none is given: only a ref we set counts.
+    if (r.ref && r.id && r.ref === r.id) delete out.ref;
+    return out;
+  },
+  carryIdentity: (desired, live) => ({ ...desired, id: live.id, ...(desired.ref ? {} : { ref: live.ref }) }),
+  label: (r) => `rule ${JSON.stringify(r.description ?? r.expression)}`,
+};
+
+/** A split-tunnel entry (include or exclude list): an address (CIDR/IP) or a host. */
+export interface SplitTunnelEntry {
+  address?: string;
+  host?: string;
+  description?: string;
+}
+
+export const splitTunnelCodec: ItemCodec<SplitTunnelEntry> = {
+  descriptionOf: (e) => e.description,
+  comparable: (e) => ({ address: e.address, host: e.host?.toLowerCase(), description: e.description ?? '' }),
+  keyOf: (e) => (e.address ? `address:${e.address}` : e.host ? `host:${e.host.toLowerCase()}` : undefined),
+  label: (e) => `entry ${e.address ?? e.host}`,
+};
+
+/** A local (fallback) domain entry. */
+export interface FallbackDomain {
+  suffix: string;
+  description?: string;
+  dns_server?: string[];
+}
+
+export const fallbackDomainCodec: ItemCodec<FallbackDomain> = {
+  descriptionOf: (e) => e.description,
+  comparable: (e) => ({
+    suffix: e.suffix.toLowerCase(),
+    description: e.description ?? '',
+    dns_server: e.dns_server ?? [],
+  }),
+  keyOf: (e) => `suffix:${e.suffix.toLowerCase()}`,
+  label: (e) => `domain ${e.suffix}`,
+};

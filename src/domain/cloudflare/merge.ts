@@ -1,0 +1,185 @@
+/**
+ * Read-merge-write, decided purely: given the live list of a shared Cloudflare object and the
+ * items our sources want in it, what to write — or that nothing needs writing.
+ *
+ * - Items that are not ours (no marker: dashboard edits; another cluster's marker; the original's
+ *   marker unless adoption is on) stay exactly where and as they are.
+ * - Our items (our cluster's marker, whichever source it names — also sources that no longer
+ *   exist, so a lost removal is cleaned up) are replaced as a block by the desired ones, at the
+ *   place of the first of ours in the live list, or at the end when there is none yet.
+ * - The desired managed subset is compared with the **live** managed subset: equal → no write
+ *   at all. So a no-op sync costs one GET, and an edit made in the dashboard to one of our items
+ *   shows up as a difference (drift) on the next observation.
+ */
+import { type Ownership, type SourceRef, ownershipOf, refString } from './markers.js';
+
+export interface ItemCodec<T> {
+  /** The text carrying the marker (rule/entry `description`, record `comment`). */
+  descriptionOf(item: T): string | undefined;
+  /** The fields the operator sets, normalised: equal projections = the same configuration. */
+  comparable(item: T): unknown;
+  /** Identity in a keyed list (split-tunnel address/host, fallback suffix); undefined = unkeyed (rules). */
+  keyOf?(item: T): string | undefined;
+  /** Keeps server-assigned identity (a rule's id) when a live item of ours is replaced. */
+  carryIdentity?(desired: T, live: T): T;
+  /** How the item is named in messages. */
+  label(item: T): string;
+}
+
+/** One item a source wants, with the marker already in its description. */
+export interface DesiredItem<T> {
+  owner: SourceRef;
+  item: T;
+}
+
+export interface Conflict {
+  /** The source whose item was left out. */
+  owner: string;
+  key: string;
+  /** Who holds the key: `external`, `cluster <id>`, or the source that came first. */
+  heldBy: string;
+}
+
+export interface WritePlan<T> {
+  /** The whole list to write (ours + everyone else's). */
+  items: T[];
+  /** False when the live managed subset already equals the desired one: write nothing. */
+  write: boolean;
+  /** What differs between the live managed subset and the desired one (empty when `write` is false). */
+  differences: string[];
+  /** Desired items left out because their key is taken. */
+  conflicts: Conflict[];
+  counts: { ours: number; external: number; otherClusters: number; legacy: number; desired: number };
+}
+
+export interface MergeOptions {
+  clusterId: string;
+  /** Treat items carrying the original's marker (no cluster id) as ours. */
+  adoptLegacy: boolean;
+}
+
+function isOurs(o: Ownership, opts: MergeOptions): boolean {
+  return o.owner === 'ours' || (o.owner === 'legacy' && opts.adoptLegacy);
+}
+
+/** Canonical JSON (sorted keys, no undefined): the equality of `comparable` projections. */
+export function canonical(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>)
+            .filter(([, x]) => x !== undefined)
+            .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
+      : v,
+  );
+}
+
+export function planWrite<T>(
+  live: readonly T[],
+  desired: readonly DesiredItem<T>[],
+  codec: ItemCodec<T>,
+  opts: MergeOptions,
+): WritePlan<T> {
+  const counts = { ours: 0, external: 0, otherClusters: 0, legacy: 0, desired: 0 };
+  const ownership = live.map((item) => ownershipOf(codec.descriptionOf(item), opts.clusterId));
+  const heldKeys = new Map<string, string>();
+  const liveOurs: { item: T; owner: string }[] = [];
+  let firstOurs = -1;
+  ownership.forEach((o, i) => {
+    const item = live[i]!;
+    if (isOurs(o, opts)) {
+      if (o.owner === 'legacy') counts.legacy++;
+      else counts.ours++;
+      if (firstOurs < 0) firstOurs = i;
+      liveOurs.push({ item, owner: 'ref' in o ? refString(o.ref) : '' });
+      return;
+    }
+    if (o.owner === 'other-cluster') counts.otherClusters++;
+    else if (o.owner === 'legacy') counts.legacy++;
+    else counts.external++;
+    const key = codec.keyOf?.(item);
+    if (key !== undefined)
+      heldKeys.set(
+        key,
+        o.owner === 'other-cluster' ? `cluster ${o.clusterId}` : o.owner === 'legacy' ? 'legacy marker' : 'external',
+      );
+  });
+
+  // Desired items in aggregation order; in a keyed list the first holder of a key wins.
+  const conflicts: Conflict[] = [];
+  const accepted: DesiredItem<T>[] = [];
+  const takenBy = new Map<string, string>();
+  for (const d of desired) {
+    const key = codec.keyOf?.(d.item);
+    if (key !== undefined) {
+      const holder = heldKeys.get(key) ?? takenBy.get(key);
+      if (holder !== undefined) {
+        conflicts.push({ owner: refString(d.owner), key, heldBy: holder });
+        continue;
+      }
+      takenBy.set(key, refString(d.owner));
+    }
+    accepted.push(d);
+  }
+  counts.desired = accepted.length;
+
+  // Compare the managed subsets. Keyed lists have no meaningful order; rules do.
+  const keyed = codec.keyOf !== undefined;
+  const project = (items: T[]) => {
+    const list = items.map((x) => canonical(codec.comparable(x)));
+    return keyed ? list.sort() : list;
+  };
+  const want = project(accepted.map((d) => d.item));
+  const have = project(liveOurs.map((l) => l.item));
+  const differences = diff(
+    want,
+    have,
+    accepted.map((d) => d.item),
+    liveOurs.map((l) => l.item),
+    codec,
+  );
+  const write = differences.length > 0;
+
+  // Keep a replaced rule's identity: the n-th live item of a source becomes its n-th desired item.
+  const liveByOwner = new Map<string, T[]>();
+  for (const l of liveOurs) liveByOwner.set(l.owner, [...(liveByOwner.get(l.owner) ?? []), l.item]);
+  const seen = new Map<string, number>();
+  const ours = accepted.map((d) => {
+    const owner = refString(d.owner);
+    const n = seen.get(owner) ?? 0;
+    seen.set(owner, n + 1);
+    const previous = liveByOwner.get(owner)?.[n];
+    return previous && codec.carryIdentity ? codec.carryIdentity(d.item, previous) : d.item;
+  });
+
+  const mine = ownership.map((o) => isOurs(o, opts));
+  const kept = live.filter((_, i) => !mine[i]);
+  const at = firstOurs < 0 ? kept.length : mine.slice(0, firstOurs).filter((m) => !m).length;
+  const items = [...kept.slice(0, at), ...ours, ...kept.slice(at)];
+  return { items, write, differences: write ? differences : [], conflicts, counts };
+}
+
+/** Human-readable differences between the desired and the live managed subsets. */
+function diff<T>(want: string[], have: string[], wantItems: T[], haveItems: T[], codec: ItemCodec<T>): string[] {
+  if (want.length === have.length && want.every((w, i) => w === have[i])) return [];
+  const out: string[] = [];
+  const remaining = new Map<string, number>();
+  for (const h of have) remaining.set(h, (remaining.get(h) ?? 0) + 1);
+  const wantSet = new Map<string, number>();
+  for (const w of want) wantSet.set(w, (wantSet.get(w) ?? 0) + 1);
+  for (const item of wantItems) {
+    const c = canonical(codec.comparable(item));
+    const n = remaining.get(c) ?? 0;
+    if (n > 0) remaining.set(c, n - 1);
+    else out.push(`missing in Cloudflare: ${codec.label(item)}`);
+  }
+  for (const item of haveItems) {
+    const c = canonical(codec.comparable(item));
+    const n = wantSet.get(c) ?? 0;
+    if (n > 0) wantSet.set(c, n - 1);
+    else out.push(`not wanted or changed in Cloudflare: ${codec.label(item)}`);
+  }
+  if (out.length === 0) out.push('our items are in another order');
+  return out;
+}

@@ -1,0 +1,26 @@
+/**
+ * How the Cloudflare workflows call their activities. Kubernetes and Temporal calls run on the
+ * operator's task queue; Cloudflare API calls run on the account's own task queue (the sync
+ * settings name it), whose server-side rate limit is the one throttle of that account shared by
+ * every workflow and worker. Retries are Temporal's: the SDK's are off, a 429 comes back with
+ * `nextRetryDelay` = Retry-After, and permanent errors are non-retryable (errors.ts).
+ */
+import { proxyActivities } from '@temporalio/workflow';
+import type { CloudflareSourceActivities } from '../../activities/cloudflare/sources.js';
+import type { CloudflareSyncActivities } from '../../activities/cloudflare/sync.js';
+import { RETRY } from '../retry-policy.js';
+
+/** Reads and writes of source objects, credentials, registrations. */
+export const sourceSteps = proxyActivities<CloudflareSourceActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: RETRY,
+});
+
+/** A GET-merge-write of one target, or a zone lookup, on the account's task queue. */
+export function cloudflareCalls(taskQueue: string) {
+  return proxyActivities<CloudflareSyncActivities>({
+    taskQueue,
+    startToCloseTimeout: '2 minutes',
+    retry: { ...RETRY, maximumInterval: '60 seconds' },
+  });
+}

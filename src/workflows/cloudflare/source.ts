@@ -1,0 +1,249 @@
+/**
+ * One workflow per Cloudflare source object (`cloudflare-source/<Kind>/<namespace>/<name>`),
+ * started by the watcher: validate the spec, resolve credentials (and the zone), register with
+ * every target the source feeds, and show on the source's own status what Cloudflare shows —
+ * the original left most sources "Syncing" forever. Deletion goes through the finalizer:
+ * unregister, wait until each target reports the items gone from Cloudflare, release.
+ *
+ * A wrong spec (bad CIDR, empty expression…) is reported on the status and registers nothing
+ * new: what the source contributed before stays in Cloudflare until the spec is fixed or the
+ * source deleted. Registration is re-sent when no report came for a while (a lost hint costs a
+ * delay, never a stuck source).
+ */
+import { condition, continueAsNew, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import {
+  anchorOf,
+  credentialsRefOf,
+  isSourceKind,
+  targetsOf,
+  validateSource,
+  zoneOf,
+  type SourceKind,
+} from '../../domain/cloudflare/sources.js';
+import { syncStateName, targetKey, type SyncTarget } from '../../domain/cloudflare/targets.js';
+import { setCondition, type Condition } from '../../domain/conditions.js';
+import { CloudflareTarget } from '../../temporal/search-attributes.js';
+import { cloudflareCalls, sourceSteps } from './activity-options.js';
+import { sourceChangedSignal, syncReportedSignal, type SourceInput, type SyncReport } from './messages.js';
+
+/** Retry of a resolution that failed for a reason outside the source (missing credentials, unknown zone). */
+const RESOLVE_RETRY_MS = 30_000;
+/** Re-register when a target has not reported for this long. */
+const REREGISTER_MS = 5 * 60_000;
+
+export interface SourceWorkflowState {
+  targets?: SyncTarget[];
+}
+
+export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkflowState): Promise<void> {
+  const { ref } = input;
+  const kind = ref.kind as SourceKind;
+  if (!isSourceKind(kind)) return;
+  let hinted = true;
+  const reports = new Map<string, SyncReport>();
+  let reported = false;
+  setHandler(sourceChangedSignal, () => {
+    hinted = true;
+  });
+  setHandler(syncReportedSignal, (r) => {
+    reports.set(r.target, r);
+    reported = true;
+  });
+
+  let targets: SyncTarget[] = input.targets ?? [];
+  let registeredGeneration = -1;
+  let conditions: Condition[] = [];
+  let lastStatus = '';
+  let retryAt: number | undefined;
+
+  const writeStatus = async (
+    uid: string,
+    generation: number,
+    ready: { status: 'True' | 'False'; reason: string; message: string },
+    extra: Record<string, unknown> = {},
+  ) => {
+    const key = JSON.stringify([ready, extra, generation]);
+    if (key === lastStatus) return;
+    conditions = setCondition(conditions, { type: 'Ready', ...ready, observedGeneration: generation }, new Date());
+    const state =
+      ready.status === 'True'
+        ? 'Ready'
+        : ready.reason === 'Syncing' || ready.reason === 'Deleting'
+          ? 'Syncing'
+          : 'Error';
+    const found = await sourceSteps.writeCloudflareSourceStatus({
+      ref,
+      uid,
+      status: {
+        conditions,
+        observedGeneration: generation,
+        state,
+        message: ready.message,
+        syncState: targets.map(syncStateName).join(',') || null,
+        ...extra,
+      },
+    });
+    if (found.status === 'ok') lastStatus = key;
+  };
+
+  for (;;) {
+    hinted = false;
+    reported = false;
+    const src = await sourceSteps.readCloudflareSource(ref);
+    if (src.status === 'gone') {
+      // Deleted without our finalizer (never registered) or already released: tell the targets anyway.
+      for (const t of targets) await sourceSteps.unregisterCloudflareSource({ target: t, ref, uid: '' });
+      return;
+    }
+    const { uid, generation, spec } = src;
+
+    if (src.deleting) {
+      if (!src.finalized) return; // not ours to hold up
+      if (targets.length === 0) {
+        // A new run for a source that registered in an earlier one: find its targets from the spec.
+        const resolved = validateSource(kind, spec).length ? undefined : await resolve();
+        if (resolved?.status === 'ok') targets = targetsOf(kind, spec, resolved);
+      }
+      await deleteFromTargets(uid, generation);
+      await sourceSteps.setCloudflareSourceFinalizer({ ref, uid, present: false });
+      return;
+    }
+    if (!src.finalized) await sourceSteps.setCloudflareSourceFinalizer({ ref, uid, present: true });
+
+    if (generation !== registeredGeneration || (retryAt !== undefined && Date.now() >= retryAt)) {
+      retryAt = undefined;
+      const problems = validateSource(kind, spec);
+      if (problems.length) {
+        registeredGeneration = generation;
+        await writeStatus(uid, generation, {
+          status: 'False',
+          reason: 'InvalidSpec',
+          message: `${problems.join('; ')}${targets.length ? ' (the last valid configuration stays in Cloudflare)' : ''}`,
+        });
+      } else {
+        const resolved = await resolve();
+        if (resolved.status === 'failed') {
+          retryAt = Date.now() + RESOLVE_RETRY_MS;
+          await writeStatus(uid, generation, { status: 'False', reason: resolved.reason, message: resolved.message });
+        } else {
+          const next = targetsOf(kind, spec, resolved);
+          const anchor = anchorOf(kind, spec);
+          for (const t of next)
+            await sourceSteps.registerCloudflareSource({
+              target: t,
+              registration: { ref, uid, generation, anchor, credentials: resolved.credentials },
+            });
+          for (const t of targets)
+            if (!next.some((n) => targetKey(n) === targetKey(t))) {
+              await sourceSteps.unregisterCloudflareSource({ target: t, ref, uid });
+              reports.delete(targetKey(t));
+            }
+          targets = next;
+          registeredGeneration = generation;
+          upsertSearchAttributes([{ key: CloudflareTarget, value: targets.map(targetKey) }]);
+          if (targets.length === 0)
+            await writeStatus(uid, generation, {
+              status: 'True',
+              reason: 'NothingToSync',
+              message: 'the spec has no entries',
+            });
+          else
+            await writeStatus(
+              uid,
+              generation,
+              {
+                status: 'False',
+                reason: 'Syncing',
+                message: `registered with ${targets.map(syncStateName).join(', ')}`,
+              },
+              zoneStatus(resolved),
+            );
+        }
+      }
+    }
+
+    // Show what the targets report for this generation.
+    if (targets.length && registeredGeneration === generation && !retryAt) {
+      const current = targets.map((t) => reports.get(targetKey(t)));
+      const failed = current.find((r) => r && r.result === 'Failed');
+      const invalid = current.find((r) => r && r.result === 'Invalid' && r.generation >= generation);
+      const conflict = current.find((r) => r && r.result === 'Conflict' && r.generation >= generation);
+      const synced = current.every(
+        (r) => r && (r.result === 'Synced' || r.result === 'Conflict') && r.generation >= generation,
+      );
+      if (failed)
+        await writeStatus(uid, generation, { status: 'False', reason: failed.reason, message: failed.message });
+      else if (invalid)
+        await writeStatus(uid, generation, { status: 'False', reason: 'InvalidSpec', message: invalid.message });
+      else if (synced)
+        await writeStatus(uid, generation, {
+          status: 'True',
+          reason: conflict ? 'SyncedWithConflicts' : 'Synced',
+          message: conflict
+            ? `in Cloudflare except: ${conflict.message}`
+            : `in Cloudflare (${targets.map(syncStateName).join(', ')})`,
+        });
+    }
+
+    const waitMs = retryAt !== undefined ? Math.max(0, retryAt - Date.now()) : REREGISTER_MS;
+    const woke = await condition(() => hinted || reported, waitMs);
+    if (!woke && retryAt === undefined) registeredGeneration = -1; // silence: register again
+    if (workflowInfo().continueAsNewSuggested) {
+      await condition(() => true);
+      await continueAsNew<typeof cloudflareSourceWorkflow>({ ref, targets });
+    }
+  }
+
+  async function resolve(): Promise<
+    | { status: 'ok'; credentials: string; accountId: string; zoneId?: string }
+    | { status: 'failed'; reason: string; message: string }
+  > {
+    const src = await sourceSteps.readCloudflareSource(ref);
+    if (src.status === 'gone') return { status: 'failed', reason: 'Gone', message: 'deleted' };
+    const creds = await sourceSteps.resolveCloudflareCredentials({ name: credentialsRefOf(kind, src.spec) });
+    if (creds.status === 'failed') return { status: 'failed', ...creds.outcome };
+    const zone = zoneOf(kind, src.spec);
+    if (zone === undefined) return { status: 'ok', credentials: creds.credentials, accountId: creds.accountId };
+    const found = await cloudflareCalls(creds.cloudflareTaskQueue).resolveZone({
+      credentials: creds.credentials,
+      zone,
+      accountId: creds.accountId,
+    });
+    if (found.status === 'failed') return { status: 'failed', ...found.outcome };
+    return { status: 'ok', credentials: creds.credentials, accountId: creds.accountId, zoneId: found.zoneId };
+  }
+
+  function zoneStatus(resolved: { accountId: string; zoneId?: string }): Record<string, unknown> {
+    return kind === 'DeviceSettingsPolicy' ? { accountId: resolved.accountId } : { zoneId: resolved.zoneId };
+  }
+
+  /** Unregister everywhere and wait until every target reports our items gone from Cloudflare. */
+  async function deleteFromTargets(uid: string, generation: number): Promise<void> {
+    const pending = new Set(targets.map(targetKey));
+    for (const t of targets) reports.delete(targetKey(t));
+    for (;;) {
+      for (const t of targets) {
+        if (!pending.has(targetKey(t))) continue;
+        const sent = await sourceSteps.unregisterCloudflareSource({ target: t, ref, uid });
+        if (sent === 'not-running') pending.delete(targetKey(t)); // no workflow: nothing of ours is being written there
+      }
+      for (const [k, r] of reports) if (r.result === 'Removed') pending.delete(k);
+      if (pending.size === 0) return;
+      const failed = [...reports.values()].find((r) => r.result === 'Failed' && pending.has(r.target));
+      await writeStatus(uid, generation, {
+        status: 'False',
+        reason: failed ? failed.reason : 'Deleting',
+        message: failed
+          ? `removing from Cloudflare failed: ${failed.message}`
+          : `waiting for Cloudflare to drop this source's items from ${[...pending].join(', ')}`,
+      });
+      reported = false;
+      await condition(
+        () => reported && [...reports.entries()].some(([k, r]) => pending.has(k) && r.result === 'Removed'),
+        REREGISTER_MS,
+      );
+      for (const [k, r] of reports) if (r.result === 'Removed') pending.delete(k);
+      if (pending.size === 0) return;
+    }
+  }
+}

@@ -1,0 +1,211 @@
+/**
+ * One workflow per Cloudflare target (`cloudflare-sync/<resourceType>/<target>`): the only
+ * writer of that target's Cloudflare object and of its CloudflareSyncState, so concurrent source
+ * changes never race (the original's optimistic-lock storms on the SyncState cannot happen).
+ *
+ * Sources register and unregister by signal; a burst of changes within the quiet window
+ * (default 500 ms, at most `maxDebounceMs`) becomes one sync; each sync is one activity: fresh
+ * read of the sources, GET, merge, at most one write, status. A durable timer observes the
+ * target every `observeIntervalMs` to catch drift. The result goes back to every source whose
+ * result changed (`syncReported`). When the last source has gone and Cloudflare no longer shows
+ * its items, the SyncState is deleted and the workflow ends.
+ */
+import {
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  log,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { SourceVerdict, SyncResult } from '../../activities/cloudflare/sync.js';
+import { type SourceRef, refString } from '../../domain/cloudflare/markers.js';
+import { sourceWorkflowId, syncStateName, targetKey } from '../../domain/cloudflare/targets.js';
+import { CloudflareSources } from '../../temporal/search-attributes.js';
+import { cloudflareCalls } from './activity-options.js';
+import {
+  reaggregateSignal,
+  registerSourceSignal,
+  syncReportedSignal,
+  syncStateQuery,
+  unregisterSourceSignal,
+  type SourceRegistration,
+  type SyncReport,
+  type SyncStateView,
+  type SyncWorkflowInput,
+} from './messages.js';
+
+/** How long an empty target waits for a new source before it ends (a late registration restarts it anyway). */
+const EMPTY_GRACE_MS = 30_000;
+
+export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<void> {
+  const { target, settings } = input;
+  const key = targetKey(target);
+  const syncState = syncStateName(target);
+  const api = cloudflareCalls(settings.cloudflareTaskQueue);
+  const sources = new Map<string, SourceRegistration>((input.sources ?? []).map((r) => [refString(r.ref), r]));
+  const removals = new Map<string, SourceRef>((input.pendingRemovals ?? []).map((r) => [refString(r), r]));
+  let credentials = input.credentials;
+  let lastDigest = input.lastDigest;
+  let configVersion = input.configVersion ?? 0;
+  let changed = sources.size > 0 || removals.size > 0;
+  let reaggregate = false;
+  /** What each source was last told (result + generation), so unchanged results are not re-sent. */
+  const told = new Map<string, string>();
+  const view: SyncStateView = { target: key, syncState, sources: [], configVersion };
+
+  setHandler(registerSourceSignal, (reg) => {
+    const k = refString(reg.ref);
+    sources.set(k, reg);
+    removals.delete(k);
+    credentials = reg.credentials;
+    changed = true;
+  });
+  setHandler(unregisterSourceSignal, ({ ref, uid }) => {
+    const k = refString(ref);
+    const current = sources.get(k);
+    if (current && current.uid !== uid) return; // a newer object of the same name registered since
+    sources.delete(k);
+    removals.set(k, ref);
+    told.delete(k);
+    changed = true;
+  });
+  setHandler(reaggregateSignal, () => {
+    reaggregate = true;
+  });
+  setHandler(syncStateQuery, () => ({ ...view, sources: [...sources.keys()], configVersion }));
+
+  let indexedSources = '';
+  for (;;) {
+    const woke = await condition(() => changed || reaggregate, settings.observeIntervalMs);
+    let trigger: 'change' | 'observe' | 'reaggregate' = reaggregate ? 'reaggregate' : woke ? 'change' : 'observe';
+    if (trigger === 'change') {
+      // Debounce: wait for a quiet window, but never longer than maxDebounceMs in all.
+      const started = Date.now();
+      for (;;) {
+        changed = false;
+        const left = settings.maxDebounceMs - (Date.now() - started);
+        if (left <= 0) break;
+        const more = await condition(() => changed || reaggregate, Math.min(settings.debounceMs, left));
+        if (!more) break;
+        if (reaggregate) trigger = 'reaggregate';
+      }
+    }
+    changed = false;
+    reaggregate = false;
+    if (!credentials) continue; // no source has registered yet: nothing to write with
+
+    const names = [...sources.keys()].sort();
+    if (names.join('\n') !== indexedSources) {
+      indexedSources = names.join('\n');
+      upsertSearchAttributes([{ key: CloudflareSources, value: names }]);
+    }
+    const gone = [...removals.values()];
+    const result: SyncResult = await api.syncTarget({
+      target,
+      credentials,
+      syncState,
+      sources: [...sources.values()],
+      trigger,
+      lastDigest,
+      configVersion,
+      clusterId: settings.clusterId,
+      adoptLegacyMarkers: settings.adoptLegacyMarkers,
+      driftPolicy: settings.driftPolicy,
+    });
+
+    const reports: Array<[SourceRef, SyncReport]> = [];
+    if (result.status === 'ok') {
+      lastDigest = result.digest;
+      configVersion = result.configVersion;
+      view.lastResult = result.wrote
+        ? `wrote ${result.counts.desired} managed item(s)${result.drifted ? ' (repaired drift)' : ''}`
+        : result.driftLeft
+          ? `drift observed, left as is: ${result.differences.slice(0, 3).join('; ')}`
+          : 'no change needed';
+      if (result.wrote) view.lastWrite = `${trigger}: configVersion ${configVersion}`;
+      for (const v of result.verdicts) {
+        if (v.result === 'Gone') {
+          sources.delete(refString(v.ref)); // its object is gone: its items went with this sync
+          continue;
+        }
+        if (v.result === 'Elsewhere') continue;
+        reports.push([v.ref, reportOf(v)]);
+      }
+      for (const ref of gone) {
+        removals.delete(refString(ref));
+        reports.push([
+          ref,
+          {
+            target: key,
+            syncState,
+            result: 'Removed',
+            generation: 0,
+            reason: 'Removed',
+            message: `no longer in ${key}`,
+          },
+        ]);
+      }
+    } else {
+      view.lastResult = `failed: ${result.outcome.message}`;
+      const failed = (ref: SourceRef, generation: number): [SourceRef, SyncReport] => [
+        ref,
+        {
+          target: key,
+          syncState,
+          result: 'Failed',
+          generation,
+          reason: result.outcome.reason,
+          message: result.outcome.message,
+        },
+      ];
+      for (const v of result.outcome.verdicts)
+        if (v.result !== 'Gone' && v.result !== 'Elsewhere') reports.push(failed(v.ref, v.generation));
+      for (const ref of gone) reports.push(failed(ref, 0));
+    }
+    await Promise.all(reports.map(([ref, report]) => tell(ref, report)));
+
+    if (sources.size === 0 && removals.size === 0 && result.status === 'ok') {
+      // Nothing of ours is left in Cloudflare. Wait a little for a newcomer, then end.
+      if (!(await condition(() => changed || reaggregate, EMPTY_GRACE_MS))) {
+        await api.deleteSyncState({ syncState });
+        await condition(() => true);
+        if (!changed && !reaggregate) return;
+      }
+    }
+    if (workflowInfo().continueAsNewSuggested) {
+      await condition(() => true);
+      await continueAsNew<typeof cloudflareSyncWorkflow>({
+        target,
+        settings,
+        sources: [...sources.values()],
+        pendingRemovals: [...removals.values()],
+        credentials,
+        lastDigest,
+        configVersion,
+      });
+    }
+  }
+
+  function reportOf(v: SourceVerdict): SyncReport {
+    const result = v.result === 'Synced' ? 'Synced' : v.result === 'Invalid' ? 'Invalid' : 'Conflict';
+    const reason = v.result === 'Synced' ? 'Synced' : v.result === 'Invalid' ? 'InvalidSpec' : 'Conflict';
+    return { target: key, syncState, result, generation: v.generation, reason, message: v.message };
+  }
+
+  /** Reports to a source's workflow when its result changed; a source without a running workflow is skipped. */
+  async function tell(ref: SourceRef, report: SyncReport): Promise<void> {
+    const k = refString(ref);
+    const fingerprint = `${report.result}|${report.generation}|${report.message}`;
+    if (told.get(k) === fingerprint && report.result !== 'Removed') return;
+    try {
+      await getExternalWorkflowHandle(sourceWorkflowId(ref)).signal(syncReportedSignal, report);
+      told.set(k, fingerprint);
+    } catch (err) {
+      if (!(err instanceof ApplicationFailure) && !(err instanceof Error)) throw err;
+      log.info('source workflow not running; result not reported', { source: k });
+    }
+  }
+}

@@ -1,0 +1,207 @@
+/**
+ * The seed's three scenarios end to end: real Temporal, kube-apiserver and etcd; Cloudflare is
+ * the emulator, read and seeded only through the official SDK. The watcher starts each source's
+ * workflow, the sources register with their target's sync workflow, and that one workflow
+ * GET-merge-writes the shared Cloudflare object.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLOUDFLARE_API_VERSION, type CloudflareSyncState } from '../../src/api/cloudflare.js';
+import { syncStateName, syncWorkflowId } from '../../src/domain/cloudflare/targets.js';
+import type { RunningWatcher } from '../../src/watcher/main.js';
+import { eventually, kube, startTestWatcher, startTestWorker, temporal, uniq } from '../support/env.js';
+import {
+  createCredentials,
+  entrypointRules,
+  hexId,
+  includeList,
+  startCloudflare,
+  type CloudflareFixture,
+} from '../support/cloudflare.js';
+
+const PHASE = 'http_request_firewall_custom';
+const k = kube();
+const taskQueue = uniq('cf-agg');
+const namespace = uniq('cf');
+let fx: CloudflareFixture;
+let worker: { stop(): Promise<void> };
+let watcher: RunningWatcher;
+const defaultAccount = hexId();
+const defaultCredentials = uniq('cf-default');
+
+beforeAll(async () => {
+  fx = await startCloudflare();
+  await k.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  await fx.admin.seed({ accounts: [{ id: defaultAccount, name: 'default account' }] });
+  await createCredentials(k, { name: defaultCredentials, namespace, accountId: defaultAccount, isDefault: true });
+  worker = await startTestWorker(
+    taskQueue,
+    {
+      cloudflare: {
+        ...(await import('../../src/config.js')).loadCloudflareConfig({}),
+        baseURL: fx.emulator.baseURL,
+        debounceMs: 200,
+      },
+    },
+    { cloudflare: true },
+  );
+  watcher = await startTestWatcher(taskQueue);
+});
+
+afterAll(async () => {
+  await watcher?.stop();
+  await worker?.stop();
+  await fx?.close();
+  await k.delete({ apiVersion: 'v1', kind: 'Namespace', name: namespace }).catch(() => undefined);
+});
+
+const source = (kind: string, name: string, spec: Record<string, unknown>, ns?: string) => ({
+  apiVersion: CLOUDFLARE_API_VERSION,
+  kind,
+  metadata: { name, ...(ns ? { namespace: ns } : {}) },
+  spec,
+});
+
+async function readyOf(kind: string, name: string, ns?: string) {
+  const obj = await k.get<
+    { status?: { conditions?: { type: string; status: string; reason: string; message: string }[] } } & never
+  >({
+    apiVersion: CLOUDFLARE_API_VERSION,
+    kind,
+    name,
+    namespace: ns,
+  });
+  return (
+    obj as { status?: { conditions?: { type: string; status: string; reason: string; message: string }[] } } | undefined
+  )?.status?.conditions?.find((c) => c.type === 'Ready');
+}
+
+describe('scenario 1: several DeviceSettingsPolicy feed one split-tunnel include list', () => {
+  it('keeps both entries, keeps an entry added outside the operator, and removes only the deleted policy', async () => {
+    const account = hexId();
+    const creds = uniq('cf-acct');
+    await fx.admin.seed({ accounts: [{ id: account }] });
+    await createCredentials(k, { name: creds, namespace, accountId: account });
+    const external = { address: '172.16.0.0/12', description: 'Added by an admin in the dashboard' };
+    await fx.cf.zeroTrust.devices.policies.default.includes.update({ account_id: account, body: [external] });
+
+    const aws = uniq('aws-vpc-proxy');
+    const office = uniq('office-network');
+    const policy = (entry: { address: string; description: string }) => ({
+      splitTunnelMode: 'include',
+      splitTunnelInclude: [entry],
+      cloudflare: { credentialsRef: { name: creds } },
+    });
+    await k.apply(source('DeviceSettingsPolicy', aws, policy({ address: '10.0.0.0/8', description: 'AWS VPC' })));
+    await k.apply(
+      source('DeviceSettingsPolicy', office, policy({ address: '192.168.1.0/24', description: 'Office Network' })),
+    );
+
+    const both = await eventually('both policies in the include list', async () => {
+      const list = await includeList(fx.cf, account);
+      return list.length === 3 ? list : undefined;
+    });
+    expect(both[0]).toEqual(external); // untouched, in place
+    expect(both).toContainEqual({
+      address: '10.0.0.0/8',
+      description: `AWS VPC [managed-by:default:DeviceSettingsPolicy/${aws}]`,
+    });
+    expect(both).toContainEqual({
+      address: '192.168.1.0/24',
+      description: `Office Network [managed-by:default:DeviceSettingsPolicy/${office}]`,
+    });
+    // Each source says so on its own status.
+    for (const name of [aws, office])
+      await eventually(`${name} Ready`, async () => (await readyOf('DeviceSettingsPolicy', name))?.status === 'True');
+
+    // One SyncState for the (account, include) target, listing both sources.
+    const stateName = syncStateName({ resourceType: 'DeviceSettingsPolicy', accountId: account, list: 'include' });
+    const state = await eventually('SyncState', () =>
+      k.get<CloudflareSyncState>({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'CloudflareSyncState', name: stateName }),
+    );
+    expect(state.spec.sources?.map((s) => s.ref.name).sort()).toEqual([aws, office].sort());
+    expect(state.status?.syncStatus).toBe('Synced');
+
+    await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'DeviceSettingsPolicy', name: office });
+    const after = await eventually('office-network removed', async () => {
+      const list = await includeList(fx.cf, account);
+      return list.length === 2 ? list : undefined;
+    });
+    expect(after).toEqual([
+      external,
+      { address: '10.0.0.0/8', description: `AWS VPC [managed-by:default:DeviceSettingsPolicy/${aws}]` },
+    ]);
+    // The finalizer was released only after Cloudflare reflected the removal.
+    await eventually(
+      'office-network object gone',
+      async () => !(await k.get({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'DeviceSettingsPolicy', name: office })),
+    );
+    await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'DeviceSettingsPolicy', name: aws });
+    await eventually('only the external entry left', async () => {
+      const list = await includeList(fx.cf, account);
+      return list.length === 1 && list[0]!.address === external.address;
+    });
+  });
+});
+
+describe('scenarios 2 and 3: ZoneRulesets of two teams share one phase, next to a manual rule', () => {
+  it('puts both teams rules next to the manual one, removes only team A on delete, never touches the manual rule', async () => {
+    const zoneName = `${uniq('z')}.example.com`;
+    const { zones } = await fx.admin.seed({ zones: [{ name: zoneName, account_id: defaultAccount }] });
+    const zoneId = zones[0]!.id;
+    const manual = { action: 'block', expression: 'ip.src eq 203.0.113.7', description: 'Manual rule by admin' };
+    await fx.cf.rulesets.phases.update(PHASE as never, { zone_id: zoneId, rules: [manual as never] });
+    const [manualRule] = await entrypointRules(fx.cf, zoneId, PHASE);
+
+    const teamA = uniq('waf-rules-team-a');
+    const teamB = uniq('waf-rules-team-b');
+    const ruleset = (cidr: string) => ({
+      zone: zoneName,
+      phase: PHASE,
+      rules: [{ expression: `ip.src in {${cidr}}`, action: 'block' }],
+    });
+    await k.apply(source('ZoneRuleset', teamA, ruleset('1.2.3.0/24'), namespace));
+    await k.apply(source('ZoneRuleset', teamB, ruleset('5.6.7.0/24'), namespace));
+
+    const rules = await eventually('both teams in the entrypoint', async () => {
+      const r = await entrypointRules(fx.cf, zoneId, PHASE);
+      return r.length === 3 ? r : undefined;
+    });
+    expect(rules[0]).toEqual(manualRule); // same id, version, fields: never modified
+    expect(rules.map((r) => r.description)).toEqual([
+      'Manual rule by admin',
+      `[managed-by:default:ZoneRuleset/${namespace}/${teamA}]`,
+      `[managed-by:default:ZoneRuleset/${namespace}/${teamB}]`,
+    ]);
+    for (const name of [teamA, teamB])
+      await eventually(`${name} Ready`, async () => (await readyOf('ZoneRuleset', name, namespace))?.status === 'True');
+
+    // Re-aggregation on demand: one GET, and no write since nothing changed.
+    const workflowId = syncWorkflowId({ resourceType: 'ZoneRuleset', accountId: defaultAccount, zoneId, phase: PHASE });
+    await fx.admin.clearRequests();
+    await (await temporal()).workflow.getHandle(workflowId).signal('reaggregate');
+    const calls = await eventually('the re-aggregation GET', async () => {
+      const log = await fx.admin.requests({ path: `/zones/${zoneId}/rulesets` });
+      return log.length ? log : undefined;
+    });
+    await new Promise((r) => setTimeout(r, 1500));
+    const after = await fx.admin.requests({ path: `/zones/${zoneId}/rulesets` });
+    expect(after.filter((r) => r.method === 'GET').length).toBeGreaterThanOrEqual(calls.length);
+    expect(after.filter((r) => r.method !== 'GET')).toEqual([]);
+
+    await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name: teamA });
+    const left = await eventually('team A removed', async () => {
+      const r = await entrypointRules(fx.cf, zoneId, PHASE);
+      return r.length === 2 ? r : undefined;
+    });
+    expect(left[0]).toEqual(manualRule);
+    expect(left[1]!.description).toBe(`[managed-by:default:ZoneRuleset/${namespace}/${teamB}]`);
+    expect(left[1]!.expression).toBe('ip.src in {5.6.7.0/24}');
+
+    await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name: teamB });
+    await eventually('only the manual rule left', async () => {
+      const r = await entrypointRules(fx.cf, zoneId, PHASE);
+      return r.length === 1 && r[0]!.id === manualRule!.id ? r : undefined;
+    });
+    expect((await entrypointRules(fx.cf, zoneId, PHASE))[0]).toEqual(manualRule);
+  });
+});

@@ -1,0 +1,85 @@
+/**
+ * The Cloudflare side of the aggregation tests: the emulator (in the test process), an SDK
+ * client on it, and the Kubernetes objects the operator reads credentials from. Tests read and
+ * seed Cloudflare only through the real `cloudflare` SDK; the emulator hooks only reset, count
+ * requests and inject faults.
+ */
+import { randomBytes } from 'node:crypto';
+import Cloudflare from 'cloudflare';
+import { CLOUDFLARE_API_VERSION } from '../../src/api/cloudflare.js';
+import { EmulatorAdmin, startCloudflareEmulator, type RunningEmulator } from '../../src/cloudflare/emulator/index.js';
+import type { KubeClient } from '../../src/kube/client.js';
+
+export const CF_TOKEN = `cf-test-${randomBytes(6).toString('hex')}`;
+
+export interface CloudflareFixture {
+  emulator: RunningEmulator;
+  admin: EmulatorAdmin;
+  cf: Cloudflare;
+  close(): Promise<void>;
+}
+
+export async function startCloudflare(): Promise<CloudflareFixture> {
+  const emulator = await startCloudflareEmulator({ tokens: [{ token: CF_TOKEN }] });
+  const admin = new EmulatorAdmin(emulator.url, emulator.adminToken);
+  const cf = new Cloudflare({ apiToken: CF_TOKEN, baseURL: emulator.baseURL, maxRetries: 4 });
+  return { emulator, admin, cf, close: () => emulator.close() };
+}
+
+export function hexId(): string {
+  return randomBytes(16).toString('hex');
+}
+
+/**
+ * A Secret with the token and a CloudflareCredentials for `accountId` naming it, as a user would
+ * create them.
+ */
+export async function createCredentials(
+  kube: KubeClient,
+  opts: { name: string; namespace: string; accountId: string; token?: string; isDefault?: boolean },
+): Promise<void> {
+  await kube.apply({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: `${opts.name}-token`, namespace: opts.namespace },
+    stringData: { CLOUDFLARE_API_TOKEN: opts.token ?? CF_TOKEN },
+  } as never);
+  await kube.apply({
+    apiVersion: CLOUDFLARE_API_VERSION,
+    kind: 'CloudflareCredentials',
+    metadata: { name: opts.name },
+    spec: {
+      accountId: opts.accountId,
+      authType: 'apiToken',
+      secretRef: { name: `${opts.name}-token`, namespace: opts.namespace },
+      isDefault: opts.isDefault ?? false,
+    },
+  });
+}
+
+export type Rule = {
+  id: string;
+  description?: string;
+  expression: string;
+  action: string;
+  version: string;
+  [k: string]: unknown;
+};
+
+/** The rules of a zone's phase entrypoint ([] before it exists). */
+export async function entrypointRules(cf: Cloudflare, zoneId: string, phase: string): Promise<Rule[]> {
+  try {
+    const rs = (await cf.rulesets.phases.get(phase as never, { zone_id: zoneId })) as unknown as { rules?: Rule[] };
+    return rs.rules ?? [];
+  } catch (err) {
+    if ((err as { status?: number }).status === 404) return [];
+    throw err;
+  }
+}
+
+export async function includeList(
+  cf: Cloudflare,
+  accountId: string,
+): Promise<{ address?: string; host?: string; description?: string }[]> {
+  return (await cf.zeroTrust.devices.policies.default.includes.get({ account_id: accountId })).result as never;
+}
