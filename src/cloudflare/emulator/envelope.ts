@@ -88,6 +88,13 @@ export const CfErrors = {
         ...(details.length ? { error_chain: details.map((message) => ({ code: 9207, message })) } : {}),
       },
     ]),
+  /**
+   * A rule expression the Rules language parser refuses (400). The code is guessed: the real API
+   * answers a bad expression with a `filter parsing error (line:column): …` message under a
+   * ruleset-validation code we have not seen documented; 20021 is our stand-in.
+   */
+  filterParsing: (line: number, column: number, detail: string) =>
+    new ApiError(400, [{ code: 20021, message: `filter parsing error (${line}:${column}): ${detail}` }]),
   /** Over the token's request budget (971, 429, with Retry-After in seconds). */
   rateLimited: (retryAfterSeconds: number, headers: Record<string, string> = {}) =>
     new ApiError(429, [{ code: 971, message: 'Please wait and consider throttling your request speed' }], {

@@ -1,6 +1,7 @@
 /**
  * Phase entrypoint rulesets of a zone or an account: GET (404/10003 before the first PUT), PUT
- * (creates or replaces `rules[]`, assigns rule ids, bumps `version`), and `rulesets.list` (cursor).
+ * (creates or replaces `rules[]`, assigns rule ids, bumps `version`; a rule whose expression is
+ * obviously malformed is refused with 400/20021 "filter parsing error"), and `rulesets.list` (cursor).
  */
 import { Type } from '@sinclair/typebox';
 import { CfErrors } from '../envelope.js';
@@ -62,6 +63,42 @@ const EntrypointBody = Type.Object(
   { additionalProperties: true },
 );
 
+const CLOSERS: Record<string, string> = { '(': ')', '{': '}', '[': ']' };
+
+/**
+ * The obvious syntax errors of a rule expression, as the real parser reports them: empty,
+ * unbalanced parentheses, braces or brackets, an unterminated string. Not a parser of the Rules
+ * language (a wrong field or operator passes); position is 1-based `line:column`.
+ */
+export function expressionError(expression: string): { line: number; column: number; detail: string } | undefined {
+  const at = (index: number) => {
+    const before = expression.slice(0, index).split('\n');
+    return { line: before.length, column: before[before.length - 1]!.length + 1 };
+  };
+  if (!expression.trim()) return { ...at(expression.length), detail: 'expected a filter expression, found nothing' };
+  const open: { char: string; index: number }[] = [];
+  let quote: number | undefined;
+  for (let i = 0; i < expression.length; i++) {
+    const c = expression[i]!;
+    if (quote !== undefined) {
+      if (c === '\\') i++;
+      else if (c === '"') quote = undefined;
+      continue;
+    }
+    if (c === '"') quote = i;
+    else if (CLOSERS[c]) open.push({ char: c, index: i });
+    else if (c === ')' || c === '}' || c === ']') {
+      const top = open.pop();
+      if (!top || CLOSERS[top.char] !== c)
+        return { ...at(i), detail: `unexpected '${c}'${top ? ` (expected '${CLOSERS[top.char]}')` : ''}` };
+    }
+  }
+  if (quote !== undefined) return { ...at(quote), detail: 'unterminated string literal' };
+  const unclosed = open.pop();
+  if (unclosed) return { ...at(unclosed.index), detail: `unclosed '${unclosed.char}'` };
+  return undefined;
+}
+
 export const RULESET_PAGE_LIMITS = { defaultPerPage: 20, minPerPage: 1, maxPerPage: 50 };
 
 function scopeOf(ctx: RouteContext): { scope: Scope; id: string } {
@@ -89,6 +126,10 @@ function putEntrypoint(ctx: RouteContext) {
   const body = checkBody(EntrypointBody, ctx.body ?? {});
   if (body.phase !== undefined && body.phase !== phase) {
     throw CfErrors.invalidBody([`phase must be ${phase} for this entrypoint`]);
+  }
+  for (const rule of body.rules ?? []) {
+    const bad = expressionError(rule.expression);
+    if (bad) throw CfErrors.filterParsing(bad.line, bad.column, `${bad.detail} in ${JSON.stringify(rule.expression)}`);
   }
   const ruleset = ctx.store.putEntrypoint(scope, id, phase, {
     ...(body.name !== undefined ? { name: body.name } : {}),

@@ -1,0 +1,71 @@
+import Cloudflare from 'cloudflare';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCloudflareEmulator, type RunningEmulator } from '../../src/cloudflare/emulator/index.js';
+import { expressionError } from '../../src/cloudflare/emulator/routes/rulesets.js';
+
+describe('rule expression check', () => {
+  it('passes balanced expressions, brackets inside strings included', () => {
+    for (const e of [
+      'ip.src eq 203.0.113.7',
+      'ip.src in {1.2.3.0/24 5.6.7.0/24}',
+      '(http.host eq "a.example" and not (ip.src in {10.0.0.0/8}))',
+      'http.request.uri.path contains "(" or http.request.uri.path contains "\\"}"',
+      'any(http.request.headers.names[*] == "x")',
+    ])
+      expect(expressionError(e), e).toBeUndefined();
+  });
+
+  it('finds empty, unbalanced and unterminated expressions, with line:column', () => {
+    expect(expressionError('   ')).toMatchObject({ line: 1, column: 4 });
+    expect(expressionError('(ip.src eq 1.2.3.4')).toEqual({ line: 1, column: 1, detail: "unclosed '('" });
+    expect(expressionError('ip.src eq 1.2.3.4)')).toEqual({ line: 1, column: 18, detail: "unexpected ')'" });
+    expect(expressionError('ip.src in {1.2.3.4)')).toMatchObject({
+      column: 19,
+      detail: "unexpected ')' (expected '}')",
+    });
+    expect(expressionError('http.host eq "a.example')).toEqual({
+      line: 1,
+      column: 14,
+      detail: 'unterminated string literal',
+    });
+    expect(expressionError('ip.src eq 1.2.3.4\nand (http.host eq "x"')).toMatchObject({ line: 2, column: 5 });
+  });
+});
+
+describe('PUT of a phase entrypoint with a malformed expression', () => {
+  let emulator: RunningEmulator;
+  let cf: Cloudflare;
+  const zoneId = 'z'.repeat(32);
+
+  beforeAll(async () => {
+    emulator = await startCloudflareEmulator({
+      tokens: [{ token: 'good' }],
+      seed: { zones: [{ id: zoneId, name: 'a.example', account_id: 'a' }] },
+    });
+    cf = new Cloudflare({ apiToken: 'good', baseURL: emulator.baseURL, maxRetries: 0 });
+  });
+  afterAll(() => emulator?.close());
+
+  it('is refused with 400 and a filter parsing error (code 20021), and writes nothing', async () => {
+    const good = { action: 'block', expression: 'ip.src eq 203.0.113.7' };
+    await cf.rulesets.phases.update('http_request_firewall_custom', { zone_id: zoneId, rules: [good as never] });
+    const err = await cf.rulesets.phases
+      .update('http_request_firewall_custom', {
+        zone_id: zoneId,
+        rules: [good as never, { action: 'block', expression: '(ip.src eq 1.2.3.4' } as never],
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(err).toBeInstanceOf(Cloudflare.BadRequestError);
+    const apiErr = err as InstanceType<typeof Cloudflare.BadRequestError>;
+    expect(apiErr.status).toBe(400);
+    expect(apiErr.errors).toEqual([
+      { code: 20021, message: `filter parsing error (1:1): unclosed '(' in "(ip.src eq 1.2.3.4"` },
+    ]);
+    const rs = await cf.rulesets.phases.get('http_request_firewall_custom', { zone_id: zoneId });
+    expect(rs.version).toBe('1');
+    expect(rs.rules.map((r) => r.expression)).toEqual([good.expression]);
+  });
+});
