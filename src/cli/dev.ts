@@ -1,6 +1,6 @@
 /**
- * `durable-operators dev`: the real local stack plus worker, watcher and the sandbox fast path
- * with a default pool of agents, in one process tree. Worker, watcher and fast path run as child
+ * `durable-operators dev`: the real local stack plus worker, watcher, the sandbox fast path
+ * with a default pool of agents and the Cloudflare API emulator, in one process tree. Worker, watcher and fast path run as child
  * processes of this one (as they would as separate Deployments); the agents run as processes
  * whose Pods dev writes the way a kubelet would (there is no kubelet here). Ctrl-C stops
  * everything, children first.
@@ -9,11 +9,13 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { CloudflareCredentialsKind } from '../api/cloudflare.js';
 import { AGENT_APP_LABEL, AGENT_APP_VALUE, AGENT_POOL_LABEL, SandboxPoolKind } from '../api/sandbox.js';
 import { AgentFleet } from '../infra/agent-fleet.js';
 import { LocalStack } from '../infra/stack.js';
-import { ManagedProcess, getFreePort, isPortFree } from '../infra/process.js';
+import { ManagedProcess, getFreePort, isPortFree, waitUntilReady } from '../infra/process.js';
 import { KubeClient } from '../kube/client.js';
+import { DEFAULT_CF_EMULATOR_PORT } from './cloudflare.js';
 import { untilShutdownSignal } from './signals.js';
 import { DEMO_TENANT, seedDemoTenant } from './tenants.js';
 
@@ -22,11 +24,80 @@ export const DEV_POOL = 'default-pool';
 const DEV_AGENTS = 2;
 const DEV_AGENT_CAPACITY = 5;
 
-/** The agents' token, generated once per state dir (0600), shared by the fast path and the agents. */
-async function devAgentToken(stateDir: string): Promise<{ token: string; file: string }> {
-  const file = path.join(stateDir, 'agent-token');
+/** A stable secret per state dir (0600): the agents' token, the emulator's API token. */
+async function stateSecret(stateDir: string, name: string): Promise<{ token: string; file: string }> {
+  const file = path.join(stateDir, name);
   if (!existsSync(file)) await writeFile(file, randomBytes(24).toString('hex'), { mode: 0o600 });
   return { token: (await readFile(file, 'utf8')).trim(), file };
+}
+
+/** The account and zone the dev emulator starts with (what deploy/examples/cloudflare/ targets). */
+export const DEV_CLOUDFLARE = {
+  accountId: '0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d',
+  zoneId: '0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e',
+  zone: 'example.com',
+  /** The operator's namespace, where the credentials' Secret lives (as in deploy/). */
+  namespace: 'durable-operators',
+} as const;
+
+/**
+ * The local Cloudflare API emulator as a child process, seeded with one account and zone, and
+ * the Secret + default CloudflareCredentials pointing the operator at it — what a user does
+ * with deploy/examples/cloudflare/credentials.yaml against the real API.
+ */
+async function startCloudflareEmulatorProcess(
+  opts: DevOptions,
+  info: { logsDir: string; kubeconfig: string },
+  self: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ process: ManagedProcess; baseURL: string; token: string; tokenFile: string }> {
+  const { token, file: tokenFile } = await stateSecret(opts.stateDir, 'cloudflare-token');
+  const port = await portOr(DEFAULT_CF_EMULATOR_PORT);
+  const seed = path.join(opts.stateDir, 'cloudflare-seed.json');
+  await writeFile(
+    seed,
+    JSON.stringify({
+      accounts: [{ id: DEV_CLOUDFLARE.accountId, name: 'dev account' }],
+      zones: [{ id: DEV_CLOUDFLARE.zoneId, name: DEV_CLOUDFLARE.zone, account_id: DEV_CLOUDFLARE.accountId }],
+    }),
+  );
+  const proc = ManagedProcess.start({
+    name: 'cloudflare-emulator',
+    command: process.execPath,
+    args: [...self, 'cloudflare-emulator', '--port', String(port), '--tokens-file', tokenFile, '--seed', seed],
+    env,
+    logFile: path.join(info.logsDir, 'cloudflare-emulator.log'),
+  });
+  const baseURL = `http://127.0.0.1:${port}/client/v4`;
+  await waitUntilReady(
+    'cloudflare emulator',
+    async () => (await fetch(`${baseURL}/user/tokens/verify`, { headers: { authorization: `Bearer ${token}` } })).ok,
+    { timeoutMs: 30_000, process: proc },
+  );
+  const kube = KubeClient.fromKubeconfig(info.kubeconfig);
+  await kube.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEV_CLOUDFLARE.namespace } });
+  await kube.apply({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'cloudflare-api-token', namespace: DEV_CLOUDFLARE.namespace },
+    stringData: { CLOUDFLARE_API_TOKEN: token },
+  } as never);
+  await kube.apply({
+    apiVersion: CloudflareCredentialsKind.apiVersion,
+    kind: CloudflareCredentialsKind.kind,
+    metadata: { name: 'default' },
+    spec: {
+      accountId: DEV_CLOUDFLARE.accountId,
+      authType: 'apiToken',
+      isDefault: true,
+      secretRef: {
+        name: 'cloudflare-api-token',
+        namespace: DEV_CLOUDFLARE.namespace,
+        apiTokenKey: 'CLOUDFLARE_API_TOKEN',
+      },
+    },
+  });
+  return { process: proc, baseURL, token, tokenFile };
 }
 
 async function portOr(preferred: number): Promise<number> {
@@ -39,6 +110,8 @@ export interface DevOptions {
   watcher: boolean;
   /** The fast path and its default pool of agents. */
   fastpath?: boolean;
+  /** The Cloudflare API emulator, with credentials for the operator. */
+  cloudflare?: boolean;
 }
 
 export async function runDev(opts: DevOptions): Promise<void> {
@@ -55,13 +128,16 @@ export async function runDev(opts: DevOptions): Promise<void> {
   // Re-run this same CLI (same Node flags, e.g. the tsx loader) for each role.
   const self = [...process.execArgv, process.argv[1]!];
   const children: ManagedProcess[] = [];
+  const cloudflare =
+    opts.cloudflare !== false ? await startCloudflareEmulatorProcess(opts, info, self, env) : undefined;
+  if (cloudflare) children.push(cloudflare.process);
   if (opts.worker) {
     children.push(
       ManagedProcess.start({
         name: 'worker',
         command: process.execPath,
         args: [...self, 'worker'],
-        env,
+        env: { ...env, ...(cloudflare ? { CLOUDFLARE_API_BASE_URL: cloudflare.baseURL } : {}) },
         logFile: path.join(info.logsDir, 'worker.log'),
       }),
     );
@@ -81,7 +157,7 @@ export async function runDev(opts: DevOptions): Promise<void> {
   let fastpathPorts: { grpc: number; http: number } | undefined;
   if (opts.fastpath !== false) {
     const kube = KubeClient.fromKubeconfig(info.kubeconfig);
-    const { token, file: tokenFile } = await devAgentToken(opts.stateDir);
+    const { token, file: tokenFile } = await stateSecret(opts.stateDir, 'agent-token');
     await kube.apply({
       apiVersion: SandboxPoolKind.apiVersion,
       kind: SandboxPoolKind.kind,
@@ -173,6 +249,19 @@ export async function runDev(opts: DevOptions): Promise<void> {
             `  curl -X DELETE -H 'x-tenant-id: ${DEMO_TENANT.id}' http://127.0.0.1:${fastpathPorts.http}/api/v1/namespaces/default/sandboxes/hi`,
             '  kubectl get sandboxes -o wide   # Phase, Agent, Endpoints',
             `  open ${info.temporal.uiUrl}  and search: K8sKind="Sandbox"`,
+            '',
+          ]
+        : []),
+      ...(cloudflare
+        ? [
+            `Cloudflare (the local API emulator; the worker uses it via CLOUDFLARE_API_BASE_URL; account ${DEV_CLOUDFLARE.accountId}, zone ${DEV_CLOUDFLARE.zone}):`,
+            `  API base URL  ${cloudflare.baseURL}`,
+            `  API token     ${cloudflare.token}  (also in ${rel(cloudflare.tokenFile)})`,
+            '  kubectl apply -f deploy/examples/cloudflare/zone-rulesets.yaml -f deploy/examples/cloudflare/device-settings-policies.yaml',
+            '  kubectl get cfss            # one CloudflareSyncState per Cloudflare target: sources, status, version',
+            `  curl -s -H "Authorization: Bearer ${cloudflare.token}" ${cloudflare.baseURL}/zones/${DEV_CLOUDFLARE.zoneId}/rulesets/phases/http_request_firewall_custom/entrypoint`,
+            `  temporal workflow signal --address ${info.temporal.address} --workflow-id cloudflare-sync/ZoneRuleset/${DEV_CLOUDFLARE.zoneId}/http_request_firewall_custom --name reaggregate`,
+            `  open ${info.temporal.uiUrl}  and search: CloudflareTarget="ZoneRuleset/${DEV_CLOUDFLARE.zoneId}/http_request_firewall_custom"`,
             '',
           ]
         : []),

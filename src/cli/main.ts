@@ -119,20 +119,24 @@ program
 program
   .command('dev')
   .description(
-    'Start the real local stack (etcd, kube-apiserver, controller-manager, Temporal + UI) plus worker, watcher and the sandbox fast path with a pool of agents.',
+    'Start the real local stack (etcd, kube-apiserver, controller-manager, Temporal + UI) plus worker, watcher, the sandbox fast path with a pool of agents, and the Cloudflare API emulator.',
   )
   .option('--state-dir <dir>', 'where state, logs and the kubeconfig live', process.env.DO_STATE_DIR ?? '.state/dev')
   .option('--no-worker', 'do not start the worker')
   .option('--no-watcher', 'do not start the watcher')
   .option('--no-fastpath', 'do not start the sandbox fast path and its default pool of agents')
-  .action(async (flags: { stateDir: string; worker: boolean; watcher: boolean; fastpath: boolean }) => {
-    await runDev({
-      stateDir: path.resolve(flags.stateDir),
-      worker: flags.worker,
-      watcher: flags.watcher,
-      fastpath: flags.fastpath,
-    });
-  });
+  .option('--no-cloudflare', 'do not start the Cloudflare API emulator')
+  .action(
+    async (flags: { stateDir: string; worker: boolean; watcher: boolean; fastpath: boolean; cloudflare: boolean }) => {
+      await runDev({
+        stateDir: path.resolve(flags.stateDir),
+        worker: flags.worker,
+        watcher: flags.watcher,
+        fastpath: flags.fastpath,
+        cloudflare: flags.cloudflare,
+      });
+    },
+  );
 
 program
   .command('agent')

@@ -5,9 +5,13 @@
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import Cloudflare from 'cloudflare';
 import { afterAll, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import type { ObjectKeeper } from '../../src/api/objectkeeper.js';
 import { SandboxKind, type Sandbox } from '../../src/api/sandbox.js';
+import { DEV_CLOUDFLARE } from '../../src/cli/dev.js';
 import { loadConfig } from '../../src/config.js';
 import { objectKeeperWorkflowId } from '../../src/domain/objectkeeper.js';
 import { ManagedProcess, isAlive } from '../../src/infra/process.js';
@@ -69,7 +73,7 @@ async function untilRunning(proc: ManagedProcess): Promise<void> {
 /** Ctrl-C as a terminal sends it: SIGINT to the foreground process group. */
 async function ctrlC(proc: ManagedProcess): Promise<number[]> {
   const tree = descendants(proc.pid);
-  expect(tree.length).toBeGreaterThanOrEqual(10); // 5 servers + worker + watcher + fastpath + 2 agents (+ tsx)
+  expect(tree.length).toBeGreaterThanOrEqual(11); // 5 servers + worker + watcher + fastpath + 2 agents + emulator (+ tsx)
   process.kill(-proc.pid, 'SIGINT');
   await proc.exited;
   return tree;
@@ -126,6 +130,27 @@ it('starts everything, stops everything on Ctrl-C, and a second run resumes the 
     });
     return sb?.status?.phase === 'Running' && sb.status.assignedPod === created.agentPod;
   });
+
+  // Cloudflare: the example ZoneRulesets, applied as they ship, reach the printed emulator.
+  const printed = readFileSync(dev.spec.logFile, 'utf8');
+  const baseURL = /API base URL {2}(\S+)/.exec(printed)?.[1];
+  const apiToken = /API token {5}(\S+)/.exec(printed)?.[1];
+  expect(baseURL && apiToken, 'dev prints the emulator’s base URL and token').toBeTruthy();
+  for (const doc of parseAllDocuments(
+    readFileSync(path.join(REPO_ROOT, 'deploy/examples/cloudflare/zone-rulesets.yaml'), 'utf8'),
+  ))
+    await kube.apply(doc.toJS() as KubernetesObject);
+  const cf = new Cloudflare({ apiToken: apiToken!, baseURL: baseURL!, maxRetries: 2 });
+  const rules = await eventually('both example teams’ rules in the emulator', async () => {
+    const rs = (await cf.rulesets.phases
+      .get('http_request_firewall_custom', { zone_id: DEV_CLOUDFLARE.zoneId })
+      .catch(() => undefined)) as { rules?: { description?: string }[] } | undefined;
+    return rs?.rules?.length === 2 ? rs.rules : undefined;
+  });
+  expect(rules.map((r) => r.description)).toEqual([
+    'Team A blocks 1.2.3.0/24 [managed-by:default:ZoneRuleset/default/waf-rules-team-a]',
+    'Team B blocks 5.6.7.0/24 [managed-by:default:ZoneRuleset/default/waf-rules-team-b]',
+  ]);
 
   const tree = await ctrlC(dev);
   expect(readFileSync(dev.spec.logFile, 'utf8')).toContain('stopped.');
