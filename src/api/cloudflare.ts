@@ -195,7 +195,9 @@ export const CloudflareSyncStateKind = defineKind({
   printerColumns: [
     { name: 'Type', type: 'string', jsonPath: '.spec.resourceType' },
     { name: 'CloudflareID', type: 'string', jsonPath: '.spec.cloudflareId', priority: 1 },
-    { name: 'Sources', type: 'integer', jsonPath: '.spec.sources', priority: 1 },
+    // The original's `Sources` column pointed an integer column at the array (kubectl cannot
+    // count); the names of the sources are what a user looks for.
+    { name: 'Sources', type: 'string', jsonPath: '.spec.sources[*].ref.name' },
     { name: 'Status', type: 'string', jsonPath: '.status.syncStatus' },
     { name: 'Version', type: 'integer', jsonPath: '.status.configVersion' },
   ],
