@@ -83,3 +83,18 @@ export async function includeList(
 ): Promise<{ address?: string; host?: string; description?: string }[]> {
   return (await cf.zeroTrust.devices.policies.default.includes.get({ account_id: accountId })).result as never;
 }
+
+/** The emulator's last request sequence number: a mark to count requests after (0 when none yet). */
+export async function requestMark(admin: EmulatorAdmin): Promise<number> {
+  const all = await admin.requests();
+  return all.length ? all[all.length - 1]!.seq : 0;
+}
+
+/** The requests the emulator answered after `mark` on paths matching `path` (a regular expression). */
+export async function requestsSince(
+  admin: EmulatorAdmin,
+  mark: number,
+  filter: { path?: string; method?: string } = {},
+): Promise<Awaited<ReturnType<EmulatorAdmin['requests']>>> {
+  return (await admin.requests(filter)).filter((r) => r.seq > mark);
+}
