@@ -483,7 +483,26 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
     }
   }
 
-  return { syncTarget, deleteSyncState, resolveZone };
+  return {
+    syncTarget: (req: SyncTargetRequest) => whileAlive(() => syncTarget(req)),
+    deleteSyncState: (req: { syncState: string }) => whileAlive(() => deleteSyncState(req)),
+    resolveZone: (req: Parameters<typeof resolveZone>[0]) => whileAlive(() => resolveZone(req)),
+  };
+}
+
+/**
+ * Heartbeats every few seconds while `fn` runs: a worker that dies mid-call (a crash between the
+ * GET and the PUT) is noticed within the heartbeat timeout (activity-options.ts), and the retry
+ * runs elsewhere then instead of after the 2-minute start-to-close timeout.
+ */
+async function whileAlive<T>(fn: () => Promise<T>): Promise<T> {
+  heartbeat();
+  const timer = setInterval(() => heartbeat(), 3_000);
+  try {
+    return await fn();
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 export type CloudflareSyncActivities = ReturnType<typeof createCloudflareSyncActivities>;

@@ -21,6 +21,8 @@ export function cloudflareCalls(taskQueue: string) {
   return proxyActivities<CloudflareSyncActivities>({
     taskQueue,
     startToCloseTimeout: '2 minutes',
+    // The activities heartbeat every 3 s while they run: a dead worker's call is retried after this.
+    heartbeatTimeout: '15 seconds',
     retry: { ...RETRY, maximumInterval: '60 seconds' },
   });
 }

@@ -1,0 +1,352 @@
+/**
+ * The Cloudflare aggregation when things go wrong: a worker killed between the GET and the PUT
+ * or between the PUT and the status write, a storm of 429s, a permanent error from Cloudflare
+ * (a malformed expression), and bad input (an invalid CIDR, an unknown phase, missing
+ * credentials, a token Cloudflare does not know). Real Temporal, kube-apiserver and etcd;
+ * Cloudflare is the emulator, read and seeded only through the official SDK, its hooks used only
+ * for the request log, faults and tokens.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLOUDFLARE_API_VERSION, type CloudflareSyncState } from '../../src/api/cloudflare.js';
+import type { LoggedRequest } from '../../src/cloudflare/emulator/index.js';
+import { loadCloudflareConfig } from '../../src/config.js';
+import { syncStateName } from '../../src/domain/cloudflare/targets.js';
+import type { ManagedProcess } from '../../src/infra/process.js';
+import { apiMessage } from '../../src/kube/client.js';
+import type { RunningWatcher } from '../../src/watcher/main.js';
+import { eventually, kube, spawnRole, startTestWatcher, startTestWorker, uniq, waitForWorker } from '../support/env.js';
+import {
+  createCredentials,
+  entrypointRules,
+  hexId,
+  includeList,
+  startCloudflare,
+  type CloudflareFixture,
+} from '../support/cloudflare.js';
+
+const PHASE = 'http_request_firewall_custom';
+const k = kube();
+const taskQueue = uniq('cf-fail');
+const namespace = uniq('cff');
+let fx: CloudflareFixture;
+let watcher: RunningWatcher;
+/** The in-process worker, once one runs (the crash tests run child-process workers first). */
+let worker: { stop(): Promise<void> } | undefined;
+const children: ManagedProcess[] = [];
+
+type Ready = { type: string; status: string; reason: string; message: string };
+
+const sourceObject = (kind: string, name: string, spec: Record<string, unknown>, ns?: string) => ({
+  apiVersion: CLOUDFLARE_API_VERSION,
+  kind,
+  metadata: { name, ...(ns ? { namespace: ns } : {}) },
+  spec,
+});
+
+async function readyOf(kind: string, name: string, ns?: string): Promise<Ready | undefined> {
+  const obj = await k.get<{ status?: { conditions?: Ready[] } } & never>({
+    apiVersion: CLOUDFLARE_API_VERSION,
+    kind,
+    name,
+    namespace: ns,
+  });
+  return (obj as { status?: { conditions?: Ready[] } } | undefined)?.status?.conditions?.find(
+    (c) => c.type === 'Ready',
+  );
+}
+
+/** Waits for the source's Ready condition to match, and returns it. */
+function readyWhen(kind: string, name: string, ns: string | undefined, ok: (r: Ready) => boolean, timeoutMs?: number) {
+  return eventually(
+    `${kind} ${name} Ready as expected`,
+    async () => {
+      const r = await readyOf(kind, name, ns);
+      return r && ok(r) ? r : undefined;
+    },
+    timeoutMs ? { timeoutMs } : {},
+  );
+}
+
+const syncState = (name: string) =>
+  k.get<CloudflareSyncState>({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'CloudflareSyncState', name });
+
+async function startInProcessWorker(): Promise<void> {
+  worker = await startTestWorker(
+    taskQueue,
+    { cloudflare: { ...loadCloudflareConfig({}), baseURL: fx.emulator.baseURL, debounceMs: 200 } },
+    { cloudflare: true },
+  );
+}
+
+async function stopInProcessWorker(): Promise<void> {
+  await worker?.stop();
+  worker = undefined;
+}
+
+/** A zone of its own (in a fresh account with its own credentials) for one test. */
+async function freshZone(opts: { token?: string } = {}) {
+  const accountId = hexId();
+  const credentials = uniq('cf-creds');
+  const zoneName = `${uniq('z')}.example.com`;
+  const { zones } = await fx.admin.seed({
+    accounts: [{ id: accountId }],
+    zones: [{ name: zoneName, account_id: accountId }],
+  });
+  await createCredentials(k, { name: credentials, namespace, accountId, ...opts });
+  return { accountId, credentials, zoneName, zoneId: zones[0]!.id };
+}
+
+const ruleset = (zone: string, credentials: string, expression: string) => ({
+  zone,
+  phase: PHASE,
+  credentialsRef: { name: credentials },
+  rules: [{ expression, action: 'block' }],
+});
+
+const marker = (name: string) => `[managed-by:default:ZoneRuleset/${namespace}/${name}]`;
+const entrypointPath = (zoneId: string) => `^/zones/${zoneId}/rulesets/phases/${PHASE}/entrypoint$`;
+
+beforeAll(async () => {
+  fx = await startCloudflare();
+  await k.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  watcher = await startTestWatcher(taskQueue);
+});
+
+afterAll(async () => {
+  await watcher?.stop();
+  await stopInProcessWorker();
+  for (const p of children) await p.stop();
+  await fx?.close();
+  await k.delete({ apiVersion: 'v1', kind: 'Namespace', name: namespace }).catch(() => undefined);
+});
+
+describe('a worker killed in the middle of a sync', () => {
+  for (const point of ['cloudflare-read', 'cloudflare-write'] as const) {
+    it(`converges after a SIGKILL at ${point}: the rule in Cloudflare exactly once, the source Ready`, async () => {
+      await stopInProcessWorker(); // only the doomed child may run the sync
+      const { zoneName, zoneId, credentials, accountId } = await freshZone();
+      const manual = { action: 'block', expression: 'ip.src eq 203.0.113.7', description: 'Manual rule by admin' };
+      await fx.cf.rulesets.phases.update(PHASE as never, { zone_id: zoneId, rules: [manual as never] });
+      const [manualRule] = await entrypointRules(fx.cf, zoneId, PHASE);
+
+      const doomed = spawnRole('worker', taskQueue, `cf-failures-${point}`, {
+        CLOUDFLARE_API_BASE_URL: fx.emulator.baseURL,
+        DO_FAULT_KILL_AT: point,
+        DO_CLOUDFLARE_DEBOUNCE: '200ms',
+      });
+      children.push(doomed);
+      await waitForWorker(taskQueue, doomed);
+
+      const name = uniq(`crash-${point}`);
+      await k.apply(
+        sourceObject('ZoneRuleset', name, ruleset(zoneName, credentials, 'ip.src in {198.51.100.0/24}'), namespace),
+      );
+      const code = await Promise.race([
+        doomed.exited,
+        new Promise<'alive'>((r) => setTimeout(() => r('alive'), 120_000)),
+      ]);
+      expect(code, doomed.logTail()).not.toBe('alive');
+      expect(doomed.logTail(50)).toContain(`fault injection: SIGKILL at ${point}`);
+
+      const puts = async () =>
+        (await fx.admin.requests({ method: 'PUT', path: entrypointPath(zoneId) })).filter((r) => r.status === 200);
+      // The PUT of the manual rule is the first one; the crashed attempt wrote (write) or did not (read).
+      expect((await puts()).length).toBe(point === 'cloudflare-write' ? 2 : 1);
+
+      const t0 = Date.now();
+      await startInProcessWorker();
+      await readyWhen('ZoneRuleset', name, namespace, (r) => r.status === 'True', 150_000);
+      const recoveredMs = Date.now() - t0;
+
+      const rules = await entrypointRules(fx.cf, zoneId, PHASE);
+      expect(rules[0]).toEqual(manualRule);
+      expect(rules.filter((r) => r.description === marker(name))).toHaveLength(1);
+      expect(rules).toHaveLength(2);
+      expect(rules[1]!.expression).toBe('ip.src in {198.51.100.0/24}');
+      // One write of the rule in all: the retry after the crash GETs and writes only what is missing.
+      expect((await puts()).length).toBe(2);
+
+      const state = await eventually('the SyncState status written', async () => {
+        const s = await syncState(syncStateName({ resourceType: 'ZoneRuleset', accountId, zoneId, phase: PHASE }));
+        return s?.status?.syncStatus === 'Synced' ? s : undefined;
+      });
+      expect(state.status?.aggregatedConfig).toMatchObject({ managedItems: 1, externalItems: 1, sources: 1 });
+      // The heartbeat timeout, not the 2-minute start-to-close, bounds the wait for the retry.
+      expect(recoveredMs).toBeLessThan(100_000);
+    });
+  }
+});
+
+describe('429s from Cloudflare', () => {
+  it('survives a storm of 429s: both rulesets end up in Cloudflare, retried after Retry-After, not hammered', async () => {
+    if (!worker) await startInProcessWorker();
+    const { zoneName, zoneId, credentials } = await freshZone();
+    await fx.admin.addFault({ method: 'PUT', path: entrypointPath(zoneId), status: 429, retryAfter: 1, times: 5 });
+
+    const a = uniq('storm-a');
+    const b = uniq('storm-b');
+    await k.apply(
+      sourceObject('ZoneRuleset', a, ruleset(zoneName, credentials, 'ip.src in {192.0.2.0/24}'), namespace),
+    );
+    await k.apply(
+      sourceObject('ZoneRuleset', b, ruleset(zoneName, credentials, 'ip.src in {198.18.0.0/15}'), namespace),
+    );
+
+    // Waits on the sources' status, not by polling Cloudflare: the request log is then the operator's alone.
+    for (const n of [a, b]) await readyWhen('ZoneRuleset', n, namespace, (r) => r.status === 'True');
+    const log = await fx.admin.requests({ path: entrypointPath(zoneId) });
+    const rules = await entrypointRules(fx.cf, zoneId, PHASE);
+    expect(rules.map((r) => r.description).sort()).toEqual([marker(a), marker(b)].sort());
+
+    const limited = log.filter((r) => r.method === 'PUT' && r.status === 429);
+    const written = log.filter((r) => r.method === 'PUT' && r.status === 200);
+    expect(limited).toHaveLength(5);
+    expect(written.length).toBeGreaterThanOrEqual(1);
+    expect(written.length).toBeLessThanOrEqual(2); // one sync for both, or one each
+    // Each 429 was followed by a wait of Retry-After (1 s) before the next call on the entrypoint.
+    for (const r of limited) {
+      const next = log.find((x) => x.seq > r.seq) as LoggedRequest;
+      expect(Date.parse(next.at) - Date.parse(r.at), `after 429 #${r.seq}`).toBeGreaterThanOrEqual(900);
+    }
+    // Not hammered: a GET and a PUT per attempt, nothing more.
+    expect(log.length).toBeLessThanOrEqual(2 * (limited.length + written.length) + 2);
+  });
+});
+
+describe('a permanent error from Cloudflare', () => {
+  it('shows a malformed expression on every source of the target, and recovers both when fixed', async () => {
+    if (!worker) await startInProcessWorker();
+    const { zoneName, zoneId, credentials, accountId } = await freshZone();
+    const good = uniq('perm-good');
+    const bad = uniq('perm-bad');
+    await k.apply(
+      sourceObject('ZoneRuleset', good, ruleset(zoneName, credentials, 'ip.src in {192.0.2.0/24}'), namespace),
+    );
+    await readyWhen('ZoneRuleset', good, namespace, (r) => r.status === 'True');
+
+    await k.apply(sourceObject('ZoneRuleset', bad, ruleset(zoneName, credentials, '(ip.src eq 192.0.2.9'), namespace));
+    for (const n of [bad, good]) {
+      const r = await readyWhen('ZoneRuleset', n, namespace, (c) => c.status === 'False' && c.reason !== 'Syncing');
+      expect(r.reason).toBe('CloudflareInvalid');
+      expect(r.message).toContain('filter parsing error');
+      expect(r.message).toContain('[20021]');
+    }
+    const stateName = syncStateName({ resourceType: 'ZoneRuleset', accountId, zoneId, phase: PHASE });
+    const failed = await eventually('SyncState Failed', async () => {
+      const s = await syncState(stateName);
+      return s?.status?.syncStatus === 'Failed' ? s : undefined;
+    });
+    expect(failed.status).toMatchObject({ failureReason: 'ValidationError', errorCategory: 'Permanent' });
+    expect(failed.status?.error).toContain('filter parsing error');
+    // Nothing was half-written: the good rule from before is still there, alone.
+    expect((await entrypointRules(fx.cf, zoneId, PHASE)).map((r) => r.description)).toEqual([marker(good)]);
+
+    await k.apply(sourceObject('ZoneRuleset', bad, ruleset(zoneName, credentials, '(ip.src eq 192.0.2.9)'), namespace));
+    for (const n of [bad, good]) await readyWhen('ZoneRuleset', n, namespace, (r) => r.status === 'True');
+    const rules = await entrypointRules(fx.cf, zoneId, PHASE);
+    expect(rules.map((r) => r.description).sort()).toEqual([marker(good), marker(bad)].sort());
+    expect(rules.find((r) => r.description === marker(bad))?.expression).toBe('(ip.src eq 192.0.2.9)');
+    await eventually(
+      'SyncState Synced again',
+      async () => (await syncState(stateName))?.status?.syncStatus === 'Synced',
+    );
+  });
+});
+
+describe('bad input', () => {
+  it('an invalid CIDR: InvalidSpec naming the field, nothing written to Cloudflare', async () => {
+    if (!worker) await startInProcessWorker();
+    const accountId = hexId();
+    const credentials = uniq('cf-cidr');
+    await fx.admin.seed({ accounts: [{ id: accountId }] });
+    await createCredentials(k, { name: credentials, namespace, accountId });
+    const name = uniq('bad-cidr');
+    await k.apply(
+      sourceObject('DeviceSettingsPolicy', name, {
+        splitTunnelMode: 'include',
+        splitTunnelInclude: [{ address: '10.0.0.0/33', description: 'too long a prefix' }],
+        cloudflare: { credentialsRef: { name: credentials } },
+      }),
+    );
+    const r = await readyWhen('DeviceSettingsPolicy', name, undefined, (c) => c.status === 'False');
+    expect(r.reason).toBe('InvalidSpec');
+    expect(r.message).toContain('splitTunnelInclude[0].address');
+    expect(r.message).toContain('10.0.0.0/33');
+    await new Promise((res) => setTimeout(res, 1500));
+    expect(await fx.admin.requests({ method: 'PUT', path: `^/accounts/${accountId}/` })).toEqual([]);
+    expect(await includeList(fx.cf, accountId)).toEqual([]);
+  });
+
+  it('an unknown ruleset phase: refused by the apiserver at create', async () => {
+    const { zoneName, credentials } = await freshZone();
+    const err = await k
+      .apply(
+        sourceObject(
+          'ZoneRuleset',
+          uniq('bad-phase'),
+          { ...ruleset(zoneName, credentials, 'ip.src eq 192.0.2.1'), phase: 'http_request_everything' },
+          namespace,
+        ),
+      )
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(err).toBeDefined();
+    const message = apiMessage(err);
+    expect(message).toContain('spec.phase');
+    expect(message).toContain('http_request_everything');
+    expect(message).toMatch(/Unsupported value/);
+  });
+
+  it('credentials whose Secret does not exist: the source says which Secret', async () => {
+    if (!worker) await startInProcessWorker();
+    const accountId = hexId();
+    const credentials = uniq('cf-nosecret');
+    const secretName = uniq('missing-secret');
+    await fx.admin.seed({ accounts: [{ id: accountId }] });
+    await k.apply({
+      apiVersion: CLOUDFLARE_API_VERSION,
+      kind: 'CloudflareCredentials',
+      metadata: { name: credentials },
+      spec: { accountId, authType: 'apiToken', secretRef: { name: secretName, namespace }, isDefault: false },
+    });
+    const name = uniq('no-secret');
+    await k.apply(
+      sourceObject('DeviceSettingsPolicy', name, {
+        splitTunnelMode: 'include',
+        splitTunnelInclude: [{ address: '10.20.0.0/16', description: 'lab' }],
+        cloudflare: { credentialsRef: { name: credentials } },
+      }),
+    );
+    const r = await readyWhen(
+      'DeviceSettingsPolicy',
+      name,
+      undefined,
+      (c) => c.status === 'False' && c.reason !== 'Syncing',
+    );
+    expect(r.reason).toBe('CredentialsSecretInvalid');
+    expect(r.message).toContain(`Secret ${namespace}/${secretName}`);
+    expect(r.message).toContain('does not exist');
+    expect(await fx.admin.requests({ path: `^/accounts/${accountId}/` })).toEqual([]);
+  });
+
+  it('a token Cloudflare does not know: CloudflareAuth with code 10000, nothing touched', async () => {
+    if (!worker) await startInProcessWorker();
+    const { zoneName, zoneId, credentials } = await freshZone({ token: `unknown-${hexId()}` });
+    const manual = { action: 'block', expression: 'ip.src eq 203.0.113.7', description: 'Manual rule by admin' };
+    await fx.cf.rulesets.phases.update(PHASE as never, { zone_id: zoneId, rules: [manual as never] });
+    const before = await fx.cf.rulesets.phases.get(PHASE as never, { zone_id: zoneId });
+
+    const name = uniq('wrong-token');
+    await k.apply(sourceObject('ZoneRuleset', name, ruleset(zoneName, credentials, 'ip.src eq 192.0.2.1'), namespace));
+    const r = await readyWhen('ZoneRuleset', name, namespace, (c) => c.status === 'False' && c.reason !== 'Syncing');
+    expect(r.reason).toBe('CloudflareAuth');
+    expect(r.message).toContain('[10000] Authentication error');
+    expect(r.message).not.toContain('unknown-'); // never the token
+
+    expect(await fx.cf.rulesets.phases.get(PHASE as never, { zone_id: zoneId })).toEqual(before);
+    const writes = await fx.admin.requests({ method: 'PUT', path: entrypointPath(zoneId) });
+    expect(writes).toHaveLength(1); // the seeding of the manual rule, nothing since
+  });
+});
