@@ -237,6 +237,8 @@ describe('deploy/ kustomization', () => {
         'ClusterRoleBinding/durable-operators-capture-targets',
         'ClusterRoleBinding/durable-operators-watcher',
         'ClusterRoleBinding/durable-operators-worker',
+        'Role/durable-operators-worker-secrets',
+        'RoleBinding/durable-operators-worker-secrets',
         'Deployment/durable-operators-watcher',
         'Deployment/durable-operators-worker',
         `Namespace/${NAMESPACE}`,
@@ -295,8 +297,9 @@ describe('deploy/ kustomization', () => {
     ]);
 
     const noNs = structuredClone(objects).filter((o) => o.kind !== 'Namespace');
-    // Every namespaced object: 4 ServiceAccounts, 4 Deployments, the webhook's and the fast path's Services.
-    expect(referenceProblems(noNs).length).toBe(10);
+    // Every namespaced object: 4 ServiceAccounts, 4 Deployments, the webhook's and the fast path's
+    // Services, the worker's Secret-reading Role and RoleBinding.
+    expect(referenceProblems(noNs).length).toBe(12);
   });
 });
 
@@ -314,11 +317,14 @@ describe('RBAC', () => {
     }
   });
 
-  it('the worker cannot read Secrets: capturing them is an explicit opt-in', () => {
-    expect(permissionsOf(objects, WORKER_SA)['core/secrets']).toBeUndefined();
+  it('the worker reads Secrets only by name in its own namespace (Cloudflare tokens); capturing them is an explicit opt-in', () => {
+    const secrets = (sa: typeof WORKER_SA) =>
+      Object.fromEntries(Object.entries(permissionsOf(objects, sa)).filter(([r]) => r.startsWith('core/secrets')));
+    expect(secrets(WORKER_SA)).toEqual({ [`core/secrets (in ${NAMESPACE})`]: ['get'] });
     expect(permissionsOf(objects, WATCHER_SA)['core/secrets']).toBeUndefined();
+    expect(secrets(WATCHER_SA)).toEqual({});
     // The agents' token reaches the fast path as a mounted volume, not through the API.
-    expect(permissionsOf(objects, FASTPATH_SA)['core/secrets']).toBeUndefined();
+    expect(secrets(FASTPATH_SA)).toEqual({});
   });
 
   it('the watcher only lists and watches; the worker and the fast path read and write but never watch or update', () => {
@@ -430,6 +436,16 @@ describe.each([
     expect(cfg.identity).toBe(`${d.metadata.name}-abc12`);
     expect(cfg.metricsPort).toBe({ watcher: 9464, fastpath: 9091 }[role]);
   });
+
+  if (role === 'worker') {
+    it('talks to the real Cloudflare API, as cluster `default`, unless told otherwise', () => {
+      const cfg = loadConfig({}, processEnv());
+      expect(cfg.cloudflare.clusterId).toBe('default');
+      expect(cfg.cloudflare.baseURL, 'CLOUDFLARE_API_BASE_URL unset: the real API').toBeUndefined();
+      // Shown, commented out, for a proxy or an emulator.
+      expect(readFileSync(path.join(DEPLOY, 'worker.yaml'), 'utf8')).toMatch(/# +- name: CLOUDFLARE_API_BASE_URL\n/);
+    });
+  }
 
   it('takes the Temporal API key from an optional Secret (and then uses TLS)', () => {
     const key = container.env!.find((e) => e.name === 'TEMPORAL_API_KEY')!;
