@@ -6,9 +6,17 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLOUDFLARE_API_VERSION, type CloudflareSyncState } from '../../src/api/cloudflare.js';
-import { syncStateName, syncWorkflowId } from '../../src/domain/cloudflare/targets.js';
+import { sourceWorkflowId, syncStateName, syncWorkflowId } from '../../src/domain/cloudflare/targets.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
-import { eventually, kube, startTestWatcher, startTestWorker, temporal, uniq } from '../support/env.js';
+import {
+  eventually,
+  kube,
+  replayAndRecord,
+  startTestWatcher,
+  startTestWorker,
+  temporal,
+  uniq,
+} from '../support/env.js';
 import {
   createCredentials,
   entrypointRules,
@@ -140,6 +148,20 @@ describe('scenario 1: several DeviceSettingsPolicy feed one split-tunnel include
       const list = await includeList(fx.cf, account);
       return list.length === 1 && list[0]!.address === external.address;
     });
+    // With no source left, the target's workflow deletes its SyncState and ends.
+    await eventually(
+      'the SyncState deleted',
+      async () => !(await k.get({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'CloudflareSyncState', name: stateName })),
+      { timeoutMs: 120_000 },
+    );
+    await replayAndRecord(
+      sourceWorkflowId({ kind: 'DeviceSettingsPolicy', name: office }),
+      'cloudflare-source-deleted',
+    );
+    await replayAndRecord(
+      syncWorkflowId({ resourceType: 'DeviceSettingsPolicy', accountId: account, list: 'include' }),
+      'cloudflare-sync-emptied',
+    );
   });
 });
 

@@ -12,7 +12,12 @@ import { CLOUDFLARE_API_VERSION, type CloudflareSyncState } from '../../src/api/
 import { cloudflareTaskQueue, loadCloudflareConfig } from '../../src/config.js';
 import { syncStateName, syncWorkflowId, type SyncTarget } from '../../src/domain/cloudflare/targets.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
-import type { SyncSettings, SyncWorkflowInput } from '../../src/workflows/cloudflare/messages.js';
+import {
+  registerSourceSignal,
+  type SourceRegistration,
+  type SyncSettings,
+  type SyncWorkflowInput,
+} from '../../src/workflows/cloudflare/messages.js';
 import { eventually, kube, listWorkflows, startTestWatcher, startTestWorker, temporal, uniq } from '../support/env.js';
 import {
   createCredentials,
@@ -419,6 +424,16 @@ describe('drift', () => {
     expect(await writesSince(mark, zoneId, FIREWALL)).toHaveLength(1); // the dashboard's own PUT
     expect(conditionOf(await getSyncState(stateName), 'Drifted')?.reason).toBe('DriftObserved');
 
+    // A user's re-aggregation is an explicit request to write: it repairs even under observe.
+    await (await temporal()).workflow.getHandle(syncWorkflowId(rulesetTarget(zoneId, FIREWALL))).signal('reaggregate');
+    await rulesWhen(
+      zoneId,
+      FIREWALL,
+      'the rule restored by reaggregate',
+      (r) => r[0]?.expression === rules[0]!.expression,
+    );
+    await drifted(stateName, 'DriftRepaired');
+
     await deleteSource('ZoneRuleset', name);
     await rulesWhen(zoneId, FIREWALL, 'rules removed', (r) => r.length === 0);
   });
@@ -446,6 +461,43 @@ describe('debounce', () => {
     const puts = (await writesSince(mark, zoneId, FIREWALL)).filter((r) => r.method === 'PUT');
     expect(puts.length).toBeGreaterThanOrEqual(1);
     expect(puts.length).toBeLessThanOrEqual(3);
+
+    await deleteSource('ZoneRuleset', name);
+    await rulesWhen(zoneId, FIREWALL, 'rule removed', (r) => r.length === 0);
+  });
+});
+
+describe('debounce window', () => {
+  it('a stream of hints closer together than the quiet window becomes one sync after it', async () => {
+    const { zoneName, zoneId } = await freshZone();
+    const target = rulesetTarget(zoneId, FIREWALL);
+    // A long window (1.5 s) and a long cap, so the stream below (10 hints 300 ms apart) stays inside.
+    const workflowId = await startSyncWorkflow(target, { debounceMs: 1_500, maxDebounceMs: 20_000 });
+    const name = uniq('window');
+    await k.apply(
+      source('ZoneRuleset', name, zoneRuleset(zoneName, [{ expression: 'ip.src eq 10.1.0.1', action: 'block' }])),
+    );
+    const obj = await syncedSource('ZoneRuleset', name);
+    await sleep(2_000); // the source's own registration settled
+
+    const registration: SourceRegistration = {
+      ref: { kind: 'ZoneRuleset', namespace, name },
+      uid: obj.metadata.uid!,
+      generation: obj.metadata.generation!,
+      anchor: `zone:${zoneName}`,
+      credentials,
+    };
+    const handle = (await temporal()).workflow.getHandle(workflowId);
+    const mark = await requestMark(fx.admin);
+    for (let i = 0; i < 10; i++) {
+      await handle.signal(registerSourceSignal, registration);
+      await sleep(300);
+    }
+    const gets = () => requestsSince(fx.admin, mark, { path: entrypointPath(zoneId, FIREWALL), method: 'GET' });
+    expect(await gets(), 'no sync while the hints keep coming').toHaveLength(0);
+    await eventually('the one sync after the quiet window', async () => (await gets()).length >= 1);
+    await sleep(2_500);
+    expect(await gets()).toHaveLength(1);
 
     await deleteSource('ZoneRuleset', name);
     await rulesWhen(zoneId, FIREWALL, 'rule removed', (r) => r.length === 0);

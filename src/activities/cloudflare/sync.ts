@@ -340,7 +340,8 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
         .update(canonical(desired.map((d) => d.item)))
         .digest('hex');
       const drifted = p.write && req.lastDigest === digest;
-      const driftLeft = drifted && req.driftPolicy === 'observe';
+      // A user's `reaggregate` is an explicit request to write: it repairs even under observe.
+      const driftLeft = drifted && req.driftPolicy === 'observe' && req.trigger !== 'reaggregate';
       const wrote = p.write && !driftLeft;
       if (wrote) {
         const id = await writeLive(cf, t, p.items);

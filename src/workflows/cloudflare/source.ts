@@ -10,7 +10,14 @@
  * source deleted. Registration is re-sent when no report came for a while (a lost hint costs a
  * delay, never a stuck source).
  */
-import { condition, continueAsNew, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import {
+  condition,
+  continueAsNew,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import {
   anchorOf,
   credentialsRefOf,
@@ -55,6 +62,8 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
   let conditions: Condition[] = [];
   let lastStatus = '';
   let retryAt: number | undefined;
+  /** Zone ids looked up in this run, by credentials, account and zone name (forgotten on silence). */
+  const zoneIds = new Map<string, string>();
 
   const writeStatus = async (
     uid: string,
@@ -64,6 +73,12 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
   ) => {
     const key = JSON.stringify([ready, extra, generation]);
     if (key === lastStatus) return;
+    setCurrentDetails(
+      `**${ready.reason}** (generation ${generation}) — ${ready.message}` +
+        (targets.length
+          ? `\n\nTargets:\n${targets.map((t) => `- ${targetKey(t)} → \`${syncStateName(t)}\``).join('\n')}`
+          : ''),
+    );
     conditions = setCondition(conditions, { type: 'Ready', ...ready, observedGeneration: generation }, new Date());
     const state =
       ready.status === 'True'
@@ -187,7 +202,10 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
 
     const waitMs = retryAt !== undefined ? Math.max(0, retryAt - Date.now()) : REREGISTER_MS;
     const woke = await condition(() => hinted || reported, waitMs);
-    if (!woke && retryAt === undefined) registeredGeneration = -1; // silence: register again
+    if (!woke && retryAt === undefined) {
+      registeredGeneration = -1; // silence: register again, looking the zone up afresh
+      zoneIds.clear();
+    }
     if (workflowInfo().continueAsNewSuggested) {
       await condition(() => true);
       await continueAsNew<typeof cloudflareSourceWorkflow>({ ref, targets });
@@ -204,13 +222,20 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
     if (creds.status === 'failed') return { status: 'failed', ...creds.outcome };
     const zone = zoneOf(kind, src.spec);
     if (zone === undefined) return { status: 'ok', credentials: creds.credentials, accountId: creds.accountId };
-    const found = await cloudflareCalls(creds.cloudflareTaskQueue).resolveZone({
-      credentials: creds.credentials,
-      zone,
-      accountId: creds.accountId,
-    });
-    if (found.status === 'failed') return { status: 'failed', ...found.outcome };
-    return { status: 'ok', credentials: creds.credentials, accountId: creds.accountId, zoneId: found.zoneId };
+    // A spec edit that keeps the zone costs no API call (the account's budget is shared).
+    const cacheKey = `${creds.credentials}|${creds.accountId}|${zone}`;
+    let zoneId = zoneIds.get(cacheKey);
+    if (zoneId === undefined) {
+      const found = await cloudflareCalls(creds.cloudflareTaskQueue).resolveZone({
+        credentials: creds.credentials,
+        zone,
+        accountId: creds.accountId,
+      });
+      if (found.status === 'failed') return { status: 'failed', ...found.outcome };
+      zoneId = found.zoneId;
+      zoneIds.set(cacheKey, zoneId);
+    }
+    return { status: 'ok', credentials: creds.credentials, accountId: creds.accountId, zoneId };
   }
 
   function zoneStatus(resolved: { accountId: string; zoneId?: string }): Record<string, unknown> {

@@ -16,6 +16,7 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   log,
+  setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
@@ -166,6 +167,20 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
       for (const ref of gone) reports.push(failed(ref, 0));
     }
     await Promise.all(reports.map(([ref, report]) => tell(ref, report)));
+    setCurrentDetails(
+      [
+        `**${result.status === 'ok' ? (result.wrote ? 'wrote' : 'in sync') : 'failed'}** (${trigger}) — ${view.lastResult}`,
+        `SyncState \`${syncState}\`, configVersion ${configVersion}, ${sources.size} source(s):`,
+        ...[...sources.keys()]
+          .sort()
+          .slice(0, 20)
+          .map((k) => `- ${k}`),
+        ...(sources.size > 20 ? [`- … and ${sources.size - 20} more`] : []),
+        ...(result.status === 'ok' && result.differences.length
+          ? ['', 'Differences found:', ...result.differences.slice(0, 10).map((d) => `- ${d}`)]
+          : []),
+      ].join('\n'),
+    );
 
     if (sources.size === 0 && removals.size === 0 && result.status === 'ok') {
       // Nothing of ours is left in Cloudflare. Wait a little for a newcomer, then end.
