@@ -212,6 +212,118 @@ describe('contract: the SDK calls the sync uses', () => {
   });
 });
 
+describe('contract: DNS records', () => {
+  it('create / list with filters / get / update / edit / delete through the SDK', async () => {
+    const a = await cf.dns.records.create({
+      zone_id: ZONE,
+      type: 'A',
+      name: 'app',
+      content: '192.0.2.1',
+      ttl: 1,
+      proxied: true,
+      comment: 'managed-by:c1',
+      tags: ['owner:c1'],
+    });
+    expect(a).toMatchObject({
+      name: 'app.example.com',
+      type: 'A',
+      content: '192.0.2.1',
+      proxied: true,
+      proxiable: true,
+      ttl: 1,
+      comment: 'managed-by:c1',
+      tags: ['owner:c1'],
+    });
+    expect(a.id).toMatch(/^[0-9a-f]{32}$/);
+    expect(typeof a.created_on).toBe('string');
+    expect(a.meta).toEqual({});
+    await admin.seed({ dns_records: [{ zone_id: ZONE, name: 'manual', type: 'TXT', content: 'by hand' }] });
+
+    const managed = [];
+    for await (const r of cf.dns.records.list({ zone_id: ZONE, comment: { startswith: 'managed-by:' } })) {
+      managed.push(r);
+    }
+    expect(managed.map((r) => r.id)).toEqual([a.id]);
+    const byName = await cf.dns.records.list({ zone_id: ZONE, name: { exact: 'manual.example.com' }, type: 'TXT' });
+    expect(byName.result.map((r) => r.content)).toEqual(['by hand']);
+    const byTag = await cf.dns.records.list({ zone_id: ZONE, tag: { exact: 'owner:c1' }, match: 'all' });
+    expect(byTag.result).toHaveLength(1);
+
+    expect(await cf.dns.records.get(a.id, { zone_id: ZONE })).toEqual(a);
+    const edited = await cf.dns.records.edit(a.id, {
+      zone_id: ZONE,
+      type: 'A',
+      name: 'app',
+      content: '192.0.2.2',
+      ttl: 1,
+    });
+    expect(edited).toMatchObject({ id: a.id, content: '192.0.2.2', comment: 'managed-by:c1', proxied: true });
+    const updated = await cf.dns.records.update(a.id, {
+      zone_id: ZONE,
+      type: 'A',
+      name: 'app.example.com',
+      content: '192.0.2.3',
+      ttl: 300,
+    });
+    expect(updated).toMatchObject({ id: a.id, content: '192.0.2.3', proxied: false, ttl: 300, comment: null });
+    expect(await cf.dns.records.delete(a.id, { zone_id: ZONE })).toEqual({ id: a.id });
+    const gone = await cf.dns.records.get(a.id, { zone_id: ZONE }).catch((e: unknown) => e);
+    expect(gone).toBeInstanceOf(Cloudflare.NotFoundError);
+    expect((gone as APIError).errors).toEqual([{ code: 81044, message: 'Record does not exist.' }]);
+  });
+
+  it('duplicates are BadRequestErrors with 81058 and 81053', async () => {
+    await cf.dns.records.create({ zone_id: ZONE, type: 'A', name: 'x', content: '192.0.2.1', ttl: 1 });
+    const same = await cf.dns.records
+      .create({ zone_id: ZONE, type: 'A', name: 'x.example.com', content: '192.0.2.1', ttl: 1 })
+      .catch((e: unknown) => e);
+    expect(same).toBeInstanceOf(Cloudflare.BadRequestError);
+    expect((same as APIError).errors).toEqual([{ code: 81058, message: 'An identical record already exists.' }]);
+    const cname = await cf.dns.records
+      .create({ zone_id: ZONE, type: 'CNAME', name: 'x', content: 'target.example.net', ttl: 1 })
+      .catch((e: unknown) => e);
+    expect((cname as APIError).errors[0]?.code).toBe(81053);
+    const newline = await cf.dns.records
+      .create({ zone_id: ZONE, type: 'A', name: 'y', content: '192.0.2.1', ttl: 1, comment: 'a\nb' })
+      .catch((e: unknown) => e);
+    expect(newline).toBeInstanceOf(Cloudflare.BadRequestError);
+  });
+
+  it('for await pages through every record; batch applies in order and is atomic', async () => {
+    const posts = Array.from({ length: 12 }, (_, i) => ({
+      type: 'TXT' as const,
+      name: `t${String(i).padStart(2, '0')}`,
+      content: 'v',
+      ttl: 1,
+    }));
+    const created = await cf.dns.records.batch({ zone_id: ZONE, posts });
+    expect(created.posts).toHaveLength(12);
+    await admin.clearRequests();
+    const seen: string[] = [];
+    for await (const r of cf.dns.records.list({ zone_id: ZONE, per_page: 5 })) seen.push(r.name);
+    expect(seen).toHaveLength(12);
+    expect(new Set(seen).size).toBe(12);
+    expect((await admin.requests({ method: 'GET', path: '/dns_records$' })).length).toBe(4);
+
+    const [first, second] = created.posts!;
+    const out = await cf.dns.records.batch({
+      zone_id: ZONE,
+      deletes: [{ id: first!.id }],
+      patches: [{ id: second!.id, comment: 'patched' } as never],
+      posts: [{ type: 'CNAME', name: first!.name, content: 'elsewhere.example.net', ttl: 1 }],
+    });
+    expect(out.deletes?.map((r) => r.id)).toEqual([first!.id]);
+    expect(out.patches?.[0]).toMatchObject({ id: second!.id, comment: 'patched' });
+    expect(out.posts?.[0]).toMatchObject({ type: 'CNAME', name: first!.name });
+
+    const failed = await cf.dns.records
+      .batch({ zone_id: ZONE, deletes: [{ id: second!.id }, { id: first!.id }] })
+      .catch((e: unknown) => e);
+    expect((failed as APIError).errors[0]?.code).toBe(81044);
+    expect((await cf.dns.records.get(second!.id, { zone_id: ZONE })).id).toBe(second!.id);
+  });
+});
+
 describe('auth', () => {
   it('a wrong token is a PermissionDeniedError with code 10000', async () => {
     const err = await client('wrong-token')

@@ -2,7 +2,7 @@
 import type { RateLimitBudget, TokenSpec } from './auth.js';
 import type { Fault, FaultSpec } from './faults.js';
 import type { LoggedRequest, RequestFilter } from './request-log.js';
-import type { Account, SeedDocument, Zone } from './store.js';
+import type { Account, DnsRecord, SeedDocument, Zone } from './store.js';
 
 export class EmulatorAdmin {
   constructor(
@@ -30,7 +30,7 @@ export class EmulatorAdmin {
     return this.call('POST', '/reset');
   }
 
-  seed(doc: SeedDocument): Promise<{ accounts: Account[]; zones: Zone[] }> {
+  seed(doc: SeedDocument): Promise<{ accounts: Account[]; zones: Zone[]; dns_records: DnsRecord[] }> {
     return this.call('POST', '/seed', doc);
   }
 

@@ -3,6 +3,7 @@
  *
  *   POST   /__emulator/reset          empty the store, request log, faults and rate windows
  *   POST   /__emulator/seed           add accounts and zones: {accounts:[{id,name}], zones:[{id?,name,account_id}]}
+ *                                     and "dashboard-made" DNS records: {dns_records:[{zone_id,name,type,content,…}]}
  *   GET    /__emulator/requests       the request log (?method=PUT&path=regex); DELETE clears it
  *   POST   /__emulator/faults         inject a fault (see FaultSpec); GET lists; DELETE clears
  *   PUT    /__emulator/rate-limit     the per-token budget: {requests, windowSeconds}
@@ -30,6 +31,14 @@ const SeedBody = Type.Object({
         account_id: Type.String({ minLength: 1 }),
         status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('pending')])),
       }),
+    ),
+  ),
+  dns_records: Type.Optional(
+    Type.Array(
+      Type.Object(
+        { zone_id: Type.String({ minLength: 1 }), name: Type.String(), type: Type.String({ minLength: 1 }) },
+        { additionalProperties: true },
+      ),
     ),
   ),
 });
@@ -75,8 +84,14 @@ export function handleHook(
       deps.faults.clear();
       deps.limiter.reset();
       return { reset: true };
-    case 'POST /seed':
-      return deps.store.seed(checkBody(SeedBody, body));
+    case 'POST /seed': {
+      const doc = checkBody(SeedBody, body);
+      try {
+        return deps.store.seed(doc);
+      } catch (err) {
+        throw new ApiError(400, [{ code: 9207, message: `invalid seed: ${String(err)}` }]);
+      }
+    }
     case 'GET /requests': {
       const m = query.get('method');
       const p = query.get('path');

@@ -18,11 +18,7 @@ import { ApiError, CfErrors, failure, success, type Envelope } from './envelope.
 import { FaultInjector } from './faults.js';
 import { handleHook, HOOK_PREFIX } from './hooks.js';
 import { RequestLog } from './request-log.js';
-import { Router } from './router.js';
-import { deviceRoutes } from './routes/devices.js';
-import { rulesetRoutes } from './routes/rulesets.js';
-import { userRoutes } from './routes/user.js';
-import { zoneRoutes } from './routes/zones.js';
+import { apiRouter as router } from './routes/index.js';
 import { EmulatorStore, type SeedDocument } from './store.js';
 
 export const API_PREFIX = '/client/v4';
@@ -52,8 +48,6 @@ export interface RunningEmulator {
   auth: TokenAuth;
   close(): Promise<void>;
 }
-
-const router = new Router([...zoneRoutes, ...rulesetRoutes, ...deviceRoutes, ...userRoutes]);
 
 async function readBody(req: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];

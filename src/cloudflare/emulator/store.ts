@@ -58,6 +58,92 @@ export type DeviceEntry = Record<string, unknown>;
 export interface SeedDocument {
   accounts?: Array<{ id: string; name?: string }>;
   zones?: Array<{ id?: string; name: string; account_id: string; status?: 'active' | 'pending' }>;
+  /** "Dashboard-made" DNS records, stored as given (no duplicate checks); `name` relative or FQDN. */
+  dns_records?: Array<{ zone_id: string } & Record<string, unknown>>;
+}
+
+/** A DNS record as the API returns it (type-specific fields such as `priority`, `data` ride along). */
+export interface DnsRecord {
+  id: string;
+  name: string;
+  type: string;
+  content?: string;
+  proxied: boolean;
+  proxiable: boolean;
+  ttl: number;
+  comment: string | null;
+  tags: string[];
+  settings: Record<string, unknown>;
+  meta: Record<string, unknown>;
+  created_on: string;
+  modified_on: string;
+  comment_modified_on?: string;
+  tags_modified_on?: string;
+  [field: string]: unknown;
+}
+
+export interface VirtualNetwork {
+  id: string;
+  name: string;
+  comment: string;
+  is_default_network: boolean;
+  created_at: string;
+  deleted_at: string | null;
+}
+
+export interface StoredSetting {
+  value: unknown;
+  modified_on: string;
+}
+
+export interface GatewayConfiguration {
+  settings: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface AccessGroup {
+  id: string;
+  name: string;
+  include: unknown[];
+  exclude: unknown[];
+  require: unknown[];
+  is_default: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface IdentityProvider {
+  id: string;
+  name: string;
+  type: string;
+  config: Record<string, unknown>;
+  scim_config: Record<string, unknown>;
+}
+
+export interface Tunnel {
+  id: string;
+  account_tag: string;
+  name: string;
+  created_at: string;
+  deleted_at: string | null;
+  connections: unknown[];
+  conns_active_at: string | null;
+  conns_inactive_at: string | null;
+  tun_type: 'cfd_tunnel';
+  status: 'inactive' | 'degraded' | 'healthy' | 'down';
+  remote_config: boolean;
+  config_src: 'local' | 'cloudflare';
+  metadata: Record<string, unknown>;
+}
+
+export interface TunnelConfiguration {
+  tunnel_id: string;
+  account_id: string;
+  version: number;
+  config: Record<string, unknown> | null;
+  source: 'cloudflare' | 'local';
+  created_at: string;
 }
 
 /** A 32-hex identifier, as Cloudflare's. */
@@ -72,20 +158,66 @@ export class EmulatorStore {
   readonly entrypoints = new Map<string, Ruleset>();
   /** Key: `${accountId}/${policyId ?? 'default'}/${list}`. */
   readonly deviceLists = new Map<string, DeviceEntry[]>();
+  /** Key: zone id; records in creation order. */
+  readonly dnsRecords = new Map<string, DnsRecord[]>();
+  /** Key: account id. */
+  readonly virtualNetworks = new Map<string, VirtualNetwork[]>();
+  /** Key: `${zoneId}/${settingId}`; absent = the setting's default. */
+  readonly zoneSettings = new Map<string, StoredSetting>();
+  /** Key: account id. */
+  readonly gatewayConfigs = new Map<string, GatewayConfiguration>();
+  /** Key: `${scope}/${scopeId}`. */
+  readonly accessGroups = new Map<string, AccessGroup[]>();
+  /** Key: `${scope}/${scopeId}`; secrets stay here, responses redact them. */
+  readonly identityProviders = new Map<string, IdentityProvider[]>();
+  /** Key: account id. */
+  readonly tunnels = new Map<string, Tunnel[]>();
+  /** Key: tunnel id; the tunnel secret (base64), never returned except inside the token. */
+  readonly tunnelSecrets = new Map<string, string>();
+  /** Key: tunnel id. */
+  readonly tunnelConfigs = new Map<string, TunnelConfiguration>();
 
-  constructor(private readonly now: () => Date = () => new Date()) {}
+  constructor(readonly now: () => Date = () => new Date()) {}
+
+  /** The current time as the API writes timestamps. */
+  timestamp(): string {
+    return this.now().toISOString();
+  }
 
   reset(): void {
     this.accounts.clear();
     this.zones.clear();
     this.entrypoints.clear();
     this.deviceLists.clear();
+    this.dnsRecords.clear();
+    this.virtualNetworks.clear();
+    this.zoneSettings.clear();
+    this.gatewayConfigs.clear();
+    this.accessGroups.clear();
+    this.identityProviders.clear();
+    this.tunnels.clear();
+    this.tunnelSecrets.clear();
+    this.tunnelConfigs.clear();
   }
 
-  seed(doc: SeedDocument): { accounts: Account[]; zones: Zone[] } {
+  seed(doc: SeedDocument): { accounts: Account[]; zones: Zone[]; dns_records: DnsRecord[] } {
     const accounts = (doc.accounts ?? []).map((a) => this.addAccount(a.id, a.name));
     const zones = (doc.zones ?? []).map((z) => this.addZone(z));
-    return { accounts, zones };
+    const dns_records = (doc.dns_records ?? []).map(({ zone_id, ...input }) => {
+      const zone = this.zones.get(zone_id);
+      if (!zone) throw new Error(`seed: dns record for unknown zone ${zone_id}`);
+      const record = buildDnsRecord(zone.name, input, this.timestamp());
+      this.dnsRecordsOf(zone.id).push(record);
+      return record;
+    });
+    return { accounts, zones, dns_records };
+  }
+
+  /** The (mutable) record list of a zone. */
+  dnsRecordsOf(zoneId: string): DnsRecord[] {
+    let list = this.dnsRecords.get(zoneId);
+    if (!list) this.dnsRecords.set(zoneId, (list = []));
+    return list;
   }
 
   addAccount(id: string, name?: string): Account {
@@ -202,4 +334,42 @@ export class EmulatorStore {
 function strip(rule: Partial<Rule>): Record<string, unknown> {
   const { version: _v, last_updated: _l, ...rest } = rule;
   return Object.fromEntries(Object.entries(rest).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+const PROXIABLE_TYPES: ReadonlySet<string> = new Set(['A', 'AAAA', 'CNAME']);
+
+/** `@`, a relative name or an FQDN (any case, trailing dot) → the lower-case FQDN inside the zone. */
+export function fqdn(zoneName: string, name: string): string {
+  const n = name.trim().toLowerCase().replace(/\.$/, '');
+  const zone = zoneName.toLowerCase();
+  if (n === '@' || n === '' || n === zone) return zone;
+  return n.endsWith(`.${zone}`) ? n : `${n}.${zone}`;
+}
+
+/** A new record from a create body (already validated): defaults filled, name made an FQDN. */
+export function buildDnsRecord(zoneName: string, input: Record<string, unknown>, at: string, id = cfId()): DnsRecord {
+  const { id: _id, zone_id: _z, zone_name: _zn, created_on: _c, modified_on: _m, ...fields } = input;
+  const type = String(fields.type ?? '').toUpperCase();
+  const proxiable = PROXIABLE_TYPES.has(type);
+  const proxied = fields.proxied === true;
+  const comment = typeof fields.comment === 'string' && fields.comment !== '' ? fields.comment : null;
+  const tags = Array.isArray(fields.tags) ? fields.tags.map(String) : [];
+  const record: DnsRecord = {
+    ...fields,
+    id,
+    name: fqdn(zoneName, String(fields.name ?? '@')),
+    type,
+    proxied,
+    proxiable,
+    ttl: proxied ? 1 : typeof fields.ttl === 'number' ? fields.ttl : 1,
+    comment,
+    tags,
+    settings: (fields.settings as Record<string, unknown> | undefined) ?? {},
+    meta: {},
+    created_on: at,
+    modified_on: at,
+  };
+  if (comment !== null) record.comment_modified_on = at;
+  if (tags.length) record.tags_modified_on = at;
+  return record;
 }
