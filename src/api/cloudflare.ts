@@ -39,24 +39,24 @@ const FreeForm = (description: string) =>
 const StringMap = (description: string) => Type.Object({}, { additionalProperties: Type.String(), description });
 
 /** The priority every source kind adds: lower wins when several sources feed one sync state. */
-const SourcePriority = () =>
+export const SourcePriority = (defaultPriority = 100) =>
   Type.Optional(
     Type.Integer({
       minimum: 0,
-      default: 100,
+      default: defaultPriority,
       description: 'Order among the sources of one CloudflareSyncState: lower number = higher priority.',
     }),
   );
 
 /** The status fields every source kind adds to the original's. */
-const sourceStatusFields = {
+export const sourceStatusFields = {
   conditions: Type.Optional(Conditions),
   observedGeneration: Type.Optional(Type.Integer({ format: 'int64', minimum: 0 })),
   syncState: Type.Optional(Type.String({ description: 'Name of the CloudflareSyncState this object feeds.' })),
   message: Type.Optional(Type.String({ description: 'Additional information about the current state.' })),
 };
 
-const READY_COLUMN: PrinterColumn = {
+export const READY_COLUMN: PrinterColumn = {
   name: 'Ready',
   type: 'string',
   jsonPath: '.status.conditions[?(@.type=="Ready")].status',

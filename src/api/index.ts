@@ -11,6 +11,9 @@ import {
   TransformRuleKind,
   ZoneRulesetKind,
 } from './cloudflare.js';
+import { CLOUDFLARE_TUNNEL_KINDS } from './cloudflare-tunnels.js';
+import { CLOUDFLARE_ZONE_KINDS } from './cloudflare-zones.js';
+import { CLOUDFLARE_ZEROTRUST_KINDS } from './cloudflare-zerotrust.js';
 import type { KindDefinition } from './kind.js';
 
 export const ALL_KINDS: KindDefinition[] = [
@@ -28,6 +31,9 @@ export const ALL_KINDS: KindDefinition[] = [
   ZoneRulesetKind,
   TransformRuleKind,
   RedirectRuleKind,
+  ...CLOUDFLARE_TUNNEL_KINDS,
+  ...CLOUDFLARE_ZONE_KINDS,
+  ...CLOUDFLARE_ZEROTRUST_KINDS,
 ];
 
 export * from './objectkeeper.js';
@@ -36,4 +42,7 @@ export * from './manifests.js';
 export * from './volumes.js';
 export * from './sandbox.js';
 export * from './cloudflare.js';
+export * from './cloudflare-tunnels.js';
+export * from './cloudflare-zones.js';
+export * from './cloudflare-zerotrust.js';
 export { crdOf, type KindDefinition } from './kind.js';

@@ -27,6 +27,15 @@ export interface KindDefinition<Spec extends TSchema = TSchema, Status extends T
   printerColumns: PrinterColumn[];
   /** CEL rules on the whole object (e.g. spec immutability once status says terminal). */
   rootValidations?: { rule: string; message: string }[];
+  /**
+   * Fields at the top level of the object next to spec and status, for kinds whose original keeps
+   * them there (TunnelBinding: `subjects`, `tunnelRef`).
+   */
+  rootProperties?: Record<string, TSchema>;
+  /** The required top-level fields; `['spec']` unless given. */
+  rootRequired?: string[];
+  /** Marks the version deprecated: the apiserver returns this warning with every request for it. */
+  deprecationWarning?: string;
 }
 
 export function defineKind<Spec extends TSchema, Status extends TSchema>(
@@ -44,11 +53,12 @@ export function crdOf(def: KindDefinition): Record<string, unknown> {
   const openAPIV3Schema: Record<string, unknown> = {
     type: 'object',
     description: def.description,
-    required: ['spec'],
+    required: def.rootRequired ?? ['spec'],
     properties: {
       apiVersion: { type: 'string' },
       kind: { type: 'string' },
       metadata: { type: 'object' },
+      ...Object.fromEntries(Object.entries(def.rootProperties ?? {}).map(([name, schema]) => [name, plain(schema)])),
       spec: plain(def.spec),
       status: plain(def.status),
     },
@@ -74,6 +84,7 @@ export function crdOf(def: KindDefinition): Record<string, unknown> {
           name: def.version,
           served: true,
           storage: true,
+          ...(def.deprecationWarning ? { deprecated: true, deprecationWarning: def.deprecationWarning } : {}),
           subresources: { status: {} },
           additionalPrinterColumns: [
             ...def.printerColumns,
