@@ -324,6 +324,42 @@ describe('contract: DNS records', () => {
   });
 });
 
+describe('contract: zone settings and gateway configuration', () => {
+  it('zones.settings.get / edit answer {id, value, editable, modified_on}; bad values and ids are refused', async () => {
+    const ssl = await cf.zones.settings.get('ssl', { zone_id: ZONE });
+    expect(ssl).toEqual({ id: 'ssl', value: 'full', editable: true, modified_on: null });
+    const edited = await cf.zones.settings.edit('min_tls_version', { zone_id: ZONE, value: '1.2' });
+    expect(edited).toMatchObject({ id: 'min_tls_version', value: '1.2', editable: true });
+    expect(typeof (edited as { modified_on?: unknown }).modified_on).toBe('string');
+    expect(await cf.zones.settings.get('min_tls_version', { zone_id: ZONE })).toEqual(edited);
+    const ttl = await cf.zones.settings.edit('browser_cache_ttl', { zone_id: ZONE, value: 3600 });
+    expect(ttl).toMatchObject({ id: 'browser_cache_ttl', value: 3600 });
+
+    const bad = await cf.zones.settings.edit('ssl', { zone_id: ZONE, value: 'bogus' }).catch((e: unknown) => e);
+    expect(bad).toBeInstanceOf(Cloudflare.BadRequestError);
+    expect((bad as APIError).errors[0]?.code).toBe(1007);
+    const unknown = await cf.zones.settings.get('no_such_setting', { zone_id: ZONE }).catch((e: unknown) => e);
+    expect(unknown).toBeInstanceOf(Cloudflare.NotFoundError);
+  });
+
+  it('zeroTrust.gateway.configurations get / update (replace) / edit (merge)', async () => {
+    const gateway = cf.zeroTrust.gateway.configurations;
+    expect((await gateway.get({ account_id: ACCOUNT })).settings).toEqual({});
+    const put = await gateway.update({
+      account_id: ACCOUNT,
+      settings: { activity_log: { enabled: true }, tls_decrypt: { enabled: false } },
+    });
+    expect(put.settings).toEqual({ activity_log: { enabled: true }, tls_decrypt: { enabled: false } });
+    expect(typeof put.created_at).toBe('string');
+    const merged = await gateway.edit({ account_id: ACCOUNT, settings: { tls_decrypt: { enabled: true } } });
+    expect(merged.settings).toEqual({ activity_log: { enabled: true }, tls_decrypt: { enabled: true } });
+    expect(await gateway.get({ account_id: ACCOUNT })).toEqual(merged);
+    await expect(
+      client('scoped-token').zeroTrust.gateway.configurations.get({ account_id: ACCOUNT }),
+    ).rejects.toBeInstanceOf(Cloudflare.PermissionDeniedError);
+  });
+});
+
 describe('auth', () => {
   it('a wrong token is a PermissionDeniedError with code 10000', async () => {
     const err = await client('wrong-token')

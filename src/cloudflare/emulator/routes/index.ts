@@ -4,7 +4,9 @@ import { Router, type Route, type RouteResult } from '../router.js';
 import type { EmulatorStore } from '../store.js';
 import { deviceRoutes } from './devices.js';
 import { dnsRoutes } from './dns.js';
+import { gatewayRoutes } from './gateway.js';
 import { rulesetRoutes } from './rulesets.js';
+import { settingRoutes } from './settings.js';
 import { userRoutes } from './user.js';
 import { zoneRoutes } from './zones.js';
 
@@ -14,6 +16,8 @@ export const allRoutes: readonly Route[] = [
   ...deviceRoutes,
   ...userRoutes,
   ...dnsRoutes,
+  ...settingRoutes,
+  ...gatewayRoutes,
 ];
 
 export const apiRouter = new Router(allRoutes);
