@@ -360,6 +360,94 @@ describe('contract: zone settings and gateway configuration', () => {
   });
 });
 
+describe('contract: virtual networks and tunnels', () => {
+  it('zeroTrust.networks.virtualNetworks create / list / get / edit / delete, one default', async () => {
+    const vnets = cf.zeroTrust.networks.virtualNetworks;
+    const first = await vnets.create({ account_id: ACCOUNT, name: 'default-net', comment: 'made first' });
+    expect(first).toMatchObject({ name: 'default-net', comment: 'made first', is_default_network: true });
+    expect(first.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(typeof first.created_at).toBe('string');
+    const second = await vnets.create({ account_id: ACCOUNT, name: 'cluster-net', is_default_network: true });
+    expect(second.is_default_network).toBe(true);
+    expect((await vnets.get(first.id, { account_id: ACCOUNT })).is_default_network).toBe(false);
+
+    const all = [];
+    for await (const v of vnets.list({ account_id: ACCOUNT })) all.push(v.name);
+    expect(all).toEqual(['default-net', 'cluster-net']);
+    expect((await vnets.list({ account_id: ACCOUNT, is_default: true })).result.map((v) => v.id)).toEqual([second.id]);
+    expect((await vnets.list({ account_id: ACCOUNT, name: 'default-net' })).result).toHaveLength(1);
+
+    const edited = await vnets.edit(first.id, { account_id: ACCOUNT, comment: 'edited', is_default_network: true });
+    expect(edited).toMatchObject({ comment: 'edited', is_default_network: true });
+    const deleted = await vnets.delete(second.id, { account_id: ACCOUNT });
+    expect(typeof deleted.deleted_at).toBe('string');
+    expect((await vnets.list({ account_id: ACCOUNT, is_deleted: false })).result.map((v) => v.id)).toEqual([first.id]);
+    const missing = await vnets
+      .get('00000000-0000-0000-0000-000000000000', { account_id: ACCOUNT })
+      .catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(Cloudflare.NotFoundError);
+  });
+
+  it('zeroTrust.tunnels.cloudflared create / list / get / edit / token / connections / delete', async () => {
+    const tunnels = cf.zeroTrust.tunnels.cloudflared;
+    const t = await tunnels.create({ account_id: ACCOUNT, name: 'cluster-a', config_src: 'cloudflare' });
+    expect(t).toMatchObject({
+      name: 'cluster-a',
+      account_tag: ACCOUNT,
+      config_src: 'cloudflare',
+      remote_config: true,
+      tun_type: 'cfd_tunnel',
+      status: 'inactive',
+      connections: [],
+    });
+    const dup = await tunnels.create({ account_id: ACCOUNT, name: 'cluster-a' }).catch((e: unknown) => e);
+    expect(dup).toBeInstanceOf(Cloudflare.BadRequestError);
+    expect((dup as APIError).errors[0]?.code).toBe(1013);
+    for (let i = 0; i < 4; i++) await tunnels.create({ account_id: ACCOUNT, name: `extra-${i}` });
+
+    const names = [];
+    for await (const x of tunnels.list({ account_id: ACCOUNT, per_page: 2 })) names.push(x.name);
+    expect(names).toHaveLength(5);
+    const byName = await tunnels.list({ account_id: ACCOUNT, name: 'cluster-a', is_deleted: false });
+    expect(byName.result.map((x) => x.id)).toEqual([t.id]);
+
+    expect(await tunnels.get(t.id!, { account_id: ACCOUNT })).toEqual(t);
+    expect((await tunnels.edit(t.id!, { account_id: ACCOUNT, name: 'cluster-a2' })).name).toBe('cluster-a2');
+    const token = await tunnels.token.get(t.id!, { account_id: ACCOUNT });
+    expect(JSON.parse(Buffer.from(token, 'base64').toString())).toMatchObject({ a: ACCOUNT, t: t.id });
+    expect(await tunnels.connections.delete(t.id!, { account_id: ACCOUNT })).toBeNull();
+    const deleted = await tunnels.delete(t.id!, { account_id: ACCOUNT });
+    expect(typeof deleted.deleted_at).toBe('string');
+    expect((await tunnels.list({ account_id: ACCOUNT, is_deleted: true })).result.map((x) => x.id)).toEqual([t.id]);
+  });
+
+  it('tunnel configurations: PUT replaces the config and bumps version; a bad ingress is a BadRequestError', async () => {
+    const tunnels = cf.zeroTrust.tunnels.cloudflared;
+    const t = await tunnels.create({ account_id: ACCOUNT, name: 'cfg', config_src: 'cloudflare' });
+    const config = {
+      ingress: [
+        { hostname: 'app.example.com', service: 'http://app.default.svc:8080', originRequest: { noTLSVerify: true } },
+        { hostname: '', service: 'http_status:404' },
+      ],
+    };
+    const v1 = await tunnels.configurations.update(t.id!, { account_id: ACCOUNT, config });
+    expect(v1).toMatchObject({ tunnel_id: t.id, version: 1, config, source: 'cloudflare' });
+    expect(typeof v1.created_at).toBe('string');
+    const v2 = await tunnels.configurations.update(t.id!, {
+      account_id: ACCOUNT,
+      config: { ingress: [{ hostname: '', service: 'http_status:503' }] },
+    });
+    expect(v2.version).toBe(2);
+    expect(await tunnels.configurations.get(t.id!, { account_id: ACCOUNT })).toEqual(v2);
+    const bad = await tunnels.configurations
+      .update(t.id!, { account_id: ACCOUNT, config: { ingress: [{ hostname: 'a.example.com', service: 'http://a' }] } })
+      .catch((e: unknown) => e);
+    expect(bad).toBeInstanceOf(Cloudflare.BadRequestError);
+    expect((bad as APIError).errors[0]?.code).toBe(1056);
+    expect((await tunnels.configurations.get(t.id!, { account_id: ACCOUNT })).version).toBe(2);
+  });
+});
+
 describe('auth', () => {
   it('a wrong token is a PermissionDeniedError with code 10000', async () => {
     const err = await client('wrong-token')

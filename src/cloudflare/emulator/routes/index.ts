@@ -7,7 +7,9 @@ import { dnsRoutes } from './dns.js';
 import { gatewayRoutes } from './gateway.js';
 import { rulesetRoutes } from './rulesets.js';
 import { settingRoutes } from './settings.js';
+import { tunnelRoutes } from './tunnels.js';
 import { userRoutes } from './user.js';
+import { vnetRoutes } from './vnets.js';
 import { zoneRoutes } from './zones.js';
 
 export const allRoutes: readonly Route[] = [
@@ -18,6 +20,8 @@ export const allRoutes: readonly Route[] = [
   ...dnsRoutes,
   ...settingRoutes,
   ...gatewayRoutes,
+  ...vnetRoutes,
+  ...tunnelRoutes,
 ];
 
 export const apiRouter = new Router(allRoutes);

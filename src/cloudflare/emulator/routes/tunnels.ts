@@ -1,0 +1,250 @@
+/**
+ * Cloudflare Tunnels (`/accounts/{a}/cfd_tunnel`): create (`name`, `config_src`, `tunnel_secret`
+ * — generated when absent), list (page pagination; filters `name`, `is_deleted`, `uuid`,
+ * `include_prefix`, `exclude_prefix`), get, PATCH (`name`, `tunnel_secret`), DELETE (soft:
+ * `deleted_at`), `/token` (base64 of `{"a":account,"t":tunnel,"s":secret}` as cloudflared reads it),
+ * DELETE `/connections`, and the remote configuration GET/PUT (`version` +1 per PUT; the ingress
+ * is checked as cloudflared checks it: the last rule is a catch-all, no catch-all before it).
+ *
+ * Codes: a live tunnel of the same name 400/1013 (from memory); not found 404/1003, a bad secret
+ * 400/1005, a bad ingress 400/1056 (guessed).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
+import { CfErrors } from '../envelope.js';
+import { paginatePage } from '../pagination.js';
+import type { Route, RouteContext } from '../router.js';
+import type { Tunnel, TunnelConfiguration } from '../store.js';
+import { checkBody } from '../validate.js';
+import { accountFor } from './accounts.js';
+
+export const TUNNEL_PAGE_LIMITS = { defaultPerPage: 20, minPerPage: 1, maxPerPage: 1000 };
+
+const CreateBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1 }),
+    config_src: Type.Optional(Type.Union([Type.Literal('local'), Type.Literal('cloudflare')])),
+    tunnel_secret: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+);
+const EditBody = Type.Object(
+  { name: Type.Optional(Type.String({ minLength: 1 })), tunnel_secret: Type.Optional(Type.String()) },
+  { additionalProperties: true },
+);
+const IngressRule = Type.Object(
+  {
+    hostname: Type.Optional(Type.String()),
+    service: Type.String({ minLength: 1 }),
+    path: Type.Optional(Type.String()),
+    originRequest: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  },
+  { additionalProperties: true },
+);
+const ConfigBody = Type.Object(
+  {
+    config: Type.Object(
+      {
+        ingress: Type.Optional(Type.Array(IngressRule)),
+        originRequest: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+        'warp-routing': Type.Optional(Type.Object({ enabled: Type.Optional(Type.Boolean()) })),
+      },
+      { additionalProperties: true },
+    ),
+  },
+  { additionalProperties: true },
+);
+
+const notFound = () => CfErrors.teamnet(404, 1003, 'Tunnel not found');
+
+function tunnelsOf(ctx: RouteContext): { accountId: string; list: Tunnel[] } {
+  const account = accountFor(ctx);
+  let list = ctx.store.tunnels.get(account.id);
+  if (!list) ctx.store.tunnels.set(account.id, (list = []));
+  return { accountId: account.id, list };
+}
+
+function find(ctx: RouteContext, { live = false } = {}): { accountId: string; tunnel: Tunnel } {
+  const { accountId, list } = tunnelsOf(ctx);
+  const tunnel = list.find((t) => t.id === ctx.params.tunnel_id);
+  if (!tunnel || (live && tunnel.deleted_at !== null)) throw notFound();
+  return { accountId, tunnel };
+}
+
+/** A tunnel secret is the base64 of at least 32 bytes. */
+function checkSecret(secret: string): void {
+  const ok = /^[A-Za-z0-9+/]+={0,2}$/.test(secret) && Buffer.from(secret, 'base64').length >= 32;
+  if (!ok) throw CfErrors.teamnet(400, 1005, 'tunnel_secret must be the base64 encoding of at least 32 bytes');
+}
+
+function checkName(list: readonly Tunnel[], name: string, self?: string): void {
+  if (list.some((t) => t.deleted_at === null && t.name === name && t.id !== self)) {
+    throw CfErrors.teamnet(400, 1013, 'You already have a tunnel with this name');
+  }
+}
+
+const SERVICE =
+  /^(https?|tcp|ssh|rdp|smb|unix|unix\+tls|wss?):\/\/\S+$|^http_status:[1-5]\d\d$|^hello_world$|^bastion$|^socks5$/;
+
+/** cloudflared's ingress rules, as the API validates them before storing. */
+export function ingressError(
+  ingress: ReadonlyArray<{ hostname?: string; path?: string; service: string }>,
+): string | undefined {
+  if (!ingress.length) return undefined;
+  for (const [i, rule] of ingress.entries()) {
+    if (!SERVICE.test(rule.service)) return `Rule #${i + 1}: ${JSON.stringify(rule.service)} is not a valid service`;
+    const catchAll = !rule.hostname && !rule.path;
+    if (catchAll && i < ingress.length - 1) {
+      return `Rule #${i + 1} is matching all requests, but it's not the last rule; rules after it would never match`;
+    }
+  }
+  const last = ingress[ingress.length - 1]!;
+  if (last.hostname || last.path) {
+    return 'The last ingress rule must match all URLs (i.e. it should not have a hostname or path filter)';
+  }
+  return undefined;
+}
+
+function configOf(ctx: RouteContext, accountId: string, tunnel: Tunnel): TunnelConfiguration {
+  return (
+    ctx.store.tunnelConfigs.get(tunnel.id) ?? {
+      tunnel_id: tunnel.id,
+      account_id: accountId,
+      version: 0,
+      config: null,
+      source: 'cloudflare',
+      created_at: tunnel.created_at,
+    }
+  );
+}
+
+export const tunnelRoutes: Route[] = [
+  {
+    method: 'POST',
+    pattern: '/accounts/:account_id/cfd_tunnel',
+    handler: (ctx) => {
+      const { accountId, list } = tunnelsOf(ctx);
+      const body = checkBody(CreateBody, ctx.body ?? {});
+      checkName(list, body.name);
+      if (body.tunnel_secret !== undefined) checkSecret(body.tunnel_secret);
+      const configSrc = body.config_src ?? 'local';
+      const tunnel: Tunnel = {
+        id: randomUUID(),
+        account_tag: accountId,
+        name: body.name,
+        created_at: ctx.store.timestamp(),
+        deleted_at: null,
+        connections: [],
+        conns_active_at: null,
+        conns_inactive_at: null,
+        tun_type: 'cfd_tunnel',
+        status: 'inactive',
+        remote_config: configSrc === 'cloudflare',
+        config_src: configSrc,
+        metadata: {},
+      };
+      list.push(tunnel);
+      ctx.store.tunnelSecrets.set(tunnel.id, body.tunnel_secret ?? randomBytes(32).toString('base64'));
+      return { result: tunnel };
+    },
+  },
+  {
+    method: 'GET',
+    pattern: '/accounts/:account_id/cfd_tunnel',
+    handler: (ctx) => {
+      const { query } = ctx;
+      const name = query.get('name');
+      const uuid = query.get('uuid');
+      const include = query.get('include_prefix');
+      const exclude = query.get('exclude_prefix');
+      const deletedRaw = query.get('is_deleted');
+      if (deletedRaw !== null && deletedRaw !== 'true' && deletedRaw !== 'false') {
+        throw CfErrors.invalidBody(['is_deleted must be true or false']);
+      }
+      const tunnels = tunnelsOf(ctx)
+        .list.filter((t) => name === null || t.name === name)
+        .filter((t) => uuid === null || t.id === uuid)
+        .filter((t) => include === null || t.name.startsWith(include))
+        .filter((t) => exclude === null || !t.name.startsWith(exclude))
+        .filter((t) => deletedRaw === null || (t.deleted_at !== null) === (deletedRaw === 'true'));
+      return paginatePage(tunnels, query, TUNNEL_PAGE_LIMITS);
+    },
+  },
+  {
+    method: 'GET',
+    pattern: '/accounts/:account_id/cfd_tunnel/:tunnel_id',
+    handler: (ctx) => ({ result: find(ctx).tunnel }),
+  },
+  {
+    method: 'PATCH',
+    pattern: '/accounts/:account_id/cfd_tunnel/:tunnel_id',
+    handler: (ctx) => {
+      const { tunnel } = find(ctx, { live: true });
+      const body = checkBody(EditBody, ctx.body ?? {});
+      if (body.name !== undefined) checkName(tunnelsOf(ctx).list, body.name, tunnel.id);
+      if (body.tunnel_secret !== undefined) checkSecret(body.tunnel_secret);
+      if (body.name !== undefined) tunnel.name = body.name;
+      if (body.tunnel_secret !== undefined) ctx.store.tunnelSecrets.set(tunnel.id, body.tunnel_secret);
+      return { result: tunnel };
+    },
+  },
+  {
+    method: 'DELETE',
+    pattern: '/accounts/:account_id/cfd_tunnel/:tunnel_id',
+    handler: (ctx) => {
+      const { tunnel } = find(ctx, { live: true });
+      tunnel.deleted_at = ctx.store.timestamp();
+      tunnel.connections = [];
+      return { result: tunnel };
+    },
+  },
+  {
+    method: 'GET',
+    pattern: '/accounts/:account_id/cfd_tunnel/:tunnel_id/token',
+    handler: (ctx) => {
+      const { accountId, tunnel } = find(ctx, { live: true });
+      const secret = ctx.store.tunnelSecrets.get(tunnel.id) ?? '';
+      return { result: Buffer.from(JSON.stringify({ a: accountId, t: tunnel.id, s: secret })).toString('base64') };
+    },
+  },
+  {
+    method: 'DELETE',
+    pattern: '/accounts/:account_id/cfd_tunnel/:tunnel_id/connections',
+    handler: (ctx) => {
+      const { tunnel } = find(ctx, { live: true });
+      const clientId = ctx.query.get('client_id');
+      tunnel.connections = clientId
+        ? tunnel.connections.filter((c) => (c as { client_id?: string }).client_id !== clientId)
+        : [];
+      return { result: null };
+    },
+  },
+  {
+    method: 'GET',
+    pattern: '/accounts/:account_id/cfd_tunnel/:tunnel_id/configurations',
+    handler: (ctx) => {
+      const { accountId, tunnel } = find(ctx, { live: true });
+      return { result: configOf(ctx, accountId, tunnel) };
+    },
+  },
+  {
+    method: 'PUT',
+    pattern: '/accounts/:account_id/cfd_tunnel/:tunnel_id/configurations',
+    handler: (ctx) => {
+      const { accountId, tunnel } = find(ctx, { live: true });
+      const body = checkBody(ConfigBody, ctx.body ?? {});
+      const problem = ingressError(body.config.ingress ?? []);
+      if (problem) throw CfErrors.teamnet(400, 1056, problem);
+      const previous = configOf(ctx, accountId, tunnel);
+      const next: TunnelConfiguration = {
+        ...previous,
+        version: previous.version + 1,
+        config: structuredClone(body.config) as Record<string, unknown>,
+        source: 'cloudflare',
+        created_at: ctx.store.timestamp(),
+      };
+      ctx.store.tunnelConfigs.set(tunnel.id, next);
+      return { result: next };
+    },
+  },
+];
