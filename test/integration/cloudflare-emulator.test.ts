@@ -448,6 +448,65 @@ describe('contract: virtual networks and tunnels', () => {
   });
 });
 
+describe('contract: Access groups and identity providers', () => {
+  it('zeroTrust.access.groups create / list / get / update / delete (account and zone scope)', async () => {
+    const groups = cf.zeroTrust.access.groups;
+    const include = [{ email_domain: { domain: 'example.com' } }];
+    const g = await groups.create({ account_id: ACCOUNT, name: 'engineers', include });
+    expect(g).toMatchObject({ name: 'engineers', include, exclude: [], require: [] });
+    expect(g.id).toMatch(/^[0-9a-f-]{36}$/);
+    const zoneGroup = await groups.create({ zone_id: ZONE, name: 'zone-group', include });
+
+    const names = [];
+    for await (const x of groups.list({ account_id: ACCOUNT })) names.push(x.name);
+    expect(names).toEqual(['engineers']);
+    expect((await groups.list({ zone_id: ZONE })).result.map((x) => x.id)).toEqual([zoneGroup.id]);
+    expect(await groups.get(g.id!, { account_id: ACCOUNT })).toEqual(g);
+
+    const updated = await groups.update(g.id!, {
+      account_id: ACCOUNT,
+      name: 'engineers',
+      include,
+      require: [{ everyone: {} }],
+    });
+    expect(updated).toMatchObject({ id: g.id, require: [{ everyone: {} }] });
+    expect(await groups.delete(g.id!, { account_id: ACCOUNT })).toEqual({ id: g.id });
+    await expect(groups.get(g.id!, { account_id: ACCOUNT })).rejects.toBeInstanceOf(Cloudflare.NotFoundError);
+    const dup = await groups.create({ zone_id: ZONE, name: 'zone-group', include }).catch((e: unknown) => e);
+    expect(dup).toBeInstanceOf(Cloudflare.BadRequestError);
+  });
+
+  it('zeroTrust.identityProviders create / list / get / update / delete never answer the client secret', async () => {
+    const idps = cf.zeroTrust.identityProviders;
+    const created = await idps.create({
+      account_id: ACCOUNT,
+      name: 'GitHub',
+      type: 'github',
+      config: { client_id: 'cid', client_secret: 'hunter2' },
+    });
+    expect(created).toMatchObject({ name: 'GitHub', type: 'github', config: { client_id: 'cid' } });
+    expect(created.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(JSON.stringify(created)).not.toContain('hunter2');
+    const got = await idps.get(created.id!, { account_id: ACCOUNT });
+    expect(JSON.stringify(got)).not.toContain('hunter2');
+    const listed = [];
+    for await (const x of idps.list({ account_id: ACCOUNT })) listed.push(x);
+    expect(listed.map((x) => x.id)).toEqual([created.id]);
+    expect(JSON.stringify(listed)).not.toContain('hunter2');
+
+    const updated = await idps.update(created.id!, {
+      account_id: ACCOUNT,
+      name: 'GitHub SSO',
+      type: 'github',
+      config: { client_id: 'cid2' },
+    });
+    expect(updated).toMatchObject({ id: created.id, name: 'GitHub SSO', config: { client_id: 'cid2' } });
+    expect((await idps.list({ zone_id: ZONE })).result).toEqual([]);
+    expect(await idps.delete(created.id!, { account_id: ACCOUNT })).toEqual({ id: created.id });
+    await expect(idps.get(created.id!, { account_id: ACCOUNT })).rejects.toBeInstanceOf(Cloudflare.NotFoundError);
+  });
+});
+
 describe('auth', () => {
   it('a wrong token is a PermissionDeniedError with code 10000', async () => {
     const err = await client('wrong-token')

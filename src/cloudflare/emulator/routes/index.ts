@@ -2,6 +2,7 @@
 import type { TokenRecord } from '../auth.js';
 import { Router, type Route, type RouteResult } from '../router.js';
 import type { EmulatorStore } from '../store.js';
+import { accessRoutes } from './access.js';
 import { deviceRoutes } from './devices.js';
 import { dnsRoutes } from './dns.js';
 import { gatewayRoutes } from './gateway.js';
@@ -22,6 +23,7 @@ export const allRoutes: readonly Route[] = [
   ...gatewayRoutes,
   ...vnetRoutes,
   ...tunnelRoutes,
+  ...accessRoutes,
 ];
 
 export const apiRouter = new Router(allRoutes);
