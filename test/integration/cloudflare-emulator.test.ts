@@ -620,6 +620,24 @@ describe('rate limits and faults', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(280);
   });
 
+  it('faults, the request log and token scopes apply to the new endpoints too', async () => {
+    await admin.addFault({ method: 'POST', path: '/dns_records$', status: 503, times: 1 });
+    await admin.clearRequests();
+    await cf.dns.records.create({ zone_id: ZONE, type: 'A', name: 'f', content: '192.0.2.1', ttl: 1 });
+    const posts = await admin.requests({ method: 'POST', path: '/dns_records$' });
+    expect(posts.map((r) => r.status)).toEqual([503, 200]);
+    expect(posts[1]?.body).toMatchObject({ name: 'f', content: '192.0.2.1' });
+    expect((await cf.dns.records.list({ zone_id: ZONE })).result).toHaveLength(1);
+    const scoped = client('scoped-token', 0);
+    await expect(scoped.dns.records.list({ zone_id: ZONE })).rejects.toBeInstanceOf(Cloudflare.PermissionDeniedError);
+    await expect(
+      scoped.zeroTrust.tunnels.cloudflared.create({ account_id: ACCOUNT, name: 'nope' }),
+    ).rejects.toBeInstanceOf(Cloudflare.PermissionDeniedError);
+    await expect(client('wrong-token', 0).zones.settings.get('ssl', { zone_id: ZONE })).rejects.toBeInstanceOf(
+      Cloudflare.PermissionDeniedError,
+    );
+  });
+
   it('the hooks refuse a request without the admin token', async () => {
     const res = await fetch(`${emulator.url}/__emulator/requests`, { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(res.status).toBe(401);

@@ -71,7 +71,10 @@ describe('DNS records', () => {
     expect(errorOf(() => create({ type: 'A', name: 'b', content: 'nope' })).code).toBe(9005);
     expect(errorOf(() => create({ type: 'AAAA', name: 'b', content: '192.0.2.1' })).code).toBe(9006);
     expect(errorOf(() => create({ type: 'TXT', name: 'b', content: 'x', proxied: true })).code).toBe(9004);
-    expect(errorOf(() => create({ type: 'A', name: 'b', content: '192.0.2.1', ttl: 5 })).code).toBe(9021);
+    expect(errorOf(() => create({ type: 'A', name: 'b', content: '192.0.2.1', ttl: 30 })).code).toBe(9021);
+    expect(errorOf(() => create({ type: 'A', name: 'b', content: '192.0.2.1', comment: 'x'.repeat(101) })).code).toBe(
+      9101,
+    );
     expect(errorOf(() => create({ type: 'A', name: 'b', content: '192.0.2.1', comment: 'a\nb' }))).toEqual({
       status: 400,
       code: 9100,

@@ -1,7 +1,8 @@
 /**
  * The Cloudflare v4 envelope and the error bodies the emulator answers with. Every response is
  * `{success, errors:[{code,message}], messages:[], result}` (+ `result_info` on lists); errors carry
- * `result: null`. Status codes and error codes are the ones the real API sends for the same case.
+ * `result: null`. Status codes and error codes are the ones the real API sends for the same case,
+ * except where an entry below says its code is guessed.
  */
 
 export interface CfErrorData {
@@ -105,7 +106,7 @@ export const CfErrors = {
   /**
    * DNS: a record field the API refuses (400). Codes: 9004 not proxiable, 9005/9006 bad A/AAAA
    * content, 9021 bad TTL are from memory of real answers (unverified); 9100 (comment with a
-   * newline) is guessed.
+   * newline) and 9101 (comment longer than a Free zone allows) are guessed.
    */
   dnsInvalid: (code: number, message: string) => new ApiError(400, [{ code, message }]),
   /** Zone settings: an unknown setting id (404; code 1006 guessed). */

@@ -1,5 +1,7 @@
 /**
- * The emulator's state: accounts, zones, phase entrypoint rulesets and device policy lists.
+ * The emulator's state: accounts, zones, phase entrypoint rulesets, device policy lists, DNS
+ * records, zone settings, virtual networks, tunnels (and their configurations), the Gateway
+ * configuration, Access groups and identity providers.
  * Plain in-memory maps; `reset()` empties them and `seed()` fills them (test hooks).
  */
 import { randomUUID } from 'node:crypto';

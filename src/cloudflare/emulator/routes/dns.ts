@@ -6,7 +6,8 @@
  *
  * Checks the real API makes: an identical record (type, name, content) → 81058; a CNAME beside any
  * other record on the same name → 81053; unknown id → 81044; A/AAAA content, TTL, proxied on a
- * non-proxiable type, a comment with a newline (codes in `CfErrors.dnsInvalid`).
+ * non-proxiable type, a comment with a newline or longer than a Free zone allows (codes in
+ * `CfErrors.dnsInvalid`).
  */
 import { isIPv4, isIPv6 } from 'node:net';
 import { Type } from '@sinclair/typebox';
@@ -18,6 +19,8 @@ import { checkBody } from '../validate.js';
 import { zoneFor } from './zones.js';
 
 export const DNS_PAGE_LIMITS = { defaultPerPage: 100, minPerPage: 5, maxPerPage: 5000 };
+/** The comment length limit of a Free zone (Pro and above: 500). */
+export const DNS_COMMENT_MAX = 100;
 
 const RecordFields = {
   name: Type.String({ minLength: 1 }),
@@ -95,12 +98,16 @@ export function validateRecord(r: DnsRecord): void {
   if (r.type === 'AAAA' && !isIPv6(r.content ?? '')) {
     throw CfErrors.dnsInvalid(9006, 'Content for AAAA record must be a valid IPv6 address.');
   }
-  if (r.ttl !== 1 && (!Number.isInteger(r.ttl) || r.ttl < 30 || r.ttl > 86400)) {
-    throw CfErrors.dnsInvalid(9021, 'Invalid TTL. Must be between 30 and 86400 seconds, or 1 for automatic.');
+  // 60 s is the minimum outside Enterprise (the emulator's zones are all on the Free plan)
+  if (r.ttl !== 1 && (!Number.isInteger(r.ttl) || r.ttl < 60 || r.ttl > 86400)) {
+    throw CfErrors.dnsInvalid(9021, 'Invalid TTL. Must be between 60 and 86400 seconds, or 1 for automatic.');
   }
   if (r.proxied && !r.proxiable) throw CfErrors.dnsInvalid(9004, 'This record type cannot be proxied.');
   if (r.comment !== null && /[\r\n]/.test(r.comment)) {
     throw CfErrors.dnsInvalid(9100, 'DNS record comment cannot contain newline characters.');
+  }
+  if (r.comment !== null && r.comment.length > DNS_COMMENT_MAX) {
+    throw CfErrors.dnsInvalid(9101, `DNS record comment cannot be longer than ${DNS_COMMENT_MAX} characters.`);
   }
 }
 
