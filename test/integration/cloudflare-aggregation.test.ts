@@ -19,6 +19,7 @@ import {
 } from '../support/env.js';
 import {
   createCredentials,
+  deleteCreatedCredentials,
   entrypointRules,
   hexId,
   includeList,
@@ -56,6 +57,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await deleteCreatedCredentials(k);
   await watcher?.stop();
   await worker?.stop();
   await fx?.close();

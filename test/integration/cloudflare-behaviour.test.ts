@@ -21,6 +21,7 @@ import {
 import { eventually, kube, listWorkflows, startTestWatcher, startTestWorker, temporal, uniq } from '../support/env.js';
 import {
   createCredentials,
+  deleteCreatedCredentials,
   entrypointRules,
   hexId,
   requestMark,
@@ -54,6 +55,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await deleteCreatedCredentials(k);
   await watcher?.stop();
   await worker?.stop();
   await fx?.close();

@@ -17,6 +17,7 @@ import type { RunningWatcher } from '../../src/watcher/main.js';
 import { eventually, kube, spawnRole, startTestWatcher, startTestWorker, uniq, waitForWorker } from '../support/env.js';
 import {
   createCredentials,
+  deleteCreatedCredentials,
   entrypointRules,
   hexId,
   includeList,
@@ -113,6 +114,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await deleteCreatedCredentials(k);
   await watcher?.stop();
   await stopInProcessWorker();
   for (const p of children) await p.stop();
@@ -329,6 +331,36 @@ describe('bad input', () => {
     expect(r.message).toContain(`Secret ${namespace}/${secretName}`);
     expect(r.message).toContain('does not exist');
     expect(await fx.admin.requests({ path: `^/accounts/${accountId}/` })).toEqual([]);
+  });
+
+  it('two default credentials: the source says they are ambiguous instead of picking one', async () => {
+    if (!worker) await startInProcessWorker();
+    const accountA = hexId();
+    const accountB = hexId();
+    const first = uniq('cf-default-a');
+    const second = uniq('cf-default-b');
+    await fx.admin.seed({ accounts: [{ id: accountA }, { id: accountB }] });
+    await createCredentials(k, { name: first, namespace, accountId: accountA, isDefault: true });
+    await createCredentials(k, { name: second, namespace, accountId: accountB, isDefault: true });
+    try {
+      const name = uniq('no-creds-ref');
+      await k.apply(
+        sourceObject(
+          'ZoneRuleset',
+          name,
+          { zone: 'example.com', phase: PHASE, rules: [{ expression: 'ip.src eq 192.0.2.3', action: 'block' }] },
+          namespace,
+        ),
+      );
+      const r = await readyWhen('ZoneRuleset', name, namespace, (c) => c.status === 'False' && c.reason !== 'Syncing');
+      expect(r.reason).toBe('AmbiguousDefaultCredentials');
+      expect(r.message).toContain(first);
+      expect(r.message).toContain(second);
+      expect(await fx.admin.requests({ path: `^/accounts/(${accountA}|${accountB})/` })).toEqual([]);
+      await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name });
+    } finally {
+      await deleteCreatedCredentials(k);
+    }
   });
 
   it('a token Cloudflare does not know: CloudflareAuth with code 10000, nothing touched', async () => {

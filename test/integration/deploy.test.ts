@@ -54,6 +54,7 @@ import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../src/temporal/search-attribut
 import { requestTtlSweepScheduleId } from '../../src/workers/schedules.js';
 import {
   createCredentials,
+  deleteCreatedCredentials,
   entrypointRules,
   hexId,
   includeList,
@@ -338,6 +339,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await deleteCreatedCredentials(kube());
   for (const ref of created) await k.delete(ref).catch(() => undefined);
 });
 

@@ -30,6 +30,21 @@ export function hexId(): string {
   return randomBytes(16).toString('hex');
 }
 
+/** CloudflareCredentials this test file created (cluster-scoped: they outlive the file unless deleted). */
+const createdCredentials = new Set<string>();
+
+/**
+ * Deletes every CloudflareCredentials this file created. Call it in `afterAll`: a default one left
+ * behind would make the next file's default ambiguous.
+ */
+export async function deleteCreatedCredentials(kube: KubeClient): Promise<void> {
+  for (const name of createdCredentials)
+    await kube
+      .delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'CloudflareCredentials', name })
+      .catch(() => undefined);
+  createdCredentials.clear();
+}
+
 /**
  * A Secret with the token and a CloudflareCredentials for `accountId` naming it, as a user would
  * create them.
@@ -44,6 +59,7 @@ export async function createCredentials(
     metadata: { name: `${opts.name}-token`, namespace: opts.namespace },
     stringData: { CLOUDFLARE_API_TOKEN: opts.token ?? CF_TOKEN },
   } as never);
+  createdCredentials.add(opts.name);
   await kube.apply({
     apiVersion: CLOUDFLARE_API_VERSION,
     kind: 'CloudflareCredentials',

@@ -15,6 +15,7 @@ import { getObject, listAll } from '../kubernetes/calls.js';
 export const CREDENTIALS_FAILURES = {
   notFound: 'CredentialsNotFound',
   noDefault: 'NoDefaultCredentials',
+  ambiguousDefault: 'AmbiguousDefaultCredentials',
   secret: 'CredentialsSecretInvalid',
 } as const;
 
@@ -50,6 +51,14 @@ export async function findCredentials(kube: KubeClient, name?: string): Promise<
     throw ApplicationFailure.nonRetryable(
       'no credentialsRef given and no CloudflareCredentials has isDefault: true',
       CREDENTIALS_FAILURES.noDefault,
+    );
+  // Two defaults is a misconfiguration: picking one would write with an account the user may not mean.
+  if (defaults.length > 1)
+    throw ApplicationFailure.nonRetryable(
+      `no credentialsRef given and ${defaults.length} CloudflareCredentials have isDefault: true (${defaults
+        .map((c) => c.metadata!.name)
+        .join(', ')}): name one in credentialsRef, or keep one default`,
+      CREDENTIALS_FAILURES.ambiguousDefault,
     );
   return defaults[0]!;
 }

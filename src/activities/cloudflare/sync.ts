@@ -9,7 +9,6 @@
  */
 import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
-import type Cloudflare from 'cloudflare';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import {
   CLOUDFLARE_API_VERSION,
@@ -22,20 +21,7 @@ import {
   type ConfigSource,
 } from '../../api/cloudflare.js';
 import type { CloudflareConfig } from '../../config.js';
-import {
-  desiredEntries,
-  desiredRules,
-  type Contribution,
-  type RegisteredSource,
-} from '../../domain/cloudflare/aggregate.js';
-import {
-  fallbackDomainCodec,
-  rulesetRuleCodec,
-  splitTunnelCodec,
-  type FallbackDomain,
-  type RulesetRule,
-  type SplitTunnelEntry,
-} from '../../domain/cloudflare/items.js';
+import type { Contribution, RegisteredSource } from '../../domain/cloudflare/aggregate.js';
 import { type SourceRef, refString } from '../../domain/cloudflare/markers.js';
 import { canonical, planWrite, type Conflict, type WritePlan } from '../../domain/cloudflare/merge.js';
 import {
@@ -57,6 +43,7 @@ import { getObject, heartbeat, listAll } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
 import { clientFor } from './credentials.js';
 import { CLOUDFLARE_FAILURE_TYPES, cloudflareFailure, failureReasonOf } from './errors.js';
+import { adapterFor } from './targets/index.js';
 
 export const SOURCE_KIND_DEFS = {
   DeviceSettingsPolicy: DeviceSettingsPolicyKind,
@@ -207,73 +194,6 @@ export function collectSources(
   return { sources, verdicts };
 }
 
-/** The live list of the target, as Cloudflare has it now. */
-async function readLive(cf: Cloudflare, t: SyncTarget): Promise<{ items: unknown[]; rulesetId?: string }> {
-  if (t.resourceType === 'ZoneRuleset') {
-    try {
-      const rs = (await cf.rulesets.phases.get(t.phase as never, { zone_id: t.zoneId })) as {
-        id?: string;
-        rules?: unknown[];
-      };
-      return { items: rs.rules ?? [], rulesetId: rs.id };
-    } catch (err) {
-      if ((err as { status?: number }).status === 404) return { items: [] }; // no entrypoint before the first PUT
-      throw err;
-    }
-  }
-  const policy = cf.zeroTrust.devices.policies.default;
-  const account_id = t.accountId;
-  const page =
-    t.list === 'include'
-      ? await policy.includes.get({ account_id })
-      : t.list === 'exclude'
-        ? await policy.excludes.get({ account_id })
-        : await policy.fallbackDomains.get({ account_id });
-  return { items: page.result ?? [] };
-}
-
-/** Rules keep their id (so Cloudflare keeps them); the fields it computes are not sent back. */
-function writableRule(r: RulesetRule): RulesetRule {
-  const { version: _v, last_updated: _l, categories: _c, ...rest } = r;
-  return rest;
-}
-
-async function writeLive(cf: Cloudflare, t: SyncTarget, items: unknown[]): Promise<string | undefined> {
-  if (t.resourceType === 'ZoneRuleset') {
-    const rs = (await cf.rulesets.phases.update(t.phase as never, {
-      zone_id: t.zoneId,
-      rules: (items as RulesetRule[]).map(writableRule) as never,
-    })) as { id?: string };
-    return rs.id;
-  }
-  const policy = cf.zeroTrust.devices.policies.default;
-  const account_id = t.accountId;
-  if (t.list === 'include') await policy.includes.update({ account_id, body: items as never });
-  else if (t.list === 'exclude') await policy.excludes.update({ account_id, body: items as never });
-  else await policy.fallbackDomains.update({ account_id, domains: items as never });
-  return undefined;
-}
-
-function plan(req: SyncTargetRequest, sources: RegisteredSource[], live: unknown[]) {
-  const opts = { clusterId: req.clusterId, adoptLegacy: req.adoptLegacyMarkers };
-  if (req.target.resourceType === 'ZoneRuleset') {
-    const desired = desiredRules(sources, req.clusterId);
-    return { desired, plan: planWrite(live as RulesetRule[], desired, rulesetRuleCodec, opts) as WritePlan<unknown> };
-  }
-  if (req.target.list === 'fallback_domains') {
-    const desired = desiredEntries<FallbackDomain>(sources, req.clusterId);
-    return {
-      desired,
-      plan: planWrite(live as FallbackDomain[], desired, fallbackDomainCodec, opts) as WritePlan<unknown>,
-    };
-  }
-  const desired = desiredEntries<SplitTunnelEntry>(sources, req.clusterId);
-  return {
-    desired,
-    plan: planWrite(live as SplitTunnelEntry[], desired, splitTunnelCodec, opts) as WritePlan<unknown>,
-  };
-}
-
 export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<CloudflareConfig, 'baseURL'>) {
   /** Writes the SyncState's spec (what the sources contribute) and status; creates it on first sync. */
   async function recordSyncState(
@@ -332,10 +252,15 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
     let cloudflareId = existing?.spec.cloudflareId ?? targetCloudflareId(t);
     try {
       const cf = await clientFor(kube, req.credentials, config.baseURL);
-      const live = await readLive(cf, t);
-      if (live.rulesetId) cloudflareId = targetCloudflareId(t, live.rulesetId);
+      const adapter = adapterFor(t);
+      const live = await adapter.read(cf, t);
+      if (live.cloudflareId) cloudflareId = targetCloudflareId(t, live.cloudflareId);
       faultPoint('cloudflare-read');
-      const { desired, plan: p } = plan(req, sources, live.items);
+      const desired = adapter.desired(sources, req.clusterId);
+      const p = planWrite(live.items, desired, adapter.codec, {
+        clusterId: req.clusterId,
+        adoptLegacy: req.adoptLegacyMarkers,
+      });
       const digest = createHash('sha256')
         .update(canonical(desired.map((d) => d.item)))
         .digest('hex');
@@ -344,8 +269,8 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
       const driftLeft = drifted && req.driftPolicy === 'observe' && req.trigger !== 'reaggregate';
       const wrote = p.write && !driftLeft;
       if (wrote) {
-        const id = await writeLive(cf, t, p.items);
-        if (id) cloudflareId = targetCloudflareId(t, id);
+        const written = await adapter.write(cf, t, p, live.items);
+        if (written.cloudflareId) cloudflareId = targetCloudflareId(t, written.cloudflareId);
         faultPoint('cloudflare-write');
       }
       const configVersion = req.configVersion + (wrote ? 1 : 0);

@@ -124,26 +124,23 @@ export function planWrite<T>(
   }
   counts.desired = accepted.length;
 
-  // Compare the managed subsets. Keyed lists have no meaningful order; rules do.
+  // Compare the managed subsets (each item's projection computed once). Keyed lists have no
+  // meaningful order; rules do.
   const keyed = codec.keyOf !== undefined;
-  const project = (items: T[]) => {
-    const list = items.map((x) => canonical(codec.comparable(x)));
-    return keyed ? list.sort() : list;
-  };
-  const want = project(accepted.map((d) => d.item));
-  const have = project(liveOurs.map((l) => l.item));
-  const differences = diff(
-    want,
-    have,
-    accepted.map((d) => d.item),
-    liveOurs.map((l) => l.item),
-    codec,
-  );
+  const wantItems = accepted.map((d) => d.item);
+  const haveItems = liveOurs.map((l) => l.item);
+  const wantC = wantItems.map((x) => canonical(codec.comparable(x)));
+  const haveC = haveItems.map((x) => canonical(codec.comparable(x)));
+  const differences = diff(wantC, haveC, keyed, wantItems, haveItems, codec);
   const write = differences.length > 0;
 
   // Keep a replaced rule's identity: the n-th live item of a source becomes its n-th desired item.
   const liveByOwner = new Map<string, T[]>();
-  for (const l of liveOurs) liveByOwner.set(l.owner, [...(liveByOwner.get(l.owner) ?? []), l.item]);
+  for (const l of liveOurs) {
+    const list = liveByOwner.get(l.owner);
+    if (list) list.push(l.item);
+    else liveByOwner.set(l.owner, [l.item]);
+  }
   const seen = new Map<string, number>();
   const ours = accepted.map((d) => {
     const owner = refString(d.owner);
@@ -160,26 +157,36 @@ export function planWrite<T>(
   return { items, write, differences: write ? differences : [], conflicts, counts };
 }
 
-/** Human-readable differences between the desired and the live managed subsets. */
-function diff<T>(want: string[], have: string[], wantItems: T[], haveItems: T[], codec: ItemCodec<T>): string[] {
+/**
+ * Human-readable differences between the desired and the live managed subsets, given each
+ * item's canonical projection (`wantC[i]` is `wantItems[i]`'s); empty when they are equal.
+ */
+function diff<T>(
+  wantC: string[],
+  haveC: string[],
+  keyed: boolean,
+  wantItems: T[],
+  haveItems: T[],
+  codec: ItemCodec<T>,
+): string[] {
+  const want = keyed ? [...wantC].sort() : wantC;
+  const have = keyed ? [...haveC].sort() : haveC;
   if (want.length === have.length && want.every((w, i) => w === have[i])) return [];
   const out: string[] = [];
   const remaining = new Map<string, number>();
-  for (const h of have) remaining.set(h, (remaining.get(h) ?? 0) + 1);
-  const wantSet = new Map<string, number>();
-  for (const w of want) wantSet.set(w, (wantSet.get(w) ?? 0) + 1);
-  for (const item of wantItems) {
-    const c = canonical(codec.comparable(item));
+  for (const h of haveC) remaining.set(h, (remaining.get(h) ?? 0) + 1);
+  const wanted = new Map<string, number>();
+  for (const w of wantC) wanted.set(w, (wanted.get(w) ?? 0) + 1);
+  wantC.forEach((c, i) => {
     const n = remaining.get(c) ?? 0;
     if (n > 0) remaining.set(c, n - 1);
-    else out.push(`missing in Cloudflare: ${codec.label(item)}`);
-  }
-  for (const item of haveItems) {
-    const c = canonical(codec.comparable(item));
-    const n = wantSet.get(c) ?? 0;
-    if (n > 0) wantSet.set(c, n - 1);
-    else out.push(`not wanted or changed in Cloudflare: ${codec.label(item)}`);
-  }
+    else out.push(`missing in Cloudflare: ${codec.label(wantItems[i]!)}`);
+  });
+  haveC.forEach((c, i) => {
+    const n = wanted.get(c) ?? 0;
+    if (n > 0) wanted.set(c, n - 1);
+    else out.push(`not wanted or changed in Cloudflare: ${codec.label(haveItems[i]!)}`);
+  });
   if (out.length === 0) out.push('our items are in another order');
   return out;
 }

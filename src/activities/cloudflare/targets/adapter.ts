@@ -1,0 +1,20 @@
+/**
+ * How one kind of Cloudflare target is read and written. The sync activity
+ * (../sync.ts) is the same for every target: fresh sources → desired items → read → pure merge
+ * plan (src/domain/cloudflare/merge.ts) → write when the plan says so → status. What differs per
+ * target lives in an adapter: the API calls, and how items are compared and marked (the codec).
+ */
+import type Cloudflare from 'cloudflare';
+import type { RegisteredSource } from '../../../domain/cloudflare/aggregate.js';
+import type { DesiredItem, ItemCodec, WritePlan } from '../../../domain/cloudflare/merge.js';
+import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
+
+export interface TargetAdapter<I> {
+  codec: ItemCodec<I>;
+  /** The items the sources want, in aggregation order, each marked with its source. */
+  desired(sources: RegisteredSource[], clusterId: string): DesiredItem<I>[];
+  /** The target's items as Cloudflare has them now (one read), and the object's id when it has one. */
+  read(cf: Cloudflare, target: SyncTarget): Promise<{ items: I[]; cloudflareId?: string }>;
+  /** Writes the plan (called only when it says to write); returns the object's id when it has one. */
+  write(cf: Cloudflare, target: SyncTarget, plan: WritePlan<I>, live: I[]): Promise<{ cloudflareId?: string }>;
+}

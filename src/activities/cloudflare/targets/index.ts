@@ -1,0 +1,18 @@
+/** The adapter of each kind of target (see adapter.ts). */
+import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
+import type { TargetAdapter } from './adapter.js';
+import { fallbackDomainAdapter, splitTunnelAdapter } from './device-lists.js';
+import { rulesetAdapter } from './rulesets.js';
+
+export type { TargetAdapter } from './adapter.js';
+
+export function adapterFor(target: SyncTarget): TargetAdapter<unknown> {
+  switch (target.resourceType) {
+    case 'ZoneRuleset':
+      return rulesetAdapter as TargetAdapter<unknown>;
+    case 'DeviceSettingsPolicy':
+      return (
+        target.list === 'fallback_domains' ? fallbackDomainAdapter : splitTunnelAdapter
+      ) as TargetAdapter<unknown>;
+  }
+}

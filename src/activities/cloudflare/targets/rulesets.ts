@@ -1,0 +1,39 @@
+/** Zone phase entrypoint rulesets: one GET and one whole-`rules[]` PUT per sync. */
+import { desiredRules } from '../../../domain/cloudflare/aggregate.js';
+import { rulesetRuleCodec, type RulesetRule } from '../../../domain/cloudflare/items.js';
+import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
+import type { TargetAdapter } from './adapter.js';
+
+type RulesetTarget = Extract<SyncTarget, { resourceType: 'ZoneRuleset' }>;
+
+/** Rules keep their id (so Cloudflare keeps them); the fields it computes are not sent back. */
+function writableRule(r: RulesetRule): RulesetRule {
+  const { version: _v, last_updated: _l, categories: _c, ...rest } = r;
+  return rest;
+}
+
+export const rulesetAdapter: TargetAdapter<RulesetRule> = {
+  codec: rulesetRuleCodec,
+  desired: desiredRules,
+  async read(cf, target) {
+    const t = target as RulesetTarget;
+    try {
+      const rs = (await cf.rulesets.phases.get(t.phase as never, { zone_id: t.zoneId })) as unknown as {
+        id?: string;
+        rules?: RulesetRule[];
+      };
+      return { items: rs.rules ?? [], cloudflareId: rs.id };
+    } catch (err) {
+      if ((err as { status?: number }).status === 404) return { items: [] }; // no entrypoint before the first PUT
+      throw err;
+    }
+  },
+  async write(cf, target, plan) {
+    const t = target as RulesetTarget;
+    const rs = (await cf.rulesets.phases.update(t.phase as never, {
+      zone_id: t.zoneId,
+      rules: plan.items.map(writableRule) as never,
+    })) as { id?: string };
+    return { cloudflareId: rs.id };
+  },
+};
