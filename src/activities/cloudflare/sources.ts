@@ -9,7 +9,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { CLOUDFLARE_SOURCE_FINALIZER } from '../../api/cloudflare.js';
 import { type CloudflareConfig, cloudflareTaskQueue } from '../../config.js';
 import { type SourceRef, refString } from '../../domain/cloudflare/markers.js';
-import { isSourceKind, type SourceSpec } from '../../domain/cloudflare/sources.js';
+import { isSourceKind, kindDefinition, type SourceSpec } from '../../domain/cloudflare/sources.js';
 import { syncStateName, syncWorkflowId, targetKey, type SyncTarget } from '../../domain/cloudflare/targets.js';
 import { GONE, failedWith, ok, type Found, type Outcome } from '../../domain/results.js';
 import { CloudflareAccount, CloudflareTarget, K8sKind } from '../../temporal/search-attributes.js';
@@ -25,7 +25,6 @@ import {
 import { getObject, patchStatusUnlessGone } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
 import { findCredentials } from './credentials.js';
-import { SOURCE_KIND_DEFS } from './sync.js';
 
 export interface SourceSnapshot {
   uid: string;
@@ -38,7 +37,7 @@ export interface SourceSnapshot {
 
 function objectRef(ref: SourceRef) {
   if (!isSourceKind(ref.kind)) throw ApplicationFailure.nonRetryable(`not a Cloudflare source kind: ${ref.kind}`);
-  const def = SOURCE_KIND_DEFS[ref.kind];
+  const def = kindDefinition(ref.kind);
   return { apiVersion: def.apiVersion, kind: def.kind, plural: def.plural, namespace: ref.namespace, name: ref.name };
 }
 

@@ -13,10 +13,6 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import {
   CLOUDFLARE_API_VERSION,
   CloudflareSyncStateKind,
-  DeviceSettingsPolicyKind,
-  RedirectRuleKind,
-  TransformRuleKind,
-  ZoneRulesetKind,
   type CloudflareSyncState,
   type ConfigSource,
 } from '../../api/cloudflare.js';
@@ -28,6 +24,7 @@ import {
   anchorOf,
   contributionFor,
   isSourceKind,
+  kindDefinition,
   priorityOf,
   validateSource,
   type SourceKind,
@@ -44,13 +41,6 @@ import { kubeFailure } from '../kubernetes/errors.js';
 import { clientFor } from './credentials.js';
 import { CLOUDFLARE_FAILURE_TYPES, cloudflareFailure, failureReasonOf } from './errors.js';
 import { adapterFor } from './targets/index.js';
-
-export const SOURCE_KIND_DEFS = {
-  DeviceSettingsPolicy: DeviceSettingsPolicyKind,
-  ZoneRuleset: ZoneRulesetKind,
-  TransformRule: TransformRuleKind,
-  RedirectRule: RedirectRuleKind,
-} as const;
 
 export interface SyncTargetRequest {
   target: SyncTarget;
@@ -121,7 +111,7 @@ async function readSources(kube: KubeClient, regs: SourceRegistration[]): Promis
   if (regs.length <= 16) {
     for (const r of regs) {
       if (!isSourceKind(r.ref.kind)) continue;
-      const def = SOURCE_KIND_DEFS[r.ref.kind];
+      const def = kindDefinition(r.ref.kind);
       const obj = await getObject<SourceObject>(kube, {
         apiVersion: def.apiVersion,
         kind: def.kind,
@@ -133,7 +123,7 @@ async function readSources(kube: KubeClient, regs: SourceRegistration[]): Promis
     return found;
   }
   for (const kind of kinds) {
-    const def = SOURCE_KIND_DEFS[kind];
+    const def = kindDefinition(kind);
     for (const obj of await listAll<SourceObject>(kube, def.apiVersion, def.kind)) {
       const m = obj.metadata!;
       found.set(refString({ kind, ...(m.namespace ? { namespace: m.namespace } : {}), name: m.name! }), obj);
@@ -188,7 +178,7 @@ export function collectSources(
       });
       continue;
     }
-    sources.push({ ...base, priority: priorityOf(obj.spec), config: contributionFor(kind, obj.spec, target) });
+    sources.push({ ...base, priority: priorityOf(kind, obj.spec), config: contributionFor(kind, obj.spec, target) });
     verdicts.push({ ref: reg.ref, generation, result: 'Synced', message: '' });
   }
   return { sources, verdicts };

@@ -3,7 +3,7 @@
  * CloudflareSyncState each. Rulesets are keyed by (zone, phase) — every ZoneRuleset,
  * TransformRule and RedirectRule of one zone and phase aggregates into the same entrypoint (the
  * original gave each its own state and they overwrote each other); device policy lists by
- * (account, list).
+ * (account, list); virtual networks by (account, network name).
  */
 import { type SourceRef, refString } from './markers.js';
 
@@ -12,15 +12,28 @@ export type DeviceListName = (typeof DEVICE_LISTS)[number];
 
 export type SyncTarget =
   | { resourceType: 'ZoneRuleset'; accountId: string; zoneId: string; phase: string }
-  | { resourceType: 'DeviceSettingsPolicy'; accountId: string; list: DeviceListName };
+  | { resourceType: 'DeviceSettingsPolicy'; accountId: string; list: DeviceListName }
+  | { resourceType: 'VirtualNetwork'; accountId: string; name: string };
 
 export type SyncResourceType = SyncTarget['resourceType'];
 
-/** `ZoneRuleset/<zoneId>/<phase>` or `DeviceSettingsPolicy/<accountId>/<list>`. */
+/**
+ * `ZoneRuleset/<zoneId>/<phase>`, `DeviceSettingsPolicy/<accountId>/<list>` or
+ * `VirtualNetwork/<accountId>/<network name>`.
+ */
 export function targetKey(t: SyncTarget): string {
-  return t.resourceType === 'ZoneRuleset'
-    ? `${t.resourceType}/${t.zoneId}/${t.phase}`
-    : `${t.resourceType}/${t.accountId}/${t.list}`;
+  return `${t.resourceType}/${targetTail(t, '/')}`;
+}
+
+function targetTail(t: SyncTarget, sep: string): string {
+  switch (t.resourceType) {
+    case 'ZoneRuleset':
+      return `${t.zoneId}${sep}${t.phase}`;
+    case 'DeviceSettingsPolicy':
+      return `${t.accountId}${sep}${t.list}`;
+    case 'VirtualNetwork':
+      return `${t.accountId}${sep}${t.name}`;
+  }
 }
 
 export function sameTarget(a: SyncTarget, b: SyncTarget): boolean {
@@ -40,6 +53,7 @@ export function sourceWorkflowId(ref: SourceRef): string {
 /** What `spec.cloudflareId` of the SyncState says before the ruleset's own id is known. */
 export function targetCloudflareId(t: SyncTarget, rulesetId?: string): string {
   if (t.resourceType === 'ZoneRuleset') return rulesetId ?? `pending-${t.zoneId}-${t.phase}`;
+  if (t.resourceType === 'VirtualNetwork') return rulesetId ?? `pending-${t.accountId}-${t.name}`;
   return `account-${t.accountId}-${t.list}`;
 }
 
@@ -68,8 +82,10 @@ function kebab(s: string): string {
  * targets never share a name.
  */
 export function syncStateName(t: SyncTarget): string {
-  const tail = t.resourceType === 'ZoneRuleset' ? `${t.zoneId}-${t.phase}` : `${t.accountId}-${t.list}`;
-  const full = kebab(`${kebab(t.resourceType)}-${tail}`);
-  if (full.length <= 63) return full;
+  const full = kebab(`${kebab(t.resourceType)}-${targetTail(t, '-')}`);
+  // A network name is the user's text: one that kebab-case would change (`Prod` vs `prod`) gets
+  // the hash too, so two networks never share a name.
+  const lossy = t.resourceType === 'VirtualNetwork' && kebab(t.name) !== t.name;
+  if (full.length <= 63 && !lossy) return full;
   return `${full.slice(0, 54).replace(/-+$/, '')}-${fnv1a(targetKey(t))}`;
 }

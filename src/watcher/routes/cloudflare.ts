@@ -6,20 +6,13 @@
  * Status-only updates — the workflows' own writes — are not passed on.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import {
-  DeviceSettingsPolicyKind,
-  RedirectRuleKind,
-  TransformRuleKind,
-  ZoneRulesetKind,
-} from '../../api/cloudflare.js';
 import type { SourceRef } from '../../domain/cloudflare/markers.js';
+import { SOURCE_KINDS, kindDefinition } from '../../domain/cloudflare/sources.js';
 import { sourceWorkflowId } from '../../domain/cloudflare/targets.js';
 import { K8sKind, K8sName, K8sNamespace, K8sUID } from '../../temporal/search-attributes.js';
 import { cloudflareSourceWorkflow, sourceChangedSignal } from '../../workflows/cloudflare/contract.js';
 import type { InformerEvent } from '../informer.js';
 import type { Route, WatcherContext } from '../watcher.js';
-
-const SOURCE_KINDS = [DeviceSettingsPolicyKind, ZoneRulesetKind, TransformRuleKind, RedirectRuleKind];
 
 export class CloudflareSourceRoute implements Route {
   readonly name = 'cloudflare-sources';
@@ -29,7 +22,7 @@ export class CloudflareSourceRoute implements Route {
 
   register(ctx: WatcherContext): void {
     this.ctx = ctx;
-    for (const def of SOURCE_KINDS)
+    for (const def of SOURCE_KINDS.map(kindDefinition))
       ctx.watch<KubernetesObject>(def.apiVersion, def.kind, (ev) => this.onSource(def.kind, ev));
   }
 

@@ -1,0 +1,66 @@
+/**
+ * DeviceSettingsPolicy (cluster-scoped): split-tunnel include/exclude entries and fallback
+ * domains, each list its own target per account.
+ */
+import { DeviceSettingsPolicyKind, type DeviceSettingsPolicySpec } from '../../../api/cloudflare.js';
+import type { FallbackDomain, SplitTunnelEntry } from '../items.js';
+import type { DeviceListName } from '../targets.js';
+import type { SourceKindRules } from './types.js';
+import { HOSTNAME, validAddress, validIp } from './validation.js';
+
+export const deviceSettingsPolicyRules: SourceKindRules<DeviceSettingsPolicySpec> = {
+  definition: DeviceSettingsPolicyKind,
+  clusterScoped: true,
+  priority: (spec) => spec.priority ?? 100,
+  credentialsRef: (spec) => spec.cloudflare?.credentialsRef?.name,
+  zone: () => undefined,
+  validate(s) {
+    const problems: string[] = [];
+    for (const [field, list] of [
+      ['splitTunnelInclude', s.splitTunnelInclude],
+      ['splitTunnelExclude', s.splitTunnelExclude],
+    ] as const) {
+      (list ?? []).forEach((e, i) => {
+        const at = `spec.${field}[${i}]`;
+        if (!!e.address === !!e.host) problems.push(`${at}: set exactly one of address and host`);
+        else if (e.address && !validAddress(e.address))
+          problems.push(`${at}.address: ${JSON.stringify(e.address)} is not a valid IP address or CIDR`);
+        else if (e.host && !HOSTNAME.test(e.host))
+          problems.push(`${at}.host: ${JSON.stringify(e.host)} is not a valid host name`);
+      });
+    }
+    (s.fallbackDomains ?? []).forEach((d, i) => {
+      const at = `spec.fallbackDomains[${i}]`;
+      if (!HOSTNAME.test(d.suffix)) problems.push(`${at}.suffix: ${JSON.stringify(d.suffix)} is not a valid domain`);
+      (d.dnsServer ?? []).forEach((ip, j) => {
+        if (!validIp(ip)) problems.push(`${at}.dnsServer[${j}]: ${JSON.stringify(ip)} is not an IP address`);
+      });
+    });
+    return problems;
+  },
+  targets(s, place) {
+    const lists: DeviceListName[] = [];
+    if ((s.splitTunnelInclude ?? []).length) lists.push('include');
+    if ((s.splitTunnelExclude ?? []).length) lists.push('exclude');
+    if ((s.fallbackDomains ?? []).length) lists.push('fallback_domains');
+    return lists.map((list) => ({ resourceType: 'DeviceSettingsPolicy', accountId: place.accountId, list }));
+  },
+  contribution(s, target) {
+    if (target.resourceType !== 'DeviceSettingsPolicy') return { entries: [] };
+    if (target.list === 'fallback_domains')
+      return {
+        entries: (s.fallbackDomains ?? []).map((d): FallbackDomain => ({
+          suffix: d.suffix,
+          ...(d.description ? { description: d.description } : {}),
+          ...(d.dnsServer?.length ? { dns_server: d.dnsServer } : {}),
+        })),
+      };
+    const list = target.list === 'include' ? s.splitTunnelInclude : s.splitTunnelExclude;
+    return {
+      entries: (list ?? []).map((e): SplitTunnelEntry => ({
+        ...(e.address ? { address: e.address } : { host: e.host }),
+        description: e.description ?? '',
+      })),
+    };
+  },
+};

@@ -1,0 +1,13 @@
+/** The table of source kinds: each kind's rules (see ./types.ts). A new kind is a module and a line here. */
+import { deviceSettingsPolicyRules } from './device-settings-policy.js';
+import { redirectRuleRules, transformRuleRules, zoneRulesetRules } from './rulesets.js';
+import type { SourceKindRules } from './types.js';
+
+export const SOURCE_KIND_RULES = {
+  DeviceSettingsPolicy: deviceSettingsPolicyRules,
+  ZoneRuleset: zoneRulesetRules,
+  TransformRule: transformRuleRules,
+  RedirectRule: redirectRuleRules,
+} as const satisfies Record<string, SourceKindRules<never>>;
+
+export type { ResolvedPlace, SourceKindRules } from './types.js';

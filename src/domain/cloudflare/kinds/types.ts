@@ -1,0 +1,32 @@
+/**
+ * What the sync needs to know about one source kind, decided purely. Each kind (or family of
+ * kinds) has one module in this folder; ./index.ts is the table of them. The source's workflow
+ * uses these rules to register; the target's sync re-derives the contribution from a fresh read.
+ */
+import type { KindDefinition } from '../../../api/kind.js';
+import type { Contribution } from '../aggregate.js';
+import type { SyncTarget } from '../targets.js';
+
+/** What a source resolves before it knows its targets. */
+export interface ResolvedPlace {
+  accountId: string;
+  /** Set when the kind names a zone (`zoneOf`). */
+  zoneId?: string;
+}
+
+export interface SourceKindRules<Spec = unknown> {
+  definition: KindDefinition & { apiVersion: string };
+  clusterScoped: boolean;
+  /** Lower first; the kind's default when the spec has none. */
+  priority(spec: Spec): number;
+  /** The CloudflareCredentials the spec names; undefined = the default credentials. */
+  credentialsRef(spec: Spec): string | undefined;
+  /** The zone name the source writes to, when the kind is zone-scoped (looked up to a zone id). */
+  zone(spec: Spec): string | undefined;
+  /** Every problem of the spec, each naming the field (empty = valid). */
+  validate(spec: Spec): string[];
+  /** Where the source's items go, once its account (and zone) are known. */
+  targets(spec: Spec, place: ResolvedPlace): SyncTarget[];
+  /** What the source contributes to one target (empty when it does not feed that target). */
+  contribution(spec: Spec, target: SyncTarget): Contribution;
+}
