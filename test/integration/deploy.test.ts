@@ -13,10 +13,10 @@
  *    fast path's API (Fast and Strong), one created with kubectl (the watcher's route), the
  *    janitor; Cloudflare aggregation against the emulator (credentials whose token Secret is in the
  *    operator's namespace; a ZoneRuleset, TransformRules, RedirectRules and DeviceSettingsPolicies,
- *    more than 16 on one target so the sync lists them; all deleted again, finalizers released,
- *    SyncStates removed). Then the apiserver's audit log (which the local stack keeps for
- *    ServiceAccount requests) must show no denied call, and a call for every grant of
- *    deploy/rbac — the RBAC is exactly what the code calls, no more, no less;
+ *    more than 16 on one target so the sync lists them, and a VirtualNetwork; all deleted again,
+ *    finalizers released, SyncStates removed). Then the apiserver's audit log (which the local
+ *    stack keeps for ServiceAccount requests) must show no denied call, and a call for every grant
+ *    of deploy/rbac — the RBAC is exactly what the code calls, no more, no less;
  * 4. the docker-compose search-attribute one-shot, run against the real Temporal server,
  *    registers every attribute the workflows set (and is safe to run twice).
  */
@@ -113,6 +113,7 @@ const examples = [
     'cloudflare/credentials.yaml',
     'cloudflare/device-settings-policies.yaml',
     'cloudflare/zone-rulesets.yaml',
+    'cloudflare/virtual-network.yaml',
   ].flatMap((f) => readObjects(path.join(REPO_ROOT, 'deploy/examples', f))),
   ...tokenSecrets(Buffer.from('0123456789abcdef').toString('base64')),
 ];
@@ -822,7 +823,7 @@ describe('RBAC, applied for real', () => {
       });
     });
 
-    it('Cloudflare: a token Secret in the operator namespace; rulesets, transform, redirect and device policies synced (listed past 16 sources on a target), then removed', async () => {
+    it('Cloudflare: a token Secret in the operator namespace; rulesets, transform, redirect and device policies synced (listed past 16 sources on a target) and a virtual network, then removed', async () => {
       const account = hexId();
       const creds = uniq('deploy-cf');
       const zoneName = `${uniq('deploy-cf')}.example.com`;
@@ -915,6 +916,16 @@ describe('RBAC, applied for real', () => {
           splitTunnelInclude: [{ address: `10.${i}.0.0/16`, description: `net ${i}` }],
           cloudflare: { credentialsRef },
         });
+      // A VirtualNetwork: its own target, one network (the worker GETs it, never lists the kind).
+      const vnet = uniq('vnet');
+      source('VirtualNetwork', vnet, { comment: 'deploy test', cloudflare: { credentialsRef } });
+      const vnetTarget: SyncTarget = { resourceType: 'VirtualNetwork', accountId: account, name: vnet };
+      const networks = async () => {
+        const out: { name: string; comment: string }[] = [];
+        for await (const n of fx.cf.zeroTrust.networks.virtualNetworks.list({ account_id: account, is_deleted: false }))
+          out.push({ name: n.name, comment: n.comment });
+        return out;
+      };
       const targets: SyncTarget[] = [
         { resourceType: 'ZoneRuleset', accountId: account, zoneId, phase: transformPhase },
         { resourceType: 'ZoneRuleset', accountId: account, zoneId, phase: REDIRECT_PHASE },
@@ -942,6 +953,16 @@ describe('RBAC, applied for real', () => {
           },
           { timeoutMs: 300_000, intervalMs: 1000 },
         );
+        await eventually(`VirtualNetwork ${vnet} in Cloudflare, SyncState Synced`, async () => {
+          const found = (await networks()).filter((n) => n.name === vnet);
+          const st = await k.get<KubernetesObject & { status?: { syncStatus?: string } }>(syncStateRef(vnetTarget));
+          return (
+            found.length === 1 &&
+            found[0]!.comment.startsWith('deploy test [managed-by:') &&
+            found[0]!.comment.endsWith(`:VirtualNetwork/${vnet}]`) &&
+            st?.status?.syncStatus === 'Synced'
+          );
+        });
         for (const t of targets)
           await eventually(`CloudflareSyncState ${syncStateName(t)} Synced with ${MANY} sources`, async () => {
             const st = await k.get<
@@ -956,7 +977,8 @@ describe('RBAC, applied for real', () => {
           'every managed item gone from Cloudflare',
           async () => {
             const c = await counts();
-            return c.transform === 0 && c.redirect === 0 && c.include === 0 ? c : undefined;
+            const vnets = (await networks()).length;
+            return c.transform === 0 && c.redirect === 0 && c.include === 0 && vnets === 0 ? c : undefined;
           },
           { timeoutMs: 300_000, intervalMs: 1000 },
         );
@@ -964,7 +986,7 @@ describe('RBAC, applied for real', () => {
           await eventually(`${describeObj(o)} gone (finalizer released)`, async () => !(await k.get(refOf(o))), {
             timeoutMs: 120_000,
           });
-        for (const t of targets)
+        for (const t of [...targets, vnetTarget])
           await eventually(
             `CloudflareSyncState ${syncStateName(t)} deleted`,
             async () => !(await k.get(syncStateRef(t))),

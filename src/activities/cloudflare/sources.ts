@@ -162,7 +162,11 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
         ],
         staticSummary: `Cloudflare ${targetKey(t)}`,
         staticDetails: `Aggregates every source of ${targetKey(t)} into one ${
-          t.resourceType === 'ZoneRuleset' ? `entrypoint ruleset (phase ${t.phase})` : `device policy list (${t.list})`
+          t.resourceType === 'ZoneRuleset'
+            ? `entrypoint ruleset (phase ${t.phase})`
+            : t.resourceType === 'VirtualNetwork'
+              ? `virtual network (${JSON.stringify(t.name)})`
+              : `device policy list (${t.list})`
         } and records it on CloudflareSyncState ${syncStateName(t)}.`,
       });
       return { syncState: syncStateName(t), workflowId };

@@ -25,6 +25,7 @@ import {
   contributionFor,
   isSourceKind,
   kindDefinition,
+  listedWhenMany,
   priorityOf,
   validateSource,
   type SourceKind,
@@ -104,24 +105,26 @@ function syncStateRef(name: string) {
   };
 }
 
-/** The registered sources' objects, fresh: a GET each when few, one list per kind when many. */
+/**
+ * The registered sources' objects, fresh: a GET each when few, one list per kind when many
+ * (except the kinds with one source per target, always a GET each).
+ */
 async function readSources(kube: KubeClient, regs: SourceRegistration[]): Promise<Map<string, SourceObject>> {
   const found = new Map<string, SourceObject>();
-  const kinds = [...new Set(regs.map((r) => r.ref.kind))].filter(isSourceKind);
-  if (regs.length <= 16) {
-    for (const r of regs) {
-      if (!isSourceKind(r.ref.kind)) continue;
-      const def = kindDefinition(r.ref.kind);
-      const obj = await getObject<SourceObject>(kube, {
-        apiVersion: def.apiVersion,
-        kind: def.kind,
-        namespace: r.ref.namespace,
-        name: r.ref.name,
-      });
-      if (obj) found.set(refString(r.ref), obj);
-    }
-    return found;
+  const many = regs.length > 16;
+  const kinds = [...new Set(regs.map((r) => r.ref.kind))].filter(isSourceKind).filter(listedWhenMany);
+  for (const r of regs) {
+    if (!isSourceKind(r.ref.kind) || (many && listedWhenMany(r.ref.kind))) continue;
+    const def = kindDefinition(r.ref.kind);
+    const obj = await getObject<SourceObject>(kube, {
+      apiVersion: def.apiVersion,
+      kind: def.kind,
+      namespace: r.ref.namespace,
+      name: r.ref.name,
+    });
+    if (obj) found.set(refString(r.ref), obj);
   }
+  if (!many) return found;
   for (const kind of kinds) {
     const def = kindDefinition(kind);
     for (const obj of await listAll<SourceObject>(kube, def.apiVersion, def.kind)) {
@@ -165,7 +168,7 @@ export function collectSources(
       createdAt: obj.metadata.creationTimestamp ? new Date(obj.metadata.creationTimestamp).toISOString() : '',
       generation,
     };
-    const problems = validateSource(kind, obj.spec);
+    const problems = validateSource(kind, obj.spec, reg.ref);
     if (problems.length) {
       const last = previous.get(key);
       if (last?.config)
@@ -178,7 +181,11 @@ export function collectSources(
       });
       continue;
     }
-    sources.push({ ...base, priority: priorityOf(kind, obj.spec), config: contributionFor(kind, obj.spec, target) });
+    sources.push({
+      ...base,
+      priority: priorityOf(kind, obj.spec),
+      config: contributionFor(kind, obj.spec, target, reg.ref),
+    });
     verdicts.push({ ref: reg.ref, generation, result: 'Synced', message: '' });
   }
   return { sources, verdicts };
@@ -202,6 +209,7 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
           'cloudflare-operator.io/resource-type': t.resourceType,
           'cloudflare-operator.io/target': targetKey(t)
             .replaceAll('/', '.')
+            .replace(/[^-A-Za-z0-9_.]/g, '_') // a network name may hold any character
             .slice(0, 63)
             .replace(/[^A-Za-z0-9]+$/, ''),
         },
@@ -268,7 +276,8 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
         const v = verdicts.find((x) => refString(x.ref) === c.owner && x.result === 'Synced');
         if (v) {
           v.result = 'Conflict';
-          v.message = `${v.message ? `${v.message}; ` : ''}${c.key} is already held by ${c.heldBy}`;
+          const holder = c.heldBy === 'external' ? 'one this operator does not manage (never adopted)' : c.heldBy;
+          v.message = `${v.message ? `${v.message}; ` : ''}${c.key} is already held by ${holder}`;
         }
       }
       await recordSyncState(req, { cloudflareId, sources }, (prev) => {

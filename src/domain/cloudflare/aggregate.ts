@@ -6,7 +6,7 @@
  */
 import { type SourceRef, describe, refString } from './markers.js';
 import type { DesiredItem } from './merge.js';
-import type { FallbackDomain, RulesetRule, SplitTunnelEntry } from './items.js';
+import type { FallbackDomain, RulesetRule, SplitTunnelEntry, VirtualNetworkItem } from './items.js';
 
 /** What one source contributes to a ruleset target. */
 export interface RulesetContribution {
@@ -16,7 +16,11 @@ export interface RulesetContribution {
 export interface DeviceListContribution {
   entries: SplitTunnelEntry[] | FallbackDomain[];
 }
-export type Contribution = RulesetContribution | DeviceListContribution;
+/** What one source contributes to a virtual network target: the one network it wants (or none). */
+export interface VirtualNetworkContribution {
+  entries: VirtualNetworkItem[];
+}
+export type Contribution = RulesetContribution | DeviceListContribution | VirtualNetworkContribution;
 
 export interface RegisteredSource<C extends Contribution = Contribution> {
   ref: SourceRef;
@@ -62,6 +66,23 @@ export function desiredEntries<E extends SplitTunnelEntry | FallbackDomain>(
     ((s.config as DeviceListContribution).entries ?? []).map((entry) => ({
       owner: s.ref,
       item: { ...(entry as E), description: describe(entry.description, clusterId, s.ref) },
+    })),
+  );
+}
+
+/** Every source's virtual network, in aggregation order, its comment carrying its source's marker. */
+export function desiredNetworks(
+  sources: Iterable<RegisteredSource>,
+  clusterId: string,
+): DesiredItem<VirtualNetworkItem>[] {
+  return orderSources(sources).flatMap((s) =>
+    ((s.config as VirtualNetworkContribution).entries ?? []).map((network) => ({
+      owner: s.ref,
+      item: {
+        name: network.name,
+        comment: describe(network.comment, clusterId, s.ref),
+        is_default_network: network.is_default_network ?? false,
+      },
     })),
   );
 }

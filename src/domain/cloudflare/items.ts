@@ -67,3 +67,23 @@ export const fallbackDomainCodec: ItemCodec<FallbackDomain> = {
   keyOf: (e) => `suffix:${e.suffix.toLowerCase()}`,
   label: (e) => `domain ${e.suffix}`,
 };
+
+/**
+ * A Zero Trust virtual network. The network is the item: its name is its key (names are unique
+ * per account), so a network of that name made by hand is held by someone else — never adopted.
+ */
+export interface VirtualNetworkItem {
+  /** Cloudflare's id; on networks read back, and carried onto ours so they are patched in place. */
+  id?: string;
+  name: string;
+  comment?: string;
+  is_default_network?: boolean;
+}
+
+export const virtualNetworkCodec: ItemCodec<VirtualNetworkItem> = {
+  descriptionOf: (n) => n.comment,
+  comparable: (n) => ({ name: n.name, comment: n.comment ?? '', is_default_network: n.is_default_network ?? false }),
+  keyOf: (n) => `virtual network ${JSON.stringify(n.name)}`,
+  carryIdentity: (desired, live) => ({ ...desired, id: live.id }),
+  label: (n) => `virtual network ${JSON.stringify(n.name)}`,
+};

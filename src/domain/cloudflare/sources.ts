@@ -6,7 +6,7 @@
  * source, with the same functions.
  */
 import type { Contribution } from './aggregate.js';
-import { SOURCE_KIND_RULES, type ResolvedPlace, type SourceKindRules } from './kinds/index.js';
+import { SOURCE_KIND_RULES, type ResolvedPlace, type SourceKindRules, type SourceObjectMeta } from './kinds/index.js';
 import type { SyncTarget } from './targets.js';
 
 export type SourceKind = keyof typeof SOURCE_KIND_RULES;
@@ -26,6 +26,11 @@ function rules(kind: SourceKind): SourceKindRules<SourceSpec> {
 /** The kind's definition (apiVersion, plural, scope) for reads and writes of its objects. */
 export function kindDefinition(kind: SourceKind) {
   return rules(kind).definition;
+}
+
+/** Whether a sync with many sources of this kind may list the kind instead of a GET each. */
+export function listedWhenMany(kind: SourceKind): boolean {
+  return !rules(kind).oneSourcePerTarget;
 }
 
 export function isClusterScoped(kind: SourceKind): boolean {
@@ -58,16 +63,26 @@ export function anchorOf(kind: SourceKind, spec: SourceSpec): string {
 }
 
 /** Every problem of the spec, each naming the field (empty = valid). */
-export function validateSource(kind: SourceKind, spec: SourceSpec): string[] {
-  return rules(kind).validate(spec);
+export function validateSource(kind: SourceKind, spec: SourceSpec, object: SourceObjectMeta): string[] {
+  return rules(kind).validate(spec, object);
 }
 
 /** Where the source's items go, once its account (and zone) are known. */
-export function targetsOf(kind: SourceKind, spec: SourceSpec, place: ResolvedPlace): SyncTarget[] {
-  return rules(kind).targets(spec, place);
+export function targetsOf(
+  kind: SourceKind,
+  spec: SourceSpec,
+  place: ResolvedPlace,
+  object: SourceObjectMeta,
+): SyncTarget[] {
+  return rules(kind).targets(spec, place, object);
 }
 
 /** What the source contributes to one target (empty when it does not feed that target). */
-export function contributionFor(kind: SourceKind, spec: SourceSpec, target: SyncTarget): Contribution {
-  return rules(kind).contribution(spec, target);
+export function contributionFor(
+  kind: SourceKind,
+  spec: SourceSpec,
+  target: SyncTarget,
+  object: SourceObjectMeta,
+): Contribution {
+  return rules(kind).contribution(spec, target, object);
 }

@@ -116,8 +116,8 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       if (!src.finalized) return; // not ours to hold up
       if (targets.length === 0) {
         // A new run for a source that registered in an earlier one: find its targets from the spec.
-        const resolved = validateSource(kind, spec).length ? undefined : await resolve();
-        if (resolved?.status === 'ok') targets = targetsOf(kind, spec, resolved);
+        const resolved = validateSource(kind, spec, ref).length ? undefined : await resolve();
+        if (resolved?.status === 'ok') targets = targetsOf(kind, spec, resolved, ref);
       }
       await deleteFromTargets(uid, generation);
       await sourceSteps.setCloudflareSourceFinalizer({ ref, uid, present: false });
@@ -127,7 +127,7 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
 
     if (generation !== registeredGeneration || (retryAt !== undefined && Date.now() >= retryAt)) {
       retryAt = undefined;
-      const problems = validateSource(kind, spec);
+      const problems = validateSource(kind, spec, ref);
       if (problems.length) {
         registeredGeneration = generation;
         await writeStatus(uid, generation, {
@@ -141,7 +141,7 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
           retryAt = Date.now() + RESOLVE_RETRY_MS;
           await writeStatus(uid, generation, { status: 'False', reason: resolved.reason, message: resolved.message });
         } else {
-          const next = targetsOf(kind, spec, resolved);
+          const next = targetsOf(kind, spec, resolved, ref);
           const anchor = anchorOf(kind, spec);
           for (const t of next)
             await sourceSteps.registerCloudflareSource({
@@ -239,7 +239,7 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
   }
 
   function zoneStatus(resolved: { accountId: string; zoneId?: string }): Record<string, unknown> {
-    return kind === 'DeviceSettingsPolicy' ? { accountId: resolved.accountId } : { zoneId: resolved.zoneId };
+    return resolved.zoneId === undefined ? { accountId: resolved.accountId } : { zoneId: resolved.zoneId };
   }
 
   /** Unregister everywhere and wait until every target reports our items gone from Cloudflare. */

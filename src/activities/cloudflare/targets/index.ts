@@ -3,6 +3,7 @@ import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
 import type { TargetAdapter } from './adapter.js';
 import { fallbackDomainAdapter, splitTunnelAdapter } from './device-lists.js';
 import { rulesetAdapter } from './rulesets.js';
+import { virtualNetworkAdapter } from './virtual-networks.js';
 
 export type { TargetAdapter } from './adapter.js';
 
@@ -14,5 +15,7 @@ export function adapterFor(target: SyncTarget): TargetAdapter<unknown> {
       return (
         target.list === 'fallback_domains' ? fallbackDomainAdapter : splitTunnelAdapter
       ) as TargetAdapter<unknown>;
+    case 'VirtualNetwork':
+      return virtualNetworkAdapter as TargetAdapter<unknown>;
   }
 }

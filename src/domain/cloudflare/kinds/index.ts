@@ -2,12 +2,14 @@
 import { deviceSettingsPolicyRules } from './device-settings-policy.js';
 import { redirectRuleRules, transformRuleRules, zoneRulesetRules } from './rulesets.js';
 import type { SourceKindRules } from './types.js';
+import { virtualNetworkRules } from './virtual-network.js';
 
 export const SOURCE_KIND_RULES = {
   DeviceSettingsPolicy: deviceSettingsPolicyRules,
   ZoneRuleset: zoneRulesetRules,
   TransformRule: transformRuleRules,
   RedirectRule: redirectRuleRules,
+  VirtualNetwork: virtualNetworkRules,
 } as const satisfies Record<string, SourceKindRules<never>>;
 
-export type { ResolvedPlace, SourceKindRules } from './types.js';
+export type { ResolvedPlace, SourceKindRules, SourceObjectMeta } from './types.js';

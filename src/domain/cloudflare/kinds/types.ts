@@ -14,9 +14,20 @@ export interface ResolvedPlace {
   zoneId?: string;
 }
 
+/** The source object itself, beyond its spec (a kind may default a field to the object's name). */
+export interface SourceObjectMeta {
+  name: string;
+}
+
 export interface SourceKindRules<Spec = unknown> {
   definition: KindDefinition & { apiVersion: string };
   clusterScoped: boolean;
+  /**
+   * A target of this kind is fed by one source (two only when they want the same thing, and then
+   * one of them is a conflict): its sync reads the sources one GET each, never by listing the
+   * kind, so the worker needs no `list` on it (deploy/rbac/worker.yaml).
+   */
+  oneSourcePerTarget?: boolean;
   /** Lower first; the kind's default when the spec has none. */
   priority(spec: Spec): number;
   /** The CloudflareCredentials the spec names; undefined = the default credentials. */
@@ -24,9 +35,9 @@ export interface SourceKindRules<Spec = unknown> {
   /** The zone name the source writes to, when the kind is zone-scoped (looked up to a zone id). */
   zone(spec: Spec): string | undefined;
   /** Every problem of the spec, each naming the field (empty = valid). */
-  validate(spec: Spec): string[];
+  validate(spec: Spec, object: SourceObjectMeta): string[];
   /** Where the source's items go, once its account (and zone) are known. */
-  targets(spec: Spec, place: ResolvedPlace): SyncTarget[];
+  targets(spec: Spec, place: ResolvedPlace, object: SourceObjectMeta): SyncTarget[];
   /** What the source contributes to one target (empty when it does not feed that target). */
-  contribution(spec: Spec, target: SyncTarget): Contribution;
+  contribution(spec: Spec, target: SyncTarget, object: SourceObjectMeta): Contribution;
 }
