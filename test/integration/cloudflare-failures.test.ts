@@ -279,6 +279,41 @@ describe('bad input', () => {
     expect(await includeList(fx.cf, accountId)).toEqual([]);
   });
 
+  it('a spec that becomes invalid keeps what it wrote in Cloudflare while others change, until it is fixed', async () => {
+    if (!worker) await startInProcessWorker();
+    const accountId = hexId();
+    const credentials = uniq('cf-freeze');
+    await fx.admin.seed({ accounts: [{ id: accountId }] });
+    await createCredentials(k, { name: credentials, namespace, accountId });
+    const policy = (address: string) => ({
+      splitTunnelMode: 'include',
+      splitTunnelInclude: [{ address, description: 'team' }],
+      cloudflare: { credentialsRef: { name: credentials } },
+    });
+    const typo = uniq('typo');
+    const other = uniq('other');
+    await k.apply(sourceObject('DeviceSettingsPolicy', typo, policy('10.40.0.0/16')));
+    await k.apply(sourceObject('DeviceSettingsPolicy', other, policy('10.41.0.0/16')));
+    const addresses = async () => (await includeList(fx.cf, accountId)).map((e) => e.address).sort();
+    await eventually('both entries', async () => (await addresses()).length === 2);
+
+    // A typo: the source says so, and its entry stays while the other source changes.
+    await k.apply(sourceObject('DeviceSettingsPolicy', typo, policy('10.40.0.0/33')));
+    const r = await readyWhen('DeviceSettingsPolicy', typo, undefined, (c) => c.reason === 'InvalidSpec');
+    expect(r.message).toContain('stays in Cloudflare');
+    await k.apply(sourceObject('DeviceSettingsPolicy', other, policy('10.42.0.0/16')));
+    await eventually('the other source changed', async () => (await addresses()).includes('10.42.0.0/16'));
+    expect(await addresses()).toEqual(['10.40.0.0/16', '10.42.0.0/16']);
+
+    // Fixed: its new entry replaces the old one.
+    await k.apply(sourceObject('DeviceSettingsPolicy', typo, policy('10.43.0.0/16')));
+    await eventually('the fixed entry', async () => (await addresses()).join() === '10.42.0.0/16,10.43.0.0/16');
+    await readyWhen('DeviceSettingsPolicy', typo, undefined, (c) => c.status === 'True');
+    for (const name of [typo, other])
+      await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'DeviceSettingsPolicy', name });
+    await eventually('both removed', async () => (await addresses()).length === 0);
+  });
+
   it('an unknown ruleset phase: refused by the apiserver at create', async () => {
     const { zoneName, credentials } = await freshZone();
     const err = await k

@@ -494,6 +494,36 @@ describe('merge: rulesets (rulesetRuleCodec)', () => {
     expect(deleted.counts).toMatchObject({ ours: 1, external: 1, desired: 0 });
   });
 
+  it('a frozen source (invalid spec) keeps its live rules as they are, in place, and wants nothing', () => {
+    const live = readBack(plan([manual], rulesOf(srcA(), srcB())).items);
+    const [, ruleA, ruleB] = live;
+    // Team A's spec became invalid: only team B is desired, team A is frozen.
+    const frozen = plan(live, rulesOf(srcB()), { frozenOwners: new Set([refString(teamA)]) });
+    expect(frozen.write).toBe(false);
+    expect(frozen.items.map((r) => r.id)).toEqual(live.map((r) => r.id));
+    expect(nth(frozen.items, 1)).toBe(ruleA); // the very live object: not rewritten
+    expect(frozen.counts).toMatchObject({ ours: 1, frozen: 1, external: 1 });
+    // Team B changes meanwhile: team A's rule stays, untouched, where it was.
+    const changed = plan(
+      live,
+      rulesOf(
+        source(
+          teamB,
+          { rules: [{ action: 'rewrite', expression: 'http.host eq "b2.example.com"', description: 'B' }] },
+          100,
+          '2024-02-01T00:00:00Z',
+        ),
+      ),
+      { frozenOwners: new Set([refString(teamA)]) },
+    );
+    expect(changed.write).toBe(true);
+    expect(nth(changed.items, 0)).toBe(manual);
+    expect(nth(changed.items, 1)).toBe(ruleA);
+    expect(nth(changed.items, 2)).toMatchObject({ id: ruleB!.id, expression: 'http.host eq "b2.example.com"' });
+    // Not frozen any more and gone from the desired list: removed.
+    expect(plan(live, rulesOf(srcB())).items.map((r) => r.description)).not.toContain(ruleA!.description);
+  });
+
   it('seed 2: deleting team A leaves team B and the manual rule', () => {
     const both = plan([manual], rulesOf(srcA(), srcB()));
     expect(both.items.map((x) => x.description)).toEqual([
@@ -519,7 +549,7 @@ describe('merge: rulesets (rulesetRuleCodec)', () => {
     expect(p.write).toBe(false);
     expect(p.differences).toEqual([]);
     expect(p.conflicts).toEqual([]);
-    expect(p.counts).toEqual({ ours: 2, external: 1, otherClusters: 0, legacy: 0, desired: 2 });
+    expect(p.counts).toEqual({ ours: 2, external: 1, otherClusters: 0, legacy: 0, frozen: 0, desired: 2 });
   });
 
   it('an explicit enabled: true equals an omitted enabled', () => {

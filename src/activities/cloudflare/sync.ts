@@ -17,7 +17,7 @@ import {
   type ConfigSource,
 } from '../../api/cloudflare.js';
 import type { CloudflareConfig } from '../../config.js';
-import type { Contribution, RegisteredSource } from '../../domain/cloudflare/aggregate.js';
+import type { RegisteredSource } from '../../domain/cloudflare/aggregate.js';
 import { type SourceRef, refString } from '../../domain/cloudflare/markers.js';
 import { canonical, planWrite, type Conflict, type WritePlan } from '../../domain/cloudflare/merge.js';
 import {
@@ -135,15 +135,22 @@ async function readSources(kube: KubeClient, regs: SourceRegistration[]): Promis
   return found;
 }
 
-/** Sources as the sync sees them, with a verdict each; a wrong spec falls back to its last good config. */
+/**
+ * Sources as the sync sees them, with a verdict each. A source whose spec became invalid is
+ * frozen: its items in Cloudflare stay exactly as they are (the merge keeps them like anyone
+ * else's) until the spec is fixed or the source deleted; the SyncState keeps listing it with the
+ * configuration it last recorded.
+ */
 export function collectSources(
   target: SyncTarget,
   regs: SourceRegistration[],
   objects: Map<string, SourceObject>,
   previous: Map<string, ConfigSource>,
-): { sources: RegisteredSource[]; verdicts: SourceVerdict[] } {
+): { sources: RegisteredSource[]; verdicts: SourceVerdict[]; frozen: Set<string>; frozenRecords: ConfigSource[] } {
   const sources: RegisteredSource[] = [];
   const verdicts: SourceVerdict[] = [];
+  const frozen = new Set<string>();
+  const frozenRecords: ConfigSource[] = [];
   for (const reg of regs) {
     const key = refString(reg.ref);
     const obj = objects.get(key);
@@ -170,14 +177,14 @@ export function collectSources(
     };
     const problems = validateSource(kind, obj.spec, reg.ref);
     if (problems.length) {
+      frozen.add(key);
       const last = previous.get(key);
-      if (last?.config)
-        sources.push({ ...base, priority: last.priority ?? 100, config: last.config as unknown as Contribution });
+      if (last) frozenRecords.push(last);
       verdicts.push({
         ref: reg.ref,
         generation,
         result: 'Invalid',
-        message: `${problems.join('; ')}${last?.config ? ' (its last valid configuration stays in effect)' : ''}`,
+        message: `${problems.join('; ')} (what it wrote before stays in Cloudflare until the spec is fixed)`,
       });
       continue;
     }
@@ -188,14 +195,31 @@ export function collectSources(
     });
     verdicts.push({ ref: reg.ref, generation, result: 'Synced', message: '' });
   }
-  return { sources, verdicts };
+  return { sources, verdicts, frozen, frozenRecords };
+}
+
+/** Above this, the SyncState lists its sources without their configurations (etcd objects stay small). */
+const MAX_RECORDED_CONFIG_BYTES = 256 * 1024;
+
+/** `spec.sources` of the SyncState: every source with its configuration, unless that would be too large. */
+function recordedSources(spec: { sources: RegisteredSource[]; frozenRecords: ConfigSource[] }): ConfigSource[] {
+  const all: ConfigSource[] = [
+    ...spec.sources.map((s) => ({
+      ref: s.ref,
+      priority: s.priority,
+      config: s.config as unknown as ConfigSource['config'],
+    })),
+    ...spec.frozenRecords,
+  ];
+  if (JSON.stringify(all).length <= MAX_RECORDED_CONFIG_BYTES) return all;
+  return all.map((s) => ({ ...s, config: {} }));
 }
 
 export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<CloudflareConfig, 'baseURL'>) {
   /** Writes the SyncState's spec (what the sources contribute) and status; creates it on first sync. */
   async function recordSyncState(
     req: SyncTargetRequest,
-    spec: { cloudflareId: string; sources: RegisteredSource[] },
+    spec: { cloudflareId: string; sources: RegisteredSource[]; frozenRecords: ConfigSource[] },
     status: (previous: CloudflareSyncState | undefined) => Record<string, unknown>,
   ): Promise<void> {
     const ref = syncStateRef(req.syncState);
@@ -220,11 +244,7 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
         accountId: t.accountId,
         ...(t.resourceType === 'ZoneRuleset' ? { zoneId: t.zoneId } : {}),
         credentialsRef: { name: req.credentials },
-        sources: spec.sources.map((s) => ({
-          ref: s.ref,
-          priority: s.priority,
-          config: s.config as unknown as Record<string, never>,
-        })),
+        sources: recordedSources(spec),
       },
     };
     try {
@@ -245,7 +265,7 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
     const previous = new Map((existing?.spec.sources ?? []).map((s) => [refString(s.ref), s]));
     const objects = await readSources(kube, req.sources);
     heartbeat();
-    const { sources, verdicts } = collectSources(t, req.sources, objects, previous);
+    const { sources, verdicts, frozen, frozenRecords } = collectSources(t, req.sources, objects, previous);
     const now = () => new Date();
     let cloudflareId = existing?.spec.cloudflareId ?? targetCloudflareId(t);
     try {
@@ -256,6 +276,7 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
       faultPoint('cloudflare-read');
       const desired = adapter.desired(sources, req.clusterId);
       const p = planWrite(live.items, desired, adapter.codec, {
+        frozenOwners: frozen,
         clusterId: req.clusterId,
         adoptLegacy: req.adoptLegacyMarkers,
       });
@@ -280,7 +301,7 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
           v.message = `${v.message ? `${v.message}; ` : ''}${c.key} is already held by ${holder}`;
         }
       }
-      await recordSyncState(req, { cloudflareId, sources }, (prev) => {
+      await recordSyncState(req, { cloudflareId, sources, frozenRecords }, (prev) => {
         let conditions: Condition[] = setCondition(
           prev?.status?.conditions as Condition[] | undefined,
           {
@@ -350,7 +371,7 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
     } catch (err) {
       const failure = err instanceof ApplicationFailure ? err : cloudflareFailure(err, `sync ${targetKey(t)}`);
       const permanent = failure.nonRetryable;
-      await recordSyncState(req, { cloudflareId, sources }, (prev) => ({
+      await recordSyncState(req, { cloudflareId, sources, frozenRecords }, (prev) => ({
         syncStatus: permanent ? 'Failed' : 'Error',
         error: failure.message,
         errorCategory: permanent ? 'Permanent' : 'Transient',

@@ -49,17 +49,24 @@ export interface WritePlan<T> {
   differences: string[];
   /** Desired items left out because their key is taken. */
   conflicts: Conflict[];
-  counts: { ours: number; external: number; otherClusters: number; legacy: number; desired: number };
+  counts: { ours: number; external: number; otherClusters: number; legacy: number; frozen: number; desired: number };
 }
 
 export interface MergeOptions {
   clusterId: string;
   /** Treat items carrying the original's marker (no cluster id) as ours. */
   adoptLegacy: boolean;
+  /**
+   * Sources (`Kind/Namespace/Name`) whose items in Cloudflare stay exactly as they are this time,
+   * e.g. because their spec became invalid: their items are kept like everyone else's, and they
+   * want nothing.
+   */
+  frozenOwners?: ReadonlySet<string>;
 }
 
 function isOurs(o: Ownership, opts: MergeOptions): boolean {
-  return o.owner === 'ours' || (o.owner === 'legacy' && opts.adoptLegacy);
+  if (o.owner !== 'ours' && !(o.owner === 'legacy' && opts.adoptLegacy)) return false;
+  return !opts.frozenOwners?.has(refString(o.ref));
 }
 
 /** Canonical JSON (sorted keys, no undefined): the equality of `comparable` projections. */
@@ -81,7 +88,7 @@ export function planWrite<T>(
   codec: ItemCodec<T>,
   opts: MergeOptions,
 ): WritePlan<T> {
-  const counts = { ours: 0, external: 0, otherClusters: 0, legacy: 0, desired: 0 };
+  const counts = { ours: 0, external: 0, otherClusters: 0, legacy: 0, frozen: 0, desired: 0 };
   const ownership = live.map((item) => ownershipOf(codec.descriptionOf(item), opts.clusterId));
   const heldKeys = new Map<string, string>();
   const liveOurs: { item: T; owner: string }[] = [];
@@ -97,12 +104,19 @@ export function planWrite<T>(
     }
     if (o.owner === 'other-cluster') counts.otherClusters++;
     else if (o.owner === 'legacy') counts.legacy++;
+    else if (o.owner === 'ours') counts.frozen++;
     else counts.external++;
     const key = codec.keyOf?.(item);
     if (key !== undefined)
       heldKeys.set(
         key,
-        o.owner === 'other-cluster' ? `cluster ${o.clusterId}` : o.owner === 'legacy' ? 'legacy marker' : 'external',
+        o.owner === 'other-cluster'
+          ? `cluster ${o.clusterId}`
+          : o.owner === 'legacy'
+            ? 'legacy marker'
+            : o.owner === 'ours'
+              ? `${refString(o.ref)} (invalid spec, left as it is)`
+              : 'external',
       );
   });
 
