@@ -11,10 +11,10 @@
  * its items, the SyncState is deleted and the workflow ends.
  */
 import {
-  ApplicationFailure,
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
+  isCancellation,
   log,
   setCurrentDetails,
   setHandler,
@@ -219,8 +219,9 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
       await getExternalWorkflowHandle(sourceWorkflowId(ref)).signal(syncReportedSignal, report);
       told.set(k, fingerprint);
     } catch (err) {
-      if (!(err instanceof ApplicationFailure) && !(err instanceof Error)) throw err;
-      log.info('source workflow not running; result not reported', { source: k });
+      // A source whose workflow has ended (its object is gone) is not an error; a cancellation is.
+      if (isCancellation(err)) throw err;
+      log.info('source workflow not running; result not reported', { source: k, error: (err as Error).message });
     }
   }
 }
