@@ -3,14 +3,7 @@ import { ObjectKeeperKind } from './objectkeeper.js';
 import { ManifestCaptureRequestKind, ManifestCheckpointContentChunkKind, ManifestCheckpointKind } from './manifests.js';
 import { VolumeCaptureRequestKind, VolumeRestoreRequestKind } from './volumes.js';
 import { SandboxKind, SandboxPoolKind } from './sandbox.js';
-import {
-  CloudflareCredentialsKind,
-  CloudflareSyncStateKind,
-  DeviceSettingsPolicyKind,
-  RedirectRuleKind,
-  TransformRuleKind,
-  ZoneRulesetKind,
-} from './cloudflare.js';
+import { CLOUDFLARE_KINDS } from './cloudflare.js';
 import { CLOUDFLARE_TUNNEL_KINDS } from './cloudflare-tunnels.js';
 import { CLOUDFLARE_ZONE_KINDS } from './cloudflare-zones.js';
 import { CLOUDFLARE_ZEROTRUST_KINDS } from './cloudflare-zerotrust.js';
@@ -25,12 +18,7 @@ export const ALL_KINDS: KindDefinition[] = [
   VolumeRestoreRequestKind,
   SandboxKind,
   SandboxPoolKind,
-  CloudflareSyncStateKind,
-  CloudflareCredentialsKind,
-  DeviceSettingsPolicyKind,
-  ZoneRulesetKind,
-  TransformRuleKind,
-  RedirectRuleKind,
+  ...CLOUDFLARE_KINDS,
   ...CLOUDFLARE_TUNNEL_KINDS,
   ...CLOUDFLARE_ZONE_KINDS,
   ...CLOUDFLARE_ZEROTRUST_KINDS,

@@ -248,8 +248,8 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
       },
     };
     try {
-      await kube.apply(body);
-      const previous = await getObject<CloudflareSyncState>(kube, ref);
+      // The apply answers with the whole object, status included: what the status patch builds on.
+      const previous = await kube.apply(body);
       await kube.patchCustomStatus(ref, {
         ...status(previous),
         observedGeneration: previous?.metadata?.generation ?? 0,

@@ -16,7 +16,7 @@ import {
 } from './auth.js';
 import { ApiError, CfErrors, failure, success, type Envelope } from './envelope.js';
 import { FaultInjector } from './faults.js';
-import { handleHook, HOOK_PREFIX } from './hooks.js';
+import { handleHook, HOOK_PREFIX, type HookDeps } from './hooks.js';
 import { RequestLog } from './request-log.js';
 import { apiRouter as router } from './routes/index.js';
 import { EmulatorStore, type SeedDocument } from './store.js';
@@ -35,17 +35,12 @@ export interface EmulatorOptions {
   seed?: SeedDocument;
 }
 
-export interface RunningEmulator {
+/** The running emulator: its addresses and the parts the hooks act on. */
+export interface RunningEmulator extends HookDeps {
   /** `http://host:port` */
   url: string;
   /** What to pass as the SDK's `baseURL`. */
   baseURL: string;
-  adminToken: string;
-  store: EmulatorStore;
-  log: RequestLog;
-  faults: FaultInjector;
-  limiter: RateLimiter;
-  auth: TokenAuth;
   close(): Promise<void>;
 }
 

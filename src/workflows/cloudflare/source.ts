@@ -26,6 +26,7 @@ import {
   validateSource,
   zoneOf,
   type SourceKind,
+  type SourceSpec,
 } from '../../domain/cloudflare/sources.js';
 import { syncStateName, targetKey, type SyncTarget } from '../../domain/cloudflare/targets.js';
 import { setCondition, type Condition } from '../../domain/conditions.js';
@@ -116,7 +117,7 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       if (!src.finalized) return; // not ours to hold up
       if (targets.length === 0) {
         // A new run for a source that registered in an earlier one: find its targets from the spec.
-        const resolved = validateSource(kind, spec, ref).length ? undefined : await resolve();
+        const resolved = validateSource(kind, spec, ref).length ? undefined : await resolve(spec);
         if (resolved?.status === 'ok') targets = targetsOf(kind, spec, resolved, ref);
       }
       await deleteFromTargets(uid, generation);
@@ -136,7 +137,7 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
           message: `${problems.join('; ')}${targets.length ? ' (the last valid configuration stays in Cloudflare)' : ''}`,
         });
       } else {
-        const resolved = await resolve();
+        const resolved = await resolve(spec);
         if (resolved.status === 'failed') {
           retryAt = Date.now() + RESOLVE_RETRY_MS;
           await writeStatus(uid, generation, { status: 'False', reason: resolved.reason, message: resolved.message });
@@ -212,15 +213,16 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
     }
   }
 
-  async function resolve(): Promise<
+  /** Credentials, account and zone of the spec just read (no second read). */
+  async function resolve(
+    spec: SourceSpec,
+  ): Promise<
     | { status: 'ok'; credentials: string; accountId: string; zoneId?: string }
     | { status: 'failed'; reason: string; message: string }
   > {
-    const src = await sourceSteps.readCloudflareSource(ref);
-    if (src.status === 'gone') return { status: 'failed', reason: 'Gone', message: 'deleted' };
-    const creds = await sourceSteps.resolveCloudflareCredentials({ name: credentialsRefOf(kind, src.spec) });
+    const creds = await sourceSteps.resolveCloudflareCredentials({ name: credentialsRefOf(kind, spec) });
     if (creds.status === 'failed') return { status: 'failed', ...creds.outcome };
-    const zone = zoneOf(kind, src.spec);
+    const zone = zoneOf(kind, spec);
     if (zone === undefined) return { status: 'ok', credentials: creds.credentials, accountId: creds.accountId };
     // A spec edit that keeps the zone costs no API call (the account's budget is shared).
     const cacheKey = `${creds.credentials}|${creds.accountId}|${zone}`;
