@@ -4,95 +4,40 @@
  * workflow, the sources register with their target's sync workflow, and that one workflow
  * GET-merge-writes the shared Cloudflare object.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CLOUDFLARE_API_VERSION, type CloudflareSyncState } from '../../src/api/cloudflare.js';
 import { sourceWorkflowId, syncStateName, syncWorkflowId } from '../../src/domain/cloudflare/targets.js';
-import type { RunningWatcher } from '../../src/watcher/main.js';
-import {
-  eventually,
-  kube,
-  replayAndRecord,
-  startTestWatcher,
-  startTestWorker,
-  temporal,
-  uniq,
-} from '../support/env.js';
+import { eventually, replayAndRecord, temporal, uniq } from '../support/env.js';
 import {
   createCredentials,
-  deleteCreatedCredentials,
+  cloudflareSuite,
   entrypointRules,
   hexId,
   includeList,
-  startCloudflare,
-  type CloudflareFixture,
+  sourceObject,
 } from '../support/cloudflare.js';
 
 const PHASE = 'http_request_firewall_custom';
-const k = kube();
-const taskQueue = uniq('cf-agg');
-const namespace = uniq('cf');
-let fx: CloudflareFixture;
-let worker: { stop(): Promise<void> };
-let watcher: RunningWatcher;
 const defaultAccount = hexId();
 const defaultCredentials = uniq('cf-default');
-
-beforeAll(async () => {
-  fx = await startCloudflare();
-  await k.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-  await fx.admin.seed({ accounts: [{ id: defaultAccount, name: 'default account' }] });
-  await createCredentials(k, { name: defaultCredentials, namespace, accountId: defaultAccount, isDefault: true });
-  worker = await startTestWorker(
-    taskQueue,
-    {
-      cloudflare: {
-        ...(await import('../../src/config.js')).loadCloudflareConfig({}),
-        baseURL: fx.emulator.baseURL,
-        debounceMs: 200,
-      },
-    },
-    { cloudflare: true },
-  );
-  watcher = await startTestWatcher(taskQueue);
+const suite = cloudflareSuite({
+  taskQueue: 'cf-agg',
+  namespace: 'cf',
+  account: { id: defaultAccount, name: 'default account' },
+  credentials: { name: defaultCredentials, isDefault: true },
+  configOverrides: { debounceMs: 200 },
 });
-
-afterAll(async () => {
-  await deleteCreatedCredentials(k);
-  await watcher?.stop();
-  await worker?.stop();
-  await fx?.close();
-  await k.delete({ apiVersion: 'v1', kind: 'Namespace', name: namespace }).catch(() => undefined);
-});
-
-const source = (kind: string, name: string, spec: Record<string, unknown>, ns?: string) => ({
-  apiVersion: CLOUDFLARE_API_VERSION,
-  kind,
-  metadata: { name, ...(ns ? { namespace: ns } : {}) },
-  spec,
-});
-
-async function readyOf(kind: string, name: string, ns?: string) {
-  const obj = await k.get<
-    { status?: { conditions?: { type: string; status: string; reason: string; message: string }[] } } & never
-  >({
-    apiVersion: CLOUDFLARE_API_VERSION,
-    kind,
-    name,
-    namespace: ns,
-  });
-  return (
-    obj as { status?: { conditions?: { type: string; status: string; reason: string; message: string }[] } } | undefined
-  )?.status?.conditions?.find((c) => c.type === 'Ready');
-}
+const { k, namespace, readyOf } = suite;
+const source = sourceObject;
 
 describe('scenario 1: several DeviceSettingsPolicy feed one split-tunnel include list', () => {
   it('keeps both entries, keeps an entry added outside the operator, and removes only the deleted policy', async () => {
     const account = hexId();
     const creds = uniq('cf-acct');
-    await fx.admin.seed({ accounts: [{ id: account }] });
+    await suite.fx.admin.seed({ accounts: [{ id: account }] });
     await createCredentials(k, { name: creds, namespace, accountId: account });
     const external = { address: '172.16.0.0/12', description: 'Added by an admin in the dashboard' };
-    await fx.cf.zeroTrust.devices.policies.default.includes.update({ account_id: account, body: [external] });
+    await suite.fx.cf.zeroTrust.devices.policies.default.includes.update({ account_id: account, body: [external] });
 
     const aws = uniq('aws-vpc-proxy');
     const office = uniq('office-network');
@@ -107,7 +52,7 @@ describe('scenario 1: several DeviceSettingsPolicy feed one split-tunnel include
     );
 
     const both = await eventually('both policies in the include list', async () => {
-      const list = await includeList(fx.cf, account);
+      const list = await includeList(suite.fx.cf, account);
       return list.length === 3 ? list : undefined;
     });
     expect(both[0]).toEqual(external); // untouched, in place
@@ -133,7 +78,7 @@ describe('scenario 1: several DeviceSettingsPolicy feed one split-tunnel include
 
     await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'DeviceSettingsPolicy', name: office });
     const after = await eventually('office-network removed', async () => {
-      const list = await includeList(fx.cf, account);
+      const list = await includeList(suite.fx.cf, account);
       return list.length === 2 ? list : undefined;
     });
     expect(after).toEqual([
@@ -147,7 +92,7 @@ describe('scenario 1: several DeviceSettingsPolicy feed one split-tunnel include
     );
     await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'DeviceSettingsPolicy', name: aws });
     await eventually('only the external entry left', async () => {
-      const list = await includeList(fx.cf, account);
+      const list = await includeList(suite.fx.cf, account);
       return list.length === 1 && list[0]!.address === external.address;
     });
     // With no source left, the target's workflow deletes its SyncState and ends.
@@ -170,11 +115,11 @@ describe('scenario 1: several DeviceSettingsPolicy feed one split-tunnel include
 describe('scenarios 2 and 3: ZoneRulesets of two teams share one phase, next to a manual rule', () => {
   it('puts both teams rules next to the manual one, removes only team A on delete, never touches the manual rule', async () => {
     const zoneName = `${uniq('z')}.example.com`;
-    const { zones } = await fx.admin.seed({ zones: [{ name: zoneName, account_id: defaultAccount }] });
+    const { zones } = await suite.fx.admin.seed({ zones: [{ name: zoneName, account_id: defaultAccount }] });
     const zoneId = zones[0]!.id;
     const manual = { action: 'block', expression: 'ip.src eq 203.0.113.7', description: 'Manual rule by admin' };
-    await fx.cf.rulesets.phases.update(PHASE as never, { zone_id: zoneId, rules: [manual as never] });
-    const [manualRule] = await entrypointRules(fx.cf, zoneId, PHASE);
+    await suite.fx.cf.rulesets.phases.update(PHASE as never, { zone_id: zoneId, rules: [manual as never] });
+    const [manualRule] = await entrypointRules(suite.fx.cf, zoneId, PHASE);
 
     const teamA = uniq('waf-rules-team-a');
     const teamB = uniq('waf-rules-team-b');
@@ -187,7 +132,7 @@ describe('scenarios 2 and 3: ZoneRulesets of two teams share one phase, next to 
     await k.apply(source('ZoneRuleset', teamB, ruleset('5.6.7.0/24'), namespace));
 
     const rules = await eventually('both teams in the entrypoint', async () => {
-      const r = await entrypointRules(fx.cf, zoneId, PHASE);
+      const r = await entrypointRules(suite.fx.cf, zoneId, PHASE);
       return r.length === 3 ? r : undefined;
     });
     expect(rules[0]).toEqual(manualRule); // same id, version, fields: never modified
@@ -201,20 +146,20 @@ describe('scenarios 2 and 3: ZoneRulesets of two teams share one phase, next to 
 
     // Re-aggregation on demand: one GET, and no write since nothing changed.
     const workflowId = syncWorkflowId({ resourceType: 'ZoneRuleset', accountId: defaultAccount, zoneId, phase: PHASE });
-    await fx.admin.clearRequests();
+    await suite.fx.admin.clearRequests();
     await (await temporal()).workflow.getHandle(workflowId).signal('reaggregate');
     const calls = await eventually('the re-aggregation GET', async () => {
-      const log = await fx.admin.requests({ path: `/zones/${zoneId}/rulesets` });
+      const log = await suite.fx.admin.requests({ path: `/zones/${zoneId}/rulesets` });
       return log.length ? log : undefined;
     });
     await new Promise((r) => setTimeout(r, 1500));
-    const after = await fx.admin.requests({ path: `/zones/${zoneId}/rulesets` });
+    const after = await suite.fx.admin.requests({ path: `/zones/${zoneId}/rulesets` });
     expect(after.filter((r) => r.method === 'GET').length).toBeGreaterThanOrEqual(calls.length);
     expect(after.filter((r) => r.method !== 'GET')).toEqual([]);
 
     await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name: teamA });
     const left = await eventually('team A removed', async () => {
-      const r = await entrypointRules(fx.cf, zoneId, PHASE);
+      const r = await entrypointRules(suite.fx.cf, zoneId, PHASE);
       return r.length === 2 ? r : undefined;
     });
     expect(left[0]).toEqual(manualRule);
@@ -223,9 +168,9 @@ describe('scenarios 2 and 3: ZoneRulesets of two teams share one phase, next to 
 
     await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name: teamB });
     await eventually('only the manual rule left', async () => {
-      const r = await entrypointRules(fx.cf, zoneId, PHASE);
+      const r = await entrypointRules(suite.fx.cf, zoneId, PHASE);
       return r.length === 1 && r[0]!.id === manualRule!.id ? r : undefined;
     });
-    expect((await entrypointRules(fx.cf, zoneId, PHASE))[0]).toEqual(manualRule);
+    expect((await entrypointRules(suite.fx.cf, zoneId, PHASE))[0]).toEqual(manualRule);
   });
 });

@@ -7,60 +7,40 @@
  * accounts and zones and read the request log).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CLOUDFLARE_API_VERSION, type CloudflareSyncState } from '../../src/api/cloudflare.js';
-import { cloudflareTaskQueue, loadCloudflareConfig } from '../../src/config.js';
+import { cloudflareTaskQueue } from '../../src/config.js';
 import { syncStateName, syncWorkflowId, type SyncTarget } from '../../src/domain/cloudflare/targets.js';
-import type { RunningWatcher } from '../../src/watcher/main.js';
 import {
   registerSourceSignal,
   type SourceRegistration,
   type SyncSettings,
   type SyncWorkflowInput,
 } from '../../src/workflows/cloudflare/messages.js';
-import { eventually, kube, listWorkflows, startTestWatcher, startTestWorker, temporal, uniq } from '../support/env.js';
+import { eventually, listWorkflows, temporal, uniq } from '../support/env.js';
 import {
-  createCredentials,
-  deleteCreatedCredentials,
+  cloudflareSuite,
   entrypointRules,
   hexId,
   requestMark,
   requestsSince,
-  startCloudflare,
-  type CloudflareFixture,
   type Rule,
 } from '../support/cloudflare.js';
 
 const FIREWALL = 'http_request_firewall_custom';
 const LATE_TRANSFORM = 'http_request_late_transform';
 const REDIRECT = 'http_request_dynamic_redirect';
-const k = kube();
-const taskQueue = uniq('cf-beh');
-const namespace = uniq('cfb');
-let fx: CloudflareFixture;
-let worker: { stop(): Promise<void> };
-let watcher: RunningWatcher;
 const account = hexId();
 const credentials = uniq('cf-default');
 /** The worker runs with the default settings (500 ms debounce, 5 min observation, repair). */
-const cfConfig = () => ({ ...loadCloudflareConfig({}), baseURL: fx.emulator.baseURL });
-
-beforeAll(async () => {
-  fx = await startCloudflare();
-  await k.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-  await fx.admin.seed({ accounts: [{ id: account, name: 'behaviour account' }] });
-  await createCredentials(k, { name: credentials, namespace, accountId: account, isDefault: true });
-  worker = await startTestWorker(taskQueue, { cloudflare: cfConfig() }, { cloudflare: true });
-  watcher = await startTestWatcher(taskQueue);
+const suite = cloudflareSuite({
+  taskQueue: 'cf-beh',
+  namespace: 'cfb',
+  account: { id: account, name: 'behaviour account' },
+  credentials: { name: credentials, isDefault: true },
 });
-
-afterAll(async () => {
-  await deleteCreatedCredentials(k);
-  await watcher?.stop();
-  await worker?.stop();
-  await fx?.close();
-  await k.delete({ apiVersion: 'v1', kind: 'Namespace', name: namespace }).catch(() => undefined);
-});
+const { k, taskQueue, namespace } = suite;
+const cfConfig = () => suite.cloudflareConfig();
 
 // --- helpers ----------------------------------------------------------------------------------
 
@@ -93,7 +73,7 @@ const markerOf = (kind: string, name: string) => `[managed-by:default:${kind}/${
 
 async function freshZone(): Promise<{ zoneName: string; zoneId: string }> {
   const zoneName = `${uniq('z')}.example.com`;
-  const { zones } = await fx.admin.seed({ zones: [{ name: zoneName, account_id: account }] });
+  const { zones } = await suite.fx.admin.seed({ zones: [{ name: zoneName, account_id: account }] });
   return { zoneName, zoneId: zones[0]!.id };
 }
 
@@ -109,7 +89,7 @@ const entrypointPath = (zoneId: string, phase: string) => `/zones/${zoneId}/rule
 /** Waits until the entrypoint has exactly `n` rules and returns them. */
 const rulesWhen = (zoneId: string, phase: string, what: string, ok: (rules: Rule[]) => boolean) =>
   eventually(what, async () => {
-    const r = await entrypointRules(fx.cf, zoneId, phase);
+    const r = await entrypointRules(suite.fx.cf, zoneId, phase);
     return ok(r) ? r : undefined;
   });
 
@@ -129,7 +109,9 @@ async function syncedSource(kind: string, name: string): Promise<SourceObject> {
 
 /** Writes of the entrypoint after `mark` (PUT/PATCH/POST/DELETE). */
 const writesSince = async (mark: number, zoneId: string, phase: string) =>
-  (await requestsSince(fx.admin, mark, { path: entrypointPath(zoneId, phase) })).filter((r) => r.method !== 'GET');
+  (await requestsSince(suite.fx.admin, mark, { path: entrypointPath(zoneId, phase) })).filter(
+    (r) => r.method !== 'GET',
+  );
 
 const zoneRuleset = (zoneName: string, rules: Record<string, unknown>[], extra: Record<string, unknown> = {}) => ({
   zone: zoneName,
@@ -164,7 +146,7 @@ async function startSyncWorkflow(target: SyncTarget, overrides: Partial<SyncSett
 
 /** Replaces the entrypoint's rules as a dashboard user would (the whole list, ids kept); returns what Cloudflare stored. */
 async function dashboardPut(zoneId: string, phase: string, rules: Rule[]): Promise<Rule[]> {
-  const rs = await fx.cf.rulesets.phases.update(phase as never, {
+  const rs = await suite.fx.cf.rulesets.phases.update(phase as never, {
     zone_id: zoneId,
     rules: rules.map(({ version: _v, last_updated: _l, ...r }) => r) as never,
   });
@@ -243,7 +225,7 @@ describe('priorities and tie order', () => {
 describe('markers per cluster id', () => {
   it("never touches another cluster's rules or rules with the original's marker", async () => {
     const { zoneName, zoneId } = await freshZone();
-    await fx.cf.rulesets.phases.update(FIREWALL as never, {
+    await suite.fx.cf.rulesets.phases.update(FIREWALL as never, {
       zone_id: zoneId,
       rules: [
         {
@@ -258,7 +240,7 @@ describe('markers per cluster id', () => {
         },
       ] as never,
     });
-    const [theirs, legacy] = await entrypointRules(fx.cf, zoneId, FIREWALL);
+    const [theirs, legacy] = await entrypointRules(suite.fx.cf, zoneId, FIREWALL);
     expect(theirs && legacy).toBeTruthy();
     const untouched = async (rules: Rule[]) => {
       expect(rules.find((r) => r.id === theirs!.id)).toEqual(theirs);
@@ -313,26 +295,26 @@ describe('no-op syncs', () => {
     const before = await syncedSource('ZoneRuleset', name);
 
     const workflowId = syncWorkflowId(rulesetTarget(zoneId, FIREWALL));
-    const mark = await requestMark(fx.admin);
+    const mark = await requestMark(suite.fx.admin);
     await (await temporal()).workflow.getHandle(workflowId).signal('reaggregate');
     await eventually('the re-aggregation GET', async () => {
-      const log = await requestsSince(fx.admin, mark, { path: entrypointPath(zoneId, FIREWALL), method: 'GET' });
+      const log = await requestsSince(suite.fx.admin, mark, { path: entrypointPath(zoneId, FIREWALL), method: 'GET' });
       return log.length > 0;
     });
     await sleep(2_000); // the window in which a write would show
     expect(await writesSince(mark, zoneId, FIREWALL)).toEqual([]);
-    expect(await requestsSince(fx.admin, mark, { path: entrypointPath(zoneId, FIREWALL), method: 'GET' })).toHaveLength(
-      1,
-    );
+    expect(
+      await requestsSince(suite.fx.admin, mark, { path: entrypointPath(zoneId, FIREWALL), method: 'GET' }),
+    ).toHaveLength(1);
 
     // The same spec again with a new label: same generation, nothing to write.
-    const mark2 = await requestMark(fx.admin);
+    const mark2 = await requestMark(suite.fx.admin);
     await k.apply(source('ZoneRuleset', name, spec, { team: 'blue' }));
     const relabelled = await getSource('ZoneRuleset', name);
     expect(relabelled!.metadata.generation).toBe(before.metadata.generation);
     await sleep(2_000);
     expect(await writesSince(mark2, zoneId, FIREWALL)).toEqual([]);
-    expect(await entrypointRules(fx.cf, zoneId, FIREWALL)).toHaveLength(1);
+    expect(await entrypointRules(suite.fx.cf, zoneId, FIREWALL)).toHaveLength(1);
 
     await deleteSource('ZoneRuleset', name);
     await rulesWhen(zoneId, FIREWALL, 'rule removed', (r) => r.length === 0);
@@ -410,18 +392,19 @@ describe('drift', () => {
   it('with driftPolicy observe, reports the edit and leaves it in place', async () => {
     const { zoneId, name, live, stateName } = await converge('observe');
 
-    const mark = await requestMark(fx.admin);
+    const mark = await requestMark(suite.fx.admin);
     await dashboardPut(zoneId, FIREWALL, [{ ...live[0]!, expression: 'ip.src eq 192.0.2.99' }, live[1]!]);
     const observed = await drifted(stateName, 'DriftObserved');
     expect(observed.message).toContain('left as is');
     // Two more observations later it is still there, and only the dashboard wrote.
-    const gets = (await requestsSince(fx.admin, mark, { path: entrypointPath(zoneId, FIREWALL), method: 'GET' }))
+    const gets = (await requestsSince(suite.fx.admin, mark, { path: entrypointPath(zoneId, FIREWALL), method: 'GET' }))
       .length;
     await eventually('two more observations', async () => {
-      const n = (await requestsSince(fx.admin, mark, { path: entrypointPath(zoneId, FIREWALL), method: 'GET' })).length;
+      const n = (await requestsSince(suite.fx.admin, mark, { path: entrypointPath(zoneId, FIREWALL), method: 'GET' }))
+        .length;
       return n >= gets + 2;
     });
-    const now = await entrypointRules(fx.cf, zoneId, FIREWALL);
+    const now = await entrypointRules(suite.fx.cf, zoneId, FIREWALL);
     expect(now[0]!.expression).toBe('ip.src eq 192.0.2.99');
     expect(await writesSince(mark, zoneId, FIREWALL)).toHaveLength(1); // the dashboard's own PUT
     expect(conditionOf(await getSyncState(stateName), 'Drifted')?.reason).toBe('DriftObserved');
@@ -450,7 +433,7 @@ describe('debounce', () => {
     await rulesWhen(zoneId, FIREWALL, 'the first version', (r) => r[0]?.expression === 'ip.src eq 10.0.0.0');
     await syncedSource('ZoneRuleset', name);
 
-    const mark = await requestMark(fx.admin);
+    const mark = await requestMark(suite.fx.admin);
     for (let i = 1; i <= 20; i++) await k.apply(source('ZoneRuleset', name, spec(i)));
     await rulesWhen(
       zoneId,
@@ -490,12 +473,12 @@ describe('debounce window', () => {
       credentials,
     };
     const handle = (await temporal()).workflow.getHandle(workflowId);
-    const mark = await requestMark(fx.admin);
+    const mark = await requestMark(suite.fx.admin);
     for (let i = 0; i < 10; i++) {
       await handle.signal(registerSourceSignal, registration);
       await sleep(300);
     }
-    const gets = () => requestsSince(fx.admin, mark, { path: entrypointPath(zoneId, FIREWALL), method: 'GET' });
+    const gets = () => requestsSince(suite.fx.admin, mark, { path: entrypointPath(zoneId, FIREWALL), method: 'GET' });
     expect(await gets(), 'no sync while the hints keep coming').toHaveLength(0);
     await eventually('the one sync after the quiet window', async () => (await gets()).length >= 1);
     await sleep(2_500);

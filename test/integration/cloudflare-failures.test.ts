@@ -6,55 +6,39 @@
  * Cloudflare is the emulator, read and seeded only through the official SDK, its hooks used only
  * for the request log, faults and tokens.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CLOUDFLARE_API_VERSION, type CloudflareSyncState } from '../../src/api/cloudflare.js';
 import type { LoggedRequest } from '../../src/cloudflare/emulator/index.js';
-import { loadCloudflareConfig } from '../../src/config.js';
 import { syncStateName } from '../../src/domain/cloudflare/targets.js';
 import type { ManagedProcess } from '../../src/infra/process.js';
 import { apiMessage } from '../../src/kube/client.js';
-import type { RunningWatcher } from '../../src/watcher/main.js';
-import { eventually, kube, spawnRole, startTestWatcher, startTestWorker, uniq, waitForWorker } from '../support/env.js';
+import { eventually, spawnRole, uniq, waitForWorker } from '../support/env.js';
 import {
+  cloudflareSuite,
   createCredentials,
   deleteCreatedCredentials,
   entrypointRules,
   hexId,
   includeList,
-  startCloudflare,
-  type CloudflareFixture,
+  sourceObject,
+  type ReadyCondition,
 } from '../support/cloudflare.js';
 
 const PHASE = 'http_request_firewall_custom';
-const k = kube();
-const taskQueue = uniq('cf-fail');
-const namespace = uniq('cff');
-let fx: CloudflareFixture;
-let watcher: RunningWatcher;
-/** The in-process worker, once one runs (the crash tests run child-process workers first). */
-let worker: { stop(): Promise<void> } | undefined;
 const children: ManagedProcess[] = [];
-
-type Ready = { type: string; status: string; reason: string; message: string };
-
-const sourceObject = (kind: string, name: string, spec: Record<string, unknown>, ns?: string) => ({
-  apiVersion: CLOUDFLARE_API_VERSION,
-  kind,
-  metadata: { name, ...(ns ? { namespace: ns } : {}) },
-  spec,
+/** The in-process worker starts only when a test needs it (the crash tests run child-process workers first). */
+const suite = cloudflareSuite({
+  taskQueue: 'cf-fail',
+  namespace: 'cff',
+  configOverrides: { debounceMs: 200 },
+  inProcessWorker: false,
+  afterWorkerStop: async () => {
+    for (const p of children) await p.stop();
+  },
 });
+const { k, taskQueue, namespace, readyOf } = suite;
 
-async function readyOf(kind: string, name: string, ns?: string): Promise<Ready | undefined> {
-  const obj = await k.get<{ status?: { conditions?: Ready[] } } & never>({
-    apiVersion: CLOUDFLARE_API_VERSION,
-    kind,
-    name,
-    namespace: ns,
-  });
-  return (obj as { status?: { conditions?: Ready[] } } | undefined)?.status?.conditions?.find(
-    (c) => c.type === 'Ready',
-  );
-}
+type Ready = ReadyCondition;
 
 /** Waits for the source's Ready condition to match, and returns it. */
 function readyWhen(kind: string, name: string, ns: string | undefined, ok: (r: Ready) => boolean, timeoutMs?: number) {
@@ -71,25 +55,15 @@ function readyWhen(kind: string, name: string, ns: string | undefined, ok: (r: R
 const syncState = (name: string) =>
   k.get<CloudflareSyncState>({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'CloudflareSyncState', name });
 
-async function startInProcessWorker(): Promise<void> {
-  worker = await startTestWorker(
-    taskQueue,
-    { cloudflare: { ...loadCloudflareConfig({}), baseURL: fx.emulator.baseURL, debounceMs: 200 } },
-    { cloudflare: true },
-  );
-}
-
-async function stopInProcessWorker(): Promise<void> {
-  await worker?.stop();
-  worker = undefined;
-}
+const startInProcessWorker = (): Promise<void> => suite.startWorker();
+const stopInProcessWorker = (): Promise<void> => suite.stopWorker();
 
 /** A zone of its own (in a fresh account with its own credentials) for one test. */
 async function freshZone(opts: { token?: string } = {}) {
   const accountId = hexId();
   const credentials = uniq('cf-creds');
   const zoneName = `${uniq('z')}.example.com`;
-  const { zones } = await fx.admin.seed({
+  const { zones } = await suite.fx.admin.seed({
     accounts: [{ id: accountId }],
     zones: [{ name: zoneName, account_id: accountId }],
   });
@@ -107,32 +81,17 @@ const ruleset = (zone: string, credentials: string, expression: string) => ({
 const marker = (name: string) => `[managed-by:default:ZoneRuleset/${namespace}/${name}]`;
 const entrypointPath = (zoneId: string) => `^/zones/${zoneId}/rulesets/phases/${PHASE}/entrypoint$`;
 
-beforeAll(async () => {
-  fx = await startCloudflare();
-  await k.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-  watcher = await startTestWatcher(taskQueue);
-});
-
-afterAll(async () => {
-  await deleteCreatedCredentials(k);
-  await watcher?.stop();
-  await stopInProcessWorker();
-  for (const p of children) await p.stop();
-  await fx?.close();
-  await k.delete({ apiVersion: 'v1', kind: 'Namespace', name: namespace }).catch(() => undefined);
-});
-
 describe('a worker killed in the middle of a sync', () => {
   for (const point of ['cloudflare-read', 'cloudflare-write'] as const) {
     it(`converges after a SIGKILL at ${point}: the rule in Cloudflare exactly once, the source Ready`, async () => {
       await stopInProcessWorker(); // only the doomed child may run the sync
       const { zoneName, zoneId, credentials, accountId } = await freshZone();
       const manual = { action: 'block', expression: 'ip.src eq 203.0.113.7', description: 'Manual rule by admin' };
-      await fx.cf.rulesets.phases.update(PHASE as never, { zone_id: zoneId, rules: [manual as never] });
-      const [manualRule] = await entrypointRules(fx.cf, zoneId, PHASE);
+      await suite.fx.cf.rulesets.phases.update(PHASE as never, { zone_id: zoneId, rules: [manual as never] });
+      const [manualRule] = await entrypointRules(suite.fx.cf, zoneId, PHASE);
 
       const doomed = spawnRole('worker', taskQueue, `cf-failures-${point}`, {
-        CLOUDFLARE_API_BASE_URL: fx.emulator.baseURL,
+        CLOUDFLARE_API_BASE_URL: suite.fx.emulator.baseURL,
         DO_FAULT_KILL_AT: point,
         DO_CLOUDFLARE_DEBOUNCE: '200ms',
       });
@@ -151,7 +110,9 @@ describe('a worker killed in the middle of a sync', () => {
       expect(doomed.logTail(50)).toContain(`fault injection: SIGKILL at ${point}`);
 
       const puts = async () =>
-        (await fx.admin.requests({ method: 'PUT', path: entrypointPath(zoneId) })).filter((r) => r.status === 200);
+        (await suite.fx.admin.requests({ method: 'PUT', path: entrypointPath(zoneId) })).filter(
+          (r) => r.status === 200,
+        );
       // The PUT of the manual rule is the first one; the crashed attempt wrote (write) or did not (read).
       expect((await puts()).length).toBe(point === 'cloudflare-write' ? 2 : 1);
 
@@ -160,7 +121,7 @@ describe('a worker killed in the middle of a sync', () => {
       await readyWhen('ZoneRuleset', name, namespace, (r) => r.status === 'True', 150_000);
       const recoveredMs = Date.now() - t0;
 
-      const rules = await entrypointRules(fx.cf, zoneId, PHASE);
+      const rules = await entrypointRules(suite.fx.cf, zoneId, PHASE);
       expect(rules[0]).toEqual(manualRule);
       expect(rules.filter((r) => r.description === marker(name))).toHaveLength(1);
       expect(rules).toHaveLength(2);
@@ -181,9 +142,15 @@ describe('a worker killed in the middle of a sync', () => {
 
 describe('429s from Cloudflare', () => {
   it('survives a storm of 429s: both rulesets end up in Cloudflare, retried after Retry-After, not hammered', async () => {
-    if (!worker) await startInProcessWorker();
+    if (!suite.worker) await startInProcessWorker();
     const { zoneName, zoneId, credentials } = await freshZone();
-    await fx.admin.addFault({ method: 'PUT', path: entrypointPath(zoneId), status: 429, retryAfter: 1, times: 5 });
+    await suite.fx.admin.addFault({
+      method: 'PUT',
+      path: entrypointPath(zoneId),
+      status: 429,
+      retryAfter: 1,
+      times: 5,
+    });
 
     const a = uniq('storm-a');
     const b = uniq('storm-b');
@@ -196,8 +163,8 @@ describe('429s from Cloudflare', () => {
 
     // Waits on the sources' status, not by polling Cloudflare: the request log is then the operator's alone.
     for (const n of [a, b]) await readyWhen('ZoneRuleset', n, namespace, (r) => r.status === 'True');
-    const log = await fx.admin.requests({ path: entrypointPath(zoneId) });
-    const rules = await entrypointRules(fx.cf, zoneId, PHASE);
+    const log = await suite.fx.admin.requests({ path: entrypointPath(zoneId) });
+    const rules = await entrypointRules(suite.fx.cf, zoneId, PHASE);
     expect(rules.map((r) => r.description).sort()).toEqual([marker(a), marker(b)].sort());
 
     const limited = log.filter((r) => r.method === 'PUT' && r.status === 429);
@@ -217,7 +184,7 @@ describe('429s from Cloudflare', () => {
 
 describe('a permanent error from Cloudflare', () => {
   it('shows a malformed expression on every source of the target, and recovers both when fixed', async () => {
-    if (!worker) await startInProcessWorker();
+    if (!suite.worker) await startInProcessWorker();
     const { zoneName, zoneId, credentials, accountId } = await freshZone();
     const good = uniq('perm-good');
     const bad = uniq('perm-bad');
@@ -241,11 +208,11 @@ describe('a permanent error from Cloudflare', () => {
     expect(failed.status).toMatchObject({ failureReason: 'ValidationError', errorCategory: 'Permanent' });
     expect(failed.status?.error).toContain('filter parsing error');
     // Nothing was half-written: the good rule from before is still there, alone.
-    expect((await entrypointRules(fx.cf, zoneId, PHASE)).map((r) => r.description)).toEqual([marker(good)]);
+    expect((await entrypointRules(suite.fx.cf, zoneId, PHASE)).map((r) => r.description)).toEqual([marker(good)]);
 
     await k.apply(sourceObject('ZoneRuleset', bad, ruleset(zoneName, credentials, '(ip.src eq 192.0.2.9)'), namespace));
     for (const n of [bad, good]) await readyWhen('ZoneRuleset', n, namespace, (r) => r.status === 'True');
-    const rules = await entrypointRules(fx.cf, zoneId, PHASE);
+    const rules = await entrypointRules(suite.fx.cf, zoneId, PHASE);
     expect(rules.map((r) => r.description).sort()).toEqual([marker(good), marker(bad)].sort());
     expect(rules.find((r) => r.description === marker(bad))?.expression).toBe('(ip.src eq 192.0.2.9)');
     await eventually(
@@ -257,10 +224,10 @@ describe('a permanent error from Cloudflare', () => {
 
 describe('bad input', () => {
   it('an invalid CIDR: InvalidSpec naming the field, nothing written to Cloudflare', async () => {
-    if (!worker) await startInProcessWorker();
+    if (!suite.worker) await startInProcessWorker();
     const accountId = hexId();
     const credentials = uniq('cf-cidr');
-    await fx.admin.seed({ accounts: [{ id: accountId }] });
+    await suite.fx.admin.seed({ accounts: [{ id: accountId }] });
     await createCredentials(k, { name: credentials, namespace, accountId });
     const name = uniq('bad-cidr');
     await k.apply(
@@ -275,15 +242,15 @@ describe('bad input', () => {
     expect(r.message).toContain('splitTunnelInclude[0].address');
     expect(r.message).toContain('10.0.0.0/33');
     await new Promise((res) => setTimeout(res, 1500));
-    expect(await fx.admin.requests({ method: 'PUT', path: `^/accounts/${accountId}/` })).toEqual([]);
-    expect(await includeList(fx.cf, accountId)).toEqual([]);
+    expect(await suite.fx.admin.requests({ method: 'PUT', path: `^/accounts/${accountId}/` })).toEqual([]);
+    expect(await includeList(suite.fx.cf, accountId)).toEqual([]);
   });
 
   it('a spec that becomes invalid keeps what it wrote in Cloudflare while others change, until it is fixed', async () => {
-    if (!worker) await startInProcessWorker();
+    if (!suite.worker) await startInProcessWorker();
     const accountId = hexId();
     const credentials = uniq('cf-freeze');
-    await fx.admin.seed({ accounts: [{ id: accountId }] });
+    await suite.fx.admin.seed({ accounts: [{ id: accountId }] });
     await createCredentials(k, { name: credentials, namespace, accountId });
     const policy = (address: string) => ({
       splitTunnelMode: 'include',
@@ -294,7 +261,7 @@ describe('bad input', () => {
     const other = uniq('other');
     await k.apply(sourceObject('DeviceSettingsPolicy', typo, policy('10.40.0.0/16')));
     await k.apply(sourceObject('DeviceSettingsPolicy', other, policy('10.41.0.0/16')));
-    const addresses = async () => (await includeList(fx.cf, accountId)).map((e) => e.address).sort();
+    const addresses = async () => (await includeList(suite.fx.cf, accountId)).map((e) => e.address).sort();
     await eventually('both entries', async () => (await addresses()).length === 2);
 
     // A typo: the source says so, and its entry stays while the other source changes.
@@ -337,11 +304,11 @@ describe('bad input', () => {
   });
 
   it('credentials whose Secret does not exist: the source says which Secret', async () => {
-    if (!worker) await startInProcessWorker();
+    if (!suite.worker) await startInProcessWorker();
     const accountId = hexId();
     const credentials = uniq('cf-nosecret');
     const secretName = uniq('missing-secret');
-    await fx.admin.seed({ accounts: [{ id: accountId }] });
+    await suite.fx.admin.seed({ accounts: [{ id: accountId }] });
     await k.apply({
       apiVersion: CLOUDFLARE_API_VERSION,
       kind: 'CloudflareCredentials',
@@ -365,16 +332,16 @@ describe('bad input', () => {
     expect(r.reason).toBe('CredentialsSecretInvalid');
     expect(r.message).toContain(`Secret ${namespace}/${secretName}`);
     expect(r.message).toContain('does not exist');
-    expect(await fx.admin.requests({ path: `^/accounts/${accountId}/` })).toEqual([]);
+    expect(await suite.fx.admin.requests({ path: `^/accounts/${accountId}/` })).toEqual([]);
   });
 
   it('two default credentials: the source says they are ambiguous instead of picking one', async () => {
-    if (!worker) await startInProcessWorker();
+    if (!suite.worker) await startInProcessWorker();
     const accountA = hexId();
     const accountB = hexId();
     const first = uniq('cf-default-a');
     const second = uniq('cf-default-b');
-    await fx.admin.seed({ accounts: [{ id: accountA }, { id: accountB }] });
+    await suite.fx.admin.seed({ accounts: [{ id: accountA }, { id: accountB }] });
     await createCredentials(k, { name: first, namespace, accountId: accountA, isDefault: true });
     await createCredentials(k, { name: second, namespace, accountId: accountB, isDefault: true });
     try {
@@ -391,7 +358,7 @@ describe('bad input', () => {
       expect(r.reason).toBe('AmbiguousDefaultCredentials');
       expect(r.message).toContain(first);
       expect(r.message).toContain(second);
-      expect(await fx.admin.requests({ path: `^/accounts/(${accountA}|${accountB})/` })).toEqual([]);
+      expect(await suite.fx.admin.requests({ path: `^/accounts/(${accountA}|${accountB})/` })).toEqual([]);
       await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name });
     } finally {
       await deleteCreatedCredentials(k);
@@ -399,11 +366,11 @@ describe('bad input', () => {
   });
 
   it('a token Cloudflare does not know: CloudflareAuth with code 10000, nothing touched', async () => {
-    if (!worker) await startInProcessWorker();
+    if (!suite.worker) await startInProcessWorker();
     const { zoneName, zoneId, credentials } = await freshZone({ token: `unknown-${hexId()}` });
     const manual = { action: 'block', expression: 'ip.src eq 203.0.113.7', description: 'Manual rule by admin' };
-    await fx.cf.rulesets.phases.update(PHASE as never, { zone_id: zoneId, rules: [manual as never] });
-    const before = await fx.cf.rulesets.phases.get(PHASE as never, { zone_id: zoneId });
+    await suite.fx.cf.rulesets.phases.update(PHASE as never, { zone_id: zoneId, rules: [manual as never] });
+    const before = await suite.fx.cf.rulesets.phases.get(PHASE as never, { zone_id: zoneId });
 
     const name = uniq('wrong-token');
     await k.apply(sourceObject('ZoneRuleset', name, ruleset(zoneName, credentials, 'ip.src eq 192.0.2.1'), namespace));
@@ -412,8 +379,8 @@ describe('bad input', () => {
     expect(r.message).toContain('[10000] Authentication error');
     expect(r.message).not.toContain('unknown-'); // never the token
 
-    expect(await fx.cf.rulesets.phases.get(PHASE as never, { zone_id: zoneId })).toEqual(before);
-    const writes = await fx.admin.requests({ method: 'PUT', path: entrypointPath(zoneId) });
+    expect(await suite.fx.cf.rulesets.phases.get(PHASE as never, { zone_id: zoneId })).toEqual(before);
+    const writes = await suite.fx.admin.requests({ method: 'PUT', path: entrypointPath(zoneId) });
     expect(writes).toHaveLength(1); // the seeding of the manual rule, nothing since
   });
 });

@@ -5,55 +5,23 @@
  * and creates, patches or deletes the one network. Real Temporal, kube-apiserver and etcd;
  * Cloudflare is the emulator, read and seeded only through the official SDK.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CLOUDFLARE_API_VERSION } from '../../src/api/cloudflare.js';
-import type { RunningWatcher } from '../../src/watcher/main.js';
-import { eventually, kube, startTestWatcher, startTestWorker, uniq } from '../support/env.js';
-import {
-  createCredentials,
-  deleteCreatedCredentials,
-  hexId,
-  startCloudflare,
-  type CloudflareFixture,
-} from '../support/cloudflare.js';
+import { eventually, uniq } from '../support/env.js';
+import { cloudflareSuite, hexId } from '../support/cloudflare.js';
 
-const k = kube();
-const taskQueue = uniq('cf-vn');
-const namespace = uniq('cf-vn');
 const account = hexId();
 const creds = uniq('cf-vn-acct');
 /** A VirtualNetwork object whose name (no spec.name) is also that of a network made by hand. */
 const taken = uniq('taken');
-let fx: CloudflareFixture;
-let worker: { stop(): Promise<void> };
-let watcher: RunningWatcher;
-
-beforeAll(async () => {
-  fx = await startCloudflare();
-  await k.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-  await fx.admin.seed({ accounts: [{ id: account, name: 'virtual networks' }] });
-  await createCredentials(k, { name: creds, namespace, accountId: account });
-  worker = await startTestWorker(
-    taskQueue,
-    {
-      cloudflare: {
-        ...(await import('../../src/config.js')).loadCloudflareConfig({}),
-        baseURL: fx.emulator.baseURL,
-        debounceMs: 200,
-      },
-    },
-    { cloudflare: true },
-  );
-  watcher = await startTestWatcher(taskQueue);
+const suite = cloudflareSuite({
+  taskQueue: 'cf-vn',
+  namespace: 'cf-vn',
+  account: { id: account, name: 'virtual networks' },
+  credentials: { name: creds },
+  configOverrides: { debounceMs: 200 },
 });
-
-afterAll(async () => {
-  await deleteCreatedCredentials(k);
-  await watcher?.stop();
-  await worker?.stop();
-  await fx?.close();
-  await k.delete({ apiVersion: 'v1', kind: 'Namespace', name: namespace }).catch(() => undefined);
-});
+const { k } = suite;
 
 interface Network {
   id: string;
@@ -65,7 +33,7 @@ interface Network {
 /** The account's live networks (not deleted), through the SDK. */
 async function networks(): Promise<Network[]> {
   const out: Network[] = [];
-  for await (const n of fx.cf.zeroTrust.networks.virtualNetworks.list({ account_id: account, is_deleted: false }))
+  for await (const n of suite.fx.cf.zeroTrust.networks.virtualNetworks.list({ account_id: account, is_deleted: false }))
     out.push({ id: n.id, name: n.name, comment: n.comment, is_default_network: n.is_default_network });
   return out;
 }
@@ -97,12 +65,12 @@ const marker = (name: string) => `[managed-by:default:VirtualNetwork/${name}]`;
 describe('VirtualNetwork', () => {
   it('creates, patches and deletes its one network; never adopts nor touches a hand-made one', async () => {
     // Made by hand in the dashboard before anything else (so it is the account's default network).
-    const other = await fx.cf.zeroTrust.networks.virtualNetworks.create({
+    const other = await suite.fx.cf.zeroTrust.networks.virtualNetworks.create({
       account_id: account,
       name: 'made-by-hand',
       comment: 'An admin made this one',
     });
-    const handTaken = await fx.cf.zeroTrust.networks.virtualNetworks.create({
+    const handTaken = await suite.fx.cf.zeroTrust.networks.virtualNetworks.create({
       account_id: account,
       name: taken,
       comment: 'Also made by hand, with the name a VirtualNetwork wants',

@@ -6,9 +6,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import Cloudflare from 'cloudflare';
+import { afterAll, beforeAll } from 'vitest';
 import { CLOUDFLARE_API_VERSION } from '../../src/api/cloudflare.js';
 import { EmulatorAdmin, startCloudflareEmulator, type RunningEmulator } from '../../src/cloudflare/emulator/index.js';
+import { loadCloudflareConfig, type CloudflareConfig } from '../../src/config.js';
 import type { KubeClient } from '../../src/kube/client.js';
+import type { RunningWatcher } from '../../src/watcher/main.js';
+import { kube, startTestWatcher, startTestWorker, uniq } from './env.js';
 
 export const CF_TOKEN = `cf-test-${randomBytes(6).toString('hex')}`;
 
@@ -113,4 +117,135 @@ export async function requestsSince(
   filter: { path?: string; method?: string } = {},
 ): Promise<Awaited<ReturnType<EmulatorAdmin['requests']>>> {
   return (await admin.requests(filter)).filter((r) => r.seq > mark);
+}
+
+/** A Cloudflare source object of `kind` (namespaced when `ns` is given), as a user would apply it. */
+export const sourceObject = (kind: string, name: string, spec: Record<string, unknown>, ns?: string) => ({
+  apiVersion: CLOUDFLARE_API_VERSION,
+  kind,
+  metadata: { name, ...(ns ? { namespace: ns } : {}) },
+  spec,
+});
+
+export type ReadyCondition = { type: string; status: string; reason: string; message: string };
+
+/** The source's Ready condition (undefined while it has none). */
+export async function readyOf(
+  k: KubeClient,
+  kind: string,
+  name: string,
+  ns?: string,
+): Promise<ReadyCondition | undefined> {
+  const obj = await k.get<{ status?: { conditions?: ReadyCondition[] } } & never>({
+    apiVersion: CLOUDFLARE_API_VERSION,
+    kind,
+    name,
+    namespace: ns,
+  });
+  return (obj as { status?: { conditions?: ReadyCondition[] } } | undefined)?.status?.conditions?.find(
+    (c) => c.type === 'Ready',
+  );
+}
+
+export interface CloudflareSuiteOptions {
+  /** Prefixes of the file's task queue and namespace (made unique). */
+  taskQueue: string;
+  namespace: string;
+  /** An account seeded in the emulator before the worker starts. */
+  account?: { id: string; name: string };
+  /** CloudflareCredentials (and its Secret) for `account`, created before the worker starts. */
+  credentials?: { name: string; isDefault?: boolean };
+  /** Set on top of `loadCloudflareConfig({})` and the emulator's baseURL. */
+  configOverrides?: Partial<CloudflareConfig>;
+  /** Start the in-process worker in `beforeAll` (default true); otherwise the file calls `startWorker`. */
+  inProcessWorker?: boolean;
+  /** Runs in `afterAll` after the in-process worker stopped, before the emulator closes. */
+  afterWorkerStop?: () => Promise<void>;
+}
+
+export interface CloudflareSuite {
+  k: KubeClient;
+  taskQueue: string;
+  namespace: string;
+  readonly fx: CloudflareFixture;
+  readonly watcher: RunningWatcher;
+  /** The in-process worker while one runs. */
+  readonly worker: { stop(): Promise<void> } | undefined;
+  /** The worker's Cloudflare settings: the defaults, the emulator's baseURL and `configOverrides`. */
+  cloudflareConfig(): CloudflareConfig;
+  startWorker(): Promise<void>;
+  stopWorker(): Promise<void>;
+  /** The Ready condition of a source of this suite. */
+  readyOf(kind: string, name: string, ns?: string): Promise<ReadyCondition | undefined>;
+}
+
+/**
+ * The setup of a Cloudflare integration file: registers `beforeAll` (the emulator, a namespace,
+ * the optional account and credentials, the in-process worker on the file's task queue with
+ * Cloudflare enabled, a watcher) and `afterAll` (created credentials deleted, watcher and worker
+ * stopped, emulator closed, namespace deleted).
+ */
+export function cloudflareSuite(opts: CloudflareSuiteOptions): CloudflareSuite {
+  const k = kube();
+  const taskQueue = uniq(opts.taskQueue);
+  const namespace = uniq(opts.namespace);
+  let fx: CloudflareFixture | undefined;
+  let watcher: RunningWatcher | undefined;
+  let worker: { stop(): Promise<void> } | undefined;
+
+  const cloudflareConfig = (): CloudflareConfig => ({
+    ...loadCloudflareConfig({}),
+    baseURL: fx!.emulator.baseURL,
+    ...opts.configOverrides,
+  });
+  const startWorker = async (): Promise<void> => {
+    worker = await startTestWorker(taskQueue, { cloudflare: cloudflareConfig() }, { cloudflare: true });
+  };
+  const stopWorker = async (): Promise<void> => {
+    await worker?.stop();
+    worker = undefined;
+  };
+
+  beforeAll(async () => {
+    fx = await startCloudflare();
+    await k.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+    if (opts.account) await fx.admin.seed({ accounts: [{ id: opts.account.id, name: opts.account.name }] });
+    if (opts.account && opts.credentials)
+      await createCredentials(k, {
+        name: opts.credentials.name,
+        namespace,
+        accountId: opts.account.id,
+        ...(opts.credentials.isDefault !== undefined ? { isDefault: opts.credentials.isDefault } : {}),
+      });
+    if (opts.inProcessWorker ?? true) await startWorker();
+    watcher = await startTestWatcher(taskQueue);
+  });
+
+  afterAll(async () => {
+    await deleteCreatedCredentials(k);
+    await watcher?.stop();
+    await stopWorker();
+    await opts.afterWorkerStop?.();
+    await fx?.close();
+    await k.delete({ apiVersion: 'v1', kind: 'Namespace', name: namespace }).catch(() => undefined);
+  });
+
+  return {
+    k,
+    taskQueue,
+    namespace,
+    get fx() {
+      return fx as CloudflareFixture;
+    },
+    get watcher() {
+      return watcher as RunningWatcher;
+    },
+    get worker() {
+      return worker;
+    },
+    cloudflareConfig,
+    startWorker,
+    stopWorker,
+    readyOf: (kind, name, ns) => readyOf(k, kind, name, ns),
+  };
 }

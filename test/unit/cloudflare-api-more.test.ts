@@ -8,10 +8,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TSchema } from '@sinclair/typebox';
-import { FormatRegistry, TypeRegistry } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import '../support/typebox.js';
 import {
   ALL_KINDS,
   AccessGroupKind,
@@ -34,19 +34,6 @@ import {
   crdOf,
   type KindDefinition,
 } from '../../src/api/index.js';
-
-// StringEnum is a TypeBox `Unsafe` schema (plain `type` + `enum`): teach Value to check it, as
-// test/unit/cloudflare-api.test.ts does (the first file to run registers it).
-if (!TypeRegistry.Has('Unsafe'))
-  TypeRegistry.Set('Unsafe', (schema: Record<string, unknown>, value: unknown) => {
-    const type = schema.type;
-    if (type === 'string' && typeof value !== 'string') return false;
-    if (type === 'integer' && !Number.isInteger(value)) return false;
-    if (type === 'object' && (typeof value !== 'object' || value === null || Array.isArray(value))) return false;
-    return !Array.isArray(schema.enum) || schema.enum.includes(value);
-  });
-if (!FormatRegistry.Has('date-time'))
-  FormatRegistry.Set('date-time', (v) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(v));
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const EXAMPLES = path.join(ROOT, 'deploy/examples/cloudflare');

@@ -1,29 +1,12 @@
-import { beforeEach, describe, expect, it } from 'vitest';
-import type { TokenRecord } from '../../src/cloudflare/emulator/auth.js';
-import { ApiError } from '../../src/cloudflare/emulator/envelope.js';
-import { dispatch } from '../../src/cloudflare/emulator/routes/index.js';
-import { EmulatorStore, type AccessGroup, type IdentityProvider } from '../../src/cloudflare/emulator/store.js';
+import { describe, expect, it } from 'vitest';
+import type { AccessGroup, IdentityProvider } from '../../src/cloudflare/emulator/store.js';
+import { emulatorUnit, errorOf } from '../support/emulator-unit.js';
 
-const TOKEN: TokenRecord = { token: 't', id: 'tid', status: 'active' };
-let store: EmulatorStore;
-
-function call<T = Record<string, unknown>>(method: string, path: string, body?: unknown): T {
-  return dispatch(store, TOKEN, method, path, body).result as T;
-}
-function errorOf(fn: () => unknown): { status: number; code: number | undefined } {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ApiError) return { status: err.status, code: err.errors[0]?.code };
-    throw err;
-  }
-  throw new Error('expected an ApiError');
-}
-
-beforeEach(() => {
-  store = new EmulatorStore();
-  store.seed({ accounts: [{ id: 'acc' }], zones: [{ id: 'z', name: 'example.com', account_id: 'acc' }] });
+const emu = emulatorUnit({
+  accounts: [{ id: 'acc' }],
+  zones: [{ id: 'z', name: 'example.com', account_id: 'acc' }],
 });
+const call = emu.call;
 
 describe('access groups', () => {
   const G = '/accounts/acc/access/groups';
@@ -55,9 +38,9 @@ describe('access groups', () => {
     expect(errorOf(() => call('POST', G, { include })).code).toBe(9207);
     for (let i = 0; i < 7; i++) call('POST', G, { name: `g${i}`, include });
     expect(errorOf(() => call('POST', G, { name: 'g1', include }))).toEqual({ status: 400, code: 12130 });
-    const page = dispatch(store, TOKEN, 'GET', `${G}?per_page=3&page=3`);
+    const page = emu.dispatch('GET', `${G}?per_page=3&page=3`);
     expect((page.result as AccessGroup[]).map((x) => x.name)).toEqual(['g6']);
-    expect(dispatch(store, TOKEN, 'GET', `${G}?per_page=3&page=4`).result).toEqual([]);
+    expect(emu.dispatch('GET', `${G}?per_page=3&page=4`).result).toEqual([]);
     expect(call<AccessGroup[]>('GET', `${G}?name=g3`).map((x) => x.name)).toEqual(['g3']);
     expect(call<AccessGroup[]>('GET', `${G}?search=G`)).toHaveLength(7);
     expect(errorOf(() => call('GET', '/zones/nope/access/groups')).code).toBe(7003);
@@ -81,10 +64,10 @@ describe('access identity providers', () => {
     expect(call<IdentityProvider[]>('GET', I).map((x) => x.config)).toEqual([{ client_id: 'cid' }]);
     const put = call<IdentityProvider>('PUT', `${I}/${idp.id}`, { ...body, config: { client_id: 'cid2' } });
     expect(put.config).toEqual({ client_id: 'cid2' });
-    const stored = store.identityProviders.get('accounts/acc')![0]!;
+    const stored = emu.store.identityProviders.get('accounts/acc')![0]!;
     expect(stored.config).toEqual({ client_id: 'cid2', client_secret: 'hunter2' });
     call('PUT', `${I}/${idp.id}`, { ...body, config: { client_id: 'cid2', client_secret: 'new' } });
-    expect(store.identityProviders.get('accounts/acc')![0]!.config.client_secret).toBe('new');
+    expect(emu.store.identityProviders.get('accounts/acc')![0]!.config.client_secret).toBe('new');
   });
 
   it('the SCIM secret is answered once, when SCIM is first enabled', () => {

@@ -1,15 +1,14 @@
-import { beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TokenRecord } from '../../src/cloudflare/emulator/auth.js';
-import { ApiError } from '../../src/cloudflare/emulator/envelope.js';
-import { dispatch } from '../../src/cloudflare/emulator/routes/index.js';
-import { EmulatorStore, type DnsRecord } from '../../src/cloudflare/emulator/store.js';
+import type { DnsRecord } from '../../src/cloudflare/emulator/store.js';
+import { TOKEN, emulatorUnit, errorOf } from '../support/emulator-unit.js';
 
-const TOKEN: TokenRecord = { token: 't', id: 'tid', status: 'active' };
 const ZONE = 'zone1';
-let store: EmulatorStore;
+
+const emu = emulatorUnit({ zones: [{ id: ZONE, name: 'example.com', account_id: 'acc' }] });
 
 function call(method: string, path: string, body?: unknown) {
-  return dispatch(store, TOKEN, method, `/zones/${ZONE}/dns_records${path}`, body);
+  return emu.dispatch(method, `/zones/${ZONE}/dns_records${path}`, body);
 }
 function create(body: Record<string, unknown>): DnsRecord {
   return call('POST', '', body).result as DnsRecord;
@@ -17,20 +16,6 @@ function create(body: Record<string, unknown>): DnsRecord {
 function list(query = ''): DnsRecord[] {
   return call('GET', query).result as DnsRecord[];
 }
-function errorOf(fn: () => unknown): { status: number; code: number | undefined } {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ApiError) return { status: err.status, code: err.errors[0]?.code };
-    throw err;
-  }
-  throw new Error('expected an ApiError');
-}
-
-beforeEach(() => {
-  store = new EmulatorStore();
-  store.seed({ zones: [{ id: ZONE, name: 'example.com', account_id: 'acc' }] });
-});
 
 describe('DNS records', () => {
   it('creates with defaults, FQDN names and the real fields', () => {
@@ -204,22 +189,22 @@ describe('DNS records', () => {
   });
 
   it('seeded records are stored as given and reset clears them', () => {
-    const { dns_records } = store.seed({
+    const { dns_records } = emu.store.seed({
       dns_records: [{ zone_id: ZONE, name: 'manual', type: 'A', content: '192.0.2.50', comment: 'by hand' }],
     });
     expect(dns_records[0]).toMatchObject({ name: 'manual.example.com', comment: 'by hand' });
     expect(list('?comment=by hand')).toHaveLength(1);
-    store.reset();
-    expect(store.dnsRecords.size).toBe(0);
+    emu.store.reset();
+    expect(emu.store.dnsRecords.size).toBe(0);
   });
 
   it('an unknown zone is 404/7003, and a token of another account is refused', () => {
-    expect(errorOf(() => dispatch(store, TOKEN, 'GET', '/zones/nope/dns_records'))).toEqual({
+    expect(errorOf(() => emu.dispatch('GET', '/zones/nope/dns_records'))).toEqual({
       status: 404,
       code: 7003,
     });
     const scoped: TokenRecord = { ...TOKEN, accounts: new Set(['other']) };
-    expect(errorOf(() => dispatch(store, scoped, 'GET', `/zones/${ZONE}/dns_records`))).toEqual({
+    expect(errorOf(() => emu.dispatch('GET', `/zones/${ZONE}/dns_records`, undefined, scoped))).toEqual({
       status: 403,
       code: 10000,
     });

@@ -1,30 +1,15 @@
-import { beforeEach, describe, expect, it } from 'vitest';
-import type { TokenRecord } from '../../src/cloudflare/emulator/auth.js';
-import { ApiError } from '../../src/cloudflare/emulator/envelope.js';
-import { dispatch } from '../../src/cloudflare/emulator/routes/index.js';
+import { describe, expect, it } from 'vitest';
 import { ZONE_SETTINGS } from '../../src/cloudflare/emulator/routes/settings.js';
-import { EmulatorStore } from '../../src/cloudflare/emulator/store.js';
+import { emulatorUnit, errorOf } from '../support/emulator-unit.js';
 
-const TOKEN: TokenRecord = { token: 't', id: 'tid', status: 'active' };
-let store: EmulatorStore;
+const emu = emulatorUnit({
+  accounts: [{ id: 'acc' }],
+  zones: [{ id: 'z', name: 'example.com', account_id: 'acc' }],
+});
 
 function call(method: string, path: string, body?: unknown): Record<string, unknown> {
-  return dispatch(store, TOKEN, method, path, body).result as Record<string, unknown>;
+  return emu.call(method, path, body);
 }
-function errorOf(fn: () => unknown): { status: number; code: number | undefined } {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ApiError) return { status: err.status, code: err.errors[0]?.code };
-    throw err;
-  }
-  throw new Error('expected an ApiError');
-}
-
-beforeEach(() => {
-  store = new EmulatorStore();
-  store.seed({ accounts: [{ id: 'acc' }], zones: [{ id: 'z', name: 'example.com', account_id: 'acc' }] });
-});
 
 describe('zone settings', () => {
   it('every required setting answers its default, untouched (modified_on null)', () => {
@@ -65,7 +50,7 @@ describe('zone settings', () => {
   });
 
   it('PATCH validates and stores the value, per zone', () => {
-    store.addZone({ id: 'z2', name: 'other.com', account_id: 'acc' });
+    emu.store.addZone({ id: 'z2', name: 'other.com', account_id: 'acc' });
     const out = call('PATCH', '/zones/z/settings/min_tls_version', { value: '1.2' });
     expect(out).toMatchObject({ id: 'min_tls_version', value: '1.2', editable: true });
     expect(typeof out.modified_on).toBe('string');
@@ -76,7 +61,7 @@ describe('zone settings', () => {
       value: 'on',
       time_remaining: 10800,
     });
-    expect(store.zones.get('z')?.development_mode).toBe(10800);
+    expect(emu.store.zones.get('z')?.development_mode).toBe(10800);
   });
 
   it('an invalid value is 400/1007, an unknown setting 404/1006, a missing value 400/9207', () => {

@@ -1,30 +1,10 @@
-import { beforeEach, describe, expect, it } from 'vitest';
-import type { TokenRecord } from '../../src/cloudflare/emulator/auth.js';
-import { ApiError } from '../../src/cloudflare/emulator/envelope.js';
-import { dispatch } from '../../src/cloudflare/emulator/routes/index.js';
+import { describe, expect, it } from 'vitest';
 import { ingressError } from '../../src/cloudflare/emulator/routes/tunnels.js';
-import { EmulatorStore, type Tunnel, type VirtualNetwork } from '../../src/cloudflare/emulator/store.js';
+import type { Tunnel, VirtualNetwork } from '../../src/cloudflare/emulator/store.js';
+import { emulatorUnit, errorOf } from '../support/emulator-unit.js';
 
-const TOKEN: TokenRecord = { token: 't', id: 'tid', status: 'active' };
-let store: EmulatorStore;
-
-function call<T = Record<string, unknown>>(method: string, path: string, body?: unknown): T {
-  return dispatch(store, TOKEN, method, `/accounts/acc${path}`, body).result as T;
-}
-function errorOf(fn: () => unknown): { status: number; code: number | undefined } {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ApiError) return { status: err.status, code: err.errors[0]?.code };
-    throw err;
-  }
-  throw new Error('expected an ApiError');
-}
-
-beforeEach(() => {
-  store = new EmulatorStore();
-  store.seed({ accounts: [{ id: 'acc' }, { id: 'other' }] });
-});
+const emu = emulatorUnit({ accounts: [{ id: 'acc' }, { id: 'other' }] }, '/accounts/acc');
+const call = emu.call;
 
 describe('virtual networks', () => {
   const VN = '/teamnet/virtual_networks';
@@ -70,10 +50,10 @@ describe('virtual networks', () => {
     expect(errorOf(() => call('PATCH', `${VN}/${b.id}`, { comment: 'z' })).code).toBe(1002);
     expect(errorOf(() => create({ name: '' })).code).toBe(9207);
     // another account has its own networks and default; its only (default) network can be deleted
-    expect(dispatch(store, TOKEN, 'GET', `/accounts/other${VN}`).result).toEqual([]);
-    const only = dispatch(store, TOKEN, 'POST', `/accounts/other${VN}`, { name: 'a' }).result as VirtualNetwork;
+    expect(emu.dispatch('GET', `/accounts/other${VN}`).result).toEqual([]);
+    const only = emu.dispatch('POST', `/accounts/other${VN}`, { name: 'a' }).result as VirtualNetwork;
     expect(only.is_default_network).toBe(true);
-    const gone = dispatch(store, TOKEN, 'DELETE', `/accounts/other${VN}/${only.id}`).result as VirtualNetwork;
+    const gone = emu.dispatch('DELETE', `/accounts/other${VN}/${only.id}`).result as VirtualNetwork;
     expect(gone).toMatchObject({ is_default_network: false });
     expect(defaults()).toEqual(['a']);
   });
@@ -99,10 +79,10 @@ describe('tunnels', () => {
     expect(errorOf(() => create({ name: 'edge' }))).toEqual({ status: 400, code: 1013 });
     expect(errorOf(() => create({ name: 'x', tunnel_secret: 'c2hvcnQ=' })).code).toBe(1005);
     for (let i = 0; i < 5; i++) create({ name: `bulk-${i}` });
-    const page = dispatch(store, TOKEN, 'GET', `/accounts/acc${T}?per_page=3&page=3`);
+    const page = emu.dispatch('GET', `/accounts/acc${T}?per_page=3&page=3`);
     expect((page.result as Tunnel[]).map((x) => x.name)).toEqual(['bulk-4']);
     expect(page.result_info).toMatchObject({ total_count: 7, total_pages: 3 });
-    expect(dispatch(store, TOKEN, 'GET', `/accounts/acc${T}?per_page=3&page=4`).result).toEqual([]);
+    expect(emu.dispatch('GET', `/accounts/acc${T}?per_page=3&page=4`).result).toEqual([]);
     expect(call<Tunnel[]>('GET', `${T}?name=edge`).map((x) => x.id)).toEqual([t.id]);
     expect(call<Tunnel[]>('GET', `${T}?include_prefix=bulk&exclude_prefix=bulk-1`)).toHaveLength(4);
 

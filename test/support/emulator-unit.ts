@@ -1,0 +1,52 @@
+/**
+ * The emulator's routes driven in-process, without HTTP: a fresh seeded `EmulatorStore` before
+ * each test, an active token, `dispatch` on it, and the API error of a call.
+ */
+import { beforeEach } from 'vitest';
+import type { TokenRecord } from '../../src/cloudflare/emulator/auth.js';
+import { ApiError } from '../../src/cloudflare/emulator/envelope.js';
+import { dispatch } from '../../src/cloudflare/emulator/routes/index.js';
+import { EmulatorStore, type SeedDocument } from '../../src/cloudflare/emulator/store.js';
+
+export const TOKEN: TokenRecord = { token: 't', id: 'tid', status: 'active' };
+
+/** The status and first error code of the `ApiError` `fn` throws (fails when it throws none). */
+export function errorOf(fn: () => unknown): { status: number; code: number | undefined } {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ApiError) return { status: err.status, code: err.errors[0]?.code };
+    throw err;
+  }
+  throw new Error('expected an ApiError');
+}
+
+export interface EmulatorUnit {
+  /** This test's store (a new one, seeded, before each test). */
+  readonly store: EmulatorStore;
+  /** `dispatch` on this test's store with `TOKEN` (or `token`); `path` is taken as is. */
+  dispatch(method: string, path: string, body?: unknown, token?: TokenRecord): ReturnType<typeof dispatch>;
+  /** The `result` of a request to `prefix` + `path`. */
+  call<T = Record<string, unknown>>(method: string, path: string, body?: unknown): T;
+}
+
+/** Registers a `beforeEach` that makes a new store seeded with `seed`; requests go under `prefix`. */
+export function emulatorUnit(seed: SeedDocument, prefix = ''): EmulatorUnit {
+  let current: EmulatorStore | undefined;
+  beforeEach(() => {
+    current = new EmulatorStore();
+    current.seed(structuredClone(seed));
+  });
+  const store = (): EmulatorStore => {
+    if (!current) throw new Error('the emulator store exists only inside a test');
+    return current;
+  };
+  return {
+    get store() {
+      return store();
+    },
+    dispatch: (method, path, body, token = TOKEN) => dispatch(store(), token, method, path, body),
+    call: <T>(method: string, path: string, body?: unknown) =>
+      dispatch(store(), TOKEN, method, `${prefix}${path}`, body).result as T,
+  };
+}
