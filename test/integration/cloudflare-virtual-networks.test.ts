@@ -123,12 +123,13 @@ describe('VirtualNetwork', () => {
     await k.apply(virtualNetwork(taken, { comment: 'Wants the hand-made name' }));
     const conflict = await eventually('the conflict reported', async () => {
       const r = await readyOf(taken);
-      return r?.reason === 'SyncedWithConflicts' ? r : undefined;
+      return r?.reason === 'Conflict' ? r : undefined;
     });
     expect(conflict.message).toContain(
       `virtual network "${taken}" is already held by one this operator does not manage`,
     );
     expect(conflict.message).toContain('never adopted');
+    expect(conflict.status).toBe('False'); // nothing of it is in Cloudflare
     await untouched();
     expect((await networks()).filter((n) => n.name === taken)).toHaveLength(1);
 

@@ -823,7 +823,7 @@ describe('RBAC, applied for real', () => {
       });
     });
 
-    it('Cloudflare: a token Secret in the operator namespace; rulesets, transform, redirect and device policies synced (listed past 16 sources on a target) and a virtual network, then removed', async () => {
+    it('Cloudflare: a token Secret in the operator namespace; rulesets, transform, redirect and device policies synced (listed past 16 sources on a target), a virtual network and a DNS record, then removed', async () => {
       const account = hexId();
       const creds = uniq('deploy-cf');
       const zoneName = `${uniq('deploy-cf')}.example.com`;
@@ -926,6 +926,28 @@ describe('RBAC, applied for real', () => {
           out.push({ name: n.name, comment: n.comment });
         return out;
       };
+      // A DNSRecord: its own target, the record set (the worker GETs it, never lists the kind).
+      const dnsName = uniq('dns');
+      source(
+        'DNSRecord',
+        dnsName,
+        { name: 'www', type: 'A', content: '192.0.2.10', cloudflare: { credentialsRef, domain: zoneName } },
+        cfNs,
+      );
+      const dnsTarget: SyncTarget = {
+        resourceType: 'DNSRecord',
+        accountId: account,
+        zoneId,
+        zone: zoneName,
+        name: `www.${zoneName}`,
+        type: 'A',
+      };
+      const dnsRecords = async () => {
+        const out: { name: string; comment: string | null }[] = [];
+        for await (const r of fx.cf.dns.records.list({ zone_id: zoneId }))
+          out.push({ name: r.name, comment: r.comment ?? null });
+        return out;
+      };
       const targets: SyncTarget[] = [
         { resourceType: 'ZoneRuleset', accountId: account, zoneId, phase: transformPhase },
         { resourceType: 'ZoneRuleset', accountId: account, zoneId, phase: REDIRECT_PHASE },
@@ -963,6 +985,10 @@ describe('RBAC, applied for real', () => {
             st?.status?.syncStatus === 'Synced'
           );
         });
+        await eventually(`DNSRecord ${dnsName} in Cloudflare`, async () => {
+          const found = await dnsRecords();
+          return found.length === 1 && found[0]!.comment === `[managed-by:default:DNSRecord/${cfNs}/${dnsName}]`;
+        });
         for (const t of targets)
           await eventually(`CloudflareSyncState ${syncStateName(t)} Synced with ${MANY} sources`, async () => {
             const st = await k.get<
@@ -978,7 +1004,8 @@ describe('RBAC, applied for real', () => {
           async () => {
             const c = await counts();
             const vnets = (await networks()).length;
-            return c.transform === 0 && c.redirect === 0 && c.include === 0 && vnets === 0 ? c : undefined;
+            const dns = (await dnsRecords()).length;
+            return c.transform === 0 && c.redirect === 0 && c.include === 0 && vnets === 0 && dns === 0 ? c : undefined;
           },
           { timeoutMs: 300_000, intervalMs: 1000 },
         );
@@ -986,7 +1013,7 @@ describe('RBAC, applied for real', () => {
           await eventually(`${describeObj(o)} gone (finalizer released)`, async () => !(await k.get(refOf(o))), {
             timeoutMs: 120_000,
           });
-        for (const t of [...targets, vnetTarget])
+        for (const t of [...targets, vnetTarget, dnsTarget])
           await eventually(
             `CloudflareSyncState ${syncStateName(t)} deleted`,
             async () => !(await k.get(syncStateRef(t))),

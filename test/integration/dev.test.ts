@@ -136,10 +136,11 @@ it('starts everything, stops everything on Ctrl-C, and a second run resumes the 
   const baseURL = /API base URL {2}(\S+)/.exec(printed)?.[1];
   const apiToken = /API token {5}(\S+)/.exec(printed)?.[1];
   expect(baseURL && apiToken, 'dev prints the emulator’s base URL and token').toBeTruthy();
-  for (const doc of parseAllDocuments(
-    readFileSync(path.join(REPO_ROOT, 'deploy/examples/cloudflare/zone-rulesets.yaml'), 'utf8'),
-  ))
-    await kube.apply(doc.toJS() as KubernetesObject);
+  for (const example of ['zone-rulesets.yaml', 'dns-records.yaml'])
+    for (const doc of parseAllDocuments(
+      readFileSync(path.join(REPO_ROOT, 'deploy/examples/cloudflare', example), 'utf8'),
+    ))
+      await kube.apply(doc.toJS() as KubernetesObject);
   const cf = new Cloudflare({ apiToken: apiToken!, baseURL: baseURL!, maxRetries: 2 });
   const rules = await eventually('both example teams’ rules in the emulator', async () => {
     const rs = (await cf.rulesets.phases
@@ -150,6 +151,18 @@ it('starts everything, stops everything on Ctrl-C, and a second run resumes the 
   expect(rules.map((r) => r.description)).toEqual([
     'Team A blocks 1.2.3.0/24 [managed-by:default:ZoneRuleset/default/waf-rules-team-a]',
     'Team B blocks 5.6.7.0/24 [managed-by:default:ZoneRuleset/default/waf-rules-team-b]',
+  ]);
+  const records = await eventually('the example DNS records in the emulator', async () => {
+    const out: string[] = [];
+    for await (const r of cf.dns.records.list({ zone_id: DEV_CLOUDFLARE.zoneId }))
+      out.push(`${r.type} ${r.name} ${r.comment ?? ''}`.trim());
+    return out.length === 4 ? out.sort() : undefined;
+  });
+  expect(records).toEqual([
+    'CNAME www.example.com Managed by durable-operators [managed-by:default:DNSRecord/default/www]',
+    'MX example.com [managed-by:default:DNSRecord/default/mail]',
+    'SRV _sip._tcp.example.com [managed-by:default:DNSRecord/default/sip]',
+    'TXT example.com [managed-by:default:DNSRecord/default/spf]',
   ]);
 
   const tree = await ctrlC(dev);

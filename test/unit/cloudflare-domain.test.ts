@@ -549,7 +549,7 @@ describe('merge: rulesets (rulesetRuleCodec)', () => {
     expect(p.write).toBe(false);
     expect(p.differences).toEqual([]);
     expect(p.conflicts).toEqual([]);
-    expect(p.counts).toEqual({ ours: 2, external: 1, otherClusters: 0, legacy: 0, frozen: 0, desired: 2 });
+    expect(p.counts).toEqual({ ours: 2, external: 1, otherClusters: 0, adopted: 0, legacy: 0, frozen: 0, desired: 2 });
   });
 
   it('an explicit enabled: true equals an omitted enabled', () => {

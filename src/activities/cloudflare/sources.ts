@@ -10,7 +10,13 @@ import { CLOUDFLARE_SOURCE_FINALIZER } from '../../api/cloudflare.js';
 import { type CloudflareConfig, cloudflareTaskQueue } from '../../config.js';
 import { type SourceRef, refString } from '../../domain/cloudflare/markers.js';
 import { isSourceKind, kindDefinition, type SourceSpec } from '../../domain/cloudflare/sources.js';
-import { syncStateName, syncWorkflowId, targetKey, type SyncTarget } from '../../domain/cloudflare/targets.js';
+import {
+  syncStateName,
+  syncWorkflowId,
+  targetKey,
+  targetObjectName,
+  type SyncTarget,
+} from '../../domain/cloudflare/targets.js';
 import { GONE, failedWith, ok, type Found, type Outcome } from '../../domain/results.js';
 import { CloudflareAccount, CloudflareTarget, K8sKind } from '../../temporal/search-attributes.js';
 import type { KubeClient } from '../../kube/client.js';
@@ -123,7 +129,7 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
       name?: string;
     }): Promise<
       Outcome<
-        { credentials: string; accountId: string; cloudflareTaskQueue: string },
+        { credentials: string; accountId: string; cloudflareTaskQueue: string; defaultDomain?: string },
         { reason: string; message: string }
       >
     > {
@@ -134,6 +140,7 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
           credentials: creds.metadata!.name!,
           accountId,
           cloudflareTaskQueue: cloudflareTaskQueue(taskQueue, accountId),
+          ...(creds.spec.defaultDomain ? { defaultDomain: creds.spec.defaultDomain } : {}),
         });
       } catch (err) {
         if (err instanceof ApplicationFailure && err.nonRetryable)
@@ -161,13 +168,7 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
           { key: CloudflareAccount, value: t.accountId },
         ],
         staticSummary: `Cloudflare ${targetKey(t)}`,
-        staticDetails: `Aggregates every source of ${targetKey(t)} into one ${
-          t.resourceType === 'ZoneRuleset'
-            ? `entrypoint ruleset (phase ${t.phase})`
-            : t.resourceType === 'VirtualNetwork'
-              ? `virtual network (${JSON.stringify(t.name)})`
-              : `device policy list (${t.list})`
-        } and records it on CloudflareSyncState ${syncStateName(t)}.`,
+        staticDetails: `Aggregates every source of ${targetKey(t)} into one ${targetObjectName(t)} and records it on CloudflareSyncState ${syncStateName(t)}.`,
       });
       return { syncState: syncStateName(t), workflowId };
     },

@@ -67,6 +67,8 @@ export interface SourceVerdict {
   /** Synced: in Cloudflare now. Invalid: its spec is wrong, its last good items stay. Gone/Elsewhere: left out. */
   result: 'Synced' | 'Invalid' | 'Conflict' | 'Gone' | 'Elsewhere';
   message: string;
+  /** Conflict only: every item of the source is held by someone else (nothing of it is in Cloudflare). */
+  allHeld?: boolean;
 }
 
 export interface SyncSummary {
@@ -198,6 +200,11 @@ export function collectSources(
   return { sources, verdicts, frozen, frozenRecords };
 }
 
+/** How a user of a kind that can adopt takes over an unmarked object. */
+function adoptHint(kind: string): string {
+  return kind === 'DNSRecord' ? '; set spec.adoptExisting: true to take it over' : '';
+}
+
 /** Above this, the SyncState lists its sources without their configurations (etcd objects stay small). */
 const MAX_RECORDED_CONFIG_BYTES = 256 * 1024;
 
@@ -242,7 +249,7 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
         resourceType: t.resourceType,
         cloudflareId: spec.cloudflareId,
         accountId: t.accountId,
-        ...(t.resourceType === 'ZoneRuleset' ? { zoneId: t.zoneId } : {}),
+        ...('zoneId' in t ? { zoneId: t.zoneId } : {}),
         credentialsRef: { name: req.credentials },
         sources: recordedSources(spec),
       },
@@ -293,11 +300,19 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
         faultPoint('cloudflare-write');
       }
       const configVersion = req.configVersion + (wrote ? 1 : 0);
+      const wanted = new Map<string, number>();
+      for (const d of desired) wanted.set(refString(d.owner), (wanted.get(refString(d.owner)) ?? 0) + 1);
       for (const c of p.conflicts) {
-        const v = verdicts.find((x) => refString(x.ref) === c.owner && x.result === 'Synced');
+        const v = verdicts.find(
+          (x) => refString(x.ref) === c.owner && (x.result === 'Synced' || x.result === 'Conflict'),
+        );
         if (v) {
+          v.allHeld = p.conflicts.filter((x) => x.owner === c.owner).length === wanted.get(c.owner);
           v.result = 'Conflict';
-          const holder = c.heldBy === 'external' ? 'one this operator does not manage (never adopted)' : c.heldBy;
+          const holder =
+            c.heldBy === 'external'
+              ? `one this operator does not manage (never adopted${adoptHint(v.ref.kind)})`
+              : c.heldBy;
           v.message = `${v.message ? `${v.message}; ` : ''}${c.key} is already held by ${holder}`;
         }
       }

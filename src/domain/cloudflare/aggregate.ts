@@ -6,7 +6,7 @@
  */
 import { type SourceRef, describe, refString } from './markers.js';
 import type { DesiredItem } from './merge.js';
-import type { FallbackDomain, RulesetRule, SplitTunnelEntry, VirtualNetworkItem } from './items.js';
+import type { DnsRecordItem, FallbackDomain, RulesetRule, SplitTunnelEntry, VirtualNetworkItem } from './items.js';
 
 /** What one source contributes to a ruleset target. */
 export interface RulesetContribution {
@@ -20,7 +20,13 @@ export interface DeviceListContribution {
 export interface VirtualNetworkContribution {
   entries: VirtualNetworkItem[];
 }
-export type Contribution = RulesetContribution | DeviceListContribution | VirtualNetworkContribution;
+/** What one source contributes to a DNS record set: its record, and whether it may adopt an unmarked one. */
+export interface DnsRecordContribution {
+  entries: DnsRecordItem[];
+  adoptExisting?: boolean;
+}
+export type Contribution =
+  RulesetContribution | DeviceListContribution | VirtualNetworkContribution | DnsRecordContribution;
 
 export interface RegisteredSource<C extends Contribution = Contribution> {
   ref: SourceRef;
@@ -85,4 +91,19 @@ export function desiredNetworks(
       },
     })),
   );
+}
+
+/**
+ * Every source's DNS records, in aggregation order, each comment carrying its source's marker;
+ * a source that opted in (`adoptExisting`) may take over an unmarked record with the same key.
+ */
+export function desiredRecords(sources: Iterable<RegisteredSource>, clusterId: string): DesiredItem<DnsRecordItem>[] {
+  return orderSources(sources).flatMap((s) => {
+    const c = s.config as DnsRecordContribution;
+    return (c.entries ?? []).map((record) => ({
+      owner: s.ref,
+      item: { ...record, comment: describe(record.comment ?? undefined, clusterId, s.ref) },
+      ...(c.adoptExisting ? { adopt: true } : {}),
+    }));
+  });
 }

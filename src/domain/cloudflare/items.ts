@@ -3,7 +3,7 @@
  * (snake_case, as the API and the `cloudflare` SDK take them), and how each is compared, keyed
  * and marked (src/domain/cloudflare/merge.ts).
  */
-import type { ItemCodec } from './merge.js';
+import { canonical, type ItemCodec } from './merge.js';
 
 /** A rule of a phase entrypoint ruleset, as written. `id` only on rules read back (or carried). */
 export interface RulesetRule {
@@ -86,4 +86,58 @@ export const virtualNetworkCodec: ItemCodec<VirtualNetworkItem> = {
   keyOf: (n) => `virtual network ${JSON.stringify(n.name)}`,
   carryIdentity: (desired, live) => ({ ...desired, id: live.id }),
   label: (n) => `virtual network ${JSON.stringify(n.name)}`,
+};
+
+/** A DNS record, in the shape `dns.records.create/edit` take and `list` answers. */
+export interface DnsRecordItem {
+  /** Cloudflare's id; on records read back, and carried onto ours so they are patched in place. */
+  id?: string;
+  /** The fully qualified name. */
+  name: string;
+  type: string;
+  content?: string;
+  ttl?: number;
+  proxied?: boolean;
+  /** MX/SRV/URI priority. */
+  priority?: number;
+  comment?: string | null;
+  tags?: string[];
+  /** Type-specific data (SRV, CAA, CERT, SSHFP, TLSA, LOC, URI), snake_case as Cloudflare has it. */
+  data?: Record<string, unknown>;
+}
+
+/**
+ * Record types where one name holds one answer as far as this operator is concerned: a record
+ * set of these types that holds a record not ours is someone else's name, so ours is never added
+ * next to it (round-robin with a stranger's address is not what a DNSRecord asks for). Other
+ * types (TXT, MX, SRV, CAA, …) hold independent values: only an identical record is in the way.
+ */
+const EXCLUSIVE_TYPES = new Set(['A', 'AAAA', 'CNAME']);
+/** Types Cloudflare can proxy; on the others `proxied` is always false. */
+const PROXIABLE_TYPES = EXCLUSIVE_TYPES;
+
+const hasData = (r: DnsRecordItem) => r.data !== undefined && Object.keys(r.data).length > 0;
+
+/** What the record answers: its data when it has type-specific data, else its content. */
+function answerOf(r: DnsRecordItem): unknown {
+  return hasData(r) ? { data: r.data, priority: r.priority } : { content: r.content ?? '', priority: r.priority };
+}
+
+export const dnsRecordCodec: ItemCodec<DnsRecordItem> = {
+  descriptionOf: (r) => r.comment ?? undefined,
+  comparable: (r) => ({
+    name: r.name.toLowerCase(),
+    type: r.type,
+    answer: answerOf(r),
+    ttl: r.ttl ?? 1,
+    proxied: PROXIABLE_TYPES.has(r.type) ? (r.proxied ?? false) : false,
+    comment: r.comment ?? '',
+    tags: [...(r.tags ?? [])].sort(),
+  }),
+  keyOf: (r) =>
+    EXCLUSIVE_TYPES.has(r.type)
+      ? `${r.type} record ${r.name.toLowerCase()}`
+      : `${r.type} record ${r.name.toLowerCase()} ${canonical(answerOf(r))}`,
+  carryIdentity: (desired, live) => ({ ...desired, id: live.id }),
+  label: (r) => `${r.type} record ${r.name} → ${hasData(r) ? canonical(r.data) : JSON.stringify(r.content ?? '')}`,
 };

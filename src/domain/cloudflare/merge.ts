@@ -10,6 +10,9 @@
  * - The desired managed subset is compared with the **live** managed subset: equal → no write
  *   at all. So a no-op sync costs one GET, and an edit made in the dashboard to one of our items
  *   shows up as a difference (drift) on the next observation.
+ * - A desired item that may adopt (`DesiredItem.adopt`, the user's explicit opt-in) takes over
+ *   the unmarked live item with its key: it becomes ours and is rewritten with our marker. Items
+ *   of other clusters are never adopted.
  */
 import { type Ownership, type SourceRef, ownershipOf, refString } from './markers.js';
 
@@ -30,6 +33,8 @@ export interface ItemCodec<T> {
 export interface DesiredItem<T> {
   owner: SourceRef;
   item: T;
+  /** May take over an unmarked live item with the same key (keyed lists only). */
+  adopt?: boolean;
 }
 
 export interface Conflict {
@@ -49,7 +54,16 @@ export interface WritePlan<T> {
   differences: string[];
   /** Desired items left out because their key is taken. */
   conflicts: Conflict[];
-  counts: { ours: number; external: number; otherClusters: number; legacy: number; frozen: number; desired: number };
+  counts: {
+    ours: number;
+    external: number;
+    otherClusters: number;
+    legacy: number;
+    frozen: number;
+    desired: number;
+    /** Unmarked live items taken over this time (each counted in `ours` too). */
+    adopted: number;
+  };
 }
 
 export interface MergeOptions {
@@ -88,18 +102,21 @@ export function planWrite<T>(
   codec: ItemCodec<T>,
   opts: MergeOptions,
 ): WritePlan<T> {
-  const counts = { ours: 0, external: 0, otherClusters: 0, legacy: 0, frozen: 0, desired: 0 };
+  const counts = { ours: 0, external: 0, otherClusters: 0, legacy: 0, frozen: 0, desired: 0, adopted: 0 };
   const ownership = live.map((item) => ownershipOf(codec.descriptionOf(item), opts.clusterId));
+  const adoptedBy = adoptions(live, ownership, desired, codec);
   const heldKeys = new Map<string, string>();
   const liveOurs: { item: T; owner: string }[] = [];
   let firstOurs = -1;
   ownership.forEach((o, i) => {
     const item = live[i]!;
-    if (isOurs(o, opts)) {
+    const adopter = adoptedBy.get(i);
+    if (isOurs(o, opts) || adopter) {
+      if (adopter) counts.adopted++;
       if (o.owner === 'legacy') counts.legacy++;
       else counts.ours++;
       if (firstOurs < 0) firstOurs = i;
-      liveOurs.push({ item, owner: 'ref' in o ? refString(o.ref) : '' });
+      liveOurs.push({ item, owner: adopter ? refString(adopter) : 'ref' in o ? refString(o.ref) : '' });
       return;
     }
     if (o.owner === 'other-cluster') counts.otherClusters++;
@@ -124,10 +141,15 @@ export function planWrite<T>(
   const conflicts: Conflict[] = [];
   const accepted: DesiredItem<T>[] = [];
   const takenBy = new Map<string, string>();
+  const adoptedKeys = new Set(
+    [...adoptedBy].map(([i, owner]) => `${refString(owner)}|${codec.keyOf?.(live[i]!) ?? ''}`),
+  );
   for (const d of desired) {
     const key = codec.keyOf?.(d.item);
     if (key !== undefined) {
-      const holder = heldKeys.get(key) ?? takenBy.get(key);
+      // A source that adopted the item of this key holds it, whoever else has the same key.
+      const adopted = adoptedKeys.has(`${refString(d.owner)}|${key}`);
+      const holder = (adopted ? undefined : heldKeys.get(key)) ?? takenBy.get(key);
       if (holder !== undefined) {
         conflicts.push({ owner: refString(d.owner), key, heldBy: holder });
         continue;
@@ -164,11 +186,34 @@ export function planWrite<T>(
     return previous && codec.carryIdentity ? codec.carryIdentity(d.item, previous) : d.item;
   });
 
-  const mine = ownership.map((o) => isOurs(o, opts));
+  const mine = ownership.map((o, i) => isOurs(o, opts) || adoptedBy.has(i));
   const kept = live.filter((_, i) => !mine[i]);
   const at = firstOurs < 0 ? kept.length : mine.slice(0, firstOurs).filter((m) => !m).length;
   const items = [...kept.slice(0, at), ...ours, ...kept.slice(at)];
   return { items, write, differences: write ? differences : [], conflicts, counts };
+}
+
+/**
+ * Which unmarked live items the desired ones adopt: for each desired item that may adopt, the
+ * first external live item with its key not adopted yet (live index → adopting source).
+ */
+function adoptions<T>(
+  live: readonly T[],
+  ownership: readonly Ownership[],
+  desired: readonly DesiredItem<T>[],
+  codec: ItemCodec<T>,
+): Map<number, SourceRef> {
+  const adoptedBy = new Map<number, SourceRef>();
+  if (!codec.keyOf) return adoptedBy;
+  for (const d of desired) {
+    const key = d.adopt ? codec.keyOf(d.item) : undefined;
+    if (key === undefined) continue;
+    const i = live.findIndex(
+      (item, j) => ownership[j]!.owner === 'external' && !adoptedBy.has(j) && codec.keyOf!(item) === key,
+    );
+    if (i >= 0) adoptedBy.set(i, d.owner);
+  }
+  return adoptedBy;
 }
 
 /**

@@ -52,6 +52,11 @@ export function zoneOf(kind: SourceKind, spec: SourceSpec): string | undefined {
   return rules(kind).zone(spec);
 }
 
+/** Whether the kind writes to a zone even when its spec names none (then: the credentials' default domain). */
+export function zoneFromCredentials(kind: SourceKind): boolean {
+  return rules(kind).zoneFromCredentials ?? false;
+}
+
 /**
  * What places the source on its targets, as the spec says it: the zone name for zone-scoped
  * kinds, the credentials name (`''` = default) for account-scoped ones. A fresh read with another

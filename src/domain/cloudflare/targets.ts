@@ -3,7 +3,8 @@
  * CloudflareSyncState each. Rulesets are keyed by (zone, phase) — every ZoneRuleset,
  * TransformRule and RedirectRule of one zone and phase aggregates into the same entrypoint (the
  * original gave each its own state and they overwrote each other); device policy lists by
- * (account, list); virtual networks by (account, network name).
+ * (account, list); virtual networks by (account, network name); DNS records by (zone, name,
+ * type) — the record set, so every DNSRecord of one name and type meets in one place.
  */
 import { type SourceRef, refString } from './markers.js';
 
@@ -13,13 +14,23 @@ export type DeviceListName = (typeof DEVICE_LISTS)[number];
 export type SyncTarget =
   | { resourceType: 'ZoneRuleset'; accountId: string; zoneId: string; phase: string }
   | { resourceType: 'DeviceSettingsPolicy'; accountId: string; list: DeviceListName }
-  | { resourceType: 'VirtualNetwork'; accountId: string; name: string };
+  | { resourceType: 'VirtualNetwork'; accountId: string; name: string }
+  | {
+      resourceType: 'DNSRecord';
+      accountId: string;
+      zoneId: string;
+      /** The zone's name (not part of the key: the zone id is). */
+      zone: string;
+      /** The record's fully qualified name, lower case. */
+      name: string;
+      type: string;
+    };
 
 export type SyncResourceType = SyncTarget['resourceType'];
 
 /**
- * `ZoneRuleset/<zoneId>/<phase>`, `DeviceSettingsPolicy/<accountId>/<list>` or
- * `VirtualNetwork/<accountId>/<network name>`.
+ * `ZoneRuleset/<zoneId>/<phase>`, `DeviceSettingsPolicy/<accountId>/<list>`,
+ * `VirtualNetwork/<accountId>/<network name>` or `DNSRecord/<zoneId>/<fqdn>/<type>`.
  */
 export function targetKey(t: SyncTarget): string {
   return `${t.resourceType}/${targetTail(t, '/')}`;
@@ -33,6 +44,22 @@ function targetTail(t: SyncTarget, sep: string): string {
       return `${t.accountId}${sep}${t.list}`;
     case 'VirtualNetwork':
       return `${t.accountId}${sep}${t.name}`;
+    case 'DNSRecord':
+      return `${t.zoneId}${sep}${t.name}${sep}${t.type}`;
+  }
+}
+
+/** The Cloudflare object a target is, in words (the sync workflow's details in the Web UI). */
+export function targetObjectName(t: SyncTarget): string {
+  switch (t.resourceType) {
+    case 'ZoneRuleset':
+      return `entrypoint ruleset (phase ${t.phase})`;
+    case 'DeviceSettingsPolicy':
+      return `device policy list (${t.list})`;
+    case 'VirtualNetwork':
+      return `virtual network (${JSON.stringify(t.name)})`;
+    case 'DNSRecord':
+      return `DNS record set (${t.type} ${t.name})`;
   }
 }
 
@@ -50,10 +77,11 @@ export function sourceWorkflowId(ref: SourceRef): string {
   return `cloudflare-source/${refString(ref)}`;
 }
 
-/** What `spec.cloudflareId` of the SyncState says before the ruleset's own id is known. */
-export function targetCloudflareId(t: SyncTarget, rulesetId?: string): string {
-  if (t.resourceType === 'ZoneRuleset') return rulesetId ?? `pending-${t.zoneId}-${t.phase}`;
-  if (t.resourceType === 'VirtualNetwork') return rulesetId ?? `pending-${t.accountId}-${t.name}`;
+/** What `spec.cloudflareId` of the SyncState says before the object's own id is known. */
+export function targetCloudflareId(t: SyncTarget, cloudflareId?: string): string {
+  if (t.resourceType === 'ZoneRuleset') return cloudflareId ?? `pending-${t.zoneId}-${t.phase}`;
+  if (t.resourceType === 'VirtualNetwork') return cloudflareId ?? `pending-${t.accountId}-${t.name}`;
+  if (t.resourceType === 'DNSRecord') return cloudflareId ?? `pending-${t.zoneId}-${t.name}-${t.type}`;
   return `account-${t.accountId}-${t.list}`;
 }
 

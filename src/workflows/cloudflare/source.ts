@@ -24,6 +24,7 @@ import {
   isSourceKind,
   targetsOf,
   validateSource,
+  zoneFromCredentials,
   zoneOf,
   type SourceKind,
   type SourceSpec,
@@ -184,6 +185,8 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       const failed = current.find((r) => r && r.result === 'Failed');
       const invalid = current.find((r) => r && r.result === 'Invalid' && r.generation >= generation);
       const conflict = current.find((r) => r && r.result === 'Conflict' && r.generation >= generation);
+      // Every item of the source held by someone else: nothing of it is in Cloudflare.
+      const allHeld = current.every((r) => r && r.result === 'Conflict' && r.reason === 'Conflict');
       const synced = current.every(
         (r) => r && (r.result === 'Synced' || r.result === 'Conflict') && r.generation >= generation,
       );
@@ -191,6 +194,12 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
         await writeStatus(uid, generation, { status: 'False', reason: failed.reason, message: failed.message });
       else if (invalid)
         await writeStatus(uid, generation, { status: 'False', reason: 'InvalidSpec', message: invalid.message });
+      else if (allHeld && conflict)
+        await writeStatus(uid, generation, {
+          status: 'False',
+          reason: 'Conflict',
+          message: `not in Cloudflare: ${conflict.message}`,
+        });
       else if (synced)
         await writeStatus(uid, generation, {
           status: 'True',
@@ -217,12 +226,18 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
   async function resolve(
     spec: SourceSpec,
   ): Promise<
-    | { status: 'ok'; credentials: string; accountId: string; zoneId?: string }
+    | { status: 'ok'; credentials: string; accountId: string; zoneId?: string; zoneName?: string }
     | { status: 'failed'; reason: string; message: string }
   > {
     const creds = await sourceSteps.resolveCloudflareCredentials({ name: credentialsRefOf(kind, spec) });
     if (creds.status === 'failed') return { status: 'failed', ...creds.outcome };
-    const zone = zoneOf(kind, spec);
+    const zone = zoneOf(kind, spec) ?? (zoneFromCredentials(kind) ? creds.defaultDomain : undefined);
+    if (zone === undefined && zoneFromCredentials(kind))
+      return {
+        status: 'failed',
+        reason: 'NoZone',
+        message: `spec.cloudflare.domain is not set and CloudflareCredentials ${creds.credentials} has no defaultDomain: name the zone`,
+      };
     if (zone === undefined) return { status: 'ok', credentials: creds.credentials, accountId: creds.accountId };
     // A spec edit that keeps the zone costs no API call (the account's budget is shared).
     const cacheKey = `${creds.credentials}|${creds.accountId}|${zone}`;
@@ -237,7 +252,7 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       zoneId = found.zoneId;
       zoneIds.set(cacheKey, zoneId);
     }
-    return { status: 'ok', credentials: creds.credentials, accountId: creds.accountId, zoneId };
+    return { status: 'ok', credentials: creds.credentials, accountId: creds.accountId, zoneId, zoneName: zone };
   }
 
   function zoneStatus(resolved: { accountId: string; zoneId?: string }): Record<string, unknown> {

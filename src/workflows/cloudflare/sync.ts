@@ -206,7 +206,15 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
 
   function reportOf(v: SourceVerdict): SyncReport {
     const result = v.result === 'Synced' ? 'Synced' : v.result === 'Invalid' ? 'Invalid' : 'Conflict';
-    const reason = v.result === 'Synced' ? 'Synced' : v.result === 'Invalid' ? 'InvalidSpec' : 'Conflict';
+    // `Conflict`: nothing of the source could be written; `PartialConflict`: some of its items could not.
+    const reason =
+      v.result === 'Synced'
+        ? 'Synced'
+        : v.result === 'Invalid'
+          ? 'InvalidSpec'
+          : v.allHeld === false
+            ? 'PartialConflict'
+            : 'Conflict';
     return { target: key, syncState, result, generation: v.generation, reason, message: v.message };
   }
 

@@ -2,6 +2,7 @@
 import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
 import type { TargetAdapter } from './adapter.js';
 import { fallbackDomainAdapter, splitTunnelAdapter } from './device-lists.js';
+import { dnsRecordAdapter } from './dns-records.js';
 import { rulesetAdapter } from './rulesets.js';
 import { virtualNetworkAdapter } from './virtual-networks.js';
 
@@ -17,5 +18,7 @@ export function adapterFor(target: SyncTarget): TargetAdapter<unknown> {
       ) as TargetAdapter<unknown>;
     case 'VirtualNetwork':
       return virtualNetworkAdapter as TargetAdapter<unknown>;
+    case 'DNSRecord':
+      return dnsRecordAdapter as TargetAdapter<unknown>;
   }
 }

@@ -1,5 +1,6 @@
 /** The table of source kinds: each kind's rules (see ./types.ts). A new kind is a module and a line here. */
 import { deviceSettingsPolicyRules } from './device-settings-policy.js';
+import { dnsRecordRules } from './dns-record.js';
 import { redirectRuleRules, transformRuleRules, zoneRulesetRules } from './rulesets.js';
 import type { SourceKindRules } from './types.js';
 import { virtualNetworkRules } from './virtual-network.js';
@@ -10,6 +11,7 @@ export const SOURCE_KIND_RULES = {
   TransformRule: transformRuleRules,
   RedirectRule: redirectRuleRules,
   VirtualNetwork: virtualNetworkRules,
+  DNSRecord: dnsRecordRules,
 } as const satisfies Record<string, SourceKindRules<never>>;
 
 export type { ResolvedPlace, SourceKindRules, SourceObjectMeta } from './types.js';

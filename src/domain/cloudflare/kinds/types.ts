@@ -10,8 +10,10 @@ import type { SyncTarget } from '../targets.js';
 /** What a source resolves before it knows its targets. */
 export interface ResolvedPlace {
   accountId: string;
-  /** Set when the kind names a zone (`zoneOf`). */
+  /** Set when the kind names a zone (`zoneOf`, or the credentials' default domain). */
   zoneId?: string;
+  /** The zone's name, set with `zoneId`. */
+  zoneName?: string;
 }
 
 /** The source object itself, beyond its spec (a kind may default a field to the object's name). */
@@ -34,6 +36,11 @@ export interface SourceKindRules<Spec = unknown> {
   credentialsRef(spec: Spec): string | undefined;
   /** The zone name the source writes to, when the kind is zone-scoped (looked up to a zone id). */
   zone(spec: Spec): string | undefined;
+  /**
+   * The kind always writes to a zone: when `zone(spec)` names none, the credentials'
+   * `defaultDomain` is the zone (and without one the source cannot be placed).
+   */
+  zoneFromCredentials?: boolean;
   /** Every problem of the spec, each naming the field (empty = valid). */
   validate(spec: Spec, object: SourceObjectMeta): string[];
   /** Where the source's items go, once its account (and zone) are known. */
