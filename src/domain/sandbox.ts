@@ -1,7 +1,8 @@
 /**
  * The sandbox fast path's decisions, pure: what a create asks for and whether it is valid, what
  * the Sandbox record looks like, how an agent's phase maps to the Sandbox's, what the janitor
- * removes. Workflows and activities share these; nothing here does I/O.
+ * removes, when a sandbox expires and when a reset is asked for. Workflows and activities share
+ * these; nothing here does I/O.
  */
 import type { AgentPhase, AgentStatusReport } from '../agent/api.js';
 import {
@@ -12,6 +13,7 @@ import {
   type Sandbox,
   type SandboxAllocation,
   type SandboxPhase,
+  type SandboxStatus,
 } from '../api/sandbox.js';
 
 /** The tenant a sandbox belongs to (the fast path's caller); a tenant sees only its own. */
@@ -275,3 +277,71 @@ export function lostRecords(
   }
   return out;
 }
+
+// ---- lifecycle: expiry and reset ----
+
+/**
+ * An RFC 3339 time as nanoseconds since the epoch, so two revisions that differ below the
+ * millisecond still compare as different; undefined when it does not parse.
+ */
+export function rfc3339Nanos(s: string | undefined): bigint | undefined {
+  if (!s) return undefined;
+  const fraction = /^[^.]*T[^.]*\.(\d+)/.exec(s)?.[1] ?? '';
+  const ms = Date.parse(fraction ? s.replace(`.${fraction}`, '') : s);
+  if (Number.isNaN(ms)) return undefined;
+  return BigInt(ms) * 1_000_000n + BigInt(fraction.slice(0, 9).padEnd(9, '0') || '0');
+}
+
+/** When the sandbox expires (milliseconds since the epoch); undefined without a (valid) spec.expireTime. */
+export function expiresAtMs(sb: Pick<Sandbox, 'spec'>): number | undefined {
+  const at = sb.spec.expireTime ? Date.parse(sb.spec.expireTime) : NaN;
+  return Number.isNaN(at) ? undefined : at;
+}
+
+/**
+ * A reset is asked for when spec.resetRevision is a later time than the last one accepted
+ * (an equal time in another spelling, or an earlier one, is not a new request).
+ */
+export function resetRequested(sb: Pick<Sandbox, 'spec' | 'status'>): boolean {
+  const wanted = rfc3339Nanos(sb.spec.resetRevision);
+  if (wanted === undefined) return false;
+  const accepted = rfc3339Nanos(sb.status?.acceptedResetRevision);
+  return accepted === undefined || wanted > accepted;
+}
+
+export type LifecycleStep = { step: 'expire'; at: string } | { step: 'reset'; revision: string } | undefined;
+
+/**
+ * What the sandbox's lifecycle asks of its workflow now. Expiry wins over a reset: a sandbox
+ * past its expireTime is not restarted (it would expire again at once), and an Expired sandbox
+ * stays Expired until its expireTime is moved later (or removed) *and* a newer reset asks for a
+ * fresh start — so neither an extension alone nor a reset alone brings back a runtime.
+ */
+export function lifecycleStep(sb: Pick<Sandbox, 'spec' | 'status'>, nowMs: number): LifecycleStep {
+  const expiresAt = expiresAtMs(sb);
+  if (expiresAt !== undefined && nowMs >= expiresAt)
+    return sb.status?.phase === 'Expired' ? undefined : { step: 'expire', at: sb.spec.expireTime! };
+  if (resetRequested(sb)) return { step: 'reset', revision: sb.spec.resetRevision! };
+  return undefined;
+}
+
+/**
+ * How long the workflow may wait for a hint before it must look again: until the expiry (its
+ * durable timer), at most `resyncMs`. At least 1 ms, so a wait is never a busy loop.
+ */
+export function nextLookInMs(sb: Pick<Sandbox, 'spec' | 'status'>, nowMs: number, resyncMs: number): number {
+  const expiresAt = expiresAtMs(sb);
+  if (expiresAt === undefined || sb.status?.phase === 'Expired') return resyncMs;
+  return Math.max(1, Math.min(resyncMs, expiresAt - nowMs));
+}
+
+/** A status patch (JSON merge patch): `null` removes a field. */
+export type SandboxStatusPatch = { [K in keyof SandboxStatus]?: SandboxStatus[K] | null };
+
+/** The assignment removed from status: expired, or reset before it is placed again. */
+export const UNASSIGNED = {
+  assignedPod: null,
+  nodeName: null,
+  sandboxID: null,
+  endpoints: null,
+} as const satisfies SandboxStatusPatch;

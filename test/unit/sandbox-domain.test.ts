@@ -1,9 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/api/sandbox.js';
 import {
   createFingerprint,
   invalidCreate,
+  lifecycleStep,
   lostRecords,
+  nextLookInMs,
   orphansOn,
+  resetRequested,
+  rfc3339Nanos,
   type RecordedSandbox,
 } from '../../src/domain/sandbox.js';
 
@@ -82,5 +87,70 @@ describe('creates', () => {
   it('are the same create regardless of env order; another spec is another create', () => {
     expect(createFingerprint(spec)).toBe(createFingerprint({ ...spec, envs: { A: '1', B: '2' } }));
     expect(createFingerprint(spec)).not.toBe(createFingerprint({ ...spec, args: ['x'] }));
+  });
+});
+
+describe('expiry and reset', () => {
+  const T = Date.parse('2026-11-24T03:00:00Z');
+  const sandbox = (spec: Partial<Sandbox['spec']>, status?: Sandbox['status']) => ({
+    spec: { image: 'i', poolRef: 'p', ...spec },
+    status,
+  });
+
+  it('expires at expireTime, not a millisecond before, and never without one', () => {
+    const sb = sandbox({ expireTime: '2026-11-24T03:00:00Z' }, { phase: 'Running' });
+    expect(lifecycleStep(sb, T - 1)).toBeUndefined();
+    expect(lifecycleStep(sb, T)).toEqual({ step: 'expire', at: '2026-11-24T03:00:00Z' });
+    expect(lifecycleStep(sb, T + 3_600_000)).toEqual({ step: 'expire', at: '2026-11-24T03:00:00Z' });
+    expect(lifecycleStep(sandbox({}, { phase: 'Running' }), T + 10 ** 12)).toBeUndefined();
+    // Expired once: nothing more to do, whatever happens to expireTime.
+    expect(lifecycleStep({ ...sb, status: { phase: 'Expired' } }, T)).toBeUndefined();
+  });
+
+  it('asks for a reset only for a revision later than the accepted one', () => {
+    const at = (resetRevision?: string, acceptedResetRevision?: string) =>
+      resetRequested(sandbox({ resetRevision }, { acceptedResetRevision }));
+    expect(at(undefined, undefined)).toBe(false);
+    expect(at('2026-11-24T01:00:00Z', undefined)).toBe(true);
+    expect(at('2026-11-24T01:00:01Z', '2026-11-24T01:00:00Z')).toBe(true);
+    expect(at('2026-11-24T01:00:00Z', '2026-11-24T01:00:00Z')).toBe(false);
+    expect(at('2026-11-24T00:59:59Z', '2026-11-24T01:00:00Z')).toBe(false);
+    // The same instant in another spelling is the same revision.
+    expect(at('2026-11-24T02:00:00.000+01:00', '2026-11-24T01:00:00Z')).toBe(false);
+    // Below the millisecond still counts.
+    expect(at('2026-11-24T01:00:00.000000002Z', '2026-11-24T01:00:00.000000001Z')).toBe(true);
+    expect(at('2026-11-24T01:00:00.000000001Z', '2026-11-24T01:00:00.000000001Z')).toBe(false);
+    expect(at('not a time', undefined)).toBe(false);
+  });
+
+  it('parses RFC 3339 to nanoseconds', () => {
+    expect(rfc3339Nanos('1970-01-01T00:00:01.5Z')).toBe(1_500_000_000n);
+    expect(rfc3339Nanos('1970-01-01T00:00:00.123456789Z')).toBe(123_456_789n);
+    expect(rfc3339Nanos('1970-01-01T01:00:00+01:00')).toBe(0n);
+    expect(rfc3339Nanos('')).toBeUndefined();
+    expect(rfc3339Nanos('yesterday')).toBeUndefined();
+  });
+
+  it('lets expiry win over a reset: an expired sandbox is not restarted', () => {
+    const past = '2026-11-24T02:00:00Z';
+    const rev = '2026-11-24T02:30:00Z';
+    expect(lifecycleStep(sandbox({ expireTime: past, resetRevision: rev }, { phase: 'Running' }), T)).toEqual({
+      step: 'expire',
+      at: past,
+    });
+    expect(lifecycleStep(sandbox({ expireTime: past, resetRevision: rev }, { phase: 'Expired' }), T)).toBeUndefined();
+    // Moved later and reset: a fresh start.
+    expect(
+      lifecycleStep(sandbox({ expireTime: '2026-11-24T04:00:00Z', resetRevision: rev }, { phase: 'Expired' }), T),
+    ).toEqual({ step: 'reset', revision: rev });
+  });
+
+  it('waits for hints until the expiry at the latest', () => {
+    const resync = 300_000;
+    expect(nextLookInMs(sandbox({}), T, resync)).toBe(resync);
+    expect(nextLookInMs(sandbox({ expireTime: '2026-11-24T03:00:10Z' }), T, resync)).toBe(10_000);
+    expect(nextLookInMs(sandbox({ expireTime: '2026-11-25T03:00:00Z' }), T, resync)).toBe(resync);
+    expect(nextLookInMs(sandbox({ expireTime: '2026-11-24T02:00:00Z' }), T, resync)).toBe(1);
+    expect(nextLookInMs(sandbox({ expireTime: '2026-11-24T02:00:00Z' }, { phase: 'Expired' }), T, resync)).toBe(resync);
   });
 });

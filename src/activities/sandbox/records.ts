@@ -12,10 +12,15 @@ import {
   parseAllocation,
   type Sandbox,
   type SandboxAllocation,
-  type SandboxStatus,
 } from '../../api/sandbox.js';
 import { GONE, failedWith, ok, type Found, type Outcome } from '../../domain/results.js';
-import { refusal, sandboxRecord, type RecordInput, type Refusal } from '../../domain/sandbox.js';
+import {
+  refusal,
+  sandboxRecord,
+  type RecordInput,
+  type Refusal,
+  type SandboxStatusPatch,
+} from '../../domain/sandbox.js';
 import { apiMessage, isAlreadyExists, statusCode, type KubeClient } from '../../kube/client.js';
 import { getObject, listAll, patchStatusUnlessGone } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
@@ -129,7 +134,8 @@ export function createSandboxRecordActivities(kube: KubeClient) {
       return sb ? ok({ sandbox: sb }) : GONE;
     },
 
-    async patchSandboxStatus(req: SandboxRef & { uid: string; status: SandboxStatus }): Promise<Found> {
+    /** A merge patch of status: fields set to null are removed (an assignment cleared). */
+    async patchSandboxStatus(req: SandboxRef & { uid: string; status: SandboxStatusPatch }): Promise<Found> {
       return patchStatusUnlessGone(kube, ref(req), req.status as Record<string, unknown>, req.uid);
     },
 

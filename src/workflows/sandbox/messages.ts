@@ -56,7 +56,16 @@ export interface AgentObservation {
 export const agentReportedSignal = defineSignal<[AgentObservation]>('agentReported');
 
 export type SandboxStage =
-  'waiting' | 'creating' | 'recording' | 'unrecorded' | 'scheduling' | 'live' | 'deleting' | 'done';
+  | 'waiting'
+  | 'creating'
+  | 'recording'
+  | 'unrecorded'
+  | 'scheduling'
+  | 'live'
+  | 'expiring'
+  | 'resetting'
+  | 'deleting'
+  | 'done';
 
 export interface SandboxState {
   stage: SandboxStage;

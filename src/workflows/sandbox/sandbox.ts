@@ -17,6 +17,13 @@
  * run follows the agent (Running, Failed with the exit) on the registry's hints, and on deletion
  * deletes the sandbox on the agent, waits until the agent no longer reports it, releases the slot
  * and removes the finalizer.
+ *
+ * Lifecycle, on the same loop: the wait for hints is also the expiry's durable timer (it ends at
+ * spec.expireTime at the latest), so a spec change — the watcher's hint — re-arms it. Expired:
+ * removed from the agent, slot released, phase Expired with no assignment, the record kept until
+ * the user deletes it. Reset (spec.resetRevision later than status.acceptedResetRevision): the
+ * same removal, then Pending with no assignment and the revision accepted in that one status
+ * write, and the sandbox is placed again under a new sandbox ID.
  */
 import {
   ApplicationFailure,
@@ -44,11 +51,16 @@ import {
   createFingerprint,
   createSpecOf,
   endpointsOf,
+  lifecycleStep,
+  nextLookInMs,
   phaseFromAgent,
   PLACED_PHASES,
   refusal,
   type Refusal,
+  type LifecycleStep,
   type SandboxCreateSpec,
+  type SandboxStatusPatch,
+  UNASSIGNED,
 } from '../../domain/sandbox.js';
 import { K8sUID, OperationPhase } from '../../temporal/search-attributes.js';
 import { agentWaits, createSteps, sandboxCalls } from './activity-options.js';
@@ -66,7 +78,9 @@ import {
 /** A bound on agents tried after refusals; each refusal excludes its agent, so the table runs out first. */
 const MAX_PLACEMENT_TRIES = 64;
 /** Re-read the record this often without any hint (a backstop; hints normally arrive first). */
-const RESYNC_INTERVAL = '5 minutes';
+const RESYNC_MS = 5 * 60_000;
+/** A sandbox no agent has room for is tried again this often (or on the next hint). */
+const UNSCHEDULABLE_RETRY_MS = 10_000;
 
 interface Incarnation {
   sandboxId: string;
@@ -82,6 +96,9 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
   let creation: { fingerprint: string; answer?: CreateAnswer; call: CreateSandboxCall } | undefined;
   // Set once the create was answered with a placement (or the run adopted one from the record).
   let live: Incarnation | undefined;
+  // A reset's new incarnation gets a new sandbox ID, so the agents and the placement table never
+  // mistake it for the one just removed.
+  let resetSandboxId: string | undefined;
   let hinted = false;
 
   const stage = (s: SandboxState['stage'], details: string) => {
@@ -367,6 +384,13 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
       continue; // read again: status and annotation as they are now
     }
 
+    // Expiry and reset act on whatever the sandbox is doing now: placed, waiting for room, failed.
+    const lifecycle = lifecycleStep(sb, Date.now());
+    if (lifecycle) {
+      await applyLifecycle(sb, ref, lifecycle);
+      continue;
+    }
+
     if (!live && !sb.status?.assignedPod && !isTerminal(sb)) {
       // Created with kubectl (or its annotation was malformed): placed by this run.
       const placed = await scheduleRecord(sb, ref);
@@ -382,7 +406,8 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
       `${state.phase ?? sb.status?.phase ?? 'Pending'} on agent ${live?.placement.pod ?? sb.status?.assignedPod ?? '-'}`,
     );
 
-    await condition(() => hinted, RESYNC_INTERVAL);
+    // Also the expiry's durable timer: a hint (a spec change) ends it early and the next pass arms it anew.
+    await condition(() => hinted, nextLookInMs(sb, Date.now(), RESYNC_MS));
     if (workflowInfo().continueAsNewSuggested && !hinted) {
       await condition(allHandlersFinished);
       return continueAsNew<typeof sandboxWorkflow>({ namespace, name, previousUid: input.previousUid });
@@ -414,7 +439,8 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
     const spec = createSpecOf(sb);
     stage('scheduling', `placing in pool ${spec.poolRef}`);
     let gone = false;
-    const placed = await place(spec, sandboxCalls, { sandboxId: ref.uid, reservation: ref.uid }, async (placement) => {
+    const sandboxId = resetSandboxId ?? ref.uid;
+    const placed = await place(spec, sandboxCalls, { sandboxId, reservation: sandboxId }, async (placement) => {
       const pending = await sandboxCalls.patchSandboxStatus({
         ...ref,
         status: { phase: 'Pending', assignedPod: placement.pod, nodeName: placement.node },
@@ -431,15 +457,15 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
         ...ref,
         status: {
           phase: 'Pending',
-          assignedPod: null as unknown as undefined,
-          nodeName: null as unknown as undefined,
+          assignedPod: null,
+          nodeName: null,
           conditions: [readyCondition('False', 'Unschedulable', placed.message)],
         },
       });
       stage('scheduling', `waiting for room: ${placed.message}`);
       if (r.status === 'gone') return 'gone';
-      // No room now: try again on the next hint or resync.
-      await condition(() => hinted, '10 seconds');
+      // No room now: try again on the next hint, a little later, or at the expiry.
+      await condition(() => hinted, nextLookInMs(sb, Date.now(), UNSCHEDULABLE_RETRY_MS));
       return undefined;
     }
     const status: SandboxStatus = {
@@ -523,6 +549,46 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
       },
     });
     state.phase = 'Failed';
+  }
+
+  /**
+   * Expiry: the runtime goes (agent delete, slot released) and the record stays, Expired and
+   * unassigned. Reset: the same removal, then Pending and unassigned with the revision accepted
+   * in that same write — so it is acted upon exactly once — and the loop places it anew.
+   */
+  async function applyLifecycle(
+    sb: Sandbox,
+    ref: { namespace: string; name: string; uid: string },
+    lifecycle: NonNullable<LifecycleStep>,
+  ): Promise<void> {
+    live ??= await adoptPlacement(sb, undefined);
+    const removed = live ? `; sandbox ${live.sandboxId} removed from agent ${live.placement.pod}` : '';
+    stage(
+      lifecycle.step === 'expire' ? 'expiring' : 'resetting',
+      lifecycle.step === 'expire' ? `expireTime ${lifecycle.at} reached` : `resetRevision ${lifecycle.revision}`,
+    );
+    if (live) {
+      await removeFromAgent(live);
+      live = undefined;
+      state.sandboxId = state.agentPod = state.endpoints = undefined;
+    }
+    const status: SandboxStatusPatch =
+      lifecycle.step === 'expire'
+        ? {
+            phase: 'Expired',
+            ...UNASSIGNED,
+            conditions: [readyCondition('False', 'Expired', `expired at ${lifecycle.at}${removed}`)],
+          }
+        : {
+            phase: 'Pending',
+            ...UNASSIGNED,
+            acceptedResetRevision: lifecycle.revision,
+            conditions: [
+              readyCondition('False', 'Reset', `reset to revision ${lifecycle.revision}${removed}; placing it again`),
+            ],
+          };
+    if (lifecycle.step === 'reset') resetSandboxId = uuid4().replaceAll('-', '');
+    if ((await sandboxCalls.patchSandboxStatus({ ...ref, status })).status === 'ok') state.phase = status.phase!;
   }
 
   async function removeFromAgent(inc: Incarnation): Promise<void> {
