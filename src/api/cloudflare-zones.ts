@@ -2,9 +2,10 @@
  * The zone kinds of `networking.cloudflare-operator.io/v1alpha2`: CloudflareDomain (a zone and its
  * settings) and DNSRecord.
  *
- * Same names, scope, fields, enums and defaults as the original cloudflare-operator
- * (StringKe/cloudflare-operator, api/v1alpha2). Added here: CloudflareDomain `priority` (several
- * CloudflareDomains of one zone are merged, lower number wins), DNSRecord `adoptExisting`, and on
+ * Same names, scope, fields and enums as the original cloudflare-operator (StringKe/cloudflare-operator,
+ * api/v1alpha2); its defaults too, except on CloudflareDomain's settings (see Bool below). Added
+ * here: CloudflareDomain `priority` (several CloudflareDomains of one zone are merged per setting,
+ * lower number wins) and `restoreOnDelete`, DNSRecord `adoptExisting`, and on
  * every status `conditions`, `observedGeneration`, `syncState`, `message` and a `Ready` column.
  */
 import { Type, type Static } from '@sinclair/typebox';
@@ -40,8 +41,24 @@ export const CONFIG_SYNC_STATES = ['Synced', 'Syncing', 'Error', 'Unknown'] as c
 /** A hostname-like domain name, as the original's pattern. */
 export const DOMAIN_PATTERN = '^[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?(\\.[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)*$';
 
-const Bool = (defaultValue: boolean, description?: string) =>
-  Type.Optional(Type.Boolean({ default: defaultValue, ...(description ? { description } : {}) }));
+/**
+ * A zone setting toggle. The settings carry no schema defaults (the original's default is in the
+ * description): the apiserver would fill them in, and every CloudflareDomain would then set every
+ * setting — a default nobody asked for beating another resource's value. Unset = not managed.
+ */
+const Bool = (originalDefault: boolean, description?: string) =>
+  Type.Optional(
+    Type.Boolean({
+      description: `${description ? `${description} ` : ''}(The original's default: ${originalDefault}.)`,
+    }),
+  );
+/** A setting's enum without a schema default (see Bool). */
+const Choice = <const T extends readonly string[]>(values: T, originalDefault: T[number], description?: string) =>
+  Type.Optional(
+    StringEnum(values, {
+      description: `${description ? `${description} ` : ''}(The original's default: ${originalDefault}.)`,
+    }),
+  );
 
 export const SecretReference = Type.Object({
   name: Type.String({ description: 'Name of the Secret.' }),
@@ -49,9 +66,9 @@ export const SecretReference = Type.Object({
 });
 
 export const SSLConfig = Type.Object({
-  mode: Type.Optional(StringEnum(SSL_MODES, { default: 'full', description: 'SSL/TLS encryption mode.' })),
-  minTLSVersion: Type.Optional(StringEnum(TLS_VERSIONS, { default: '1.2' })),
-  tls13: Type.Optional(StringEnum(FEATURE_TOGGLES, { default: 'on' })),
+  mode: Choice(SSL_MODES, 'full', 'SSL/TLS encryption mode.'),
+  minTLSVersion: Choice(TLS_VERSIONS, '1.2'),
+  tls13: Choice(FEATURE_TOGGLES, 'on'),
   alwaysUseHttps: Bool(true, 'Redirect all HTTP requests to HTTPS.'),
   automaticHttpsRewrites: Bool(true, 'Rewrite HTTP links to HTTPS in HTML.'),
   opportunisticEncryption: Bool(true),
@@ -71,11 +88,11 @@ export const CacheConfig = Type.Object({
     Type.Integer({ minimum: 0, maximum: 31536000, description: 'Browser cache TTL in seconds (0: respect origin).' }),
   ),
   developmentMode: Bool(false, 'Bypass the cache (turns itself off after 3 hours).'),
-  cacheLevel: Type.Optional(StringEnum(CACHE_LEVELS, { default: 'aggressive' })),
+  cacheLevel: Choice(CACHE_LEVELS, 'aggressive'),
   tieredCache: Type.Optional(
     Type.Object({
       enabled: Bool(true),
-      topology: Type.Optional(StringEnum(TIERED_CACHE_TOPOLOGIES, { default: 'smart' })),
+      topology: Choice(TIERED_CACHE_TOPOLOGIES, 'smart'),
     }),
   ),
   cacheReserve: Type.Optional(Type.Object({ enabled: Bool(false) })),
@@ -85,13 +102,17 @@ export const CacheConfig = Type.Object({
 });
 
 export const SecurityConfig = Type.Object({
-  level: Type.Optional(StringEnum(SECURITY_LEVELS, { default: 'medium' })),
+  level: Choice(SECURITY_LEVELS, 'medium'),
   browserCheck: Bool(true, 'Browser integrity check.'),
   emailObfuscation: Bool(true),
   serverSideExclude: Bool(true),
   hotlinkProtection: Bool(false),
   challengePassage: Type.Optional(
-    Type.Integer({ minimum: 300, maximum: 31536000, default: 1800, description: 'Seconds after a challenge.' }),
+    Type.Integer({
+      minimum: 300,
+      maximum: 31536000,
+      description: "Seconds after a challenge. (The original's default: 1800.)",
+    }),
   ),
   waf: Type.Optional(Type.Object({ enabled: Bool(false) })),
 });
@@ -102,7 +123,7 @@ export const PerformanceConfig = Type.Object({
   http3: Bool(true),
   zeroRTT: Bool(true),
   minify: Type.Optional(Type.Object({ html: Bool(false), css: Bool(false), javascript: Bool(false) })),
-  polish: Type.Optional(StringEnum(POLISH_MODES, { default: 'off', description: 'Pro plan or higher.' })),
+  polish: Choice(POLISH_MODES, 'off', 'Pro plan or higher.'),
   webp: Bool(false, 'Pro plan or higher.'),
   mirage: Bool(false, 'Pro plan or higher.'),
   earlyHints: Bool(true),
@@ -115,13 +136,22 @@ export const PerformanceConfig = Type.Object({
 export const CloudflareDomainSpec = Type.Object({
   domain: Type.String({ pattern: DOMAIN_PATTERN, description: 'The apex domain in Cloudflare, e.g. example.com.' }),
   credentialsRef: Type.Optional(CredentialsReference),
-  isDefault: Bool(false, 'The domain of resources that name none. At most one.'),
+  isDefault: Type.Optional(
+    Type.Boolean({ default: false, description: 'The domain of resources that name none. At most one.' }),
+  ),
   zoneId: Type.Optional(Type.String({ description: 'The zone ID; skips the zone lookup.' })),
   ssl: Type.Optional(SSLConfig),
   cache: Type.Optional(CacheConfig),
   security: Type.Optional(SecurityConfig),
   performance: Type.Optional(PerformanceConfig),
   priority: SourcePriority(),
+  restoreOnDelete: Type.Optional(
+    Type.Boolean({
+      description:
+        'When no CloudflareDomain sets a setting any more, write back the value it had before the operator first ' +
+        'took it (kept on the CloudflareSyncState). Default: leave the last value, as the original did.',
+    }),
+  ),
 });
 
 export const CloudflareDomainStatus = Type.Object({

@@ -148,6 +148,21 @@ export const CloudflareSyncStateSpec = Type.Object({
   ),
 });
 
+/** A setting held by the operator on a settings target (no marker can say so in Cloudflare). */
+export const ManagedSetting = Type.Object({
+  setting: Type.String({ description: "Cloudflare's name of the setting, e.g. min_tls_version." }),
+  previous: Type.Optional(
+    Type.String({
+      description: 'The value before the operator first took the setting, as JSON (absent: Cloudflare had none).',
+    }),
+  ),
+  heldBy: Type.String({ description: 'The source whose value is written: Kind/Namespace/Name or Kind/Name.' }),
+  restoreOnDelete: Type.Optional(
+    Type.Boolean({ description: 'Write `previous` back once no source sets the setting any more.' }),
+  ),
+});
+export type ManagedSetting = Static<typeof ManagedSetting>;
+
 export const CloudflareSyncStateStatus = Type.Object({
   syncStatus: Type.Optional(StringEnum(SYNC_STATUSES)),
   lastSyncTime: Type.Optional(Timestamp({ description: 'The last successful sync to Cloudflare.' })),
@@ -169,6 +184,13 @@ export const CloudflareSyncStateStatus = Type.Object({
     Type.String({ description: 'Class of the last error, e.g. Auth, RateLimit, Validation.' }),
   ),
   failureReason: Type.Optional(Type.String({ description: 'Why syncStatus is Failed.' })),
+  managedSettings: Type.Optional(
+    Type.Array(ManagedSetting, {
+      description:
+        'Settings targets (zone settings, gateway configuration): each setting the operator holds, who holds it and ' +
+        'the value it had before the operator first took it.',
+    }),
+  ),
 });
 
 export type CloudflareSyncStateSpec = Static<typeof CloudflareSyncStateSpec>;

@@ -342,6 +342,21 @@ describe('contract: zone settings and gateway configuration', () => {
     expect(unknown).toBeInstanceOf(Cloudflare.NotFoundError);
   });
 
+  it('GET /zones/{id}/settings (the SDK has no typed call: its generic get) lists every setting with its value', async () => {
+    await cf.zones.settings.edit('always_use_https', { zone_id: ZONE, value: 'on' });
+    const all = (await cf.get(`/zones/${ZONE}/settings`)) as {
+      success: boolean;
+      result: { id: string; value: unknown; editable: boolean }[];
+    };
+    expect(all.success).toBe(true);
+    const byId = new Map(all.result.map((s) => [s.id, s.value]));
+    expect(byId.get('always_use_https')).toBe('on');
+    expect(byId.get('minify')).toEqual({ css: 'off', html: 'off', js: 'off' });
+    expect(all.result.every((s) => s.editable)).toBe(true);
+    const missing = await cf.get('/zones/0000000000000000000000000000dead/settings').catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(Cloudflare.APIError);
+  });
+
   it('zeroTrust.gateway.configurations get / update (replace) / edit (merge)', async () => {
     const gateway = cf.zeroTrust.gateway.configurations;
     expect((await gateway.get({ account_id: ACCOUNT })).settings).toEqual({});

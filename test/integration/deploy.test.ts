@@ -823,7 +823,7 @@ describe('RBAC, applied for real', () => {
       });
     });
 
-    it('Cloudflare: a token Secret in the operator namespace; rulesets, transform, redirect and device policies synced (listed past 16 sources on a target), a virtual network and a DNS record, then removed', async () => {
+    it('Cloudflare: a token Secret in the operator namespace; rulesets, transform, redirect and device policies synced (listed past 16 sources on a target), a virtual network, a DNS record and a zone setting, then removed', async () => {
       const account = hexId();
       const creds = uniq('deploy-cf');
       const zoneName = `${uniq('deploy-cf')}.example.com`;
@@ -942,6 +942,17 @@ describe('RBAC, applied for real', () => {
         name: `www.${zoneName}`,
         type: 'A',
       };
+      // A CloudflareDomain: the zone's settings (one target per zone; the worker GETs it, never lists).
+      const domainName = uniq('dom');
+      source('CloudflareDomain', domainName, {
+        domain: zoneName,
+        credentialsRef,
+        restoreOnDelete: true,
+        ssl: { minTLSVersion: '1.3' },
+      });
+      const domainTarget: SyncTarget = { resourceType: 'CloudflareDomain', accountId: account, zoneId };
+      const minTls = async () =>
+        ((await fx.cf.zones.settings.get('min_tls_version', { zone_id: zoneId })) as { value?: unknown }).value;
       const dnsRecords = async () => {
         const out: { name: string; comment: string | null }[] = [];
         for await (const r of fx.cf.dns.records.list({ zone_id: zoneId }))
@@ -985,6 +996,7 @@ describe('RBAC, applied for real', () => {
             st?.status?.syncStatus === 'Synced'
           );
         });
+        await eventually(`CloudflareDomain ${domainName}: min_tls_version 1.3`, async () => (await minTls()) === '1.3');
         await eventually(`DNSRecord ${dnsName} in Cloudflare`, async () => {
           const found = await dnsRecords();
           return found.length === 1 && found[0]!.comment === `[managed-by:default:DNSRecord/${cfNs}/${dnsName}]`;
@@ -1005,7 +1017,10 @@ describe('RBAC, applied for real', () => {
             const c = await counts();
             const vnets = (await networks()).length;
             const dns = (await dnsRecords()).length;
-            return c.transform === 0 && c.redirect === 0 && c.include === 0 && vnets === 0 && dns === 0 ? c : undefined;
+            const restored = (await minTls()) === '1.0'; // the emulator's default for a new zone
+            return c.transform === 0 && c.redirect === 0 && c.include === 0 && vnets === 0 && dns === 0 && restored
+              ? c
+              : undefined;
           },
           { timeoutMs: 300_000, intervalMs: 1000 },
         );
@@ -1013,7 +1028,7 @@ describe('RBAC, applied for real', () => {
           await eventually(`${describeObj(o)} gone (finalizer released)`, async () => !(await k.get(refOf(o))), {
             timeoutMs: 120_000,
           });
-        for (const t of [...targets, vnetTarget, dnsTarget])
+        for (const t of [...targets, vnetTarget, dnsTarget, domainTarget])
           await eventually(
             `CloudflareSyncState ${syncStateName(t)} deleted`,
             async () => !(await k.get(syncStateRef(t))),

@@ -282,11 +282,14 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
       if (live.cloudflareId) cloudflareId = targetCloudflareId(t, live.cloudflareId);
       faultPoint('cloudflare-read');
       const desired = adapter.desired(sources, req.clusterId);
-      const p = planWrite(live.items, desired, adapter.codec, {
-        frozenOwners: frozen,
-        clusterId: req.clusterId,
-        adoptLegacy: req.adoptLegacyMarkers,
-      });
+      const settings = adapter.planHeld?.(live.items, desired, existing?.status?.managedSettings ?? [], frozen);
+      const p =
+        settings?.plan ??
+        planWrite(live.items, desired, adapter.codec, {
+          frozenOwners: frozen,
+          clusterId: req.clusterId,
+          adoptLegacy: req.adoptLegacyMarkers,
+        });
       const digest = createHash('sha256')
         .update(canonical(desired.map((d) => d.item)))
         .digest('hex');
@@ -295,6 +298,12 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
       const driftLeft = drifted && req.driftPolicy === 'observe' && req.trigger !== 'reaggregate';
       const wrote = p.write && !driftLeft;
       if (wrote) {
+        // A setting taken for the first time: remember what it was before changing it, so a crash
+        // right after the write cannot lose the value to restore.
+        if (settings?.takesNew)
+          await recordSyncState(req, { cloudflareId, sources, frozenRecords }, () => ({
+            managedSettings: settings.held,
+          }));
         const written = await adapter.write(cf, t, p, live.items);
         if (written.cloudflareId) cloudflareId = targetCloudflareId(t, written.cloudflareId);
         faultPoint('cloudflare-write');
@@ -363,6 +372,7 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
               ? { conflicts: p.conflicts.map((c) => `${c.owner}: ${c.key} held by ${c.heldBy}`) }
               : {}),
           },
+          ...(settings ? { managedSettings: settings.held } : {}),
           error: null,
           failureReason: null,
           errorCategory: null,

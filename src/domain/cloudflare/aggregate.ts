@@ -6,6 +6,7 @@
  */
 import { type SourceRef, describe, refString } from './markers.js';
 import type { DesiredItem } from './merge.js';
+import type { SettingItem } from './settings.js';
 import type { DnsRecordItem, FallbackDomain, RulesetRule, SplitTunnelEntry, VirtualNetworkItem } from './items.js';
 
 /** What one source contributes to a ruleset target. */
@@ -25,8 +26,16 @@ export interface DnsRecordContribution {
   entries: DnsRecordItem[];
   adoptExisting?: boolean;
 }
+/** What one source contributes to a settings target: the settings it sets (Cloudflare names). */
+export interface SettingsContribution {
+  entries: SettingItem[];
+}
 export type Contribution =
-  RulesetContribution | DeviceListContribution | VirtualNetworkContribution | DnsRecordContribution;
+  | RulesetContribution
+  | DeviceListContribution
+  | VirtualNetworkContribution
+  | DnsRecordContribution
+  | SettingsContribution;
 
 export interface RegisteredSource<C extends Contribution = Contribution> {
   ref: SourceRef;
@@ -106,4 +115,11 @@ export function desiredRecords(sources: Iterable<RegisteredSource>, clusterId: s
       ...(c.adoptExisting ? { adopt: true } : {}),
     }));
   });
+}
+
+/** Every source's settings, in aggregation order (per setting, the first one wins: ./settings.ts). */
+export function desiredSettings(sources: Iterable<RegisteredSource>): DesiredItem<SettingItem>[] {
+  return orderSources(sources).flatMap((s) =>
+    ((s.config as SettingsContribution).entries ?? []).map((item) => ({ owner: s.ref, item })),
+  );
 }

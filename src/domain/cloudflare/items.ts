@@ -141,3 +141,14 @@ export const dnsRecordCodec: ItemCodec<DnsRecordItem> = {
   carryIdentity: (desired, live) => ({ ...desired, id: live.id }),
   label: (r) => `${r.type} record ${r.name} → ${hasData(r) ? canonical(r.data) : JSON.stringify(r.content ?? '')}`,
 };
+
+/**
+ * A named setting (zone settings, gateway configuration): it carries no marker, so who holds it
+ * is what the SyncState remembers (./settings.ts); this codec only compares and names.
+ */
+export const settingCodec: ItemCodec<{ id: string; value: unknown }> = {
+  descriptionOf: () => undefined,
+  comparable: (s) => ({ id: s.id, value: s.value }),
+  keyOf: (s) => `setting ${s.id}`,
+  label: (s) => `setting ${s.id} = ${JSON.stringify(s.value)}`,
+};

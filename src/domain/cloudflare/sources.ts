@@ -52,6 +52,13 @@ export function zoneOf(kind: SourceKind, spec: SourceSpec): string | undefined {
   return rules(kind).zone(spec);
 }
 
+/** The source's `status.state` for its Ready condition (`Ready`, the kind's syncing state, or `Error`). */
+export function stateOf(kind: SourceKind, ready: { status: string; reason: string }): string {
+  if (ready.status === 'True') return 'Ready';
+  if (ready.reason === 'Syncing' || ready.reason === 'Deleting') return rules(kind).syncingState ?? 'Syncing';
+  return 'Error';
+}
+
 /** Whether the kind writes to a zone even when its spec names none (then: the credentials' default domain). */
 export function zoneFromCredentials(kind: SourceKind): boolean {
   return rules(kind).zoneFromCredentials ?? false;

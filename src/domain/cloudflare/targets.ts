@@ -4,7 +4,8 @@
  * TransformRule and RedirectRule of one zone and phase aggregates into the same entrypoint (the
  * original gave each its own state and they overwrote each other); device policy lists by
  * (account, list); virtual networks by (account, network name); DNS records by (zone, name,
- * type) — the record set, so every DNSRecord of one name and type meets in one place.
+ * type) — the record set, so every DNSRecord of one name and type meets in one place; zone
+ * settings by zone.
  */
 import { type SourceRef, refString } from './markers.js';
 
@@ -15,6 +16,7 @@ export type SyncTarget =
   | { resourceType: 'ZoneRuleset'; accountId: string; zoneId: string; phase: string }
   | { resourceType: 'DeviceSettingsPolicy'; accountId: string; list: DeviceListName }
   | { resourceType: 'VirtualNetwork'; accountId: string; name: string }
+  | { resourceType: 'CloudflareDomain'; accountId: string; zoneId: string }
   | {
       resourceType: 'DNSRecord';
       accountId: string;
@@ -30,7 +32,8 @@ export type SyncResourceType = SyncTarget['resourceType'];
 
 /**
  * `ZoneRuleset/<zoneId>/<phase>`, `DeviceSettingsPolicy/<accountId>/<list>`,
- * `VirtualNetwork/<accountId>/<network name>` or `DNSRecord/<zoneId>/<fqdn>/<type>`.
+ * `VirtualNetwork/<accountId>/<network name>`, `DNSRecord/<zoneId>/<fqdn>/<type>` or
+ * `CloudflareDomain/<zoneId>` (the zone's settings).
  */
 export function targetKey(t: SyncTarget): string {
   return `${t.resourceType}/${targetTail(t, '/')}`;
@@ -46,6 +49,8 @@ function targetTail(t: SyncTarget, sep: string): string {
       return `${t.accountId}${sep}${t.name}`;
     case 'DNSRecord':
       return `${t.zoneId}${sep}${t.name}${sep}${t.type}`;
+    case 'CloudflareDomain':
+      return t.zoneId;
   }
 }
 
@@ -60,6 +65,8 @@ export function targetObjectName(t: SyncTarget): string {
       return `virtual network (${JSON.stringify(t.name)})`;
     case 'DNSRecord':
       return `DNS record set (${t.type} ${t.name})`;
+    case 'CloudflareDomain':
+      return 'set of zone settings';
   }
 }
 
@@ -82,6 +89,7 @@ export function targetCloudflareId(t: SyncTarget, cloudflareId?: string): string
   if (t.resourceType === 'ZoneRuleset') return cloudflareId ?? `pending-${t.zoneId}-${t.phase}`;
   if (t.resourceType === 'VirtualNetwork') return cloudflareId ?? `pending-${t.accountId}-${t.name}`;
   if (t.resourceType === 'DNSRecord') return cloudflareId ?? `pending-${t.zoneId}-${t.name}-${t.type}`;
+  if (t.resourceType === 'CloudflareDomain') return t.zoneId;
   return `account-${t.accountId}-${t.list}`;
 }
 

@@ -23,6 +23,7 @@ import {
   credentialsRefOf,
   isSourceKind,
   targetsOf,
+  stateOf,
   validateSource,
   zoneFromCredentials,
   zoneOf,
@@ -82,12 +83,7 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
           : ''),
     );
     conditions = setCondition(conditions, { type: 'Ready', ...ready, observedGeneration: generation }, new Date());
-    const state =
-      ready.status === 'True'
-        ? 'Ready'
-        : ready.reason === 'Syncing' || ready.reason === 'Deleting'
-          ? 'Syncing'
-          : 'Error';
+    const state = stateOf(kind, ready);
     const found = await sourceSteps.writeCloudflareSourceStatus({
       ref,
       uid,

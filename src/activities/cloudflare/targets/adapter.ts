@@ -7,6 +7,8 @@
 import type Cloudflare from 'cloudflare';
 import type { RegisteredSource } from '../../../domain/cloudflare/aggregate.js';
 import type { DesiredItem, ItemCodec, WritePlan } from '../../../domain/cloudflare/merge.js';
+import type { ManagedSetting } from '../../../api/cloudflare.js';
+import type { SettingsPlan } from '../../../domain/cloudflare/settings.js';
 import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
 
 export interface TargetAdapter<I> {
@@ -17,4 +19,14 @@ export interface TargetAdapter<I> {
   read(cf: Cloudflare, target: SyncTarget): Promise<{ items: I[]; cloudflareId?: string }>;
   /** Writes the plan (called only when it says to write); returns the object's id when it has one. */
   write(cf: Cloudflare, target: SyncTarget, plan: WritePlan<I>, live: I[]): Promise<{ cloudflareId?: string }>;
+  /**
+   * Settings targets, whose items carry no marker: plans from what the SyncState remembers
+   * holding (src/domain/cloudflare/settings.ts) instead of the marker merge.
+   */
+  planHeld?(
+    live: I[],
+    desired: DesiredItem<I>[],
+    held: ManagedSetting[],
+    frozenOwners: ReadonlySet<string>,
+  ): SettingsPlan;
 }

@@ -5,6 +5,7 @@ import { fallbackDomainAdapter, splitTunnelAdapter } from './device-lists.js';
 import { dnsRecordAdapter } from './dns-records.js';
 import { rulesetAdapter } from './rulesets.js';
 import { virtualNetworkAdapter } from './virtual-networks.js';
+import { zoneSettingsAdapter } from './zone-settings.js';
 
 export type { TargetAdapter } from './adapter.js';
 
@@ -20,5 +21,7 @@ export function adapterFor(target: SyncTarget): TargetAdapter<unknown> {
       return virtualNetworkAdapter as TargetAdapter<unknown>;
     case 'DNSRecord':
       return dnsRecordAdapter as TargetAdapter<unknown>;
+    case 'CloudflareDomain':
+      return zoneSettingsAdapter as TargetAdapter<unknown>;
   }
 }

@@ -1,5 +1,6 @@
 /**
- * Zone settings (`/zones/{zone_id}/settings/{setting_id}`): GET answers the stored value or the
+ * Zone settings (`/zones/{zone_id}/settings/{setting_id}`, and `/zones/{zone_id}/settings` for all
+ * of them): GET answers the stored value or the
  * setting's default for a new Free zone; PATCH `{value}` validates and stores it. Both answer
  * `{id, value, editable, modified_on}` (`modified_on` is null until the first change, as the real
  * API answers untouched settings). Unknown setting → 404; invalid value → 400 (codes in CfErrors).
@@ -60,6 +61,24 @@ export const ZONE_SETTINGS: Readonly<Record<string, SettingSpec>> = {
   server_side_exclude: onOff('on'),
   browser_check: onOff('on'),
   challenge_ttl: { default: 1800, check: oneOf(300, 900, 1800, 2700, 3600, 7200, 10800, 14400, 28800, 57600, 86400) },
+  tls_client_auth: onOff('off'),
+  sort_query_string_for_cache: onOff('off'),
+  cache_by_device_type: onOff('off'),
+  prefetch_preload: onOff('off'),
+  polish: { default: 'off', check: oneOf('off', 'lossless', 'lossy') },
+  webp: onOff('off'),
+  mirage: onOff('off'),
+  waf: onOff('off'),
+  minify: {
+    default: { css: 'off', html: 'off', js: 'off' },
+    check: (v) => {
+      const o = v as Record<string, unknown> | null;
+      if (!o || typeof o !== 'object' || Array.isArray(o)) return 'must be an object {css, html, js}';
+      for (const [k, x] of Object.entries(o))
+        if (!['css', 'html', 'js'].includes(k) || (x !== 'on' && x !== 'off')) return `${k}: must be on or off`;
+      return undefined;
+    },
+  },
 };
 
 function settingOf(ctx: RouteContext): { zoneId: string; id: string; spec: SettingSpec } {
@@ -85,6 +104,15 @@ function view(ctx: RouteContext, zoneId: string, id: string, spec: SettingSpec) 
 const PatchBody = Type.Object({ value: Type.Unknown() }, { additionalProperties: true });
 
 export const settingRoutes: Route[] = [
+  {
+    // Every setting of the zone (the real API lists them all, in no documented order).
+    method: 'GET',
+    pattern: '/zones/:zone_id/settings',
+    handler: (ctx) => {
+      const zone = zoneFor(ctx);
+      return { result: Object.entries(ZONE_SETTINGS).map(([id, spec]) => view(ctx, zone.id, id, spec)) };
+    },
+  },
   {
     method: 'GET',
     pattern: '/zones/:zone_id/settings/:setting_id',

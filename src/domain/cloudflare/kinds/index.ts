@@ -1,4 +1,5 @@
 /** The table of source kinds: each kind's rules (see ./types.ts). A new kind is a module and a line here. */
+import { cloudflareDomainRules } from './cloudflare-domain.js';
 import { deviceSettingsPolicyRules } from './device-settings-policy.js';
 import { dnsRecordRules } from './dns-record.js';
 import { redirectRuleRules, transformRuleRules, zoneRulesetRules } from './rulesets.js';
@@ -12,6 +13,7 @@ export const SOURCE_KIND_RULES = {
   RedirectRule: redirectRuleRules,
   VirtualNetwork: virtualNetworkRules,
   DNSRecord: dnsRecordRules,
+  CloudflareDomain: cloudflareDomainRules,
 } as const satisfies Record<string, SourceKindRules<never>>;
 
 export type { ResolvedPlace, SourceKindRules, SourceObjectMeta } from './types.js';

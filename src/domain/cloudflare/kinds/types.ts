@@ -30,6 +30,11 @@ export interface SourceKindRules<Spec = unknown> {
    * kind, so the worker needs no `list` on it (deploy/rbac/worker.yaml).
    */
   oneSourcePerTarget?: boolean;
+  /**
+   * `status.state` while the source is being synced, when the kind's enum has no `Syncing`
+   * (CloudflareDomain: `Pending`). Ready and failed sources show `Ready` and `Error`.
+   */
+  syncingState?: string;
   /** Lower first; the kind's default when the spec has none. */
   priority(spec: Spec): number;
   /** The CloudflareCredentials the spec names; undefined = the default credentials. */

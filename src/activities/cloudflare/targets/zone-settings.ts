@@ -1,0 +1,31 @@
+/**
+ * A zone's settings: one GET of all of them (`/zones/{zone}/settings`) and one PATCH per setting
+ * that changes (`zones.settings.edit`), each under its own Cloudflare name. Who holds which
+ * setting is remembered on the SyncState (src/domain/cloudflare/settings.ts).
+ */
+import { desiredSettings } from '../../../domain/cloudflare/aggregate.js';
+import { settingCodec } from '../../../domain/cloudflare/items.js';
+import { planSettings, type SettingItem } from '../../../domain/cloudflare/settings.js';
+import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
+import type { TargetAdapter } from './adapter.js';
+
+type ZoneTarget = Extract<SyncTarget, { resourceType: 'CloudflareDomain' }>;
+
+export const zoneSettingsAdapter: TargetAdapter<SettingItem> = {
+  codec: settingCodec,
+  desired: (sources) => desiredSettings(sources),
+  planHeld: (live, desired, held, frozen) => planSettings(live, desired, held, frozen),
+  async read(cf, target) {
+    const t = target as ZoneTarget;
+    // The SDK has no typed call for the list of every setting; its generic GET keeps the client's
+    // auth, base URL and error classes. The answer is the usual envelope.
+    const body = (await cf.get(`/zones/${t.zoneId}/settings`)) as { result?: { id: string; value: unknown }[] };
+    return { items: (body.result ?? []).map((s) => ({ id: s.id, value: s.value })), cloudflareId: t.zoneId };
+  },
+  async write(cf, target, plan) {
+    const t = target as ZoneTarget;
+    for (const s of plan.items)
+      await cf.zones.settings.edit(s.id as never, { zone_id: t.zoneId, value: s.value } as never);
+    return { cloudflareId: t.zoneId };
+  },
+};

@@ -1,0 +1,132 @@
+/**
+ * CloudflareDomain on the aggregation's one mechanism: every CloudflareDomain of a zone feeds the
+ * target `CloudflareDomain/<zoneId>`, merged per setting by priority; each setting is written
+ * under its own Cloudflare name; the SyncState remembers who holds which setting and the value it
+ * had before. Real Temporal, kube-apiserver and etcd; Cloudflare is the emulator, read and set
+ * only through the official SDK.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CLOUDFLARE_API_VERSION, type CloudflareSyncState } from '../../src/api/cloudflare.js';
+import { syncStateName } from '../../src/domain/cloudflare/targets.js';
+import { eventually, uniq } from '../support/env.js';
+import { cloudflareSuite, hexId, sourceObject } from '../support/cloudflare.js';
+
+const account = hexId();
+const creds = uniq('cf-dom-acct');
+const zoneName = `${uniq('dom')}.example`;
+const suite = cloudflareSuite({
+  taskQueue: 'cf-dom',
+  namespace: 'cf-dom',
+  account: { id: account, name: 'domains' },
+  credentials: { name: creds },
+  configOverrides: { debounceMs: 200 },
+});
+const { k } = suite;
+let zoneId = '';
+
+beforeAll(async () => {
+  const { zones } = await suite.fx.admin.seed({ zones: [{ name: zoneName, account_id: account }] });
+  zoneId = zones![0]!.id;
+});
+
+const setting = async (id: string) =>
+  ((await suite.fx.cf.zones.settings.get(id as never, { zone_id: zoneId })) as { value?: unknown }).value;
+const domain = (name: string, spec: Record<string, unknown>) =>
+  sourceObject('CloudflareDomain', name, { domain: zoneName, credentialsRef: { name: creds }, ...spec });
+const ref = (name: string) => ({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'CloudflareDomain', name });
+const ready = (name: string) => suite.readyOf('CloudflareDomain', name);
+const syncState = () =>
+  k.get<CloudflareSyncState>({
+    apiVersion: CLOUDFLARE_API_VERSION,
+    kind: 'CloudflareSyncState',
+    name: syncStateName({ resourceType: 'CloudflareDomain', accountId: account, zoneId }),
+  });
+
+describe('CloudflareDomain', () => {
+  it('per setting the lower priority wins; deleting the winner gives the other its value; restoreOnDelete puts back what was there', async () => {
+    // Set by hand before the operator: the value to restore, and a setting nobody manages.
+    await suite.fx.cf.zones.settings.edit('min_tls_version', { zone_id: zoneId, value: '1.1' } as never);
+    await suite.fx.cf.zones.settings.edit('rocket_loader', { zone_id: zoneId, value: 'on' } as never);
+
+    const security = uniq('security');
+    const web = uniq('web');
+    await k.apply(
+      domain(web, { priority: 50, restoreOnDelete: true, ssl: { minTLSVersion: '1.2', alwaysUseHttps: true } }),
+    );
+    await k.apply(domain(security, { priority: 10, ssl: { minTLSVersion: '1.3' }, security: { level: 'high' } }));
+
+    await eventually('the winners per setting in Cloudflare', async () => {
+      const [tls, https, level] = await Promise.all([
+        setting('min_tls_version'),
+        setting('always_use_https'),
+        setting('security_level'),
+      ]);
+      return tls === '1.3' && https === 'on' && level === 'high';
+    });
+    const st = await eventually('the SyncState remembers the holders and previous values', async () => {
+      const s = await syncState();
+      return s?.status?.managedSettings?.length === 3 ? s : undefined;
+    });
+    expect(st.status!.managedSettings).toEqual(
+      expect.arrayContaining([
+        { setting: 'min_tls_version', previous: '"1.1"', heldBy: `CloudflareDomain/${security}` },
+        { setting: 'security_level', previous: '"medium"', heldBy: `CloudflareDomain/${security}` },
+        { setting: 'always_use_https', previous: '"off"', heldBy: `CloudflareDomain/${web}`, restoreOnDelete: true },
+      ]),
+    );
+    const loser = await eventually('the lower-priority resource told who holds min_tls_version', async () => {
+      const r = await ready(web);
+      return r?.reason === 'SyncedWithConflicts' ? r : undefined;
+    });
+    expect(loser.message).toContain(`setting min_tls_version is already held by CloudflareDomain/${security}`);
+    await eventually('the winner Synced', async () => (await ready(security))?.reason === 'Synced');
+
+    // The winner goes: its settings pass to the next source that sets them, or stay as they are.
+    await k.delete(ref(security));
+    await eventually(
+      'min_tls_version is the other resource’s value',
+      async () => (await setting('min_tls_version')) === '1.2',
+    );
+    await eventually('the winner gone', async () => !(await k.get(ref(security))));
+    expect(await setting('security_level')).toBe('high'); // released without restoreOnDelete: left as is
+    await eventually('the survivor Synced', async () => (await ready(web))?.reason === 'Synced');
+
+    // The last one goes with restoreOnDelete: what was there before the operator comes back.
+    await k.delete(ref(web));
+    await eventually(
+      'restored',
+      async () => (await setting('min_tls_version')) === '1.1' && (await setting('always_use_https')) === 'off',
+    );
+    await eventually('the SyncState deleted', async () => !(await syncState()));
+    expect(await setting('rocket_loader')).toBe('on'); // never ours
+  });
+
+  it('a value Cloudflare refuses is the resource’s status with Cloudflare’s message; fixing it recovers', async () => {
+    const cache = uniq('cache');
+    // 7 s passes the schema (0–31536000) but is not one of Cloudflare's browser cache TTLs.
+    await k.apply(domain(cache, { cache: { browserTTL: 7 } }));
+    const refused = await eventually('refused', async () => {
+      const r = await ready(cache);
+      return r?.status === 'False' && r.reason !== 'Syncing' ? r : undefined;
+    });
+    expect(refused.message).toContain('browser_cache_ttl');
+    await k.apply(domain(cache, { cache: { browserTTL: 7200 } }));
+    await eventually('written', async () => (await setting('browser_cache_ttl')) === 7200);
+    await eventually('Synced', async () => (await ready(cache))?.reason === 'Synced');
+    await k.delete(ref(cache));
+    await eventually('gone', async () => !(await k.get(ref(cache))));
+  });
+
+  it('a zone Cloudflare does not have is ZoneNotFound on the resource', async () => {
+    const missing = uniq('missing');
+    await k.apply(
+      sourceObject('CloudflareDomain', missing, { domain: 'no-such-zone.example', credentialsRef: { name: creds } }),
+    );
+    const r = await eventually('ZoneNotFound', async () => {
+      const c = await ready(missing);
+      return c?.reason === 'ZoneNotFound' ? c : undefined;
+    });
+    expect(r.message).toContain('no-such-zone.example');
+    await k.delete(ref(missing));
+  });
+});
