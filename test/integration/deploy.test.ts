@@ -823,7 +823,7 @@ describe('RBAC, applied for real', () => {
       });
     });
 
-    it('Cloudflare: a token Secret in the operator namespace; rulesets, transform, redirect and device policies synced (listed past 16 sources on a target), a virtual network, a DNS record and a zone setting, then removed', async () => {
+    it('Cloudflare: a token Secret in the operator namespace; rulesets, transform, redirect and device policies synced (listed past 16 sources on a target), a virtual network, a DNS record, a zone setting and a gateway setting, then removed', async () => {
       const account = hexId();
       const creds = uniq('deploy-cf');
       const zoneName = `${uniq('deploy-cf')}.example.com`;
@@ -951,6 +951,17 @@ describe('RBAC, applied for real', () => {
         ssl: { minTLSVersion: '1.3' },
       });
       const domainTarget: SyncTarget = { resourceType: 'CloudflareDomain', accountId: account, zoneId };
+      // A GatewayConfiguration: the account's gateway settings (one target per account).
+      source('GatewayConfiguration', uniq('gw'), {
+        settings: { tlsDecrypt: { enabled: true } },
+        cloudflare: { credentialsRef },
+      });
+      const gatewayTarget: SyncTarget = { resourceType: 'GatewayConfiguration', accountId: account };
+      const tlsDecrypt = async () =>
+        (
+          (await fx.cf.zeroTrust.gateway.configurations.get({ account_id: account })).settings as
+            { tls_decrypt?: { enabled?: boolean } } | undefined
+        )?.tls_decrypt?.enabled;
       const minTls = async () =>
         ((await fx.cf.zones.settings.get('min_tls_version', { zone_id: zoneId })) as { value?: unknown }).value;
       const dnsRecords = async () => {
@@ -997,6 +1008,7 @@ describe('RBAC, applied for real', () => {
           );
         });
         await eventually(`CloudflareDomain ${domainName}: min_tls_version 1.3`, async () => (await minTls()) === '1.3');
+        await eventually('GatewayConfiguration: tls_decrypt on', async () => (await tlsDecrypt()) === true);
         await eventually(`DNSRecord ${dnsName} in Cloudflare`, async () => {
           const found = await dnsRecords();
           return found.length === 1 && found[0]!.comment === `[managed-by:default:DNSRecord/${cfNs}/${dnsName}]`;
@@ -1028,7 +1040,7 @@ describe('RBAC, applied for real', () => {
           await eventually(`${describeObj(o)} gone (finalizer released)`, async () => !(await k.get(refOf(o))), {
             timeoutMs: 120_000,
           });
-        for (const t of [...targets, vnetTarget, dnsTarget, domainTarget])
+        for (const t of [...targets, vnetTarget, dnsTarget, domainTarget, gatewayTarget])
           await eventually(
             `CloudflareSyncState ${syncStateName(t)} deleted`,
             async () => !(await k.get(syncStateRef(t))),

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { desiredSettings, type RegisteredSource } from '../../src/domain/cloudflare/aggregate.js';
 import { cloudflareDomainRules, zoneSettingsOf } from '../../src/domain/cloudflare/kinds/cloudflare-domain.js';
+import { gatewaySettingsOf } from '../../src/domain/cloudflare/kinds/gateway-configuration.js';
 import { planSettings, type SettingItem } from '../../src/domain/cloudflare/settings.js';
 
 const account = '0123456789abcdef0123456789abcdef';
@@ -61,6 +62,33 @@ describe('CloudflareDomain → zone settings', () => {
     expect(cloudflareDomainRules.validate({ domain: 'not a domain' } as never, { name: 'd' })).toEqual([
       'spec.domain: "not a domain" is not a domain name',
     ]);
+  });
+});
+
+describe('GatewayConfiguration → gateway settings', () => {
+  it("top-level keys under Cloudflare's names, nested fields too; unset keys absent", () => {
+    expect(
+      gatewaySettingsOf({
+        settings: {
+          tlsDecrypt: { enabled: true },
+          antiVirus: {
+            enabled: true,
+            notificationSettings: { enabled: true, message: 'Blocked', supportUrl: 'https://it' },
+          },
+          blockPage: { enabled: true, footerText: 'IT', suppressFooter: false },
+          nonIdentityBrowserIsolation: { enabled: true },
+        },
+      } as never),
+    ).toEqual([
+      { id: 'tls_decrypt', value: { enabled: true } },
+      {
+        id: 'antivirus',
+        value: { enabled: true, notification_settings: { enabled: true, msg: 'Blocked', support_url: 'https://it' } },
+      },
+      { id: 'block_page', value: { enabled: true, footer_text: 'IT', suppress_footer: false } },
+      { id: 'browser_isolation', value: { non_identity_enabled: true } },
+    ]);
+    expect(gatewaySettingsOf({ settings: {} } as never)).toEqual([]);
   });
 });
 

@@ -5,7 +5,7 @@
  * original gave each its own state and they overwrote each other); device policy lists by
  * (account, list); virtual networks by (account, network name); DNS records by (zone, name,
  * type) — the record set, so every DNSRecord of one name and type meets in one place; zone
- * settings by zone.
+ * settings by zone; Zero Trust gateway settings by account.
  */
 import { type SourceRef, refString } from './markers.js';
 
@@ -17,6 +17,7 @@ export type SyncTarget =
   | { resourceType: 'DeviceSettingsPolicy'; accountId: string; list: DeviceListName }
   | { resourceType: 'VirtualNetwork'; accountId: string; name: string }
   | { resourceType: 'CloudflareDomain'; accountId: string; zoneId: string }
+  | { resourceType: 'GatewayConfiguration'; accountId: string }
   | {
       resourceType: 'DNSRecord';
       accountId: string;
@@ -33,7 +34,7 @@ export type SyncResourceType = SyncTarget['resourceType'];
 /**
  * `ZoneRuleset/<zoneId>/<phase>`, `DeviceSettingsPolicy/<accountId>/<list>`,
  * `VirtualNetwork/<accountId>/<network name>`, `DNSRecord/<zoneId>/<fqdn>/<type>` or
- * `CloudflareDomain/<zoneId>` (the zone's settings).
+ * `CloudflareDomain/<zoneId>` (the zone's settings) or `GatewayConfiguration/<accountId>`.
  */
 export function targetKey(t: SyncTarget): string {
   return `${t.resourceType}/${targetTail(t, '/')}`;
@@ -51,6 +52,8 @@ function targetTail(t: SyncTarget, sep: string): string {
       return `${t.zoneId}${sep}${t.name}${sep}${t.type}`;
     case 'CloudflareDomain':
       return t.zoneId;
+    case 'GatewayConfiguration':
+      return t.accountId;
   }
 }
 
@@ -67,6 +70,8 @@ export function targetObjectName(t: SyncTarget): string {
       return `DNS record set (${t.type} ${t.name})`;
     case 'CloudflareDomain':
       return 'set of zone settings';
+    case 'GatewayConfiguration':
+      return 'Zero Trust gateway configuration';
   }
 }
 
@@ -90,6 +95,7 @@ export function targetCloudflareId(t: SyncTarget, cloudflareId?: string): string
   if (t.resourceType === 'VirtualNetwork') return cloudflareId ?? `pending-${t.accountId}-${t.name}`;
   if (t.resourceType === 'DNSRecord') return cloudflareId ?? `pending-${t.zoneId}-${t.name}-${t.type}`;
   if (t.resourceType === 'CloudflareDomain') return t.zoneId;
+  if (t.resourceType === 'GatewayConfiguration') return `gateway-${t.accountId}`;
   return `account-${t.accountId}-${t.list}`;
 }
 

@@ -3,6 +3,7 @@ import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
 import type { TargetAdapter } from './adapter.js';
 import { fallbackDomainAdapter, splitTunnelAdapter } from './device-lists.js';
 import { dnsRecordAdapter } from './dns-records.js';
+import { gatewaySettingsAdapter } from './gateway-settings.js';
 import { rulesetAdapter } from './rulesets.js';
 import { virtualNetworkAdapter } from './virtual-networks.js';
 import { zoneSettingsAdapter } from './zone-settings.js';
@@ -23,5 +24,7 @@ export function adapterFor(target: SyncTarget): TargetAdapter<unknown> {
       return dnsRecordAdapter as TargetAdapter<unknown>;
     case 'CloudflareDomain':
       return zoneSettingsAdapter as TargetAdapter<unknown>;
+    case 'GatewayConfiguration':
+      return gatewaySettingsAdapter as TargetAdapter<unknown>;
   }
 }

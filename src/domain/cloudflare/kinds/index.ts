@@ -2,6 +2,7 @@
 import { cloudflareDomainRules } from './cloudflare-domain.js';
 import { deviceSettingsPolicyRules } from './device-settings-policy.js';
 import { dnsRecordRules } from './dns-record.js';
+import { gatewayConfigurationRules } from './gateway-configuration.js';
 import { redirectRuleRules, transformRuleRules, zoneRulesetRules } from './rulesets.js';
 import type { SourceKindRules } from './types.js';
 import { virtualNetworkRules } from './virtual-network.js';
@@ -14,6 +15,7 @@ export const SOURCE_KIND_RULES = {
   VirtualNetwork: virtualNetworkRules,
   DNSRecord: dnsRecordRules,
   CloudflareDomain: cloudflareDomainRules,
+  GatewayConfiguration: gatewayConfigurationRules,
 } as const satisfies Record<string, SourceKindRules<never>>;
 
 export type { ResolvedPlace, SourceKindRules, SourceObjectMeta } from './types.js';

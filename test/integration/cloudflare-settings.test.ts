@@ -1,9 +1,11 @@
 /**
- * CloudflareDomain on the aggregation's one mechanism: every CloudflareDomain of a zone feeds the
- * target `CloudflareDomain/<zoneId>`, merged per setting by priority; each setting is written
- * under its own Cloudflare name; the SyncState remembers who holds which setting and the value it
- * had before. Real Temporal, kube-apiserver and etcd; Cloudflare is the emulator, read and set
- * only through the official SDK.
+ * The settings targets on the aggregation's one mechanism. CloudflareDomain: every
+ * CloudflareDomain of a zone feeds the target `CloudflareDomain/<zoneId>`, merged per setting by
+ * priority; each setting is written under its own Cloudflare name. GatewayConfiguration: every
+ * one of an account feeds `GatewayConfiguration/<accountId>`, merged per top-level key and
+ * written with a PATCH of the changed keys. The SyncState remembers who holds which setting and
+ * the value it had before. Real Temporal, kube-apiserver and etcd; Cloudflare is the emulator,
+ * read and set only through the official SDK.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CLOUDFLARE_API_VERSION, type CloudflareSyncState } from '../../src/api/cloudflare.js';
@@ -12,11 +14,11 @@ import { eventually, uniq } from '../support/env.js';
 import { cloudflareSuite, hexId, sourceObject } from '../support/cloudflare.js';
 
 const account = hexId();
-const creds = uniq('cf-dom-acct');
+const creds = uniq('cf-set-acct');
 const zoneName = `${uniq('dom')}.example`;
 const suite = cloudflareSuite({
-  taskQueue: 'cf-dom',
-  namespace: 'cf-dom',
+  taskQueue: 'cf-set',
+  namespace: 'cf-set',
   account: { id: account, name: 'domains' },
   credentials: { name: creds },
   configOverrides: { debounceMs: 200 },
@@ -128,5 +130,72 @@ describe('CloudflareDomain', () => {
     });
     expect(r.message).toContain('no-such-zone.example');
     await k.delete(ref(missing));
+  });
+});
+
+describe('GatewayConfiguration', () => {
+  const gateway = (name: string, spec: Record<string, unknown>) =>
+    sourceObject('GatewayConfiguration', name, { cloudflare: { credentialsRef: { name: creds } }, ...spec });
+  const gwRef = (name: string) => ({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'GatewayConfiguration', name });
+  const settings = async () =>
+    ((await suite.fx.cf.zeroTrust.gateway.configurations.get({ account_id: account })).settings ?? {}) as Record<
+      string,
+      unknown
+    >;
+
+  it('merges per key by priority and PATCHes only the changed keys; a key set by hand stays; deleting the winner gives the other its value', async () => {
+    await suite.fx.cf.zeroTrust.gateway.configurations.edit({
+      account_id: account,
+      settings: { activity_log: { enabled: true } } as never, // an admin's, before the operator
+    });
+    const base = uniq('gw-base');
+    const strict = uniq('gw-strict');
+    await k.apply(
+      gateway(base, {
+        priority: 100,
+        settings: { tlsDecrypt: { enabled: false }, blockPage: { enabled: true, name: 'Blocked', footerText: 'IT' } },
+      }),
+    );
+    await k.apply(
+      gateway(strict, {
+        priority: 10,
+        settings: { tlsDecrypt: { enabled: true }, antiVirus: { enabled: true, failClosed: true } },
+      }),
+    );
+    await eventually('the winners per key', async () => {
+      const s = await settings();
+      return (s.tls_decrypt as { enabled?: boolean } | undefined)?.enabled === true && s.antivirus !== undefined;
+    });
+    expect(await settings()).toEqual({
+      activity_log: { enabled: true },
+      tls_decrypt: { enabled: true },
+      antivirus: { enabled: true, fail_closed: true },
+      block_page: { enabled: true, name: 'Blocked', footer_text: 'IT' },
+    });
+    const loser = await eventually('the lower priority told who holds tls_decrypt', async () => {
+      const r = await suite.readyOf('GatewayConfiguration', base);
+      return r?.reason === 'SyncedWithConflicts' ? r : undefined;
+    });
+    expect(loser.message).toContain(`setting tls_decrypt is already held by GatewayConfiguration/${strict}`);
+
+    await k.delete(gwRef(strict));
+    await eventually('tls_decrypt is the other one’s value', async () => {
+      const s = await settings();
+      return (s.tls_decrypt as { enabled?: boolean } | undefined)?.enabled === false;
+    });
+    await k.delete(gwRef(base));
+    await eventually('both gone', async () => !(await k.get(gwRef(base))) && !(await k.get(gwRef(strict))));
+    expect((await settings()).activity_log).toEqual({ enabled: true }); // never ours
+  });
+
+  it('bad input names the field', async () => {
+    const bad = uniq('gw-bad');
+    await k.apply(gateway(bad, { settings: { bodyScanning: { inspectionMode: 'thorough' } } }));
+    const r = await eventually('InvalidSpec', async () => {
+      const c = await suite.readyOf('GatewayConfiguration', bad);
+      return c?.reason === 'InvalidSpec' ? c : undefined;
+    });
+    expect(r.message).toBe('spec.settings.bodyScanning.inspectionMode: "thorough" is not deep or shallow');
+    await k.delete(gwRef(bad));
   });
 });

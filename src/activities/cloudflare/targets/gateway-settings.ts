@@ -1,0 +1,33 @@
+/**
+ * An account's Zero Trust gateway configuration: one GET and, when something changed, one PATCH
+ * carrying only the changed top-level keys (Cloudflare merges a PATCH's keys into the
+ * configuration, so everyone else's keys stay as they are). Who holds which key is remembered on
+ * the SyncState (src/domain/cloudflare/settings.ts).
+ */
+import { desiredSettings } from '../../../domain/cloudflare/aggregate.js';
+import { settingCodec } from '../../../domain/cloudflare/items.js';
+import { planSettings, type SettingItem } from '../../../domain/cloudflare/settings.js';
+import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
+import type { TargetAdapter } from './adapter.js';
+
+type GatewayTarget = Extract<SyncTarget, { resourceType: 'GatewayConfiguration' }>;
+
+export const gatewaySettingsAdapter: TargetAdapter<SettingItem> = {
+  codec: settingCodec,
+  desired: (sources) => desiredSettings(sources),
+  planHeld: (live, desired, held, frozen) => planSettings(live, desired, held, frozen),
+  async read(cf, target) {
+    const t = target as GatewayTarget;
+    const config = await cf.zeroTrust.gateway.configurations.get({ account_id: t.accountId });
+    const settings = (config.settings ?? {}) as Record<string, unknown>;
+    return { items: Object.entries(settings).map(([id, value]) => ({ id, value })) };
+  },
+  async write(cf, target, plan) {
+    const t = target as GatewayTarget;
+    await cf.zeroTrust.gateway.configurations.edit({
+      account_id: t.accountId,
+      settings: Object.fromEntries(plan.items.map((s) => [s.id, s.value])) as never,
+    });
+    return {};
+  },
+};
