@@ -1,8 +1,9 @@
 /**
  * A sandbox's lifecycle after its create: expiry (spec.expireTime, set with UpdateSandbox's
  * expire_time_seconds) and reset (spec.resetRevision). Real Temporal, real apiserver, an agent as
- * a real process. The pool has one agent with one slot, so "the slot is free again" is visible as
- * a create that succeeds where it was refused before.
+ * a real process, the fast path as a child process (so it can be SIGKILLed in the middle of an
+ * expiry or a reset). The pool has one agent with one slot, so "the slot is free again" is
+ * visible as a create that succeeds where it was refused before.
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -11,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_FINALIZER, SandboxKind, type Sandbox } from '../../src/api/sandbox.js';
 import { sandboxWorkflowId } from '../../src/domain/sandbox.js';
 import { eventually, replayAndRecord, uniq } from '../support/env.js';
-import { SandboxStack } from '../support/fastpath.js';
+import { SandboxStack, grpcClient } from '../support/fastpath.js';
 
 const NODE = process.execPath;
 const FOREVER = 'setInterval(() => {}, 1 << 30)';
@@ -25,8 +26,8 @@ const spec = (name: string, command = [NODE, '-e', FOREVER]) => ({
 let stack: SandboxStack;
 
 beforeAll(async () => {
-  stack = await new SandboxStack({ agents: 1, capacity: 1 }).start();
-}, 180_000);
+  stack = await new SandboxStack({ agents: 1, capacity: 1, spawned: true }).start();
+}, 240_000);
 
 afterAll(async () => {
   await stack?.stop();
@@ -278,4 +279,60 @@ describe('reset', () => {
     expect(await heldIds()).toEqual([running.status!.sandboxID]);
     await deleteAndWait(name);
   });
+});
+
+describe('a SIGKILL of the fast path right after the agent delete', () => {
+  /** Restarts the fast path, as its Deployment would, with the given crash drill (or none). */
+  async function restart(env: NodeJS.ProcessEnv = {}) {
+    await stack.child!.stop();
+    stack.grpc.close();
+    await stack.startFastPath(env);
+    stack.grpc = grpcClient(stack.grpcAddress, String(stack.tenantId));
+  }
+  /** Waits for the drill's SIGKILL, then starts the fast path again without it. */
+  async function afterTheKill() {
+    await stack.child!.exited;
+    stack.grpc.close();
+    await stack.startFastPath();
+    stack.grpc = grpcClient(stack.grpcAddress, String(stack.tenantId));
+  }
+
+  it('during an expiry: it completes once — Expired, nothing left on the agent, the slot free', async () => {
+    const name = uniq('crash-expiry');
+    const id = (await runningSandbox(name)).status!.sandboxID!;
+    await restart({ DO_FAULT_KILL_AFTER_ACTIVITY: 'deleteOnAgent' });
+    await update(name, { expireTimeSeconds: wholeSecondsFromNow(2) });
+    await afterTheKill();
+    const sb = await phase(name, 'Expired', 120_000);
+    expect(sb.status?.conditions?.[0]?.message).toContain(id);
+    expect(await heldIds()).toEqual([]);
+    const next = uniq('after-crash');
+    await createWhenRoom(next);
+    await phase(next, 'Running');
+    await deleteAndWait(name);
+    await deleteAndWait(next);
+    expect(await heldIds()).toEqual([]);
+  }, 240_000);
+
+  it('during a reset: it completes once — one new sandbox on the agent, the revision accepted', async () => {
+    const name = uniq('crash-reset');
+    const first = (await runningSandbox(name)).status!.sandboxID!;
+    await restart({ DO_FAULT_KILL_AFTER_ACTIVITY: 'deleteOnAgent' });
+    const revision = new Date().toISOString();
+    await update(name, { resetRevision: revision });
+    await afterTheKill();
+    const sb = await eventually(
+      `Sandbox ${name} running again after the reset`,
+      async () => {
+        const s = await stack.sandbox(name);
+        return s?.status?.phase === 'Running' && s.status.acceptedResetRevision === revision ? s : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
+    expect(sb.status?.sandboxID).not.toBe(first);
+    const copies = (await stack.agentReports()).flatMap((r) => r.sandboxes.filter((s) => s.claimName === name));
+    expect(copies.map((c) => c.sandboxId)).toEqual([sb.status!.sandboxID]);
+    await deleteAndWait(name);
+    expect(await heldIds()).toEqual([]);
+  }, 240_000);
 });
