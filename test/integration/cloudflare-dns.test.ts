@@ -86,7 +86,10 @@ describe('DNSRecord', () => {
       ttl: 1,
       comment: `web ${marker(app)}`,
     });
-    await eventually('Ready Synced', async () => (await ready(app))?.reason === 'Synced');
+    await eventually('Ready Synced, status.recordId the record', async () => {
+      const obj = (await k.get(ref(app))) as { status?: { recordId?: string } } | undefined;
+      return (await ready(app))?.reason === 'Synced' && obj?.status?.recordId === created.id;
+    });
 
     await k.apply(dnsRecord(app, { name: 'app', type: 'A', content: '192.0.2.2', proxied: true, comment: 'web' }));
     const patched = await eventually('the record patched', async () => {

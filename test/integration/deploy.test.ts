@@ -823,7 +823,7 @@ describe('RBAC, applied for real', () => {
       });
     });
 
-    it('Cloudflare: a token Secret in the operator namespace; rulesets, transform, redirect and device policies synced (listed past 16 sources on a target), a virtual network, a DNS record, a zone setting and a gateway setting, then removed', async () => {
+    it('Cloudflare: a token Secret in the operator namespace; rulesets, transform, redirect and device policies synced (listed past 16 sources on a target), a virtual network, a DNS record, a zone setting, a gateway setting and an Access group, then removed', async () => {
       const account = hexId();
       const creds = uniq('deploy-cf');
       const zoneName = `${uniq('deploy-cf')}.example.com`;
@@ -957,6 +957,15 @@ describe('RBAC, applied for real', () => {
         cloudflare: { credentialsRef },
       });
       const gatewayTarget: SyncTarget = { resourceType: 'GatewayConfiguration', accountId: account };
+      // An AccessGroup: one group, owned by the ID its SyncState remembers.
+      const groupName = uniq('grp');
+      source('AccessGroup', groupName, { include: [{ everyone: true }], cloudflare: { credentialsRef } });
+      const groupTarget: SyncTarget = { resourceType: 'AccessGroup', accountId: account, name: groupName };
+      const accessGroups = async () => {
+        const out: string[] = [];
+        for await (const g of fx.cf.zeroTrust.access.groups.list({ account_id: account })) out.push(g.name!);
+        return out;
+      };
       const tlsDecrypt = async () =>
         (
           (await fx.cf.zeroTrust.gateway.configurations.get({ account_id: account })).settings as
@@ -1009,6 +1018,9 @@ describe('RBAC, applied for real', () => {
         });
         await eventually(`CloudflareDomain ${domainName}: min_tls_version 1.3`, async () => (await minTls()) === '1.3');
         await eventually('GatewayConfiguration: tls_decrypt on', async () => (await tlsDecrypt()) === true);
+        await eventually(`AccessGroup ${groupName} in Cloudflare`, async () =>
+          (await accessGroups()).includes(groupName),
+        );
         await eventually(`DNSRecord ${dnsName} in Cloudflare`, async () => {
           const found = await dnsRecords();
           return found.length === 1 && found[0]!.comment === `[managed-by:default:DNSRecord/${cfNs}/${dnsName}]`;
@@ -1030,7 +1042,14 @@ describe('RBAC, applied for real', () => {
             const vnets = (await networks()).length;
             const dns = (await dnsRecords()).length;
             const restored = (await minTls()) === '1.0'; // the emulator's default for a new zone
-            return c.transform === 0 && c.redirect === 0 && c.include === 0 && vnets === 0 && dns === 0 && restored
+            const groupsLeft = (await accessGroups()).length;
+            return c.transform === 0 &&
+              c.redirect === 0 &&
+              c.include === 0 &&
+              vnets === 0 &&
+              dns === 0 &&
+              restored &&
+              groupsLeft === 0
               ? c
               : undefined;
           },
@@ -1040,7 +1059,7 @@ describe('RBAC, applied for real', () => {
           await eventually(`${describeObj(o)} gone (finalizer released)`, async () => !(await k.get(refOf(o))), {
             timeoutMs: 120_000,
           });
-        for (const t of [...targets, vnetTarget, dnsTarget, domainTarget, gatewayTarget])
+        for (const t of [...targets, vnetTarget, dnsTarget, domainTarget, gatewayTarget, groupTarget])
           await eventually(
             `CloudflareSyncState ${syncStateName(t)} deleted`,
             async () => !(await k.get(syncStateRef(t))),

@@ -41,7 +41,7 @@ import { getObject, heartbeat, listAll } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
 import { clientFor } from './credentials.js';
 import { CLOUDFLARE_FAILURE_TYPES, cloudflareFailure, failureReasonOf } from './errors.js';
-import { adapterFor } from './targets/index.js';
+import { adapterFor, type TargetMemory } from './targets/index.js';
 
 export interface SyncTargetRequest {
   target: SyncTarget;
@@ -275,10 +275,21 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
     const { sources, verdicts, frozen, frozenRecords } = collectSources(t, req.sources, objects, previous);
     const now = () => new Date();
     let cloudflareId = existing?.spec.cloudflareId ?? targetCloudflareId(t);
+    const memoryData: Record<string, string> = { ...(existing?.status?.resultData ?? {}) };
+    const memory: TargetMemory = {
+      data: memoryData,
+      async remember(patch) {
+        for (const [k, v] of Object.entries(patch)) {
+          if (v === null) delete memoryData[k];
+          else memoryData[k] = v;
+        }
+        await recordSyncState(req, { cloudflareId, sources, frozenRecords }, () => ({ resultData: patch }));
+      },
+    };
     try {
       const cf = await clientFor(kube, req.credentials, config.baseURL);
       const adapter = adapterFor(t);
-      const live = await adapter.read(cf, t);
+      const live = await adapter.read(cf, t, memory);
       if (live.cloudflareId) cloudflareId = targetCloudflareId(t, live.cloudflareId);
       faultPoint('cloudflare-read');
       const desired = adapter.desired(sources, req.clusterId);
@@ -304,7 +315,7 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
           await recordSyncState(req, { cloudflareId, sources, frozenRecords }, () => ({
             managedSettings: settings.held,
           }));
-        const written = await adapter.write(cf, t, p, live.items);
+        const written = await adapter.write(cf, t, p, live.items, memory);
         if (written.cloudflareId) cloudflareId = targetCloudflareId(t, written.cloudflareId);
         faultPoint('cloudflare-write');
       }

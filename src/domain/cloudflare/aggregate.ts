@@ -7,7 +7,14 @@
 import { type SourceRef, describe, refString } from './markers.js';
 import type { DesiredItem } from './merge.js';
 import type { SettingItem } from './settings.js';
-import type { DnsRecordItem, FallbackDomain, RulesetRule, SplitTunnelEntry, VirtualNetworkItem } from './items.js';
+import type {
+  AccessGroupItem,
+  DnsRecordItem,
+  FallbackDomain,
+  RulesetRule,
+  SplitTunnelEntry,
+  VirtualNetworkItem,
+} from './items.js';
 
 /** What one source contributes to a ruleset target. */
 export interface RulesetContribution {
@@ -30,7 +37,12 @@ export interface DnsRecordContribution {
 export interface SettingsContribution {
   entries: SettingItem[];
 }
+/** What one source contributes to an Access group target: the one group it wants (or none). */
+export interface AccessGroupContribution {
+  entries: AccessGroupItem[];
+}
 export type Contribution =
+  | AccessGroupContribution
   | RulesetContribution
   | DeviceListContribution
   | VirtualNetworkContribution
@@ -121,5 +133,18 @@ export function desiredRecords(sources: Iterable<RegisteredSource>, clusterId: s
 export function desiredSettings(sources: Iterable<RegisteredSource>): DesiredItem<SettingItem>[] {
   return orderSources(sources).flatMap((s) =>
     ((s.config as SettingsContribution).entries ?? []).map((item) => ({ owner: s.ref, item })),
+  );
+}
+
+/** Every source's Access group, in aggregation order, owned (by its ID, not a field) through its source's marker. */
+export function desiredAccessGroups(
+  sources: Iterable<RegisteredSource>,
+  clusterId: string,
+): DesiredItem<AccessGroupItem>[] {
+  return orderSources(sources).flatMap((s) =>
+    ((s.config as AccessGroupContribution).entries ?? []).map((group) => ({
+      owner: s.ref,
+      item: { ...group, marker: describe(undefined, clusterId, s.ref) },
+    })),
   );
 }

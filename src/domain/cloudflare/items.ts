@@ -152,3 +152,25 @@ export const settingCodec: ItemCodec<{ id: string; value: unknown }> = {
   keyOf: (s) => `setting ${s.id}`,
   label: (s) => `setting ${s.id} = ${JSON.stringify(s.value)}`,
 };
+
+/**
+ * A Zero Trust Access group. It has no description or comment: `marker` is not a Cloudflare
+ * field but the ownership the operator remembers for the group's ID (the SyncState's
+ * `status.resultData`), set on the desired item and on a live one only when its ID is ours.
+ */
+export interface AccessGroupItem {
+  id?: string;
+  name: string;
+  include: Record<string, unknown>[];
+  exclude: Record<string, unknown>[];
+  require: Record<string, unknown>[];
+  marker?: string;
+}
+
+export const accessGroupCodec: ItemCodec<AccessGroupItem> = {
+  descriptionOf: (g) => g.marker,
+  comparable: (g) => ({ name: g.name, include: g.include, exclude: g.exclude, require: g.require, marker: g.marker }),
+  keyOf: (g) => `Access group ${JSON.stringify(g.name)}`,
+  carryIdentity: (desired, live) => ({ ...desired, id: live.id }),
+  label: (g) => `Access group ${JSON.stringify(g.name)}`,
+};

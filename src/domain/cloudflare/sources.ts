@@ -59,6 +59,11 @@ export function stateOf(kind: SourceKind, ready: { status: string; reason: strin
   return 'Error';
 }
 
+/** The status field showing the Cloudflare object's ID (undefined when the kind has none). */
+export function statusIdFieldOf(kind: SourceKind): string | undefined {
+  return rules(kind).statusIdField;
+}
+
 /** Whether the kind writes to a zone even when its spec names none (then: the credentials' default domain). */
 export function zoneFromCredentials(kind: SourceKind): boolean {
   return rules(kind).zoneFromCredentials ?? false;

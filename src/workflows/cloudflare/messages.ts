@@ -66,6 +66,8 @@ export interface SyncReport {
   generation: number;
   reason: string;
   message: string;
+  /** Synced only: the Cloudflare object's ID, for kinds that show it (`status.groupId`, `status.recordId`, …). */
+  cloudflareId?: string;
 }
 export const syncReportedSignal = defineSignal<[SyncReport]>('syncReported');
 

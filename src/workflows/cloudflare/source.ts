@@ -24,6 +24,7 @@ import {
   isSourceKind,
   targetsOf,
   stateOf,
+  statusIdFieldOf,
   validateSource,
   zoneFromCredentials,
   zoneOf,
@@ -196,14 +197,22 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
           reason: 'Conflict',
           message: `not in Cloudflare: ${conflict.message}`,
         });
-      else if (synced)
-        await writeStatus(uid, generation, {
-          status: 'True',
-          reason: conflict ? 'SyncedWithConflicts' : 'Synced',
-          message: conflict
-            ? `in Cloudflare except: ${conflict.message}`
-            : `in Cloudflare (${targets.map(syncStateName).join(', ')})`,
-        });
+      else if (synced) {
+        const idField = statusIdFieldOf(kind);
+        const id = current.find((r) => r?.cloudflareId)?.cloudflareId;
+        await writeStatus(
+          uid,
+          generation,
+          {
+            status: 'True',
+            reason: conflict ? 'SyncedWithConflicts' : 'Synced',
+            message: conflict
+              ? `in Cloudflare except: ${conflict.message}`
+              : `in Cloudflare (${targets.map(syncStateName).join(', ')})`,
+          },
+          idField && id ? { [idField]: id } : {},
+        );
+      }
     }
 
     const waitMs = retryAt !== undefined ? Math.max(0, retryAt - Date.now()) : REREGISTER_MS;

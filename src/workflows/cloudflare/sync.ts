@@ -133,7 +133,7 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
           continue;
         }
         if (v.result === 'Elsewhere') continue;
-        reports.push([v.ref, reportOf(v)]);
+        reports.push([v.ref, reportOf(v, result.cloudflareId)]);
       }
       for (const ref of gone) {
         removals.delete(refString(ref));
@@ -204,7 +204,7 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
     }
   }
 
-  function reportOf(v: SourceVerdict): SyncReport {
+  function reportOf(v: SourceVerdict, cloudflareId: string): SyncReport {
     const result = v.result === 'Synced' ? 'Synced' : v.result === 'Invalid' ? 'Invalid' : 'Conflict';
     // `Conflict`: nothing of the source could be written; `PartialConflict`: some of its items could not.
     const reason =
@@ -215,7 +215,16 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
           : v.allHeld === false
             ? 'PartialConflict'
             : 'Conflict';
-    return { target: key, syncState, result, generation: v.generation, reason, message: v.message };
+    const known = result === 'Synced' && !cloudflareId.startsWith('pending-');
+    return {
+      target: key,
+      syncState,
+      result,
+      generation: v.generation,
+      reason,
+      message: v.message,
+      ...(known ? { cloudflareId } : {}),
+    };
   }
 
   /** Reports to a source's workflow when its result changed; a source without a running workflow is skipped. */

@@ -11,14 +11,31 @@ import type { ManagedSetting } from '../../../api/cloudflare.js';
 import type { SettingsPlan } from '../../../domain/cloudflare/settings.js';
 import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
 
+/**
+ * What a target keeps on its SyncState between syncs (`status.resultData`): for objects owned by
+ * their ID (no field can carry a marker), the ID and the intent to create, recorded before the
+ * create so a crash in between never makes a second object.
+ */
+export interface TargetMemory {
+  readonly data: Readonly<Record<string, string>>;
+  /** Merges `patch` into the SyncState's `status.resultData` now (null removes a key). */
+  remember(patch: Record<string, string | null>): Promise<void>;
+}
+
 export interface TargetAdapter<I> {
   codec: ItemCodec<I>;
   /** The items the sources want, in aggregation order, each marked with its source. */
   desired(sources: RegisteredSource[], clusterId: string): DesiredItem<I>[];
   /** The target's items as Cloudflare has them now (one read), and the object's id when it has one. */
-  read(cf: Cloudflare, target: SyncTarget): Promise<{ items: I[]; cloudflareId?: string }>;
+  read(cf: Cloudflare, target: SyncTarget, memory: TargetMemory): Promise<{ items: I[]; cloudflareId?: string }>;
   /** Writes the plan (called only when it says to write); returns the object's id when it has one. */
-  write(cf: Cloudflare, target: SyncTarget, plan: WritePlan<I>, live: I[]): Promise<{ cloudflareId?: string }>;
+  write(
+    cf: Cloudflare,
+    target: SyncTarget,
+    plan: WritePlan<I>,
+    live: I[],
+    memory: TargetMemory,
+  ): Promise<{ cloudflareId?: string }>;
   /**
    * Settings targets, whose items carry no marker: plans from what the SyncState remembers
    * holding (src/domain/cloudflare/settings.ts) instead of the marker merge.

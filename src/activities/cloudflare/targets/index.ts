@@ -1,5 +1,6 @@
 /** The adapter of each kind of target (see adapter.ts). */
 import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
+import { accessGroupAdapter } from './access-groups.js';
 import type { TargetAdapter } from './adapter.js';
 import { fallbackDomainAdapter, splitTunnelAdapter } from './device-lists.js';
 import { dnsRecordAdapter } from './dns-records.js';
@@ -8,7 +9,7 @@ import { rulesetAdapter } from './rulesets.js';
 import { virtualNetworkAdapter } from './virtual-networks.js';
 import { zoneSettingsAdapter } from './zone-settings.js';
 
-export type { TargetAdapter } from './adapter.js';
+export type { TargetAdapter, TargetMemory } from './adapter.js';
 
 export function adapterFor(target: SyncTarget): TargetAdapter<unknown> {
   switch (target.resourceType) {
@@ -26,5 +27,7 @@ export function adapterFor(target: SyncTarget): TargetAdapter<unknown> {
       return zoneSettingsAdapter as TargetAdapter<unknown>;
     case 'GatewayConfiguration':
       return gatewaySettingsAdapter as TargetAdapter<unknown>;
+    case 'AccessGroup':
+      return accessGroupAdapter as TargetAdapter<unknown>;
   }
 }

@@ -85,6 +85,7 @@ export const dnsRecordRules: SourceKindRules<DNSRecordSpec> = {
   definition: DNSRecordKind,
   clusterScoped: false,
   oneSourcePerTarget: true,
+  statusIdField: 'recordId',
   priority: () => 100,
   credentialsRef: (spec) => spec.cloudflare?.credentialsRef?.name,
   zone: (spec) => spec.cloudflare?.domain || undefined,

@@ -1,4 +1,5 @@
 /** The table of source kinds: each kind's rules (see ./types.ts). A new kind is a module and a line here. */
+import { accessGroupRules } from './access-group.js';
 import { cloudflareDomainRules } from './cloudflare-domain.js';
 import { deviceSettingsPolicyRules } from './device-settings-policy.js';
 import { dnsRecordRules } from './dns-record.js';
@@ -16,6 +17,7 @@ export const SOURCE_KIND_RULES = {
   DNSRecord: dnsRecordRules,
   CloudflareDomain: cloudflareDomainRules,
   GatewayConfiguration: gatewayConfigurationRules,
+  AccessGroup: accessGroupRules,
 } as const satisfies Record<string, SourceKindRules<never>>;
 
 export type { ResolvedPlace, SourceKindRules, SourceObjectMeta } from './types.js';

@@ -35,6 +35,11 @@ export interface SourceKindRules<Spec = unknown> {
    * (CloudflareDomain: `Pending`). Ready and failed sources show `Ready` and `Error`.
    */
   syncingState?: string;
+  /**
+   * The status field that shows the Cloudflare object's ID once synced (`groupId`, `recordId`, …),
+   * for kinds whose target is one object of their own.
+   */
+  statusIdField?: string;
   /** Lower first; the kind's default when the spec has none. */
   priority(spec: Spec): number;
   /** The CloudflareCredentials the spec names; undefined = the default credentials. */

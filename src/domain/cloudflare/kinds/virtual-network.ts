@@ -29,6 +29,7 @@ export const virtualNetworkRules: SourceKindRules<VirtualNetworkSpec> = {
   definition: VirtualNetworkKind,
   clusterScoped: true,
   oneSourcePerTarget: true,
+  statusIdField: 'virtualNetworkId',
   priority: () => 100,
   credentialsRef: (spec) => spec.cloudflare?.credentialsRef?.name,
   zone: () => undefined,

@@ -1,0 +1,163 @@
+/**
+ * AccessGroup on the aggregation's one mechanism: its target is (account, group name); a group
+ * has no field for a marker, so the operator owns the group whose ID its SyncState remembers.
+ * The create survives a crash between Cloudflare's answer and recording the ID without making a
+ * second group. Real Temporal, kube-apiserver and etcd; Cloudflare is the emulator, read and
+ * seeded only through the official SDK; the crash is a SIGKILL of a real worker process.
+ */
+import { describe, expect, it } from 'vitest';
+import type { ManagedProcess } from '../../src/infra/process.js';
+import { CLOUDFLARE_API_VERSION, type CloudflareSyncState } from '../../src/api/cloudflare.js';
+import { syncStateName } from '../../src/domain/cloudflare/targets.js';
+import { eventually, spawnRole, uniq, waitForWorker } from '../support/env.js';
+import { cloudflareSuite, hexId, sourceObject } from '../support/cloudflare.js';
+
+const account = hexId();
+const creds = uniq('cf-acc-acct');
+const children: ManagedProcess[] = [];
+const suite = cloudflareSuite({
+  taskQueue: 'cf-acc',
+  namespace: 'cf-acc',
+  account: { id: account, name: 'access' },
+  credentials: { name: creds },
+  configOverrides: { debounceMs: 200 },
+  inProcessWorker: false, // the crash test runs a child-process worker first
+  afterWorkerStop: async () => {
+    for (const p of children) await p.stop();
+  },
+});
+const { k } = suite;
+
+interface Group {
+  id: string;
+  name: string;
+  include: unknown[];
+  exclude: unknown[];
+}
+
+async function groups(): Promise<Group[]> {
+  const out: Group[] = [];
+  for await (const g of suite.fx.cf.zeroTrust.access.groups.list({ account_id: account }))
+    out.push({ id: g.id!, name: g.name!, include: g.include ?? [], exclude: g.exclude ?? [] });
+  return out;
+}
+
+const accessGroup = (name: string, spec: Record<string, unknown>) =>
+  sourceObject('AccessGroup', name, { ...spec, cloudflare: { credentialsRef: { name: creds } } });
+const ref = (name: string) => ({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'AccessGroup', name });
+const ready = (name: string) => suite.readyOf('AccessGroup', name);
+const statusOf = async (name: string) =>
+  ((await k.get<{ status?: { groupId?: string } } & never>(ref(name))) as { status?: { groupId?: string } } | undefined)
+    ?.status;
+
+describe('AccessGroup', () => {
+  it('a crash between the create and recording the ID leaves exactly one group, and it is ours', async () => {
+    const doomed = spawnRole('worker', suite.taskQueue, 'cf-access-created', {
+      CLOUDFLARE_API_BASE_URL: suite.fx.emulator.baseURL,
+      DO_FAULT_KILL_AT: 'cloudflare-created',
+      DO_CLOUDFLARE_DEBOUNCE: '200ms',
+    });
+    children.push(doomed);
+    await waitForWorker(suite.taskQueue, doomed);
+    const name = uniq('crash');
+    await k.apply(accessGroup(name, { include: [{ emailDomain: { domain: 'example.com' } }] }));
+    const code = await Promise.race([
+      doomed.exited,
+      new Promise<'alive'>((r) => setTimeout(() => r('alive'), 120_000)),
+    ]);
+    expect(code, doomed.logTail()).not.toBe('alive');
+    expect(doomed.logTail(50)).toContain('fault injection: SIGKILL at cloudflare-created');
+    expect((await groups()).filter((g) => g.name === name)).toHaveLength(1); // the POST went through
+
+    await suite.startWorker();
+    await eventually('Ready after the retry', async () => (await ready(name))?.reason === 'Synced', {
+      timeoutMs: 150_000,
+    });
+    const mine = (await groups()).filter((g) => g.name === name);
+    expect(mine).toHaveLength(1);
+    expect((await statusOf(name))?.groupId).toBe(mine[0]!.id);
+    const posts = await suite.fx.admin.requests({ method: 'POST', path: `^/accounts/${account}/access/groups$` });
+    expect(posts.filter((r) => r.status === 200)).toHaveLength(1);
+    const st = await k.get<CloudflareSyncState>({
+      apiVersion: CLOUDFLARE_API_VERSION,
+      kind: 'CloudflareSyncState',
+      name: syncStateName({ resourceType: 'AccessGroup', accountId: account, name }),
+    });
+    const remembered = st?.status?.resultData as Record<string, string> | undefined;
+    expect(remembered).toMatchObject({ id: mine[0]!.id });
+    expect(remembered?.creating).toBeUndefined(); // the intent is cleared once the ID is recorded
+
+    await k.delete(ref(name));
+    await eventually('deleted with its resource', async () => !(await groups()).some((g) => g.name === name));
+  });
+
+  it('creates, updates in place (same ID, shown in status.groupId) and deletes its group; never adopts one of the same name', async () => {
+    const byHand = await suite.fx.cf.zeroTrust.access.groups.create({
+      account_id: account,
+      name: 'made-by-hand',
+      include: [{ everyone: {} }] as never,
+    });
+    const staff = uniq('staff');
+    await k.apply(
+      accessGroup(staff, { name: `Staff ${staff}`, include: [{ emailDomain: { domain: 'example.com' } }] }),
+    );
+    const created = await eventually('the group created', async () =>
+      (await groups()).find((g) => g.name === `Staff ${staff}`),
+    );
+    expect(created.include).toEqual([{ email_domain: { domain: 'example.com' } }]);
+    await eventually('status.groupId', async () => (await statusOf(staff))?.groupId === created.id);
+
+    await k.apply(
+      accessGroup(staff, {
+        name: `Staff ${staff}`,
+        include: [{ emailDomain: { domain: 'example.com' } }],
+        exclude: [{ ipRanges: { ip: ['203.0.113.0/24', '198.51.100.7'] } }],
+      }),
+    );
+    const updated = await eventually('updated in place', async () => {
+      const g = (await groups()).find((x) => x.name === `Staff ${staff}`);
+      return g?.exclude.length === 2 ? g : undefined;
+    });
+    expect(updated.id).toBe(created.id);
+    expect(updated.exclude).toEqual([{ ip: { ip: '203.0.113.0/24' } }, { ip: { ip: '198.51.100.7' } }]);
+
+    // A resource wanting the hand-made group's name: never adopted.
+    const taker = uniq('taker');
+    await k.apply(accessGroup(taker, { name: 'made-by-hand', include: [{ everyone: true }] }));
+    const conflict = await eventually('the conflict reported', async () => {
+      const r = await ready(taker);
+      return r?.reason === 'Conflict' ? r : undefined;
+    });
+    expect(conflict.message).toContain(
+      'Access group "made-by-hand" is already held by one this operator does not manage',
+    );
+    expect((await groups()).find((g) => g.id === byHand.id)).toMatchObject({
+      name: 'made-by-hand',
+      include: [{ everyone: {} }],
+    });
+
+    await k.delete(ref(staff));
+    await k.delete(ref(taker));
+    await eventually('ours deleted, the hand-made one kept', async () => {
+      const all = await groups();
+      return !all.some((g) => g.name === `Staff ${staff}`) && all.some((g) => g.id === byHand.id);
+    });
+  });
+
+  it('bad input names the rule and the field', async () => {
+    const bad = uniq('bad');
+    await k.apply(
+      accessGroup(bad, {
+        include: [{ emailDomain: { domain: 'example.com' }, everyone: true }, { country: { country: ['Germany'] } }],
+      }),
+    );
+    const r = await eventually('InvalidSpec', async () => {
+      const c = await ready(bad);
+      return c?.reason === 'InvalidSpec' ? c : undefined;
+    });
+    expect(r.message).toBe(
+      'spec.include[0]: set exactly one selector (it sets emailDomain, everyone); spec.include[1].country.country[0]: "Germany" is not a two-letter country code',
+    );
+    await k.delete(ref(bad));
+  });
+});
