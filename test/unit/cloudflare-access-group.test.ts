@@ -1,7 +1,7 @@
 /** The AccessGroup kind, decided purely: rules in Cloudflare's shape, validation, target and ownership by marker. */
 import { describe, expect, it } from 'vitest';
 import { desiredAccessGroups } from '../../src/domain/cloudflare/aggregate.js';
-import { accessGroupCodec } from '../../src/domain/cloudflare/items.js';
+import { accessGroupCodec, type AccessGroupItem } from '../../src/domain/cloudflare/items.js';
 import { accessGroupRules, wireRules } from '../../src/domain/cloudflare/kinds/access-group.js';
 import { planWrite } from '../../src/domain/cloudflare/merge.js';
 import { targetKey } from '../../src/domain/cloudflare/targets.js';
@@ -59,7 +59,13 @@ describe('AccessGroup rules', () => {
     };
     const desired = desiredAccessGroups([source], 'c1');
     expect(desired[0]!.item.marker).toBe('[managed-by:c1:AccessGroup/staff]');
-    const stranger = { id: 'g1', name: 'staff', include: [{ everyone: {} }], exclude: [], require: [] };
+    const stranger: AccessGroupItem = {
+      id: 'g1',
+      name: 'staff',
+      include: [{ everyone: {} }],
+      exclude: [],
+      require: [],
+    };
     const p = planWrite([stranger], desired, accessGroupCodec, { clusterId: 'c1', adoptLegacy: false });
     expect(p.write).toBe(false);
     expect(p.conflicts[0]?.heldBy).toBe('external');

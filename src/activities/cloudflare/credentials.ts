@@ -63,6 +63,28 @@ export async function findCredentials(kube: KubeClient, name?: string): Promise<
   return defaults[0]!;
 }
 
+/**
+ * One key of a Secret, read now (`namespace` defaults to the original's operator namespace). A
+ * missing Secret or key is permanent (`SecretInvalid`): the user must fix the reference.
+ */
+export async function readSecretKey(
+  kube: KubeClient,
+  ref: { namespace?: string; name: string; key: string },
+): Promise<string> {
+  const namespace = ref.namespace || DEFAULT_CREDENTIALS_NAMESPACE;
+  const secret = await getObject<V1Secret>(kube, { apiVersion: 'v1', kind: 'Secret', namespace, name: ref.name });
+  const raw = secret?.data?.[ref.key];
+  if (!secret || !raw)
+    throw ApplicationFailure.nonRetryable(
+      `Secret ${namespace}/${ref.name} ${secret ? `has no key ${ref.key}` : 'does not exist'}`,
+      SECRET_INVALID,
+    );
+  return Buffer.from(raw, 'base64').toString('utf8').trim();
+}
+
+/** A Secret a source names (not the credentials' one) is missing or lacks the key. */
+export const SECRET_INVALID = 'SecretInvalid';
+
 /** An SDK client for the credentials, with the API token (or key) read from the Secret now. */
 export async function clientFor(kube: KubeClient, credentialsName: string, baseURL?: string): Promise<Cloudflare> {
   const creds = await findCredentials(kube, credentialsName);

@@ -39,9 +39,9 @@ import type { SourceRegistration } from '../../workflows/cloudflare/messages.js'
 import { faultPoint } from '../fault-points.js';
 import { getObject, heartbeat, listAll } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
-import { clientFor } from './credentials.js';
+import { clientFor, readSecretKey } from './credentials.js';
 import { CLOUDFLARE_FAILURE_TYPES, cloudflareFailure, failureReasonOf } from './errors.js';
-import { adapterFor, type TargetMemory } from './targets/index.js';
+import { adapterFor, type TargetContext } from './targets/index.js';
 
 export interface SyncTargetRequest {
   target: SyncTarget;
@@ -276,7 +276,7 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
     const now = () => new Date();
     let cloudflareId = existing?.spec.cloudflareId ?? targetCloudflareId(t);
     const memoryData: Record<string, string> = { ...(existing?.status?.resultData ?? {}) };
-    const memory: TargetMemory = {
+    const context: TargetContext = {
       data: memoryData,
       async remember(patch) {
         for (const [k, v] of Object.entries(patch)) {
@@ -285,14 +285,16 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
         }
         await recordSyncState(req, { cloudflareId, sources, frozenRecords }, () => ({ resultData: patch }));
       },
+      secret: (ref) => readSecretKey(kube, ref),
     };
     try {
       const cf = await clientFor(kube, req.credentials, config.baseURL);
       const adapter = adapterFor(t);
-      const live = await adapter.read(cf, t, memory);
+      const live = await adapter.read(cf, t, context);
       if (live.cloudflareId) cloudflareId = targetCloudflareId(t, live.cloudflareId);
       faultPoint('cloudflare-read');
-      const desired = adapter.desired(sources, req.clusterId);
+      const asked = adapter.desired(sources, req.clusterId);
+      const desired = adapter.complete ? await adapter.complete(asked, context) : asked;
       const settings = adapter.planHeld?.(live.items, desired, existing?.status?.managedSettings ?? [], frozen);
       const p =
         settings?.plan ??
@@ -315,7 +317,7 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
           await recordSyncState(req, { cloudflareId, sources, frozenRecords }, () => ({
             managedSettings: settings.held,
           }));
-        const written = await adapter.write(cf, t, p, live.items, memory);
+        const written = await adapter.write(cf, t, p, live.items, context);
         if (written.cloudflareId) cloudflareId = targetCloudflareId(t, written.cloudflareId);
         faultPoint('cloudflare-write');
       }

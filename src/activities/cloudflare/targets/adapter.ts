@@ -12,14 +12,17 @@ import type { SettingsPlan } from '../../../domain/cloudflare/settings.js';
 import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
 
 /**
- * What a target keeps on its SyncState between syncs (`status.resultData`): for objects owned by
- * their ID (no field can carry a marker), the ID and the intent to create, recorded before the
- * create so a crash in between never makes a second object.
+ * What an adapter may use besides the Cloudflare client. `data`/`remember`: what the target keeps
+ * on its SyncState between syncs (`status.resultData`) — for objects owned by their ID (no field
+ * can carry a marker) the ID and the intent to create, recorded before the create so a crash in
+ * between never makes a second object. `secret`: a key of a Secret, read now (its value never
+ * leaves the activity: not in a result, history, log or status).
  */
-export interface TargetMemory {
+export interface TargetContext {
   readonly data: Readonly<Record<string, string>>;
   /** Merges `patch` into the SyncState's `status.resultData` now (null removes a key). */
   remember(patch: Record<string, string | null>): Promise<void>;
+  secret(ref: { namespace?: string; name: string; key: string }): Promise<string>;
 }
 
 export interface TargetAdapter<I> {
@@ -27,14 +30,19 @@ export interface TargetAdapter<I> {
   /** The items the sources want, in aggregation order, each marked with its source. */
   desired(sources: RegisteredSource[], clusterId: string): DesiredItem<I>[];
   /** The target's items as Cloudflare has them now (one read), and the object's id when it has one. */
-  read(cf: Cloudflare, target: SyncTarget, memory: TargetMemory): Promise<{ items: I[]; cloudflareId?: string }>;
+  read(cf: Cloudflare, target: SyncTarget, ctx: TargetContext): Promise<{ items: I[]; cloudflareId?: string }>;
+  /**
+   * Completes the desired items with what only I/O can tell (a digest of a Secret the item
+   * refers to), before they are compared with the live ones.
+   */
+  complete?(desired: DesiredItem<I>[], ctx: TargetContext): Promise<DesiredItem<I>[]>;
   /** Writes the plan (called only when it says to write); returns the object's id when it has one. */
   write(
     cf: Cloudflare,
     target: SyncTarget,
     plan: WritePlan<I>,
     live: I[],
-    memory: TargetMemory,
+    ctx: TargetContext,
   ): Promise<{ cloudflareId?: string }>;
   /**
    * Settings targets, whose items carry no marker: plans from what the SyncState remembers

@@ -9,7 +9,7 @@ import { rulesetAdapter } from './rulesets.js';
 import { virtualNetworkAdapter } from './virtual-networks.js';
 import { zoneSettingsAdapter } from './zone-settings.js';
 
-export type { TargetAdapter, TargetMemory } from './adapter.js';
+export type { TargetAdapter, TargetContext } from './adapter.js';
 
 export function adapterFor(target: SyncTarget): TargetAdapter<unknown> {
   switch (target.resourceType) {
