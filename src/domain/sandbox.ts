@@ -1,8 +1,8 @@
 /**
  * The sandbox fast path's decisions, pure: what a create asks for and whether it is valid, what
  * the Sandbox record looks like, how an agent's phase maps to the Sandbox's, what the janitor
- * removes, when a sandbox expires and when a reset is asked for. Workflows and activities share
- * these; nothing here does I/O.
+ * removes, when a sandbox expires, when a reset is asked for, and what a lost agent leads to.
+ * Workflows and activities share these; nothing here does I/O.
  */
 import type { AgentPhase, AgentStatusReport } from '../agent/api.js';
 import {
@@ -10,6 +10,7 @@ import {
   CREATE_TIMESTAMP_ANNOTATION,
   CREATED_BY_LABEL,
   SANDBOX_FINALIZER,
+  type FailurePolicy,
   type Sandbox,
   type SandboxAllocation,
   type SandboxPhase,
@@ -227,8 +228,11 @@ export function orphansOn(
     const age = nowSeconds - s.createdAt;
     if (age <= orphanTimeoutSeconds) continue;
     const r = byName.get(s.claimName);
+    // A Lost record keeps its last assignment for the user to read, not a runtime: a sandbox its
+    // agent brings back after it was declared Lost is removed like any other orphan.
     const covered =
       r !== undefined &&
+      r.phase !== 'Lost' &&
       (r.assignedPod === report.agentId || r.pendingAgent === report.agentId) &&
       (r.sandboxId === s.sandboxId ||
         (!r.sandboxId && r.pendingAgent === report.agentId) ||
@@ -256,12 +260,16 @@ export interface LostVerdict {
   name: string;
   agent: string;
   sandboxId: string;
+  /** `missing`: the agent reports and no longer holds it; `agent-gone`: the agent is not among those reporting. */
+  why: 'missing' | 'agent-gone';
 }
 
 /**
- * Strong mode's other half: records that say Bound/Running on an agent that reports and no longer
- * holds their sandbox. Agents that did not report (unreachable, stale) are not judged here.
- * `reports` is keyed by `<namespace>/<pod>`.
+ * Records that say Bound/Running on an agent that no longer holds their sandbox: one that reports
+ * without it (`missing`), or one that does not report at all — Pod gone, not Ready or stale
+ * (`agent-gone`). Each is a hint to the sandbox's workflow, which verifies with a fresh read and
+ * applies the failure policy after the recovery timeout. `reports` (keyed by `<namespace>/<pod>`)
+ * holds every agent that reported in this scan.
  */
 export function lostRecords(
   records: readonly RecordedSandbox[],
@@ -271,9 +279,14 @@ export function lostRecords(
   for (const r of records) {
     if (!PLACED_PHASES.has(r.phase) || !r.assignedPod || !r.sandboxId) continue;
     const held = reports.get(`${r.namespace}/${r.assignedPod}`);
-    if (!held) continue;
-    if (!held.has(r.sandboxId))
-      out.push({ namespace: r.namespace, name: r.name, agent: r.assignedPod, sandboxId: r.sandboxId });
+    if (held?.has(r.sandboxId)) continue;
+    out.push({
+      namespace: r.namespace,
+      name: r.name,
+      agent: r.assignedPod,
+      sandboxId: r.sandboxId,
+      why: held ? 'missing' : 'agent-gone',
+    });
   }
   return out;
 }
@@ -326,19 +339,75 @@ export function lifecycleStep(sb: Pick<Sandbox, 'spec' | 'status'>, nowMs: numbe
 }
 
 /**
- * How long the workflow may wait for a hint before it must look again: until the expiry (its
- * durable timer), at most `resyncMs`. At least 1 ms, so a wait is never a busy loop.
+ * How long the workflow may wait for a hint before it must look again: until the expiry or the
+ * end of an agent's recovery timeout (its durable timers), at most `resyncMs`. At least 1 ms, so
+ * a wait is never a busy loop.
  */
 export function nextLookInMs(sb: Pick<Sandbox, 'spec' | 'status'>, nowMs: number, resyncMs: number): number {
-  const expiresAt = expiresAtMs(sb);
-  if (expiresAt === undefined || sb.status?.phase === 'Expired') return resyncMs;
-  return Math.max(1, Math.min(resyncMs, expiresAt - nowMs));
+  const expiresAt = sb.status?.phase === 'Expired' ? undefined : expiresAtMs(sb);
+  const deadlines = [expiresAt, recoveryDeadlineMs(sb)].filter((t): t is number => t !== undefined);
+  if (deadlines.length === 0) return resyncMs;
+  return Math.max(1, Math.min(resyncMs, ...deadlines.map((t) => t - nowMs)));
+}
+
+// ---- agent loss: failure policy and recovery timeout ----
+
+/** The Ready reason while the workflow waits for a vanished agent; its lastTransitionTime is when it noticed. */
+export const AGENT_UNREACHABLE = 'AgentUnreachable';
+/** The Ready reason once the recovery timeout has passed (phase Lost, or Pending for AutoRecreate). */
+export const AGENT_LOST = 'AgentLost';
+
+/** The CRD's defaults, for a record written before they existed or by a client that omits them. */
+export const DEFAULT_FAILURE_POLICY: FailurePolicy = 'Manual';
+export const DEFAULT_RECOVERY_TIMEOUT_SECONDS = 60;
+
+export const failurePolicyOf = (sb: Pick<Sandbox, 'spec'>): FailurePolicy =>
+  sb.spec.failurePolicy ?? DEFAULT_FAILURE_POLICY;
+
+export function recoveryTimeoutMs(sb: Pick<Sandbox, 'spec'>): number {
+  const s = sb.spec.recoveryTimeoutSeconds;
+  return (s !== undefined && Number.isInteger(s) && s >= 1 ? s : DEFAULT_RECOVERY_TIMEOUT_SECONDS) * 1000;
+}
+
+/** When the workflow noticed the agent gone (ms), from the record's AgentUnreachable condition. */
+export function agentGoneSinceMs(sb: Pick<Sandbox, 'status'>): number | undefined {
+  const c = sb.status?.conditions?.find((x) => x.type === 'Ready');
+  if (c?.reason !== AGENT_UNREACHABLE || !PLACED_PHASES.has(sb.status?.phase)) return undefined;
+  const at = Date.parse(c.lastTransitionTime ?? '');
+  return Number.isNaN(at) ? undefined : at;
+}
+
+/** The end of the recovery timeout the record is in, if it is in one. */
+export function recoveryDeadlineMs(sb: Pick<Sandbox, 'spec' | 'status'>): number | undefined {
+  const since = agentGoneSinceMs(sb);
+  return since === undefined ? undefined : since + recoveryTimeoutMs(sb);
+}
+
+export type AgentLossStep =
+  /** Within the recovery timeout: keep the assignment, record when the loss was noticed, wait. */
+  | { step: 'wait'; sinceMs: number; untilMs: number }
+  /** AutoRecreate, timeout passed: the sandbox is placed again (another agent, a new sandbox ID). */
+  | { step: 'recreate'; sinceMs: number }
+  /** Manual, timeout passed: phase Lost, the last assignment kept for the user to read. */
+  | { step: 'lost'; sinceMs: number };
+
+/**
+ * What a fresh observation "the sandbox's agent is gone" asks for. The recovery timeout runs from
+ * when the loss was first noticed (kept in the record, so it survives the workflow's
+ * continue-as-new); an agent back before its end keeps its sandboxes, and only after it does the
+ * failure policy apply. A record not yet marked starts its timeout now.
+ */
+export function agentLossStep(sb: Pick<Sandbox, 'spec' | 'status'>, nowMs: number): AgentLossStep {
+  const sinceMs = agentGoneSinceMs(sb) ?? nowMs;
+  const untilMs = sinceMs + recoveryTimeoutMs(sb);
+  if (nowMs < untilMs) return { step: 'wait', sinceMs, untilMs };
+  return { step: failurePolicyOf(sb) === 'AutoRecreate' ? 'recreate' : 'lost', sinceMs };
 }
 
 /** A status patch (JSON merge patch): `null` removes a field. */
 export type SandboxStatusPatch = { [K in keyof SandboxStatus]?: SandboxStatus[K] | null };
 
-/** The assignment removed from status: expired, or reset before it is placed again. */
+/** The assignment removed from status: expired, reset or recreated before it is placed again. */
 export const UNASSIGNED = {
   assignedPod: null,
   nodeName: null,

@@ -1,12 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/api/sandbox.js';
 import {
+  AGENT_UNREACHABLE,
+  agentGoneSinceMs,
+  agentLossStep,
   createFingerprint,
   invalidCreate,
   lifecycleStep,
   lostRecords,
   nextLookInMs,
   orphansOn,
+  recoveryDeadlineMs,
   resetRequested,
   rfc3339Nanos,
   type RecordedSandbox,
@@ -52,17 +56,84 @@ describe('orphansOn (Fast mode janitor)', () => {
   });
 });
 
-describe('lostRecords (Strong mode janitor)', () => {
-  it('flags Bound/Running records whose reporting agent no longer holds the sandbox', () => {
+describe('lostRecords (janitor: records whose agent lost them)', () => {
+  it('flags Bound/Running records whose reporting agent no longer holds the sandbox, or whose agent does not report', () => {
     const records = [
       rec({ name: 'held', phase: 'Running', assignedPod: 'a', sandboxId: 's1' }),
       rec({ name: 'lost', phase: 'Bound', assignedPod: 'a', sandboxId: 's2' }),
       rec({ name: 'silent-agent', phase: 'Running', assignedPod: 'b', sandboxId: 's3' }),
       rec({ name: 'failed', phase: 'Failed', assignedPod: 'a', sandboxId: 's4' }),
+      rec({ name: 'already-lost', phase: 'Lost', assignedPod: 'b', sandboxId: 's5' }),
     ];
     expect(lostRecords(records, new Map([['ns/a', new Set(['s1'])]]))).toEqual([
-      { namespace: 'ns', name: 'lost', agent: 'a', sandboxId: 's2' },
+      { namespace: 'ns', name: 'lost', agent: 'a', sandboxId: 's2', why: 'missing' },
+      { namespace: 'ns', name: 'silent-agent', agent: 'b', sandboxId: 's3', why: 'agent-gone' },
     ]);
+  });
+});
+
+describe('agent loss: recovery timeout and failure policy', () => {
+  const T = Date.parse('2026-11-24T03:00:00Z');
+  const unreachableSince = (at: string, phase: 'Running' | 'Bound' | 'Lost' = 'Running'): Sandbox['status'] => ({
+    phase,
+    conditions: [{ type: 'Ready', status: 'False', reason: AGENT_UNREACHABLE, message: '', lastTransitionTime: at }],
+  });
+  const sandbox = (spec: Partial<Sandbox['spec']>, status?: Sandbox['status']) => ({
+    spec: { image: 'i', poolRef: 'p', ...spec },
+    status,
+  });
+
+  it('starts the recovery timeout when the loss is first noticed (default 60 s)', () => {
+    expect(agentLossStep(sandbox({}, { phase: 'Running' }), T)).toEqual({
+      step: 'wait',
+      sinceMs: T,
+      untilMs: T + 60_000,
+    });
+    expect(agentLossStep(sandbox({ recoveryTimeoutSeconds: 5 }, { phase: 'Bound' }), T)).toMatchObject({
+      untilMs: T + 5_000,
+    });
+  });
+
+  it('counts from the time recorded in the AgentUnreachable condition, not from each new look', () => {
+    const sb = sandbox({ recoveryTimeoutSeconds: 30 }, unreachableSince('2026-11-24T02:59:45.000Z'));
+    expect(agentLossStep(sb, T)).toEqual({ step: 'wait', sinceMs: T - 15_000, untilMs: T + 15_000 });
+    expect(recoveryDeadlineMs(sb)).toBe(T + 15_000);
+  });
+
+  it('after the timeout: Manual (the default) → lost, AutoRecreate → recreate', () => {
+    const since = '2026-11-24T02:59:00.000Z';
+    expect(agentLossStep(sandbox({}, unreachableSince(since)), T)).toEqual({ step: 'lost', sinceMs: T - 60_000 });
+    expect(agentLossStep(sandbox({ failurePolicy: 'Manual' }, unreachableSince(since)), T).step).toBe('lost');
+    expect(agentLossStep(sandbox({ failurePolicy: 'AutoRecreate' }, unreachableSince(since)), T).step).toBe('recreate');
+    // Exactly at the end of the timeout the policy applies; a millisecond before, it does not.
+    expect(agentLossStep(sandbox({}, unreachableSince(since)), T - 1).step).toBe('wait');
+  });
+
+  it('a longer timeout set during the wait moves the deadline (the hint re-arms the timer)', () => {
+    const since = '2026-11-24T02:59:00.000Z';
+    const sb = sandbox({ recoveryTimeoutSeconds: 120 }, unreachableSince(since));
+    expect(agentLossStep(sb, T)).toMatchObject({ step: 'wait', untilMs: T + 60_000 });
+  });
+
+  it('only a placed record is in a recovery timeout (a Lost or Pending one is not)', () => {
+    expect(agentGoneSinceMs(sandbox({}, unreachableSince('2026-11-24T02:59:00Z', 'Lost')))).toBeUndefined();
+    expect(agentGoneSinceMs(sandbox({}, { phase: 'Running' }))).toBeUndefined();
+    expect(agentGoneSinceMs(sandbox({}, unreachableSince('2026-11-24T02:59:00Z', 'Bound')))).toBe(T - 60_000);
+  });
+
+  it('the wait ends at the recovery deadline or the expiry, whichever is first', () => {
+    const resync = 300_000;
+    const sb = (spec: Partial<Sandbox['spec']>) => sandbox(spec, unreachableSince('2026-11-24T03:00:00Z'));
+    expect(nextLookInMs(sb({ recoveryTimeoutSeconds: 20 }), T, resync)).toBe(20_000);
+    expect(nextLookInMs(sb({ recoveryTimeoutSeconds: 20, expireTime: '2026-11-24T03:00:05Z' }), T, resync)).toBe(5_000);
+    expect(nextLookInMs(sb({ recoveryTimeoutSeconds: 20 }), T + 30_000, resync)).toBe(1);
+  });
+
+  it('a Lost record does not cover its sandbox: should the agent return with it, the janitor removes it', () => {
+    const r = report([{ sandboxId: 's1', claimName: 'a', createdAt: 0 }]);
+    const lost = rec({ name: 'a', phase: 'Lost', assignedPod: 'agent-a', sandboxId: 's1' });
+    expect(orphansOn('ns', r, [lost], 1000, 10).map((o) => o.sandboxId)).toEqual(['s1']);
+    expect(orphansOn('ns', r, [{ ...lost, phase: 'Running' }], 1000, 10)).toEqual([]);
   });
 });
 

@@ -48,7 +48,7 @@ export type AgentCreateRefusal = Refusal & { retryElsewhere: boolean };
 export type AgentView =
   | { state: 'held'; phase: string; message: string }
   | { state: 'missing' }
-  /** The agent is not among the registry's live agents (Pod gone, not Ready, or stale). */
+  /** The agent is not among the registry's live agents (Pod gone, not Ready, or not answering for the stale window). */
   | { state: 'agent-gone' };
 
 export function createSandboxAgentActivities(
@@ -56,8 +56,16 @@ export function createSandboxAgentActivities(
   agents: AgentClient,
   metrics?: Pick<FastPathMetrics, 'agentRefusals'>,
 ) {
-  const urlOf = (ref: AgentRef) => registry.agent(ref.namespace, ref.pod)?.url;
-  const keyOf = (ref: AgentRef) => `${ref.namespace}/${ref.pod}`;
+  /**
+   * A live agent's URL: its Pod is Ready and it answered within the registry's stale window (it
+   * is in the placement table). Any other agent is gone for a sandbox's purposes — asking it
+   * would only retry until it returns, which is what the recovery timeout waits for instead.
+   */
+  const liveAgent = (ref: AgentRef) => {
+    const a = registry.agent(ref.namespace, ref.pod);
+    return a && registry.table.has(a.key) ? a : undefined;
+  };
+  const urlOf = (ref: AgentRef) => liveAgent(ref)?.url;
 
   return {
     /** Picks the agent for a sandbox (or finds the one that already holds it) and reserves its slot. */
@@ -113,7 +121,10 @@ export function createSandboxAgentActivities(
       registry.table.release(req.agentId, req.sandboxId);
     },
 
-    /** Deletes the sandbox on its agent. An agent that is gone holds nothing: success. */
+    /**
+     * Deletes the sandbox on its agent. An agent that is gone holds nothing we can reach: success
+     * (should it return with the sandbox, no record covers it and the janitor removes it).
+     */
     async deleteOnAgent(req: AgentRef & { sandboxId: string }): Promise<void> {
       const url = urlOf(req);
       if (!url) return;
@@ -140,7 +151,7 @@ export function createSandboxAgentActivities(
     async locateSandbox(
       req: AgentRef & { sandboxId: string; claimName: string },
     ): Promise<{ sandboxId: string; placement: Placement } | undefined> {
-      const a = registry.agent(req.namespace, req.pod);
+      const a = liveAgent(req);
       if (!a) return undefined;
       const report = await agents.status(a.url).catch((err: unknown) => {
         throw agentFailure(err);
@@ -162,11 +173,10 @@ export function createSandboxAgentActivities(
           const report = await agents.status(url);
           if (!report.sandboxStatuses.some((x) => x.sandboxId === req.sandboxId)) return;
         } catch (err) {
-          if (!registry.agent(req.namespace, req.pod)) return;
+          if (!liveAgent(req)) return;
           if (!(err instanceof AgentCallError)) throw err;
         }
         await new Promise((r) => setTimeout(r, 250));
-        if (!registry.table.has(keyOf(req)) && !registry.agent(req.namespace, req.pod)) return;
       }
     },
   };

@@ -7,6 +7,10 @@
  *   deleted on its agent (re-checked against a fresh read of its record just before).
  * - Strong: a record Bound/Running on an agent that reports and no longer holds its sandbox is
  *   handed to the sandbox's workflow, which verifies and marks it Failed (AgentLostSandbox).
+ * - A record Bound/Running on an agent that does not report at all (Pod gone, not Ready, stale)
+ *   is handed to its workflow too — a backstop for the registry's hint, which a restarted fast
+ *   path never sends for an agent it never saw: the workflow verifies and starts the recovery
+ *   timeout, after which the failure policy applies.
  *
  * Its result (and the Web UI's details) says what it removed and why.
  */
@@ -31,7 +35,9 @@ export async function sandboxJanitorWorkflow(input: SandboxJanitorInput): Promis
   for (const l of scan.lost) {
     await janitorSteps.reportLostSandbox(l);
     lines.push(
-      `Sandbox ${l.namespace}/${l.name}: agent ${l.agent} no longer has sandbox ${l.sandboxId}; its workflow marks it Failed`,
+      l.why === 'missing'
+        ? `Sandbox ${l.namespace}/${l.name}: agent ${l.agent} no longer has sandbox ${l.sandboxId}; its workflow marks it Failed`
+        : `Sandbox ${l.namespace}/${l.name}: agent ${l.agent} does not report; its workflow applies the failure policy after the recovery timeout`,
     );
   }
   const head = `${scan.agents} agents and ${scan.records} Sandboxes checked; ${scan.orphans.length} orphans, ${scan.lost.length} lost`;

@@ -48,13 +48,19 @@ import {
 import type { Placement } from '../../domain/allocation.js';
 import { failedWith, ok } from '../../domain/results.js';
 import {
+  AGENT_LOST,
+  AGENT_UNREACHABLE,
+  agentGoneSinceMs,
+  agentLossStep,
   createFingerprint,
   createSpecOf,
   endpointsOf,
+  failurePolicyOf,
   lifecycleStep,
   nextLookInMs,
   phaseFromAgent,
   PLACED_PHASES,
+  recoveryTimeoutMs,
   refusal,
   type Refusal,
   type LifecycleStep,
@@ -96,10 +102,13 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
   let creation: { fingerprint: string; answer?: CreateAnswer; call: CreateSandboxCall } | undefined;
   // Set once the create was answered with a placement (or the run adopted one from the record).
   let live: Incarnation | undefined;
-  // A reset's new incarnation gets a new sandbox ID, so the agents and the placement table never
-  // mistake it for the one just removed.
-  let resetSandboxId: string | undefined;
+  // A reset's or a recreate's new incarnation gets a new sandbox ID, so the agents and the
+  // placement table never mistake it for the one just removed or lost.
+  let nextSandboxId: string | undefined;
   let hinted = false;
+  // Set by a pass that found the agent gone: when its recovery timeout ends (the record read in
+  // that pass does not carry the loss yet, so the wait cannot learn it from there).
+  let recoveryEndsAtMs: number | undefined;
 
   const stage = (s: SandboxState['stage'], details: string) => {
     // Search attributes only on a change: each upsert is a history event.
@@ -331,6 +340,7 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
     }
 
     hinted = false;
+    recoveryEndsAtMs = undefined;
     const read = await sandboxCalls.readSandbox({ namespace, name });
     const sb = read.status === 'ok' ? read.sandbox : undefined;
     const uid = sb?.metadata?.uid;
@@ -399,15 +409,19 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
       continue;
     }
     live ??= await adoptPlacement(sb, undefined);
-    if (live) await followAgent(sb, ref, live);
-    else if (PLACED_PHASES.has(sb.status?.phase)) await markAgentLost(sb, ref);
+    if (live || PLACED_PHASES.has(sb.status?.phase)) await followAgent(sb, ref, live);
     stage(
       'live',
       `${state.phase ?? sb.status?.phase ?? 'Pending'} on agent ${live?.placement.pod ?? sb.status?.assignedPod ?? '-'}`,
     );
 
-    // Also the expiry's durable timer: a hint (a spec change) ends it early and the next pass arms it anew.
-    await condition(() => hinted, nextLookInMs(sb, Date.now(), RESYNC_MS));
+    // Also the durable timer of the expiry and of a lost agent's recovery timeout: a hint (a spec
+    // change, the agent back) ends it early and the next pass arms it anew.
+    const lookInMs = nextLookInMs(sb, Date.now(), RESYNC_MS);
+    await condition(
+      () => hinted,
+      recoveryEndsAtMs === undefined ? lookInMs : Math.max(1, Math.min(lookInMs, recoveryEndsAtMs - Date.now())),
+    );
     if (workflowInfo().continueAsNewSuggested && !hinted) {
       await condition(allHandlersFinished);
       return continueAsNew<typeof sandboxWorkflow>({ namespace, name, previousUid: input.previousUid });
@@ -439,7 +453,7 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
     const spec = createSpecOf(sb);
     stage('scheduling', `placing in pool ${spec.poolRef}`);
     let gone = false;
-    const sandboxId = resetSandboxId ?? ref.uid;
+    const sandboxId = nextSandboxId ?? ref.uid;
     const placed = await place(spec, sandboxCalls, { sandboxId, reservation: sandboxId }, async (placement) => {
       const pending = await sandboxCalls.patchSandboxStatus({
         ...ref,
@@ -483,40 +497,43 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
     return placed;
   }
 
-  /** Status follows the agent: Running while its process runs, Failed with the exit or the loss. */
-  async function followAgent(sb: Sandbox, ref: { namespace: string; name: string; uid: string }, inc: Incarnation) {
+  /**
+   * Status follows the agent: Running while its process runs, Failed with the exit or when a live
+   * agent no longer has it (AgentLostSandbox). An agent that is gone (Pod deleted, not Ready, or
+   * stale) is waited for up to spec.recoveryTimeoutSeconds; only then does spec.failurePolicy
+   * apply (see agentLost). `inc` is undefined when no agent could be asked where the sandbox is:
+   * the record's own assignment is checked.
+   */
+  async function followAgent(
+    sb: Sandbox,
+    ref: { namespace: string; name: string; uid: string },
+    inc: Incarnation | undefined,
+  ) {
     if (isTerminal(sb)) return;
-    state.sandboxId = inc.sandboxId;
-    state.agentPod = inc.placement.pod;
-    const seen = await sandboxCalls.agentSandbox({ namespace, pod: inc.placement.pod, sandboxId: inc.sandboxId });
+    const pod = inc?.placement.pod ?? sb.status?.assignedPod;
+    const sandboxId = inc?.sandboxId ?? sb.status?.sandboxID ?? ref.uid;
+    if (!pod) return;
+    state.sandboxId = sandboxId;
+    state.agentPod = pod;
+    const seen = await sandboxCalls.agentSandbox({ namespace, pod, sandboxId });
+    if (seen.state === 'agent-gone') return agentGone(sb, ref, pod, sandboxId);
+    // Back and holding it, though the look just before found nothing: the registry's hint for
+    // the agent's return brings the next pass, which adopts it.
+    if (!inc && seen.state === 'held') return;
     let phase: SandboxStatus['phase'];
     let condition_: ReturnType<typeof readyCondition>;
     if (seen.state === 'held') {
       phase = phaseFromAgent(seen.phase as Parameters<typeof phaseFromAgent>[0]);
       condition_ =
         phase === 'Running'
-          ? readyCondition('True', 'Running', `running on agent ${inc.placement.pod}`)
+          ? readyCondition('True', 'Running', `running on agent ${pod}`)
           : phase === 'Failed'
             ? readyCondition('False', seen.phase === 'stopped' ? 'Stopped' : 'ProcessFailed', seen.message)
-            : readyCondition(
-                'False',
-                phase ?? 'Pending',
-                seen.message || `${seen.phase} on agent ${inc.placement.pod}`,
-              );
+            : readyCondition('False', phase ?? 'Pending', seen.message || `${seen.phase} on agent ${pod}`);
     } else {
+      // The agent answers and does not have it: not a lost agent, so no recovery to wait for.
       phase = 'Failed';
-      condition_ =
-        seen.state === 'missing'
-          ? readyCondition(
-              'False',
-              'AgentLostSandbox',
-              `agent ${inc.placement.pod} no longer has sandbox ${inc.sandboxId}`,
-            )
-          : readyCondition(
-              'False',
-              'AgentLost',
-              `agent ${inc.placement.pod} is gone (Pod deleted, not ready or not answering)`,
-            );
+      condition_ = readyCondition('False', 'AgentLostSandbox', `agent ${pod} no longer has sandbox ${sandboxId}`);
     }
     if (phase === sb.status?.phase && sb.status?.conditions?.[0]?.reason === condition_.reason) {
       state.phase = phase;
@@ -526,29 +543,88 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
       ...ref,
       status: {
         phase,
-        sandboxID: inc.sandboxId,
-        assignedPod: inc.placement.pod,
-        nodeName: inc.placement.node,
-        endpoints: endpointsOf(inc.placement.ip, inc.spec.exposedPorts),
+        sandboxID: sandboxId,
+        assignedPod: pod,
+        ...(inc
+          ? { nodeName: inc.placement.node, endpoints: endpointsOf(inc.placement.ip, inc.spec.exposedPorts) }
+          : {}),
         conditions: [condition_],
       },
     });
     if (r.status === 'ok') state.phase = phase;
   }
 
-  /** The record says Bound/Running on an agent that no longer exists or no longer has the sandbox. */
-  async function markAgentLost(sb: Sandbox, ref: { namespace: string; name: string; uid: string }) {
-    const pod = sb.status?.assignedPod ?? '-';
-    await sandboxCalls.patchSandboxStatus({
-      ...ref,
-      status: {
-        phase: 'Failed',
+  /**
+   * The sandbox's agent is gone. Within the recovery timeout the assignment is kept and the loss
+   * recorded (Ready=False AgentUnreachable, its time the start of the timeout): the main wait is
+   * the timeout's durable timer, and the agent's return — the registry's hint — ends it early.
+   * After it, AutoRecreate places the sandbox again under a new sandbox ID (Pending → Bound →
+   * Running on another agent); Manual makes it Lost, keeping the last assignment to read.
+   * Either way the old agent's copy, should it come back, is an orphan the janitor removes.
+   */
+  async function agentGone(
+    sb: Sandbox,
+    ref: { namespace: string; name: string; uid: string },
+    pod: string,
+    sandboxId: string,
+  ): Promise<void> {
+    const loss = agentLossStep(sb, Date.now());
+    const since = new Date(loss.sinceMs).toISOString();
+    const timeout = recoveryTimeoutMs(sb) / 1000;
+    if (loss.step === 'wait') {
+      recoveryEndsAtMs = loss.untilMs;
+      stage('live', `agent ${pod} gone since ${since}; waiting ${timeout}s for it to return`);
+      if (agentGoneSinceMs(sb) !== undefined) return;
+      const unreachable = {
+        ...readyCondition(
+          'False',
+          AGENT_UNREACHABLE,
+          `agent ${pod} is gone (Pod deleted, not Ready or not answering); sandbox ${sandboxId} is kept for ` +
+            `${timeout}s in case it returns, then failurePolicy ${failurePolicyOf(sb)} applies`,
+        ),
+        lastTransitionTime: since,
+      };
+      await sandboxCalls.patchSandboxStatus({ ...ref, status: { conditions: [unreachable] } });
+      return;
+    }
+    recoveryEndsAtMs = Date.now(); // look again at once: the record just changed
+    // The slot is the lost agent's; the table forgot the agent already, this keeps it that way.
+    await sandboxCalls.releaseSandbox({ agentId: `${namespace}/${pod}`, sandboxId });
+    live = undefined;
+    state.sandboxId = state.agentPod = state.endpoints = undefined;
+    const lostFor = `agent ${pod} gone since ${since}, not back within recoveryTimeoutSeconds ${timeout}`;
+    if (loss.step === 'recreate') {
+      stage('scheduling', `${lostFor}; placing it again (failurePolicy AutoRecreate)`);
+      // A new sandbox ID, so the old agent's copy (should it return) is never taken for this one.
+      nextSandboxId = uuid4().replaceAll('-', '');
+      const status: SandboxStatusPatch = {
+        phase: 'Pending',
+        ...UNASSIGNED,
         conditions: [
-          readyCondition('False', 'AgentLost', `agent ${pod} no longer has sandbox ${sb.status?.sandboxID ?? ''}`),
+          readyCondition(
+            'False',
+            AGENT_LOST,
+            `${lostFor}; sandbox ${sandboxId} is placed again on another agent (failurePolicy AutoRecreate)`,
+          ),
         ],
-      },
-    });
-    state.phase = 'Failed';
+      };
+      if ((await sandboxCalls.patchSandboxStatus({ ...ref, status })).status === 'ok') state.phase = 'Pending';
+      return;
+    }
+    const status: SandboxStatusPatch = {
+      phase: 'Lost',
+      endpoints: null,
+      conditions: [
+        readyCondition(
+          'False',
+          AGENT_LOST,
+          `${lostFor}; sandbox ${sandboxId} was not placed again (failurePolicy Manual): delete the Sandbox, ` +
+            `or raise spec.resetRevision to place it again`,
+        ),
+      ],
+    };
+    stage('live', `Lost: ${lostFor}`);
+    if ((await sandboxCalls.patchSandboxStatus({ ...ref, status })).status === 'ok') state.phase = 'Lost';
   }
 
   /**
@@ -587,7 +663,7 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
               readyCondition('False', 'Reset', `reset to revision ${lifecycle.revision}${removed}; placing it again`),
             ],
           };
-    if (lifecycle.step === 'reset') resetSandboxId = uuid4().replaceAll('-', '');
+    if (lifecycle.step === 'reset') nextSandboxId = uuid4().replaceAll('-', '');
     if ((await sandboxCalls.patchSandboxStatus({ ...ref, status })).status === 'ok') state.phase = status.phase!;
   }
 
