@@ -8,8 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ManagedProcess } from '../../src/infra/process.js';
 import { CLOUDFLARE_API_VERSION, type CloudflareSyncState } from '../../src/api/cloudflare.js';
-import { syncStateName } from '../../src/domain/cloudflare/targets.js';
-import { eventually, spawnRole, uniq, waitForWorker } from '../support/env.js';
+import { sourceWorkflowId, syncStateName, syncWorkflowId } from '../../src/domain/cloudflare/targets.js';
+import { eventually, spawnRole, temporal, uniq, waitForWorker } from '../support/env.js';
 import { cloudflareSuite, hexId, sourceObject } from '../support/cloudflare.js';
 
 const account = hexId();
@@ -159,5 +159,109 @@ describe('AccessGroup', () => {
       'spec.include[0]: set exactly one selector (it sets emailDomain, everyone); spec.include[1].country.country[0]: "Germany" is not a two-letter country code',
     );
     await k.delete(ref(bad));
+  });
+});
+
+describe('AccessIdentityProvider', () => {
+  const provider = (name: string, spec: Record<string, unknown>) =>
+    sourceObject('AccessIdentityProvider', name, { ...spec, cloudflare: { credentialsRef: { name: creds } } });
+  const idpRef = (name: string) => ({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'AccessIdentityProvider', name });
+  const secretValue = (n: number) => `oauth-client-secret-${n}-${uniq('s')}`;
+  const setSecret = (name: string, value: string) =>
+    k.apply({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace: suite.namespace },
+      stringData: { clientSecret: value },
+    } as never);
+  const writesOf = async (name: string) =>
+    (await suite.fx.admin.requests({ path: `^/accounts/${account}/access/identity_providers` }))
+      .filter((r) => (r.method === 'POST' || r.method === 'PUT') && r.status === 200)
+      .map((r) => r.body as { name: string; config: { client_secret?: string; client_id?: string } })
+      .filter((b) => b.name === name);
+
+  it('the client secret comes from its Secret, never enters history or the SyncState, and a rotation is written', async () => {
+    const name = uniq('github');
+    const secretName = uniq('idp-secret');
+    const first = secretValue(1);
+    await setSecret(secretName, first);
+    await k.apply(
+      provider(name, {
+        type: 'github',
+        config: { clientId: 'client-123' },
+        configSecretRef: { name: secretName, key: 'clientSecret', namespace: suite.namespace },
+      }),
+    );
+    const created = await eventually('the provider created with the Secret’s value', async () => {
+      const w = await writesOf(name);
+      return w.length ? w : undefined;
+    });
+    expect(created[0]!.config).toEqual({ client_id: 'client-123', client_secret: first });
+    const listed: { id?: string; name?: string; config?: Record<string, unknown> }[] = [];
+    for await (const p of suite.fx.cf.zeroTrust.identityProviders.list({ account_id: account }))
+      listed.push(p as never);
+    const mine = listed.filter((p) => p.name === name);
+    expect(mine).toHaveLength(1);
+    expect(mine[0]!.config).toEqual({ client_id: 'client-123' }); // Cloudflare never answers the secret
+    await eventually('status.providerId', async () => {
+      const o = (await k.get(idpRef(name))) as { status?: { providerId?: string } } | undefined;
+      return o?.status?.providerId === mine[0]!.id;
+    });
+
+    // Rotated: the next sync (here a user's reaggregate) writes the new value.
+    const second = secretValue(2);
+    await setSecret(secretName, second);
+    const c = await temporal();
+    const target = { resourceType: 'AccessIdentityProvider' as const, accountId: account, name };
+    await c.workflow.getHandle(syncWorkflowId(target)).signal('reaggregate');
+    await eventually('the rotated secret written', async () =>
+      (await writesOf(name)).some((w) => w.config.client_secret === second),
+    );
+
+    // Neither value is in any history or in the SyncState.
+    for (const workflowId of [syncWorkflowId(target), sourceWorkflowId({ kind: 'AccessIdentityProvider', name })]) {
+      const history = JSON.stringify(await c.workflow.getHandle(workflowId).fetchHistory());
+      expect(history).not.toContain(first);
+      expect(history).not.toContain(second);
+    }
+    const state = JSON.stringify(
+      await k.get({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'CloudflareSyncState', name: syncStateName(target) }),
+    );
+    expect(state).not.toContain(first);
+    expect(state).not.toContain(second);
+
+    await k.delete(idpRef(name));
+    await eventually('deleted with its resource', async () => {
+      for await (const p of suite.fx.cf.zeroTrust.identityProviders.list({ account_id: account }))
+        if ((p as { name?: string }).name === name) return false;
+      return true;
+    });
+  });
+
+  it('bad input: an inline secret and a missing client ID are named; a missing Secret is the status', async () => {
+    const inline = uniq('inline');
+    await k.apply(provider(inline, { type: 'google', config: { clientSecret: 'shh' } }));
+    const r = await eventually('InvalidSpec', async () => {
+      const c = await suite.readyOf('AccessIdentityProvider', inline);
+      return c?.reason === 'InvalidSpec' ? c : undefined;
+    });
+    expect(r.message).toContain('spec.config.clientSecret: inline secrets are not accepted');
+    expect(r.message).toContain('spec.config.clientId: a google provider needs its client ID');
+    await k.delete(idpRef(inline));
+
+    const missing = uniq('missing');
+    await k.apply(
+      provider(missing, {
+        type: 'github',
+        config: { clientId: 'x' },
+        configSecretRef: { name: 'no-such-secret', key: 'clientSecret', namespace: suite.namespace },
+      }),
+    );
+    const m = await eventually('the missing Secret on its status', async () => {
+      const c = await suite.readyOf('AccessIdentityProvider', missing);
+      return c?.status === 'False' && c.message.includes('no-such-secret') ? c : undefined;
+    });
+    expect(m.message).toContain(`Secret ${suite.namespace}/no-such-secret does not exist`);
+    await k.delete(idpRef(missing));
   });
 });

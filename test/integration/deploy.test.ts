@@ -823,7 +823,7 @@ describe('RBAC, applied for real', () => {
       });
     });
 
-    it('Cloudflare: a token Secret in the operator namespace; rulesets, transform, redirect and device policies synced (listed past 16 sources on a target), a virtual network, a DNS record, a zone setting, a gateway setting and an Access group, then removed', async () => {
+    it('Cloudflare: a token Secret in the operator namespace; rulesets, transform, redirect and device policies synced (listed past 16 sources on a target), a virtual network, a DNS record, a zone setting, a gateway setting, an Access group and an identity provider, then removed', async () => {
       const account = hexId();
       const creds = uniq('deploy-cf');
       const zoneName = `${uniq('deploy-cf')}.example.com`;
@@ -961,6 +961,28 @@ describe('RBAC, applied for real', () => {
       const groupName = uniq('grp');
       source('AccessGroup', groupName, { include: [{ everyone: true }], cloudflare: { credentialsRef } });
       const groupTarget: SyncTarget = { resourceType: 'AccessGroup', accountId: account, name: groupName };
+      // An AccessIdentityProvider whose client secret the worker reads from a Secret in its namespace.
+      const idpName = uniq('idp');
+      await k.apply({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: `${idpName}-secret`, namespace: NAMESPACE },
+        stringData: { clientSecret: 'deploy-test-client-secret' },
+      } as never);
+      created.unshift({ apiVersion: 'v1', kind: 'Secret', namespace: NAMESPACE, name: `${idpName}-secret` });
+      source('AccessIdentityProvider', idpName, {
+        type: 'github',
+        config: { clientId: 'deploy-test' },
+        configSecretRef: { name: `${idpName}-secret`, key: 'clientSecret', namespace: NAMESPACE },
+        cloudflare: { credentialsRef },
+      });
+      const idpTarget: SyncTarget = { resourceType: 'AccessIdentityProvider', accountId: account, name: idpName };
+      const providers = async () => {
+        const out: string[] = [];
+        for await (const p of fx.cf.zeroTrust.identityProviders.list({ account_id: account }))
+          out.push((p as { name?: string }).name ?? '');
+        return out;
+      };
       const accessGroups = async () => {
         const out: string[] = [];
         for await (const g of fx.cf.zeroTrust.access.groups.list({ account_id: account })) out.push(g.name!);
@@ -1021,6 +1043,9 @@ describe('RBAC, applied for real', () => {
         await eventually(`AccessGroup ${groupName} in Cloudflare`, async () =>
           (await accessGroups()).includes(groupName),
         );
+        await eventually(`AccessIdentityProvider ${idpName} in Cloudflare`, async () =>
+          (await providers()).includes(idpName),
+        );
         await eventually(`DNSRecord ${dnsName} in Cloudflare`, async () => {
           const found = await dnsRecords();
           return found.length === 1 && found[0]!.comment === `[managed-by:default:DNSRecord/${cfNs}/${dnsName}]`;
@@ -1042,7 +1067,7 @@ describe('RBAC, applied for real', () => {
             const vnets = (await networks()).length;
             const dns = (await dnsRecords()).length;
             const restored = (await minTls()) === '1.0'; // the emulator's default for a new zone
-            const groupsLeft = (await accessGroups()).length;
+            const groupsLeft = (await accessGroups()).length + (await providers()).length;
             return c.transform === 0 &&
               c.redirect === 0 &&
               c.include === 0 &&
@@ -1059,7 +1084,7 @@ describe('RBAC, applied for real', () => {
           await eventually(`${describeObj(o)} gone (finalizer released)`, async () => !(await k.get(refOf(o))), {
             timeoutMs: 120_000,
           });
-        for (const t of [...targets, vnetTarget, dnsTarget, domainTarget, gatewayTarget, groupTarget])
+        for (const t of [...targets, vnetTarget, dnsTarget, domainTarget, gatewayTarget, groupTarget, idpTarget])
           await eventually(
             `CloudflareSyncState ${syncStateName(t)} deleted`,
             async () => !(await k.get(syncStateRef(t))),

@@ -8,6 +8,7 @@ import { type SourceRef, describe, refString } from './markers.js';
 import type { DesiredItem } from './merge.js';
 import type { SettingItem } from './settings.js';
 import type {
+  IdentityProviderItem,
   AccessGroupItem,
   DnsRecordItem,
   FallbackDomain,
@@ -41,7 +42,12 @@ export interface SettingsContribution {
 export interface AccessGroupContribution {
   entries: AccessGroupItem[];
 }
+/** What one source contributes to an identity provider target (the Secret by reference only). */
+export interface IdentityProviderContribution {
+  entries: IdentityProviderItem[];
+}
 export type Contribution =
+  | IdentityProviderContribution
   | AccessGroupContribution
   | RulesetContribution
   | DeviceListContribution
@@ -136,15 +142,19 @@ export function desiredSettings(sources: Iterable<RegisteredSource>): DesiredIte
   );
 }
 
-/** Every source's Access group, in aggregation order, owned (by its ID, not a field) through its source's marker. */
-export function desiredAccessGroups(
+/**
+ * Every source's object of a kind owned by its remembered ID (Access groups, identity
+ * providers), in aggregation order, each marked with its source (a marker kept by the operator,
+ * not a Cloudflare field).
+ */
+export function desiredOwnedObjects<I extends AccessGroupItem | IdentityProviderItem>(
   sources: Iterable<RegisteredSource>,
   clusterId: string,
-): DesiredItem<AccessGroupItem>[] {
+): DesiredItem<I>[] {
   return orderSources(sources).flatMap((s) =>
-    ((s.config as AccessGroupContribution).entries ?? []).map((group) => ({
+    ((s.config as { entries?: I[] }).entries ?? []).map((object) => ({
       owner: s.ref,
-      item: { ...group, marker: describe(undefined, clusterId, s.ref) },
+      item: { ...object, marker: describe(undefined, clusterId, s.ref) },
     })),
   );
 }

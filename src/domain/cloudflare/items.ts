@@ -174,3 +174,42 @@ export const accessGroupCodec: ItemCodec<AccessGroupItem> = {
   carryIdentity: (desired, live) => ({ ...desired, id: live.id }),
   label: (g) => `Access group ${JSON.stringify(g.name)}`,
 };
+
+/**
+ * A Zero Trust identity provider. `marker` (ownership by remembered ID, as for Access groups),
+ * `secret_ref` and `secret_digest` are not Cloudflare fields: the client secret is never in an
+ * item — only the reference to its Secret, and a digest of its value to notice a rotation.
+ */
+export interface IdentityProviderItem {
+  id?: string;
+  name: string;
+  type: string;
+  config: Record<string, unknown>;
+  scim_config?: Record<string, unknown>;
+  marker?: string;
+  secret_ref?: { namespace?: string; name: string; key: string };
+  secret_digest?: string;
+}
+
+/** What Cloudflare answers for a SCIM setting nobody set. */
+const SCIM_DEFAULTS = {
+  enabled: false,
+  identity_update_behavior: 'no_action',
+  seat_deprovision: false,
+  user_deprovision: false,
+};
+
+export const identityProviderCodec: ItemCodec<IdentityProviderItem> = {
+  descriptionOf: (p) => p.marker,
+  comparable: (p) => ({
+    name: p.name,
+    type: p.type,
+    config: p.config,
+    scim_config: { ...SCIM_DEFAULTS, ...(p.scim_config ?? {}) },
+    marker: p.marker,
+    secret_digest: p.secret_digest,
+  }),
+  keyOf: (p) => `identity provider ${JSON.stringify(p.name)}`,
+  carryIdentity: (desired, live) => ({ ...desired, id: live.id }),
+  label: (p) => `identity provider ${JSON.stringify(p.name)}`,
+};

@@ -5,7 +5,8 @@
  * original gave each its own state and they overwrote each other); device policy lists by
  * (account, list); virtual networks by (account, network name); DNS records by (zone, name,
  * type) — the record set, so every DNSRecord of one name and type meets in one place; zone
- * settings by zone; Zero Trust gateway settings by account; Access groups by (account, name).
+ * settings by zone; Zero Trust gateway settings by account; Access groups and identity providers
+ * by (account, name).
  */
 import { type SourceRef, refString } from './markers.js';
 
@@ -19,6 +20,7 @@ export type SyncTarget =
   | { resourceType: 'CloudflareDomain'; accountId: string; zoneId: string }
   | { resourceType: 'GatewayConfiguration'; accountId: string }
   | { resourceType: 'AccessGroup'; accountId: string; name: string }
+  | { resourceType: 'AccessIdentityProvider'; accountId: string; name: string }
   | {
       resourceType: 'DNSRecord';
       accountId: string;
@@ -36,7 +38,7 @@ export type SyncResourceType = SyncTarget['resourceType'];
  * `ZoneRuleset/<zoneId>/<phase>`, `DeviceSettingsPolicy/<accountId>/<list>`,
  * `VirtualNetwork/<accountId>/<network name>`, `DNSRecord/<zoneId>/<fqdn>/<type>` or
  * `CloudflareDomain/<zoneId>` (the zone's settings), `GatewayConfiguration/<accountId>` or
- * `AccessGroup/<accountId>/<group name>`.
+ * `AccessGroup/<accountId>/<group name>`, `AccessIdentityProvider/<accountId>/<name>`.
  */
 export function targetKey(t: SyncTarget): string {
   return `${t.resourceType}/${targetTail(t, '/')}`;
@@ -57,6 +59,7 @@ function targetTail(t: SyncTarget, sep: string): string {
     case 'GatewayConfiguration':
       return t.accountId;
     case 'AccessGroup':
+    case 'AccessIdentityProvider':
       return `${t.accountId}${sep}${t.name}`;
   }
 }
@@ -78,6 +81,8 @@ export function targetObjectName(t: SyncTarget): string {
       return 'Zero Trust gateway configuration';
     case 'AccessGroup':
       return `Access group (${JSON.stringify(t.name)})`;
+    case 'AccessIdentityProvider':
+      return `Access identity provider (${JSON.stringify(t.name)})`;
   }
 }
 
@@ -102,7 +107,8 @@ export function targetCloudflareId(t: SyncTarget, cloudflareId?: string): string
   if (t.resourceType === 'DNSRecord') return cloudflareId ?? `pending-${t.zoneId}-${t.name}-${t.type}`;
   if (t.resourceType === 'CloudflareDomain') return t.zoneId;
   if (t.resourceType === 'GatewayConfiguration') return `gateway-${t.accountId}`;
-  if (t.resourceType === 'AccessGroup') return cloudflareId ?? `pending-${t.accountId}-${t.name}`;
+  if (t.resourceType === 'AccessGroup' || t.resourceType === 'AccessIdentityProvider')
+    return cloudflareId ?? `pending-${t.accountId}-${t.name}`;
   return `account-${t.accountId}-${t.list}`;
 }
 
@@ -134,7 +140,11 @@ export function syncStateName(t: SyncTarget): string {
   const full = kebab(`${kebab(t.resourceType)}-${targetTail(t, '-')}`);
   // A network or group name is the user's text: one that kebab-case would change (`Prod` vs `prod`) gets
   // the hash too, so two networks never share a name.
-  const lossy = (t.resourceType === 'VirtualNetwork' || t.resourceType === 'AccessGroup') && kebab(t.name) !== t.name;
+  const lossy =
+    (t.resourceType === 'VirtualNetwork' ||
+      t.resourceType === 'AccessGroup' ||
+      t.resourceType === 'AccessIdentityProvider') &&
+    kebab(t.name) !== t.name;
   if (full.length <= 63 && !lossy) return full;
   return `${full.slice(0, 54).replace(/-+$/, '')}-${fnv1a(targetKey(t))}`;
 }

@@ -2,7 +2,7 @@
  * Zero Trust Access groups: the target is (account, group name); its one item is the group,
  * owned by the ID the SyncState remembers (./owned-by-id.ts: no field can carry a marker).
  */
-import { desiredAccessGroups } from '../../../domain/cloudflare/aggregate.js';
+import { desiredOwnedObjects } from '../../../domain/cloudflare/aggregate.js';
 import { accessGroupCodec, type AccessGroupItem } from '../../../domain/cloudflare/items.js';
 import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
 import type Cloudflare from 'cloudflare';
@@ -60,7 +60,7 @@ function calls(cf: Cloudflare, t: GroupTarget): OwnedObjectCalls<AccessGroupItem
 
 export const accessGroupAdapter: TargetAdapter<AccessGroupItem> = {
   codec: accessGroupCodec,
-  desired: desiredAccessGroups,
+  desired: (sources, clusterId) => desiredOwnedObjects<AccessGroupItem>(sources, clusterId),
   read: (cf, target, ctx) => readOwnedById((target as GroupTarget).name, ctx, calls(cf, target as GroupTarget)),
   async write(cf, target, plan, live, ctx) {
     const id = await writeOwnedById(plan, live, accessGroupCodec, ctx, calls(cf, target as GroupTarget));

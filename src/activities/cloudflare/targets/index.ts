@@ -5,6 +5,7 @@ import type { TargetAdapter } from './adapter.js';
 import { fallbackDomainAdapter, splitTunnelAdapter } from './device-lists.js';
 import { dnsRecordAdapter } from './dns-records.js';
 import { gatewaySettingsAdapter } from './gateway-settings.js';
+import { identityProviderAdapter } from './identity-providers.js';
 import { rulesetAdapter } from './rulesets.js';
 import { virtualNetworkAdapter } from './virtual-networks.js';
 import { zoneSettingsAdapter } from './zone-settings.js';
@@ -29,5 +30,7 @@ export function adapterFor(target: SyncTarget): TargetAdapter<unknown> {
       return gatewaySettingsAdapter as TargetAdapter<unknown>;
     case 'AccessGroup':
       return accessGroupAdapter as TargetAdapter<unknown>;
+    case 'AccessIdentityProvider':
+      return identityProviderAdapter as TargetAdapter<unknown>;
   }
 }

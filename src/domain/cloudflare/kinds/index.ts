@@ -1,5 +1,6 @@
 /** The table of source kinds: each kind's rules (see ./types.ts). A new kind is a module and a line here. */
 import { accessGroupRules } from './access-group.js';
+import { accessIdentityProviderRules } from './access-identity-provider.js';
 import { cloudflareDomainRules } from './cloudflare-domain.js';
 import { deviceSettingsPolicyRules } from './device-settings-policy.js';
 import { dnsRecordRules } from './dns-record.js';
@@ -18,6 +19,7 @@ export const SOURCE_KIND_RULES = {
   CloudflareDomain: cloudflareDomainRules,
   GatewayConfiguration: gatewayConfigurationRules,
   AccessGroup: accessGroupRules,
+  AccessIdentityProvider: accessIdentityProviderRules,
 } as const satisfies Record<string, SourceKindRules<never>>;
 
 export type { ResolvedPlace, SourceKindRules, SourceObjectMeta } from './types.js';

@@ -1,8 +1,9 @@
-/** The AccessGroup kind, decided purely: rules in Cloudflare's shape, validation, target and ownership by marker. */
+/** The AccessGroup and AccessIdentityProvider kinds, decided purely: wire shapes, validation, targets, ownership by marker. */
 import { describe, expect, it } from 'vitest';
-import { desiredAccessGroups } from '../../src/domain/cloudflare/aggregate.js';
+import { desiredOwnedObjects } from '../../src/domain/cloudflare/aggregate.js';
 import { accessGroupCodec, type AccessGroupItem } from '../../src/domain/cloudflare/items.js';
 import { accessGroupRules, wireRules } from '../../src/domain/cloudflare/kinds/access-group.js';
+import { accessIdentityProviderRules, wireConfig } from '../../src/domain/cloudflare/kinds/access-identity-provider.js';
 import { planWrite } from '../../src/domain/cloudflare/merge.js';
 import { targetKey } from '../../src/domain/cloudflare/targets.js';
 
@@ -57,7 +58,7 @@ describe('AccessGroup rules', () => {
       uid: 'u',
       config: { entries: [{ name: 'staff', include: [{ everyone: {} }], exclude: [], require: [] }] },
     };
-    const desired = desiredAccessGroups([source], 'c1');
+    const desired = desiredOwnedObjects<AccessGroupItem>([source], 'c1');
     expect(desired[0]!.item.marker).toBe('[managed-by:c1:AccessGroup/staff]');
     const stranger: AccessGroupItem = {
       id: 'g1',
@@ -71,5 +72,61 @@ describe('AccessGroup rules', () => {
     expect(p.conflicts[0]?.heldBy).toBe('external');
     const ours = { ...stranger, marker: '[managed-by:c1:AccessGroup/staff]' };
     expect(planWrite([ours], desired, accessGroupCodec, { clusterId: 'c1', adoptLegacy: false }).write).toBe(false);
+  });
+});
+
+describe('AccessIdentityProvider rules', () => {
+  it("config in Cloudflare's names, never a secret; the Secret only by reference", () => {
+    const spec = {
+      type: 'oidc',
+      config: {
+        clientId: 'abc',
+        authUrl: 'https://idp/auth',
+        tokenUrl: 'https://idp/token',
+        certsUrl: 'https://idp/certs',
+        pkceEnabled: true,
+        headerAttributes: [{ attributeName: 'email', headerName: 'X-Email' }],
+      },
+      configSecretRef: { name: 's', key: 'k', namespace: 'ops' },
+    };
+    const [t] = accessIdentityProviderRules.targets(spec as never, { accountId: account }, { name: 'corp' });
+    expect(targetKey(t!)).toBe(`AccessIdentityProvider/${account}/corp`);
+    expect(accessIdentityProviderRules.validate(spec as never, { name: 'corp' })).toEqual([]);
+    expect(accessIdentityProviderRules.contribution(spec as never, t!, { name: 'corp' })).toEqual({
+      entries: [
+        {
+          name: 'corp',
+          type: 'oidc',
+          config: {
+            client_id: 'abc',
+            auth_url: 'https://idp/auth',
+            token_url: 'https://idp/token',
+            certs_url: 'https://idp/certs',
+            pkce_enabled: true,
+            header_attributes: [{ attribute_name: 'email', header_name: 'X-Email' }],
+          },
+          secret_ref: { name: 's', key: 'k', namespace: 'ops' },
+        },
+      ],
+    });
+    expect(wireConfig({ clientId: 'a', clientSecret: 'never', apiToken: 'never' })).toEqual({ client_id: 'a' });
+  });
+
+  it('refuses inline secrets and names what a type needs', () => {
+    expect(
+      accessIdentityProviderRules.validate(
+        { type: 'oidc', config: { clientSecret: 'x' }, scimConfig: { secret: 'y' } } as never,
+        { name: 'p' },
+      ),
+    ).toEqual([
+      'spec.config.clientSecret: inline secrets are not accepted (they would be copied into the CloudflareSyncState); put the value in a Secret and name it in spec.configSecretRef',
+      'spec.scimConfig.secret: inline secrets are not accepted (they would be copied into the CloudflareSyncState); put the value in a Secret and name it in spec.configSecretRef',
+      'spec.config.clientId: a oidc provider needs its client ID',
+      'spec.configSecretRef: a oidc provider needs its client secret, from a Secret',
+      'spec.config.authUrl: an oidc provider needs it',
+      'spec.config.tokenUrl: an oidc provider needs it',
+      'spec.config.certsUrl: an oidc provider needs it',
+    ]);
+    expect(accessIdentityProviderRules.validate({ type: 'onetimepin' } as never, { name: 'p' })).toEqual([]);
   });
 });
