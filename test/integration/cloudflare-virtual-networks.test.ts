@@ -7,8 +7,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CLOUDFLARE_API_VERSION } from '../../src/api/cloudflare.js';
-import { eventually, uniq } from '../support/env.js';
-import { cloudflareSuite, hexId } from '../support/cloudflare.js';
+import { eventually, temporal, uniq } from '../support/env.js';
+import { cloudflareSuite, createCredentials, hexId, requestMark, requestsSince } from '../support/cloudflare.js';
+import { syncWorkflowId } from '../../src/domain/cloudflare/targets.js';
 
 const account = hexId();
 const creds = uniq('cf-vn-acct');
@@ -153,5 +154,48 @@ describe('VirtualNetwork', () => {
       });
     await untouched();
     expect((await networks()).map((n) => n.name).sort()).toEqual(['made-by-hand', taken].sort());
+  });
+  it('a network of ours that Cloudflare made the default is not drift: a reaggregate writes nothing', async () => {
+    // A fresh account: its first network becomes the default, whatever the create asked.
+    const other = hexId();
+    await suite.fx.admin.seed({ accounts: [{ id: other, name: 'first network' }] });
+    const otherCreds = uniq('cf-vn-first');
+    await createCredentials(k, { name: otherCreds, namespace: suite.namespace, accountId: other });
+    const first = uniq('first');
+    await k.apply({
+      ...virtualNetwork(first, { comment: 'the first one' }),
+      spec: { comment: 'the first one', cloudflare: { credentialsRef: { name: otherCreds } } },
+    });
+    await eventually('Ready', async () => (await readyOf(first))?.reason === 'Synced');
+    const list = async () => {
+      const out: Network[] = [];
+      for await (const n of suite.fx.cf.zeroTrust.networks.virtualNetworks.list({
+        account_id: other,
+        is_deleted: false,
+      }))
+        out.push({ id: n.id, name: n.name, comment: n.comment, is_default_network: n.is_default_network });
+      return out;
+    };
+    expect(await list()).toEqual([expect.objectContaining({ name: first, is_default_network: true })]);
+
+    const mark = await requestMark(suite.fx.admin);
+    const target = { resourceType: 'VirtualNetwork' as const, accountId: other, name: first };
+    const handle = (await temporal()).workflow.getHandle(syncWorkflowId(target));
+    await handle.signal('reaggregate');
+    await eventually('the reaggregate ran', async () => {
+      const gets = await requestsSince(suite.fx.admin, mark, {
+        method: 'GET',
+        path: `^/accounts/${other}/teamnet/virtual_networks`,
+      });
+      return gets.length > 0;
+    });
+    // The write, if any, follows the GET within the same activity: give it time to land.
+    await new Promise((r) => setTimeout(r, 2000));
+    expect((await handle.query<{ lastResult?: string }>('syncState')).lastResult).toBe('no change needed');
+    const writes = await requestsSince(suite.fx.admin, mark, { path: `^/accounts/${other}/teamnet/virtual_networks` });
+    expect(writes.filter((r) => r.method !== 'GET')).toEqual([]);
+
+    await k.delete(ref(first));
+    await eventually('deleted', async () => (await list()).length === 0);
   });
 });

@@ -294,7 +294,7 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
       if (live.cloudflareId) cloudflareId = targetCloudflareId(t, live.cloudflareId);
       faultPoint('cloudflare-read');
       const asked = adapter.desired(sources, req.clusterId);
-      const desired = adapter.complete ? await adapter.complete(asked, context) : asked;
+      const desired = adapter.complete ? await adapter.complete(asked, context, live.items) : asked;
       const settings = adapter.planHeld?.(live.items, desired, existing?.status?.managedSettings ?? [], frozen);
       const p =
         settings?.plan ??

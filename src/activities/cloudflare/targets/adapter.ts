@@ -32,10 +32,11 @@ export interface TargetAdapter<I> {
   /** The target's items as Cloudflare has them now (one read), and the object's id when it has one. */
   read(cf: Cloudflare, target: SyncTarget, ctx: TargetContext): Promise<{ items: I[]; cloudflareId?: string }>;
   /**
-   * Completes the desired items with what only I/O can tell (a digest of a Secret the item
-   * refers to), before they are compared with the live ones.
+   * Completes the desired items with what only I/O or the live object can tell (a digest of a
+   * Secret the item refers to; a field Cloudflare cannot change back), before they are compared
+   * with the live ones.
    */
-  complete?(desired: DesiredItem<I>[], ctx: TargetContext): Promise<DesiredItem<I>[]>;
+  complete?(desired: DesiredItem<I>[], ctx: TargetContext, live: I[]): Promise<DesiredItem<I>[]>;
   /** Writes the plan (called only when it says to write); returns the object's id when it has one. */
   write(
     cf: Cloudflare,

@@ -14,6 +14,16 @@ type NetworkTarget = Extract<SyncTarget, { resourceType: 'VirtualNetwork' }>;
 export const virtualNetworkAdapter: TargetAdapter<VirtualNetworkItem> = {
   codec: virtualNetworkCodec,
   desired: desiredNetworks,
+  // Cloudflare cannot un-default a network (another one becomes the default instead), so
+  // `isDefaultNetwork: false` means "not asking", not "take it away": a network of ours that is
+  // the default stays wanted as it is, instead of showing as drift on every sync.
+  complete: async (desired, _ctx, live) =>
+    desired.map((d) =>
+      !d.item.is_default_network &&
+      live.some((l) => l.name === d.item.name && l.is_default_network && l.comment === d.item.comment)
+        ? { ...d, item: { ...d.item, is_default_network: true } }
+        : d,
+    ),
   async read(cf, target) {
     const t = target as NetworkTarget;
     const items: VirtualNetworkItem[] = [];
