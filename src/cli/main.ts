@@ -14,6 +14,7 @@ import { registerCheckpointCommands } from './checkpoint.js';
 import { registerCloudflareCommands } from './cloudflare.js';
 import { runDev } from './dev.js';
 import { untilShutdownSignal } from './signals.js';
+import { registerSandboxCommands } from './sandbox.js';
 import { registerTenantCommands } from './tenants.js';
 
 const program = new Command()
@@ -260,6 +261,7 @@ connectionOptions(
 registerTenantCommands(program);
 registerCloudflareCommands(program);
 registerCheckpointCommands(program);
+registerSandboxCommands(program);
 
 const infra = program.command('infra').description('Infrastructure binaries and the local stack.');
 infra
