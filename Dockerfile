@@ -13,6 +13,8 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY bin ./bin
 RUN npm run build
+# tsc copies no .proto: the fast path loads its service definitions from next to the code.
+RUN mkdir -p dist/api && cp -r src/api/proto dist/api/proto
 # Bundle the workflows once, at build time: the worker then loads this file (DO_WORKFLOW_BUNDLE)
 # instead of running webpack at every start-up.
 RUN node --input-type=module -e "import('./dist/workers/bundle.js').then((m) => m.writeWorkflowBundle('dist/workflow-bundle.js'))" \

@@ -15,7 +15,7 @@ import {
   type CreateSandboxResponse,
 } from './api.js';
 import type { LogBuffer } from './log-buffer.js';
-import type { SandboxExit, SandboxRuntime } from './runtime.js';
+import type { ExecExit, ExecSink, SandboxExit, SandboxRuntime } from './runtime.js';
 
 /** HTTP status of a refused create (no room, a port taken, an id reused for another spec). */
 export const REFUSED_STATUS = 409;
@@ -173,6 +173,11 @@ export class SandboxAgent {
   /** The sandbox's log, or undefined when the agent does not hold it. */
   logs(id: string): LogBuffer | undefined {
     return this.held.has(id) ? this.opts.runtime.logs(id) : undefined;
+  }
+
+  /** Runs a command in a sandbox this agent holds (undefined when it does not hold it). */
+  exec(id: string, command: string[], sink: ExecSink, abort: AbortSignal): Promise<ExecExit> | undefined {
+    return this.held.has(id) ? this.opts.runtime.exec(id, command, sink, abort) : undefined;
   }
 
   /** Refuses new creates and stops every sandbox; resolves when none runs. */

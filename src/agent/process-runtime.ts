@@ -12,10 +12,20 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { AgentSandboxSpec } from './api.js';
 import { DEFAULT_LOG_LIMIT_BYTES, LogBuffer } from './log-buffer.js';
-import type { RuntimeStatus, SandboxExit, SandboxRuntime } from './runtime.js';
+import {
+  SandboxNotRunningError,
+  type ExecExit,
+  type ExecSink,
+  type RuntimeStatus,
+  type SandboxExit,
+  type SandboxRuntime,
+} from './runtime.js';
 
 interface Entry {
   child: ChildProcess;
+  /** What commands run in it with (exec): the sandbox's own environment and directory. */
+  env: Record<string, string>;
+  cwd: string | undefined;
   pid: number;
   logs: LogBuffer;
   exit?: SandboxExit;
@@ -80,6 +90,8 @@ export class ProcessRuntime implements SandboxRuntime {
         let resolveExited!: () => void;
         const entry: Entry = {
           child,
+          env,
+          cwd: spec.workingDir || undefined,
           pid,
           logs,
           stopping: false,
@@ -128,6 +140,30 @@ export class ProcessRuntime implements SandboxRuntime {
 
   logs(sandboxId: string): LogBuffer | undefined {
     return this.entries.get(sandboxId)?.logs;
+  }
+
+  exec(sandboxId: string, command: string[], sink: ExecSink, abort: AbortSignal): Promise<ExecExit> {
+    const e = this.entries.get(sandboxId);
+    if (!e || e.exit) throw new SandboxNotRunningError(`sandbox ${sandboxId} is not running`);
+    const [cmd, ...args] = command;
+    if (!cmd) throw new Error('command is empty');
+    // Its own process group, so an abort (the caller left) or the sandbox's stop takes all of it.
+    const child = spawn(cmd, args, { cwd: e.cwd, env: e.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout!.on('data', (c: Buffer) => sink.stdout(c));
+    child.stderr!.on('data', (c: Buffer) => sink.stderr(c));
+    const kill = () => child.pid !== undefined && signalGroup(child.pid, 'SIGKILL');
+    abort.addEventListener('abort', kill, { once: true });
+    void e.exited.then(kill); // the sandbox stopped: nothing of it may outlive it
+    return new Promise<ExecExit>((resolve, reject) => {
+      child.once('error', (err) => {
+        abort.removeEventListener('abort', kill);
+        reject(new Error(`cannot run ${cmd}: ${err.message}`));
+      });
+      child.once('close', (code, signal) => {
+        abort.removeEventListener('abort', kill);
+        resolve({ code, signal });
+      });
+    });
   }
 
   remove(sandboxId: string): void {

@@ -13,6 +13,21 @@ export interface SandboxExit {
   stopped: boolean;
 }
 
+/** Where an exec's output goes, as it comes. */
+export interface ExecSink {
+  stdout(chunk: Buffer): void;
+  stderr(chunk: Buffer): void;
+}
+
+/** How an exec ended: its exit code, or the signal that ended it. */
+export interface ExecExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** The sandbox cannot run commands now (it is not running); the agent answers 409. */
+export class SandboxNotRunningError extends Error {}
+
 export interface RuntimeStatus {
   running: boolean;
   pid?: number;
@@ -29,6 +44,11 @@ export interface SandboxRuntime {
   stop(sandboxId: string, graceMs: number): Promise<void>;
   status(sandboxId: string): RuntimeStatus | undefined;
   logs(sandboxId: string): LogBuffer | undefined;
+  /**
+   * Runs `command` in the sandbox's environment (its env and working directory) while it runs,
+   * streaming its output to `sink`; resolves with how it ended. `abort` kills it (the caller left).
+   */
+  exec(sandboxId: string, command: string[], sink: ExecSink, abort: AbortSignal): Promise<ExecExit>;
   /** Forgets a sandbox that has exited (its logs go with it). */
   remove(sandboxId: string): void;
   /** Stops every sandbox; resolves when none runs. */

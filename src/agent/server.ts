@@ -6,6 +6,7 @@
  *   POST /api/v1/agent/delete  {"sandboxId"}                                   → {success, message}
  *   GET  /api/v1/agent/status                                                  → {agentId, nodeName, capacity, ...}
  *   GET  /api/v1/agent/logs?sandboxId=&follow=true                             → text/plain (chunked when following)
+ *   POST /api/v1/agent/exec {sandboxId, command[]}                             → NDJSON {stdout|stderr: base64}…, {exitCode, signal?}
  *
  * 400: a bad body (the message names the field); 401: no or wrong token; 404: unknown route or
  * (logs) sandbox; 409: a create refused (`reason`: CapacityExceeded, PortInUse,
@@ -19,7 +20,7 @@ import { AGENT_API_PREFIX, parseCreateRequest, parseDeleteRequest } from './api.
 import { SandboxAgent } from './agent.js';
 import { bearerChecker } from './auth.js';
 import { ProcessRuntime } from './process-runtime.js';
-import type { SandboxRuntime } from './runtime.js';
+import { SandboxNotRunningError, type ExecExit, type SandboxRuntime } from './runtime.js';
 
 export const DEFAULT_AGENT_PORT = 5758;
 export const DEFAULT_KILL_GRACE_MS = 10_000;
@@ -135,10 +136,50 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
         res.once('close', stop);
         return;
       }
+      case `POST ${AGENT_API_PREFIX}/exec`: {
+        const body = (await readJson(req)) as { sandboxId?: unknown; command?: unknown };
+        if (typeof body.sandboxId !== 'string' || !body.sandboxId) throw new HttpError(400, 'sandboxId is required');
+        if (!Array.isArray(body.command) || !body.command.length || !body.command.every((c) => typeof c === 'string'))
+          throw new HttpError(400, 'command must be a non-empty array of strings');
+        // Output as it comes, one JSON object per line; the last line says how it ended.
+        const line = (o: unknown) => res.write(`${JSON.stringify(o)}\n`);
+        const abort = new AbortController();
+        res.once('close', () => abort.abort());
+        let started = false;
+        const start = () => {
+          if (started) return;
+          started = true;
+          res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
+        };
+        let running: Promise<ExecExit> | undefined;
+        try {
+          running = agent.exec(
+            body.sandboxId,
+            body.command as string[],
+            {
+              stdout: (c) => (start(), line({ stdout: c.toString('base64') })),
+              stderr: (c) => (start(), line({ stderr: c.toString('base64') })),
+            },
+            abort.signal,
+          );
+        } catch (err) {
+          if (err instanceof SandboxNotRunningError) throw new HttpError(409, err.message);
+          throw err;
+        }
+        if (!running) throw new HttpError(404, `sandbox ${body.sandboxId} is not on this agent`);
+        const exit = await running.catch((err: unknown) => {
+          // Before any output: the command could not start (no such file…), the caller's mistake.
+          if (!started) throw new HttpError(400, (err as Error).message);
+          throw err;
+        });
+        start();
+        line({ exitCode: exit.code, ...(exit.signal ? { signal: exit.signal } : {}) });
+        return void res.end();
+      }
       default:
         if (
           url.pathname.startsWith(`${AGENT_API_PREFIX}/`) &&
-          ['create', 'delete', 'status', 'logs'].includes(url.pathname.slice(AGENT_API_PREFIX.length + 1))
+          ['create', 'delete', 'status', 'logs', 'exec'].includes(url.pathname.slice(AGENT_API_PREFIX.length + 1))
         )
           throw new HttpError(405, `${req.method} is not allowed on ${url.pathname}`);
         throw new HttpError(404, `no route ${req.method} ${url.pathname}`);

@@ -8,15 +8,18 @@
  *   sandbox update <name>       UpdateSandbox: --expire-time, --failure-policy, --recovery-timeout, --labels
  *   sandbox reset <name>        UpdateSandbox reset_revision = now
  *   sandbox delete | rm <name>  DeleteSandbox
+ *   sandbox logs <name> [-f]    its output (SandboxIOService.StreamLogs), following with -f
+ *   sandbox exec <name> -- cmd  run a command in it (SandboxIOService.Exec); exits with its code
  *
  * Errors are the server's gRPC status and message (`NOT_FOUND: …`), never a stack trace.
  */
 import { readFile } from 'node:fs/promises';
+import { constants } from 'node:os';
 import * as grpc from '@grpc/grpc-js';
 import { Command, Option } from 'commander';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { parseGoDuration } from '../domain/duration.js';
-import { fastPathClient, type FastPathGrpc } from '../fastpath/grpc-client.js';
+import { fastPathClient, sandboxIoClient, type FastPathGrpc } from '../fastpath/grpc-client.js';
 
 interface ClientFlags {
   endpoint: string;
@@ -35,21 +38,56 @@ function clientOptions(cmd: Command): Command {
     .addOption(new Option('-n, --namespace <ns>', 'namespace of the sandbox').default('default'));
 }
 
+const osSignals = constants.signals as Record<string, number>;
+
 /** A gRPC failure as the server said it: `CODE: message`. */
 export class SandboxCliError extends Error {}
+
+/** A gRPC failure as the server said it (`CODE: details`); anything else as it is. */
+function serverError(err: unknown, endpoint: string): unknown {
+  const e = err as Partial<grpc.ServiceError>;
+  if (typeof e.code !== 'number') return err;
+  const code = grpc.status[e.code] ?? String(e.code);
+  const hint = e.code === grpc.status.UNAVAILABLE ? ` (is the fast path listening on ${endpoint}?)` : '';
+  return new SandboxCliError(`${code}: ${e.details || e.message}${hint}`);
+}
 
 async function withClient<T>(flags: ClientFlags, fn: (c: FastPathGrpc) => Promise<T>): Promise<T> {
   const client = fastPathClient(flags.endpoint, flags.tenant ?? '');
   try {
     return await fn(client);
   } catch (err) {
-    const e = err as Partial<grpc.ServiceError>;
-    if (typeof e.code === 'number') {
-      const code = grpc.status[e.code] ?? String(e.code);
-      const hint = e.code === grpc.status.UNAVAILABLE ? ` (is the fast path listening on ${flags.endpoint}?)` : '';
-      throw new SandboxCliError(`${code}: ${e.details || e.message}${hint}`);
+    throw serverError(err, flags.endpoint);
+  } finally {
+    client.close();
+  }
+}
+
+/** Copies a stream of SandboxIOService messages out; returns the exit code an exec ended with. */
+async function streamOut(
+  flags: ClientFlags,
+  method: 'StreamLogs' | 'Exec',
+  req: Record<string, unknown>,
+): Promise<number | undefined> {
+  const client = sandboxIoClient(flags.endpoint, flags.tenant ?? '');
+  let exitCode: number | undefined;
+  try {
+    for await (const m of client.stream<{
+      data?: Buffer;
+      stdout?: Buffer;
+      stderr?: Buffer;
+      exitCode?: number;
+      signal?: string;
+      output?: string;
+    }>(method, req)) {
+      if (m.data) process.stdout.write(m.data);
+      else if (m.output === 'stdout' && m.stdout) process.stdout.write(m.stdout);
+      else if (m.output === 'stderr' && m.stderr) process.stderr.write(m.stderr);
+      else if (m.output === 'exitCode') exitCode = m.signal ? 128 + (osSignals[m.signal] ?? 0) : (m.exitCode ?? 0);
     }
-    throw err;
+    return exitCode;
+  } catch (err) {
+    throw serverError(err, flags.endpoint);
   } finally {
     client.close();
   }
@@ -257,6 +295,19 @@ export function registerSandboxCommands(program: Command): Command {
       );
       if (!res.success) throw new SandboxCliError(`delete refused for ${flags.namespace}/${name}`);
       console.log(`sandbox ${flags.namespace}/${name} deleted`);
+    });
+  clientOptions(sandbox.command('logs <name>'))
+    .description("A sandbox's output (its stdout and stderr); -f follows it until the sandbox ends.")
+    .option('-f, --follow', 'keep printing output as it comes')
+    .action(async (name: string, flags: ClientFlags & { follow?: boolean }) => {
+      await streamOut(flags, 'StreamLogs', { sandboxName: name, namespace: flags.namespace, follow: !!flags.follow });
+    });
+
+  clientOptions(sandbox.command('exec <name> <command...>'))
+    .description("Run a command in a sandbox's environment (put it after --); exits with the command's code.")
+    .action(async (name: string, command: string[], flags: ClientFlags) => {
+      const code = await streamOut(flags, 'Exec', { sandboxName: name, namespace: flags.namespace, command });
+      process.exitCode = code ?? 1;
     });
   return program;
 }

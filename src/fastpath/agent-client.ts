@@ -24,6 +24,9 @@ export type AgentCreateResult =
   /** The agent refused it (409): CapacityExceeded, PortInUse, SandboxIdConflict, Terminating, ShuttingDown; or 400/500. */
   | { status: 'refused'; reason: string; message: string; httpStatus: number };
 
+/** One event of an exec on an agent. */
+export type AgentExecEvent = { stdout: Buffer } | { stderr: Buffer } | { exitCode: number | null; signal?: string };
+
 export class AgentClient {
   constructor(
     private readonly token: string,
@@ -67,6 +70,59 @@ export class AgentClient {
     const res = await this.call(url, 'POST', 'delete', { sandboxId });
     if (!res.ok) throw new AgentCallError(`agent ${url}: delete ${sandboxId}: HTTP ${res.status}`, res.status);
     await res.body?.cancel();
+  }
+
+  /**
+   * A streamed call (logs, exec): no timeout once the answer starts, since it lasts as long as the
+   * sandbox or the command; `abort` ends it (the caller left). Returns the open response.
+   */
+  private async stream(url: string, route: string, abort: AbortSignal, body?: unknown): Promise<Response> {
+    let res: Response;
+    try {
+      res = await fetch(`${url}${AGENT_API_PREFIX}/${route}`, {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: {
+          authorization: `Bearer ${this.token}`,
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        body: body !== undefined ? JSON.stringify(body) : undefined,
+        signal: abort,
+      });
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string } }).cause?.code;
+      throw new AgentCallError(`agent ${url} unreachable: ${cause ?? (err as Error).message}`);
+    }
+    if (!res.ok) {
+      const answer = (await res.json().catch(() => ({}))) as { message?: string };
+      throw new AgentCallError(`agent ${url}: ${answer.message ?? `HTTP ${res.status}`}`, res.status);
+    }
+    return res;
+  }
+
+  /** The sandbox's output (and, with `follow`, what comes until it ends), as raw chunks. */
+  async *logs(url: string, sandboxId: string, follow: boolean, abort: AbortSignal): AsyncGenerator<Buffer> {
+    const q = new URLSearchParams({ sandboxId, follow: String(follow) });
+    const res = await this.stream(url, `logs?${q}`, abort);
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) yield Buffer.from(chunk);
+  }
+
+  /** Runs a command in the sandbox: its output as it comes, then how it ended. */
+  async *exec(url: string, sandboxId: string, command: string[], abort: AbortSignal): AsyncGenerator<AgentExecEvent> {
+    const res = await this.stream(url, 'exec', abort, { sandboxId, command });
+    let pending = '';
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      pending += Buffer.from(chunk).toString('utf8');
+      let nl: number;
+      while ((nl = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, nl);
+        pending = pending.slice(nl + 1);
+        if (!line.trim()) continue;
+        const o = JSON.parse(line) as { stdout?: string; stderr?: string; exitCode?: number | null; signal?: string };
+        if (o.stdout !== undefined) yield { stdout: Buffer.from(o.stdout, 'base64') };
+        else if (o.stderr !== undefined) yield { stderr: Buffer.from(o.stderr, 'base64') };
+        else yield { exitCode: o.exitCode ?? null, ...(o.signal ? { signal: o.signal } : {}) };
+      }
+    }
   }
 
   async status(url: string): Promise<AgentStatusReport> {

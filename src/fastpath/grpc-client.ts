@@ -4,7 +4,7 @@
  * header. For tests, benchmarks and scripts; any standard gRPC client works the same way.
  */
 import * as grpc from '@grpc/grpc-js';
-import { loadFastpathDefinition } from './proto.js';
+import { loadFastpathDefinition, loadSandboxIoDefinition } from './proto.js';
 
 /** The tenant resolver's default header (`X-Tenant-ID`), as gRPC metadata keys are lower case. */
 export const TENANT_HEADER = 'x-tenant-id';
@@ -29,6 +29,32 @@ export function fastPathClient(address: string, defaultTenant: string): FastPath
       return new Promise((resolve, reject) =>
         (client[method] as UnaryMethod)(req, md, (err, res) => (err ? reject(err) : resolve(res as never))),
       );
+    },
+    close: () => client.close(),
+  };
+}
+
+export interface SandboxIoGrpc {
+  /** One server-streaming call of SandboxIOService; its messages as they come. */
+  stream<Msg = Record<string, unknown>>(
+    method: 'StreamLogs' | 'Exec',
+    req: Record<string, unknown>,
+  ): AsyncIterable<Msg>;
+  close(): void;
+}
+
+/** A client of the added `fastpath.v1.SandboxIOService` (sandbox_io.proto): logs and exec. */
+export function sandboxIoClient(address: string, tenant: string): SandboxIoGrpc {
+  const pkg = grpc.loadPackageDefinition(loadSandboxIoDefinition()) as unknown as {
+    fastpath: { v1: { SandboxIOService: grpc.ServiceClientConstructor } };
+  };
+  const client = new pkg.fastpath.v1.SandboxIOService(address, grpc.credentials.createInsecure());
+  return {
+    stream(method, req) {
+      const md = new grpc.Metadata();
+      if (tenant !== '') md.set(TENANT_HEADER, tenant);
+      // A grpc-js ClientReadableStream is a Readable: iterable, and it throws the call's status.
+      return (client[method] as (r: unknown, m: grpc.Metadata) => AsyncIterable<never>)(req, md);
     },
     close: () => client.close(),
   };

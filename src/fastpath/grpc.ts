@@ -1,12 +1,15 @@
 /**
  * The gRPC face: `fastpath.v1.FastPathService` served with @grpc/grpc-js from the repo's .proto
- * (wire-compatible with the original's clients). Each call's metadata (and its :authority, as
+ * (wire-compatible with the original's clients), and the added `fastpath.v1.SandboxIOService`
+ * (sandbox_io.proto: logs and exec, server-streaming). Each call's metadata (and its :authority, as
  * the Host) is what the tenant resolver reads, as it reads an HTTP request's headers.
  */
 import * as grpc from '@grpc/grpc-js';
 import type { HoldsTenantSnapshot } from '../tenancy/index.js';
 import type { Logger } from '../log.js';
-import { loadFastpathDefinition } from './proto.js';
+import type { AgentExecEvent } from './agent-client.js';
+import { loadFastpathDefinition, loadSandboxIoDefinition } from './proto.js';
+import type { SandboxIo } from './sandbox-io.js';
 import { FastPathError, type FastPathService } from './service.js';
 import { tenantOf } from './tenant.js';
 
@@ -42,6 +45,8 @@ export async function startGrpcServer(opts: {
   host: string;
   port: number;
   log: Logger;
+  /** Logs and exec (sandbox_io.proto); without it only FastPathService is served. */
+  io?: SandboxIo;
 }): Promise<RunningGrpc> {
   const pkg = grpc.loadPackageDefinition(loadFastpathDefinition()) as unknown as {
     fastpath: { v1: { FastPathService: grpc.ServiceClientConstructor } };
@@ -65,8 +70,50 @@ export async function startGrpcServer(opts: {
     opts.log.error({ err }, 'fast-path call failed');
     callback({ code: grpc.status.INTERNAL, details: (err as Error).message });
   };
+  /**
+   * A server-streaming call: tenant check, then every item the stream yields, then the end; a
+   * caller that cancels aborts the agent call behind it.
+   */
+  const streaming =
+    <Req, Item, Out>(
+      open: (req: Req, tenant: string, abort: AbortSignal) => Promise<AsyncIterable<Item>>,
+      toMessage: (item: Item) => Out,
+    ): grpc.handleServerStreamingCall<Req, Out> =>
+    (call) => {
+      const abort = new AbortController();
+      call.on('cancelled', () => abort.abort());
+      const fail = (err: unknown) => {
+        if (abort.signal.aborted) return;
+        if (!(err instanceof FastPathError)) opts.log.error({ err }, 'fast-path stream failed');
+        call.emit('error', {
+          code: err instanceof FastPathError ? GRPC_CODES[err.code] : grpc.status.INTERNAL,
+          details: (err as Error).message,
+        });
+      };
+      void (async () => {
+        try {
+          const tenant = tenantOf(opts.tenants, requestLike(call as never));
+          for await (const item of await open(call.request, tenant, abort.signal)) call.write(toMessage(item));
+          call.end();
+        } catch (err) {
+          fail(err);
+        }
+      })();
+    };
   const s = opts.service;
   const server = new grpc.Server();
+  if (opts.io) {
+    const io = opts.io;
+    const ioPkg = grpc.loadPackageDefinition(loadSandboxIoDefinition()) as unknown as {
+      fastpath: { v1: { SandboxIOService: grpc.ServiceClientConstructor } };
+    };
+    server.addService(ioPkg.fastpath.v1.SandboxIOService.service, {
+      StreamLogs: streaming(io.logs.bind(io), (data: Buffer) => ({ data })),
+      Exec: streaming(io.exec.bind(io), (e: AgentExecEvent) =>
+        'exitCode' in e ? { exitCode: e.exitCode ?? -1, signal: e.signal ?? '' } : e,
+      ),
+    });
+  }
   server.addService(pkg.fastpath.v1.FastPathService.service, {
     CreateSandbox: unary(s.create.bind(s)),
     DeleteSandbox: unary(s.delete.bind(s)),

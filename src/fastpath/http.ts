@@ -10,12 +10,15 @@
  *   PATCH  /api/v1/namespaces/{namespace}/sandboxes/{name} UpdateSandbox (one of expireTimeSeconds,
  *                                                          resetRevision, failurePolicy, recoveryTimeoutSeconds; labels)
  *   DELETE /api/v1/namespaces/{namespace}/sandboxes/{name} DeleteSandbox
+ *   GET    /api/v1/namespaces/{namespace}/sandboxes/{name}/logs[?follow=true]   its output (added)
+ *   POST   /api/v1/namespaces/{namespace}/sandboxes/{name}/exec {command}       run a command (added)
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../log.js';
 import type { HoldsTenantSnapshot } from '../tenancy/index.js';
 import { decodeJson } from './proto.js';
+import type { SandboxIo } from './sandbox-io.js';
 import { FastPathError, type CreateRequest, type FastPathService, type UpdateRequest } from './service.js';
 import { tenantOf } from './tenant.js';
 
@@ -32,6 +35,42 @@ const HTTP_STATUS: Record<FastPathError['code'], number> = {
 };
 const MAX_BODY_BYTES = 1024 * 1024;
 const ITEM = /^\/api\/v1\/namespaces\/([^/]+)\/sandboxes(?:\/([^/]+))?$/;
+const IO = /^\/api\/v1\/namespaces\/([^/]+)\/sandboxes\/([^/]+)\/(logs|exec)$/;
+
+/**
+ * `GET …/logs[?follow=true]`: the output as text/plain, chunked while it follows.
+ * `POST …/exec {command}`: NDJSON, `{"stdout"|"stderr": text}` lines as the output comes, then
+ * `{"exitCode": n, "signal"?}`. An error before the first byte is the usual JSON error; a client
+ * that disconnects ends the agent call (and kills the command).
+ */
+async function streamIo(
+  io: SandboxIo,
+  req: IncomingMessage,
+  res: ServerResponse,
+  tenant: string,
+  at: { namespace: string; sandboxName: string; what: 'logs' | 'exec'; follow: boolean },
+): Promise<void> {
+  const abort = new AbortController();
+  res.once('close', () => abort.abort());
+  if (at.what === 'logs') {
+    if (req.method !== 'GET') throw new FastPathError('InvalidArgument', `${req.method} is not allowed here`);
+    const chunks = await io.logs({ ...at }, tenant, abort.signal);
+    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+    for await (const c of chunks) res.write(c);
+    return void res.end();
+  }
+  if (req.method !== 'POST') throw new FastPathError('InvalidArgument', `${req.method} is not allowed here`);
+  const body = (await readBody(req)) as { command?: unknown };
+  if (!Array.isArray(body.command) || !body.command.every((c) => typeof c === 'string'))
+    throw new FastPathError('InvalidArgument', 'command must be an array of strings');
+  const events = await io.exec({ ...at, command: body.command as string[] }, tenant, abort.signal);
+  res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
+  for await (const e of events)
+    res.write(
+      `${JSON.stringify('stdout' in e ? { stdout: e.stdout.toString('utf8') } : 'stderr' in e ? { stderr: e.stderr.toString('utf8') } : e)}\n`,
+    );
+  res.end();
+}
 
 function send(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
@@ -76,6 +115,8 @@ export async function startHttpServer(opts: {
   host: string;
   port: number;
   log: Logger;
+  /** Logs and exec routes; without it only the five operations are served. */
+  io?: SandboxIo;
 }): Promise<RunningHttp> {
   const s = opts.service;
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
@@ -84,6 +125,14 @@ export async function startHttpServer(opts: {
     const tenant = tenantOf(opts.tenants, req);
     if (url.pathname === '/api/v1/sandboxes' && req.method === 'POST')
       return send(res, 201, await s.create(await message<CreateRequest>(req, 'CreateRequest'), tenant));
+    const io = IO.exec(url.pathname);
+    if (io && opts.io)
+      return streamIo(opts.io, req, res, tenant, {
+        namespace: decodeURIComponent(io[1]!),
+        sandboxName: decodeURIComponent(io[2]!),
+        what: io[3] as 'logs' | 'exec',
+        follow: ['true', '1', 'yes'].includes((url.searchParams.get('follow') ?? '').toLowerCase()),
+      });
     const m = ITEM.exec(url.pathname);
     if (!m) throw new FastPathError('NotFound', `no route ${req.method} ${url.pathname}`);
     const namespace = decodeURIComponent(m[1]!);
@@ -107,6 +156,8 @@ export async function startHttpServer(opts: {
   };
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
+      // A stream that failed after its first byte can only be cut.
+      if (res.headersSent) return void res.destroy();
       if (err instanceof FastPathError)
         return send(res, HTTP_STATUS[err.code], { error: err.code, message: err.message });
       opts.log.error({ err }, 'fast-path HTTP call failed');

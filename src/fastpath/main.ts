@@ -31,6 +31,7 @@ import { installTemporalRuntime } from '../workers/runtime.js';
 import { agentReportedSignal, sandboxJanitorWorkflow, sandboxWorkflow } from '../workflows/sandbox/contract.js';
 import { AgentClient } from './agent-client.js';
 import { startGrpcServer } from './grpc.js';
+import { SandboxIo } from './sandbox-io.js';
 import { startHttpServer } from './http.js';
 import { createFastPathMetrics } from './metrics.js';
 import { SandboxRegistry } from './registry.js';
@@ -168,8 +169,9 @@ export async function startFastPath(
     metrics,
     log,
   });
-  const grpcServer = await startGrpcServer({ service, tenants, host: fp.host, port: fp.grpcPort, log });
-  const httpServer = await startHttpServer({ service, tenants, host: fp.host, port: fp.httpPort, log });
+  const io = new SandboxIo({ service, registry, agents });
+  const grpcServer = await startGrpcServer({ service, tenants, host: fp.host, port: fp.grpcPort, log, io });
+  const httpServer = await startHttpServer({ service, tenants, host: fp.host, port: fp.httpPort, log, io });
 
   let metricsServer: http.Server | undefined;
   if (cfg.metricsPort !== undefined) {

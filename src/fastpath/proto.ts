@@ -32,6 +32,14 @@ export function loadFastpathDefinition(): protoLoader.PackageDefinition {
   return protoLoader.loadSync(fastpathProtoPath(), LOADER_OPTIONS);
 }
 
+/** The added streaming service (sandbox_io.proto, next to fastpath.proto): logs and exec. */
+export function loadSandboxIoDefinition(): protoLoader.PackageDefinition {
+  return protoLoader.loadSync(fastpathProtoPath().replace(/fastpath\.proto$/, 'sandbox_io.proto'), {
+    ...LOADER_OPTIONS,
+    longs: Number,
+  });
+}
+
 let root: protobuf.Root | undefined;
 export function fastpathRoot(): protobuf.Root {
   // keepCase: field names as the .proto spells them, so errors name `exposed_ports`, not `exposedPorts`.

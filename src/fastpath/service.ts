@@ -219,7 +219,7 @@ export class FastPathService {
   }
 
   /** The caller's Sandbox, or NOT_FOUND (also for another tenant's). */
-  private async ownSandbox(req: NameRequest, tenant: string): Promise<Sandbox> {
+  async ownSandbox(req: NameRequest, tenant: string): Promise<Sandbox> {
     const namespace = req.namespace || 'default';
     if (!req.sandboxName) throw new FastPathError('InvalidArgument', 'sandbox_name is required');
     let sb: Sandbox | undefined;
