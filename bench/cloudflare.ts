@@ -6,6 +6,8 @@
  *
  * 1. Calls per sync: ROUNDS changes of one ZoneRuleset's expression, each waited for → GETs and
  *    writes per sync; then ROUNDS `reaggregate` signals with nothing changed → writes per no-op.
+ *    1b. The same for DNSRecord, CloudflareDomain, GatewayConfiguration, AccessGroup and
+ *    VirtualNetwork: GETs and writes on the kind's API path per change and per no-op.
  * 2. Burst: BURST spec updates of one ZoneRuleset as fast as the apiserver takes them, ROUNDS
  *    times → writes per burst; time from the last update to Cloudflare showing it (p50/p99).
  * 3. Aggregation (in process, pure): SOURCES sources × ITEMS rules into one entrypoint next to
@@ -27,7 +29,7 @@ import { loadCloudflareConfig, loadConfig } from '../src/config.js';
 import { desiredRules, type RegisteredSource } from '../src/domain/cloudflare/aggregate.js';
 import { rulesetRuleCodec, type RulesetRule } from '../src/domain/cloudflare/items.js';
 import { planWrite } from '../src/domain/cloudflare/merge.js';
-import { syncWorkflowId } from '../src/domain/cloudflare/targets.js';
+import { syncWorkflowId, type SyncTarget } from '../src/domain/cloudflare/targets.js';
 import { KubeClient } from '../src/kube/client.js';
 import { logger } from '../src/log.js';
 import { connectClient } from '../src/temporal/connection.js';
@@ -236,6 +238,135 @@ try {
     }
     console.log(`calls per sync after a change: ${perChange.join(', ')}`);
     console.log(`calls per no-op re-aggregation: ${perNoop.join(', ')}`);
+  }
+
+  // --- 1b. calls per sync, every other kind -------------------------------------------------------
+  {
+    const { zoneId, zoneName } = await zone(main.accountId);
+    const acct = main.accountId;
+    const creds = { name: main.credentials };
+    type Case = {
+      kind: string;
+      namespaced: boolean;
+      spec: (i: number) => Record<string, unknown>;
+      target: SyncTarget;
+      path: string;
+    };
+    const cases: Case[] = [
+      {
+        kind: 'DNSRecord',
+        namespaced: true,
+        spec: (i) => ({
+          name: 'www',
+          type: 'A',
+          content: `192.0.2.${i + 1}`,
+          cloudflare: { credentialsRef: creds, domain: zoneName },
+        }),
+        target: {
+          resourceType: 'DNSRecord',
+          accountId: acct,
+          zoneId,
+          zone: zoneName,
+          name: `www.${zoneName}`,
+          type: 'A',
+        },
+        path: `^/zones/${zoneId}/dns_records`,
+      },
+      {
+        kind: 'CloudflareDomain',
+        namespaced: false,
+        spec: (i) => ({
+          domain: zoneName,
+          credentialsRef: creds,
+          ssl: { minTLSVersion: i % 2 ? '1.2' : '1.3' },
+          security: { level: 'high' },
+        }),
+        target: { resourceType: 'CloudflareDomain', accountId: acct, zoneId },
+        path: `^/zones/${zoneId}/settings`,
+      },
+      {
+        kind: 'GatewayConfiguration',
+        namespaced: false,
+        spec: (i) => ({ settings: { tlsDecrypt: { enabled: i % 2 === 0 } }, cloudflare: { credentialsRef: creds } }),
+        target: { resourceType: 'GatewayConfiguration', accountId: acct },
+        path: `^/accounts/${acct}/gateway`,
+      },
+      {
+        kind: 'AccessGroup',
+        namespaced: false,
+        spec: (i) => ({
+          name: 'bench-group',
+          include: [{ emailDomain: { domain: `d${i}.example.com` } }],
+          cloudflare: { credentialsRef: creds },
+        }),
+        target: { resourceType: 'AccessGroup', accountId: acct, name: 'bench-group' },
+        path: `^/accounts/${acct}/access/groups`,
+      },
+      {
+        kind: 'VirtualNetwork',
+        namespaced: false,
+        spec: (i) => ({ name: 'bench-net', comment: `round ${i}`, cloudflare: { credentialsRef: creds } }),
+        target: { resourceType: 'VirtualNetwork', accountId: acct, name: 'bench-net' },
+        path: `^/accounts/${acct}/teamnet/virtual_networks`,
+      },
+    ];
+    for (const c of cases) {
+      const ref = {
+        apiVersion: CLOUDFLARE_API_VERSION,
+        kind: c.kind,
+        name: `calls-${c.kind.toLowerCase()}`,
+        ...(c.namespaced ? { namespace: ns } : {}),
+      };
+      const object = (i: number) => ({
+        apiVersion: ref.apiVersion,
+        kind: ref.kind,
+        metadata: { name: ref.name, ...(c.namespaced ? { namespace: ns } : {}) },
+        spec: c.spec(i),
+      });
+      // Synced for the current generation, as the source's own status says (read from the apiserver, not Cloudflare).
+      const synced = async () => {
+        const o = (await kube.get(ref)) as
+          | {
+              metadata?: { generation?: number };
+              status?: { conditions?: { type: string; reason: string; observedGeneration?: number }[] };
+            }
+          | undefined;
+        const ready = o?.status?.conditions?.find((x) => x.type === 'Ready');
+        return ready?.reason === 'Synced' && ready.observedGeneration === o?.metadata?.generation;
+      };
+      await kube.apply(object(0));
+      await until(`${c.kind} first sync`, synced);
+      await new Promise((r) => setTimeout(r, 1500));
+      const perChange: string[] = [];
+      for (let i = 1; i <= ROUNDS; i++) {
+        await admin.clearRequests();
+        await kube.apply(object(i));
+        await new Promise((r) => setTimeout(r, 300)); // the new generation before Synced is looked for
+        await until(`${c.kind} change synced`, synced);
+        await new Promise((r) => setTimeout(r, 1000));
+        const n = operatorCalls(await admin.requests({ path: c.path }));
+        perChange.push(`${n.gets}+${n.writes}`);
+      }
+      const handle = temporal.workflow.getHandle(syncWorkflowId(c.target));
+      const perNoop: string[] = [];
+      for (let i = 0; i < ROUNDS; i++) {
+        await admin.clearRequests();
+        await handle.signal('reaggregate');
+        await until(
+          're-aggregation GET',
+          async () => operatorCalls(await admin.requests({ path: c.path })).gets > 0,
+          30_000,
+          20,
+        );
+        await new Promise((r) => setTimeout(r, 1000));
+        const n = operatorCalls(await admin.requests({ path: c.path }));
+        perNoop.push(`${n.gets}+${n.writes}`);
+      }
+      console.log(
+        `${c.kind}: GET+write per sync after a change: ${perChange.join(', ')}; per no-op re-aggregation: ${perNoop.join(', ')}`,
+      );
+      await kube.delete(ref);
+    }
   }
 
   // --- 2. burst -----------------------------------------------------------------------------------

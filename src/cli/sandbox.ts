@@ -20,6 +20,7 @@ import { Command, Option } from 'commander';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { parseGoDuration } from '../domain/duration.js';
 import { fastPathClient, sandboxIoClient, type FastPathGrpc } from '../fastpath/grpc-client.js';
+import type { SandboxInfo } from '../fastpath/service.js';
 
 interface ClientFlags {
   endpoint: string;
@@ -129,17 +130,6 @@ export function parsePorts(text: string): number[] {
         throw new SandboxCliError(`--ports: ${JSON.stringify(p)} is not a port`);
       return n;
     });
-}
-
-interface SandboxInfo {
-  sandboxId: string;
-  phase: string;
-  agentPod: string;
-  endpoints: string[];
-  createdAt: number;
-  image: string;
-  poolRef: string;
-  sandboxName: string;
 }
 
 function age(createdAt: number, now = Date.now()): string {

@@ -5,7 +5,7 @@
  * `comment`) and creates, patches or deletes records one by one. Real Temporal, kube-apiserver
  * and etcd; Cloudflare is the emulator, seeded and read only through the official SDK.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually, uniq } from '../support/env.js';
 import { cloudflareSuite, hexId, sourceObject } from '../support/cloudflare.js';
 
@@ -16,16 +16,11 @@ const suite = cloudflareSuite({
   taskQueue: 'cf-dns',
   namespace: 'cf-dns',
   account: { id: account, name: 'dns' },
+  zone: zoneName,
   credentials: { name: creds },
   configOverrides: { debounceMs: 200 },
 });
 const { k } = suite;
-let zoneId = '';
-
-beforeAll(async () => {
-  const { zones } = await suite.fx.admin.seed({ zones: [{ name: zoneName, account_id: account }] });
-  zoneId = zones![0]!.id;
-});
 
 interface Rec {
   id: string;
@@ -40,7 +35,7 @@ interface Rec {
 /** The zone's records, through the SDK (every page). */
 async function records(): Promise<Rec[]> {
   const out: Rec[] = [];
-  for await (const r of suite.fx.cf.dns.records.list({ zone_id: zoneId }))
+  for await (const r of suite.fx.cf.dns.records.list({ zone_id: suite.zoneId }))
     out.push({
       id: r.id,
       name: r.name,
@@ -67,7 +62,7 @@ const ready = (name: string) => suite.readyOf('DNSRecord', name, suite.namespace
 describe('DNSRecord', () => {
   it('creates, patches in place and deletes its record; a hand-made record elsewhere is untouched', async () => {
     const other = await suite.fx.cf.dns.records.create({
-      zone_id: zoneId,
+      zone_id: suite.zoneId,
       type: 'A',
       name: `other.${zoneName}`,
       content: '198.51.100.1',
@@ -119,7 +114,7 @@ describe('DNSRecord', () => {
 
   it('an unmarked record of the same name is not adopted (Conflict); with adoptExisting it is taken over in place', async () => {
     const hand = await suite.fx.cf.dns.records.create({
-      zone_id: zoneId,
+      zone_id: suite.zoneId,
       type: 'A',
       name: `legacy.${zoneName}`,
       content: '203.0.113.9',
@@ -157,7 +152,7 @@ describe('DNSRecord', () => {
 
   it("Cloudflare's refusal (a CNAME where an A record exists) is the DNSRecord's status; fixing the spec recovers", async () => {
     await suite.fx.cf.dns.records.create({
-      zone_id: zoneId,
+      zone_id: suite.zoneId,
       type: 'A',
       name: `clash.${zoneName}`,
       content: '198.51.100.3',

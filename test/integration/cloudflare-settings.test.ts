@@ -7,7 +7,7 @@
  * the value it had before. Real Temporal, kube-apiserver and etcd; Cloudflare is the emulator,
  * read and set only through the official SDK.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CLOUDFLARE_API_VERSION, type CloudflareSyncState } from '../../src/api/cloudflare.js';
 import { syncStateName } from '../../src/domain/cloudflare/targets.js';
 import { eventually, uniq } from '../support/env.js';
@@ -20,19 +20,14 @@ const suite = cloudflareSuite({
   taskQueue: 'cf-set',
   namespace: 'cf-set',
   account: { id: account, name: 'domains' },
+  zone: zoneName,
   credentials: { name: creds },
   configOverrides: { debounceMs: 200 },
 });
 const { k } = suite;
-let zoneId = '';
-
-beforeAll(async () => {
-  const { zones } = await suite.fx.admin.seed({ zones: [{ name: zoneName, account_id: account }] });
-  zoneId = zones![0]!.id;
-});
 
 const setting = async (id: string) =>
-  ((await suite.fx.cf.zones.settings.get(id as never, { zone_id: zoneId })) as { value?: unknown }).value;
+  ((await suite.fx.cf.zones.settings.get(id as never, { zone_id: suite.zoneId })) as { value?: unknown }).value;
 const domain = (name: string, spec: Record<string, unknown>) =>
   sourceObject('CloudflareDomain', name, { domain: zoneName, credentialsRef: { name: creds }, ...spec });
 const ref = (name: string) => ({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'CloudflareDomain', name });
@@ -41,14 +36,14 @@ const syncState = () =>
   k.get<CloudflareSyncState>({
     apiVersion: CLOUDFLARE_API_VERSION,
     kind: 'CloudflareSyncState',
-    name: syncStateName({ resourceType: 'CloudflareDomain', accountId: account, zoneId }),
+    name: syncStateName({ resourceType: 'CloudflareDomain', accountId: account, zoneId: suite.zoneId }),
   });
 
 describe('CloudflareDomain', () => {
   it('per setting the lower priority wins; deleting the winner gives the other its value; restoreOnDelete puts back what was there', async () => {
     // Set by hand before the operator: the value to restore, and a setting nobody manages.
-    await suite.fx.cf.zones.settings.edit('min_tls_version', { zone_id: zoneId, value: '1.1' } as never);
-    await suite.fx.cf.zones.settings.edit('rocket_loader', { zone_id: zoneId, value: 'on' } as never);
+    await suite.fx.cf.zones.settings.edit('min_tls_version', { zone_id: suite.zoneId, value: '1.1' } as never);
+    await suite.fx.cf.zones.settings.edit('rocket_loader', { zone_id: suite.zoneId, value: 'on' } as never);
 
     const security = uniq('security');
     const web = uniq('web');

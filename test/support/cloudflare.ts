@@ -153,6 +153,8 @@ export interface CloudflareSuiteOptions {
   namespace: string;
   /** An account seeded in the emulator before the worker starts. */
   account?: { id: string; name: string };
+  /** A zone of `account` seeded with it (its id is `suite.zoneId`). */
+  zone?: string;
   /** CloudflareCredentials (and its Secret) for `account`, created before the worker starts. */
   credentials?: { name: string; isDefault?: boolean };
   /** Set on top of `loadCloudflareConfig({})` and the emulator's baseURL. */
@@ -168,6 +170,8 @@ export interface CloudflareSuite {
   taskQueue: string;
   namespace: string;
   readonly fx: CloudflareFixture;
+  /** The id of `opts.zone` once seeded. */
+  readonly zoneId: string;
   readonly watcher: RunningWatcher;
   /** The in-process worker while one runs. */
   readonly worker: { stop(): Promise<void> } | undefined;
@@ -192,6 +196,7 @@ export function cloudflareSuite(opts: CloudflareSuiteOptions): CloudflareSuite {
   let fx: CloudflareFixture | undefined;
   let watcher: RunningWatcher | undefined;
   let worker: { stop(): Promise<void> } | undefined;
+  let zoneId = '';
 
   const cloudflareConfig = (): CloudflareConfig => ({
     ...loadCloudflareConfig({}),
@@ -209,7 +214,13 @@ export function cloudflareSuite(opts: CloudflareSuiteOptions): CloudflareSuite {
   beforeAll(async () => {
     fx = await startCloudflare();
     await k.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-    if (opts.account) await fx.admin.seed({ accounts: [{ id: opts.account.id, name: opts.account.name }] });
+    if (opts.account) {
+      const seeded = await fx.admin.seed({
+        accounts: [{ id: opts.account.id, name: opts.account.name }],
+        ...(opts.zone ? { zones: [{ name: opts.zone, account_id: opts.account.id }] } : {}),
+      });
+      zoneId = seeded.zones[0]?.id ?? '';
+    }
     if (opts.account && opts.credentials)
       await createCredentials(k, {
         name: opts.credentials.name,
@@ -236,6 +247,9 @@ export function cloudflareSuite(opts: CloudflareSuiteOptions): CloudflareSuite {
     namespace,
     get fx() {
       return fx as CloudflareFixture;
+    },
+    get zoneId() {
+      return zoneId;
     },
     get watcher() {
       return watcher as RunningWatcher;

@@ -183,7 +183,9 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       const invalid = current.find((r) => r && r.result === 'Invalid' && r.generation >= generation);
       const conflict = current.find((r) => r && r.result === 'Conflict' && r.generation >= generation);
       // Every item of the source held by someone else: nothing of it is in Cloudflare.
-      const allHeld = current.every((r) => r && r.result === 'Conflict' && r.reason === 'Conflict');
+      const allHeld = current.every(
+        (r) => r && r.result === 'Conflict' && r.reason === 'Conflict' && r.generation >= generation,
+      );
       const synced = current.every(
         (r) => r && (r.result === 'Synced' || r.result === 'Conflict') && r.generation >= generation,
       );

@@ -7,7 +7,7 @@ import { accessGroupCodec, type AccessGroupItem } from '../../../domain/cloudfla
 import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
 import type Cloudflare from 'cloudflare';
 import type { TargetAdapter } from './adapter.js';
-import { isNotFound, readOwnedById, writeOwnedById, type OwnedObjectCalls } from './owned-by-id.js';
+import { readOwnedById, unlessNotFound, writeOwnedById, type OwnedObjectCalls } from './owned-by-id.js';
 
 type GroupTarget = Extract<SyncTarget, { resourceType: 'AccessGroup' }>;
 
@@ -38,11 +38,10 @@ function calls(cf: Cloudflare, t: GroupTarget): OwnedObjectCalls<AccessGroupItem
     require: g.require,
   });
   return {
-    get: (id) =>
-      api.get(id, account).then(
-        (g) => item(g),
-        (err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)),
-      ),
+    get: async (id) => {
+      const g = await unlessNotFound(api.get(id, account));
+      return g && item(g);
+    },
     async named(name) {
       const out: AccessGroupItem[] = [];
       for await (const g of api.list({ ...account, name } as never)) if (g.name === name) out.push(item(g));
@@ -50,11 +49,7 @@ function calls(cf: Cloudflare, t: GroupTarget): OwnedObjectCalls<AccessGroupItem
     },
     create: async (g) => (await api.create(body(g) as never)).id!,
     update: async (id, g) => void (await api.update(id, body(g) as never)),
-    remove: (id) =>
-      api.delete(id, account).then(
-        () => undefined,
-        (err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)),
-      ),
+    remove: async (id) => void (await unlessNotFound(api.delete(id, account))),
   };
 }
 

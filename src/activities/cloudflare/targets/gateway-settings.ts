@@ -4,18 +4,15 @@
  * configuration, so everyone else's keys stay as they are). Who holds which key is remembered on
  * the SyncState (src/domain/cloudflare/settings.ts).
  */
-import { desiredSettings } from '../../../domain/cloudflare/aggregate.js';
-import { settingCodec } from '../../../domain/cloudflare/items.js';
-import { planSettings, type SettingItem } from '../../../domain/cloudflare/settings.js';
+import type { SettingItem } from '../../../domain/cloudflare/settings.js';
 import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
 import type { TargetAdapter } from './adapter.js';
+import { settingsPlanning } from './zone-settings.js';
 
 type GatewayTarget = Extract<SyncTarget, { resourceType: 'GatewayConfiguration' }>;
 
 export const gatewaySettingsAdapter: TargetAdapter<SettingItem> = {
-  codec: settingCodec,
-  desired: (sources) => desiredSettings(sources),
-  planHeld: (live, desired, held, frozen) => planSettings(live, desired, held, frozen),
+  ...settingsPlanning,
   async read(cf, target) {
     const t = target as GatewayTarget;
     const config = await cf.zeroTrust.gateway.configurations.get({ account_id: t.accountId });

@@ -11,7 +11,7 @@ import { desiredOwnedObjects } from '../../../domain/cloudflare/aggregate.js';
 import { identityProviderCodec, type IdentityProviderItem } from '../../../domain/cloudflare/items.js';
 import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
 import type { TargetAdapter, TargetContext } from './adapter.js';
-import { isNotFound, readOwnedById, writeOwnedById, type OwnedObjectCalls } from './owned-by-id.js';
+import { readOwnedById, unlessNotFound, writeOwnedById, type OwnedObjectCalls } from './owned-by-id.js';
 
 type ProviderTarget = Extract<SyncTarget, { resourceType: 'AccessIdentityProvider' }>;
 
@@ -52,11 +52,10 @@ function calls(cf: Cloudflare, t: ProviderTarget, ctx: TargetContext): OwnedObje
     };
   };
   return {
-    get: (id) =>
-      api.get(id, account).then(
-        (p) => item(p as LiveProvider),
-        (err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)),
-      ),
+    get: async (id) => {
+      const p = await unlessNotFound(api.get(id, account));
+      return p && item(p as LiveProvider);
+    },
     async named(name) {
       const out: IdentityProviderItem[] = [];
       for await (const p of api.list({ ...account, name } as never))
@@ -74,11 +73,7 @@ function calls(cf: Cloudflare, t: ProviderTarget, ctx: TargetContext): OwnedObje
       await api.update(id, b.params as never);
       await ctx.remember({ secretDigest: b.digest });
     },
-    remove: (id) =>
-      api.delete(id, account).then(
-        () => undefined,
-        (err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)),
-      ),
+    remove: async (id) => void (await unlessNotFound(api.delete(id, account))),
   };
 }
 

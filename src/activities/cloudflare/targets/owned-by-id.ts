@@ -30,7 +30,11 @@ export interface OwnedObjectCalls<I> {
   remove(id: string): Promise<void>;
 }
 
-export const isNotFound = (err: unknown) => (err as { status?: number }).status === 404;
+const isNotFound = (err: unknown) => (err as { status?: number }).status === 404;
+
+/** The answer, or undefined when Cloudflare has no such object (404). */
+export const unlessNotFound = <T>(call: Promise<T>): Promise<T | undefined> =>
+  call.catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
 
 /** The target's live object: ours by remembered ID (or intent), else any of that name (not ours). */
 export async function readOwnedById<I extends OwnedItem>(

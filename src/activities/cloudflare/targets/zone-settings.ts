@@ -11,10 +11,15 @@ import type { TargetAdapter } from './adapter.js';
 
 type ZoneTarget = Extract<SyncTarget, { resourceType: 'CloudflareDomain' }>;
 
-export const zoneSettingsAdapter: TargetAdapter<SettingItem> = {
+/** What every settings target does the same way: compare by value, plan from the remembered holdings. */
+export const settingsPlanning: Pick<TargetAdapter<SettingItem>, 'codec' | 'desired' | 'planHeld'> = {
   codec: settingCodec,
   desired: (sources) => desiredSettings(sources),
   planHeld: (live, desired, held, frozen) => planSettings(live, desired, held, frozen),
+};
+
+export const zoneSettingsAdapter: TargetAdapter<SettingItem> = {
+  ...settingsPlanning,
   async read(cf, target) {
     const t = target as ZoneTarget;
     // The SDK has no typed call for the list of every setting; its generic GET keeps the client's
