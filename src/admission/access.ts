@@ -38,7 +38,9 @@ export class AccessReviewer {
       // worker reads it; a cluster-scoped one has no namespace to check in. Refuse both now
       // rather than admit something unchecked.
       if (!served) for (const target of targets) refusals.push({ reason: 'unserved', target });
-      else if (!served.namespaced) for (const target of targets) refusals.push({ reason: 'cluster-scoped', target });
+      else if (served.namespaced === !!targets[0]!.clusterScoped)
+        // A capture target must be namespaced; CloudflareCredentials must be cluster-scoped as expected.
+        for (const target of targets) refusals.push({ reason: 'cluster-scoped', target });
       else {
         const [group, version] = splitApiVersion(apiVersion);
         pending.push({ group, version, resource: served.name, checks: targets });

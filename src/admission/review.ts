@@ -9,7 +9,11 @@
  * checked, with a SubjectAccessReview, that the requesting user may `get` each target; this
  * restores that guarantee for every capture kind.
  */
+import { CLOUDFLARE_API_VERSION, DEFAULT_CREDENTIALS_NAMESPACE } from '../api/cloudflare.js';
+import type { SecretKeySelector } from '../api/cloudflare-zerotrust.js';
 import type { CaptureTarget } from '../api/manifests.js';
+import { canonical } from '../domain/cloudflare/merge.js';
+import { credentialsRefOf, isSourceKind, type SourceSpec } from '../domain/cloudflare/sources.js';
 import { REQUEST_KINDS } from '../api/request-kinds.js';
 import type { VolumeCaptureMode, VolumeTarget } from '../api/volumes.js';
 
@@ -22,6 +26,8 @@ export interface AdmissionRequest {
   operation: string;
   userInfo: UserInfo;
   object?: { metadata?: { name?: string; generateName?: string }; spec?: unknown };
+  /** UPDATE only: the object before the change. */
+  oldObject?: { spec?: unknown };
 }
 
 export interface UserInfo {
@@ -51,6 +57,8 @@ export interface TargetCheck {
   namespace: string;
   name: string;
   verbs: string[];
+  /** The object is cluster-scoped on purpose (CloudflareCredentials): checked without a namespace. */
+  clusterScoped?: true;
 }
 
 /** The request kinds whose CREATE the webhook reviews (see ./webhook.ts for the registration). */
@@ -58,6 +66,40 @@ export const REVIEWED_KINDS = {
   ManifestCaptureRequest: REQUEST_KINDS.ManifestCaptureRequest.definition,
   VolumeCaptureRequest: REQUEST_KINDS.VolumeCaptureRequest.definition,
 } as const;
+
+/**
+ * The Cloudflare source kinds, reviewed on CREATE and UPDATE (their specs change): the
+ * CloudflareCredentials a source names and, for an AccessIdentityProvider, the Secret of its
+ * client secret. The worker reads both with its own permissions, and writes to Cloudflare with
+ * them; without this check anyone allowed to create a DNSRecord could write to any account the
+ * operator holds credentials for, or send any Secret of the operator's namespace to Cloudflare.
+ * A source that names no credentials uses the default ones, which an administrator chose.
+ */
+export function cloudflareChecks(kind: string, spec: Record<string, unknown>): TargetCheck[] | undefined {
+  if (!isSourceKind(kind)) return undefined;
+  const checks: TargetCheck[] = [];
+  const credentials = credentialsRefOf(kind, spec as SourceSpec);
+  if (credentials)
+    checks.push({
+      apiVersion: CLOUDFLARE_API_VERSION,
+      kind: 'CloudflareCredentials',
+      namespace: '',
+      name: credentials,
+      verbs: ['get'],
+      clusterScoped: true,
+    });
+  const secretRef =
+    kind === 'AccessIdentityProvider' ? (spec as { configSecretRef?: SecretKeySelector }).configSecretRef : undefined;
+  if (secretRef?.name)
+    checks.push({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      namespace: secretRef.namespace || DEFAULT_CREDENTIALS_NAMESPACE,
+      name: secretRef.name,
+      verbs: ['get'],
+    });
+  return checks;
+}
 
 /**
  * The objects a new request names and the verbs required on each:
@@ -73,6 +115,15 @@ export const REVIEWED_KINDS = {
 export function checksFor(req: AdmissionRequest): TargetCheck[] | undefined {
   const namespace = req.namespace ?? '';
   const spec = (req.object?.spec ?? {}) as Record<string, unknown>;
+  if (req.operation === 'CREATE' || req.operation === 'UPDATE') {
+    const cloudflare = cloudflareChecks(req.kind.kind, spec);
+    // An update that leaves the spec as it was (the worker's finalizer, a label) names nothing
+    // new: it must never be refused, or a deletion could be held up by a finalizer left in place.
+    if (cloudflare && req.operation === 'UPDATE' && canonical(req.oldObject?.spec ?? {}) === canonical(spec)) return [];
+    if (cloudflare) return cloudflare;
+  }
+  // A capture request's spec is immutable: its targets are checked once, at CREATE.
+  if (req.operation !== 'CREATE') return undefined;
   switch (req.kind.kind) {
     case 'ManifestCaptureRequest': {
       const targets = (spec.targets ?? []) as CaptureTarget[];
@@ -113,7 +164,7 @@ function describeRefusal(r: Refusal, user: UserInfo): string {
   const label = `${t.kind} "${t.name}" (${t.apiVersion})`;
   switch (r.reason) {
     case 'denied':
-      return `${label}: ${describeUser(user)} may not ${r.verb} ${r.resource} in namespace "${t.namespace}"`;
+      return `${label}: ${describeUser(user)} may not ${r.verb} ${r.resource}${t.clusterScoped ? '' : ` in namespace "${t.namespace}"`}`;
     case 'unserved':
       return `${label}: the apiserver does not serve ${t.kind} in ${t.apiVersion}, so access to it cannot be checked`;
     case 'cluster-scoped':

@@ -88,7 +88,7 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
   async function decide(request: AdmissionRequest): Promise<AdmissionResponse> {
     const { uid, userInfo } = request;
     const kind = request.kind.kind;
-    const checks = request.operation === 'CREATE' ? checksFor(request) : undefined;
+    const checks = checksFor(request);
     // Who asked and for what: names and verbs only, never the object's content or any credential.
     const ctx = {
       uid,

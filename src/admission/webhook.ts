@@ -14,14 +14,20 @@
  *
  * Why failurePolicy Fail: the check is a security boundary. With Ignore, an unreachable or slow
  * webhook would silently admit every request unchecked. Failing closed only blocks CREATE of the
- * capture kinds while the webhook is down; it intercepts nothing else (no UPDATE: a request's
- * spec is immutable, so targets cannot change after admission; status writes of the worker never
- * pass through it), so the operators keep running.
+ * capture kinds, and CREATE/UPDATE of the Cloudflare source kinds, while the webhook is down; it
+ * intercepts nothing else (a capture request's spec is immutable, so its targets cannot change
+ * after admission; status writes of the worker never pass through it — the status subresource is
+ * not in the rules), so the operators keep running.
+ *
+ * Two webhooks, one server and path: capture requests (CREATE, namespaced) and Cloudflare sources
+ * (CREATE and UPDATE, any scope: they may name other credentials or Secrets on any edit).
  */
+import { SOURCE_KINDS, kindDefinition } from '../domain/cloudflare/sources.js';
 import { REVIEWED_KINDS } from './review.js';
 
 export const WEBHOOK_CONFIGURATION_NAME = 'durable-operators-admission';
 export const WEBHOOK_NAME = 'capture-requests.admission.durable-operators.io';
+export const CLOUDFLARE_WEBHOOK_NAME = 'cloudflare-sources.admission.durable-operators.io';
 export const WEBHOOK_PATH = '/validate-capture-requests';
 /** How long the apiserver waits for an answer before failing the request (closed). */
 export const WEBHOOK_TIMEOUT_SECONDS = 15;
@@ -40,6 +46,24 @@ export function webhookRules() {
   }));
 }
 
+/** The Cloudflare source kinds, grouped by API version (TunnelBinding-style versions stay apart). */
+export function cloudflareWebhookRules() {
+  const byVersion = new Map<string, { group: string; version: string; plurals: string[] }>();
+  for (const def of SOURCE_KINDS.map(kindDefinition)) {
+    const key = `${def.group}/${def.version}`;
+    const entry = byVersion.get(key) ?? { group: def.group, version: def.version, plurals: [] };
+    entry.plurals.push(def.plural);
+    byVersion.set(key, entry);
+  }
+  return [...byVersion.values()].map((e) => ({
+    apiGroups: [e.group],
+    apiVersions: [e.version],
+    operations: ['CREATE', 'UPDATE'],
+    resources: e.plurals,
+    scope: '*',
+  }));
+}
+
 export function validatingWebhookConfiguration(clientConfig: ClientConfig) {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
@@ -50,6 +74,16 @@ export function validatingWebhookConfiguration(clientConfig: ClientConfig) {
         name: WEBHOOK_NAME,
         clientConfig,
         rules: webhookRules(),
+        failurePolicy: 'Fail',
+        matchPolicy: 'Equivalent',
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+        timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS,
+      },
+      {
+        name: CLOUDFLARE_WEBHOOK_NAME,
+        clientConfig,
+        rules: cloudflareWebhookRules(),
         failurePolicy: 'Fail',
         matchPolicy: 'Equivalent',
         sideEffects: 'None',

@@ -232,6 +232,9 @@ export const CloudflareSyncStateKind = defineKind({
 export const CLOUDFLARE_AUTH_TYPES = ['apiToken', 'globalAPIKey'] as const;
 export type CloudflareAuthType = (typeof CLOUDFLARE_AUTH_TYPES)[number];
 
+/** Where the original looks for a Secret whose reference names no namespace. */
+export const DEFAULT_CREDENTIALS_NAMESPACE = 'cloudflare-operator-system';
+
 export const CredentialsSecretReference = Type.Object({
   name: Type.String({ minLength: 1, description: 'Name of the Secret.' }),
   namespace: Type.Optional(

@@ -12,6 +12,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  CLOUDFLARE_WEBHOOK_NAME,
   WEBHOOK_CONFIGURATION_NAME,
   WEBHOOK_NAME,
   validatingWebhookConfiguration,
@@ -118,7 +119,44 @@ beforeAll(async () => {
   ]);
 });
 
+/** Cluster-wide grants made by this file (deleted in afterAll). */
+const clusterGrants: string[] = [];
+
+/** A ClusterRole with `rules` bound to the ServiceAccount `name` of `ns`. */
+async function grantClusterWide(name: string, rules: object[]): Promise<void> {
+  const role = `${ns}-${name}`;
+  clusterGrants.push(role);
+  await admin.create({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: role },
+    rules,
+  } as never);
+  await admin.create({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: role },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+    subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
+  } as never);
+  const first = rules[0] as { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] };
+  await waitUntilAllowed({ namespace: ns, name }, {
+    group: first.apiGroups[0]!,
+    resource: first.resources[0]!,
+    verb: first.verbs[0]!,
+    ...(first.resourceNames ? { name: first.resourceNames[0] } : {}),
+  } as never);
+}
+
 afterAll(async () => {
+  for (const name of clusterGrants) {
+    await admin
+      .delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name })
+      .catch(() => undefined);
+    await admin
+      .delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name })
+      .catch(() => undefined);
+  }
   await admin.delete({ apiVersion: 'v1', kind: 'Namespace', name: ns });
 });
 
@@ -130,13 +168,18 @@ describe('ManifestCaptureRequest admission', () => {
       name: WEBHOOK_CONFIGURATION_NAME,
     });
     expect(registered, 'the local stack registers the webhook').toBeDefined();
-    const expected = validatingWebhookConfiguration({ url: '' }).webhooks[0]!;
-    expect(registered!.webhooks).toHaveLength(1);
+    const [capture, cloudflare] = validatingWebhookConfiguration({ url: '' }).webhooks;
+    expect(registered!.webhooks).toHaveLength(2);
     expect(registered!.webhooks[0]).toMatchObject({
       name: WEBHOOK_NAME,
       failurePolicy: 'Fail',
       sideEffects: 'None',
-      rules: expected.rules,
+      rules: capture!.rules,
+    });
+    expect(registered!.webhooks[1]).toMatchObject({
+      name: CLOUDFLARE_WEBHOOK_NAME,
+      failurePolicy: 'Fail',
+      rules: cloudflare!.rules,
     });
   });
 
@@ -209,14 +252,10 @@ describe('fail closed', () => {
     const registered = (await admin.get<KubernetesObject & { webhooks: { clientConfig: { url: string } }[] }>(vwc))!;
     const url = registered.webhooks[0]!.clientConfig.url;
     // Port 1 on loopback: nothing listens there, so every call fails to connect.
-    await admin.mergePatch(vwc, {
-      webhooks: [
-        {
-          ...registered.webhooks[0],
-          clientConfig: { ...registered.webhooks[0]!.clientConfig, url: 'https://127.0.0.1:1/unreachable' },
-        },
-      ],
-    });
+    // Only the capture webhook is pointed away (a merge patch replaces the whole list).
+    const withCaptureUrl = (to: string) =>
+      registered.webhooks.map((w, i) => (i === 0 ? { ...w, clientConfig: { ...w.clientConfig, url: to } } : w));
+    await admin.mergePatch(vwc, { webhooks: withCaptureUrl('https://127.0.0.1:1/unreachable') });
     try {
       const r = await eventually('the apiserver uses the unreachable webhook', async () => {
         try {
@@ -235,13 +274,96 @@ describe('fail closed', () => {
         admin.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: uniq('cm'), namespace: ns } } as never),
       ).resolves.toBeDefined();
     } finally {
-      await admin.mergePatch(vwc, {
-        webhooks: [{ ...registered.webhooks[0], clientConfig: { ...registered.webhooks[0]!.clientConfig, url } }],
-      });
+      await admin.mergePatch(vwc, { webhooks: withCaptureUrl(url) });
       await eventually(
         'the webhook answers again',
         async () => (await admin.create(mcr([configMap('readable')]))).metadata?.uid,
       );
     }
+  });
+});
+
+describe('Cloudflare source admission', () => {
+  const CF = 'networking.cloudflare-operator.io/v1alpha2';
+  const dnsRecord = (name: string, credentials?: string) =>
+    ({
+      apiVersion: CF,
+      kind: 'DNSRecord',
+      metadata: { name, namespace: ns },
+      spec: {
+        name: 'www',
+        type: 'A',
+        content: '192.0.2.1',
+        cloudflare: { domain: 'example.com', ...(credentials ? { credentialsRef: { name: credentials } } : {}) },
+      },
+    }) as KubernetesObject;
+  const provider = (name: string, secretName: string) =>
+    ({
+      apiVersion: CF,
+      kind: 'AccessIdentityProvider',
+      metadata: { name },
+      spec: {
+        type: 'github',
+        config: { clientId: 'x' },
+        configSecretRef: { name: secretName, key: 'k', namespace: ns },
+        cloudflare: { credentialsRef: { name: 'team-a' } },
+      },
+    }) as KubernetesObject;
+  async function refusedBySourceWebhook(as: KubeClient, obj: KubernetesObject, write: () => Promise<unknown>) {
+    const r = await refusal(write, `${obj.kind} ${obj.metadata!.name}`);
+    expect(r.code, r.message).toBe(403);
+    expect(r.message).toContain(`admission webhook "${CLOUDFLARE_WEBHOOK_NAME}" denied the request`);
+    return r.message;
+  }
+
+  it('a source may only name CloudflareCredentials its creator may get, on create and on every update', async () => {
+    const dns = await userWith('dns-editor', [
+      {
+        apiGroups: ['networking.cloudflare-operator.io'],
+        resources: ['dnsrecords'],
+        verbs: ['create', 'patch', 'get'],
+      },
+    ]);
+    await grantClusterWide('dns-editor', [
+      {
+        apiGroups: ['networking.cloudflare-operator.io'],
+        resources: ['cloudflarecredentials'],
+        resourceNames: ['team-a'],
+        verbs: ['get'],
+      },
+    ]);
+    const other = dnsRecord(uniq('dns'), 'team-b');
+    const message = await refusedBySourceWebhook(dns, other, () => dns.create(other));
+    expect(message).toContain('CloudflareCredentials "team-b"');
+    expect(message).toContain(`user "system:serviceaccount:${ns}:dns-editor" may not get cloudflarecredentials`);
+    expect(await admin.get(refOf(other)), 'nothing was created').toBeUndefined();
+
+    // Its own credentials, and the default (no credentialsRef: an administrator's choice), are admitted.
+    const mine = dnsRecord(uniq('dns'), 'team-a');
+    await expect(dns.create(mine)).resolves.toBeDefined();
+    await expect(dns.create(dnsRecord(uniq('dns')))).resolves.toBeDefined();
+
+    // Switching to someone else's credentials later is refused too.
+    const moved = { ...mine, spec: { cloudflare: { credentialsRef: { name: 'team-b' } } } } as KubernetesObject;
+    await refusedBySourceWebhook(dns, moved, () =>
+      dns.mergePatch(refOf(mine), { spec: { cloudflare: { credentialsRef: { name: 'team-b' } } } }),
+    );
+  });
+
+  it('an identity provider may only use a Secret its creator may read (it is sent to Cloudflare as the client secret)', async () => {
+    const idp = await userWith('idp-editor', [
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }, // what userWith waits for
+      { apiGroups: [''], resources: ['secrets'], resourceNames: ['shared-secret'], verbs: ['get'] },
+    ]);
+    await grantClusterWide('idp-editor', [
+      { apiGroups: ['networking.cloudflare-operator.io'], resources: ['accessidentityproviders'], verbs: ['create'] },
+      { apiGroups: ['networking.cloudflare-operator.io'], resources: ['cloudflarecredentials'], verbs: ['get'] },
+    ]);
+    const stolen = provider(uniq('idp'), 'top-secret');
+    const message = await refusedBySourceWebhook(idp, stolen, () => idp.create(stolen));
+    expect(message).toContain('Secret "top-secret"');
+    const allowed = provider(uniq('idp'), 'shared-secret');
+    await expect(idp.create(allowed)).resolves.toBeDefined();
+    await admin.delete(refOf(allowed));
   });
 });

@@ -594,13 +594,24 @@ describe('admission webhook (deploy/webhook)', () => {
     expect(svc!.port).toBe(service.spec.ports[0]!.port);
   });
 
-  it('fails closed and reviews only CREATE of the capture kinds', () => {
-    const webhook = vwc.webhooks[0]!;
-    expect(webhook.failurePolicy).toBe('Fail');
-    expect(webhook.rules).toEqual([
+  it('fails closed and reviews only CREATE of the capture kinds, and CREATE/UPDATE of the Cloudflare sources', () => {
+    const [capture, cloudflare] = vwc.webhooks;
+    expect(capture!.failurePolicy).toBe('Fail');
+    expect(capture!.rules).toEqual([
       expect.objectContaining({ resources: ['manifestcapturerequests'], operations: ['CREATE'] }),
       expect.objectContaining({ resources: ['volumecapturerequests'], operations: ['CREATE'] }),
     ]);
+    expect(cloudflare!.failurePolicy).toBe('Fail');
+    expect(cloudflare!.rules).toEqual([
+      expect.objectContaining({
+        apiGroups: ['networking.cloudflare-operator.io'],
+        operations: ['CREATE', 'UPDATE'],
+        resources: expect.arrayContaining(['dnsrecords', 'accessidentityproviders']),
+      }),
+    ]);
+    // Never the status subresource: the worker's status writes must not depend on the webhook.
+    const resources = (cloudflare!.rules as { resources: string[] }[]).flatMap((r) => r.resources);
+    expect(resources.some((r) => r.includes('/'))).toBe(false);
   });
 
   it('the Service reaches the Deployment on its HTTPS port', () => {

@@ -7,7 +7,11 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { V1Secret } from '@kubernetes/client-node';
 import Cloudflare from 'cloudflare';
-import { CloudflareCredentialsKind, type CloudflareCredentials } from '../../api/cloudflare.js';
+import {
+  CloudflareCredentialsKind,
+  DEFAULT_CREDENTIALS_NAMESPACE,
+  type CloudflareCredentials,
+} from '../../api/cloudflare.js';
 import type { KubeClient } from '../../kube/client.js';
 import { getObject, listAll } from '../kubernetes/calls.js';
 
@@ -19,8 +23,6 @@ export const CREDENTIALS_FAILURES = {
   secret: 'CredentialsSecretInvalid',
 } as const;
 
-/** Where the original looks for a Secret whose CloudflareCredentials names no namespace. */
-export const DEFAULT_CREDENTIALS_NAMESPACE = 'cloudflare-operator-system';
 
 const credentialsRef = (name: string) => ({
   apiVersion: CloudflareCredentialsKind.apiVersion,
