@@ -110,7 +110,7 @@ export function registerTenantCommands(program: Command): Command {
 
   storeOptions(tenants.command('put'))
     .description(
-      'Create or replace a tenant from a JSON document: {id, code, name, status, billingPlan?, databases?, ftp?, storage?, wvp?, domain?}.',
+      'Create or replace a tenant from a JSON document: {id, code, name, status, billingPlan?, databases?, ftp?, storage?, wvp?, domain?, sandbox?}.',
     )
     .argument('<file>', 'tenant document (JSON), or - for stdin')
     .action(async (file: string, flags: StoreFlags) => {

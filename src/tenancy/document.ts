@@ -10,6 +10,7 @@ import { Value } from '@sinclair/typebox/value';
 import {
   DatabaseConfigSchema,
   FtpConfigSchema,
+  SandboxConfigSchema,
   StorageConfigSchema,
   TENANT_STATUSES,
   TenantMetaSchema,
@@ -24,6 +25,9 @@ import type { TenantEntry } from './snapshot.js';
 const KEY_SEGMENT = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$/;
 // The code doubles as the first DNS label in `host`/`code` resolution.
 const TENANT_CODE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
+// Kubernetes names: a namespace is a DNS-1123 label, a SandboxPool a DNS-1123 subdomain.
+const K8S_NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const K8S_OBJECT_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 const filled = Type.String({ pattern: '\\S', errorMessage: 'must not be empty' });
 const text = () => Type.Optional(Type.String());
@@ -55,6 +59,21 @@ const FtpSettingsSchema = strict({
   writePermission: Type.Optional(Type.Boolean()),
 });
 
+/**
+ * What the tenant may do on the sandbox fast path. Each field left out means no limit; a list,
+ * when given, must name at least one (an empty list would read as "any", the opposite of what
+ * it looks like).
+ */
+const SandboxSettingsSchema = strict({
+  maxSandboxes: Type.Optional(count()),
+  namespaces: Type.Optional(
+    Type.Array(Type.String({ pattern: K8S_NAMESPACE.source, errorMessage: '{value} is not a namespace name' })),
+  ),
+  pools: Type.Optional(
+    Type.Array(Type.String({ pattern: K8S_OBJECT_NAME.source, errorMessage: '{value} is not a SandboxPool name' })),
+  ),
+});
+
 export const TenantDocumentSchema = strict({
   id: Type.Integer({ minimum: 1 }),
   code: Type.String({ pattern: TENANT_CODE.source }),
@@ -78,11 +97,13 @@ export const TenantDocumentSchema = strict({
       aliases: Type.Optional(Type.Array(hostname)),
     }),
   ),
+  sandbox: Type.Optional(SandboxSettingsSchema),
 });
 
 export type TenantDocument = Static<typeof TenantDocumentSchema>;
 export type DatabaseSettings = Static<typeof DatabaseSettingsSchema>;
 export type FtpSettings = Static<typeof FtpSettingsSchema>;
+export type SandboxSettings = Static<typeof SandboxSettingsSchema>;
 
 export type Validated<T> = { ok: true; value: T } | { ok: false; errors: string[] };
 
@@ -94,6 +115,14 @@ export function validateTenantDocument(input: unknown): Validated<TenantDocument
   for (const serviceCode of Object.keys(typeof databases === 'object' ? (databases ?? {}) : {})) {
     if (!KEY_SEGMENT.test(serviceCode))
       errors.push(`tenant.databases.${serviceCode}: service code must match ${KEY_SEGMENT}`);
+  }
+  const { sandbox } = (input ?? {}) as { sandbox?: { namespaces?: unknown; pools?: unknown } | null };
+  for (const field of ['namespaces', 'pools'] as const) {
+    const list = sandbox?.[field];
+    if (!Array.isArray(list)) continue;
+    if (list.length === 0) errors.push(`tenant.sandbox.${field}: must name at least one (leave it out to allow any)`);
+    const dup = list.find((v, i) => list.indexOf(v) !== i);
+    if (dup !== undefined) errors.push(`tenant.sandbox.${field}: duplicate ${JSON.stringify(dup)}`);
   }
   const seen = new Set<string>();
   (Array.isArray(ftp) ? (ftp as Array<{ username?: unknown } | null>) : []).forEach((account, i) => {
@@ -131,6 +160,7 @@ export function documentEntries(doc: TenantDocument): Array<[string, string]> {
   if (doc.storage)
     out.push([keyOf({ kind: 'storage', tenantId }), encode(StoredStorageSchema, { ...doc.storage, tenantId })]);
   if (doc.wvp) out.push([keyOf({ kind: 'wvp', tenantId }), encode(StoredWvpSchema, doc.wvp)]);
+  if (doc.sandbox) out.push([keyOf({ kind: 'sandbox', tenantId }), encode(SandboxConfigSchema, doc.sandbox)]);
   // Plain strings, as the original tenant-service writes them; readers also accept JSON strings.
   for (const part of ['primary', 'internal'] as const) {
     const name = doc.domain?.[part];
@@ -166,6 +196,14 @@ export function documentFromEntry(entry: TenantEntry): TenantView {
     view.storage = { quotaBytes, maxFileSizeBytes, maxConcurrentUploads };
   }
   if (entry.wvp) view.wvp = { apiUrl: entry.wvp.apiUrl, realm: entry.wvp.realm };
+  if (entry.sandbox) {
+    const { maxSandboxes, namespaces, pools } = entry.sandbox;
+    view.sandbox = {
+      ...(maxSandboxes !== undefined && { maxSandboxes }),
+      ...(namespaces && { namespaces: [...namespaces] }),
+      ...(pools && { pools: [...pools] }),
+    };
+  }
   if (entry.domain) {
     const { primary, internal, aliases } = entry.domain;
     view.domain = {

@@ -10,7 +10,7 @@
  *   tenants/{id}/meta                      tenants/{id}/storage
  *   tenants/{id}/database/{serviceCode}    tenants/{id}/platform/wvp
  *   tenants/{id}/ftp/{username}            tenants/{id}/domain/{primary|internal|aliases}
- *   common/resolver
+ *   tenants/{id}/sandbox                   common/resolver
  *
  * Anything else (`tenants/_index/...`, `common/storage-directory`, extra segments) is ignored.
  */
@@ -80,6 +80,18 @@ export type StorageConfig = Readonly<Static<typeof StorageConfigSchema>>;
 /** `tenants/{id}/platform/wvp` (video platform); a value missing either field is skipped, as the original does. */
 export const WvpConfigSchema = Type.Object({ tenantId: int(), apiUrl: str(), realm: str() });
 export type WvpConfig = Readonly<Static<typeof WvpConfigSchema>>;
+
+/**
+ * `tenants/{id}/sandbox`: what the tenant may do with sandboxes on the fast path. Not a key of the
+ * original; absent fields (and a tenant without the key) mean no limit: any number of live
+ * sandboxes, in any namespace, from any pool. `maxSandboxes: 0` allows none.
+ */
+export const SandboxConfigSchema = Type.Object({
+  maxSandboxes: Type.Optional(Type.Integer({ minimum: 0 })),
+  namespaces: Type.Optional(Type.Array(Type.String())),
+  pools: Type.Optional(Type.Array(Type.String())),
+});
+export type SandboxConfig = Readonly<Static<typeof SandboxConfigSchema>>;
 
 /** `tenants/{id}/domain/{primary,internal,aliases}` merged; `code` and `name` from meta. */
 export interface DomainConfig {
@@ -156,11 +168,21 @@ export type ConfigKey =
   | { readonly kind: 'ftp'; readonly tenantId: number; readonly username: string }
   | { readonly kind: 'storage'; readonly tenantId: number }
   | { readonly kind: 'wvp'; readonly tenantId: number }
+  | { readonly kind: 'sandbox'; readonly tenantId: number }
   | { readonly kind: 'domain'; readonly tenantId: number; readonly part: DomainPart };
 
 export type ConfigKind = ConfigKey['kind'];
 export type TenantConfigKey = Exclude<ConfigKey, { kind: 'resolver' }>;
-export const CONFIG_KINDS: readonly ConfigKind[] = ['resolver', 'meta', 'database', 'ftp', 'storage', 'wvp', 'domain'];
+export const CONFIG_KINDS: readonly ConfigKind[] = [
+  'resolver',
+  'meta',
+  'database',
+  'ftp',
+  'storage',
+  'wvp',
+  'sandbox',
+  'domain',
+];
 
 export const RESOLVER_KEY = 'common/resolver';
 
@@ -173,6 +195,7 @@ export function classifyKey(key: string): ConfigKey | undefined {
   if (name === undefined) {
     if (group === 'meta') return { kind: 'meta', tenantId };
     if (group === 'storage') return { kind: 'storage', tenantId };
+    if (group === 'sandbox') return { kind: 'sandbox', tenantId };
     return undefined;
   }
   if (name === '') return undefined;
@@ -200,6 +223,7 @@ export function keyOf(ref: ConfigKey): string {
       return RESOLVER_KEY;
     case 'meta':
     case 'storage':
+    case 'sandbox':
       return `tenants/${ref.tenantId}/${ref.kind}`;
     case 'database':
       return `tenants/${ref.tenantId}/database/${ref.serviceCode}`;

@@ -20,6 +20,7 @@ import {
   FtpConfigSchema,
   HTTP_RESOLVER_TYPES,
   ResolverConfigSchema,
+  SandboxConfigSchema,
   StorageConfigSchema,
   TenantMetaSchema,
   WvpConfigSchema,
@@ -172,6 +173,9 @@ export const parseFtpConfig = (tenantId: number, username: string, raw: string) 
 /** `code` and `name` are filled from the tenant's meta when the snapshot is assembled. */
 export const parseStorageConfig = (tenantId: number, raw: string) =>
   decodeJson(StorageConfigSchema, raw, { tenantId, code: '', name: '' });
+
+/** Optional fields stay absent (no limit); a field of the wrong type or a negative maximum rejects the value. */
+export const parseSandboxConfig = (_tenantId: number, raw: string) => decodeJson(SandboxConfigSchema, raw, {});
 
 export function parseWvpConfig(tenantId: number, raw: string) {
   const parsed = decodeJson(WvpConfigSchema, raw, { tenantId });

@@ -7,7 +7,7 @@
  * same revision. Failures are returned, not thrown,
  * as one of three error types a server maps to 400 / 404 / 403.
  */
-import { parseTenantId, type ResolverConfig, type TenantMeta } from './model.js';
+import { parseTenantId, type ResolverConfig, type SandboxConfig, type TenantMeta } from './model.js';
 
 /** What resolution reads; a TenantSnapshot is one. */
 export interface TenantDirectory {
@@ -17,6 +17,8 @@ export interface TenantDirectory {
   getTenantIdByDomain(domain: string): number | undefined;
   getTenantIdByCode(code: string): number | undefined;
   getTenantIdByFtpUsername(username: string): number | undefined;
+  /** The tenant's sandbox settings (the fast path's quota); optional so directories without them mean no limit. */
+  getSandboxConfig?(id: number): SandboxConfig | undefined;
 }
 
 /** The parts of a request resolution looks at; Node's IncomingMessage is one. */

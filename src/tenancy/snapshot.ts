@@ -25,6 +25,7 @@ import {
   type DomainConfig,
   type FtpConfig,
   type ResolverConfig,
+  type SandboxConfig,
   type StorageConfig,
   type TenantConfigKey,
   type TenantMeta,
@@ -36,6 +37,7 @@ import {
   parseDomainName,
   parseFtpConfig,
   parseResolverConfig,
+  parseSandboxConfig,
   parseStorageConfig,
   parseTenantMeta,
   parseWvpConfig,
@@ -49,6 +51,7 @@ export type TenantItem =
   | { readonly kind: 'ftp'; readonly value: FtpConfig }
   | { readonly kind: 'storage'; readonly value: StorageConfig }
   | { readonly kind: 'wvp'; readonly value: WvpConfig }
+  | { readonly kind: 'sandbox'; readonly value: SandboxConfig }
   | { readonly kind: 'primary' | 'internal'; readonly value: string }
   | { readonly kind: 'aliases'; readonly value: readonly string[] };
 
@@ -60,6 +63,7 @@ export interface TenantEntry {
   readonly ftp: ReadonlyMap<string, FtpConfig>;
   readonly storage: StorageConfig | undefined;
   readonly wvp: WvpConfig | undefined;
+  readonly sandbox: SandboxConfig | undefined;
   readonly domain: DomainConfig | undefined;
   /** `meta.status === 'active'`. */
   readonly active: boolean;
@@ -197,6 +201,11 @@ export class TenantSnapshot {
 
   getWvpConfig(id: number): WvpConfig | undefined {
     return this.tenants.get(id)?.wvp;
+  }
+
+  /** Undefined: the tenant has no sandbox settings, so no sandbox limit applies. */
+  getSandboxConfig(id: number): SandboxConfig | undefined {
+    return this.tenants.get(id)?.sandbox;
   }
 
   getDomainConfig(id: number): DomainConfig | undefined {
@@ -348,6 +357,8 @@ function parseItem(ref: TenantConfigKey, raw: string): Parsed<TenantItem> {
       return as('storage', parseStorageConfig(id, raw));
     case 'wvp':
       return as('wvp', parseWvpConfig(id, raw));
+    case 'sandbox':
+      return as('sandbox', parseSandboxConfig(id, raw));
     case 'domain':
       return ref.part === 'aliases' ? as('aliases', parseDomainAliases(raw)) : as(ref.part, parseDomainName(raw));
   }
@@ -358,6 +369,7 @@ interface Draft {
   meta?: TenantMeta | undefined;
   storage?: StorageConfig | undefined;
   wvp?: WvpConfig | undefined;
+  sandbox?: SandboxConfig | undefined;
   databases: Map<string, DatabaseConfig>;
   ftp: Map<string, FtpConfig>;
   primary: string;
@@ -366,11 +378,12 @@ interface Draft {
 }
 
 function draftOf(entry: TenantEntry | undefined): Draft {
-  const { meta, storage, wvp, domain } = entry ?? {};
+  const { meta, storage, wvp, sandbox, domain } = entry ?? {};
   return {
     meta,
     storage,
     wvp,
+    sandbox,
     databases: new Map(entry?.databases),
     ftp: new Map(entry?.ftp),
     primary: domain?.primary ?? '',
@@ -416,9 +429,10 @@ function place(draft: Draft, ref: TenantConfigKey, item: TenantItem | undefined)
 
 /** The frozen entry of a draft; undefined when the tenant has no values left. */
 function assemble(id: number, draft: Draft): TenantEntry | undefined {
-  const { meta, wvp, primary, internal, aliases } = draft;
+  const { meta, wvp, sandbox, primary, internal, aliases } = draft;
   const domains = [primary, internal, ...aliases].filter(Boolean);
-  const empty = !meta && !draft.storage && !wvp && !draft.databases.size && !draft.ftp.size && !domains.length;
+  const empty =
+    !meta && !draft.storage && !wvp && !sandbox && !draft.databases.size && !draft.ftp.size && !domains.length;
   if (empty) return undefined;
   // Storage and domain carry the tenant's code and name, as in the original.
   const code = meta?.code ?? '';
@@ -432,6 +446,7 @@ function assemble(id: number, draft: Draft): TenantEntry | undefined {
     ftp: draft.ftp.size ? draft.ftp : NONE,
     storage,
     wvp,
+    sandbox,
     domain: domains.length ? Object.freeze({ tenantId: id, code, name, primary, internal, aliases }) : undefined,
     active: meta?.status === 'active',
     domainKeys: domains.length ? [...new Set(domains.map((d) => d.toLowerCase()))] : NONE_LISTED,
@@ -525,6 +540,7 @@ export function* snapshotEntries(snapshot: TenantSnapshot): Generator<[string, s
       ...[...t.ftp.keys()].map((username) => ({ kind: 'ftp' as const, tenantId, username })),
       { kind: 'storage', tenantId },
       { kind: 'wvp', tenantId },
+      { kind: 'sandbox', tenantId },
       ...DOMAIN_PARTS.map((part) => ({ kind: 'domain' as const, tenantId, part })),
     ];
     for (const ref of refs) {
