@@ -168,6 +168,7 @@ export async function startFastPath(
     defaultMode: fp.consistencyMode,
     metrics,
     log,
+    tenants,
   });
   const io = new SandboxIo({ service, registry, agents });
   const grpcServer = await startGrpcServer({ service, tenants, host: fp.host, port: fp.grpcPort, log, io });

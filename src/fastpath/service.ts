@@ -7,6 +7,11 @@
  * update's result: the mode's synchronous part done, the rest carried on by the workflow. Get,
  * List, Update and Delete read and write the Sandbox records, as the original does, restricted to
  * the caller's tenant (a Sandbox of another tenant is NOT_FOUND, never revealed).
+ *
+ * A tenant with sandbox settings (`tenants/{id}/sandbox`) is held to them before anything is
+ * created: a namespace or pool it may not use is PERMISSION_DENIED, and with `maxSandboxes` its
+ * quota workflow (one per tenant, shared by every replica) grants the name a slot or refuses it
+ * RESOURCE_EXHAUSTED with the count.
  */
 import {
   WithStartWorkflowOperation,
@@ -17,6 +22,7 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { SandboxKind, type Sandbox } from '../api/sandbox.js';
+import { quotaWorkflowId, sandboxPlacementRefusal, slotKey } from '../domain/sandbox-quota.js';
 import {
   TENANT_LABEL,
   invalidCreate,
@@ -27,10 +33,13 @@ import {
 } from '../domain/sandbox.js';
 import { apiMessage, isNotFound, statusCode, type KubeClient } from '../kube/client.js';
 import type { Logger } from '../log.js';
+import type { HoldsTenantSnapshot } from '../tenancy/middleware.js';
 import { K8sKind, K8sName, K8sNamespace, Tenant } from '../temporal/search-attributes.js';
 import {
+  acquireSlotUpdate,
   createSandboxUpdate,
   sandboxChangedSignal,
+  sandboxQuotaWorkflow,
   sandboxStateQuery,
   sandboxWorkflow,
 } from '../workflows/sandbox/contract.js';
@@ -98,6 +107,8 @@ export interface FastPathServiceOptions {
   defaultMode: ConsistencyMode;
   metrics: FastPathMetrics;
   log: Logger;
+  /** The tenant configuration, for each tenant's sandbox settings; without it no tenant is limited. */
+  tenants?: HoldsTenantSnapshot;
 }
 
 const sandboxRef = (namespace: string, name: string) => ({
@@ -146,6 +157,9 @@ export class FastPathService {
     };
     const invalid = invalidCreate(spec, namespace, name);
     if (invalid) throw new FastPathError('InvalidArgument', invalid);
+    const limits = this.o.tenants?.snapshot.getSandboxConfig?.(Number(tenant));
+    const denied = sandboxPlacementRefusal(tenant, limits, namespace, spec.poolRef);
+    if (denied) throw new FastPathError('PermissionDenied', denied);
     // Refused here, before any workflow exists: nothing is half-created by a bad pool name.
     if (!this.o.registry.knowsPool(namespace, spec.poolRef))
       throw new FastPathError('NotFound', `SandboxPool ${spec.poolRef} not found in namespace ${namespace}`);
@@ -153,6 +167,8 @@ export class FastPathService {
     const workflowId = sandboxWorkflowId(namespace, name);
     const deadline = Date.now() + PREDECESSOR_WAIT_MS;
     for (;;) {
+      // Asked again after waiting for a same-name predecessor: the slot it held went with it.
+      if (limits?.maxSandboxes !== undefined) await this.acquireSlot(tenant, namespace, name, limits.maxSandboxes);
       const start = new WithStartWorkflowOperation(sandboxWorkflow, {
         workflowId,
         taskQueue: this.o.taskQueue,
@@ -208,6 +224,34 @@ export class FastPathService {
         throw err;
       }
     }
+  }
+
+  /**
+   * A slot for the name from the tenant's quota workflow (started by the first create). The same
+   * name asked again (a retried create) holds the one slot it has.
+   */
+  private async acquireSlot(tenant: string, namespace: string, name: string, limit: number): Promise<void> {
+    const start = new WithStartWorkflowOperation(sandboxQuotaWorkflow, {
+      workflowId: quotaWorkflowId(tenant),
+      taskQueue: this.o.taskQueue,
+      args: [{ tenant }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      typedSearchAttributes: [{ key: Tenant, value: tenant }],
+      staticSummary: `Sandbox quota of tenant ${tenant}`,
+    });
+    let answer;
+    try {
+      answer = await this.o.client.workflow.executeUpdateWithStart(acquireSlotUpdate, {
+        args: [{ slot: slotKey(namespace, name), limit }],
+        startWorkflowOperation: start,
+      });
+    } catch (err) {
+      throw new FastPathError(
+        'Unavailable',
+        `the sandbox quota of tenant ${tenant} could not be checked: ${(err as Error).message}`,
+      );
+    }
+    if (!answer.granted) throw new FastPathError('ResourceExhausted', answer.message);
   }
 
   private async waitForRunEnd(workflowId: string, deadline: number): Promise<void> {

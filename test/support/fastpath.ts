@@ -16,6 +16,7 @@ import { TENANT_HEADER, fastPathClient, type FastPathGrpc } from '../../src/fast
 import { AgentFleet } from '../../src/infra/agent-fleet.js';
 import { ManagedProcess, getFreePort } from '../../src/infra/process.js';
 import type { KubeClient } from '../../src/kube/client.js';
+import type { SandboxSettings } from '../../src/tenancy/document.js';
 import { createEtcdClient } from '../../src/tenancy/etcd.js';
 import { TenantProvider } from '../../src/tenancy/provider.js';
 import { TenantPublisher } from '../../src/tenancy/publisher.js';
@@ -35,6 +36,8 @@ export interface SandboxStackOptions {
   spawned?: boolean;
   /** Environment of a spawned fast path (e.g. DO_FAULT_KILL_AFTER_ACTIVITY). */
   spawnEnv?: NodeJS.ProcessEnv;
+  /** The test tenant's sandbox settings (`tenants/{id}/sandbox`); `{namespace}` in a namespaces entry is the stack's. */
+  tenantSandbox?: SandboxSettings;
 }
 
 /** The fast path's gRPC client (src/fastpath/grpc-client.ts). */
@@ -79,7 +82,19 @@ export class SandboxStack {
     });
     this.etcd = createEtcdClient(stackInfo().tenantEtcd.endpoint);
     const publisher = new TenantPublisher(this.etcd, this.prefix);
-    await publisher.putTenant({ id: this.tenantId, code: `t${this.tenantId}`, name: 'Test', status: 'active' });
+    const sandbox = this.opts.tenantSandbox && {
+      ...this.opts.tenantSandbox,
+      ...(this.opts.tenantSandbox.namespaces && {
+        namespaces: this.opts.tenantSandbox.namespaces.map((n) => (n === '{namespace}' ? this.namespace : n)),
+      }),
+    };
+    await publisher.putTenant({
+      id: this.tenantId,
+      code: `t${this.tenantId}`,
+      name: 'Test',
+      status: 'active',
+      ...(sandbox && { sandbox }),
+    });
     await publisher.putTenant({
       id: this.otherTenantId,
       code: `t${this.otherTenantId}`,

@@ -14,7 +14,9 @@ import {
   type SandboxAllocation,
 } from '../../api/sandbox.js';
 import { GONE, failedWith, ok, type Found, type Outcome } from '../../domain/results.js';
+import { slotKey } from '../../domain/sandbox-quota.js';
 import {
+  TENANT_LABEL,
   refusal,
   sandboxRecord,
   type RecordInput,
@@ -75,6 +77,14 @@ export function createSandboxRecordActivities(kube: KubeClient) {
   }
 
   return {
+    /** `namespace/name` of every Sandbox labelled with the tenant (deleting ones too: they still hold their slot). */
+    async listTenantSandboxes(req: { tenant: string }): Promise<string[]> {
+      const all = await listAll<Sandbox>(kube, SandboxKind.apiVersion, SandboxKind.kind, {
+        labelSelector: `${TENANT_LABEL}=${req.tenant}`,
+      });
+      return all.map((sb) => slotKey(sb.metadata!.namespace!, sb.metadata!.name!));
+    },
+
     /**
      * Writes the fast path's record. An existing record with the same create timestamp is this
      * create's own (a retry after a crash): its UID and recorded allocation are returned. Any

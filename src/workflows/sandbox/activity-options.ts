@@ -48,3 +48,9 @@ export const janitorSteps = proxyActivities<SandboxJanitorActivities>({
   heartbeatTimeout: '30 seconds',
   retry: RETRY,
 });
+
+/** The quota workflow's listing of a tenant's Sandboxes (nobody waits on it but the first grant). */
+export const quotaSteps = proxyActivities<SandboxRecordActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: RETRY,
+});

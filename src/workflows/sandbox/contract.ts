@@ -5,4 +5,5 @@
  */
 export { sandboxWorkflow } from './sandbox.js';
 export { sandboxJanitorWorkflow, type SandboxJanitorInput } from './janitor.js';
+export * from './quota.js';
 export * from './messages.js';

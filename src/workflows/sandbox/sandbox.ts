@@ -30,6 +30,8 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  getExternalWorkflowHandle,
+  patched,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -46,6 +48,7 @@ import {
   type SandboxStatus,
 } from '../../api/sandbox.js';
 import type { Placement } from '../../domain/allocation.js';
+import { quotaWorkflowId, slotKey } from '../../domain/sandbox-quota.js';
 import { failedWith, ok } from '../../domain/results.js';
 import {
   AGENT_LOST,
@@ -62,6 +65,7 @@ import {
   PLACED_PHASES,
   recoveryTimeoutMs,
   refusal,
+  TENANT_LABEL,
   type Refusal,
   type LifecycleStep,
   type SandboxCreateSpec,
@@ -80,6 +84,7 @@ import {
   type SandboxState,
   type SandboxWorkflowInput,
 } from './messages.js';
+import { releaseSlotSignal } from './quota.js';
 
 /** A bound on agents tried after refusals; each refusal excludes its agent, so the table runs out first. */
 const MAX_PLACEMENT_TRIES = 64;
@@ -291,10 +296,30 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
 
   // ---- the run: wait for a create or a record, then follow it until it is deleted ----
 
-  /** Ends the run once no create is half-answered (a caller always gets its answer). */
+  /**
+   * Ends the run once no create is half-answered (a caller always gets its answer). Every end
+   * here leaves no record of this incarnation, so its tenant's quota slot is given back.
+   */
   async function finish(result: string): Promise<string> {
     await condition(allHandlersFinished);
+    await releaseQuotaSlot();
     return result;
+  }
+  let recordTenant: string | undefined;
+
+  /** Only tenants with a limit have a quota workflow; for the others the signal finds none, which is fine. */
+  async function releaseQuotaSlot(): Promise<void> {
+    const tenant = creation?.call.tenant ?? recordTenant;
+    // Runs recorded before quotas existed end without the signal; the marker keeps their replay unchanged.
+    if (!tenant || !patched('sandbox-quota-release')) return;
+    try {
+      await getExternalWorkflowHandle(quotaWorkflowId(tenant)).signal(releaseSlotSignal, {
+        slot: slotKey(namespace, name),
+        runStartMs: workflowInfo().runStartTime.getTime(),
+      });
+    } catch {
+      // No quota workflow for this tenant: nothing was counted.
+    }
   }
   let recorded = false;
   let answerSent = false;
@@ -344,6 +369,7 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
     const read = await sandboxCalls.readSandbox({ namespace, name });
     const sb = read.status === 'ok' ? read.sandbox : undefined;
     const uid = sb?.metadata?.uid;
+    recordTenant = sb?.metadata?.labels?.[TENANT_LABEL] ?? recordTenant;
     if (!sb && creation?.call.mode === 'fast' && live && !recorded) continue; // a create landed meanwhile: record it
     if (!sb || (state.uid && uid !== state.uid)) {
       // Our record is gone without passing through our finalizer (force-removed), or was never ours.
