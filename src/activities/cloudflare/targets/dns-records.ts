@@ -11,6 +11,9 @@ import { writeObjects } from './per-object.js';
 
 type RecordTarget = Extract<SyncTarget, { resourceType: 'DNSRecord' }>;
 
+/** Cloudflare's largest page of DNS records. */
+const DNS_PER_PAGE_MAX = 5000;
+
 /** The fields a record is written with (the SDK's create/edit body, without the zone). */
 function body(r: DnsRecordItem): Record<string, unknown> {
   return {
@@ -32,7 +35,25 @@ export const dnsRecordAdapter: TargetAdapter<DnsRecordItem> = {
   async read(cf, target) {
     const t = target as RecordTarget;
     const items: DnsRecordItem[] = [];
-    for await (const r of cf.dns.records.list({ zone_id: t.zoneId, name: { exact: t.name }, type: t.type as never })) {
+    // One page holds any real record set (up to Cloudflare's 5,000 per page); the next pages are
+    // fetched only when result_info says there are some (the SDK's iterator would always ask for
+    // one more, empty page: a second GET on every sync).
+    let page = await cf.dns.records.list({
+      zone_id: t.zoneId,
+      name: { exact: t.name },
+      type: t.type as never,
+      per_page: DNS_PER_PAGE_MAX,
+    });
+    const records = [...page.result];
+    const more = (info: unknown) => {
+      const i = (info ?? {}) as { page?: number; total_pages?: number };
+      return (i.total_pages ?? 1) > (i.page ?? 1);
+    };
+    while (more(page.result_info)) {
+      page = await page.getNextPage();
+      records.push(...page.result);
+    }
+    for (const r of records) {
       const rec = r as unknown as DnsRecordItem & { data?: Record<string, unknown> };
       items.push({
         id: rec.id,
