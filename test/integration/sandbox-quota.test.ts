@@ -8,8 +8,9 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quotaWorkflowId } from '../../src/domain/sandbox-quota.js';
+import { sandboxWorkflowId } from '../../src/domain/sandbox.js';
 import { acquireSlotUpdate, quotaSlotsQuery, sandboxQuotaWorkflow } from '../../src/workflows/sandbox/contract.js';
-import { eventually, temporal, uniq } from '../support/env.js';
+import { eventually, replayAndRecord, temporal, uniq } from '../support/env.js';
 import { SandboxStack, type FastPathGrpc } from '../support/fastpath.js';
 
 const LIMIT = 3;
@@ -131,6 +132,8 @@ describe('maxSandboxes', () => {
     for (const name of otherNames) await deleteOnceRecorded(name, other);
     for (const name of otherNames) await eventually(`Sandbox ${name} gone`, async () => !(await stack.sandbox(name)));
     await deleteAll([granted[1]!, granted[2]!, next]);
+    // A history with the release (its patch marker and the signal), for the replay guard.
+    await replayAndRecord(sandboxWorkflowId(stack.namespace, next), 'sandbox-quota-released');
   });
 
   it('holds across two fast-path replicas: concurrent creates split over both give exactly the limit', async () => {
