@@ -23,7 +23,6 @@ export const CREDENTIALS_FAILURES = {
   secret: 'CredentialsSecretInvalid',
 } as const;
 
-
 const credentialsRef = (name: string) => ({
   apiVersion: CloudflareCredentialsKind.apiVersion,
   kind: CloudflareCredentialsKind.kind,
