@@ -33,16 +33,17 @@ export class AgentClient {
     private readonly timeoutMs = AGENT_CALL_TIMEOUT_MS,
   ) {}
 
-  private async call(url: string, method: 'GET' | 'POST', route: string, body?: unknown): Promise<Response> {
+  /** One request to an agent; an agent that cannot be reached is an AgentCallError without a status. */
+  private async send(url: string, route: string, signal: AbortSignal, body?: unknown): Promise<Response> {
     try {
       return await fetch(`${url}${AGENT_API_PREFIX}/${route}`, {
-        method,
+        method: body === undefined ? 'GET' : 'POST',
         headers: {
           authorization: `Bearer ${this.token}`,
           ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
         },
         body: body !== undefined ? JSON.stringify(body) : undefined,
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal,
       });
     } catch (err) {
       const cause = (err as { cause?: { code?: string } }).cause?.code;
@@ -50,8 +51,13 @@ export class AgentClient {
     }
   }
 
+  /** A call answered at once: bounded by the client's timeout. */
+  private call(url: string, route: string, body?: unknown): Promise<Response> {
+    return this.send(url, route, AbortSignal.timeout(this.timeoutMs), body);
+  }
+
   async create(url: string, spec: AgentSandboxSpec): Promise<AgentCreateResult> {
-    const res = await this.call(url, 'POST', 'create', { sandbox: spec });
+    const res = await this.call(url, 'create', { sandbox: spec });
     const body = (await res.json().catch(() => ({}))) as Partial<CreateSandboxResponse>;
     if (res.ok && body.success) return { status: 'ok', createdAt: body.createdAt ?? 0 };
     if (res.status === 401) throw new AgentCallError(`agent ${url} refused the fast path's token (401)`, 401);
@@ -67,7 +73,7 @@ export class AgentClient {
 
   /** Deletes a sandbox on the agent; unknown IDs succeed. */
   async delete(url: string, sandboxId: string): Promise<void> {
-    const res = await this.call(url, 'POST', 'delete', { sandboxId });
+    const res = await this.call(url, 'delete', { sandboxId });
     if (!res.ok) throw new AgentCallError(`agent ${url}: delete ${sandboxId}: HTTP ${res.status}`, res.status);
     await res.body?.cancel();
   }
@@ -77,21 +83,7 @@ export class AgentClient {
    * sandbox or the command; `abort` ends it (the caller left). Returns the open response.
    */
   private async stream(url: string, route: string, abort: AbortSignal, body?: unknown): Promise<Response> {
-    let res: Response;
-    try {
-      res = await fetch(`${url}${AGENT_API_PREFIX}/${route}`, {
-        method: body === undefined ? 'GET' : 'POST',
-        headers: {
-          authorization: `Bearer ${this.token}`,
-          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        },
-        body: body !== undefined ? JSON.stringify(body) : undefined,
-        signal: abort,
-      });
-    } catch (err) {
-      const cause = (err as { cause?: { code?: string } }).cause?.code;
-      throw new AgentCallError(`agent ${url} unreachable: ${cause ?? (err as Error).message}`);
-    }
+    const res = await this.send(url, route, abort, body);
     if (!res.ok) {
       const answer = (await res.json().catch(() => ({}))) as { message?: string };
       throw new AgentCallError(`agent ${url}: ${answer.message ?? `HTTP ${res.status}`}`, res.status);
@@ -126,7 +118,7 @@ export class AgentClient {
   }
 
   async status(url: string): Promise<AgentStatusReport> {
-    const res = await this.call(url, 'GET', 'status');
+    const res = await this.call(url, 'status');
     if (!res.ok) {
       await res.body?.cancel();
       throw new AgentCallError(`agent ${url}: status: HTTP ${res.status}`, res.status);

@@ -65,40 +65,42 @@ export async function findCredentials(kube: KubeClient, name?: string): Promise<
 }
 
 /**
- * One key of a Secret, read now (`namespace` defaults to the original's operator namespace). A
- * missing Secret or key is permanent (`SecretInvalid`): the user must fix the reference.
+ * A Secret, read now (`namespace` defaults to the original's operator namespace), and a reader of
+ * its keys. A missing Secret or key is permanent (`failureType`): the user must fix the reference.
  */
-export async function readSecretKey(
+async function secretKeys(
   kube: KubeClient,
-  ref: { namespace?: string; name: string; key: string },
-): Promise<string> {
+  ref: { namespace?: string; name: string },
+  failureType: string,
+  owner = '',
+): Promise<(key: string) => string> {
   const namespace = ref.namespace || DEFAULT_CREDENTIALS_NAMESPACE;
   const secret = await getObject<V1Secret>(kube, { apiVersion: 'v1', kind: 'Secret', namespace, name: ref.name });
-  const raw = secret?.data?.[ref.key];
-  if (!secret || !raw)
-    throw ApplicationFailure.nonRetryable(
-      `Secret ${namespace}/${ref.name} ${secret ? `has no key ${ref.key}` : 'does not exist'}`,
-      SECRET_INVALID,
-    );
-  return Buffer.from(raw, 'base64').toString('utf8').trim();
+  const where = `Secret ${namespace}/${ref.name}${owner}`;
+  if (!secret) throw ApplicationFailure.nonRetryable(`${where} does not exist`, failureType);
+  return (key) => {
+    const raw = secret.data?.[key];
+    if (!raw) throw ApplicationFailure.nonRetryable(`${where} has no key ${key}`, failureType);
+    return Buffer.from(raw, 'base64').toString('utf8').trim();
+  };
 }
 
 /** A Secret a source names (not the credentials' one) is missing or lacks the key. */
 export const SECRET_INVALID = 'SecretInvalid';
 
+/** One key of a Secret a source names (an identity provider's client secret), read now. */
+export async function readSecretKey(
+  kube: KubeClient,
+  ref: { namespace?: string; name: string; key: string },
+): Promise<string> {
+  return (await secretKeys(kube, ref, SECRET_INVALID))(ref.key);
+}
+
 /** An SDK client for the credentials, with the API token (or key) read from the Secret now. */
 export async function clientFor(kube: KubeClient, credentialsName: string, baseURL?: string): Promise<Cloudflare> {
   const creds = await findCredentials(kube, credentialsName);
   const ref = creds.spec.secretRef;
-  const namespace = ref.namespace || DEFAULT_CREDENTIALS_NAMESPACE;
-  const secret = await getObject<V1Secret>(kube, { apiVersion: 'v1', kind: 'Secret', namespace, name: ref.name });
-  const where = `Secret ${namespace}/${ref.name} (CloudflareCredentials ${credentialsName})`;
-  if (!secret) throw ApplicationFailure.nonRetryable(`${where} does not exist`, CREDENTIALS_FAILURES.secret);
-  const read = (key: string) => {
-    const raw = secret.data?.[key];
-    if (!raw) throw ApplicationFailure.nonRetryable(`${where} has no key ${key}`, CREDENTIALS_FAILURES.secret);
-    return Buffer.from(raw, 'base64').toString('utf8').trim();
-  };
+  const read = await secretKeys(kube, ref, CREDENTIALS_FAILURES.secret, ` (CloudflareCredentials ${credentialsName})`);
   const common = { baseURL: baseURL ?? null, maxRetries: 0, timeout: 30_000 } as const;
   if (creds.spec.authType === 'globalAPIKey')
     return new Cloudflare({
