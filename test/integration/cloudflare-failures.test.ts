@@ -140,6 +140,48 @@ describe('a worker killed in the middle of a sync', () => {
   }
 });
 
+describe('a worker killed right after a zone setting is written', () => {
+  it('the value from before the operator survives: it was recorded before the write, and is restored on delete', async () => {
+    await stopInProcessWorker(); // only the doomed child may run the sync
+    const { zoneName, zoneId, credentials } = await freshZone();
+    const minTls = async () =>
+      ((await suite.fx.cf.zones.settings.get('min_tls_version', { zone_id: zoneId })) as { value?: unknown }).value;
+    await suite.fx.cf.zones.settings.edit('min_tls_version', { zone_id: zoneId, value: '1.1' }); // set by hand
+
+    const doomed = spawnRole('worker', taskQueue, 'cf-failures-settings', {
+      CLOUDFLARE_API_BASE_URL: suite.fx.emulator.baseURL,
+      DO_FAULT_KILL_AT: 'cloudflare-write',
+      DO_CLOUDFLARE_DEBOUNCE: '200ms',
+    });
+    children.push(doomed);
+    await waitForWorker(taskQueue, doomed);
+    const name = uniq('crash-settings');
+    const ref = { apiVersion: CLOUDFLARE_API_VERSION, kind: 'CloudflareDomain', name };
+    await k.apply(
+      sourceObject('CloudflareDomain', name, {
+        domain: zoneName,
+        credentialsRef: { name: credentials },
+        restoreOnDelete: true,
+        ssl: { minTLSVersion: '1.3' },
+      }),
+    );
+    const code = await Promise.race([
+      doomed.exited,
+      new Promise<'alive'>((r) => setTimeout(() => r('alive'), 120_000)),
+    ]);
+    expect(code, doomed.logTail()).not.toBe('alive');
+    expect(await minTls()).toBe('1.3'); // the crashed attempt wrote it
+
+    await startInProcessWorker();
+    await readyWhen('CloudflareDomain', name, undefined, (r) => r.reason === 'Synced', 150_000);
+    // The retry saw 1.3 live; had the earlier value not been recorded before the write, 1.3 would be "previous".
+    await k.delete(ref);
+    await eventually('restored to the value set by hand', async () => (await minTls()) === '1.1', {
+      timeoutMs: 120_000,
+    });
+  });
+});
+
 describe('429s from Cloudflare', () => {
   it('survives a storm of 429s: both rulesets end up in Cloudflare, retried after Retry-After, not hammered', async () => {
     if (!suite.worker) await startInProcessWorker();

@@ -6,7 +6,7 @@
  * AutoRecreate has somewhere to go; each test that loses one starts a replacement.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SandboxKind, type Sandbox } from '../../src/api/sandbox.js';
+import type { Sandbox } from '../../src/api/sandbox.js';
 import { sandboxWorkflowId } from '../../src/domain/sandbox.js';
 import { eventually, replayAndRecord, uniq } from '../support/env.js';
 import { SandboxStack } from '../support/fastpath.js';
@@ -25,12 +25,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const sandboxRef = (name: string) => ({
-  apiVersion: SandboxKind.apiVersion,
-  kind: SandboxKind.kind,
-  namespace: stack.namespace,
-  name,
-});
+const sandboxRef = (name: string) => stack.sandboxRef(name);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ready = (sb: Sandbox | undefined) => sb?.status?.conditions?.find((c) => c.type === 'Ready');

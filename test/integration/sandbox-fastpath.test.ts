@@ -19,7 +19,7 @@ import {
 import { TENANT_LABEL, sandboxWorkflowId } from '../../src/domain/sandbox.js';
 import { K8sUID } from '../../src/temporal/search-attributes.js';
 import { eventually, replayAndRecord, temporal, uniq } from '../support/env.js';
-import { SandboxStack } from '../support/fastpath.js';
+import { SandboxStack, grpcError } from '../support/fastpath.js';
 
 const NODE = process.execPath;
 const FOREVER = 'setInterval(() => {}, 1 << 30)';
@@ -45,15 +45,6 @@ type CreateResponse = { sandboxId: string; agentPod: string; endpoints: string[]
 
 async function create(req: Record<string, unknown>, tenant?: string) {
   return stack.grpc.call<CreateResponse>('CreateSandbox', { namespace: stack.namespace, ...req }, tenant);
-}
-
-async function grpcError(p: Promise<unknown>): Promise<grpc.ServiceError> {
-  try {
-    await p;
-  } catch (err) {
-    return err as grpc.ServiceError;
-  }
-  throw new Error('expected the call to fail');
 }
 
 /** The Sandbox once its workflow has handed it off and the agent runs it. */

@@ -9,10 +9,10 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SANDBOX_FINALIZER, SandboxKind, type Sandbox } from '../../src/api/sandbox.js';
+import { SANDBOX_FINALIZER, type Sandbox } from '../../src/api/sandbox.js';
 import { sandboxWorkflowId } from '../../src/domain/sandbox.js';
 import { eventually, replayAndRecord, uniq } from '../support/env.js';
-import { SandboxStack, grpcClient } from '../support/fastpath.js';
+import { SandboxStack, grpcClient, grpcError } from '../support/fastpath.js';
 
 const NODE = process.execPath;
 const FOREVER = 'setInterval(() => {}, 1 << 30)';
@@ -33,12 +33,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const sandboxRef = (name: string) => ({
-  apiVersion: SandboxKind.apiVersion,
-  kind: SandboxKind.kind,
-  namespace: stack.namespace,
-  name,
-});
+const sandboxRef = (name: string) => stack.sandboxRef(name);
 
 function create(name: string, command?: string[]) {
   return stack.grpc.call<{ sandboxId: string }>('CreateSandbox', {
@@ -58,15 +53,6 @@ function createWhenRoom(name: string, command?: string[]) {
       throw err;
     }),
   );
-}
-
-async function grpcError(p: Promise<unknown>): Promise<grpc.ServiceError> {
-  try {
-    await p;
-  } catch (err) {
-    return err as grpc.ServiceError;
-  }
-  throw new Error('expected the call to fail');
 }
 
 async function phase(name: string, wanted: string, timeoutMs = 90_000): Promise<Sandbox> {

@@ -5,6 +5,7 @@
  * in-process watcher and fast path (or a spawned one, for crash tests), and clients for both
  * faces: a standard @grpc/grpc-js client from the repo's .proto, and fetch for HTTP.
  */
+import type * as grpc from '@grpc/grpc-js';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Etcd3 } from 'etcd3';
@@ -38,6 +39,16 @@ export interface SandboxStackOptions {
   spawnEnv?: NodeJS.ProcessEnv;
   /** The test tenant's sandbox settings (`tenants/{id}/sandbox`); `{namespace}` in a namespaces entry is the stack's. */
   tenantSandbox?: SandboxSettings;
+}
+
+/** The status a gRPC call failed with (throws if it succeeded). */
+export async function grpcError(p: Promise<unknown>): Promise<grpc.ServiceError> {
+  try {
+    await p;
+  } catch (err) {
+    return err as grpc.ServiceError;
+  }
+  throw new Error('expected the call to fail');
 }
 
 /** The fast path's gRPC client (src/fastpath/grpc-client.ts). */
@@ -225,13 +236,13 @@ export class SandboxStack {
     );
   }
 
+  /** The reference of a Sandbox of this stack's namespace. */
+  sandboxRef(name: string) {
+    return { apiVersion: SandboxKind.apiVersion, kind: SandboxKind.kind, namespace: this.namespace, name };
+  }
+
   async sandbox(name: string): Promise<Sandbox | undefined> {
-    return this.kube.get<Sandbox>({
-      apiVersion: SandboxKind.apiVersion,
-      kind: SandboxKind.kind,
-      namespace: this.namespace,
-      name,
-    });
+    return this.kube.get<Sandbox>(this.sandboxRef(name));
   }
 
   http(method: string, route: string, body?: unknown, tenant: string = String(this.tenantId)) {
