@@ -1,0 +1,269 @@
+/**
+ * SandboxPool sizing, as pure rules: how many agent Pods the pool needs, which Pods to create or
+ * remove, and what its status says. No I/O and no clock: the pool's workflow passes the facts its
+ * activities gathered (the pool, its agent Pods, each agent's own report, the Sandboxes naming
+ * the pool) and `now`.
+ *
+ *   demand = active + pending
+ *     active  = sandboxes the pool's agents report holding (the agents are the authority; this
+ *               counts Fast-mode sandboxes whose record is not written yet, and stopped ones,
+ *               which keep their slot until deleted)
+ *     pending = Sandboxes naming the pool that need a slot and no agent of the pool holds
+ *               (Pending, or their agent is gone) — not Failed/Expired/Lost, not being deleted
+ *   need    = ceil((demand + bufferMin) / maxSandboxesPerPod)            (the original's formula)
+ *   desired = need when the pool has fewer Pods; when it has more, it shrinks only if more than
+ *             bufferMax slots are free, and then to the most Pods leaving at most bufferMax free
+ *             (never below need); always clamped to [poolMin, poolMax].
+ *
+ * Scale-down removes idle agents only: an agent that reports no sandbox and that no Sandbox
+ * record is assigned to. Not-ready Pods go first, then the newest. Busy agents are kept even
+ * when the pool is above its size; the status says so. Only Pods the pool controls (its
+ * controller ownerReference) are ever removed; agent Pods carrying the pool's label without it
+ * (started by hand) count as capacity and are left alone.
+ */
+import type { PoolCapacity, SandboxPhase, SandboxPoolStatus } from '../api/sandbox.js';
+import { setCondition, type Condition } from './conditions.js';
+
+/** Set on every SandboxPool; removed once no sandbox uses the pool and its agent Pods are gone. */
+export const POOL_FINALIZER = 'sandbox.fast.io/pool-protection';
+
+export function poolWorkflowId(namespace: string, name: string): string {
+  return `sandbox-pool/${namespace}/${name}`;
+}
+
+/**
+ * The name of the pool's n-th agent Pod created by one workflow lineage (`tag`): deterministic,
+ * so a create retried after a crash finds its Pod instead of making a second one.
+ */
+export function agentPodName(pool: string, tag: string, n: number): string {
+  const base = pool.length > 40 ? pool.slice(0, 40).replace(/[-.]+$/, '') : pool;
+  return `${base}-agent-${tag}-${n}`;
+}
+
+/** One agent Pod of the pool as the activities saw it. */
+export interface PoolAgentFacts {
+  pod: string;
+  /** metadata.creationTimestamp (RFC 3339). */
+  createdAt: string;
+  /** Running, Ready and with a Pod IP. */
+  ready: boolean;
+  /** deletionTimestamp set: already on its way out, not counted. */
+  deleting: boolean;
+  /** The pool is its controller (ownerReference controller=true): only those are ever removed. */
+  owned: boolean;
+  /** The agent answered GET /api/v1/agent/status. */
+  answered: boolean;
+  /** Sandboxes the agent reports (0 when it did not answer). */
+  allocated: number;
+  /** Sandbox names (claimName) the agent reports. */
+  claims: string[];
+  /** The agent reports it is draining (refusing creates). */
+  draining: boolean;
+}
+
+/** A Sandbox naming the pool (spec.poolRef). */
+export interface PoolSandboxFacts {
+  name: string;
+  phase?: SandboxPhase;
+  /** status.assignedPod, or the allocation annotation's assignedPod. */
+  assignedPod?: string;
+  deleting: boolean;
+}
+
+export interface PoolFacts {
+  capacity: PoolCapacity;
+  maxSandboxesPerPod: number;
+  generation?: number;
+  /** The pool's deletionTimestamp is set. */
+  terminating: boolean;
+  agents: PoolAgentFacts[];
+  sandboxes: PoolSandboxFacts[];
+}
+
+/** Phases whose sandbox needs no slot on an agent (unless an agent still reports it). */
+const SLOTLESS: ReadonlySet<SandboxPhase | undefined> = new Set(['Failed', 'Expired', 'Lost']);
+
+export interface PoolDemand {
+  active: number;
+  pending: number;
+  /** Sandboxes still using the pool: held by an agent, or a record that needs or holds a slot. */
+  live: number;
+}
+
+export function poolDemand(f: PoolFacts): PoolDemand {
+  const held = new Set<string>();
+  let active = 0;
+  for (const a of f.agents) {
+    if (!a.answered) continue;
+    active += a.allocated;
+    for (const c of a.claims) if (c) held.add(c);
+  }
+  let pending = 0;
+  let liveRecords = 0;
+  for (const s of f.sandboxes) {
+    if (held.has(s.name)) continue;
+    if (SLOTLESS.has(s.phase)) continue;
+    liveRecords++;
+    if (!s.deleting) pending++;
+  }
+  return { active, pending, live: active + liveRecords };
+}
+
+/** The pool's size for this demand and this many Pods now (see the module comment). */
+export function desiredPods(
+  capacity: PoolCapacity,
+  perPod: number,
+  demand: number,
+  current: number,
+): { desired: number; need: number; limited?: 'AtPoolMax' | 'AtPoolMin' } {
+  const per = Math.max(1, perPod);
+  const need = Math.ceil((demand + capacity.bufferMin) / per);
+  let target: number;
+  if (current < need) target = need;
+  else if (current * per - demand > capacity.bufferMax)
+    target = Math.max(need, Math.floor((demand + capacity.bufferMax) / per));
+  else target = current;
+  const desired = Math.min(capacity.poolMax, Math.max(capacity.poolMin, target));
+  const limited = target > capacity.poolMax ? 'AtPoolMax' : target < capacity.poolMin ? 'AtPoolMin' : undefined;
+  return { desired, need, ...(limited ? { limited } : {}) };
+}
+
+export interface PoolPlan {
+  desired: number;
+  demand: PoolDemand;
+  /** Agent Pods to create now. */
+  create: number;
+  /** Idle agents to remove through the drain protocol (drain, re-check empty, delete). */
+  drain: string[];
+  /** Owned Pods whose agent does not answer and that no record is assigned to: deleted directly. */
+  remove: string[];
+  /** Agents left draining (by an earlier pass) that are no longer to be removed. */
+  undrain: string[];
+  /** Pods above the desired size that are kept because they are busy. */
+  keptBusy: number;
+  /** Terminating and nothing left: the finalizer may go once no owned Pod remains. */
+  release: boolean;
+  limited?: 'AtPoolMax' | 'AtPoolMin';
+  need: number;
+}
+
+const byRemovalPreference = (a: PoolAgentFacts, b: PoolAgentFacts) =>
+  Number(a.ready) - Number(b.ready) || (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0);
+
+export function planPool(f: PoolFacts): PoolPlan {
+  const demand = poolDemand(f);
+  const alive = f.agents.filter((a) => !a.deleting);
+  const assigned = new Set(f.sandboxes.filter((s) => s.assignedPod).map((s) => s.assignedPod!));
+  const idle = (a: PoolAgentFacts) => a.owned && a.allocated === 0 && a.claims.length === 0 && !assigned.has(a.pod);
+  const sized = desiredPods(f.capacity, f.maxSandboxesPerPod, demand.active + demand.pending, alive.length);
+  let desired = sized.desired;
+  if (f.terminating) desired = 0;
+  const surplus = Math.max(0, alive.length - desired);
+  const candidates = alive.filter(idle).sort(byRemovalPreference);
+  // A terminating pool keeps its busy agents until their sandboxes are gone; it never grows.
+  const chosen = candidates.slice(0, surplus);
+  const drain = chosen.filter((a) => a.answered).map((a) => a.pod);
+  const remove = chosen.filter((a) => !a.answered).map((a) => a.pod);
+  const leaving = new Set(chosen.map((a) => a.pod));
+  const undrain = alive.filter((a) => a.draining && a.answered && !leaving.has(a.pod)).map((a) => a.pod);
+  return {
+    desired,
+    demand,
+    create: f.terminating ? 0 : Math.max(0, desired - alive.length),
+    drain,
+    remove,
+    // On a terminating pool, agents stay undrained only if busy; idle ones are on their way out.
+    undrain: f.terminating ? [] : undrain,
+    keptBusy: Math.max(0, surplus - chosen.length),
+    release: f.terminating && demand.live === 0 && f.agents.every((a) => !a.owned),
+    need: sized.need,
+    ...(sized.limited && !f.terminating ? { limited: sized.limited } : {}),
+  };
+}
+
+/** The pool's status after this pass (counts from the facts, the conditions from the plan). */
+export function poolStatus(
+  f: PoolFacts,
+  plan: PoolPlan,
+  existing: readonly Condition[] | undefined,
+  now: Date,
+): SandboxPoolStatus {
+  const alive = f.agents.filter((a) => !a.deleting);
+  const answered = alive.filter((a) => a.answered);
+  const readyPods = alive.filter((a) => a.ready).length;
+  const idleAgents = answered.filter((a) => a.allocated === 0).length;
+  const { active, pending, live } = plan.demand;
+  const demandText = `${active} active and ${pending} pending sandboxes, bufferMin ${f.capacity.bufferMin}, ${f.maxSandboxesPerPod} per Pod`;
+  let ready: Omit<Condition, 'lastTransitionTime'>;
+  if (f.terminating)
+    ready = {
+      type: 'Ready',
+      status: 'False',
+      reason: 'Terminating',
+      message:
+        live > 0
+          ? `being deleted: ${live} sandbox${live === 1 ? '' : 'es'} still use${live === 1 ? 's' : ''} the pool; no new ones are placed, and the pool is removed once they are gone`
+          : `being deleted: no sandbox uses the pool; removing its ${alive.filter((a) => a.owned).length} agent Pods`,
+    };
+  else if (alive.length < plan.desired || readyPods < plan.desired)
+    ready = {
+      type: 'Ready',
+      status: 'False',
+      reason: 'ScalingUp',
+      message: `${readyPods} of ${plan.desired} agent Pods ready (${demandText})`,
+    };
+  else if (plan.keptBusy > 0)
+    ready = {
+      type: 'Ready',
+      status: 'True',
+      reason: 'ScaleDownWaiting',
+      message: `${alive.length} agent Pods, ${plan.desired} wanted (${demandText}); ${plan.keptBusy} busy agent${plan.keptBusy === 1 ? ' is' : 's are'} kept until idle`,
+    };
+  else if (alive.length > plan.desired)
+    ready = {
+      type: 'Ready',
+      status: 'True',
+      reason: 'ScalingDown',
+      message: `removing idle agents: ${alive.length} agent Pods, ${plan.desired} wanted (${demandText})`,
+    };
+  else
+    ready = {
+      type: 'Ready',
+      status: 'True',
+      reason: 'Scaled',
+      message: `${readyPods} agent Pods ready, ${plan.desired} wanted (${demandText})`,
+    };
+  const limited: Omit<Condition, 'lastTransitionTime'> =
+    plan.limited === 'AtPoolMax'
+      ? {
+          type: 'ScalingLimited',
+          status: 'True',
+          reason: 'AtPoolMax',
+          message: `the demand needs ${plan.need} agent Pods; poolMax is ${f.capacity.poolMax}`,
+        }
+      : plan.limited === 'AtPoolMin'
+        ? {
+            type: 'ScalingLimited',
+            status: 'True',
+            reason: 'AtPoolMin',
+            message: `the demand needs fewer agent Pods; poolMin is ${f.capacity.poolMin}`,
+          }
+        : {
+            type: 'ScalingLimited',
+            status: 'False',
+            reason: 'WithinRange',
+            message: `the desired size is within [poolMin ${f.capacity.poolMin}, poolMax ${f.capacity.poolMax}]`,
+          };
+  const generation = f.generation;
+  let conditions = setCondition(existing, { ...ready, ...(generation ? { observedGeneration: generation } : {}) }, now);
+  conditions = setCondition(conditions, { ...limited, ...(generation ? { observedGeneration: generation } : {}) }, now);
+  return {
+    ...(generation !== undefined ? { observedGeneration: generation } : {}),
+    currentPods: alive.length,
+    readyPods,
+    totalAgents: answered.length,
+    idleAgents,
+    busyAgents: answered.length - idleAgents,
+    conditions,
+  };
+}

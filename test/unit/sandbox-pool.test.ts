@@ -1,0 +1,221 @@
+/** The pure SandboxPool sizing rules: desired size, which Pods go, the status. */
+import { describe, expect, it } from 'vitest';
+import {
+  agentPodName,
+  desiredPods,
+  planPool,
+  poolDemand,
+  poolStatus,
+  poolWorkflowId,
+  type PoolAgentFacts,
+  type PoolFacts,
+} from '../../src/domain/sandbox-pool.js';
+
+const cap = (poolMin: number, poolMax: number, bufferMin = 0, bufferMax = 0) => ({
+  poolMin,
+  poolMax,
+  bufferMin,
+  bufferMax,
+});
+
+let serial = 0;
+function agent(pod: string, allocated: number, more: Partial<PoolAgentFacts> = {}): PoolAgentFacts {
+  return {
+    pod,
+    createdAt: `2026-01-01T00:00:${String(10 + serial++).padStart(2, '0')}Z`,
+    ready: true,
+    deleting: false,
+    owned: true,
+    answered: true,
+    allocated,
+    claims: Array.from({ length: allocated }, (_, i) => `${pod}-sb${i}`),
+    draining: false,
+    ...more,
+  };
+}
+
+function facts(more: Partial<PoolFacts>): PoolFacts {
+  return {
+    capacity: cap(0, 10),
+    maxSandboxesPerPod: 5,
+    terminating: false,
+    agents: [],
+    sandboxes: [],
+    ...more,
+  };
+}
+
+describe('desiredPods', () => {
+  it('is ceil((demand + bufferMin) / perPod) when growing', () => {
+    expect(desiredPods(cap(0, 10), 5, 0, 0).desired).toBe(0);
+    expect(desiredPods(cap(0, 10), 5, 1, 0).desired).toBe(1);
+    expect(desiredPods(cap(0, 10), 5, 5, 0).desired).toBe(1);
+    expect(desiredPods(cap(0, 10), 5, 6, 1).desired).toBe(2);
+    expect(desiredPods(cap(0, 10, 3, 3), 5, 3, 1).desired).toBe(2);
+  });
+
+  it('clamps to [poolMin, poolMax] and says which limit applied', () => {
+    expect(desiredPods(cap(2, 10), 5, 0, 0)).toEqual({ desired: 2, need: 0, limited: 'AtPoolMin' });
+    expect(desiredPods(cap(0, 3), 5, 40, 1)).toEqual({ desired: 3, need: 8, limited: 'AtPoolMax' });
+    expect(desiredPods(cap(1, 3), 5, 7, 1)).toEqual({ desired: 2, need: 2 });
+  });
+
+  it('shrinks only when more than bufferMax slots are free, never below what the demand needs', () => {
+    // 3 Pods × 5 = 15 slots, 4 used: 11 free > bufferMax 10 → the most Pods leaving ≤ 10 free: 2.
+    expect(desiredPods(cap(0, 10, 2, 10), 5, 4, 3).desired).toBe(2);
+    // 9 free ≤ bufferMax 10: no change (hysteresis).
+    expect(desiredPods(cap(0, 10, 2, 10), 5, 6, 3).desired).toBe(3);
+    // bufferMax 0: down to exactly what the demand needs.
+    expect(desiredPods(cap(0, 10, 0, 0), 5, 6, 4).desired).toBe(2);
+    // bufferMax below a Pod's worth: still never below need.
+    expect(desiredPods(cap(0, 10, 3, 3), 5, 5, 4).desired).toBe(2);
+  });
+});
+
+describe('poolDemand', () => {
+  it('counts what agents report as active and unheld records as pending', () => {
+    const f = facts({
+      agents: [agent('a', 2), agent('b', 0, { answered: false, claims: [] })],
+      sandboxes: [
+        { name: 'a-sb0', phase: 'Running', assignedPod: 'a', deleting: false },
+        { name: 'p1', phase: 'Pending', deleting: false },
+        { name: 'p2', deleting: false },
+        { name: 'lost-agent', phase: 'Running', assignedPod: 'b', deleting: false },
+        { name: 'done', phase: 'Expired', deleting: false },
+        { name: 'gone', phase: 'Lost', deleting: false },
+        { name: 'bye', phase: 'Pending', deleting: true },
+      ],
+    });
+    expect(poolDemand(f)).toEqual({ active: 2, pending: 3, live: 6 });
+  });
+});
+
+describe('planPool', () => {
+  it('creates Pods up to the desired size', () => {
+    const f = facts({
+      agents: [agent('a', 5)],
+      sandboxes: [{ name: 'p', phase: 'Pending', deleting: false }],
+    });
+    expect(planPool(f)).toMatchObject({ desired: 2, create: 1, drain: [], remove: [] });
+  });
+
+  it('counts starting Pods, so a pass during scale-up creates no more', () => {
+    const f = facts({ agents: [agent('a', 5), agent('b', 0, { ready: false, answered: false })] });
+    const plan = planPool({ ...f, sandboxes: [{ name: 'p', phase: 'Pending', deleting: false }] });
+    expect(plan).toMatchObject({ desired: 2, create: 0, drain: [], remove: [] });
+  });
+
+  it('removes idle agents only, not-ready first, then the newest; busy ones are kept', () => {
+    const f = facts({
+      capacity: cap(1, 10),
+      agents: [
+        agent('old-idle', 0),
+        agent('busy', 1),
+        agent('new-idle', 0),
+        agent('starting', 0, { ready: false, answered: false }),
+      ],
+    });
+    // demand 1 → need 1; four Pods: three to go.
+    const plan = planPool(f);
+    expect(plan.desired).toBe(1);
+    expect(plan.remove).toEqual(['starting']);
+    expect(plan.drain).toEqual(['new-idle', 'old-idle']);
+    expect(plan.keptBusy).toBe(0);
+    // Only two idle while three should go: the busy one stays.
+    const two = planPool(facts({ agents: [agent('x', 1), agent('y', 1), agent('z', 0)] }));
+    expect(two).toMatchObject({ desired: 1, drain: ['z'], keptBusy: 1 });
+  });
+
+  it('never removes an agent a record is assigned to, or a Pod the pool does not control', () => {
+    const f = facts({
+      agents: [agent('a', 0), agent('b', 0, { owned: false }), agent('c', 0, { answered: false, ready: false })],
+      sandboxes: [{ name: 's', phase: 'Running', assignedPod: 'c', deleting: false }],
+    });
+    // The record on c counts as pending (its agent does not report it): need 1.
+    const plan = planPool(f);
+    expect(plan.desired).toBe(1);
+    expect(plan.drain).toEqual(['a']);
+    expect(plan.remove).toEqual([]);
+    expect(plan.keptBusy).toBe(1);
+  });
+
+  it('undrains a draining agent that is wanted again', () => {
+    const f = facts({
+      agents: [agent('a', 0, { draining: true })],
+      sandboxes: [{ name: 'p', phase: 'Pending', deleting: false }],
+    });
+    expect(planPool(f)).toMatchObject({ desired: 1, drain: [], undrain: ['a'] });
+  });
+
+  it('on a terminating pool: no creates, idle agents go, busy ones stay, released when nothing is left', () => {
+    const f = facts({ capacity: cap(3, 10), terminating: true, agents: [agent('a', 1), agent('b', 0)] });
+    expect(planPool(f)).toMatchObject({ desired: 0, create: 0, drain: ['b'], keptBusy: 1, release: false });
+    const empty = facts({ capacity: cap(3, 10), terminating: true, agents: [agent('a', 0)] });
+    expect(planPool(empty)).toMatchObject({ drain: ['a'], release: false });
+    expect(planPool({ ...empty, agents: [] }).release).toBe(true);
+    // Unowned agents do not hold the pool back.
+    expect(planPool({ ...empty, agents: [agent('hand', 0, { owned: false })] }).release).toBe(true);
+    // A record still needing a slot does.
+    expect(
+      planPool({ ...empty, agents: [], sandboxes: [{ name: 's', phase: 'Pending', deleting: false }] }).release,
+    ).toBe(false);
+  });
+});
+
+describe('poolStatus', () => {
+  const now = new Date('2026-01-01T00:01:00Z');
+
+  it('fills every field', () => {
+    const f = facts({
+      generation: 3,
+      capacity: cap(1, 2),
+      agents: [agent('a', 5), agent('b', 0), agent('c', 0, { ready: false, answered: false })],
+      sandboxes: Array.from({ length: 9 }, (_, i) => ({ name: `p${i}`, phase: 'Pending' as const, deleting: false })),
+    });
+    const plan = planPool(f);
+    const s = poolStatus(f, plan, undefined, now);
+    expect(s).toMatchObject({
+      observedGeneration: 3,
+      currentPods: 3,
+      readyPods: 2,
+      totalAgents: 2,
+      idleAgents: 1,
+      busyAgents: 1,
+    });
+    expect(s.conditions?.find((c) => c.type === 'ScalingLimited')).toMatchObject({
+      status: 'True',
+      reason: 'AtPoolMax',
+      message: 'the demand needs 3 agent Pods; poolMax is 2',
+    });
+    expect(s.conditions?.find((c) => c.type === 'Ready')?.reason).toBe('ScalingDown');
+    expect(plan.remove).toEqual(['c']);
+  });
+
+  it('says ScalingUp, Scaled and Terminating with how many sandboxes remain', () => {
+    const up = facts({ agents: [agent('a', 5)], sandboxes: [{ name: 'p', phase: 'Pending', deleting: false }] });
+    expect(poolStatus(up, planPool(up), undefined, now).conditions?.[0]).toMatchObject({
+      type: 'Ready',
+      status: 'False',
+      reason: 'ScalingUp',
+    });
+    const steady = facts({ agents: [agent('a', 3)] });
+    expect(poolStatus(steady, planPool(steady), undefined, now).conditions?.[0]).toMatchObject({
+      status: 'True',
+      reason: 'Scaled',
+    });
+    const term = facts({ terminating: true, agents: [agent('a', 2)] });
+    expect(poolStatus(term, planPool(term), undefined, now).conditions?.[0]).toMatchObject({
+      status: 'False',
+      reason: 'Terminating',
+      message: expect.stringContaining('2 sandboxes still use the pool'),
+    });
+  });
+});
+
+describe('names', () => {
+  it('derives the workflow ID and the agent Pod names', () => {
+    expect(poolWorkflowId('ns', 'p')).toBe('sandbox-pool/ns/p');
+    expect(agentPodName('p', 'ab12c', 3)).toBe('p-agent-ab12c-3');
+    expect(agentPodName('x'.repeat(60), 't', 0)).toBe(`${'x'.repeat(40)}-agent-t-0`);
+  });
+});
