@@ -56,6 +56,7 @@ export class SandboxAgent {
   private readonly ports = new Map<number, string>();
   private readonly images = new Set<string>();
   private shuttingDown = false;
+  private draining = false;
 
   constructor(readonly opts: AgentOptions) {}
 
@@ -70,6 +71,8 @@ export class SandboxAgent {
     if (invalid)
       return Promise.resolve({ status: 400, body: { success: false, message: invalid, sandboxId: id, createdAt: 0 } });
     if (this.shuttingDown) return refuse('ShuttingDown', `agent ${this.opts.agentId} is shutting down`);
+    if (this.draining && !this.held.has(id))
+      return refuse('Draining', `agent ${this.opts.agentId} is draining: its pool is removing it`);
 
     // From here to the reservation: no await.
     const existing = this.held.get(id);
@@ -151,12 +154,23 @@ export class SandboxAgent {
     this.opts.runtime.remove(id);
   }
 
+  /**
+   * Draining (the pool's scale-down): from this call on, creates of new sandboxes are refused
+   * (`Draining`), so the caller can read `allocated` in the answer and know the agent stays
+   * empty until it is deleted — or undrain it when it is not. Synchronous, like the create check.
+   */
+  drain(on: boolean): AgentStatusReport {
+    this.draining = on;
+    return this.status();
+  }
+
   status(): AgentStatusReport {
     return {
       agentId: this.opts.agentId,
       nodeName: this.opts.nodeName,
       capacity: this.opts.capacity,
       allocated: this.held.size,
+      draining: this.draining,
       images: [...this.images],
       sandboxStatuses: [...this.held.entries()].map(([sandboxId, h]) => ({
         sandboxId,

@@ -62,6 +62,11 @@ export interface AgentStatusReport {
   nodeName: string;
   capacity: number;
   allocated: number;
+  /**
+   * Extension: the agent refuses new sandboxes (POST /api/v1/agent/drain), because its pool is
+   * about to remove it. Absent from agents that predate it (read as false).
+   */
+  draining?: boolean;
   images: string[];
   sandboxStatuses: SandboxStatusReport[];
 }
@@ -76,6 +81,17 @@ function firstError(check: typeof createCheck | typeof deleteCheck, body: unknow
   if (!e) return 'invalid body';
   const where = e.path === '' ? 'body' : e.path.slice(1).replaceAll('/', '.');
   return `${where}: ${e.message}`;
+}
+
+export const DrainRequest = Type.Object({ drain: Type.Optional(Type.Boolean()) });
+export type DrainRequest = Static<typeof DrainRequest>;
+const drainCheck = TypeCompiler.Compile(DrainRequest);
+
+/** A drain body: `{}` or `{"drain":true}` drains, `{"drain":false}` undrains. */
+export function parseDrainRequest(body: unknown): Parsed<DrainRequest> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || !drainCheck.Check(body))
+    return { ok: false, message: 'body must be a JSON object {"drain": true|false}' };
+  return { ok: true, value: body };
 }
 
 /** A create body, or the first thing wrong with it, named precisely. */

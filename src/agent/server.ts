@@ -7,16 +7,17 @@
  *   GET  /api/v1/agent/status                                                  → {agentId, nodeName, capacity, ...}
  *   GET  /api/v1/agent/logs?sandboxId=&follow=true                             → text/plain (chunked when following)
  *   POST /api/v1/agent/exec {sandboxId, command[]}                             → NDJSON {stdout|stderr: base64}…, {exitCode, signal?}
+ *   POST /api/v1/agent/drain {drain: true|false}                               → the status report, after the change
  *
  * 400: a bad body (the message names the field); 401: no or wrong token; 404: unknown route or
  * (logs) sandbox; 409: a create refused (`reason`: CapacityExceeded, PortInUse,
- * SandboxIdConflict, Terminating, ShuttingDown); 413: a body over 1 MiB; 500: the runtime could
+ * SandboxIdConflict, Terminating, ShuttingDown, Draining); 413: a body over 1 MiB; 500: the runtime could
  * not start it.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { logger as rootLogger, type Logger } from '../log.js';
-import { AGENT_API_PREFIX, parseCreateRequest, parseDeleteRequest } from './api.js';
+import { AGENT_API_PREFIX, parseCreateRequest, parseDeleteRequest, parseDrainRequest } from './api.js';
 import { SandboxAgent } from './agent.js';
 import { bearerChecker } from './auth.js';
 import { ProcessRuntime } from './process-runtime.js';
@@ -123,6 +124,13 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
       }
       case `GET ${AGENT_API_PREFIX}/status`:
         return sendJson(res, 200, agent.status());
+      case `POST ${AGENT_API_PREFIX}/drain`: {
+        const parsed = parseDrainRequest(await readJson(req));
+        if (!parsed.ok) throw new HttpError(400, parsed.message);
+        const report = agent.drain(parsed.value.drain ?? true);
+        log.info({ draining: report.draining, allocated: report.allocated }, 'drain changed');
+        return sendJson(res, 200, report);
+      }
       case `GET ${AGENT_API_PREFIX}/logs`: {
         const id = url.searchParams.get('sandboxId');
         if (!id) throw new HttpError(400, 'sandboxId is required (query parameter)');
@@ -179,7 +187,9 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
       default:
         if (
           url.pathname.startsWith(`${AGENT_API_PREFIX}/`) &&
-          ['create', 'delete', 'status', 'logs', 'exec'].includes(url.pathname.slice(AGENT_API_PREFIX.length + 1))
+          ['create', 'delete', 'status', 'logs', 'exec', 'drain'].includes(
+            url.pathname.slice(AGENT_API_PREFIX.length + 1),
+          )
         )
           throw new HttpError(405, `${req.method} is not allowed on ${url.pathname}`);
         throw new HttpError(404, `no route ${req.method} ${url.pathname}`);

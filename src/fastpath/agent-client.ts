@@ -21,7 +21,7 @@ export class AgentCallError extends Error {
 
 export type AgentCreateResult =
   | { status: 'ok'; createdAt: number }
-  /** The agent refused it (409): CapacityExceeded, PortInUse, SandboxIdConflict, Terminating, ShuttingDown; or 400/500. */
+  /** The agent refused it (409): CapacityExceeded, PortInUse, SandboxIdConflict, Terminating, ShuttingDown, Draining; or 400/500. */
   | { status: 'refused'; reason: string; message: string; httpStatus: number };
 
 /** One event of an exec on an agent. */
@@ -115,6 +115,16 @@ export class AgentClient {
         else yield { exitCode: o.exitCode ?? null, ...(o.signal ? { signal: o.signal } : {}) };
       }
     }
+  }
+
+  /** Drains (`on`) or undrains the agent; its status report right after the change. */
+  async drain(url: string, on: boolean): Promise<AgentStatusReport> {
+    const res = await this.call(url, 'drain', { drain: on });
+    if (!res.ok) {
+      await res.body?.cancel();
+      throw new AgentCallError(`agent ${url}: drain: HTTP ${res.status}`, res.status);
+    }
+    return (await res.json()) as AgentStatusReport;
   }
 
   async status(url: string): Promise<AgentStatusReport> {

@@ -10,6 +10,11 @@
  * the original) or whose Pod is gone, deleting or not Ready leaves the table. A change in a
  * sandbox's phase on its agent (or its disappearance) is passed to `onSandboxChange`, which
  * signals the sandbox's workflow: a hint, verified there by a fresh read.
+ *
+ * An agent that reports `draining` (its pool's workflow is about to remove it) and every agent of
+ * a pool being deleted stay in the table with no room: their sandboxes are still followed, nothing
+ * new is placed there. The agent refuses such creates itself too (`Draining`), so a replica whose
+ * table is a poll behind cannot place there either.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { AgentStatusReport } from '../agent/api.js';
@@ -80,6 +85,8 @@ export class SandboxRegistry {
   private readonly known = new Map<string, KnownAgent>();
   private readonly holders = new Map<string, string>();
   private readonly pools = new Set<string>();
+  /** Pools whose deletion has started: nothing new is placed in them. */
+  private readonly terminatingPools = new Set<string>();
   private timer?: NodeJS.Timeout;
   private polling?: Promise<void>;
   private again = false;
@@ -137,6 +144,11 @@ export class SandboxRegistry {
     return this.pools.has(`${namespace}/${pool}`);
   }
 
+  /** Whether the pool is being deleted (its SandboxPool has a deletionTimestamp). */
+  poolTerminating(namespace: string, pool: string): boolean {
+    return this.terminatingPools.has(`${namespace}/${pool}`);
+  }
+
   /** Why a pool's agent Pods are not usable (their last status errors), for a precise refusal. */
   unusableAgents(namespace: string, pool: string): string[] {
     return [...this.known.values()]
@@ -161,7 +173,12 @@ export class SandboxRegistry {
     ]);
     const now = Date.now();
     this.pools.clear();
-    for (const p of poolObjects) this.pools.add(`${p.metadata?.namespace}/${p.metadata?.name}`);
+    this.terminatingPools.clear();
+    for (const p of poolObjects) {
+      const key = `${p.metadata?.namespace}/${p.metadata?.name}`;
+      this.pools.add(key);
+      if (p.metadata?.deletionTimestamp) this.terminatingPools.add(key);
+    }
     const seen = new Set<string>();
     const ready: KnownAgent[] = [];
     for (const pod of pods) {
@@ -210,7 +227,8 @@ export class SandboxRegistry {
             node: report.nodeName || a.node,
             url: a.url,
             ip: a.ip,
-            capacity: report.capacity,
+            // A draining agent (its pool is removing it) and a pool being deleted take nothing new.
+            capacity: report.draining || this.poolTerminating(a.namespace, a.pool) ? 0 : report.capacity,
             images: report.images,
             sandboxes: report.sandboxStatuses.map((s) => ({
               sandboxId: s.sandboxId,

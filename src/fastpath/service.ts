@@ -163,6 +163,11 @@ export class FastPathService {
     // Refused here, before any workflow exists: nothing is half-created by a bad pool name.
     if (!this.o.registry.knowsPool(namespace, spec.poolRef))
       throw new FastPathError('NotFound', `SandboxPool ${spec.poolRef} not found in namespace ${namespace}`);
+    if (this.o.registry.poolTerminating(namespace, spec.poolRef))
+      throw new FastPathError(
+        'FailedPrecondition',
+        `SandboxPool ${spec.poolRef} in namespace ${namespace} is being deleted: it takes no new sandboxes`,
+      );
 
     const workflowId = sandboxWorkflowId(namespace, name);
     const deadline = Date.now() + PREDECESSOR_WAIT_MS;

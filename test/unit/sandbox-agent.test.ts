@@ -3,8 +3,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseCreateRequest, parseDeleteRequest, specFingerprint } from '../../src/agent/api.js';
-import { exitMessage } from '../../src/agent/agent.js';
+import { parseCreateRequest, parseDeleteRequest, parseDrainRequest, specFingerprint } from '../../src/agent/api.js';
+import { SandboxAgent, exitMessage } from '../../src/agent/agent.js';
+import type { SandboxRuntime } from '../../src/agent/runtime.js';
 import { bearerChecker, loadAgentToken } from '../../src/agent/auth.js';
 import { LogBuffer } from '../../src/agent/log-buffer.js';
 
@@ -126,5 +127,37 @@ describe('agent token', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('agent drain', () => {
+  const runtime = {
+    name: 'fake',
+    validate: () => undefined,
+    start: () => Promise.resolve(),
+    stop: () => Promise.resolve(),
+    remove: () => undefined,
+    stopAll: () => Promise.resolve(),
+  } as unknown as SandboxRuntime;
+  const spec = (sandboxId: string) => ({ sandboxId, image: 'img', command: ['sleep', '1'] });
+
+  it('refuses new sandboxes while draining, keeps replays of held ones, and undrains', async () => {
+    const agent = new SandboxAgent({ agentId: 'a', nodeName: 'n', capacity: 3, runtime, killGraceMs: 10 });
+    expect((await agent.create(spec('one'))).status).toBe(200);
+    const report = agent.drain(true);
+    expect(report).toMatchObject({ draining: true, allocated: 1 });
+    const refused = await agent.create(spec('two'));
+    expect(refused).toMatchObject({ status: 409, body: { success: false, reason: 'Draining' } });
+    expect((await agent.create(spec('one'))).status).toBe(200);
+    expect(agent.drain(false)).toMatchObject({ draining: false, allocated: 1 });
+    expect((await agent.create(spec('two'))).status).toBe(200);
+    expect(agent.status().draining).toBe(false);
+  });
+
+  it('drain bodies', () => {
+    expect(parseDrainRequest({})).toEqual({ ok: true, value: {} });
+    expect(parseDrainRequest({ drain: false })).toEqual({ ok: true, value: { drain: false } });
+    expect(parseDrainRequest({ drain: 'yes' })).toMatchObject({ ok: false });
+    expect(parseDrainRequest([])).toMatchObject({ ok: false });
   });
 });

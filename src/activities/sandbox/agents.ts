@@ -24,7 +24,7 @@ import { heartbeat } from '../kubernetes/calls.js';
 export const FRESH_RUN_MS = 2_000;
 
 /** Agent refusals another agent may not share: the workflow tries elsewhere. */
-const RETRY_ELSEWHERE = new Set(['CapacityExceeded', 'PortInUse', 'ShuttingDown']);
+const RETRY_ELSEWHERE = new Set(['CapacityExceeded', 'PortInUse', 'ShuttingDown', 'Draining']);
 
 export interface AgentRef {
   namespace: string;
