@@ -21,7 +21,14 @@
  * controller ownerReference) are ever removed; agent Pods carrying the pool's label without it
  * (started by hand) count as capacity and are left alone.
  */
-import type { PoolCapacity, SandboxPhase, SandboxPoolStatus } from '../api/sandbox.js';
+import {
+  AGENT_APP_LABEL,
+  AGENT_APP_VALUE,
+  AGENT_POOL_LABEL,
+  type PoolCapacity,
+  type SandboxPhase,
+  type SandboxPoolStatus,
+} from '../api/sandbox.js';
 import { setCondition, type Condition } from './conditions.js';
 
 /** Set on every SandboxPool; removed once no sandbox uses the pool and its agent Pods are gone. */
@@ -43,6 +50,10 @@ export function agentPodName(pool: string, tag: string, n: number): string {
 /** One agent Pod of the pool as the activities saw it. */
 export interface PoolAgentFacts {
   pod: string;
+  /** The Pod's UID: every write to it is pinned to it. */
+  uid: string;
+  /** Where its agent listens (`http://podIP:port`), when the Pod has an IP. */
+  url?: string;
   /** metadata.creationTimestamp (RFC 3339). */
   createdAt: string;
   /** Running, Ready and with a Pod IP. */
@@ -217,7 +228,7 @@ export function poolStatus(
       type: 'Ready',
       status: 'True',
       reason: 'ScaleDownWaiting',
-      message: `${alive.length} agent Pods, ${plan.desired} wanted (${demandText}); ${plan.keptBusy} busy agent${plan.keptBusy === 1 ? ' is' : 's are'} kept until idle`,
+      message: `${alive.length} agent Pods, ${plan.desired} wanted (${demandText}); ${plan.keptBusy} kept: busy agents stay until idle, and agent Pods the pool did not create are never removed`,
     };
   else if (alive.length > plan.desired)
     ready = {
@@ -265,5 +276,67 @@ export function poolStatus(
     idleAgents,
     busyAgents: answered.length - idleAgents,
     conditions,
+  };
+}
+
+/** What an agent Pod is built from. */
+export interface AgentPodInput {
+  namespace: string;
+  pool: string;
+  poolUid: string;
+  name: string;
+  perPod: number;
+  template: { metadata?: Record<string, unknown>; spec?: Record<string, unknown> };
+}
+
+interface ContainerLike {
+  name?: string;
+  env?: { name: string; value?: string; valueFrom?: unknown }[];
+  [k: string]: unknown;
+}
+
+/**
+ * The pool's agent Pod: the agentTemplate with the pool's labels (`app=sandbox-agent`,
+ * `fast-sandbox.io/pool=<pool>`, which the template cannot override), the pool as its controller
+ * owner, and in the agent container (the one named `agent`, else the first) AGENT_CAPACITY =
+ * maxSandboxesPerPod and POD_NAME from the downward API unless the template sets them.
+ */
+export function agentPod(input: AgentPodInput): Record<string, unknown> {
+  const meta = (input.template.metadata ?? {}) as {
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
+  const spec = structuredClone(input.template.spec ?? {}) as { containers?: ContainerLike[] };
+  const containers = spec.containers?.length
+    ? spec.containers
+    : [{ name: 'agent', image: 'durable-operators:dev', args: ['agent'] }];
+  const target = containers.find((c) => c.name === 'agent') ?? containers[0]!;
+  const env = [...(target.env ?? [])];
+  const setEnv = (name: string, v: Omit<NonNullable<ContainerLike['env']>[number], 'name'>) => {
+    if (!env.some((e) => e.name === name)) env.push({ name, ...v });
+  };
+  setEnv('AGENT_CAPACITY', { value: String(input.perPod) });
+  setEnv('POD_NAME', { valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } });
+  target.env = env;
+  spec.containers = containers;
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: input.name,
+      namespace: input.namespace,
+      labels: { ...meta.labels, [AGENT_APP_LABEL]: AGENT_APP_VALUE, [AGENT_POOL_LABEL]: input.pool },
+      ...(meta.annotations ? { annotations: meta.annotations } : {}),
+      ownerReferences: [
+        {
+          apiVersion: 'sandbox.fast.io/v1alpha1',
+          kind: 'SandboxPool',
+          name: input.pool,
+          uid: input.poolUid,
+          controller: true,
+        },
+      ],
+    },
+    spec,
   };
 }

@@ -13,11 +13,13 @@ import { ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { createSandboxAgentActivities } from '../activities/sandbox/agents.js';
 import { createSandboxJanitorActivities } from '../activities/sandbox/janitor.js';
+import { createSandboxPoolActivities } from '../activities/sandbox/pools.js';
 import { createSandboxRecordActivities } from '../activities/sandbox/records.js';
 import { loadAgentToken } from '../agent/auth.js';
 import { SandboxKind } from '../api/sandbox.js';
 import { sandboxTaskQueue, type FastPathConfig, type OperatorConfig } from '../config.js';
 import { sandboxWorkflowId } from '../domain/sandbox.js';
+import { poolWorkflowId } from '../domain/sandbox-pool.js';
 import { KubeClient } from '../kube/client.js';
 import { logger } from '../log.js';
 import { TenantProvider, type HoldsTenantSnapshot } from '../tenancy/index.js';
@@ -28,7 +30,12 @@ import { workflowSource } from '../workers/bundle.js';
 import { upsertSchedule } from '../workers/schedules.js';
 import { killAfterActivityInterceptors } from '../workers/fault-injection.js';
 import { installTemporalRuntime } from '../workers/runtime.js';
-import { agentReportedSignal, sandboxJanitorWorkflow, sandboxWorkflow } from '../workflows/sandbox/contract.js';
+import {
+  agentReportedSignal,
+  poolChangedSignal,
+  sandboxJanitorWorkflow,
+  sandboxWorkflow,
+} from '../workflows/sandbox/contract.js';
 import { AgentClient } from './agent-client.js';
 import { startGrpcServer } from './grpc.js';
 import { SandboxIo } from './sandbox-io.js';
@@ -98,8 +105,9 @@ export async function startFastPath(
     log,
     namespace: fp.namespace,
     pollIntervalMs: fp.pollIntervalMs,
-    // The agent's view changed: a hint to the sandbox's workflow, verified there.
-    onSandboxChange: (o) =>
+    // The agent's view changed: a hint to the sandbox's workflow, verified there. A sandbox
+    // appearing on or leaving an agent changes its pool's load: a hint to the pool's workflow.
+    onSandboxChange: (o) => {
       void dispatcher
         .signal(sandboxWorkflowId(o.namespace, o.claimName), agentReportedSignal, {
           agent: o.agent,
@@ -107,7 +115,14 @@ export async function startFastPath(
           phase: o.phase,
           message: o.message,
         })
-        .catch((err: unknown) => log.warn({ err }, 'agent hint not delivered')),
+        .catch((err: unknown) => log.warn({ err }, 'agent hint not delivered'));
+      if (o.firstSeen || o.phase === 'missing')
+        void dispatcher
+          .signal(poolWorkflowId(o.namespace, o.pool), poolChangedSignal, {
+            event: `sandbox ${o.sandboxId} ${o.phase} on agent ${o.agent}`,
+          })
+          .catch((err: unknown) => log.warn({ err }, 'pool hint not delivered'));
+    },
   });
   const tenants =
     opts.tenants ??
@@ -129,6 +144,7 @@ export async function startFastPath(
     activities: {
       ...createSandboxAgentActivities(registry, agents, metrics),
       ...createSandboxRecordActivities(kube),
+      ...createSandboxPoolActivities(kube, agents),
       ...createSandboxJanitorActivities(
         registry,
         agents,

@@ -28,6 +28,10 @@ import type { AgentClient } from './agent-client.js';
 
 export interface SandboxChangeObservation {
   namespace: string;
+  /** The agent's pool. */
+  pool: string;
+  /** The first report of this sandbox this process saw (a new sandbox, or the fast path's start). */
+  firstSeen?: boolean;
   claimName: string;
   agent: string;
   sandboxId: string;
@@ -258,6 +262,7 @@ export class SandboxRegistry {
       for (const s of a.report.sandboxStatuses)
         current.set(s.sandboxId, {
           namespace: a.namespace,
+          pool: a.pool,
           claimName: s.claimName ?? '',
           agent: a.pod,
           sandboxId: s.sandboxId,
@@ -271,7 +276,8 @@ export class SandboxRegistry {
     if (notify) {
       for (const [id, o] of current) {
         const before = this.lastSeen.get(id);
-        if (o.claimName && (before?.phase !== o.phase || before.message !== o.message)) notify(o);
+        if (o.claimName && (before?.phase !== o.phase || before.message !== o.message))
+          notify(before ? o : { ...o, firstSeen: true });
       }
       for (const [id, before] of this.lastSeen)
         if (!current.has(id) && before.claimName)

@@ -118,23 +118,7 @@ export class AgentFleet {
     const port = await freePort(ip);
     const podName = `${pool}-agent-${this.serial++}-${randomBytes(3).toString('hex')}`;
     const nodeName = this.opts.nodeName ?? 'local-node';
-    const cli = path.resolve(HERE, '..', 'cli', FROM_SOURCES ? 'main.ts' : 'main.js');
-    const proc = ManagedProcess.start({
-      name: `agent-${podName}`,
-      command: process.execPath,
-      args: [
-        ...(FROM_SOURCES ? ['--import', 'tsx'] : []),
-        cli,
-        'agent',
-        ...['--host', ip, '--port', String(port), '--agent-id', podName, '--node-name', nodeName],
-        ...['--capacity', String(this.opts.capacity), '--kill-grace', String(this.opts.killGraceMs ?? 1000)],
-        ...['--token-file', this.tokenFile],
-      ],
-      cwd: path.resolve(HERE, '..', '..'), // tsx is resolved from the package root
-      logFile: path.join(this.opts.stateDir, 'logs', `agent-${podName}.log`),
-      env: { ...process.env, ...this.opts.env },
-    });
-    this.spawned.add(proc);
+    const proc = this.spawn(podName, ip, port, this.opts.capacity);
     const url = `http://${ip}:${port}`;
     let podUid: string | undefined;
     let startedAt = '';
@@ -166,22 +150,7 @@ export class AgentFleet {
         },
       });
       podUid = pod.metadata!.uid!;
-      const t = now();
-      await this.patchStatus(podName, podUid, {
-        phase: 'Running',
-        hostIP: HOST_IP,
-        hostIPs: [{ ip: HOST_IP }],
-        podIP: ip,
-        podIPs: [{ ip }],
-        startTime: t,
-        conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({
-          type,
-          status: 'True',
-          lastTransitionTime: t,
-        })),
-        containerStatuses: [{ ...containerStatus(true), state: { running: { startedAt: t } } }],
-      });
-      startedAt = t;
+      startedAt = await this.writeRunning(podName, podUid, ip);
       if (this.stopping) throw new Error('the agent fleet was stopped while the agent started');
     } catch (err) {
       if (podUid) await this.deletePod(podName).catch(() => undefined);
@@ -192,6 +161,120 @@ export class AgentFleet {
     this.list.push(agent);
     return agent;
   }
+
+  /** Starts an agent process as the CLI role `agent` on `ip:port`. */
+  private spawn(podName: string, ip: string, port: number, capacity: number): ManagedProcess {
+    const nodeName = this.opts.nodeName ?? 'local-node';
+    const cli = path.resolve(HERE, '..', 'cli', FROM_SOURCES ? 'main.ts' : 'main.js');
+    const proc = ManagedProcess.start({
+      name: `agent-${podName}`,
+      command: process.execPath,
+      args: [
+        ...(FROM_SOURCES ? ['--import', 'tsx'] : []),
+        cli,
+        'agent',
+        ...['--host', ip, '--port', String(port), '--agent-id', podName, '--node-name', nodeName],
+        ...['--capacity', String(capacity), '--kill-grace', String(this.opts.killGraceMs ?? 1000)],
+        ...['--token-file', this.tokenFile],
+      ],
+      cwd: path.resolve(HERE, '..', '..'), // tsx is resolved from the package root
+      logFile: path.join(this.opts.stateDir, 'logs', `agent-${podName}.log`),
+      env: { ...process.env, ...this.opts.env },
+    });
+    this.spawned.add(proc);
+    return proc;
+  }
+
+  /** What the kubelet writes once the container is up: Running, Ready, the Pod IP. Returns the start time. */
+  private async writeRunning(podName: string, podUid: string, ip: string): Promise<string> {
+    const t = now();
+    await this.patchStatus(podName, podUid, {
+      phase: 'Running',
+      hostIP: HOST_IP,
+      hostIPs: [{ ip: HOST_IP }],
+      podIP: ip,
+      podIPs: [{ ip }],
+      startTime: t,
+      conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({
+        type,
+        status: 'True',
+        lastTransitionTime: t,
+      })),
+      containerStatuses: [{ ...containerStatus(true), state: { running: { startedAt: t } } }],
+    });
+    return t;
+  }
+
+  /**
+   * The kubelet half for Pods somebody else creates (the SandboxPool's workflow): every agent Pod
+   * of the pool in the namespace that this fleet did not create gets a real agent process on its
+   * own loopback address, at the Pod's container port named `agent` (default 5758) and with the
+   * capacity its AGENT_CAPACITY env says, and then the Pod's status is written as the kubelet
+   * would (Running, podIP, Ready). Nothing else: no scheduling (the Pod stays unbound, so the
+   * apiserver deletes it at once when asked), no restarts. A Pod that is deleted has its agent
+   * stopped (SIGTERM: its sandboxes go with it). Polls every `intervalMs` until stop().
+   */
+  runKubelet(intervalMs = 250): void {
+    if (this.kubelet) return;
+    const { kube, namespace, pool } = this.opts;
+    const selector = `${AGENT_APP_LABEL}=${AGENT_APP_VALUE},${AGENT_POOL_LABEL}=${pool}`;
+    const mine = () => new Set(this.list.map((a) => a.podName));
+    const tick = async () => {
+      const pods: V1Pod[] = [];
+      for await (const p of kube.listAll<V1Pod>('v1', 'Pod', { namespace, labelSelector: selector })) pods.push(p);
+      const own = mine();
+      const present = new Map(pods.map((p) => [p.metadata!.uid!, p]));
+      for (const [uid, run] of this.kubeletRuns)
+        if (!present.has(uid) || present.get(uid)!.metadata?.deletionTimestamp) {
+          this.kubeletRuns.delete(uid);
+          void this.stopProcess(run.process);
+        }
+      for (const pod of pods) {
+        const name = pod.metadata!.name!;
+        const uid = pod.metadata!.uid!;
+        if (own.has(name) || this.kubeletRuns.has(uid) || pod.metadata?.deletionTimestamp) continue;
+        const container = pod.spec?.containers.find((c) => c.name === 'agent') ?? pod.spec?.containers[0];
+        const port = container?.ports?.find((p) => p.name === 'agent')?.containerPort ?? 5758;
+        const capacity = Number(container?.env?.find((e) => e.name === 'AGENT_CAPACITY')?.value ?? 5);
+        const ip = this.pickIp();
+        const proc = this.spawn(name, ip, port, capacity);
+        const run = { process: proc, podName: name, ip, url: `http://${ip}:${port}` };
+        this.kubeletRuns.set(uid, run);
+        void (async () => {
+          try {
+            await waitUntilReady(`sandbox agent ${name}`, () => healthy(run.url), {
+              timeoutMs: this.opts.readyTimeoutMs ?? 60_000,
+              intervalMs: 100,
+              process: proc,
+            });
+            if (this.kubeletRuns.get(uid) === run) await this.writeRunning(name, uid, ip);
+          } catch {
+            // Deleted while starting, or the agent did not come up: the Pod stays not Ready.
+          }
+        })();
+      }
+    };
+    const loop = () => {
+      if (this.stopping) return;
+      tick()
+        .catch(() => undefined)
+        .finally(() => {
+          if (!this.stopping) this.kubelet = setTimeout(loop, intervalMs);
+        });
+    };
+    this.kubelet = setTimeout(loop, 0);
+  }
+
+  /** The agents the kubelet half runs, by Pod name. */
+  get kubeletAgents(): readonly { podName: string; ip: string; url: string; process: ManagedProcess }[] {
+    return [...this.kubeletRuns.values()];
+  }
+
+  private kubelet?: NodeJS.Timeout;
+  private readonly kubeletRuns = new Map<
+    string,
+    { process: ManagedProcess; podName: string; ip: string; url: string }
+  >();
 
   /**
    * A container death: SIGKILL the agent and everything it started (its sandboxes die with it,
@@ -243,6 +326,7 @@ export class AgentFleet {
    */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
+      clearTimeout(this.kubelet);
       try {
         await Promise.all([...this.spawned].map((p) => this.stopProcess(p)));
         const agents = this.list.splice(0);

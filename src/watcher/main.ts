@@ -9,6 +9,7 @@ import { createWatcherMetrics, type WatcherMetrics } from './metrics.js';
 import { CloudflareSourceRoute } from './routes/cloudflare.js';
 import { ObjectKeeperRoute } from './routes/objectkeeper.js';
 import { RequestRoute } from './routes/requests.js';
+import { SandboxPoolRoute } from './routes/sandbox-pools.js';
 import { SandboxRoute } from './routes/sandboxes.js';
 import { Watcher, type Route } from './watcher.js';
 
@@ -25,6 +26,7 @@ export function defaultRoutes(cfg: OperatorConfig): Route[] {
     new ObjectKeeperRoute({ verifyIntervalMs: cfg.keeperVerifyIntervalMs }),
     new RequestRoute(),
     new SandboxRoute(sandboxTaskQueue(cfg.temporal.taskQueue)),
+    new SandboxPoolRoute(sandboxTaskQueue(cfg.temporal.taskQueue)),
     new CloudflareSourceRoute(),
   ];
 }

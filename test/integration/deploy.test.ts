@@ -26,7 +26,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { AuthorizationV1Api, type KubernetesObject, type V1ConfigMap } from '@kubernetes/client-node';
+import { AuthorizationV1Api, type KubernetesObject, type V1ConfigMap, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { CHECKPOINT_LABEL } from '../../src/api/manifests.js';
@@ -38,6 +38,7 @@ import {
   SandboxKind,
   SandboxPoolKind,
   type Sandbox,
+  type SandboxPool,
 } from '../../src/api/sandbox.js';
 import type { VolumeCaptureRequest, VolumeRestoreRequest } from '../../src/api/volumes.js';
 import { syncStateName, type SyncTarget } from '../../src/domain/cloudflare/targets.js';
@@ -1106,7 +1107,8 @@ describe('RBAC, applied for real', () => {
         kind: SandboxPoolKind.kind,
         metadata: { name: pool, namespace: sbxNs },
         spec: {
-          capacity: { poolMin: 1, poolMax: 1, bufferMin: 0, bufferMax: 2 },
+          // Two Pods: the pool's workflow creates one beside the hand-run agent below.
+          capacity: { poolMin: 2, poolMax: 2, bufferMin: 0, bufferMax: 2 },
           maxSandboxesPerPod: 4,
           agentTemplate: {},
         },
@@ -1247,6 +1249,39 @@ describe('RBAC, applied for real', () => {
           await api('DELETE', `/api/v1/namespaces/${sbxNs}/sandboxes/${strong}`);
           await k.delete(sandboxRef(kubectl));
           for (const name of [fast, strong, kubectl]) await gone(name);
+
+          // The pool's workflow (started by the watcher): it read the pool (get) and its Pods and
+          // Sandboxes (list), added its finalizer (patch), wrote its status (patch status) and
+          // created the agent Pod poolMin asks for beyond the hand-run one (create). Deleting the
+          // pool removes the Pod it created (delete) — that agent never answers: no kubelet runs
+          // it here — and then its finalizer; the hand-run agent is not the pool's and stays.
+          const poolRef = {
+            apiVersion: SandboxPoolKind.apiVersion,
+            kind: SandboxPoolKind.kind,
+            namespace: sbxNs,
+            name: pool,
+          };
+          const poolPods = async () => {
+            const page = await k.listPage<V1Pod>('v1', 'Pod', {
+              namespace: sbxNs,
+              labelSelector: `fast-sandbox.io/pool=${pool}`,
+            });
+            return page.items.map((p) => p.metadata!.name!);
+          };
+          await eventually('the pool created its agent Pod', async () => (await poolPods()).length === 2, {
+            timeoutMs: 120_000,
+          });
+          await eventually(
+            'the pool has a status',
+            async () => {
+              const p = await k.get<SandboxPool>(poolRef);
+              return p?.status?.currentPods === 2 && p.status.conditions?.some((c) => c.type === 'Ready') === true;
+            },
+            { timeoutMs: 120_000 },
+          );
+          await k.delete(poolRef);
+          await eventually('the SandboxPool is gone', async () => !(await k.get(poolRef)), { timeoutMs: 120_000 });
+          expect(await poolPods()).toEqual([fleet.agents[0]!.podName]);
           expect(proc.running, `fastpath still running\n${proc.logTail(20)}`).toBe(true);
         });
       } finally {

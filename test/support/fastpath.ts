@@ -37,6 +37,15 @@ export interface SandboxStackOptions {
   spawned?: boolean;
   /** Environment of a spawned fast path (e.g. DO_FAULT_KILL_AFTER_ACTIVITY). */
   spawnEnv?: NodeJS.ProcessEnv;
+  /** The SandboxPool's capacity (default poolMin 1, poolMax 4, bufferMin 0, bufferMax 2). */
+  poolCapacity?: { poolMin: number; poolMax: number; bufferMin: number; bufferMax: number };
+  /** The SandboxPool's agentTemplate (default `{}`). */
+  agentTemplate?: Record<string, unknown>;
+  /**
+   * Run the fleet's kubelet half (AgentFleet.runKubelet): the agent Pods the pool's workflow
+   * creates get real agent processes. Without it, those Pods never become Ready.
+   */
+  kubelet?: boolean;
   /** The test tenant's sandbox settings (`tenants/{id}/sandbox`); `{namespace}` in a namespaces entry is the stack's. */
   tenantSandbox?: SandboxSettings;
 }
@@ -86,9 +95,9 @@ export class SandboxStack {
       kind: SandboxPoolKind.kind,
       metadata: { name: this.pool, namespace: this.namespace },
       spec: {
-        capacity: { poolMin: 1, poolMax: 4, bufferMin: 0, bufferMax: 2 },
+        capacity: this.opts.poolCapacity ?? { poolMin: 1, poolMax: 4, bufferMin: 0, bufferMax: 2 },
         maxSandboxesPerPod: this.opts.capacity ?? 3,
-        agentTemplate: {},
+        agentTemplate: this.opts.agentTemplate ?? {},
       },
     });
     this.etcd = createEtcdClient(stackInfo().tenantEtcd.endpoint);
@@ -128,6 +137,7 @@ export class SandboxStack {
       stateDir: this.stateDir,
       killGraceMs: 500,
     });
+    if (this.opts.kubelet) this.fleet.runKubelet();
     const tokenFile = path.join(this.stateDir, 'fastpath-token');
     await writeFile(tokenFile, this.token, { mode: 0o600 });
     const [grpcPort, httpPort] = [await getFreePort(), await getFreePort()];
@@ -276,6 +286,21 @@ export class SandboxStack {
             kind: SandboxKind.kind,
             namespace: this.namespace,
             name: sb.metadata!.name!,
+          },
+          { metadata: { finalizers: null } },
+        )
+        .catch(() => undefined);
+    // The pool keeps its protection finalizer while its workflow is not there to remove it.
+    for await (const p of this.kube.listAll(SandboxPoolKind.apiVersion, SandboxPoolKind.kind, {
+      namespace: this.namespace,
+    }))
+      await this.kube
+        .mergePatch(
+          {
+            apiVersion: SandboxPoolKind.apiVersion,
+            kind: SandboxPoolKind.kind,
+            namespace: this.namespace,
+            name: p.metadata!.name!,
           },
           { metadata: { finalizers: null } },
         )

@@ -344,7 +344,7 @@ describe('RBAC', () => {
     ]);
   });
 
-  it('the fast path lists agent Pods and SandboxPools and manages Sandboxes, nothing else', () => {
+  it('the fast path manages agent Pods, SandboxPools and Sandboxes, nothing else', () => {
     // Shape only; that these are exactly the calls it makes is the audit-log test's job.
     const perms = permissionsOf(objects, FASTPATH_SA);
     expect(Object.keys(perms)).toEqual([
@@ -352,9 +352,12 @@ describe('RBAC', () => {
       'sandbox.fast.io/sandboxes',
       'sandbox.fast.io/sandboxes/status',
       'sandbox.fast.io/sandboxpools',
+      'sandbox.fast.io/sandboxpools/status',
     ]);
-    expect(perms['core/pods']).toEqual(['list']);
-    expect(perms['sandbox.fast.io/sandboxpools']).toEqual(['list']);
+    // Never `get`, `patch` or `update` on Pods: the pool's workflow creates and deletes its agents.
+    expect(perms['core/pods']).toEqual(['create', 'delete', 'list']);
+    expect(perms['sandbox.fast.io/sandboxpools']).toEqual(['get', 'list', 'patch']);
+    expect(perms['sandbox.fast.io/sandboxpools/status']).toEqual(['patch']);
   });
 
   it('every kind the watcher lists and watches, the worker may read (a keeper re-reads what it follows)', () => {

@@ -22,6 +22,7 @@ let serial = 0;
 function agent(pod: string, allocated: number, more: Partial<PoolAgentFacts> = {}): PoolAgentFacts {
   return {
     pod,
+    uid: `uid-${pod}`,
     createdAt: `2026-01-01T00:00:${String(10 + serial++).padStart(2, '0')}Z`,
     ready: true,
     deleting: false,

@@ -8,8 +8,9 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { ALLOCATION_ANNOTATION, SANDBOX_FINALIZER, SandboxKind, type Sandbox } from '../../api/sandbox.js';
 import { TENANT_LABEL, sandboxWorkflowId } from '../../domain/sandbox.js';
+import { poolWorkflowId } from '../../domain/sandbox-pool.js';
 import { K8sKind, K8sName, K8sNamespace, K8sUID, Tenant } from '../../temporal/search-attributes.js';
-import { sandboxChangedSignal, sandboxWorkflow } from '../../workflows/sandbox/contract.js';
+import { poolChangedSignal, sandboxChangedSignal, sandboxWorkflow } from '../../workflows/sandbox/contract.js';
 import type { InformerEvent } from '../informer.js';
 import type { Route, WatcherContext } from '../watcher.js';
 
@@ -54,6 +55,15 @@ export class SandboxRoute implements Route {
     const name = m.name!;
     const workflowId = sandboxWorkflowId(namespace, name);
     const tenant = m.labels?.[TENANT_LABEL];
+    // A new Sandbox or one being deleted changes its pool's demand: a hint to the pool's workflow.
+    if (before === undefined || (m.deletionTimestamp && !before.split('|')[1])) {
+      const poolId = poolWorkflowId(namespace, obj.spec.poolRef);
+      const event = m.deletionTimestamp ? `Sandbox ${name} deleting` : `Sandbox ${name} ${ev.type}`;
+      this.ctx.enqueue(
+        poolId,
+        async () => void (await this.ctx.dispatcher.signal(poolId, poolChangedSignal, { event })),
+      );
+    }
     this.ctx.enqueue(workflowId, async () => {
       await this.ctx.dispatcher.signalWithStart({
         workflow: sandboxWorkflow,

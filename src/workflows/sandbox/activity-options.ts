@@ -12,6 +12,7 @@ import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { SandboxAgentActivities } from '../../activities/sandbox/agents.js';
 import type { SandboxRecordActivities } from '../../activities/sandbox/records.js';
 import type { SandboxJanitorActivities } from '../../activities/sandbox/janitor.js';
+import type { SandboxPoolActivities } from '../../activities/sandbox/pools.js';
 import { RETRY } from '../retry-policy.js';
 
 /** The caller is waiting: a few quick attempts, then the workflow answers with a refusal. */
@@ -51,6 +52,12 @@ export const janitorSteps = proxyActivities<SandboxJanitorActivities>({
 
 /** The quota workflow's listing of a tenant's Sandboxes (nobody waits on it but the first grant). */
 export const quotaSteps = proxyActivities<SandboxRecordActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: RETRY,
+});
+
+/** A SandboxPool's workflow: reads, Pod creates and deletes, agent drains; nobody waits on them. */
+export const poolSteps = proxyActivities<SandboxPoolActivities>({
   startToCloseTimeout: '1 minute',
   retry: RETRY,
 });

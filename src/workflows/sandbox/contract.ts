@@ -7,3 +7,4 @@ export { sandboxWorkflow } from './sandbox.js';
 export { sandboxJanitorWorkflow, type SandboxJanitorInput } from './janitor.js';
 export * from './quota.js';
 export * from './messages.js';
+export * from './pool.js';

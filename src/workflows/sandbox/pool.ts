@@ -1,0 +1,156 @@
+/**
+ * One workflow per SandboxPool (`sandbox-pool/<namespace>/<name>`): keeps the pool's agent Pods
+ * at the size src/domain/sandbox-pool.ts decides from fresh facts, and its status filled. Started
+ * and hinted by the watcher (the pool changed; a Sandbox of the pool appeared or is being
+ * deleted) and by the fast path (an agent's report changed); hints only wake it, every pass reads
+ * everything again. Without hints it looks every 10 s, as the original's requeue did.
+ *
+ * A pass: read → add the pool-protection finalizer → create the missing Pods (deterministic
+ * names, so a retried create finds its Pod) → remove surplus idle agents → undrain agents wanted
+ * again → write status. Removing an agent is the drain protocol, with the agent as the authority
+ * on what it holds: drain it (from then on it refuses new sandboxes, so no fast-path replica can
+ * place one there however stale its table), read its count in the drain's answer and the
+ * Sandbox records assigned to it, and delete its Pod only if both are zero — else undrain it.
+ * A crash between drain and delete leaves a draining agent the next pass either removes or
+ * undrains.
+ *
+ * Deletion: the finalizer keeps a pool that sandboxes still use. While it is Terminating no new
+ * sandbox is placed in it (the fast path refuses creates, the registry gives its agents no room),
+ * idle agents are removed, busy ones kept, and the status says how many sandboxes remain; once
+ * none does, the last agents go and the finalizer is removed.
+ */
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  setCurrentDetails,
+  setHandler,
+  sleep,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { agentPodName, planPool, poolStatus, type PoolPlan } from '../../domain/sandbox-pool.js';
+import { poolSteps } from './activity-options.js';
+
+export interface SandboxPoolInput {
+  namespace: string;
+  name: string;
+  /** Carried across continue-as-new: the lineage's Pod name tag and the next Pod number. */
+  tag?: string;
+  next?: number;
+  /** How often the pool is looked at without hints (default 10 s). */
+  everyMs?: number;
+}
+
+/** What changed (shown in history; the workflow reads everything again anyway). */
+export interface PoolChange {
+  event: string;
+}
+/** Hint: the pool, one of its Sandboxes or one of its agents changed. Verified by a fresh read. */
+export const poolChangedSignal = defineSignal<[PoolChange?]>('poolChanged');
+
+export interface PoolState {
+  desired?: number;
+  plan?: Omit<PoolPlan, 'demand'> & { active: number; pending: number; live: number };
+  message: string;
+}
+export const poolStateQuery = defineQuery<PoolState>('poolState');
+
+const DEFAULT_EVERY_MS = 10_000;
+/** While the pool is changing size, look again this soon. */
+const SETTLING_MS = 1_000;
+
+export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<string> {
+  const { namespace, name } = input;
+  const tag = input.tag ?? uuid4().replaceAll('-', '').slice(0, 5);
+  let next = input.next ?? 0;
+  const every = input.everyMs ?? DEFAULT_EVERY_MS;
+  const state: PoolState = { message: 'starting' };
+  let hinted = false;
+  setHandler(poolChangedSignal, () => void (hinted = true));
+  setHandler(poolStateQuery, () => state);
+  const say = (message: string) => {
+    state.message = message;
+    setCurrentDetails(message);
+  };
+
+  for (;;) {
+    hinted = false;
+    const read = await poolSteps.readPoolFacts({ namespace, name });
+    if (read.status === 'gone') {
+      say(`SandboxPool ${namespace}/${name} is gone`);
+      await condition(allHandlersFinished);
+      return state.message;
+    }
+    const { uid, facts } = read;
+    const ref = { namespace, name, uid };
+    if (!facts.terminating && !read.finalized)
+      if ((await poolSteps.setPoolFinalizer({ ...ref, present: true })).status === 'gone') continue;
+
+    const plan = planPool(facts);
+    const { demand, ...rest } = plan;
+    state.desired = plan.desired;
+    state.plan = { ...rest, ...demand };
+    let acted = false;
+
+    if (plan.create > 0) {
+      const names = Array.from({ length: plan.create }, () => agentPodName(name, tag, next++));
+      await poolSteps.createAgentPods({ ...ref, names, perPod: facts.maxSandboxesPerPod, template: read.template });
+      acted = true;
+    }
+    const byPod = new Map(facts.agents.map((a) => [a.pod, a]));
+    for (const pod of plan.remove) {
+      // Not answering and nothing assigned: it cannot hold a sandbox; no agent to drain.
+      if ((await poolSteps.sandboxesAssignedTo({ namespace, pod })) === 0)
+        await poolSteps.deleteAgentPod({ namespace, pod, uid: byPod.get(pod)!.uid });
+      acted = true;
+    }
+    let keptAfterDrain = 0;
+    for (const pod of plan.drain) {
+      const a = byPod.get(pod)!;
+      const agent = { namespace, pod, uid: a.uid, url: a.url! };
+      const drained = await poolSteps.drainAgent(agent);
+      acted = true;
+      if (drained.status !== 'ok') continue; // no longer answering: the next pass sees it
+      const assigned = await poolSteps.sandboxesAssignedTo({ namespace, pod });
+      if (drained.allocated === 0 && assigned === 0) await poolSteps.deleteAgentPod(agent);
+      else {
+        // Something landed before the drain: it stays, and takes sandboxes again.
+        keptAfterDrain++;
+        await poolSteps.undrainAgent(agent);
+      }
+    }
+    for (const pod of plan.undrain) {
+      const a = byPod.get(pod)!;
+      await poolSteps.undrainAgent({ namespace, pod, uid: a.uid, url: a.url! });
+    }
+
+    const status = poolStatus(
+      facts,
+      { ...plan, keptBusy: plan.keptBusy + keptAfterDrain },
+      read.conditions,
+      new Date(),
+    );
+    if ((await poolSteps.writePoolStatus({ ...ref, status })).status === 'gone') continue;
+    const ready = status.conditions?.find((c) => c.type === 'Ready');
+    say(`${ready?.reason}: ${ready?.message}`);
+
+    if (plan.release) {
+      if ((await poolSteps.setPoolFinalizer({ ...ref, present: false })).status === 'ok')
+        say(`SandboxPool ${namespace}/${name} deleted: no sandbox used it, its agent Pods are gone`);
+      await condition(allHandlersFinished);
+      return state.message;
+    }
+
+    // At most one pass a second however many hints arrive; sooner passes while the size changes.
+    await sleep(SETTLING_MS);
+    const settling = ready?.status === 'False' || ready?.reason === 'ScalingDown';
+    if (!acted) await condition(() => hinted, Math.max(1, (settling ? SETTLING_MS * 3 : every) - SETTLING_MS));
+    if (workflowInfo().continueAsNewSuggested) {
+      await condition(allHandlersFinished);
+      return continueAsNew<typeof sandboxPoolWorkflow>({ ...input, tag, next });
+    }
+  }
+}
