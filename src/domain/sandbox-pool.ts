@@ -146,7 +146,7 @@ export interface PoolPlan {
   create: number;
   /** Idle agents to remove through the drain protocol (drain, re-check empty, delete). */
   drain: string[];
-  /** Owned Pods whose agent does not answer and that no record is assigned to: deleted directly. */
+  /** Owned, not-Ready Pods whose agent does not answer and that no record is assigned to: deleted directly. */
   remove: string[];
   /** Agents left draining (by an earlier pass) that are no longer to be removed. */
   undrain: string[];
@@ -165,7 +165,11 @@ export function planPool(f: PoolFacts): PoolPlan {
   const demand = poolDemand(f);
   const alive = f.agents.filter((a) => !a.deleting);
   const assigned = new Set(f.sandboxes.filter((s) => s.assignedPod).map((s) => s.assignedPod!));
-  const idle = (a: PoolAgentFacts) => a.owned && a.allocated === 0 && a.claims.length === 0 && !assigned.has(a.pod);
+  // An agent that does not answer can be removed only while its Pod is not Ready (starting, or
+  // its container down): a Ready Pod whose agent is silent for a moment may hold a sandbox whose
+  // record is not written yet, and only the agent could say.
+  const idle = (a: PoolAgentFacts) =>
+    a.owned && a.allocated === 0 && a.claims.length === 0 && !assigned.has(a.pod) && (a.answered || !a.ready);
   const sized = desiredPods(f.capacity, f.maxSandboxesPerPod, demand.active + demand.pending, alive.length);
   let desired = sized.desired;
   if (f.terminating) desired = 0;

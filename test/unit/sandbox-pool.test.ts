@@ -140,6 +140,13 @@ describe('planPool', () => {
     expect(plan.keptBusy).toBe(1);
   });
 
+  it('never removes a Ready Pod whose agent is silent (only the agent knows what it holds)', () => {
+    const f = facts({
+      agents: [agent('a', 0, { answered: false, claims: [] }), agent('b', 0, { answered: false, ready: false })],
+    });
+    expect(planPool(f)).toMatchObject({ desired: 0, remove: ['b'], drain: [], keptBusy: 1 });
+  });
+
   it('undrains a draining agent that is wanted again', () => {
     const f = facts({
       agents: [agent('a', 0, { draining: true })],
