@@ -133,10 +133,11 @@ describe('sandbox agent: HTTP API', () => {
     const sb = nodeSandbox(FOREVER);
     expect((await create(a, sb)).status).toBe(200);
     const s = await status(a);
+    // The original's fields, and `draining` (an extension: the pool's scale-down, false until drained).
     expect(Object.keys(s).sort()).toEqual(
-      ['agentId', 'allocated', 'capacity', 'images', 'nodeName', 'sandboxStatuses'].sort(),
+      ['agentId', 'allocated', 'capacity', 'draining', 'images', 'nodeName', 'sandboxStatuses'].sort(),
     );
-    expect(s).toMatchObject({ nodeName: 'node-a', capacity: 3, allocated: 1, images: ['node:test'] });
+    expect(s).toMatchObject({ nodeName: 'node-a', capacity: 3, allocated: 1, images: ['node:test'], draining: false });
     expect(s.sandboxStatuses).toEqual([
       {
         sandboxId: sb.sandboxId,
