@@ -232,6 +232,31 @@ describe('SandboxPool sizing', () => {
     await poolSettled('back at one agent', (p) => p.status?.currentPods === 1 && (p.status.readyPods ?? 0) === 1);
   });
 
+  it('an agent left draining (as by a crash between drain and delete) is undrained when the pool still needs it', async () => {
+    await poolSettled('at one agent', (p) => p.status?.currentPods === 1 && p.status.readyPods === 1);
+    const [agent] = stack.fleet.kubeletAgents.filter((a) => a.process.running);
+    const drain = (on: boolean) =>
+      fetch(`${agent!.url}/api/v1/agent/drain`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${stack.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ drain: on }),
+      });
+    expect((await drain(true).then((r) => r.json())) as { draining: boolean }).toMatchObject({ draining: true });
+    // Without a token the route is refused like the others.
+    expect((await fetch(`${agent!.url}/api/v1/agent/drain`, { method: 'POST', body: '{}' })).status).toBe(401);
+    await eventually(
+      'the pool undrained its only agent',
+      async () => {
+        const res = await fetch(`${agent!.url}/api/v1/agent/status`, {
+          headers: { authorization: `Bearer ${stack.token}` },
+        });
+        return ((await res.json()) as { draining?: boolean }).draining === false;
+      },
+      { timeoutMs: 60_000 },
+    );
+    expect((await agentPods()).map((p) => p.metadata!.name)).toEqual([agent!.podName]);
+  });
+
   it('deleting a pool with live sandboxes: Terminating, no new sandboxes, busy agents kept until the last one goes', async () => {
     const a = uniq('live');
     const b = uniq('live');
