@@ -25,9 +25,9 @@ export interface AdmissionRequest {
   name?: string;
   operation: string;
   userInfo: UserInfo;
-  object?: { metadata?: { name?: string; generateName?: string }; spec?: unknown };
+  object?: { metadata?: { name?: string; generateName?: string }; spec?: unknown; tunnelRef?: unknown };
   /** UPDATE only: the object before the change. */
-  oldObject?: { spec?: unknown };
+  oldObject?: { spec?: unknown; tunnelRef?: unknown };
 }
 
 export interface UserInfo {
@@ -74,10 +74,40 @@ export const REVIEWED_KINDS = {
  * them; without this check anyone allowed to create a DNSRecord could write to any account the
  * operator holds credentials for, or send any Secret of the operator's namespace to Cloudflare.
  * A source that names no credentials uses the default ones, which an administrator chose.
+ *
+ * Tunnels: a Tunnel's creator must be allowed to create and update the Secret the worker writes
+ * its credentials into (named after it, in its namespace; a ClusterTunnel's in the operator's
+ * Cloudflare namespace); a TunnelBinding's or TunnelIngressClassConfig's creator must be allowed
+ * to `get` the Tunnel it routes traffic through (it writes with that Tunnel's credentials).
  */
-export function cloudflareChecks(kind: string, spec: Record<string, unknown>): TargetCheck[] | undefined {
+export function cloudflareChecks(
+  kind: string,
+  object: { metadata?: { name?: string }; spec?: unknown; tunnelRef?: unknown },
+  namespace: string,
+): TargetCheck[] | undefined {
   if (!isSourceKind(kind)) return undefined;
+  const spec = (object.spec ?? {}) as Record<string, unknown>;
   const checks: TargetCheck[] = [];
+  if (kind === 'Tunnel' || kind === 'ClusterTunnel')
+    checks.push({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      namespace: kind === 'Tunnel' ? namespace : DEFAULT_CREDENTIALS_NAMESPACE,
+      name: object.metadata?.name ?? '',
+      verbs: ['create', 'update'],
+    });
+  const tunnelRef = (
+    kind === 'TunnelBinding' ? object.tunnelRef : kind === 'TunnelIngressClassConfig' ? spec.tunnelRef : undefined
+  ) as { kind?: string; name?: string; namespace?: string } | undefined;
+  if (tunnelRef?.name)
+    checks.push({
+      apiVersion: CLOUDFLARE_API_VERSION,
+      kind: tunnelRef.kind === 'ClusterTunnel' ? 'ClusterTunnel' : 'Tunnel',
+      namespace: tunnelRef.kind === 'ClusterTunnel' ? '' : tunnelRef.namespace || namespace,
+      name: tunnelRef.name,
+      verbs: ['get'],
+      ...(tunnelRef.kind === 'ClusterTunnel' ? { clusterScoped: true as const } : {}),
+    });
   const credentials = credentialsRefOf(kind, spec as SourceSpec);
   if (credentials)
     checks.push({
@@ -116,10 +146,16 @@ export function checksFor(req: AdmissionRequest): TargetCheck[] | undefined {
   const namespace = req.namespace ?? '';
   const spec = (req.object?.spec ?? {}) as Record<string, unknown>;
   if (req.operation === 'CREATE' || req.operation === 'UPDATE') {
-    const cloudflare = cloudflareChecks(req.kind.kind, spec);
+    const cloudflare = req.object ? cloudflareChecks(req.kind.kind, req.object, namespace) : undefined;
     // An update that leaves the spec as it was (the worker's finalizer, a label) names nothing
     // new: it must never be refused, or a deletion could be held up by a finalizer left in place.
-    if (cloudflare && req.operation === 'UPDATE' && canonical(req.oldObject?.spec ?? {}) === canonical(spec)) return [];
+    if (
+      cloudflare &&
+      req.operation === 'UPDATE' &&
+      canonical(req.oldObject?.spec ?? {}) === canonical(spec) &&
+      canonical(req.oldObject?.tunnelRef ?? {}) === canonical(req.object?.tunnelRef ?? {})
+    )
+      return [];
     if (cloudflare) return cloudflare;
   }
   // A capture request's spec is immutable: its targets are checked once, at CREATE.

@@ -107,6 +107,8 @@ export const SYNC_RESOURCE_TYPES = [
   'PagesProject',
   'PagesDomain',
   'PagesDeployment',
+  // Added here: the CNAMEs of every tunnel hostname in one zone (the original wrote them outside any SyncState).
+  'TunnelDNS',
 ] as const;
 export type SyncResourceType = (typeof SYNC_RESOURCE_TYPES)[number];
 

@@ -9,6 +9,7 @@ import type { NativeConnection } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
 import { CloudflareCredentialsKind, type CloudflareCredentials } from '../api/cloudflare.js';
 import { createCloudflareSyncActivities } from '../activities/cloudflare/sync.js';
+import { createTunnelActivities } from '../activities/cloudflare/tunnels.js';
 import { cloudflareTaskQueue, type OperatorConfig } from '../config.js';
 import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../log.js';
@@ -29,7 +30,10 @@ export class CloudflareAccountWorkers {
   private readonly activities;
 
   constructor(private readonly opts: CloudflareAccountWorkersOptions) {
-    this.activities = createCloudflareSyncActivities(opts.kube, opts.cfg.cloudflare);
+    this.activities = {
+      ...createCloudflareSyncActivities(opts.kube, opts.cfg.cloudflare),
+      ...createTunnelActivities(opts.kube, opts.cfg.cloudflare),
+    };
   }
 
   /** The accounts being served now. */

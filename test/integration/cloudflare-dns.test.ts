@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { eventually, uniq } from '../support/env.js';
-import { cloudflareSuite, hexId, sourceObject } from '../support/cloudflare.js';
+import { cloudflareSuite, hexId, sourceObject, zoneRecords } from '../support/cloudflare.js';
 
 const account = hexId();
 const creds = uniq('cf-dns-acct');
@@ -22,31 +22,8 @@ const suite = cloudflareSuite({
 });
 const { k } = suite;
 
-interface Rec {
-  id: string;
-  name: string;
-  type: string;
-  content: string;
-  ttl: number;
-  proxied: boolean;
-  comment: string | null;
-}
-
 /** The zone's records, through the SDK (every page). */
-async function records(): Promise<Rec[]> {
-  const out: Rec[] = [];
-  for await (const r of suite.fx.cf.dns.records.list({ zone_id: suite.zoneId }))
-    out.push({
-      id: r.id,
-      name: r.name,
-      type: r.type,
-      content: r.content as string,
-      ttl: r.ttl,
-      proxied: r.proxied as boolean,
-      comment: r.comment ?? null,
-    });
-  return out;
-}
+const records = () => zoneRecords(suite.fx.cf, suite.zoneId);
 
 const dnsRecord = (name: string, spec: Record<string, unknown>) =>
   sourceObject(

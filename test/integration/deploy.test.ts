@@ -30,7 +30,14 @@ import { AuthorizationV1Api, type KubernetesObject, type V1ConfigMap, type V1Pod
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { CHECKPOINT_LABEL } from '../../src/api/manifests.js';
-import { CLOUDFLARE_API_VERSION, REDIRECT_PHASE, TRANSFORM_PHASES } from '../../src/api/cloudflare.js';
+import {
+  CLOUDFLARE_API_VERSION,
+  CLOUDFLARE_GROUP,
+  DEFAULT_CREDENTIALS_NAMESPACE,
+  REDIRECT_PHASE,
+  TRANSFORM_PHASES,
+} from '../../src/api/cloudflare.js';
+import { TUNNEL_BINDING_VERSION } from '../../src/api/cloudflare-tunnels.js';
 import type { ObjectKeeper } from '../../src/api/objectkeeper.js';
 import {
   ALLOCATION_ANNOTATION,
@@ -477,8 +484,11 @@ describe('RBAC, applied for real', () => {
         await eventually(`${sa} grants of ${g.role} visible`, () => review(g));
       const actual = await Promise.all(checks.map(review));
       // The whole table at once, so a failure shows every wrong answer.
+      // A ClusterRole's grant holds in every namespace, a Role's namespace included.
+      const expected = (c: (typeof checks)[number]) =>
+        granted.has(keyOf(c)) || (!!c.namespace && granted.has(keyOf({ ...c, namespace: undefined })));
       expect(checks.map((c, i) => `${keyOf(c)}: ${actual[i]}`)).toEqual(
-        checks.map((c) => `${keyOf(c)}: ${granted.has(keyOf(c))}`),
+        checks.map((c) => `${keyOf(c)}: ${expected(c)}`),
       );
     },
   );
@@ -1002,6 +1012,90 @@ describe('RBAC, applied for real', () => {
           out.push({ name: r.name, comment: r.comment ?? null });
         return out;
       };
+      // Tunnels: a Tunnel (credentials Secret in its namespace) and a ClusterTunnel (Secret in the
+      // original's cloudflare-operator-system), a TunnelBinding to a Service, a TunnelIngressClassConfig
+      // with its IngressClass and an Ingress; their hostnames' CNAMEs in the zone.
+      if (!(await k.get({ apiVersion: 'v1', kind: 'Namespace', name: DEFAULT_CREDENTIALS_NAMESPACE }))) {
+        await k.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEFAULT_CREDENTIALS_NAMESPACE } });
+        created.unshift({ apiVersion: 'v1', kind: 'Namespace', name: DEFAULT_CREDENTIALS_NAMESPACE });
+      }
+      const tunName = uniq('tun');
+      const cfTunnelName = uniq('deploy-tunnel');
+      const clusterTunName = uniq('ctun');
+      source(
+        'Tunnel',
+        tunName,
+        { newTunnel: { name: cfTunnelName }, cloudflare: { credentialsRef, domain: zoneName } },
+        cfNs,
+      );
+      source('ClusterTunnel', clusterTunName, {
+        newTunnel: { name: uniq('deploy-ctunnel') },
+        cloudflare: { credentialsRef },
+      });
+      await k.create({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'web', namespace: cfNs },
+        spec: { ports: [{ port: 80, targetPort: 80 }] },
+      } as never);
+      sources.push({
+        apiVersion: `${CLOUDFLARE_GROUP}/${TUNNEL_BINDING_VERSION}`,
+        kind: 'TunnelBinding',
+        metadata: { name: uniq('bind'), namespace: cfNs },
+        subjects: [{ name: 'web' }],
+        tunnelRef: { kind: 'Tunnel', name: tunName },
+      } as KubeObject);
+      const ingressClass = uniq('deploy-tunnel-class');
+      source('TunnelIngressClassConfig', 'tunnel-ingress', { tunnelRef: { kind: 'Tunnel', name: tunName } }, cfNs);
+      await k.create({
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'IngressClass',
+        metadata: { name: ingressClass },
+        spec: {
+          controller: 'cloudflare-operator.io/tunnel-ingress-controller',
+          parameters: {
+            apiGroup: CLOUDFLARE_GROUP,
+            kind: 'TunnelIngressClassConfig',
+            name: 'tunnel-ingress',
+            namespace: cfNs,
+            scope: 'Namespace',
+          },
+        },
+      } as never);
+      created.unshift({ apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', name: ingressClass });
+      await k.create({
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'Ingress',
+        metadata: { name: 'site', namespace: cfNs },
+        spec: {
+          ingressClassName: ingressClass,
+          rules: [
+            {
+              host: `site.${zoneName}`,
+              http: {
+                paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }],
+              },
+            },
+          ],
+        },
+      } as never);
+      const tunnelStatus = async (kind: string, name: string, namespace?: string) =>
+        (
+          (await k.get({ apiVersion: CLOUDFLARE_API_VERSION, kind, name, namespace })) as
+            { status?: { tunnelId?: string } } | undefined
+        )?.status?.tunnelId;
+      const tunnelRules = async (tunnelId: string) =>
+        (
+          (await fx.cf.zeroTrust.tunnels.cloudflared.configurations.get(tunnelId, { account_id: account })) as {
+            config?: { ingress?: Array<{ hostname?: string; service: string }> } | null;
+          }
+        ).config?.ingress ?? [];
+      const liveTunnels = async () => {
+        const out: string[] = [];
+        for await (const t of fx.cf.zeroTrust.tunnels.cloudflared.list({ account_id: account, is_deleted: false }))
+          out.push((t as { id: string }).id);
+        return out;
+      };
       const targets: SyncTarget[] = [
         { resourceType: 'ZoneRuleset', accountId: account, zoneId, phase: transformPhase },
         { resourceType: 'ZoneRuleset', accountId: account, zoneId, phase: REDIRECT_PHASE },
@@ -1048,9 +1142,52 @@ describe('RBAC, applied for real', () => {
           (await providers()).includes(idpName),
         );
         await eventually(`DNSRecord ${dnsName} in Cloudflare`, async () => {
-          const found = await dnsRecords();
+          const found = (await dnsRecords()).filter((r) => r.name === `www.${zoneName}`);
           return found.length === 1 && found[0]!.comment === `[managed-by:default:DNSRecord/${cfNs}/${dnsName}]`;
         });
+        // The tunnel: its ID, both rules in one configuration with the catch-all last, their CNAMEs.
+        const tunnelId = await eventually(`Tunnel ${tunName} has its tunnel`, () =>
+          tunnelStatus('Tunnel', tunName, cfNs),
+        );
+        const clusterTunnelId = await eventually(`ClusterTunnel ${clusterTunName} has its tunnel`, () =>
+          tunnelStatus('ClusterTunnel', clusterTunName),
+        );
+        await eventually('the tunnel configuration: the binding, the Ingress, the catch-all', async () => {
+          const rules = await tunnelRules(tunnelId);
+          return (
+            JSON.stringify(rules.map((r) => r.hostname ?? r.service)) ===
+            JSON.stringify([`site.${zoneName}`, `web.${zoneName}`, 'http_status:404'])
+          );
+        });
+        await eventually('a CNAME per tunnel hostname', async () => {
+          const names = (await dnsRecords()).map((r) => r.name);
+          return names.includes(`site.${zoneName}`) && names.includes(`web.${zoneName}`);
+        });
+        // The credentials Secrets, owned by their tunnels (one in the original's namespace for the ClusterTunnel).
+        await eventually(
+          "the tunnels' credentials Secrets",
+          async () =>
+            (await k.get({ apiVersion: 'v1', kind: 'Secret', namespace: cfNs, name: tunName })) &&
+            (await k.get({
+              apiVersion: 'v1',
+              kind: 'Secret',
+              namespace: DEFAULT_CREDENTIALS_NAMESPACE,
+              name: clusterTunName,
+            })),
+        );
+        // A spec change makes the Tunnel's workflow ensure its tunnel again: the Secret exists, so it is
+        // patched (only because this Tunnel owns it).
+        await k.mergePatch(
+          { apiVersion: CLOUDFLARE_API_VERSION, kind: 'Tunnel', namespace: cfNs, name: tunName },
+          { spec: { fallbackTarget: 'http_status:410' } },
+        );
+        await eventually(
+          'the new catch-all',
+          async () => (await tunnelRules(tunnelId)).at(-1)?.service === 'http_status:410',
+        );
+        expect(await liveTunnels()).toEqual(expect.arrayContaining([tunnelId, clusterTunnelId]));
+        await k.delete({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: cfNs, name: 'site' });
+
         for (const t of targets)
           await eventually(`CloudflareSyncState ${syncStateName(t)} Synced with ${MANY} sources`, async () => {
             const st = await k.get<
@@ -1069,7 +1206,9 @@ describe('RBAC, applied for real', () => {
             const dns = (await dnsRecords()).length;
             const restored = (await minTls()) === '1.0'; // the emulator's default for a new zone
             const groupsLeft = (await accessGroups()).length + (await providers()).length;
-            return c.transform === 0 &&
+            const tunnelsLeft = (await liveTunnels()).length;
+            return tunnelsLeft === 0 &&
+              c.transform === 0 &&
               c.redirect === 0 &&
               c.include === 0 &&
               vnets === 0 &&
@@ -1085,7 +1224,21 @@ describe('RBAC, applied for real', () => {
           await eventually(`${describeObj(o)} gone (finalizer released)`, async () => !(await k.get(refOf(o))), {
             timeoutMs: 120_000,
           });
-        for (const t of [...targets, vnetTarget, dnsTarget, domainTarget, gatewayTarget, groupTarget, idpTarget])
+        const tunnelTargets: SyncTarget[] = [
+          { resourceType: 'TunnelConfiguration', accountId: account, tunnelId },
+          { resourceType: 'TunnelConfiguration', accountId: account, tunnelId: clusterTunnelId },
+          { resourceType: 'TunnelDNS', accountId: account, zoneId, zone: zoneName },
+        ];
+        for (const t of [
+          ...targets,
+          ...tunnelTargets,
+          vnetTarget,
+          dnsTarget,
+          domainTarget,
+          gatewayTarget,
+          groupTarget,
+          idpTarget,
+        ])
           await eventually(
             `CloudflareSyncState ${syncStateName(t)} deleted`,
             async () => !(await k.get(syncStateRef(t))),

@@ -119,6 +119,33 @@ export async function requestsSince(
   return (await admin.requests(filter)).filter((r) => r.seq > mark);
 }
 
+/** A DNS record as the tests compare them. */
+export interface ZoneRecord {
+  id: string;
+  name: string;
+  type: string;
+  content: string;
+  ttl: number;
+  proxied: boolean;
+  comment: string | null;
+}
+
+/** A zone's records, through the SDK (every page). */
+export async function zoneRecords(cf: Cloudflare, zoneId: string): Promise<ZoneRecord[]> {
+  const out: ZoneRecord[] = [];
+  for await (const r of cf.dns.records.list({ zone_id: zoneId }))
+    out.push({
+      id: r.id,
+      name: r.name,
+      type: r.type,
+      content: r.content as string,
+      ttl: r.ttl,
+      proxied: r.proxied as boolean,
+      comment: r.comment ?? null,
+    });
+  return out;
+}
+
 /** A Cloudflare source object of `kind` (namespaced when `ns` is given), as a user would apply it. */
 export const sourceObject = (kind: string, name: string, spec: Record<string, unknown>, ns?: string) => ({
   apiVersion: CLOUDFLARE_API_VERSION,

@@ -83,7 +83,8 @@ describe('networking.cloudflare-operator.io/v1alpha2', () => {
     expect(CLOUDFLARE_VERSION).toBe('v1alpha2');
     expect(CLOUDFLARE_SOURCE_FINALIZER).toBe('cloudflare-operator.io/sync-source');
     expect(RULESET_PHASES).toHaveLength(14);
-    expect(SYNC_RESOURCE_TYPES).toHaveLength(29);
+    // The original's 29, and TunnelDNS (a zone's tunnel CNAMEs, written outside any SyncState in the original).
+    expect(SYNC_RESOURCE_TYPES).toHaveLength(30);
     expect(TRANSFORM_PHASES).toEqual({
       url_rewrite: 'http_request_transform',
       request_header: 'http_request_late_transform',

@@ -201,6 +201,12 @@ function verbProblems(objs: KubeObject[]): string[] {
  * The watcher's informers list then watch a kind, and the workflows its events start re-read the
  * object: a keeper (the worker) what it follows, a sandbox's workflow (in the fast path) its Sandbox.
  */
+/**
+ * Kinds the watcher follows only to hint the sources that refer to them (src/watcher/routes/
+ * cloudflare.ts): the worker reads them by listing (src/activities/cloudflare/expand.ts).
+ */
+const FOLLOWED_FOR_HINTS = new Set(['networking.k8s.io/ingresses', 'networking.k8s.io/ingressclasses']);
+
 function followProblems(objs: KubeObject[]): string[] {
   const problems: string[] = [];
   const readers = { worker: permissionsOf(objs, WORKER_SA), 'fast path': permissionsOf(objs, FASTPATH_SA) };
@@ -208,8 +214,9 @@ function followProblems(objs: KubeObject[]): string[] {
     if (!verbs.includes('watch')) problems.push(`the watcher lists ${resource} but does not watch it`);
     if (!verbs.includes('list')) problems.push(`the watcher watches ${resource} but does not list it`);
     const reader = resource.startsWith('sandbox.fast.io/') ? 'fast path' : 'worker';
-    if (!readers[reader][resource]?.includes('get'))
-      problems.push(`the watcher follows ${resource} but the ${reader} may not get it`);
+    const read = FOLLOWED_FOR_HINTS.has(resource) ? 'list' : 'get';
+    if (!readers[reader][resource]?.includes(read))
+      problems.push(`the watcher follows ${resource} but the ${reader} may not ${read} it`);
   }
   return problems;
 }
@@ -320,7 +327,11 @@ describe('RBAC', () => {
   it('the worker reads Secrets only by name in its own namespace (Cloudflare tokens); capturing them is an explicit opt-in', () => {
     const secrets = (sa: typeof WORKER_SA) =>
       Object.fromEntries(Object.entries(permissionsOf(objects, sa)).filter(([r]) => r.startsWith('core/secrets')));
-    expect(secrets(WORKER_SA)).toEqual({ [`core/secrets (in ${NAMESPACE})`]: ['get'] });
+    // Elsewhere it only creates and patches (a tunnel's credentials Secret): it never reads one.
+    expect(secrets(WORKER_SA)).toEqual({
+      'core/secrets': ['create', 'patch'],
+      [`core/secrets (in ${NAMESPACE})`]: ['get'],
+    });
     expect(permissionsOf(objects, WATCHER_SA)['core/secrets']).toBeUndefined();
     expect(secrets(WATCHER_SA)).toEqual({});
     // The agents' token reaches the fast path as a mounted volume, not through the API.
@@ -608,8 +619,15 @@ describe('admission webhook (deploy/webhook)', () => {
     expect(cloudflare!.rules).toEqual([
       expect.objectContaining({
         apiGroups: ['networking.cloudflare-operator.io'],
+        apiVersions: ['v1alpha2'],
         operations: ['CREATE', 'UPDATE'],
-        resources: expect.arrayContaining(['dnsrecords', 'accessidentityproviders']),
+        resources: expect.arrayContaining(['dnsrecords', 'accessidentityproviders', 'tunnels', 'clustertunnels']),
+      }),
+      // TunnelBinding is served at v1alpha1 only, as in the original.
+      expect.objectContaining({
+        apiVersions: ['v1alpha1'],
+        operations: ['CREATE', 'UPDATE'],
+        resources: ['tunnelbindings'],
       }),
     ]);
     // Never the status subresource: the worker's status writes must not depend on the webhook.

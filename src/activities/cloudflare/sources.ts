@@ -6,10 +6,11 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { CLOUDFLARE_SOURCE_FINALIZER } from '../../api/cloudflare.js';
 import { type CloudflareConfig, cloudflareTaskQueue } from '../../config.js';
 import { type SourceRef, refString } from '../../domain/cloudflare/markers.js';
-import { isSourceKind, kindDefinition, type SourceSpec } from '../../domain/cloudflare/sources.js';
+import { isSourceKind, kindDefinition, type SourceKind, type SourceSpec } from '../../domain/cloudflare/sources.js';
 import {
   syncStateName,
   syncWorkflowId,
@@ -31,6 +32,7 @@ import {
 import { getObject, patchStatusUnlessGone } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
 import { findCredentials } from './credentials.js';
+import { expandSource, viewDigest, workflowView } from './expand.js';
 
 export interface SourceSnapshot {
   uid: string;
@@ -38,7 +40,10 @@ export interface SourceSnapshot {
   createdAt: string;
   deleting: boolean;
   finalized: boolean;
+  /** The spec with what it refers to (./expand.ts), slimmed for the workflow's history. */
   spec: SourceSpec;
+  /** Changes when the spec or anything it refers to changes (a Service, an Ingress of the class…). */
+  viewDigest: string;
 }
 
 function objectRef(ref: SourceRef) {
@@ -69,7 +74,7 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
 
   return {
     async readCloudflareSource(ref: SourceRef): Promise<Found<SourceSnapshot>> {
-      const obj = await getObject<{ metadata?: Record<string, never>; spec: SourceSpec }>(kube, objectRef(ref));
+      const obj = await getObject<KubernetesObject & { spec: SourceSpec }>(kube, objectRef(ref));
       const m = obj?.metadata as
         | {
             uid?: string;
@@ -80,13 +85,16 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
           }
         | undefined;
       if (!obj || !m?.uid) return GONE;
+      const kind = ref.kind as SourceKind;
+      const view = await expandSource(kube, kind, obj);
       return ok({
         uid: m.uid,
         generation: m.generation ?? 0,
         createdAt: m.creationTimestamp ? new Date(m.creationTimestamp).toISOString() : '',
         deleting: !!m.deletionTimestamp,
         finalized: (m.finalizers ?? []).includes(CLOUDFLARE_SOURCE_FINALIZER),
-        spec: obj.spec,
+        spec: workflowView(kind, view),
+        viewDigest: viewDigest(view),
       });
     },
 

@@ -18,7 +18,7 @@ import {
 } from '../../api/cloudflare.js';
 import type { CloudflareConfig } from '../../config.js';
 import type { RegisteredSource } from '../../domain/cloudflare/aggregate.js';
-import { type SourceRef, refString } from '../../domain/cloudflare/markers.js';
+import { type SourceRef, parseRefString, refString } from '../../domain/cloudflare/markers.js';
 import { canonical, planWrite, type Conflict, type WritePlan } from '../../domain/cloudflare/merge.js';
 import {
   anchorOf,
@@ -40,6 +40,7 @@ import { faultPoint } from '../fault-points.js';
 import { getObject, heartbeat, listAll } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
 import { clientFor, readSecretKey } from './credentials.js';
+import { expandSource, isExpanded } from './expand.js';
 import { CLOUDFLARE_FAILURE_TYPES, cloudflareFailure, failureReasonOf } from './errors.js';
 import { adapterFor, type TargetContext } from './targets/index.js';
 
@@ -126,13 +127,18 @@ async function readSources(kube: KubeClient, regs: SourceRegistration[]): Promis
     });
     if (obj) found.set(refString(r.ref), obj);
   }
-  if (!many) return found;
-  for (const kind of kinds) {
-    const def = kindDefinition(kind);
-    for (const obj of await listAll<SourceObject>(kube, def.apiVersion, def.kind)) {
-      const m = obj.metadata!;
-      found.set(refString({ kind, ...(m.namespace ? { namespace: m.namespace } : {}), name: m.name! }), obj);
+  if (many)
+    for (const kind of kinds) {
+      const def = kindDefinition(kind);
+      for (const obj of await listAll<SourceObject>(kube, def.apiVersion, def.kind)) {
+        const m = obj.metadata!;
+        found.set(refString({ kind, ...(m.namespace ? { namespace: m.namespace } : {}), name: m.name! }), obj);
+      }
     }
+  // The sources that refer to other objects (a binding's Tunnel and Services…) are read with them.
+  for (const [key, obj] of found) {
+    const kind = parseRefString(key)?.kind;
+    if (kind && isSourceKind(kind) && isExpanded(kind)) obj.spec = await expandSource(kube, kind, obj);
   }
   return found;
 }
@@ -293,15 +299,26 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
       const live = await adapter.read(cf, t, context);
       if (live.cloudflareId) cloudflareId = targetCloudflareId(t, live.cloudflareId);
       faultPoint('cloudflare-read');
-      const asked = adapter.desired(sources, req.clusterId);
+      // A target owned whole keeps a frozen source's last recorded configuration in the whole.
+      const whole = adapter.planWhole?.(
+        live.items,
+        [
+          ...sources,
+          ...frozenRecords.map((r) => ({ ...r, createdAt: '', generation: 0, uid: '' }) as RegisteredSource),
+        ],
+        req.clusterId,
+      );
+      const asked = whole ? whole.desired : adapter.desired(sources, req.clusterId);
       const desired = adapter.complete ? await adapter.complete(asked, context, live.items) : asked;
       const settings = adapter.planHeld?.(live.items, desired, existing?.status?.managedSettings ?? [], frozen);
       const p =
+        whole?.plan ??
         settings?.plan ??
         planWrite(live.items, desired, adapter.codec, {
           frozenOwners: frozen,
           clusterId: req.clusterId,
           adoptLegacy: req.adoptLegacyMarkers,
+          ...(adapter.ownedKinds ? { ownedKinds: new Set(adapter.ownedKinds) } : {}),
         });
       const digest = createHash('sha256')
         .update(canonical(desired.map((d) => d.item)))

@@ -16,6 +16,7 @@ import type {
   SplitTunnelEntry,
   VirtualNetworkItem,
 } from './items.js';
+import type { TunnelContribution } from './tunnels.js';
 
 /** What one source contributes to a ruleset target. */
 export interface RulesetContribution {
@@ -47,6 +48,7 @@ export interface IdentityProviderContribution {
   entries: IdentityProviderItem[];
 }
 export type Contribution =
+  | TunnelContribution
   | IdentityProviderContribution
   | AccessGroupContribution
   | RulesetContribution

@@ -76,10 +76,17 @@ export interface MergeOptions {
    * want nothing.
    */
   frozenOwners?: ReadonlySet<string>;
+  /**
+   * The source kinds that feed this target, when another target reads the same Cloudflare list
+   * (a zone's DNS records: DNSRecord sets and a zone's tunnel hostnames). An item marked by our
+   * source of another kind belongs to that other target: held, never rewritten or removed here.
+   */
+  ownedKinds?: ReadonlySet<string>;
 }
 
 function isOurs(o: Ownership, opts: MergeOptions): boolean {
   if (o.owner !== 'ours' && !(o.owner === 'legacy' && opts.adoptLegacy)) return false;
+  if (opts.ownedKinds && !opts.ownedKinds.has(o.ref.kind)) return false;
   return !opts.frozenOwners?.has(refString(o.ref));
 }
 
@@ -131,9 +138,11 @@ export function planWrite<T>(
           ? `cluster ${o.clusterId}`
           : o.owner === 'legacy'
             ? 'legacy marker'
-            : o.owner === 'ours'
-              ? `${refString(o.ref)} (invalid spec, left as it is)`
-              : 'external',
+            : o.owner === 'ours' && opts.ownedKinds && !opts.ownedKinds.has(o.ref.kind)
+              ? refString(o.ref)
+              : o.owner === 'ours'
+                ? `${refString(o.ref)} (invalid spec, left as it is)`
+                : 'external',
       );
   });
 

@@ -30,7 +30,7 @@ export function kindDefinition(kind: SourceKind) {
 
 /** Whether a sync with many sources of this kind may list the kind instead of a GET each. */
 export function listedWhenMany(kind: SourceKind): boolean {
-  return !rules(kind).oneSourcePerTarget;
+  return !rules(kind).oneSourcePerTarget && !rules(kind).getEach;
 }
 
 export function isClusterScoped(kind: SourceKind): boolean {
@@ -54,6 +54,12 @@ export function zoneOf(kind: SourceKind, spec: SourceSpec): string | undefined {
 
 /** The source's `status.state` for its Ready condition (`Ready`, the kind's syncing state, or `Error`). */
 export function stateOf(kind: SourceKind, ready: { status: string; reason: string }): string {
+  const own = rules(kind).states;
+  if (own) {
+    if (ready.status === 'True') return own.ready;
+    if (ready.reason === 'Deleting') return own.deleting ?? own.syncing;
+    return ready.reason === 'Syncing' ? own.syncing : own.error;
+  }
   if (ready.status === 'True') return 'Ready';
   if (ready.reason === 'Syncing' || ready.reason === 'Deleting') return rules(kind).syncingState ?? 'Syncing';
   return 'Error';
@@ -75,8 +81,25 @@ export function zoneFromCredentials(kind: SourceKind): boolean {
  * anchor means the source moved and must register again before it counts.
  */
 export function anchorOf(kind: SourceKind, spec: SourceSpec): string {
+  const own = rules(kind).anchor?.(spec);
+  if (own !== undefined) return own;
   const zone = zoneOf(kind, spec);
   return zone !== undefined ? `zone:${zone}` : `credentials:${credentialsRefOf(kind, spec) ?? ''}`;
+}
+
+/** Whether the kind owns a Cloudflare object made before it registers (a Tunnel's tunnel). */
+export function lifecycleOf(kind: SourceKind): 'tunnel' | undefined {
+  return rules(kind).lifecycle;
+}
+
+/** What a valid source waits for before it can register (undefined: nothing). */
+export function waitingFor(kind: SourceKind, spec: SourceSpec): { reason: string; message: string } | undefined {
+  return rules(kind).waitingFor?.(spec);
+}
+
+/** The kind's own status fields for this spec (empty for most kinds). */
+export function statusFieldsOf(kind: SourceKind, spec: SourceSpec): Record<string, unknown> {
+  return rules(kind).statusFields?.(spec) ?? {};
 }
 
 /** Every problem of the spec, each naming the field (empty = valid). */

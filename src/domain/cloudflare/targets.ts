@@ -6,7 +6,9 @@
  * (account, list); virtual networks by (account, network name); DNS records by (zone, name,
  * type) — the record set, so every DNSRecord of one name and type meets in one place; zone
  * settings by zone; Zero Trust gateway settings by account; Access groups and identity providers
- * by (account, name).
+ * by (account, name); a tunnel's remote configuration by (account, tunnel id); the CNAMEs of
+ * every tunnel hostname in a zone by zone (one target per zone, so two tunnels wanting one
+ * hostname meet in one place).
  */
 import { type SourceRef, refString } from './markers.js';
 
@@ -21,6 +23,8 @@ export type SyncTarget =
   | { resourceType: 'GatewayConfiguration'; accountId: string }
   | { resourceType: 'AccessGroup'; accountId: string; name: string }
   | { resourceType: 'AccessIdentityProvider'; accountId: string; name: string }
+  | { resourceType: 'TunnelConfiguration'; accountId: string; tunnelId: string }
+  | { resourceType: 'TunnelDNS'; accountId: string; zoneId: string; zone: string }
   | {
       resourceType: 'DNSRecord';
       accountId: string;
@@ -38,7 +42,8 @@ export type SyncResourceType = SyncTarget['resourceType'];
  * `ZoneRuleset/<zoneId>/<phase>`, `DeviceSettingsPolicy/<accountId>/<list>`,
  * `VirtualNetwork/<accountId>/<network name>`, `DNSRecord/<zoneId>/<fqdn>/<type>` or
  * `CloudflareDomain/<zoneId>` (the zone's settings), `GatewayConfiguration/<accountId>` or
- * `AccessGroup/<accountId>/<group name>`, `AccessIdentityProvider/<accountId>/<name>`.
+ * `AccessGroup/<accountId>/<group name>`, `AccessIdentityProvider/<accountId>/<name>`,
+ * `TunnelConfiguration/<accountId>/<tunnelId>` or `TunnelDNS/<zoneId>`.
  */
 export function targetKey(t: SyncTarget): string {
   return `${t.resourceType}/${targetTail(t, '/')}`;
@@ -61,6 +66,10 @@ function targetTail(t: SyncTarget, sep: string): string {
     case 'AccessGroup':
     case 'AccessIdentityProvider':
       return `${t.accountId}${sep}${t.name}`;
+    case 'TunnelConfiguration':
+      return `${t.accountId}${sep}${t.tunnelId}`;
+    case 'TunnelDNS':
+      return t.zoneId;
   }
 }
 
@@ -83,6 +92,10 @@ export function targetObjectName(t: SyncTarget): string {
       return `Access group (${JSON.stringify(t.name)})`;
     case 'AccessIdentityProvider':
       return `Access identity provider (${JSON.stringify(t.name)})`;
+    case 'TunnelConfiguration':
+      return `tunnel configuration (${t.tunnelId})`;
+    case 'TunnelDNS':
+      return `set of tunnel CNAME records (zone ${t.zone})`;
   }
 }
 
@@ -109,6 +122,8 @@ export function targetCloudflareId(t: SyncTarget, cloudflareId?: string): string
   if (t.resourceType === 'GatewayConfiguration') return `gateway-${t.accountId}`;
   if (t.resourceType === 'AccessGroup' || t.resourceType === 'AccessIdentityProvider')
     return cloudflareId ?? `pending-${t.accountId}-${t.name}`;
+  if (t.resourceType === 'TunnelConfiguration') return t.tunnelId;
+  if (t.resourceType === 'TunnelDNS') return `tunnel-dns-${t.zoneId}`;
   return `account-${t.accountId}-${t.list}`;
 }
 

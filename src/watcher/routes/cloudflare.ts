@@ -4,6 +4,11 @@
  * `sourceChanged` hint, sent with signal-with-start so a new source gets its workflow. What
  * matters: the object appearing, its spec (generation) changing, its deletion starting.
  * Status-only updates — the workflows' own writes — are not passed on.
+ *
+ * Sources that refer to other objects (a TunnelBinding's Tunnel and Services, a
+ * TunnelIngressClassConfig's Tunnel, IngressClasses, Ingresses and Services) also get a hint when
+ * one of those changes, so an Ingress edit reaches the tunnel without waiting for a resync. The
+ * hint says nothing but "look again": the source's workflow reads everything fresh.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { SourceRef } from '../../domain/cloudflare/markers.js';
@@ -14,21 +19,44 @@ import { cloudflareSourceWorkflow, sourceChangedSignal } from '../../workflows/c
 import type { InformerEvent } from '../informer.js';
 import type { Route, WatcherContext } from '../watcher.js';
 
+/** The source kinds whose view includes other objects (src/activities/cloudflare/expand.ts). */
+const DEPENDENT_KINDS = new Set(['TunnelBinding', 'TunnelIngressClassConfig']);
+/** The objects they refer to, beyond Tunnels and ClusterTunnels (watched as sources already). */
+const REFERRED_KINDS = [
+  ['v1', 'Service'],
+  ['networking.k8s.io/v1', 'Ingress'],
+  ['networking.k8s.io/v1', 'IngressClass'],
+] as const;
+
 export class CloudflareSourceRoute implements Route {
   readonly name = 'cloudflare-sources';
   private ctx!: WatcherContext;
   /** Generation and deletion state last passed on per UID. */
   private readonly seen = new Map<string, string>();
 
+  /** The sources that refer to other objects, by UID. */
+  private readonly dependents = new Map<string, SourceRef>();
+  /** What each referred object last looked like (resourceVersion, or generation for Tunnels). */
+  private readonly referred = new Map<string, string>();
+
   register(ctx: WatcherContext): void {
     this.ctx = ctx;
     for (const def of SOURCE_KINDS.map(kindDefinition))
       ctx.watch<KubernetesObject>(def.apiVersion, def.kind, (ev) => this.onSource(def.kind, ev));
+    for (const [apiVersion, kind] of REFERRED_KINDS)
+      ctx.watch<KubernetesObject>(apiVersion, kind, (ev) => this.onReferred(kind, ev));
   }
 
   private onSource(kind: string, ev: InformerEvent<KubernetesObject>): void {
     const m = ev.object.metadata!;
     const uid = m.uid!;
+    const ref: SourceRef = { kind, ...(m.namespace ? { namespace: m.namespace } : {}), name: m.name! };
+    if (DEPENDENT_KINDS.has(kind)) {
+      if (ev.type === 'DELETED') this.dependents.delete(uid);
+      else this.dependents.set(uid, ref);
+    }
+    // A Tunnel's status (its ID appearing) matters to the sources naming it.
+    if (kind === 'Tunnel' || kind === 'ClusterTunnel') this.onReferred(kind, ev);
     if (ev.type === 'DELETED') {
       // The finalizer guarantees the workflow saw the deletion start.
       this.seen.delete(uid);
@@ -37,7 +65,35 @@ export class CloudflareSourceRoute implements Route {
     const fingerprint = `${m.generation ?? 0}|${m.deletionTimestamp ?? ''}`;
     if (this.seen.get(uid) === fingerprint && !ev.fromList) return;
     this.seen.set(uid, fingerprint);
-    const ref: SourceRef = { kind, ...(m.namespace ? { namespace: m.namespace } : {}), name: m.name! };
+    this.hint(ref, m.deletionTimestamp ? 'Deleting' : ev.type, ev.receivedAt, uid);
+  }
+
+  /** An object a dependent source may refer to changed: every dependent that could refer to it looks again. */
+  private onReferred(kind: string, ev: InformerEvent<KubernetesObject>): void {
+    const m = ev.object.metadata!;
+    const key = `${kind}/${m.uid}`;
+    if (ev.type === 'DELETED') this.referred.delete(key);
+    else {
+      const status = (ev.object as { status?: { tunnelId?: string } }).status;
+      const look =
+        kind === 'Tunnel' || kind === 'ClusterTunnel'
+          ? `${m.generation ?? 0}|${status?.tunnelId ?? ''}|${m.deletionTimestamp ?? ''}`
+          : (m.resourceVersion ?? '');
+      const before = this.referred.get(key);
+      this.referred.set(key, look);
+      if (before === look || (before === undefined && ev.fromList)) return;
+    }
+    for (const [uid, ref] of this.dependents) {
+      // A binding looks at its own namespace's Services only, and at no Ingress.
+      if (ref.kind === 'TunnelBinding' && kind !== 'Tunnel' && kind !== 'ClusterTunnel')
+        if (kind !== 'Service' || ref.namespace !== m.namespace) continue;
+      this.hint(ref, `${kind}Changed`, ev.receivedAt, uid);
+    }
+  }
+
+  private hint(ref: SourceRef, event: string, receivedAt: number, uid: string): void {
+    const { kind } = ref;
+    const m = { namespace: ref.namespace, name: ref.name, uid };
     const workflowId = sourceWorkflowId(ref);
     this.ctx.enqueue(workflowId, async () => {
       await this.ctx.dispatcher.signalWithStart({
@@ -45,14 +101,14 @@ export class CloudflareSourceRoute implements Route {
         workflowId,
         args: [{ ref }],
         signal: sourceChangedSignal,
-        signalArgs: [{ event: m.deletionTimestamp ? 'Deleting' : ev.type }],
+        signalArgs: [{ event }],
         kind,
-        receivedAt: ev.receivedAt,
+        receivedAt,
         searchAttributes: [
           { key: K8sKind, value: kind },
           ...(m.namespace ? [{ key: K8sNamespace, value: m.namespace }] : []),
           { key: K8sName, value: m.name! },
-          { key: K8sUID, value: uid },
+          { key: K8sUID, value: m.uid },
         ],
         summary: `${kind} ${m.namespace ? `${m.namespace}/` : ''}${m.name}`,
         details:

@@ -8,6 +8,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { CloudflareSourceActivities } from '../../activities/cloudflare/sources.js';
 import type { CloudflareSyncActivities } from '../../activities/cloudflare/sync.js';
+import type { TunnelActivities } from '../../activities/cloudflare/tunnels.js';
 import { RETRY } from '../retry-policy.js';
 
 /** Reads and writes of source objects, credentials, registrations. */
@@ -16,9 +17,9 @@ export const sourceSteps = proxyActivities<CloudflareSourceActivities>({
   retry: RETRY,
 });
 
-/** A GET-merge-write of one target, or a zone lookup, on the account's task queue. */
+/** A GET-merge-write of one target, a zone lookup or a tunnel's lifecycle, on the account's task queue. */
 export function cloudflareCalls(taskQueue: string) {
-  return proxyActivities<CloudflareSyncActivities>({
+  return proxyActivities<CloudflareSyncActivities & TunnelActivities>({
     taskQueue,
     startToCloseTimeout: '2 minutes',
     // The activities heartbeat every 3 s while they run: a dead worker's call is retried after this.

@@ -13,6 +13,7 @@
 import {
   condition,
   continueAsNew,
+  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -22,10 +23,13 @@ import {
   anchorOf,
   credentialsRefOf,
   isSourceKind,
+  lifecycleOf,
   targetsOf,
   stateOf,
+  statusFieldsOf,
   statusIdFieldOf,
   validateSource,
+  waitingFor,
   zoneFromCredentials,
   zoneOf,
   type SourceKind,
@@ -39,6 +43,8 @@ import { sourceChangedSignal, syncReportedSignal, type SourceInput, type SyncRep
 
 /** Retry of a resolution that failed for a reason outside the source (missing credentials, unknown zone). */
 const RESOLVE_RETRY_MS = 30_000;
+/** Retry of a source waiting for something another workflow makes (its tunnel's ID). */
+const WAITING_RETRY_MS = 5_000;
 /** Re-register when a target has not reported for this long. */
 const REREGISTER_MS = 5 * 60_000;
 
@@ -63,9 +69,13 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
 
   let targets: SyncTarget[] = input.targets ?? [];
   let registeredGeneration = -1;
+  /** The view (spec + what it refers to) last registered: a Service or Ingress change re-registers. */
+  let registeredView = '';
   let conditions: Condition[] = [];
   let lastStatus = '';
   let retryAt: number | undefined;
+  /** The UID of the object last read (the tunnel lifecycle is pinned to it). */
+  let currentUid = '';
   /** Zone ids looked up in this run, by credentials, account and zone name (forgotten on silence). */
   const zoneIds = new Map<string, string>();
 
@@ -110,6 +120,9 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       return;
     }
     const { uid, generation, spec } = src;
+    // Absent in results recorded before views existed: no view, nothing to compare.
+    const viewDigest = src.viewDigest ?? '';
+    currentUid = uid;
 
     if (src.deleting) {
       if (!src.finalized) return; // not ours to hold up
@@ -119,16 +132,35 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
         if (resolved?.status === 'ok') targets = targetsOf(kind, spec, resolved, ref);
       }
       await deleteFromTargets(uid, generation);
+      if (lifecycleOf(kind) === 'tunnel') {
+        const creds = await sourceSteps.resolveCloudflareCredentials({ name: credentialsRefOf(kind, spec) });
+        if (creds.status === 'ok')
+          await cloudflareCalls(creds.cloudflareTaskQueue).removeTunnel({
+            ref,
+            uid,
+            credentials: creds.credentials,
+            accountId: creds.accountId,
+          });
+      }
       await sourceSteps.setCloudflareSourceFinalizer({ ref, uid, present: false });
       return;
     }
     if (!src.finalized) await sourceSteps.setCloudflareSourceFinalizer({ ref, uid, present: true });
 
-    if (generation !== registeredGeneration || (retryAt !== undefined && Date.now() >= retryAt)) {
+    if (
+      generation !== registeredGeneration ||
+      viewDigest !== registeredView ||
+      (retryAt !== undefined && Date.now() >= retryAt)
+    ) {
       retryAt = undefined;
       const problems = validateSource(kind, spec, ref);
-      if (problems.length) {
+      const waiting = problems.length ? undefined : waitingFor(kind, spec);
+      if (waiting) {
+        retryAt = Date.now() + WAITING_RETRY_MS;
+        await writeStatus(uid, generation, { status: 'False', ...waiting });
+      } else if (problems.length) {
         registeredGeneration = generation;
+        registeredView = viewDigest;
         await writeStatus(uid, generation, {
           status: 'False',
           reason: 'InvalidSpec',
@@ -154,6 +186,7 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
             }
           targets = next;
           registeredGeneration = generation;
+          registeredView = viewDigest;
           upsertSearchAttributes([{ key: CloudflareTarget, value: targets.map(targetKey) }]);
           if (targets.length === 0)
             await writeStatus(uid, generation, {
@@ -170,7 +203,7 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
                 reason: 'Syncing',
                 message: `registered with ${targets.map(syncStateName).join(', ')}`,
               },
-              zoneStatus(resolved),
+              { ...zoneStatus(resolved), ...statusFieldsOf(kind, spec) },
             );
         }
       }
@@ -212,7 +245,7 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
               ? `in Cloudflare except: ${conflict.message}`
               : `in Cloudflare (${targets.map(syncStateName).join(', ')})`,
           },
-          idField && id ? { [idField]: id } : {},
+          { ...statusFieldsOf(kind, spec), ...(idField && id ? { [idField]: id } : {}) },
         );
       }
     }
@@ -233,7 +266,7 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
   async function resolve(
     spec: SourceSpec,
   ): Promise<
-    | { status: 'ok'; credentials: string; accountId: string; zoneId?: string; zoneName?: string }
+    | { status: 'ok'; credentials: string; accountId: string; zoneId?: string; zoneName?: string; tunnelId?: string }
     | { status: 'failed'; reason: string; message: string }
   > {
     const creds = await sourceSteps.resolveCloudflareCredentials({ name: credentialsRefOf(kind, spec) });
@@ -245,7 +278,24 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
         reason: 'NoZone',
         message: `spec.cloudflare.domain is not set and CloudflareCredentials ${creds.credentials} has no defaultDomain: name the zone`,
       };
-    if (zone === undefined) return { status: 'ok', credentials: creds.credentials, accountId: creds.accountId };
+    let tunnelId: string | undefined;
+    if (lifecycleOf(kind) === 'tunnel') {
+      const tunnel = await cloudflareCalls(creds.cloudflareTaskQueue).ensureTunnel({
+        ref,
+        uid: currentUid,
+        credentials: creds.credentials,
+        accountId: creds.accountId,
+      });
+      if (tunnel.status === 'failed') return { status: 'failed', ...tunnel.outcome };
+      tunnelId = tunnel.tunnelId;
+    }
+    if (zone === undefined)
+      return {
+        status: 'ok',
+        credentials: creds.credentials,
+        accountId: creds.accountId,
+        ...(tunnelId ? { tunnelId } : {}),
+      };
     // A spec edit that keeps the zone costs no API call (the account's budget is shared).
     const cacheKey = `${creds.credentials}|${creds.accountId}|${zone}`;
     let zoneId = zoneIds.get(cacheKey);
@@ -259,7 +309,14 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       zoneId = found.zoneId;
       zoneIds.set(cacheKey, zoneId);
     }
-    return { status: 'ok', credentials: creds.credentials, accountId: creds.accountId, zoneId, zoneName: zone };
+    return {
+      status: 'ok',
+      credentials: creds.credentials,
+      accountId: creds.accountId,
+      zoneId,
+      zoneName: zone,
+      ...(tunnelId ? { tunnelId } : {}),
+    };
   }
 
   function zoneStatus(resolved: { accountId: string; zoneId?: string }): Record<string, unknown> {
@@ -286,9 +343,14 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
           ? `removing from Cloudflare failed: ${failed.message}`
           : `waiting for Cloudflare to drop this source's items from ${[...pending].join(', ')}`,
       });
-      reported = false;
+      // On the reports themselves, not on a fresh `reported`: a Removed that arrived during the
+      // status write above is already in `reports` and must not be waited for again (the old wait,
+      // kept for histories recorded before the fix, missed it and slept 5 minutes).
+      const onReports = patched('source-delete-waits-on-reports');
+      if (!onReports) reported = false;
       await condition(
-        () => reported && [...reports.entries()].some(([k, r]) => pending.has(k) && r.result === 'Removed'),
+        () =>
+          (onReports || reported) && [...reports.entries()].some(([k, r]) => pending.has(k) && r.result === 'Removed'),
         REREGISTER_MS,
       );
       for (const [k, r] of reports) if (r.result === 'Removed') pending.delete(k);

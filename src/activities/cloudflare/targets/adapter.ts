@@ -27,6 +27,21 @@ export interface TargetContext {
 
 export interface TargetAdapter<I> {
   codec: ItemCodec<I>;
+  /**
+   * The source kinds whose marked items are this target's, when another target reads the same
+   * Cloudflare list (a zone's DNS records); undefined: every marker of this cluster.
+   */
+  ownedKinds?: readonly string[];
+  /**
+   * Targets owned whole (a tunnel configuration, whose rules carry no marker): the adapter plans
+   * from every source itself instead of the marker merge. Frozen sources (invalid specs) come
+   * with the configuration they last recorded, so nothing of theirs changes meanwhile.
+   */
+  planWhole?(
+    live: I[],
+    sources: RegisteredSource[],
+    clusterId: string,
+  ): { plan: WritePlan<I>; desired: DesiredItem<I>[] };
   /** The items the sources want, in aggregation order, each marked with its source. */
   desired(sources: RegisteredSource[], clusterId: string): DesiredItem<I>[];
   /** The target's items as Cloudflare has them now (one read), and the object's id when it has one. */

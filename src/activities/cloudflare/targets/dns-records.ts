@@ -3,6 +3,7 @@
  * type. Read: one filtered list (`name.exact` + `type`). Write: object by object
  * (./per-object.ts), PATCH by id so an adopted or changed record keeps its id.
  */
+import type Cloudflare from 'cloudflare';
 import { desiredRecords } from '../../../domain/cloudflare/aggregate.js';
 import { dnsRecordCodec, type DnsRecordItem } from '../../../domain/cloudflare/items.js';
 import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
@@ -15,7 +16,7 @@ type RecordTarget = Extract<SyncTarget, { resourceType: 'DNSRecord' }>;
 const DNS_PER_PAGE_MAX = 5000;
 
 /** The fields a record is written with (the SDK's create/edit body, without the zone). */
-function body(r: DnsRecordItem): Record<string, unknown> {
+export function recordBody(r: DnsRecordItem): Record<string, unknown> {
   return {
     type: r.type,
     name: r.name,
@@ -29,45 +30,49 @@ function body(r: DnsRecordItem): Record<string, unknown> {
   };
 }
 
+/**
+ * A zone's records matching `filter`. One page holds any real record set (up to Cloudflare's
+ * 5,000 per page); the next pages are fetched only when result_info says there are some (the
+ * SDK's iterator would always ask for one more, empty page: a second GET on every sync).
+ */
+export async function readRecords(
+  cf: Cloudflare,
+  filter: { zone_id: string; name?: { exact: string }; type?: never },
+): Promise<DnsRecordItem[]> {
+  let page = await cf.dns.records.list({ ...filter, per_page: DNS_PER_PAGE_MAX });
+  const records = [...page.result];
+  const more = (info: unknown) => {
+    const i = (info ?? {}) as { page?: number; total_pages?: number };
+    return (i.total_pages ?? 1) > (i.page ?? 1);
+  };
+  while (more(page.result_info)) {
+    page = await page.getNextPage();
+    records.push(...page.result);
+  }
+  return records.map((r) => {
+    const rec = r as unknown as DnsRecordItem & { data?: Record<string, unknown> };
+    return {
+      id: rec.id,
+      name: rec.name,
+      type: rec.type,
+      content: rec.content,
+      ttl: rec.ttl,
+      proxied: rec.proxied,
+      comment: rec.comment ?? null,
+      tags: rec.tags ?? [],
+      ...(rec.priority !== undefined ? { priority: rec.priority } : {}),
+      ...(rec.data !== undefined ? { data: rec.data } : {}),
+    };
+  });
+}
+
 export const dnsRecordAdapter: TargetAdapter<DnsRecordItem> = {
   codec: dnsRecordCodec,
+  ownedKinds: ['DNSRecord'],
   desired: desiredRecords,
   async read(cf, target) {
     const t = target as RecordTarget;
-    const items: DnsRecordItem[] = [];
-    // One page holds any real record set (up to Cloudflare's 5,000 per page); the next pages are
-    // fetched only when result_info says there are some (the SDK's iterator would always ask for
-    // one more, empty page: a second GET on every sync).
-    let page = await cf.dns.records.list({
-      zone_id: t.zoneId,
-      name: { exact: t.name },
-      type: t.type as never,
-      per_page: DNS_PER_PAGE_MAX,
-    });
-    const records = [...page.result];
-    const more = (info: unknown) => {
-      const i = (info ?? {}) as { page?: number; total_pages?: number };
-      return (i.total_pages ?? 1) > (i.page ?? 1);
-    };
-    while (more(page.result_info)) {
-      page = await page.getNextPage();
-      records.push(...page.result);
-    }
-    for (const r of records) {
-      const rec = r as unknown as DnsRecordItem & { data?: Record<string, unknown> };
-      items.push({
-        id: rec.id,
-        name: rec.name,
-        type: rec.type,
-        content: rec.content,
-        ttl: rec.ttl,
-        proxied: rec.proxied,
-        comment: rec.comment ?? null,
-        tags: rec.tags ?? [],
-        ...(rec.priority !== undefined ? { priority: rec.priority } : {}),
-        ...(rec.data !== undefined ? { data: rec.data } : {}),
-      });
-    }
+    const items = await readRecords(cf, { zone_id: t.zoneId, name: { exact: t.name }, type: t.type as never });
     const ours = items.length === 1 ? items[0]!.id : undefined;
     return { items, ...(ours ? { cloudflareId: ours } : {}) };
   },
@@ -78,8 +83,8 @@ export const dnsRecordAdapter: TargetAdapter<DnsRecordItem> = {
       // Every record in the set has this name and type: any of ours being removed can be reused.
       reuses: () => true,
       remove: async (id) => void (await api.delete(id, { zone_id: t.zoneId })),
-      update: async (id, item) => void (await api.edit(id, { zone_id: t.zoneId, ...body(item) } as never)),
-      create: async (item) => (await api.create({ zone_id: t.zoneId, ...body(item) } as never)).id,
+      update: async (id, item) => void (await api.edit(id, { zone_id: t.zoneId, ...recordBody(item) } as never)),
+      create: async (item) => (await api.create({ zone_id: t.zoneId, ...recordBody(item) } as never)).id,
     });
     return cloudflareId ? { cloudflareId } : {};
   },

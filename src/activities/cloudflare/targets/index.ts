@@ -8,6 +8,8 @@ import { gatewaySettingsAdapter } from './gateway-settings.js';
 import { identityProviderAdapter } from './identity-providers.js';
 import { rulesetAdapter } from './rulesets.js';
 import { virtualNetworkAdapter } from './virtual-networks.js';
+import { tunnelConfigurationAdapter } from './tunnel-configuration.js';
+import { tunnelDnsAdapter } from './tunnel-dns.js';
 import { zoneSettingsAdapter } from './zone-settings.js';
 
 export type { TargetAdapter, TargetContext } from './adapter.js';
@@ -32,5 +34,9 @@ export function adapterFor(target: SyncTarget): TargetAdapter<unknown> {
       return accessGroupAdapter as TargetAdapter<unknown>;
     case 'AccessIdentityProvider':
       return identityProviderAdapter as TargetAdapter<unknown>;
+    case 'TunnelConfiguration':
+      return tunnelConfigurationAdapter as TargetAdapter<unknown>;
+    case 'TunnelDNS':
+      return tunnelDnsAdapter as TargetAdapter<unknown>;
   }
 }

@@ -6,6 +6,7 @@ import { deviceSettingsPolicyRules } from './device-settings-policy.js';
 import { dnsRecordRules } from './dns-record.js';
 import { gatewayConfigurationRules } from './gateway-configuration.js';
 import { redirectRuleRules, transformRuleRules, zoneRulesetRules } from './rulesets.js';
+import { clusterTunnelRules, tunnelBindingRules, tunnelIngressClassConfigRules, tunnelRules } from './tunnels.js';
 import type { SourceKindRules } from './types.js';
 import { virtualNetworkRules } from './virtual-network.js';
 
@@ -20,6 +21,10 @@ export const SOURCE_KIND_RULES = {
   GatewayConfiguration: gatewayConfigurationRules,
   AccessGroup: accessGroupRules,
   AccessIdentityProvider: accessIdentityProviderRules,
+  Tunnel: tunnelRules,
+  ClusterTunnel: clusterTunnelRules,
+  TunnelBinding: tunnelBindingRules,
+  TunnelIngressClassConfig: tunnelIngressClassConfigRules,
 } as const satisfies Record<string, SourceKindRules<never>>;
 
 export type { ResolvedPlace, SourceKindRules, SourceObjectMeta } from './types.js';

@@ -14,6 +14,8 @@ export interface ResolvedPlace {
   zoneId?: string;
   /** The zone's name, set with `zoneId`. */
   zoneName?: string;
+  /** The tunnel the source configures: created or adopted by a Tunnel's own workflow (`lifecycle`). */
+  tunnelId?: string;
 }
 
 /** The source object itself, beyond its spec (a kind may default a field to the object's name). */
@@ -31,10 +33,17 @@ export interface SourceKindRules<Spec = unknown> {
    */
   oneSourcePerTarget?: boolean;
   /**
+   * A target has few sources of this kind (a tunnel's bindings and class configs), each read with
+   * what it refers to anyway: the sync GETs each and never lists the kind (no `list` in RBAC).
+   */
+  getEach?: boolean;
+  /**
    * `status.state` while the source is being synced, when the kind's enum has no `Syncing`
    * (CloudflareDomain: `Pending`). Ready and failed sources show `Ready` and `Error`.
    */
   syncingState?: string;
+  /** The kind's own `status.state` names, when it has neither `Ready` nor `Error` (a Tunnel's `active`/`error`). */
+  states?: { ready: string; syncing: string; error: string; deleting?: string };
   /**
    * The status field that shows the Cloudflare object's ID once synced (`groupId`, `recordId`, …),
    * for kinds whose target is one object of their own.
@@ -53,6 +62,20 @@ export interface SourceKindRules<Spec = unknown> {
   zoneFromCredentials?: boolean;
   /** Every problem of the spec, each naming the field (empty = valid). */
   validate(spec: Spec, object: SourceObjectMeta): string[];
+  /**
+   * What places the source, when it is not its zone or credentials (`anchorOf` in ../sources.ts):
+   * a TunnelBinding is placed by the tunnel it names.
+   */
+  anchor?(spec: Spec): string;
+  /**
+   * The Cloudflare object the source itself owns, created (or adopted) before it registers: a
+   * Tunnel's tunnel, whose ID places its configuration (src/activities/cloudflare/tunnels.ts).
+   */
+  lifecycle?: 'tunnel';
+  /** Something the valid source waits for before it can register (its tunnel has no ID yet). */
+  waitingFor?(spec: Spec): { reason: string; message: string } | undefined;
+  /** Fields the kind shows on its status beyond the common ones (`ingressCount`, the tunnel it uses). */
+  statusFields?(spec: Spec): Record<string, unknown>;
   /** Where the source's items go, once its account (and zone) are known. */
   targets(spec: Spec, place: ResolvedPlace, object: SourceObjectMeta): SyncTarget[];
   /** What the source contributes to one target (empty when it does not feed that target). */

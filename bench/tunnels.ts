@@ -1,0 +1,254 @@
+/**
+ * Tunnel configuration figures: a tunnel fed by HOSTNAMES Ingresses (one host each) through a
+ * TunnelIngressClassConfig, next to a tunnel with one Ingress as the baseline, on a private local
+ * stack (real Temporal, apiserver, etcd), the worker and watcher in this process, Cloudflare = the
+ * emulator in this process, counted through its request log.
+ *
+ * 1. Creation: HOSTNAMES Ingresses created at once → time until the configuration holds every
+ *    rule, and how many configuration PUTs that took (one per burst is the goal).
+ * 2. One Ingress change: ROUNDS times, one Ingress's backend port changed → time until the
+ *    configuration in Cloudflare shows it (p50/p99), and the configuration GETs and PUTs per change;
+ *    the same on the baseline tunnel in the same run → ratio.
+ * 3. A burst: BURST Ingresses changed at once → configuration PUTs for the burst.
+ *
+ * Usage: npx tsx bench/tunnels.ts [HOSTNAMES=500] [ROUNDS=10] [BURST=50]
+ */
+import { performance } from 'node:perf_hooks';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { CLOUDFLARE_API_VERSION, CLOUDFLARE_GROUP } from '../src/api/cloudflare.js';
+import { EmulatorAdmin, startCloudflareEmulator } from '../src/cloudflare/emulator/index.js';
+import { loadCloudflareConfig, loadConfig } from '../src/config.js';
+import { KubeClient } from '../src/kube/client.js';
+import { logger } from '../src/log.js';
+import { startWatcher } from '../src/watcher/main.js';
+import { writeWorkflowBundle } from '../src/workers/bundle.js';
+import { createWorker } from '../src/workers/worker.js';
+import { benchStack, machine, percentile, pool } from './support.js';
+
+const [HOSTNAMES = 500, ROUNDS = 10, BURST = 50] = process.argv.slice(2).map(Number);
+const hex = () => randomBytes(16).toString('hex');
+const ms = (n: number) => `${n.toFixed(0)} ms`;
+
+console.log(`# bench/tunnels.ts HOSTNAMES=${HOSTNAMES} ROUNDS=${ROUNDS} BURST=${BURST}`);
+console.log(`# machine: ${machine()}`);
+
+const stack = await benchStack('tunnels');
+const kube = KubeClient.fromKubeconfig(stack.info.kubeconfig);
+const TOKEN = `op-${hex()}`;
+const emulator = await startCloudflareEmulator({
+  tokens: [{ token: TOKEN, id: 'operator' }],
+  rateLimit: { requests: 1_000_000, windowSeconds: 1 },
+});
+const admin = new EmulatorAdmin(emulator.url, emulator.adminToken);
+const taskQueue = `bench-tun-${hex().slice(0, 8)}`;
+const base = loadConfig(
+  {
+    temporalAddress: stack.info.temporal.address,
+    namespace: stack.info.temporal.namespace,
+    taskQueue,
+    kubeconfig: stack.info.kubeconfig,
+  },
+  {},
+);
+const cfg = { ...base, cloudflare: { ...loadCloudflareConfig({}), baseURL: emulator.baseURL } };
+const bundle = path.join(stack.info.stateDir, 'workflow-bundle.js');
+await writeWorkflowBundle(bundle);
+logger.level = 'warn';
+process.env.DO_TEMPORAL_LOG_LEVEL = 'WARN';
+const worker = await createWorker(cfg, { workflowBundlePath: bundle });
+const running = worker.run();
+const watcher = await startWatcher(cfg, { log: logger.child({ role: 'watcher' }) });
+
+async function until(what: string, fn: () => boolean | Promise<boolean>, timeoutMs = 600_000, intervalMs = 5) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await fn())) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/** The tunnel's ingress rules from the emulator's memory (the bench's polling spends no API call). */
+const rules = (tunnelId: string) =>
+  ((emulator.store.tunnelConfigs.get(tunnelId)?.config as { ingress?: Array<{ hostname?: string; service: string }> })
+    ?.ingress ?? []) as Array<{ hostname?: string; service: string }>;
+
+const configCalls = async (tunnelId: string) => {
+  const log = await admin.requests({ path: `/cfd_tunnel/${tunnelId}/configurations$` });
+  return { gets: log.filter((r) => r.method === 'GET').length, puts: log.filter((r) => r.method === 'PUT').length };
+};
+
+/** A namespace with a Tunnel, its class config and IngressClass, a Service; returns the tunnel's ID. */
+async function tunnelSetup(name: string, accountId: string, credentials: string, zoneName: string) {
+  const ns = `bench-${name}`;
+  await kube.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  await kube.apply({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'web', namespace: ns },
+    spec: { ports: [{ port: 80, targetPort: 80 }] },
+  } as never);
+  await kube.apply({
+    apiVersion: CLOUDFLARE_API_VERSION,
+    kind: 'Tunnel',
+    metadata: { name, namespace: ns },
+    spec: {
+      newTunnel: { name: `${name}-${hex().slice(0, 6)}` },
+      cloudflare: { credentialsRef: { name: credentials }, domain: zoneName },
+    },
+  });
+  await kube.apply({
+    apiVersion: CLOUDFLARE_API_VERSION,
+    kind: 'TunnelIngressClassConfig',
+    metadata: { name: 'cfg', namespace: ns },
+    spec: { tunnelRef: { kind: 'Tunnel', name } },
+  });
+  await kube.apply({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'IngressClass',
+    metadata: { name: ns },
+    spec: {
+      controller: 'cloudflare-operator.io/tunnel-ingress-controller',
+      parameters: {
+        apiGroup: CLOUDFLARE_GROUP,
+        kind: 'TunnelIngressClassConfig',
+        name: 'cfg',
+        namespace: ns,
+        scope: 'Namespace',
+      },
+    },
+  } as never);
+  let tunnelId = '';
+  await until(`tunnel ${name}`, async () => {
+    const t = (await kube.get({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'Tunnel', namespace: ns, name })) as
+      { status?: { tunnelId?: string } } | undefined;
+    tunnelId = t?.status?.tunnelId ?? '';
+    return !!tunnelId;
+  });
+  return { ns, tunnelId };
+}
+
+const ingress = (ns: string, i: number, zoneName: string, port = 80) => ({
+  apiVersion: 'networking.k8s.io/v1',
+  kind: 'Ingress',
+  metadata: { name: `h${i}`, namespace: ns },
+  spec: {
+    ingressClassName: ns,
+    rules: [
+      {
+        host: `h${i}.${zoneName}`,
+        http: {
+          paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: port } } } }],
+        },
+      },
+    ],
+  },
+});
+
+/** ROUNDS changes of one Ingress's port, each waited for in Cloudflare: latencies and calls per change. */
+async function changes(ns: string, tunnelId: string, zoneName: string, count: number) {
+  const times: number[] = [];
+  const calls: string[] = [];
+  for (let r = 1; r <= ROUNDS; r++) {
+    const i = r % count;
+    const port = 8000 + r;
+    await admin.clearRequests();
+    const t0 = performance.now();
+    await kube.apply(ingress(ns, i, zoneName, port));
+    await until('the change in Cloudflare', () => rules(tunnelId).some((x) => x.service.endsWith(`svc:${port}`)));
+    times.push(performance.now() - t0);
+    await new Promise((res) => setTimeout(res, 1500)); // the sync's status writes and any straggler
+    const c = await configCalls(tunnelId);
+    calls.push(`${c.gets}+${c.puts}`);
+  }
+  return { times: times.sort((a, b) => a - b), calls };
+}
+
+try {
+  const accountId = hex();
+  const zoneName = `t${hex().slice(0, 8)}.example.com`;
+  await admin.seed({ accounts: [{ id: accountId }], zones: [{ name: zoneName, account_id: accountId }] });
+  await kube.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench-tun-creds' } });
+  await kube.apply({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'bench-tun', namespace: 'bench-tun-creds' },
+    stringData: { CLOUDFLARE_API_TOKEN: TOKEN },
+  } as never);
+  await kube.apply({
+    apiVersion: CLOUDFLARE_API_VERSION,
+    kind: 'CloudflareCredentials',
+    metadata: { name: 'bench-tun' },
+    spec: { accountId, authType: 'apiToken', secretRef: { name: 'bench-tun', namespace: 'bench-tun-creds' } },
+  });
+
+  // The baseline: one Ingress.
+  const small = await tunnelSetup('small', accountId, 'bench-tun', zoneName);
+  await kube.apply(ingress(small.ns, 0, `small.${zoneName}`));
+  await until('the baseline rule', () => rules(small.tunnelId).length === 2);
+
+  // 1. HOSTNAMES Ingresses at once.
+  const big = await tunnelSetup('big', accountId, 'bench-tun', zoneName);
+  await admin.clearRequests();
+  const t0 = performance.now();
+  await pool(
+    Array.from({ length: HOSTNAMES }, (_, i) => i),
+    8,
+    (i) => kube.apply(ingress(big.ns, i, zoneName)),
+  );
+  const applied = performance.now() - t0;
+  await until('every rule in Cloudflare', () => rules(big.tunnelId).length === HOSTNAMES + 1);
+  const converged = performance.now() - t0;
+  const created = await configCalls(big.tunnelId);
+  await until(
+    'every CNAME',
+    () =>
+      [...emulator.store.dnsRecords.values()]
+        .flat()
+        .filter((r) => (r as { content?: string }).content === `${big.tunnelId}.cfargotunnel.com`).length === HOSTNAMES,
+  ).catch(() => undefined);
+  const dnsDone = performance.now() - t0;
+  console.log(
+    `${HOSTNAMES} Ingresses applied in ${ms(applied)}; every rule in Cloudflare after ${ms(converged)} ` +
+      `(${created.puts} configuration PUTs, ${created.gets} GETs); every CNAME after ${ms(dnsDone)}`,
+  );
+
+  // 2. One Ingress change, on the big tunnel and on the baseline.
+  const onBig = await changes(big.ns, big.tunnelId, zoneName, HOSTNAMES);
+  const onSmall = await changes(small.ns, small.tunnelId, `small.${zoneName}`, 1);
+  const p = (a: number[], q: number) => percentile(a, q);
+  console.log(
+    `one Ingress change → Cloudflare, ${HOSTNAMES} hostnames: p50 ${ms(p(onBig.times, 50))} p99 ${ms(p(onBig.times, 99))}; ` +
+      `configuration GET+PUT per change ${onBig.calls.join(', ')}`,
+  );
+  console.log(
+    `one Ingress change → Cloudflare, 1 hostname (baseline, same run): p50 ${ms(p(onSmall.times, 50))} p99 ${ms(p(onSmall.times, 99))}; ` +
+      `GET+PUT ${onSmall.calls.join(', ')} → ratio p50 ${(p(onBig.times, 50) / p(onSmall.times, 50)).toFixed(2)}×`,
+  );
+
+  // 3. A burst of BURST changes.
+  await admin.clearRequests();
+  const port = 9000;
+  const t1 = performance.now();
+  await pool(
+    Array.from({ length: BURST }, (_, i) => i),
+    8,
+    (i) => kube.apply(ingress(big.ns, i, zoneName, port)),
+  );
+  await until(
+    'the burst in Cloudflare',
+    () => rules(big.tunnelId).filter((x) => x.service.endsWith(`svc:${port}`)).length === BURST,
+  );
+  const burstMs = performance.now() - t1;
+  await new Promise((res) => setTimeout(res, 2000));
+  const burst = await configCalls(big.tunnelId);
+  console.log(
+    `burst of ${BURST} Ingress changes: ${burst.puts} configuration PUTs, in Cloudflare after ${ms(burstMs)}`,
+  );
+} finally {
+  await watcher.stop();
+  worker.worker.shutdown();
+  await running.catch(() => undefined);
+  await emulator.close();
+  await stack.stop();
+}

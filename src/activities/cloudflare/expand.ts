@@ -1,0 +1,178 @@
+/**
+ * A source as the Cloudflare rules read it: its spec plus the facts it refers to. Most kinds are
+ * their spec. A TunnelBinding adds the Tunnel it names (ID, credentials, zone) and its Services'
+ * ports; a TunnelIngressClassConfig adds its Tunnel, the Ingresses of every IngressClass whose
+ * `parameters` name it, and their Services. Gathered here, once per read, so the rules in
+ * src/domain/cloudflare/kinds/ stay pure and the source's workflow and the target's sync see
+ * the same thing.
+ */
+import { createHash } from 'node:crypto';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { CLOUDFLARE_GROUP } from '../../api/cloudflare.js';
+import { ClusterTunnelKind, TunnelKind, type TunnelSpec } from '../../api/cloudflare-tunnels.js';
+import { canonical } from '../../domain/cloudflare/merge.js';
+import type { SourceKind, SourceSpec } from '../../domain/cloudflare/sources.js';
+import type { IngressFacts, ServiceFacts, TunnelFacts } from '../../domain/cloudflare/tunnels.js';
+import type { KubeClient } from '../../kube/client.js';
+import { getObject, listAll } from '../kubernetes/calls.js';
+
+interface RawSource extends KubernetesObject {
+  spec?: SourceSpec;
+  [field: string]: unknown;
+}
+
+async function tunnelFacts(
+  kube: KubeClient,
+  ref: { kind: string; name: string },
+  namespace: string | undefined,
+): Promise<TunnelFacts | null> {
+  const cluster = ref.kind === 'ClusterTunnel';
+  const def = cluster ? ClusterTunnelKind : TunnelKind;
+  const obj = await getObject<KubernetesObject & { spec?: TunnelSpec; status?: { tunnelId?: string } }>(kube, {
+    apiVersion: def.apiVersion,
+    kind: def.kind,
+    ...(cluster ? {} : { namespace }),
+    name: ref.name,
+  });
+  if (!obj || obj.metadata?.deletionTimestamp) return null;
+  const cf = obj.spec?.cloudflare;
+  return {
+    kind: cluster ? 'ClusterTunnel' : 'Tunnel',
+    name: ref.name,
+    ...(cluster ? {} : { namespace }),
+    ...(obj.status?.tunnelId ? { tunnelId: obj.status.tunnelId } : {}),
+    ...(cf?.credentialsRef?.name ? { credentialsRef: cf.credentialsRef.name } : {}),
+    ...(cf?.domain ? { domain: cf.domain } : {}),
+  };
+}
+
+interface ServiceObject extends KubernetesObject {
+  spec?: { ports?: Array<{ name?: string; port: number; protocol?: string; appProtocol?: string }> };
+}
+
+const servicePorts = (s: ServiceObject): ServiceFacts => ({
+  ports: (s.spec?.ports ?? []).map((p) => ({
+    port: p.port,
+    ...(p.name ? { name: p.name } : {}),
+    ...(p.protocol ? { protocol: p.protocol } : {}),
+    ...(p.appProtocol ? { appProtocol: p.appProtocol } : {}),
+  })),
+});
+
+async function bindingView(kube: KubeClient, obj: RawSource): Promise<SourceSpec> {
+  const namespace = obj.metadata!.namespace!;
+  const tunnelRef = obj.tunnelRef as { kind: string; name: string; disableDNSUpdates?: boolean };
+  const subjects = (obj.subjects ?? []) as Array<{ name: string; spec?: { target?: string } }>;
+  const services: Record<string, ServiceFacts> = {};
+  for (const s of subjects) {
+    if (s.spec?.target || s.name in services) continue;
+    const svc = await getObject<ServiceObject>(kube, { apiVersion: 'v1', kind: 'Service', namespace, name: s.name });
+    services[s.name] = svc ? servicePorts(svc) : null;
+  }
+  return {
+    ...(obj.spec?.priority !== undefined ? { priority: obj.spec.priority } : {}),
+    namespace,
+    subjects,
+    tunnelRef,
+    tunnel: await tunnelFacts(kube, tunnelRef, namespace),
+    services,
+  };
+}
+
+interface IngressClassObject extends KubernetesObject {
+  spec?: { parameters?: { apiGroup?: string; kind?: string; name?: string; namespace?: string; scope?: string } };
+}
+interface IngressObject extends KubernetesObject {
+  spec?: { ingressClassName?: string; rules?: IngressFacts['rules'] };
+}
+
+/** The IngressClasses whose parameters are this TunnelIngressClassConfig. */
+async function classesOf(kube: KubeClient, namespace: string, name: string): Promise<Set<string>> {
+  const classes = await listAll<IngressClassObject>(kube, 'networking.k8s.io/v1', 'IngressClass');
+  return new Set(
+    classes
+      .filter((c) => {
+        const p = c.spec?.parameters;
+        return (
+          p?.apiGroup === CLOUDFLARE_GROUP &&
+          p.kind === 'TunnelIngressClassConfig' &&
+          p.name === name &&
+          (p.namespace ?? namespace) === namespace
+        );
+      })
+      .map((c) => c.metadata!.name!),
+  );
+}
+
+async function ingressClassConfigView(kube: KubeClient, obj: RawSource): Promise<SourceSpec> {
+  const namespace = obj.metadata!.namespace!;
+  const spec = (obj.spec ?? {}) as SourceSpec & {
+    tunnelRef: { kind: string; name: string; namespace?: string };
+    watchNamespaces?: string[];
+  };
+  const classes = await classesOf(kube, namespace, obj.metadata!.name!);
+  const watched = spec.watchNamespaces?.length ? spec.watchNamespaces : [undefined];
+  const ingresses: IngressFacts[] = [];
+  if (classes.size)
+    for (const ns of watched)
+      for (const ing of await listAll<IngressObject>(
+        kube,
+        'networking.k8s.io/v1',
+        'Ingress',
+        ns ? { namespace: ns } : {},
+      )) {
+        const cls = ing.spec?.ingressClassName ?? ing.metadata?.annotations?.['kubernetes.io/ingress.class'];
+        if (!cls || !classes.has(cls) || ing.metadata?.deletionTimestamp) continue;
+        ingresses.push({
+          namespace: ing.metadata!.namespace!,
+          name: ing.metadata!.name!,
+          ...(ing.metadata?.annotations ? { annotations: ing.metadata.annotations } : {}),
+          rules: ing.spec?.rules ?? [],
+        });
+      }
+  ingresses.sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
+  // One list of Services per namespace that has Ingresses of the class, not one GET per backend.
+  const services: Record<string, ServiceFacts> = {};
+  for (const ns of new Set(ingresses.map((i) => i.namespace))) {
+    const found = await listAll<ServiceObject>(kube, 'v1', 'Service', { namespace: ns });
+    for (const s of found) services[`${ns}/${s.metadata!.name}`] = servicePorts(s);
+  }
+  return {
+    ...spec,
+    namespace,
+    tunnel: await tunnelFacts(kube, spec.tunnelRef, spec.tunnelRef.namespace || namespace),
+    ingresses,
+    services,
+  };
+}
+
+/** Whether the kind's view depends on other objects (and so may change without a new generation). */
+export function isExpanded(kind: SourceKind): boolean {
+  return kind === 'TunnelBinding' || kind === 'TunnelIngressClassConfig';
+}
+
+/** The source's spec with what it refers to (the spec itself for most kinds). */
+export async function expandSource(
+  kube: KubeClient,
+  kind: SourceKind,
+  obj: KubernetesObject & { spec?: SourceSpec },
+): Promise<SourceSpec> {
+  if (kind === 'TunnelBinding') return bindingView(kube, obj as RawSource);
+  if (kind === 'TunnelIngressClassConfig') return ingressClassConfigView(kube, obj as RawSource);
+  return obj.spec ?? {};
+}
+
+/** A digest of a view: a referred object changing changes it, so the source registers again. */
+export function viewDigest(spec: SourceSpec): string {
+  return createHash('sha256').update(canonical(spec)).digest('hex').slice(0, 16);
+}
+
+/**
+ * What the source's workflow keeps of a view: the Ingresses and Services of a class config are
+ * only needed by the sync (which expands afresh), so they stay out of the workflow's history.
+ */
+export function workflowView(kind: SourceKind, spec: SourceSpec): SourceSpec {
+  if (kind !== 'TunnelIngressClassConfig') return spec;
+  const { ingresses, services: _services, ...rest } = spec as SourceSpec & { ingresses: unknown[] };
+  return { ...rest, ingresses: [], ingressCount: ingresses.length, services: {} };
+}

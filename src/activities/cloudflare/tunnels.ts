@@ -1,0 +1,253 @@
+/**
+ * A Tunnel's (or ClusterTunnel's) own tunnel: created (`newTunnel`) or adopted
+ * (`existingTunnel`) before the Tunnel registers its settings with the tunnel's configuration,
+ * deleted on removal when the operator created it. Run on the account's task queue.
+ *
+ * Create is idempotent across crashes: the intent (`status.state: creating` with the name) is
+ * recorded on the Tunnel before the POST, the ID right after. A retry that finds a live tunnel
+ * of that name with the intent recorded takes it as the one it made; without the intent, a
+ * tunnel of that name is someone else's and is never taken (use existingTunnel to adopt it).
+ *
+ * Credentials go into a Secret named after the Tunnel (in its namespace; a ClusterTunnel's in
+ * the operator's Cloudflare namespace) with the keys cloudflared reads: `credentials.json`
+ * (AccountTag, TunnelID, TunnelSecret) and `token` (for `cloudflared tunnel run --token`). They
+ * are read from Cloudflare's token endpoint inside this activity and never leave it: the result
+ * carries the ID only. The Secret is owned by the Tunnel (garbage-collected with it), and an
+ * existing Secret of that name that is not is never overwritten. The worker creates and patches
+ * Secrets but never reads one outside its own namespace (deploy/rbac/worker.yaml).
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { PatchStrategy, setHeaderOptions, type KubernetesObject } from '@kubernetes/client-node';
+import type Cloudflare from 'cloudflare';
+import { DEFAULT_CREDENTIALS_NAMESPACE } from '../../api/cloudflare.js';
+import { ClusterTunnelKind, TunnelKind, type TunnelSpec, type TunnelStatus } from '../../api/cloudflare-tunnels.js';
+import type { CloudflareConfig } from '../../config.js';
+import type { SourceRef } from '../../domain/cloudflare/markers.js';
+import { failedWith, ok, type Outcome } from '../../domain/results.js';
+import { statusCode, type KubeClient } from '../../kube/client.js';
+import { faultPoint } from '../fault-points.js';
+import { getObject, heartbeat } from '../kubernetes/calls.js';
+import { kubeFailure } from '../kubernetes/errors.js';
+import { clientFor } from './credentials.js';
+import { cloudflareFailure } from './errors.js';
+
+export interface TunnelRequest {
+  ref: SourceRef;
+  uid: string;
+  credentials: string;
+  accountId: string;
+}
+
+export interface EnsuredTunnel {
+  tunnelId: string;
+  tunnelName: string;
+  /** The Secret holding its credentials (`namespace/name`). */
+  secret: string;
+}
+
+type TunnelObject = KubernetesObject & { spec: TunnelSpec; status?: TunnelStatus };
+interface CfTunnel {
+  id: string;
+  name: string;
+  deleted_at?: string | null;
+}
+
+const isNotFound = (err: unknown) => (err as { status?: number }).status === 404;
+
+export function createTunnelActivities(kube: KubeClient, config: Pick<CloudflareConfig, 'baseURL'>) {
+  function objectRef(ref: SourceRef) {
+    const def = ref.kind === 'ClusterTunnel' ? ClusterTunnelKind : TunnelKind;
+    return { apiVersion: def.apiVersion, kind: def.kind, plural: def.plural, namespace: ref.namespace, name: ref.name };
+  }
+
+  async function patchStatus(ref: SourceRef, uid: string, status: Partial<TunnelStatus>): Promise<void> {
+    try {
+      await kube.patchCustomStatus(objectRef(ref), status, uid);
+    } catch (err) {
+      throw kubeFailure(err, `status of ${ref.kind} ${ref.name}`);
+    }
+  }
+
+  async function findByName(cf: Cloudflare, accountId: string, name: string): Promise<CfTunnel | undefined> {
+    for await (const t of cf.zeroTrust.tunnels.cloudflared.list({ account_id: accountId, name, is_deleted: false }))
+      if ((t as CfTunnel).name === name && !(t as CfTunnel).deleted_at) return t as CfTunnel;
+    return undefined;
+  }
+
+  async function getLive(cf: Cloudflare, accountId: string, id: string): Promise<CfTunnel | undefined> {
+    try {
+      const t = (await cf.zeroTrust.tunnels.cloudflared.get(id, { account_id: accountId })) as CfTunnel;
+      return t.deleted_at ? undefined : t;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** The tunnel this Tunnel runs: found, or created with the intent recorded first. */
+  async function tunnelOf(
+    cf: Cloudflare,
+    req: TunnelRequest,
+    obj: TunnelObject,
+  ): Promise<Outcome<CfTunnel, { reason: string; message: string }>> {
+    const { spec, status } = obj;
+    const existing = spec.existingTunnel;
+    if (existing) {
+      const byId = existing.id ? await getLive(cf, req.accountId, existing.id) : undefined;
+      const found = byId ?? (existing.name ? await findByName(cf, req.accountId, existing.name) : undefined);
+      if (found) return ok(found);
+      return failedWith({
+        reason: 'TunnelNotFound',
+        message: `spec.existingTunnel: no live tunnel ${existing.id ? `with id ${existing.id}` : ''}${existing.id && existing.name ? ' or ' : ''}${existing.name ? `named ${JSON.stringify(existing.name)}` : ''} in account ${req.accountId}`,
+      });
+    }
+    const name = spec.newTunnel!.name;
+    if (status?.tunnelId) {
+      const mine = await getLive(cf, req.accountId, status.tunnelId);
+      if (mine) return ok(mine);
+      // Deleted outside the operator: made again below, under the same name.
+    }
+    const sameName = await findByName(cf, req.accountId, name);
+    if (sameName) {
+      if (status?.state === 'creating' && status.tunnelName === name) return ok(sameName); // our crashed create
+      return failedWith({
+        reason: 'TunnelNameTaken',
+        message: `a tunnel named ${JSON.stringify(name)} already exists in account ${req.accountId} and was not created by this ${req.ref.kind}; to use it, set spec.existingTunnel.name instead of spec.newTunnel`,
+      });
+    }
+    await patchStatus(req.ref, req.uid, { state: 'creating', tunnelName: name, accountId: req.accountId });
+    const created = (await cf.zeroTrust.tunnels.cloudflared.create({
+      account_id: req.accountId,
+      name,
+      config_src: 'cloudflare',
+    })) as CfTunnel;
+    faultPoint('cloudflare-created');
+    return ok(created);
+  }
+
+  /** The credentials Secret: created, or updated when it is ours and its content changed. */
+  async function writeCredentials(cf: Cloudflare, req: TunnelRequest, obj: TunnelObject, tunnel: CfTunnel) {
+    const token = (await cf.zeroTrust.tunnels.cloudflared.token.get(tunnel.id, {
+      account_id: req.accountId,
+    })) as unknown as string;
+    const decoded = JSON.parse(Buffer.from(token, 'base64').toString('utf8')) as { a: string; t: string; s: string };
+    const credentials = JSON.stringify({ AccountTag: decoded.a, TunnelID: decoded.t, TunnelSecret: decoded.s });
+    const namespace = req.ref.namespace ?? DEFAULT_CREDENTIALS_NAMESPACE;
+    const name = req.ref.name;
+    const data = {
+      'credentials.json': Buffer.from(credentials).toString('base64'),
+      token: Buffer.from(token).toString('base64'),
+    };
+    const owner = {
+      apiVersion: obj.apiVersion!,
+      kind: obj.kind!,
+      name: obj.metadata!.name!,
+      uid: req.uid,
+      controller: true,
+      blockOwnerDeletion: false,
+    };
+    try {
+      await kube.core.createNamespacedSecret({
+        namespace,
+        body: {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: {
+            name,
+            namespace,
+            labels: { 'app.kubernetes.io/managed-by': 'durable-operators' },
+            ownerReferences: [owner],
+          },
+          type: 'Opaque',
+          data,
+        },
+      });
+    } catch (err) {
+      if (statusCode(err) !== 409) throw kubeFailure(err, `create Secret ${namespace}/${name}`);
+      // It exists: update it only if it is ours. The `test` makes the patch fail unless the
+      // Secret's owner is this Tunnel — without the worker ever reading a Secret (no `get`).
+      try {
+        await kube.core.patchNamespacedSecret(
+          {
+            namespace,
+            name,
+            body: [
+              { op: 'test', path: '/metadata/ownerReferences/0/uid', value: req.uid },
+              { op: 'replace', path: '/data', value: data },
+            ],
+          },
+          setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+        );
+      } catch (patchErr) {
+        const code = statusCode(patchErr);
+        if (code === 422 || code === 409 || code === 404)
+          throw ApplicationFailure.nonRetryable(
+            `Secret ${namespace}/${name} exists and is not owned by this ${req.ref.kind}: it is never overwritten (delete or rename it)`,
+            'SecretConflict',
+          );
+        throw kubeFailure(patchErr, `update Secret ${namespace}/${name}`);
+      }
+    }
+    return `${namespace}/${name}`;
+  }
+
+  async function ensureTunnel(
+    req: TunnelRequest,
+  ): Promise<Outcome<EnsuredTunnel, { reason: string; message: string }>> {
+    const obj = await getObject<TunnelObject>(kube, objectRef(req.ref));
+    if (!obj || obj.metadata?.uid !== req.uid)
+      return failedWith({ reason: 'Gone', message: `${req.ref.kind} ${req.ref.name} no longer exists` });
+    if (obj.metadata.deletionTimestamp) {
+      // Being deleted: only say which tunnel it has, never make one.
+      const id = obj.status?.tunnelId;
+      if (!id) return failedWith({ reason: 'Deleting', message: 'being deleted before it had a tunnel' });
+      return ok({ tunnelId: id, tunnelName: obj.status?.tunnelName ?? '', secret: '' });
+    }
+    try {
+      const cf = await clientFor(kube, req.credentials, config.baseURL);
+      const found = await tunnelOf(cf, req, obj);
+      if (found.status === 'failed') return found;
+      const tunnel = found;
+      heartbeat();
+      const secret = await writeCredentials(cf, req, obj, tunnel);
+      if (obj.status?.tunnelId !== tunnel.id || obj.status?.state !== 'active' || obj.status.tunnelName !== tunnel.name)
+        await patchStatus(req.ref, req.uid, {
+          tunnelId: tunnel.id,
+          tunnelName: tunnel.name,
+          accountId: req.accountId,
+          state: 'active',
+        });
+      return ok({ tunnelId: tunnel.id, tunnelName: tunnel.name, secret });
+    } catch (err) {
+      const failure = err instanceof ApplicationFailure ? err : cloudflareFailure(err, `tunnel of ${req.ref.name}`);
+      if (!failure.nonRetryable) throw failure;
+      return failedWith({ reason: failure.type ?? 'CloudflareInvalid', message: failure.message });
+    }
+  }
+
+  /**
+   * On removal: a tunnel the operator created is deleted (its connections first, as Cloudflare
+   * requires); an adopted one is left (its configuration is already back to the catch-all).
+   */
+  async function removeTunnel(req: TunnelRequest): Promise<void> {
+    const obj = await getObject<TunnelObject>(kube, objectRef(req.ref));
+    if (!obj || obj.metadata?.uid !== req.uid) return;
+    const tunnelId = obj.status?.tunnelId;
+    if (!tunnelId || !obj.spec.newTunnel) return;
+    try {
+      const cf = await clientFor(kube, req.credentials, config.baseURL);
+      try {
+        await cf.zeroTrust.tunnels.cloudflared.connections.delete(tunnelId, { account_id: req.accountId });
+        await cf.zeroTrust.tunnels.cloudflared.delete(tunnelId, { account_id: req.accountId });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    } catch (err) {
+      throw err instanceof ApplicationFailure ? err : cloudflareFailure(err, `delete tunnel ${tunnelId}`);
+    }
+  }
+
+  return { ensureTunnel, removeTunnel };
+}
+
+export type TunnelActivities = ReturnType<typeof createTunnelActivities>;

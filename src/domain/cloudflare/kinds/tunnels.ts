@@ -1,0 +1,230 @@
+/**
+ * The kinds that configure a tunnel: Tunnel and ClusterTunnel (their own settings, priority 10,
+ * and the tunnel itself, created or adopted by their workflow before they register),
+ * TunnelBinding (its Services' rules, 50) and TunnelIngressClassConfig (the rules of every
+ * Ingress of its class, 100). All meet in one target per tunnel, `TunnelConfiguration`; the
+ * hostnames of the rules get their CNAMEs in the zone's `TunnelDNS` target.
+ *
+ * A binding or a class config names its tunnel; the activity that reads it (src/activities/
+ * cloudflare/expand.ts) adds what it refers to — the Tunnel's ID, credentials and zone, the
+ * Services' ports, the class's Ingresses — so these rules stay pure.
+ */
+import {
+  ClusterTunnelKind,
+  TunnelBindingKind,
+  TunnelIngressClassConfigKind,
+  TunnelKind,
+  type TunnelBindingSpec,
+  type TunnelBindingTunnelRef,
+  type TunnelIngressClassConfigSpec,
+  type TunnelSpec,
+} from '../../../api/cloudflare-tunnels.js';
+import {
+  DEFAULT_FALLBACK_TARGET,
+  bindingRules,
+  caPoolPath,
+  hostnamesOf,
+  ingressRules,
+  tunnelDnsRecords,
+  type BindingSubject,
+  type IngressFacts,
+  type ServiceFacts,
+  type TunnelFacts,
+  type TunnelIngressRule,
+} from '../tunnels.js';
+import type { SyncTarget } from '../targets.js';
+import type { ResolvedPlace, SourceKindRules } from './types.js';
+
+/** A catch-all cloudflared accepts: an http(s) URL, `http_status:NNN`, `hello_world`. */
+const FALLBACK = /^(https?:\/\/\S+|http_status:[1-5]\d\d|hello_world)$/;
+
+function validateTunnel(spec: TunnelSpec): string[] {
+  const problems: string[] = [];
+  const n = spec.newTunnel;
+  const e = spec.existingTunnel;
+  if (!!n === !!e) problems.push('spec: set exactly one of newTunnel and existingTunnel');
+  if (n && !n.name.trim()) problems.push('spec.newTunnel.name: must not be empty');
+  if (e && !e.id && !e.name) problems.push('spec.existingTunnel: set id or name');
+  if (spec.fallbackTarget !== undefined && !FALLBACK.test(spec.fallbackTarget))
+    problems.push(
+      `spec.fallbackTarget: ${JSON.stringify(spec.fallbackTarget)} is not a catch-all cloudflared accepts (http_status:404, https://…)`,
+    );
+  return problems;
+}
+
+function tunnelKindRules(definition: typeof TunnelKind, clusterScoped: boolean): SourceKindRules<TunnelSpec> {
+  return {
+    definition,
+    clusterScoped,
+    oneSourcePerTarget: true,
+    lifecycle: 'tunnel',
+    // The original's tunnel states; `creating` is written by ensureTunnel before the create.
+    states: { ready: 'active', syncing: 'active', error: 'error', deleting: 'deleting' },
+    priority: (spec) => spec.priority ?? 10,
+    credentialsRef: (spec) => spec.cloudflare?.credentialsRef?.name,
+    zone: () => undefined,
+    validate: validateTunnel,
+    targets: (_spec, place) =>
+      place.tunnelId
+        ? [{ resourceType: 'TunnelConfiguration', accountId: place.accountId, tunnelId: place.tunnelId }]
+        : [],
+    contribution(spec, target) {
+      if (target.resourceType !== 'TunnelConfiguration') return { rules: [] };
+      const originRequest = {
+        ...(spec.noTlsVerify ? { noTLSVerify: true } : {}),
+        ...(spec.originCaPool ? { caPool: caPoolPath('tls.crt') } : {}),
+      };
+      return {
+        rules: [],
+        settings: {
+          fallbackTarget: spec.fallbackTarget || DEFAULT_FALLBACK_TARGET,
+          warpRouting: spec.enableWarpRouting ?? false,
+          ...(Object.keys(originRequest).length ? { originRequest } : {}),
+        },
+      };
+    },
+  };
+}
+
+export const tunnelRules = tunnelKindRules(TunnelKind, false);
+export const clusterTunnelRules = tunnelKindRules(ClusterTunnelKind, true);
+
+// ---------------------------------------------------------------------------------------------
+// Sources that name a tunnel
+// ---------------------------------------------------------------------------------------------
+
+/** What every source naming a tunnel carries after expansion. */
+interface NamesTunnel {
+  /** The source's namespace (its Services and Ingresses are looked up there). */
+  namespace: string;
+  /** The Tunnel/ClusterTunnel named, as found (null: it does not exist). */
+  tunnel: TunnelFacts | null;
+}
+
+/** A TunnelBinding as the sync reads it: its top-level fields, its optional spec, and what they refer to. */
+export interface ExpandedTunnelBinding extends NamesTunnel {
+  priority?: TunnelBindingSpec['priority'];
+  subjects: BindingSubject[];
+  tunnelRef: TunnelBindingTunnelRef;
+  /** The subjects' Services by name (null: not found). */
+  services: Record<string, ServiceFacts>;
+}
+
+/** A TunnelIngressClassConfig as the sync reads it: its spec, and the Ingresses of its class. */
+export type ExpandedIngressClassConfig = TunnelIngressClassConfigSpec &
+  NamesTunnel & {
+    /** The Ingresses whose IngressClass names this config (in `watchNamespaces` when set). */
+    ingresses: IngressFacts[];
+    /** Their backends' Services by `namespace/name` (null: not found). */
+    services: Record<string, ServiceFacts>;
+    /** How many Ingresses there are, in the source workflow's slim view (which leaves them out). */
+    ingressCount?: number;
+  };
+
+function tunnelLabel(t: { kind: string; name: string; namespace?: string }): string {
+  return `${t.kind} ${t.namespace ? `${t.namespace}/` : ''}${t.name}`;
+}
+
+function waitingForTunnel(spec: NamesTunnel): { reason: string; message: string } | undefined {
+  if (spec.tunnel && !spec.tunnel.tunnelId)
+    return {
+      reason: 'TunnelNotReady',
+      message: `${tunnelLabel(spec.tunnel)} has no tunnel ID yet (see its status)`,
+    };
+  return undefined;
+}
+
+/** The configuration of the named tunnel, and the zone's CNAMEs when the source manages DNS. */
+function tunnelTargets(spec: NamesTunnel, place: ResolvedPlace): SyncTarget[] {
+  const tunnelId = spec.tunnel?.tunnelId;
+  if (!tunnelId) return [];
+  return [
+    { resourceType: 'TunnelConfiguration', accountId: place.accountId, tunnelId },
+    ...(place.zoneId && place.zoneName
+      ? [{ resourceType: 'TunnelDNS' as const, accountId: place.accountId, zoneId: place.zoneId, zone: place.zoneName }]
+      : []),
+  ];
+}
+
+function tunnelContribution(spec: NamesTunnel, target: SyncTarget, rules: TunnelIngressRule[], proxied: boolean) {
+  const tunnelId = spec.tunnel?.tunnelId;
+  if (target.resourceType === 'TunnelConfiguration' && target.tunnelId === tunnelId) return { rules };
+  if (target.resourceType === 'TunnelDNS' && tunnelId)
+    return { entries: tunnelDnsRecords(hostnamesOf(rules), target.zone, tunnelId, proxied) };
+  return { rules: [] };
+}
+
+function missingTunnel(field: string, spec: NamesTunnel, ref: { kind: string; name: string; namespace?: string }) {
+  return spec.tunnel ? [] : [`${field}: ${tunnelLabel(ref)} not found`];
+}
+
+function bindingRulesOf(spec: ExpandedTunnelBinding) {
+  return bindingRules(spec.namespace, spec.subjects ?? [], spec.services ?? {}, spec.tunnel?.domain);
+}
+
+export const tunnelBindingRules: SourceKindRules<ExpandedTunnelBinding> = {
+  definition: TunnelBindingKind,
+  clusterScoped: false,
+  getEach: true,
+  priority: (spec) => spec.priority ?? 50,
+  credentialsRef: (spec) => spec.tunnel?.credentialsRef,
+  zone: (spec) => (spec.tunnelRef?.disableDNSUpdates ? undefined : spec.tunnel?.domain),
+  anchor: (spec) => `tunnel:${spec.tunnel?.tunnelId ?? ''}`,
+  validate(spec) {
+    const ref = spec.tunnelRef;
+    const named = { kind: ref.kind, name: ref.name, ...(ref.kind === 'Tunnel' ? { namespace: spec.namespace } : {}) };
+    const missing = missingTunnel('tunnelRef', spec, named);
+    if (missing.length) return missing;
+    if (!(spec.subjects ?? []).length) return ['subjects: at least one Service'];
+    return bindingRulesOf(spec).problems;
+  },
+  waitingFor: waitingForTunnel,
+  statusFields(spec) {
+    const rules = bindingRulesOf(spec).rules;
+    return {
+      hostnames: hostnamesOf(rules).join(','),
+      services: rules.map((r) => ({ hostname: r.hostname ?? '', target: r.service })),
+    };
+  },
+  targets: tunnelTargets,
+  contribution: (spec, target) => tunnelContribution(spec, target, bindingRulesOf(spec).rules, true),
+};
+
+function ingressRulesOf(spec: ExpandedIngressClassConfig) {
+  return ingressRules(spec.ingresses ?? [], spec.services ?? {}, {
+    protocol: spec.defaultProtocol ?? 'http',
+    originRequest: spec.defaultOriginRequest as Record<string, unknown> | undefined,
+  });
+}
+
+export const tunnelIngressClassConfigRules: SourceKindRules<ExpandedIngressClassConfig> = {
+  definition: TunnelIngressClassConfigKind,
+  clusterScoped: false,
+  getEach: true,
+  states: { ready: 'active', syncing: 'pending', error: 'error' },
+  priority: () => 100,
+  credentialsRef: (spec) => spec.tunnel?.credentialsRef,
+  zone: (spec) => ((spec.dnsManagement ?? 'Automatic') === 'Automatic' ? spec.tunnel?.domain : undefined),
+  anchor: (spec) => `tunnel:${spec.tunnel?.tunnelId ?? ''}`,
+  validate(spec) {
+    const ref = spec.tunnelRef;
+    const problems: string[] = [];
+    if (ref.kind === 'ClusterTunnel' && ref.namespace)
+      problems.push('spec.tunnelRef.namespace: a ClusterTunnel has no namespace (remove it)');
+    const named = {
+      kind: ref.kind,
+      name: ref.name,
+      ...(ref.kind === 'Tunnel' ? { namespace: ref.namespace || spec.namespace } : {}),
+    };
+    return [...problems, ...missingTunnel('spec.tunnelRef', spec, named)];
+  },
+  waitingFor: waitingForTunnel,
+  statusFields(spec) {
+    return {
+      ingressCount: spec.ingressCount ?? (spec.ingresses ?? []).length,
+      ...(spec.tunnel?.tunnelId ? { tunnelId: spec.tunnel.tunnelId } : {}),
+    };
+  },
+  targets: tunnelTargets,
+  contribution: (spec, target) => tunnelContribution(spec, target, ingressRulesOf(spec).rules, spec.dnsProxied ?? true),
+};

@@ -1,0 +1,365 @@
+/**
+ * Tunnel configuration, decided purely. Many objects feed one tunnel's remote configuration —
+ * the Tunnel's (or ClusterTunnel's) own settings at priority 10, TunnelBindings at 50, the
+ * Ingresses of a TunnelIngressClassConfig at 100 — and it is written whole, with one PUT of
+ * `cfd_tunnel/{id}/configurations`: ingress rules have no field for a marker, so the whole
+ * configuration of a managed tunnel belongs to the operator.
+ *
+ * Rules are deduplicated on (hostname, path): the first source in priority order keeps a key, a
+ * later one wanting something else there is a conflict. They are ordered most specific first
+ * (a path before none, a longer path first, an exact hostname before a wildcard) so cloudflared,
+ * which takes the first match, sends each request where the most specific rule says; the
+ * catch-all (`fallbackTarget`, default `http_status:404`) is last.
+ *
+ * The facts a source refers to (the Tunnel it names, the Services behind its rules, the
+ * Ingresses of a class) are gathered by an activity (src/activities/cloudflare/expand.ts) into
+ * the source's expanded spec; from there on everything here is pure.
+ */
+import type { Conflict } from './merge.js';
+import type { DnsRecordItem } from './items.js';
+import { type RegisteredSource, orderSources } from './aggregate.js';
+import { refString } from './markers.js';
+
+/** One rule of cloudflared's `ingress` list, in Cloudflare's wire shape. */
+export interface TunnelIngressRule {
+  hostname?: string;
+  path?: string;
+  service: string;
+  originRequest?: Record<string, unknown>;
+}
+
+/** What a Tunnel's own spec sets for its whole configuration. */
+export interface TunnelSettings {
+  fallbackTarget: string;
+  warpRouting: boolean;
+  originRequest?: Record<string, unknown>;
+}
+
+/** What one source contributes to a tunnel configuration. */
+export interface TunnelContribution {
+  rules: TunnelIngressRule[];
+  settings?: TunnelSettings;
+}
+
+/** The Tunnel or ClusterTunnel a source names, as the expansion found it. */
+export interface TunnelFacts {
+  kind: 'Tunnel' | 'ClusterTunnel';
+  name: string;
+  namespace?: string;
+  /** Set once the Tunnel's workflow has created or adopted it (its `status.tunnelId`). */
+  tunnelId?: string;
+  /** The Tunnel's credentials (its `spec.cloudflare.credentialsRef`), which its dependents write with. */
+  credentialsRef?: string;
+  /** The Tunnel's zone (`spec.cloudflare.domain`): where the hostnames' CNAMEs go. */
+  domain?: string;
+}
+
+export interface ServicePortFacts {
+  name?: string;
+  port: number;
+  protocol?: string;
+  appProtocol?: string;
+}
+
+/** A Service's ports (null: the Service does not exist). */
+export type ServiceFacts = { ports: ServicePortFacts[] } | null;
+
+export const DEFAULT_FALLBACK_TARGET = 'http_status:404';
+/** Where a tunnel's hostnames point: `<tunnelId>.cfargotunnel.com`. */
+export const tunnelCname = (tunnelId: string) => `${tunnelId}.cfargotunnel.com`;
+
+/** `rule <hostname> <path>`: the (hostname, path) key rules are deduplicated on. */
+export function ruleKey(rule: Pick<TunnelIngressRule, 'hostname' | 'path'>): string {
+  return `rule ${rule.hostname ?? '*'} ${rule.path ?? ''}`.trimEnd();
+}
+
+const isCatchAll = (r: TunnelIngressRule) => !r.hostname && !r.path;
+
+/** Most specific first: a path before none, a longer path first, an exact host before a wildcard, then by name. */
+export function compareRules(a: TunnelIngressRule, b: TunnelIngressRule): number {
+  const pa = a.path ?? '';
+  const pb = b.path ?? '';
+  if (!!pa !== !!pb) return pa ? -1 : 1;
+  if (pa.length !== pb.length) return pb.length - pa.length;
+  const wa = (a.hostname ?? '').startsWith('*') || !a.hostname;
+  const wb = (b.hostname ?? '').startsWith('*') || !b.hostname;
+  if (wa !== wb) return wa ? 1 : -1;
+  const ha = a.hostname ?? '';
+  const hb = b.hostname ?? '';
+  if (ha !== hb) return ha < hb ? -1 : 1;
+  return pa < pb ? -1 : pa > pb ? 1 : 0;
+}
+
+/** The configuration as Cloudflare stores it (`config` of the PUT). */
+export interface TunnelConfig {
+  ingress: TunnelIngressRule[];
+  'warp-routing'?: { enabled: boolean };
+  originRequest?: Record<string, unknown>;
+}
+
+export interface AggregatedTunnel {
+  config: TunnelConfig;
+  /** Which source each rule came from (`rule …` key → source ref), for status and the Web UI. */
+  owners: Map<string, string>;
+  conflicts: Conflict[];
+}
+
+/**
+ * The one configuration the sources add up to. With no source left it is the catch-all alone
+ * (what the original leaves behind when a tunnel's last source goes).
+ */
+export function aggregateTunnelConfig(sources: RegisteredSource[]): AggregatedTunnel {
+  const ordered = orderSources(sources as RegisteredSource<TunnelContribution>[]);
+  const settings = ordered.find((s) => s.config.settings)?.config.settings;
+  const kept = new Map<string, { rule: TunnelIngressRule; owner: string }>();
+  const conflicts: Conflict[] = [];
+  for (const s of ordered) {
+    const owner = refString(s.ref);
+    for (const rule of s.config.rules ?? []) {
+      const key = ruleKey(rule);
+      if (isCatchAll(rule)) {
+        conflicts.push({ owner, key: 'the catch-all rule', heldBy: "the tunnel's fallbackTarget" });
+        continue;
+      }
+      const held = kept.get(key);
+      if (!held) kept.set(key, { rule, owner });
+      else if (held.owner !== owner && JSON.stringify(held.rule) !== JSON.stringify(rule))
+        conflicts.push({ owner, key, heldBy: held.owner });
+    }
+  }
+  const rules = [...kept.values()].map((k) => k.rule).sort(compareRules);
+  const config: TunnelConfig = {
+    ingress: [...rules, { service: settings?.fallbackTarget || DEFAULT_FALLBACK_TARGET }],
+    'warp-routing': { enabled: settings?.warpRouting ?? false },
+    ...(settings?.originRequest && Object.keys(settings.originRequest).length
+      ? { originRequest: settings.originRequest }
+      : {}),
+  };
+  return { config, owners: new Map([...kept].map(([k, v]) => [k, v.owner])), conflicts };
+}
+
+/** The hostnames of a source's rules, lower case, each once. */
+export function hostnamesOf(rules: readonly TunnelIngressRule[]): string[] {
+  return [...new Set(rules.map((r) => r.hostname?.toLowerCase()).filter((h): h is string => !!h))];
+}
+
+/** Whether `host` is the zone or under it (the zone's DNS can hold its record). */
+export function inZone(host: string, zone: string): boolean {
+  const h = host.toLowerCase();
+  const z = zone.toLowerCase().replace(/\.$/, '');
+  return h === z || h.endsWith(`.${z}`);
+}
+
+/** The CNAMEs a tunnel source wants in one zone: each hostname of it → `<tunnelId>.cfargotunnel.com`. */
+export function tunnelDnsRecords(
+  hostnames: readonly string[],
+  zone: string,
+  tunnelId: string,
+  proxied: boolean,
+): DnsRecordItem[] {
+  return hostnames
+    .filter((h) => inZone(h, zone) && !h.startsWith('*'))
+    .map((name) => ({ name, type: 'CNAME', content: tunnelCname(tunnelId), ttl: 1, proxied }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rules from a TunnelBinding's subjects
+// ---------------------------------------------------------------------------------------------
+
+export interface BindingSubject {
+  kind?: string;
+  name: string;
+  spec?: {
+    fqdn?: string;
+    protocol?: string;
+    path?: string;
+    target?: string;
+    caPool?: string;
+    noTlsVerify?: boolean;
+    http2Origin?: boolean;
+    proxyAddress?: string;
+    proxyPort?: number;
+    proxyType?: string;
+  };
+}
+
+const BINDING_PROTOCOLS = new Set(['http', 'https', 'tcp', 'udp', 'ssh', 'smb', 'rdp']);
+
+/** The original's default protocol for a Service port: 443 https, 139/445 smb, 3389 rdp, 22 ssh, UDP udp, else http. */
+export function protocolForPort(p: ServicePortFacts): string {
+  if (p.protocol === 'UDP') return 'udp';
+  if (p.port === 443) return 'https';
+  if (p.port === 139 || p.port === 445) return 'smb';
+  if (p.port === 3389) return 'rdp';
+  if (p.port === 22) return 'ssh';
+  return 'http';
+}
+
+/** Where cloudflared finds a CA bundle of the tunnel's `originCaPool` Secret (mounted as the original mounts it). */
+export const caPoolPath = (key: string) => `/etc/cloudflared/certs/${key}`;
+
+/**
+ * The rules of a TunnelBinding, and the problems of its subjects (each naming the field): a
+ * subject needs its Service (for the default target) unless it sets `spec.target`, and a
+ * hostname, its own `fqdn` or `<service>.<the tunnel's domain>`.
+ */
+export function bindingRules(
+  namespace: string,
+  subjects: readonly BindingSubject[],
+  services: Readonly<Record<string, ServiceFacts>>,
+  tunnelDomain: string | undefined,
+): { rules: TunnelIngressRule[]; problems: string[] } {
+  const rules: TunnelIngressRule[] = [];
+  const problems: string[] = [];
+  subjects.forEach((subject, i) => {
+    const field = `subjects[${i}]`;
+    const s = subject.spec ?? {};
+    if ((subject.kind ?? 'Service') !== 'Service') {
+      problems.push(`${field}.kind: only Service subjects are supported (got ${JSON.stringify(subject.kind)})`);
+      return;
+    }
+    const hostname = (s.fqdn || (tunnelDomain ? `${subject.name}.${tunnelDomain}` : '')).toLowerCase();
+    if (!hostname) {
+      problems.push(`${field}.spec.fqdn: not set and the tunnel has no spec.cloudflare.domain to default it from`);
+      return;
+    }
+    if (s.protocol && !BINDING_PROTOCOLS.has(s.protocol)) {
+      problems.push(`${field}.spec.protocol: ${JSON.stringify(s.protocol)} is not one of ${[...BINDING_PROTOCOLS]}`);
+      return;
+    }
+    let service = s.target;
+    if (!service) {
+      const svc = services[subject.name];
+      if (!svc) {
+        problems.push(`${field}: Service ${namespace}/${subject.name} not found (create it or set spec.target)`);
+        return;
+      }
+      const port = svc.ports[0];
+      if (!port) {
+        problems.push(`${field}: Service ${namespace}/${subject.name} has no ports (add one or set spec.target)`);
+        return;
+      }
+      service = `${s.protocol || protocolForPort(port)}://${subject.name}.${namespace}.svc:${port.port}`;
+    }
+    const originRequest: Record<string, unknown> = {
+      ...(s.noTlsVerify ? { noTLSVerify: true } : {}),
+      ...(s.http2Origin ? { http2Origin: true } : {}),
+      ...(s.caPool ? { caPool: caPoolPath(s.caPool) } : {}),
+      ...(s.proxyPort ? { proxyAddress: s.proxyAddress || '127.0.0.1', proxyPort: s.proxyPort } : {}),
+      ...(s.proxyType ? { proxyType: s.proxyType } : {}),
+    };
+    rules.push({
+      hostname,
+      ...(s.path ? { path: s.path } : {}),
+      service,
+      ...(Object.keys(originRequest).length ? { originRequest } : {}),
+    });
+  });
+  return { rules, problems };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rules from Ingresses (through a TunnelIngressClassConfig)
+// ---------------------------------------------------------------------------------------------
+
+export interface IngressFacts {
+  namespace: string;
+  name: string;
+  annotations?: Record<string, string>;
+  rules: Array<{
+    host?: string;
+    http?: {
+      paths: Array<{
+        path?: string;
+        pathType?: string;
+        backend: { service?: { name: string; port?: { number?: number; name?: string } } };
+      }>;
+    };
+  }>;
+}
+
+/** Annotation on an Ingress choosing the backend protocol (http, https, …) for all its rules. */
+export const BACKEND_PROTOCOL_ANNOTATION = 'cloudflare-operator.io/backend-protocol';
+
+const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * An Ingress path as cloudflared's path regex: Exact `^/p$`, Prefix `^/p(/|$)` (and `/` no path at
+ * all), ImplementationSpecific the path as written (cloudflared reads it as a regex).
+ */
+export function ingressPath(path: string | undefined, pathType: string | undefined): string | undefined {
+  const p = path || '/';
+  if (pathType === 'Exact') return `^${escapeRegex(p)}$`;
+  if (pathType === 'ImplementationSpecific') return p === '/' ? undefined : p;
+  const trimmed = p.replace(/\/+$/, '');
+  return trimmed ? `^${escapeRegex(trimmed)}(/|$)` : undefined;
+}
+
+/** cloudflared's names for the class config's `defaultOriginRequest` (the CRD spells `noTlsVerify`). */
+export function wireOriginRequest(o: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!o) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) {
+    if (v === undefined) continue;
+    if (k === 'noTlsVerify') out.noTLSVerify = v;
+    else if (k === 'caPool') out.caPool = caPoolPath(String(v));
+    else out[k] = v;
+  }
+  return Object.keys(out).length ? out : undefined;
+}
+
+/**
+ * The rules of the Ingresses of a class. A rule without a host is skipped (its hostname would be
+ * the tunnel's catch-all, which belongs to the Tunnel), and so is a backend whose Service or named
+ * port does not exist; each skip is a note for the class config's status.
+ */
+export function ingressRules(
+  ingresses: readonly IngressFacts[],
+  services: Readonly<Record<string, ServiceFacts>>,
+  defaults: { protocol: string; originRequest?: Record<string, unknown> },
+): { rules: TunnelIngressRule[]; notes: string[] } {
+  const rules: TunnelIngressRule[] = [];
+  const notes: string[] = [];
+  const originRequest = wireOriginRequest(defaults.originRequest);
+  for (const ing of ingresses) {
+    const where = `Ingress ${ing.namespace}/${ing.name}`;
+    const annotated = ing.annotations?.[BACKEND_PROTOCOL_ANNOTATION];
+    ing.rules.forEach((r, i) => {
+      if (!r.host) {
+        notes.push(`${where} rules[${i}]: no host (skipped)`);
+        return;
+      }
+      for (const [j, p] of (r.http?.paths ?? []).entries()) {
+        const backend = p.backend.service;
+        if (!backend) {
+          notes.push(`${where} rules[${i}].http.paths[${j}]: not a Service backend (skipped)`);
+          continue;
+        }
+        const svc = services[`${ing.namespace}/${backend.name}`];
+        const named = backend.port?.name;
+        const port = named ? svc?.ports.find((x) => x.name === named) : undefined;
+        const number = backend.port?.number ?? port?.port;
+        if (number === undefined) {
+          notes.push(
+            `${where} rules[${i}].http.paths[${j}]: ${named ? `port ${named} of ` : ''}Service ${ing.namespace}/${backend.name} not found (skipped)`,
+          );
+          continue;
+        }
+        const known = port ?? svc?.ports.find((x) => x.port === number);
+        const protocol =
+          annotated ||
+          known?.appProtocol ||
+          (known?.name && ['http', 'https', 'h2c', 'ws', 'wss'].includes(known.name) ? known.name : undefined) ||
+          defaults.protocol;
+        const path = ingressPath(p.path, p.pathType);
+        rules.push({
+          hostname: r.host.toLowerCase(),
+          ...(path ? { path } : {}),
+          service: `${protocol === 'h2c' ? 'http' : protocol}://${backend.name}.${ing.namespace}.svc:${number}`,
+          ...(originRequest ? { originRequest } : {}),
+        });
+      }
+    });
+  }
+  return { rules, notes };
+}

@@ -1,0 +1,467 @@
+/**
+ * Tunnels on the aggregation's one mechanism: a Tunnel creates (or adopts) its tunnel and
+ * writes its credentials Secret, then feeds its settings to the target
+ * `TunnelConfiguration/<account>/<tunnelId>`; a TunnelBinding's Services and the Ingresses of a
+ * TunnelIngressClassConfig's class feed their rules there, and their hostnames' CNAMEs to the
+ * zone's `TunnelDNS` target. Real Temporal, kube-apiserver (+ controller-manager for the Secret's
+ * garbage collection) and etcd; Cloudflare is the emulator, read only through the official SDK.
+ */
+import { describe, expect, it } from 'vitest';
+import { CLOUDFLARE_API_VERSION, CLOUDFLARE_GROUP } from '../../src/api/cloudflare.js';
+import { TUNNEL_BINDING_VERSION } from '../../src/api/cloudflare-tunnels.js';
+import { CloudflareSyncStateKind, type CloudflareSyncState } from '../../src/api/cloudflare.js';
+import { syncStateName } from '../../src/domain/cloudflare/targets.js';
+import type { ManagedProcess } from '../../src/infra/process.js';
+import { eventually, spawnRole, uniq, waitForWorker } from '../support/env.js';
+import { cloudflareSuite, hexId, sourceObject, zoneRecords } from '../support/cloudflare.js';
+
+const account = hexId();
+const creds = uniq('cf-tun-acct');
+const zoneName = `${uniq('tun')}.example`;
+const children: ManagedProcess[] = [];
+const suite = cloudflareSuite({
+  taskQueue: 'cf-tun',
+  namespace: 'cf-tun',
+  account: { id: account, name: 'tunnels' },
+  zone: zoneName,
+  credentials: { name: creds },
+  configOverrides: { debounceMs: 200 },
+  afterWorkerStop: async () => {
+    for (const p of children) await p.stop();
+  },
+});
+const { k } = suite;
+const ns = () => suite.namespace;
+
+interface Rule {
+  hostname?: string;
+  path?: string;
+  service: string;
+  originRequest?: Record<string, unknown>;
+}
+
+async function cfTunnels(name?: string) {
+  const out: Array<{ id: string; name: string; deleted_at?: string | null }> = [];
+  for await (const t of suite.fx.cf.zeroTrust.tunnels.cloudflared.list({
+    account_id: account,
+    ...(name ? { name } : {}),
+  }))
+    out.push(t as never);
+  return out;
+}
+
+async function configOf(tunnelId: string): Promise<{ version: number; ingress: Rule[]; warp?: boolean }> {
+  const c = (await suite.fx.cf.zeroTrust.tunnels.cloudflared.configurations.get(tunnelId, {
+    account_id: account,
+  })) as { version?: number; config?: { ingress?: Rule[]; 'warp-routing'?: { enabled?: boolean } } | null };
+  return { version: c.version ?? 0, ingress: c.config?.ingress ?? [], warp: c.config?.['warp-routing']?.enabled };
+}
+
+const records = () => zoneRecords(suite.fx.cf, suite.zoneId);
+
+const tunnel = (name: string, spec: Record<string, unknown>) =>
+  sourceObject('Tunnel', name, { cloudflare: { credentialsRef: { name: creds }, domain: zoneName }, ...spec }, ns());
+const tunnelRef = (name: string) => ({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'Tunnel', namespace: ns(), name });
+const tunnelStatus = async (name: string) =>
+  (
+    (await k.get(tunnelRef(name))) as
+      { status?: { tunnelId?: string; tunnelName?: string; state?: string; accountId?: string } } | undefined
+  )?.status;
+
+const service = (name: string, ports: Array<{ port: number; name?: string }>) => ({
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name, namespace: ns() },
+  spec: { ports: ports.map((p) => ({ ...p, targetPort: p.port })) },
+});
+
+const ingress = (
+  name: string,
+  className: string,
+  host: string,
+  paths: Array<{ path: string; service: string; port: number; pathType?: string }>,
+) => ({
+  apiVersion: 'networking.k8s.io/v1',
+  kind: 'Ingress',
+  metadata: { name, namespace: ns() },
+  spec: {
+    ingressClassName: className,
+    rules: [
+      {
+        host,
+        http: {
+          paths: paths.map((p) => ({
+            path: p.path,
+            pathType: p.pathType ?? 'Prefix',
+            backend: { service: { name: p.service, port: { number: p.port } } },
+          })),
+        },
+      },
+    ],
+  },
+});
+
+const binding = (name: string, tunnelName: string, subjects: unknown[]) => ({
+  apiVersion: `${CLOUDFLARE_GROUP}/${TUNNEL_BINDING_VERSION}`,
+  kind: 'TunnelBinding',
+  metadata: { name, namespace: ns() },
+  subjects,
+  tunnelRef: { kind: 'Tunnel', name: tunnelName },
+});
+
+const ready = async (kind: string, name: string) => {
+  if (kind !== 'TunnelBinding') return suite.readyOf(kind, name, ns());
+  const obj = (await k.get({
+    apiVersion: `${CLOUDFLARE_GROUP}/${TUNNEL_BINDING_VERSION}`,
+    kind,
+    namespace: ns(),
+    name,
+  })) as { status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } };
+  return obj?.status?.conditions?.find((c) => c.type === 'Ready');
+};
+
+describe('Tunnel, TunnelBinding and Ingress → one tunnel configuration', () => {
+  it('creates the tunnel and its credentials Secret; Ingresses and a binding make one ordered configuration with the catch-all last; removing an Ingress removes its rule and its CNAME only', async () => {
+    // A record made by hand for another hostname of the zone: never touched.
+    const byHand = await suite.fx.cf.dns.records.create({
+      zone_id: suite.zoneId,
+      type: 'CNAME',
+      name: `other.${zoneName}`,
+      content: 'example.net',
+      ttl: 1,
+      comment: 'made by hand',
+    });
+    const t = uniq('edge');
+    const cfName = uniq('cf-edge');
+    await k.apply(tunnel(t, { newTunnel: { name: cfName }, fallbackTarget: 'http_status:503' }));
+    const status = await eventually('the tunnel created and recorded', async () => {
+      const s = await tunnelStatus(t);
+      return s?.tunnelId && s.state === 'active' ? s : undefined;
+    });
+    const live = await cfTunnels(cfName);
+    expect(live.map((x) => x.id)).toEqual([status.tunnelId]);
+    expect(status).toMatchObject({ tunnelName: cfName, accountId: account });
+
+    // Credentials as cloudflared reads them, in a Secret the Tunnel owns (never in its status).
+    type SecretView = { data?: Record<string, string>; metadata?: { ownerReferences?: Array<{ uid: string }> } };
+    const secret: SecretView = await eventually(
+      'the credentials Secret',
+      async () =>
+        (await k.get({ apiVersion: 'v1', kind: 'Secret', namespace: ns(), name: t })) as SecretView | undefined,
+    );
+    const creds = JSON.parse(Buffer.from(secret.data!['credentials.json']!, 'base64').toString()) as Record<
+      string,
+      string
+    >;
+    expect(creds).toMatchObject({ AccountTag: account, TunnelID: status.tunnelId });
+    expect(Buffer.from(creds.TunnelSecret!, 'base64').length).toBeGreaterThanOrEqual(32);
+    const token = JSON.parse(Buffer.from(Buffer.from(secret.data!.token!, 'base64').toString(), 'base64').toString());
+    expect(token).toMatchObject({ a: account, t: status.tunnelId });
+    const tunnelObj = (await k.get(tunnelRef(t))) as { metadata: { uid: string } } & Record<string, unknown>;
+    expect(secret.metadata?.ownerReferences?.[0]?.uid).toBe(tunnelObj.metadata.uid);
+    expect(JSON.stringify(tunnelObj)).not.toContain(creds.TunnelSecret);
+
+    // The Tunnel alone: its catch-all.
+    await eventually('the catch-all alone', async () => {
+      const c = await configOf(status.tunnelId!);
+      return c.ingress.length === 1 && c.ingress[0]!.service === 'http_status:503';
+    });
+
+    // Services, an IngressClass whose parameters are a TunnelIngressClassConfig, two Ingresses, a binding.
+    await k.apply(service('web', [{ port: 80 }]));
+    await k.apply(service('api', [{ port: 8080, name: 'http' }]));
+    await k.apply(service('admin', [{ port: 443 }]));
+    const cls = uniq('tunnel-class');
+    await k.apply(
+      sourceObject('TunnelIngressClassConfig', 'ingress-cfg', { tunnelRef: { kind: 'Tunnel', name: t } }, ns()),
+    );
+    await k.apply({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'IngressClass',
+      metadata: { name: cls },
+      spec: {
+        controller: 'cloudflare-operator.io/tunnel-ingress-controller',
+        parameters: {
+          apiGroup: CLOUDFLARE_GROUP,
+          kind: 'TunnelIngressClassConfig',
+          name: 'ingress-cfg',
+          namespace: ns(),
+          scope: 'Namespace',
+        },
+      },
+    });
+    const a = `a.${zoneName}`;
+    const b = `b.${zoneName}`;
+    const adminHost = `admin.${zoneName}`;
+    await k.apply(
+      ingress('ing-a', cls, a, [
+        { path: '/', service: 'web', port: 80 },
+        { path: '/api', service: 'api', port: 8080 },
+      ]),
+    );
+    await k.apply(ingress('ing-b', cls, b, [{ path: '/', service: 'web', port: 80 }]));
+    await k.apply(binding('bind-admin', t, [{ name: 'admin' }]));
+
+    const expected: Rule[] = [
+      { hostname: a, path: '^/api(/|$)', service: `http://api.${ns()}.svc:8080` },
+      { hostname: a, service: `http://web.${ns()}.svc:80` },
+      { hostname: adminHost, service: `https://admin.${ns()}.svc:443` },
+      { hostname: b, service: `http://web.${ns()}.svc:80` },
+      { service: 'http_status:503' },
+    ];
+    await eventually(
+      'one configuration: most specific first, the catch-all last',
+      async () => JSON.stringify((await configOf(status.tunnelId!)).ingress) === JSON.stringify(expected),
+      { timeoutMs: 120_000 },
+    );
+    const cname = `${status.tunnelId}.cfargotunnel.com`;
+    await eventually('a CNAME per hostname', async () => {
+      const rs = await records();
+      return [a, b, adminHost].every((h) =>
+        rs.some((r) => r.name === h && r.type === 'CNAME' && r.content === cname && r.proxied),
+      );
+    });
+    await eventually('every source Ready', async () =>
+      (
+        await Promise.all([
+          ready('Tunnel', t),
+          ready('TunnelIngressClassConfig', 'ingress-cfg'),
+          ready('TunnelBinding', 'bind-admin'),
+        ])
+      ).every((c) => c?.status === 'True'),
+    );
+    const cfg = (await k.get({
+      apiVersion: CLOUDFLARE_API_VERSION,
+      kind: 'TunnelIngressClassConfig',
+      namespace: ns(),
+      name: 'ingress-cfg',
+    })) as { status?: { ingressCount?: number; tunnelId?: string; state?: string } };
+    expect(cfg.status).toMatchObject({ ingressCount: 2, tunnelId: status.tunnelId, state: 'active' });
+    const bindingStatus = (
+      (await k.get({
+        apiVersion: `${CLOUDFLARE_GROUP}/${TUNNEL_BINDING_VERSION}`,
+        kind: 'TunnelBinding',
+        namespace: ns(),
+        name: 'bind-admin',
+      })) as { status?: { hostnames?: string; services?: unknown[] } }
+    ).status;
+    expect(bindingStatus).toMatchObject({
+      hostnames: adminHost,
+      services: [{ hostname: adminHost, target: `https://admin.${ns()}.svc:443` }],
+    });
+    const st = await k.get<CloudflareSyncState>({
+      apiVersion: CLOUDFLARE_API_VERSION,
+      kind: CloudflareSyncStateKind.kind,
+      name: syncStateName({ resourceType: 'TunnelConfiguration', accountId: account, tunnelId: status.tunnelId! }),
+    });
+    expect(st?.spec.sources?.map((s) => s.ref.kind).sort()).toEqual([
+      'Tunnel',
+      'TunnelBinding',
+      'TunnelIngressClassConfig',
+    ]);
+
+    // Removing an Ingress removes its rule and its CNAME, nothing else.
+    const before = (await records()).filter((r) => r.name !== b);
+    await k.delete({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: ns(), name: 'ing-b' });
+    await eventually('b gone from the configuration', async () => {
+      const c = await configOf(status.tunnelId!);
+      return JSON.stringify(c.ingress) === JSON.stringify(expected.filter((r) => r.hostname !== b));
+    });
+    await eventually('b.<zone> CNAME removed', async () => !(await records()).some((r) => r.name === b));
+    const after = await records();
+    expect(after.map((r) => `${r.id} ${r.name} ${r.content}`).sort()).toEqual(
+      before.map((r) => `${r.id} ${r.name} ${r.content}`).sort(),
+    );
+    expect(after.find((r) => r.id === byHand.id)).toMatchObject({ content: 'example.net', comment: 'made by hand' });
+
+    // Deleting the Tunnel deletes the tunnel it created; the Secret goes with the Tunnel.
+    await k.delete({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: ns(), name: 'ing-a' });
+    await k.delete({
+      apiVersion: `${CLOUDFLARE_GROUP}/${TUNNEL_BINDING_VERSION}`,
+      kind: 'TunnelBinding',
+      namespace: ns(),
+      name: 'bind-admin',
+    });
+    await eventually('the CNAMEs removed', async () => !(await records()).some((r) => r.content === cname));
+    await k.delete(tunnelRef(t));
+    await eventually('the tunnel deleted in Cloudflare', async () => {
+      const left = await cfTunnels(cfName);
+      return left.every((x) => x.deleted_at);
+    });
+    await eventually('the Tunnel object gone (finalizer released)', async () => !(await k.get(tunnelRef(t))));
+    expect((await records()).find((r) => r.id === byHand.id)).toBeTruthy();
+  });
+});
+
+describe('Tunnel lifecycle', () => {
+  it("a crash between the create and recording the ID leaves exactly one tunnel, and it is this Tunnel's", async () => {
+    await suite.stopWorker();
+    const doomed = spawnRole('worker', suite.taskQueue, 'cf-tunnel-created', {
+      CLOUDFLARE_API_BASE_URL: suite.fx.emulator.baseURL,
+      DO_FAULT_KILL_AT: 'cloudflare-created',
+      DO_CLOUDFLARE_DEBOUNCE: '200ms',
+    });
+    children.push(doomed);
+    try {
+      await waitForWorker(suite.taskQueue, doomed);
+      const t = uniq('crash');
+      const cfName = uniq('cf-crash');
+      await k.apply(tunnel(t, { newTunnel: { name: cfName } }));
+      const code = await Promise.race([
+        doomed.exited,
+        new Promise<'alive'>((r) => setTimeout(() => r('alive'), 120_000)),
+      ]);
+      expect(code, doomed.logTail()).not.toBe('alive');
+      expect(doomed.logTail(50)).toContain('fault injection: SIGKILL at cloudflare-created');
+      expect((await cfTunnels(cfName)).filter((x) => !x.deleted_at)).toHaveLength(1); // the POST went through
+      expect((await tunnelStatus(t))?.state).toBe('creating'); // the intent, recorded before it
+
+      await suite.startWorker();
+      const status = await eventually(
+        'active after the retry',
+        async () => {
+          const st = await tunnelStatus(t);
+          return st?.state === 'active' && st.tunnelId ? st : undefined;
+        },
+        { timeoutMs: 150_000 },
+      );
+      const live = (await cfTunnels(cfName)).filter((x) => !x.deleted_at);
+      expect(live.map((x) => x.id)).toEqual([status.tunnelId]);
+      const posts = await suite.fx.admin.requests({ method: 'POST', path: `^/accounts/${account}/cfd_tunnel$` });
+      expect(posts.filter((r) => r.status === 200 && JSON.stringify(r).includes(cfName))).toHaveLength(1);
+      await k.delete(tunnelRef(t));
+      await eventually('deleted with its Tunnel', async () => (await cfTunnels(cfName)).every((x) => x.deleted_at));
+    } finally {
+      if (!suite.worker) await suite.startWorker();
+    }
+  });
+
+  it('adopts an existing tunnel by name and leaves it on delete; never takes a tunnel or a Secret that is not its own; bad specs say which field', async () => {
+    const made = (await suite.fx.cf.zeroTrust.tunnels.cloudflared.create({
+      account_id: account,
+      name: uniq('by-hand'),
+      config_src: 'cloudflare',
+    })) as { id: string; name: string };
+
+    // existingTunnel: adopted (same id), credentials written, never deleted by the operator.
+    const adopter = uniq('adopt');
+    await k.apply(tunnel(adopter, { existingTunnel: { name: made.name } }));
+    await eventually('adopted', async () => (await tunnelStatus(adopter))?.tunnelId === made.id);
+    await eventually('its credentials Secret', async () =>
+      k.get({ apiVersion: 'v1', kind: 'Secret', namespace: ns(), name: adopter }),
+    );
+
+    // newTunnel with a name someone else's tunnel has: refused, no second tunnel.
+    const clash = uniq('clash');
+    await k.apply(tunnel(clash, { newTunnel: { name: made.name } }));
+    const refused = await eventually('TunnelNameTaken', async () => {
+      const c = await ready('Tunnel', clash);
+      return c?.reason === 'TunnelNameTaken' ? c : undefined;
+    });
+    expect(refused.message).toContain('set spec.existingTunnel.name');
+    expect((await cfTunnels(made.name)).filter((x) => !x.deleted_at)).toHaveLength(1);
+
+    // A Secret of the Tunnel's name that it does not own: never overwritten.
+    const squatted = uniq('squat');
+    await k.apply({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: squatted, namespace: ns() },
+      stringData: { mine: 'keep me' },
+    } as never);
+    await k.apply(tunnel(squatted, { newTunnel: { name: uniq('cf-squat') } }));
+    const conflict = await eventually('SecretConflict', async () => {
+      const c = await ready('Tunnel', squatted);
+      return c?.reason === 'SecretConflict' ? c : undefined;
+    });
+    expect(conflict.message).toContain(`Secret ${ns()}/${squatted} exists and is not owned by this Tunnel`);
+    const kept = (await k.get({ apiVersion: 'v1', kind: 'Secret', namespace: ns(), name: squatted })) as {
+      data?: Record<string, string>;
+    };
+    expect(Object.keys(kept.data ?? {})).toEqual(['mine']);
+
+    // Bad specs: the field named on the status, nothing made in Cloudflare.
+    const both = uniq('both');
+    await k.apply(tunnel(both, { newTunnel: { name: uniq('x') }, existingTunnel: { name: made.name } }));
+    const invalid = await eventually('InvalidSpec', async () => {
+      const c = await ready('Tunnel', both);
+      return c?.reason === 'InvalidSpec' ? c : undefined;
+    });
+    expect(invalid.message).toContain('set exactly one of newTunnel and existingTunnel');
+    await k.apply(binding('lost', 'no-such-tunnel', [{ name: 'web', spec: { target: 'http://web:80' } }]));
+    const lost = await eventually('the binding names a missing Tunnel', async () => {
+      const c = await ready('TunnelBinding', 'lost');
+      return c?.reason === 'InvalidSpec' ? c : undefined;
+    });
+    expect(lost.message).toBe(`tunnelRef: Tunnel ${ns()}/no-such-tunnel not found`);
+
+    for (const name of [adopter, clash, squatted, both]) await k.delete(tunnelRef(name));
+    await eventually('the Tunnels released', async () => {
+      for (const name of [adopter, clash, squatted, both]) if (await k.get(tunnelRef(name))) return false;
+      return true;
+    });
+    // The adopted tunnel was not the operator's to delete.
+    expect((await cfTunnels(made.name)).filter((x) => !x.deleted_at).map((x) => x.id)).toEqual([made.id]);
+  });
+});
+
+describe('deleting a tunnel and its sources together', () => {
+  it('every finalizer is released and Cloudflare keeps nothing of them (a namespace being deleted does this)', async () => {
+    const t = uniq('all');
+    const cfName = uniq('cf-all');
+    await k.apply(tunnel(t, { newTunnel: { name: cfName } }));
+    await k.apply(service('web', [{ port: 80 }]));
+    const b = uniq('bind');
+    await k.apply(binding(b, t, [{ name: 'web' }]));
+    const tunnelId = await eventually('the tunnel', async () => (await tunnelStatus(t))?.tunnelId);
+    await eventually('the binding Ready', async () => (await ready('TunnelBinding', b))?.status === 'True');
+    await eventually('its CNAME', async () => (await records()).some((r) => r.name === `web.${zoneName}`));
+
+    // A class config with an Ingress on the same tunnel, the Ingress removed before the end (as deploy.test does).
+    const cls = uniq('all-class');
+    await k.apply(
+      sourceObject('TunnelIngressClassConfig', `${cls}-cfg`, { tunnelRef: { kind: 'Tunnel', name: t } }, ns()),
+    );
+    await k.apply({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'IngressClass',
+      metadata: { name: cls },
+      spec: {
+        controller: 'x/y',
+        parameters: {
+          apiGroup: CLOUDFLARE_GROUP,
+          kind: 'TunnelIngressClassConfig',
+          name: `${cls}-cfg`,
+          namespace: ns(),
+          scope: 'Namespace',
+        },
+      },
+    });
+    await k.apply(ingress(`${cls}-ing`, cls, `${cls}.${zoneName}`, [{ path: '/', service: 'web', port: 80 }]));
+    await eventually('the Ingress rule', async () =>
+      (await configOf(tunnelId)).ingress.some((r) => r.hostname === `${cls}.${zoneName}`),
+    );
+    await k.delete({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: ns(), name: `${cls}-ing` });
+    const cfgRef = {
+      apiVersion: CLOUDFLARE_API_VERSION,
+      kind: 'TunnelIngressClassConfig',
+      namespace: ns(),
+      name: `${cls}-cfg`,
+    };
+
+    const bindingRef = {
+      apiVersion: `${CLOUDFLARE_GROUP}/${TUNNEL_BINDING_VERSION}`,
+      kind: 'TunnelBinding',
+      namespace: ns(),
+      name: b,
+    };
+    await Promise.all([k.delete(tunnelRef(t)), k.delete(bindingRef), k.delete(cfgRef)]);
+    await eventually(
+      'all three gone',
+      async () => !(await k.get(tunnelRef(t))) && !(await k.get(bindingRef)) && !(await k.get(cfgRef)),
+      { timeoutMs: 120_000 },
+    );
+    expect((await cfTunnels(cfName)).every((x) => x.deleted_at)).toBe(true);
+    await eventually('its CNAME removed', async () => !(await records()).some((r) => r.name === `web.${zoneName}`));
+  });
+});
