@@ -101,6 +101,12 @@ export interface PoolDemand {
   live: number;
 }
 
+/** Sandboxes of the pool waiting for a slot (the `pending` of the demand), by name. */
+export function pendingSandboxes(f: PoolFacts): string[] {
+  const held = new Set(f.agents.filter((a) => a.answered).flatMap((a) => a.claims));
+  return f.sandboxes.filter((s) => !held.has(s.name) && !SLOTLESS.has(s.phase) && !s.deleting).map((s) => s.name);
+}
+
 export function poolDemand(f: PoolFacts): PoolDemand {
   const held = new Set<string>();
   let active = 0;

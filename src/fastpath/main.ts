@@ -107,6 +107,11 @@ export async function startFastPath(
     pollIntervalMs: fp.pollIntervalMs,
     // The agent's view changed: a hint to the sandbox's workflow, verified there. A sandbox
     // appearing on or leaving an agent changes its pool's load: a hint to the pool's workflow.
+    // An agent became usable or went away: the pool's status and size follow at once.
+    onPoolAgentsChange: (namespace, pool) =>
+      void dispatcher
+        .signal(poolWorkflowId(namespace, pool), poolChangedSignal, { event: 'agents changed' })
+        .catch((err: unknown) => log.warn({ err }, 'pool hint not delivered')),
     onSandboxChange: (o) => {
       void dispatcher
         .signal(sandboxWorkflowId(o.namespace, o.claimName), agentReportedSignal, {

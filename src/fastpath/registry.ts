@@ -49,6 +49,8 @@ export interface RegistryOptions {
   pollIntervalMs?: number;
   staleAfterMs?: number;
   onSandboxChange?: (o: SandboxChangeObservation) => void;
+  /** An agent of this pool became usable (Ready and answering) or stopped being so. */
+  onPoolAgentsChange?: (namespace: string, pool: string) => void;
 }
 
 export interface KnownAgent {
@@ -167,8 +169,16 @@ export class SandboxRegistry {
     return a ? { agentId: a.key, pod: a.pod, node: a.node, url: a.url, ip: a.ip } : undefined;
   }
 
+  /** `namespace/pool/pod` of every agent placements may use now. */
+  private usable(): Set<string> {
+    const out = new Set<string>();
+    for (const a of this.known.values()) if (this.table.has(a.key)) out.add(`${a.namespace}/${a.pool}/${a.pod}`);
+    return out;
+  }
+
   private async poll(): Promise<void> {
     this.again = false;
+    const usableBefore = this.usable();
     const { kube, log } = this.opts;
     const selector = `${AGENT_APP_LABEL}=${AGENT_APP_VALUE}`;
     const [pods, poolObjects] = await Promise.all([
@@ -252,6 +262,17 @@ export class SandboxRegistry {
     });
     this.rebuildHolders();
     this.lastPollAt = now;
+    const notify = this.opts.onPoolAgentsChange;
+    if (notify) {
+      const usableAfter = this.usable();
+      const pools = new Set<string>();
+      for (const k of usableAfter) if (!usableBefore.has(k)) pools.add(k.slice(0, k.lastIndexOf('/')));
+      for (const k of usableBefore) if (!usableAfter.has(k)) pools.add(k.slice(0, k.lastIndexOf('/')));
+      for (const p of pools) {
+        const [namespace, pool] = [p.slice(0, p.indexOf('/')), p.slice(p.indexOf('/') + 1)];
+        notify(namespace, pool);
+      }
+    }
   }
 
   /** Sandbox → agent from the latest reports, and the phase changes since the last poll. */

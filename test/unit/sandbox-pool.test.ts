@@ -4,6 +4,7 @@ import {
   agentPodName,
   desiredPods,
   planPool,
+  pendingSandboxes,
   poolDemand,
   poolStatus,
   poolWorkflowId,
@@ -88,6 +89,7 @@ describe('poolDemand', () => {
       ],
     });
     expect(poolDemand(f)).toEqual({ active: 2, pending: 3, live: 6 });
+    expect(pendingSandboxes(f)).toEqual(['p1', 'p2', 'lost-agent']);
   });
 });
 

@@ -24,6 +24,7 @@ import {
   condition,
   continueAsNew,
   defineQuery,
+  getExternalWorkflowHandle,
   defineSignal,
   setCurrentDetails,
   setHandler,
@@ -31,8 +32,10 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
-import { agentPodName, planPool, poolStatus, type PoolPlan } from '../../domain/sandbox-pool.js';
+import { sandboxWorkflowId } from '../../domain/sandbox.js';
+import { agentPodName, pendingSandboxes, planPool, poolStatus, type PoolPlan } from '../../domain/sandbox-pool.js';
 import { poolSteps } from './activity-options.js';
+import { sandboxChangedSignal } from './messages.js';
 
 export interface SandboxPoolInput {
   namespace: string;
@@ -59,6 +62,8 @@ export interface PoolState {
 export const poolStateQuery = defineQuery<PoolState>('poolState');
 
 const DEFAULT_EVERY_MS = 10_000;
+/** At most this many waiting sandboxes are hinted per pass when agents were added. */
+const MAX_PENDING_HINTS = 100;
 /** While the pool is changing size, look again this soon. */
 const SETTLING_MS = 1_000;
 
@@ -76,6 +81,7 @@ export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<stri
     setCurrentDetails(message);
   };
 
+  let lastAnswering = Number.MAX_SAFE_INTEGER; // the first pass tells nobody
   for (;;) {
     hinted = false;
     const read = await poolSteps.readPoolFacts({ namespace, name });
@@ -88,6 +94,16 @@ export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<stri
     const ref = { namespace, name, uid };
     if (!facts.terminating && !read.finalized)
       if ((await poolSteps.setPoolFinalizer({ ...ref, present: true })).status === 'gone') continue;
+
+    // New agents answer: the pool's waiting sandboxes are told, so they are placed now rather
+    // than at their own retry (a hint; each verifies with a fresh read).
+    const answering = facts.agents.filter((a) => a.answered && !a.deleting).length;
+    if (answering > lastAnswering)
+      for (const sandbox of pendingSandboxes(facts).slice(0, MAX_PENDING_HINTS))
+        await getExternalWorkflowHandle(sandboxWorkflowId(namespace, sandbox))
+          .signal(sandboxChangedSignal, { event: 'PoolGrew' })
+          .catch(() => undefined); // no workflow (yet): the watcher starts it
+    lastAnswering = answering;
 
     const plan = planPool(facts);
     const { demand, ...rest } = plan;
