@@ -77,7 +77,7 @@ export const REVIEWED_KINDS = {
  *
  * Tunnels: a Tunnel's creator must be allowed to create and update the Secret the worker writes
  * its credentials into (named after it, in its namespace; a ClusterTunnel's in the operator's
- * Cloudflare namespace); a TunnelBinding's or TunnelIngressClassConfig's creator must be allowed
+ * Cloudflare namespace); a TunnelBinding's or a class config's creator must be allowed
  * to `get` the Tunnel it routes traffic through (it writes with that Tunnel's credentials).
  */
 export function cloudflareChecks(
@@ -97,7 +97,11 @@ export function cloudflareChecks(
       verbs: ['create', 'update'],
     });
   const tunnelRef = (
-    kind === 'TunnelBinding' ? object.tunnelRef : kind === 'TunnelIngressClassConfig' ? spec.tunnelRef : undefined
+    kind === 'TunnelBinding'
+      ? object.tunnelRef
+      : kind === 'TunnelIngressClassConfig' || kind === 'TunnelGatewayClassConfig'
+        ? spec.tunnelRef
+        : undefined
   ) as { kind?: string; name?: string; namespace?: string } | undefined;
   if (tunnelRef?.name)
     checks.push({

@@ -18,6 +18,8 @@ export interface WatcherContext {
   watch<T extends KubernetesObject>(apiVersion: string, kind: string, handler: EventHandler<T>): ResourceInformer<T>;
   /** Queues work for one object key; tasks of a key run in order. */
   enqueue(key: string, task: () => Promise<void>): void;
+  /** Whether the apiserver serves a kind now (discovery): a kind from optional CRDs is watched only then. */
+  served(apiVersion: string, kind: string): Promise<boolean>;
 }
 
 export type EventHandler<T extends KubernetesObject = KubernetesObject> = (ev: InformerEvent<T>) => void;
@@ -63,6 +65,7 @@ export class Watcher {
       log: opts.log,
       watch: (apiVersion, kind, handler) => this.watch(apiVersion, kind, handler),
       enqueue: (key, task) => this.queue.push(key, task),
+      served: async (apiVersion, kind) => !!(await opts.kube.objects.servedResource(apiVersion, kind)),
     };
   }
 

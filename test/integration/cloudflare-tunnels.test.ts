@@ -14,6 +14,7 @@ import { syncStateName } from '../../src/domain/cloudflare/targets.js';
 import type { ManagedProcess } from '../../src/infra/process.js';
 import { eventually, spawnRole, uniq, waitForWorker } from '../support/env.js';
 import { cloudflareSuite, hexId, sourceObject, zoneRecords } from '../support/cloudflare.js';
+import { GATEWAY_API, installGatewayApiCrds } from '../support/gateway-api.js';
 
 const account = hexId();
 const creds = uniq('cf-tun-acct');
@@ -463,5 +464,108 @@ describe('deleting a tunnel and its sources together', () => {
     );
     expect((await cfTunnels(cfName)).every((x) => x.deleted_at)).toBe(true);
     await eventually('its CNAME removed', async () => !(await records()).some((r) => r.name === `web.${zoneName}`));
+  });
+});
+
+describe('Gateway API: HTTPRoutes of a TunnelGatewayClassConfig', () => {
+  it('the routes attached to Gateways of the class become rules and CNAMEs; removing a route removes them', async () => {
+    await installGatewayApiCrds(k);
+    const t = uniq('gw-tunnel');
+    await k.apply(tunnel(t, { newTunnel: { name: uniq('cf-gw') } }));
+    const tunnelId = await eventually('the tunnel', async () => (await tunnelStatus(t))?.tunnelId);
+    await k.apply(service('web', [{ port: 80 }]));
+    await k.apply(service('shop-api', [{ port: 8443, name: 'https' }]));
+    const cfg = uniq('gw-cfg');
+    const cls = uniq('gw-class');
+    await k.apply(sourceObject('TunnelGatewayClassConfig', cfg, { tunnelRef: { kind: 'Tunnel', name: t } }, ns()));
+    await k.apply({
+      apiVersion: GATEWAY_API,
+      kind: 'GatewayClass',
+      metadata: { name: cls },
+      spec: {
+        controllerName: 'cloudflare-operator.io/gateway-controller',
+        parametersRef: { group: CLOUDFLARE_GROUP, kind: 'TunnelGatewayClassConfig', name: cfg, namespace: ns() },
+      },
+    });
+    await k.apply({
+      apiVersion: GATEWAY_API,
+      kind: 'Gateway',
+      metadata: { name: 'edge', namespace: ns() },
+      spec: {
+        gatewayClassName: cls,
+        listeners: [{ name: 'web', protocol: 'HTTP', port: 80, hostname: `*.${zoneName}` }],
+      },
+    });
+    const shop = `shop.${zoneName}`;
+    const route = {
+      apiVersion: GATEWAY_API,
+      kind: 'HTTPRoute',
+      metadata: { name: 'shop', namespace: ns() },
+      spec: {
+        parentRefs: [{ name: 'edge' }],
+        hostnames: [shop],
+        rules: [
+          {
+            matches: [{ path: { type: 'PathPrefix', value: '/cart' } }],
+            backendRefs: [{ name: 'shop-api', port: 8443 }],
+          },
+          { backendRefs: [{ name: 'web', port: 80 }] },
+        ],
+      },
+    };
+    await k.apply(route);
+    const expected: Rule[] = [
+      { hostname: shop, path: '^/cart(/|$)', service: `https://shop-api.${ns()}.svc:8443` },
+      { hostname: shop, service: `http://web.${ns()}.svc:80` },
+      { service: 'http_status:404' },
+    ];
+    await eventually(
+      'the route in the tunnel configuration',
+      async () => JSON.stringify((await configOf(tunnelId)).ingress) === JSON.stringify(expected),
+      { timeoutMs: 120_000 },
+    );
+    await eventually('its CNAME', async () =>
+      (await records()).some((r) => r.name === shop && r.content === `${tunnelId}.cfargotunnel.com`),
+    );
+    await eventually('the class config Ready, counting its Gateway and route', async () => {
+      const obj = (await k.get({
+        apiVersion: CLOUDFLARE_API_VERSION,
+        kind: 'TunnelGatewayClassConfig',
+        namespace: ns(),
+        name: cfg,
+      })) as
+        | {
+            status?: {
+              gatewayCount?: number;
+              routeCount?: number;
+              tunnelId?: string;
+              conditions?: Array<{ type: string; status: string }>;
+            };
+          }
+        | undefined;
+      const st = obj?.status;
+      return (
+        st?.gatewayCount === 1 &&
+        st.routeCount === 1 &&
+        st.tunnelId === tunnelId &&
+        st.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
+      );
+    });
+
+    await k.delete({ apiVersion: GATEWAY_API, kind: 'HTTPRoute', namespace: ns(), name: 'shop' });
+    await eventually(
+      'the route gone from the configuration',
+      async () =>
+        JSON.stringify((await configOf(tunnelId)).ingress) === JSON.stringify([{ service: 'http_status:404' }]),
+    );
+    await eventually('its CNAME removed', async () => !(await records()).some((r) => r.name === shop));
+    await k.delete({
+      apiVersion: CLOUDFLARE_API_VERSION,
+      kind: 'TunnelGatewayClassConfig',
+      namespace: ns(),
+      name: cfg,
+    });
+    await k.delete(tunnelRef(t));
+    await eventually('the Tunnel released', async () => !(await k.get(tunnelRef(t))));
   });
 });

@@ -38,6 +38,7 @@ import {
   TRANSFORM_PHASES,
 } from '../../src/api/cloudflare.js';
 import { TUNNEL_BINDING_VERSION } from '../../src/api/cloudflare-tunnels.js';
+import { GATEWAY_API, installGatewayApiCrds } from '../support/gateway-api.js';
 import type { ObjectKeeper } from '../../src/api/objectkeeper.js';
 import {
   ALLOCATION_ANNOTATION,
@@ -834,7 +835,7 @@ describe('RBAC, applied for real', () => {
       });
     });
 
-    it('Cloudflare: a token Secret in the operator namespace; rulesets, transform, redirect and device policies synced (listed past 16 sources on a target), a virtual network, a DNS record, a zone setting, a gateway setting, an Access group and an identity provider, then removed', async () => {
+    it('Cloudflare: a token Secret in the operator namespace; rulesets, transform, redirect and device policies synced (listed past 16 sources on a target), a virtual network, a DNS record, a zone setting, a gateway setting, an Access group, an identity provider and tunnels (Tunnel, ClusterTunnel, binding, Ingress, HTTPRoute), then removed', async () => {
       const account = hexId();
       const creds = uniq('deploy-cf');
       const zoneName = `${uniq('deploy-cf')}.example.com`;
@@ -1079,6 +1080,41 @@ describe('RBAC, applied for real', () => {
           ],
         },
       } as never);
+      // The Gateway API (upstream CRDs): a TunnelGatewayClassConfig, its GatewayClass, a Gateway, an HTTPRoute.
+      await installGatewayApiCrds(k);
+      const gatewayClass = uniq('deploy-gateway-class');
+      source('TunnelGatewayClassConfig', 'tunnel-gateway', { tunnelRef: { kind: 'Tunnel', name: tunName } }, cfNs);
+      await k.create({
+        apiVersion: GATEWAY_API,
+        kind: 'GatewayClass',
+        metadata: { name: gatewayClass },
+        spec: {
+          controllerName: 'cloudflare-operator.io/gateway-controller',
+          parametersRef: {
+            group: CLOUDFLARE_GROUP,
+            kind: 'TunnelGatewayClassConfig',
+            name: 'tunnel-gateway',
+            namespace: cfNs,
+          },
+        },
+      } as never);
+      created.unshift({ apiVersion: GATEWAY_API, kind: 'GatewayClass', name: gatewayClass });
+      await k.create({
+        apiVersion: GATEWAY_API,
+        kind: 'Gateway',
+        metadata: { name: 'edge', namespace: cfNs },
+        spec: { gatewayClassName: gatewayClass, listeners: [{ name: 'web', protocol: 'HTTP', port: 80 }] },
+      } as never);
+      await k.create({
+        apiVersion: GATEWAY_API,
+        kind: 'HTTPRoute',
+        metadata: { name: 'shop', namespace: cfNs },
+        spec: {
+          parentRefs: [{ name: 'edge' }],
+          hostnames: [`shop.${zoneName}`],
+          rules: [{ backendRefs: [{ name: 'web', port: 80 }] }],
+        },
+      } as never);
       const tunnelStatus = async (kind: string, name: string, namespace?: string) =>
         (
           (await k.get({ apiVersion: CLOUDFLARE_API_VERSION, kind, name, namespace })) as
@@ -1152,16 +1188,16 @@ describe('RBAC, applied for real', () => {
         const clusterTunnelId = await eventually(`ClusterTunnel ${clusterTunName} has its tunnel`, () =>
           tunnelStatus('ClusterTunnel', clusterTunName),
         );
-        await eventually('the tunnel configuration: the binding, the Ingress, the catch-all', async () => {
+        await eventually('the tunnel configuration: the route, the Ingress, the binding, the catch-all', async () => {
           const rules = await tunnelRules(tunnelId);
           return (
             JSON.stringify(rules.map((r) => r.hostname ?? r.service)) ===
-            JSON.stringify([`site.${zoneName}`, `web.${zoneName}`, 'http_status:404'])
+            JSON.stringify([`shop.${zoneName}`, `site.${zoneName}`, `web.${zoneName}`, 'http_status:404'])
           );
         });
         await eventually('a CNAME per tunnel hostname', async () => {
           const names = (await dnsRecords()).map((r) => r.name);
-          return names.includes(`site.${zoneName}`) && names.includes(`web.${zoneName}`);
+          return [`shop.${zoneName}`, `site.${zoneName}`, `web.${zoneName}`].every((n) => names.includes(n));
         });
         // The credentials Secrets, owned by their tunnels (one in the original's namespace for the ClusterTunnel).
         await eventually(

@@ -67,3 +67,62 @@ describe('admission checks of Cloudflare sources', () => {
     expect(checksFor(request('CloudflareCredentials', 'CREATE', {}))).toBeUndefined();
   });
 });
+
+describe('admission checks of the tunnel kinds', () => {
+  const CF = 'networking.cloudflare-operator.io/v1alpha2';
+
+  it("a Tunnel's creator must be allowed to create and update the Secret its credentials go into", () => {
+    expect(checksFor(request('Tunnel', 'CREATE', { newTunnel: { name: 'edge' } }))).toEqual([
+      { apiVersion: 'v1', kind: 'Secret', namespace: 'team-a', name: 'x', verbs: ['create', 'update'] },
+    ]);
+    // A ClusterTunnel's Secret lives in the original's namespace; its credentials are checked too.
+    expect(
+      checksFor({
+        ...request('ClusterTunnel', 'CREATE', {
+          newTunnel: { name: 'edge' },
+          cloudflare: { credentialsRef: { name: 'c' } },
+        }),
+        namespace: undefined,
+      }),
+    ).toEqual([
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        namespace: 'cloudflare-operator-system',
+        name: 'x',
+        verbs: ['create', 'update'],
+      },
+      { apiVersion: CF, kind: 'CloudflareCredentials', namespace: '', name: 'c', verbs: ['get'], clusterScoped: true },
+    ]);
+  });
+
+  it('a binding or class config: get on the Tunnel it routes through (a ClusterTunnel cluster-scoped)', () => {
+    const binding: AdmissionRequest = {
+      ...request('TunnelBinding', 'CREATE', undefined),
+      kind: { group: 'networking.cloudflare-operator.io', version: 'v1alpha1', kind: 'TunnelBinding' },
+      object: { metadata: { name: 'b' }, tunnelRef: { kind: 'Tunnel', name: 'edge' } },
+    };
+    expect(checksFor(binding)).toEqual([
+      { apiVersion: CF, kind: 'Tunnel', namespace: 'team-a', name: 'edge', verbs: ['get'] },
+    ]);
+    expect(
+      checksFor(
+        request('TunnelGatewayClassConfig', 'CREATE', { tunnelRef: { kind: 'ClusterTunnel', name: 'shared' } }),
+      ),
+    ).toEqual([
+      { apiVersion: CF, kind: 'ClusterTunnel', namespace: '', name: 'shared', verbs: ['get'], clusterScoped: true },
+    ]);
+    expect(
+      checksFor(
+        request('TunnelIngressClassConfig', 'CREATE', {
+          tunnelRef: { kind: 'Tunnel', name: 'edge', namespace: 'net' },
+        }),
+      ),
+    ).toEqual([{ apiVersion: CF, kind: 'Tunnel', namespace: 'net', name: 'edge', verbs: ['get'] }]);
+    // Moving a binding to another tunnel is checked; an update that keeps its tunnelRef (the finalizer) is not.
+    const moved = { ...binding, operation: 'UPDATE', oldObject: { tunnelRef: { kind: 'Tunnel', name: 'old' } } };
+    expect(checksFor(moved)).toHaveLength(1);
+    const kept = { ...binding, operation: 'UPDATE', oldObject: { tunnelRef: { kind: 'Tunnel', name: 'edge' } } };
+    expect(checksFor(kept)).toEqual([]);
+  });
+});

@@ -7,6 +7,8 @@ import { dnsRecordCodec, type DnsRecordItem } from '../../src/domain/cloudflare/
 import {
   aggregateTunnelConfig,
   bindingRules,
+  gatewayPath,
+  httpRouteRules,
   ingressPath,
   ingressRules,
   tunnelDnsRecords,
@@ -309,5 +311,85 @@ describe('tunnel CNAMEs', () => {
     });
     expect(dnsPlan.write).toBe(false);
     expect(dnsPlan.items).toEqual([tunnelMade]);
+  });
+});
+
+describe('HTTPRoute rules', () => {
+  const gateways = [
+    {
+      namespace: 'web',
+      name: 'edge',
+      listeners: [
+        { name: 'a', hostname: 'a.example.com' },
+        { name: 'b', hostname: 'b.example.com' },
+      ],
+    },
+  ];
+
+  it('paths: PathPrefix as a prefix (and / as no path), Exact anchored, RegularExpression as written', () => {
+    expect(gatewayPath(undefined)).toBeUndefined();
+    expect(gatewayPath({ type: 'PathPrefix', value: '/api/' })).toBe('^/api(/|$)');
+    expect(gatewayPath({ type: 'Exact', value: '/a.b' })).toBe('^/a\\.b$');
+    expect(gatewayPath({ type: 'RegularExpression', value: '^/v[0-9]+' })).toBe('^/v[0-9]+');
+  });
+
+  it("routes attached to a class Gateway: the route's hostnames, else its listener's; each match × hostname → the first Service backend", () => {
+    const { rules, notes, attached } = httpRouteRules(
+      [
+        {
+          namespace: 'web',
+          name: 'site',
+          parentRefs: [{ name: 'edge', sectionName: 'b' }],
+          rules: [
+            {
+              matches: [{ path: { type: 'Exact', value: '/login' } }, { path: { type: 'PathPrefix', value: '/app' } }],
+              backendRefs: [{ name: 'front', port: 443 }],
+            },
+          ],
+        },
+        {
+          namespace: 'web',
+          name: 'other-gateway',
+          parentRefs: [{ name: 'not-ours' }],
+          rules: [{ backendRefs: [{ name: 'front', port: 80 }] }],
+        },
+        {
+          namespace: 'web',
+          name: 'bad',
+          hostnames: ['X.example.com'],
+          parentRefs: [{ name: 'edge' }],
+          rules: [
+            { backendRefs: [{ name: 'elsewhere', namespace: 'other', port: 80 }] },
+            { backendRefs: [{ group: 'example.com', kind: 'Bucket', name: 'b' }] },
+            { backendRefs: [{ name: 'front' }] },
+            { backendRefs: [{ name: 'front', port: 80 }] },
+          ],
+        },
+      ],
+      gateways,
+      { 'web/front': { ports: [{ port: 443, appProtocol: 'https' }, { port: 80 }] } },
+      { originRequest: { noTlsVerify: true } },
+    );
+    expect(attached).toBe(2);
+    expect(rules).toEqual([
+      {
+        hostname: 'b.example.com',
+        path: '^/login$',
+        service: 'https://front.web.svc:443',
+        originRequest: { noTLSVerify: true },
+      },
+      {
+        hostname: 'b.example.com',
+        path: '^/app(/|$)',
+        service: 'https://front.web.svc:443',
+        originRequest: { noTLSVerify: true },
+      },
+      { hostname: 'x.example.com', service: 'http://front.web.svc:80', originRequest: { noTLSVerify: true } },
+    ]);
+    expect(notes).toEqual([
+      'HTTPRoute web/bad rules[0]: a backend in namespace other needs a ReferenceGrant, not supported (skipped)',
+      'HTTPRoute web/bad rules[1]: no Service backend (skipped)',
+      'HTTPRoute web/bad rules[2]: backend front has no port (skipped)',
+    ]);
   });
 });

@@ -205,7 +205,13 @@ function verbProblems(objs: KubeObject[]): string[] {
  * Kinds the watcher follows only to hint the sources that refer to them (src/watcher/routes/
  * cloudflare.ts): the worker reads them by listing (src/activities/cloudflare/expand.ts).
  */
-const FOLLOWED_FOR_HINTS = new Set(['networking.k8s.io/ingresses', 'networking.k8s.io/ingressclasses']);
+const FOLLOWED_FOR_HINTS = new Set([
+  'networking.k8s.io/ingresses',
+  'networking.k8s.io/ingressclasses',
+  'gateway.networking.k8s.io/gatewayclasses',
+  'gateway.networking.k8s.io/gateways',
+  'gateway.networking.k8s.io/httproutes',
+]);
 
 function followProblems(objs: KubeObject[]): string[] {
   const problems: string[] = [];

@@ -2,7 +2,9 @@
  * A source as the Cloudflare rules read it: its spec plus the facts it refers to. Most kinds are
  * their spec. A TunnelBinding adds the Tunnel it names (ID, credentials, zone) and its Services'
  * ports; a TunnelIngressClassConfig adds its Tunnel, the Ingresses of every IngressClass whose
- * `parameters` name it, and their Services. Gathered here, once per read, so the rules in
+ * `parameters` name it, and their Services; a TunnelGatewayClassConfig its Tunnel, the Gateways of
+ * every GatewayClass whose `parametersRef` names it, the HTTPRoutes and their Services (none when
+ * the cluster does not serve the Gateway API). Gathered here, once per read, so the rules in
  * src/domain/cloudflare/kinds/ stay pure and the source's workflow and the target's sync see
  * the same thing.
  */
@@ -12,7 +14,14 @@ import { CLOUDFLARE_GROUP } from '../../api/cloudflare.js';
 import { ClusterTunnelKind, TunnelKind, type TunnelSpec } from '../../api/cloudflare-tunnels.js';
 import { canonical } from '../../domain/cloudflare/merge.js';
 import type { SourceKind, SourceSpec } from '../../domain/cloudflare/sources.js';
-import type { IngressFacts, ServiceFacts, TunnelFacts } from '../../domain/cloudflare/tunnels.js';
+import {
+  GATEWAY_API_GROUP,
+  type GatewayFacts,
+  type HTTPRouteFacts,
+  type IngressFacts,
+  type ServiceFacts,
+  type TunnelFacts,
+} from '../../domain/cloudflare/tunnels.js';
 import type { KubeClient } from '../../kube/client.js';
 import { getObject, listAll } from '../kubernetes/calls.js';
 
@@ -132,11 +141,10 @@ async function ingressClassConfigView(kube: KubeClient, obj: RawSource): Promise
       }
   ingresses.sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
   // One list of Services per namespace that has Ingresses of the class, not one GET per backend.
-  const services: Record<string, ServiceFacts> = {};
-  for (const ns of new Set(ingresses.map((i) => i.namespace))) {
-    const found = await listAll<ServiceObject>(kube, 'v1', 'Service', { namespace: ns });
-    for (const s of found) services[`${ns}/${s.metadata!.name}`] = servicePorts(s);
-  }
+  const services = await servicesIn(
+    kube,
+    ingresses.map((i) => i.namespace),
+  );
   return {
     ...spec,
     namespace,
@@ -146,9 +154,119 @@ async function ingressClassConfigView(kube: KubeClient, obj: RawSource): Promise
   };
 }
 
+const GATEWAY_API = `${GATEWAY_API_GROUP}/v1`;
+
+interface GatewayClassObject extends KubernetesObject {
+  spec?: { parametersRef?: { group?: string; kind?: string; name?: string; namespace?: string } };
+}
+interface GatewayObject extends KubernetesObject {
+  spec?: { gatewayClassName?: string; listeners?: Array<{ name: string; hostname?: string }> };
+}
+interface HTTPRouteObject extends KubernetesObject {
+  spec?: Omit<HTTPRouteFacts, 'namespace' | 'name'>;
+}
+
+/** Every object of a kind in the namespaces given (all when none). */
+async function listIn<T extends KubernetesObject>(
+  kube: KubeClient,
+  apiVersion: string,
+  kind: string,
+  namespaces: readonly string[] | undefined,
+): Promise<T[]> {
+  if (!namespaces?.length) return listAll<T>(kube, apiVersion, kind);
+  const out: T[] = [];
+  for (const ns of namespaces) out.push(...(await listAll<T>(kube, apiVersion, kind, { namespace: ns })));
+  return out;
+}
+
+/** One list of Services per namespace named, keyed `namespace/name`. */
+async function servicesIn(kube: KubeClient, namespaces: Iterable<string>): Promise<Record<string, ServiceFacts>> {
+  const services: Record<string, ServiceFacts> = {};
+  for (const ns of new Set(namespaces))
+    for (const s of await listAll<ServiceObject>(kube, 'v1', 'Service', { namespace: ns }))
+      services[`${ns}/${s.metadata!.name}`] = servicePorts(s);
+  return services;
+}
+
+const byName = (a: { namespace: string; name: string }, b: { namespace: string; name: string }) =>
+  `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`);
+
+async function gatewayClassConfigView(kube: KubeClient, obj: RawSource): Promise<SourceSpec> {
+  const namespace = obj.metadata!.namespace!;
+  const name = obj.metadata!.name!;
+  const spec = (obj.spec ?? {}) as SourceSpec & {
+    tunnelRef: { kind: string; name: string; namespace?: string };
+    watchNamespaces?: string[];
+  };
+  const tunnel = await tunnelFacts(kube, spec.tunnelRef, spec.tunnelRef.namespace || namespace);
+  const view = {
+    ...spec,
+    namespace,
+    tunnel,
+    gateways: [] as GatewayFacts[],
+    routes: [] as HTTPRouteFacts[],
+    services: {},
+  };
+  // A cluster without the Gateway API has no Gateways of any class.
+  if (!(await kube.objects.servedResource(GATEWAY_API, 'GatewayClass'))) return view;
+  const classes = new Set(
+    (await listAll<GatewayClassObject>(kube, GATEWAY_API, 'GatewayClass'))
+      .filter((c) => {
+        const p = c.spec?.parametersRef;
+        return (
+          p?.group === CLOUDFLARE_GROUP &&
+          p.kind === 'TunnelGatewayClassConfig' &&
+          p.name === name &&
+          (p.namespace ?? namespace) === namespace
+        );
+      })
+      .map((c) => c.metadata!.name!),
+  );
+  if (!classes.size) return view;
+  const gateways: GatewayFacts[] = (await listIn<GatewayObject>(kube, GATEWAY_API, 'Gateway', spec.watchNamespaces))
+    .filter((g) => !g.metadata?.deletionTimestamp && classes.has(g.spec?.gatewayClassName ?? ''))
+    .map((g) => ({
+      namespace: g.metadata!.namespace!,
+      name: g.metadata!.name!,
+      listeners: (g.spec?.listeners ?? []).map((l) => ({
+        name: l.name,
+        ...(l.hostname ? { hostname: l.hostname } : {}),
+      })),
+    }))
+    .sort(byName);
+  if (!gateways.length) return view;
+  const names = new Set(gateways.map((g) => `${g.namespace}/${g.name}`));
+  const routes: HTTPRouteFacts[] = (await listIn<HTTPRouteObject>(kube, GATEWAY_API, 'HTTPRoute', spec.watchNamespaces))
+    .filter(
+      (r) =>
+        !r.metadata?.deletionTimestamp &&
+        (r.spec?.parentRefs ?? []).some((p) => names.has(`${p.namespace ?? r.metadata!.namespace}/${p.name}`)),
+    )
+    .map((r) => ({
+      namespace: r.metadata!.namespace!,
+      name: r.metadata!.name!,
+      ...(r.spec?.hostnames ? { hostnames: r.spec.hostnames } : {}),
+      parentRefs: r.spec?.parentRefs ?? [],
+      rules: (r.spec?.rules ?? []).map((rule) => ({
+        ...(rule.matches ? { matches: rule.matches.map((m) => ({ ...(m.path ? { path: m.path } : {}) })) } : {}),
+        ...(rule.backendRefs ? { backendRefs: rule.backendRefs } : {}),
+      })),
+    }))
+    .sort(byName);
+  return {
+    ...view,
+    gateways,
+    routes,
+    services: await servicesIn(
+      kube,
+      routes.map((r) => r.namespace),
+    ),
+  };
+}
+
 /** Whether the kind's view depends on other objects (and so may change without a new generation). */
 export function isExpanded(kind: SourceKind): boolean {
-  return kind === 'TunnelBinding' || kind === 'TunnelIngressClassConfig';
+  return kind === 'TunnelBinding' || kind === 'TunnelIngressClassConfig' || kind === 'TunnelGatewayClassConfig';
 }
 
 /** The source's spec with what it refers to (the spec itself for most kinds). */
@@ -159,6 +277,7 @@ export async function expandSource(
 ): Promise<SourceSpec> {
   if (kind === 'TunnelBinding') return bindingView(kube, obj as RawSource);
   if (kind === 'TunnelIngressClassConfig') return ingressClassConfigView(kube, obj as RawSource);
+  if (kind === 'TunnelGatewayClassConfig') return gatewayClassConfigView(kube, obj as RawSource);
   return obj.spec ?? {};
 }
 
@@ -172,7 +291,32 @@ export function viewDigest(spec: SourceSpec): string {
  * only needed by the sync (which expands afresh), so they stay out of the workflow's history.
  */
 export function workflowView(kind: SourceKind, spec: SourceSpec): SourceSpec {
-  if (kind !== 'TunnelIngressClassConfig') return spec;
-  const { ingresses, services: _services, ...rest } = spec as SourceSpec & { ingresses: unknown[] };
-  return { ...rest, ingresses: [], ingressCount: ingresses.length, services: {} };
+  if (kind === 'TunnelIngressClassConfig') {
+    const { ingresses, services: _services, ...rest } = spec as SourceSpec & { ingresses: unknown[] };
+    return { ...rest, ingresses: [], ingressCount: ingresses.length, services: {} };
+  }
+  if (kind === 'TunnelGatewayClassConfig') {
+    const {
+      gateways,
+      routes,
+      services: _services,
+      ...rest
+    } = spec as SourceSpec & {
+      gateways: GatewayFacts[];
+      routes: HTTPRouteFacts[];
+    };
+    const names = new Set(gateways.map((g) => `${g.namespace}/${g.name}`));
+    const attached = routes.filter((r) =>
+      r.parentRefs.some((p) => names.has(`${p.namespace ?? r.namespace}/${p.name}`)),
+    );
+    return {
+      ...rest,
+      gateways: [],
+      routes: [],
+      services: {},
+      gatewayCount: gateways.length,
+      routeCount: attached.length,
+    };
+  }
+  return spec;
 }

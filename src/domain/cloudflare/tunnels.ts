@@ -363,3 +363,113 @@ export function ingressRules(
   }
   return { rules, notes };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Rules from Gateway API HTTPRoutes (through a TunnelGatewayClassConfig)
+// ---------------------------------------------------------------------------------------------
+
+export const GATEWAY_API_GROUP = 'gateway.networking.k8s.io';
+
+export interface GatewayFacts {
+  namespace: string;
+  name: string;
+  listeners: Array<{ name: string; hostname?: string }>;
+}
+
+export interface HTTPRouteFacts {
+  namespace: string;
+  name: string;
+  hostnames?: string[];
+  parentRefs: Array<{ group?: string; kind?: string; namespace?: string; name: string; sectionName?: string }>;
+  rules: Array<{
+    matches?: Array<{ path?: { type?: string; value?: string } }>;
+    backendRefs?: Array<{ group?: string; kind?: string; name: string; namespace?: string; port?: number }>;
+  }>;
+}
+
+/** A path match as cloudflared's path regex: PathPrefix `^/p(/|$)` (and `/` no path), Exact `^/p$`, RegularExpression as written. */
+export function gatewayPath(match: { type?: string; value?: string } | undefined): string | undefined {
+  const type = match?.type ?? 'PathPrefix';
+  const value = match?.value ?? '/';
+  if (type === 'Exact') return `^${escapeRegex(value)}$`;
+  if (type === 'RegularExpression') return value;
+  const trimmed = value.replace(/\/+$/, '');
+  return trimmed ? `^${escapeRegex(trimmed)}(/|$)` : undefined;
+}
+
+/** The Gateways of the class an HTTPRoute attaches to, with the listener it names (if any). */
+function attachments(route: HTTPRouteFacts, gateways: ReadonlyMap<string, GatewayFacts>) {
+  return route.parentRefs
+    .filter((p) => (p.group ?? GATEWAY_API_GROUP) === GATEWAY_API_GROUP && (p.kind ?? 'Gateway') === 'Gateway')
+    .map((p) => ({ gateway: gateways.get(`${p.namespace ?? route.namespace}/${p.name}`), sectionName: p.sectionName }))
+    .filter((a): a is { gateway: GatewayFacts; sectionName: string | undefined } => !!a.gateway);
+}
+
+/**
+ * The rules of the HTTPRoutes attached to a class's Gateways: each hostname of the route (or,
+ * without any, of the listeners it attaches to) × each match → its first Service backend. A
+ * route or rule that cannot be served (no hostname, no Service backend, a backend in another
+ * namespace, which needs a ReferenceGrant) is skipped with a note.
+ */
+export function httpRouteRules(
+  routes: readonly HTTPRouteFacts[],
+  gateways: readonly GatewayFacts[],
+  services: Readonly<Record<string, ServiceFacts>>,
+  defaults: { originRequest?: Record<string, unknown> },
+): { rules: TunnelIngressRule[]; notes: string[]; attached: number } {
+  const byName = new Map(gateways.map((g) => [`${g.namespace}/${g.name}`, g]));
+  const originRequest = wireOriginRequest(defaults.originRequest);
+  const rules: TunnelIngressRule[] = [];
+  const notes: string[] = [];
+  let attached = 0;
+  for (const route of routes) {
+    const where = `HTTPRoute ${route.namespace}/${route.name}`;
+    const parents = attachments(route, byName);
+    if (!parents.length) continue;
+    attached++;
+    const listenerHosts = parents.flatMap(({ gateway, sectionName }) =>
+      gateway.listeners.filter((l) => !sectionName || l.name === sectionName).map((l) => l.hostname),
+    );
+    const hostnames = [
+      ...new Set(
+        (route.hostnames?.length ? route.hostnames : listenerHosts)
+          .filter((h): h is string => !!h)
+          .map((h) => h.toLowerCase()),
+      ),
+    ];
+    if (!hostnames.length) {
+      notes.push(`${where}: no hostname (neither the route nor its listeners name one; skipped)`);
+      continue;
+    }
+    route.rules.forEach((rule, i) => {
+      const backend = (rule.backendRefs ?? []).find(
+        (b) => (b.group ?? '') === '' && (b.kind ?? 'Service') === 'Service',
+      );
+      if (!backend) {
+        notes.push(`${where} rules[${i}]: no Service backend (skipped)`);
+        return;
+      }
+      const ns = backend.namespace ?? route.namespace;
+      if (ns !== route.namespace) {
+        notes.push(
+          `${where} rules[${i}]: a backend in namespace ${ns} needs a ReferenceGrant, not supported (skipped)`,
+        );
+        return;
+      }
+      if (backend.port === undefined) {
+        notes.push(`${where} rules[${i}]: backend ${backend.name} has no port (skipped)`);
+        return;
+      }
+      const svc = services[`${ns}/${backend.name}`];
+      const known = svc?.ports.find((p) => p.port === backend.port);
+      const protocol = known?.appProtocol === 'https' || known?.name === 'https' ? 'https' : 'http';
+      const service = `${protocol}://${backend.name}.${ns}.svc:${backend.port}`;
+      for (const match of rule.matches?.length ? rule.matches : [undefined]) {
+        const path = gatewayPath(match?.path);
+        for (const hostname of hostnames)
+          rules.push({ hostname, ...(path ? { path } : {}), service, ...(originRequest ? { originRequest } : {}) });
+      }
+    });
+  }
+  return { rules, notes, attached };
+}

@@ -20,13 +20,33 @@ import type { InformerEvent } from '../informer.js';
 import type { Route, WatcherContext } from '../watcher.js';
 
 /** The source kinds whose view includes other objects (src/activities/cloudflare/expand.ts). */
-const DEPENDENT_KINDS = new Set(['TunnelBinding', 'TunnelIngressClassConfig']);
+const DEPENDENT_KINDS = new Set(['TunnelBinding', 'TunnelIngressClassConfig', 'TunnelGatewayClassConfig']);
+/**
+ * The Gateway API kinds a TunnelGatewayClassConfig refers to: watched once such a config exists
+ * and the cluster serves them (many clusters do not install the Gateway API; an informer on an
+ * unserved kind would never sync).
+ */
+const GATEWAY_KINDS = [
+  ['gateway.networking.k8s.io/v1', 'GatewayClass'],
+  ['gateway.networking.k8s.io/v1', 'Gateway'],
+  ['gateway.networking.k8s.io/v1', 'HTTPRoute'],
+] as const;
+/** How often a missing Gateway API is looked for again while a TunnelGatewayClassConfig exists. */
+const GATEWAY_API_RECHECK_MS = 60_000;
 /** The objects they refer to, beyond Tunnels and ClusterTunnels (watched as sources already). */
 const REFERRED_KINDS = [
   ['v1', 'Service'],
   ['networking.k8s.io/v1', 'Ingress'],
   ['networking.k8s.io/v1', 'IngressClass'],
 ] as const;
+
+/** Whether a dependent source's view may include an object of `kind` in `namespace`. */
+function refersTo(source: SourceRef, kind: string, namespace: string | undefined): boolean {
+  if (kind === 'Tunnel' || kind === 'ClusterTunnel') return true;
+  if (kind === 'Service') return source.kind !== 'TunnelBinding' || source.namespace === namespace;
+  if (kind === 'Ingress' || kind === 'IngressClass') return source.kind === 'TunnelIngressClassConfig';
+  return source.kind === 'TunnelGatewayClassConfig'; // GatewayClass, Gateway, HTTPRoute
+}
 
 export class CloudflareSourceRoute implements Route {
   readonly name = 'cloudflare-sources';
@@ -38,6 +58,8 @@ export class CloudflareSourceRoute implements Route {
   private readonly dependents = new Map<string, SourceRef>();
   /** What each referred object last looked like (resourceVersion, or generation for Tunnels). */
   private readonly referred = new Map<string, string>();
+  /** Whether the Gateway API informers run, or since when the look for it is in flight/was done. */
+  private gatewayApi: 'watching' | number | undefined;
 
   register(ctx: WatcherContext): void {
     this.ctx = ctx;
@@ -55,6 +77,7 @@ export class CloudflareSourceRoute implements Route {
       if (ev.type === 'DELETED') this.dependents.delete(uid);
       else this.dependents.set(uid, ref);
     }
+    if (kind === 'TunnelGatewayClassConfig' && ev.type !== 'DELETED') this.watchGatewayApi();
     // A Tunnel's status (its ID appearing) matters to the sources naming it.
     if (kind === 'Tunnel' || kind === 'ClusterTunnel') this.onReferred(kind, ev);
     if (ev.type === 'DELETED') {
@@ -66,6 +89,19 @@ export class CloudflareSourceRoute implements Route {
     if (this.seen.get(uid) === fingerprint && !ev.fromList) return;
     this.seen.set(uid, fingerprint);
     this.hint(ref, m.deletionTimestamp ? 'Deleting' : ev.type, ev.receivedAt, uid);
+  }
+
+  /** Starts the Gateway API informers once the cluster serves it (looked for at most once a minute). */
+  private watchGatewayApi(): void {
+    const last = this.gatewayApi;
+    if (last === 'watching' || (last !== undefined && Date.now() - last < GATEWAY_API_RECHECK_MS)) return;
+    this.gatewayApi = Date.now();
+    void (async () => {
+      for (const [apiVersion, kind] of GATEWAY_KINDS) if (!(await this.ctx.served(apiVersion, kind))) return;
+      this.gatewayApi = 'watching';
+      for (const [apiVersion, kind] of GATEWAY_KINDS)
+        this.ctx.watch<KubernetesObject>(apiVersion, kind, (ev) => this.onReferred(kind, ev));
+    })().catch((err: Error) => this.ctx.log.warn({ err: err.message }, 'looking for the Gateway API failed'));
   }
 
   /** An object a dependent source may refer to changed: every dependent that could refer to it looks again. */
@@ -84,10 +120,7 @@ export class CloudflareSourceRoute implements Route {
       if (before === look || (before === undefined && ev.fromList)) return;
     }
     for (const [uid, ref] of this.dependents) {
-      // A binding looks at its own namespace's Services only, and at no Ingress.
-      if (ref.kind === 'TunnelBinding' && kind !== 'Tunnel' && kind !== 'ClusterTunnel')
-        if (kind !== 'Service' || ref.namespace !== m.namespace) continue;
-      this.hint(ref, `${kind}Changed`, ev.receivedAt, uid);
+      if (refersTo(ref, kind, m.namespace)) this.hint(ref, `${kind}Changed`, ev.receivedAt, uid);
     }
   }
 

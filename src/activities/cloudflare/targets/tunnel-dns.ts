@@ -22,7 +22,13 @@ export const tunnelRecordCodec: ItemCodec<DnsRecordItem> = {
   keyOf: (r) => `name ${r.name.toLowerCase()}`,
 };
 
-export const TUNNEL_SOURCE_KINDS = ['Tunnel', 'ClusterTunnel', 'TunnelBinding', 'TunnelIngressClassConfig'] as const;
+export const TUNNEL_SOURCE_KINDS = [
+  'Tunnel',
+  'ClusterTunnel',
+  'TunnelBinding',
+  'TunnelIngressClassConfig',
+  'TunnelGatewayClassConfig',
+] as const;
 
 export const tunnelDnsAdapter: TargetAdapter<DnsRecordItem> = {
   codec: tunnelRecordCodec,

@@ -6,7 +6,13 @@ import { deviceSettingsPolicyRules } from './device-settings-policy.js';
 import { dnsRecordRules } from './dns-record.js';
 import { gatewayConfigurationRules } from './gateway-configuration.js';
 import { redirectRuleRules, transformRuleRules, zoneRulesetRules } from './rulesets.js';
-import { clusterTunnelRules, tunnelBindingRules, tunnelIngressClassConfigRules, tunnelRules } from './tunnels.js';
+import {
+  clusterTunnelRules,
+  tunnelBindingRules,
+  tunnelGatewayClassConfigRules,
+  tunnelIngressClassConfigRules,
+  tunnelRules,
+} from './tunnels.js';
 import type { SourceKindRules } from './types.js';
 import { virtualNetworkRules } from './virtual-network.js';
 
@@ -25,6 +31,7 @@ export const SOURCE_KIND_RULES = {
   ClusterTunnel: clusterTunnelRules,
   TunnelBinding: tunnelBindingRules,
   TunnelIngressClassConfig: tunnelIngressClassConfigRules,
+  TunnelGatewayClassConfig: tunnelGatewayClassConfigRules,
 } as const satisfies Record<string, SourceKindRules<never>>;
 
 export type { ResolvedPlace, SourceKindRules, SourceObjectMeta } from './types.js';

@@ -1,21 +1,25 @@
 /**
  * The kinds that configure a tunnel: Tunnel and ClusterTunnel (their own settings, priority 10,
  * and the tunnel itself, created or adopted by their workflow before they register),
- * TunnelBinding (its Services' rules, 50) and TunnelIngressClassConfig (the rules of every
- * Ingress of its class, 100). All meet in one target per tunnel, `TunnelConfiguration`; the
+ * TunnelBinding (its Services' rules, 50), TunnelIngressClassConfig (the rules of every
+ * Ingress of its class, 100) and TunnelGatewayClassConfig (every HTTPRoute of its class's
+ * Gateways, 100). All meet in one target per tunnel, `TunnelConfiguration`; the
  * hostnames of the rules get their CNAMEs in the zone's `TunnelDNS` target.
  *
  * A binding or a class config names its tunnel; the activity that reads it (src/activities/
  * cloudflare/expand.ts) adds what it refers to — the Tunnel's ID, credentials and zone, the
- * Services' ports, the class's Ingresses — so these rules stay pure.
+ * Services' ports, the class's Ingresses — so these rules stay pure. TunnelGatewayClassConfig
+ * (100) does the same for the HTTPRoutes attached to the Gateways of its GatewayClass.
  */
 import {
   ClusterTunnelKind,
   TunnelBindingKind,
+  TunnelGatewayClassConfigKind,
   TunnelIngressClassConfigKind,
   TunnelKind,
   type TunnelBindingSpec,
   type TunnelBindingTunnelRef,
+  type TunnelGatewayClassConfigSpec,
   type TunnelIngressClassConfigSpec,
   type TunnelSpec,
 } from '../../../api/cloudflare-tunnels.js';
@@ -24,9 +28,12 @@ import {
   bindingRules,
   caPoolPath,
   hostnamesOf,
+  httpRouteRules,
   ingressRules,
   tunnelDnsRecords,
   type BindingSubject,
+  type GatewayFacts,
+  type HTTPRouteFacts,
   type IngressFacts,
   type ServiceFacts,
   type TunnelFacts,
@@ -227,4 +234,37 @@ export const tunnelIngressClassConfigRules: SourceKindRules<ExpandedIngressClass
   },
   targets: tunnelTargets,
   contribution: (spec, target) => tunnelContribution(spec, target, ingressRulesOf(spec).rules, spec.dnsProxied ?? true),
+};
+
+/** A TunnelGatewayClassConfig as the sync reads it: its spec, the Gateways of its class, their HTTPRoutes. */
+export type ExpandedGatewayClassConfig = TunnelGatewayClassConfigSpec &
+  NamesTunnel & {
+    /** The Gateways whose GatewayClass's parametersRef names this config (in `watchNamespaces` when set). */
+    gateways: GatewayFacts[];
+    /** The HTTPRoutes that may attach to them. */
+    routes: HTTPRouteFacts[];
+    /** Their backends' Services by `namespace/name`. */
+    services: Record<string, ServiceFacts>;
+    /** Counts kept in the source workflow's slim view (which leaves the objects out). */
+    gatewayCount?: number;
+    routeCount?: number;
+  };
+
+function routeRulesOf(spec: ExpandedGatewayClassConfig) {
+  return httpRouteRules(spec.routes ?? [], spec.gateways ?? [], spec.services ?? {}, {
+    originRequest: spec.defaultOriginRequest as Record<string, unknown> | undefined,
+  });
+}
+
+export const tunnelGatewayClassConfigRules: SourceKindRules<ExpandedGatewayClassConfig> = {
+  ...(tunnelIngressClassConfigRules as unknown as SourceKindRules<ExpandedGatewayClassConfig>),
+  definition: TunnelGatewayClassConfigKind,
+  statusFields(spec) {
+    return {
+      gatewayCount: spec.gatewayCount ?? (spec.gateways ?? []).length,
+      routeCount: spec.routeCount ?? routeRulesOf(spec).attached,
+      ...(spec.tunnel?.tunnelId ? { tunnelId: spec.tunnel.tunnelId } : {}),
+    };
+  },
+  contribution: (spec, target) => tunnelContribution(spec, target, routeRulesOf(spec).rules, spec.dnsProxied ?? true),
 };
