@@ -13,8 +13,8 @@ import { CloudflareSyncStateKind, type CloudflareSyncState } from '../../src/api
 import { syncStateName } from '../../src/domain/cloudflare/targets.js';
 import type { ManagedProcess } from '../../src/infra/process.js';
 import { eventually, spawnRole, uniq, waitForWorker } from '../support/env.js';
-import { cloudflareSuite, hexId, sourceObject, zoneRecords } from '../support/cloudflare.js';
-import { GATEWAY_API, installGatewayApiCrds } from '../support/gateway-api.js';
+import { cloudflareSuite, hexId, sourceObject, tunnelIngressClass, zoneRecords } from '../support/cloudflare.js';
+import { GATEWAY_API, installGatewayApiCrds, tunnelGatewayClass } from '../support/gateway-api.js';
 
 const account = hexId();
 const creds = uniq('cf-tun-acct');
@@ -176,21 +176,7 @@ describe('Tunnel, TunnelBinding and Ingress → one tunnel configuration', () =>
     await k.apply(
       sourceObject('TunnelIngressClassConfig', 'ingress-cfg', { tunnelRef: { kind: 'Tunnel', name: t } }, ns()),
     );
-    await k.apply({
-      apiVersion: 'networking.k8s.io/v1',
-      kind: 'IngressClass',
-      metadata: { name: cls },
-      spec: {
-        controller: 'cloudflare-operator.io/tunnel-ingress-controller',
-        parameters: {
-          apiGroup: CLOUDFLARE_GROUP,
-          kind: 'TunnelIngressClassConfig',
-          name: 'ingress-cfg',
-          namespace: ns(),
-          scope: 'Namespace',
-        },
-      },
-    });
+    await k.apply(tunnelIngressClass(cls, 'ingress-cfg', ns()));
     const a = `a.${zoneName}`;
     const b = `b.${zoneName}`;
     const adminHost = `admin.${zoneName}`;
@@ -423,21 +409,7 @@ describe('deleting a tunnel and its sources together', () => {
     await k.apply(
       sourceObject('TunnelIngressClassConfig', `${cls}-cfg`, { tunnelRef: { kind: 'Tunnel', name: t } }, ns()),
     );
-    await k.apply({
-      apiVersion: 'networking.k8s.io/v1',
-      kind: 'IngressClass',
-      metadata: { name: cls },
-      spec: {
-        controller: 'x/y',
-        parameters: {
-          apiGroup: CLOUDFLARE_GROUP,
-          kind: 'TunnelIngressClassConfig',
-          name: `${cls}-cfg`,
-          namespace: ns(),
-          scope: 'Namespace',
-        },
-      },
-    });
+    await k.apply(tunnelIngressClass(cls, `${cls}-cfg`, ns()));
     await k.apply(ingress(`${cls}-ing`, cls, `${cls}.${zoneName}`, [{ path: '/', service: 'web', port: 80 }]));
     await eventually('the Ingress rule', async () =>
       (await configOf(tunnelId)).ingress.some((r) => r.hostname === `${cls}.${zoneName}`),
@@ -478,15 +450,7 @@ describe('Gateway API: HTTPRoutes of a TunnelGatewayClassConfig', () => {
     const cfg = uniq('gw-cfg');
     const cls = uniq('gw-class');
     await k.apply(sourceObject('TunnelGatewayClassConfig', cfg, { tunnelRef: { kind: 'Tunnel', name: t } }, ns()));
-    await k.apply({
-      apiVersion: GATEWAY_API,
-      kind: 'GatewayClass',
-      metadata: { name: cls },
-      spec: {
-        controllerName: 'cloudflare-operator.io/gateway-controller',
-        parametersRef: { group: CLOUDFLARE_GROUP, kind: 'TunnelGatewayClassConfig', name: cfg, namespace: ns() },
-      },
-    });
+    await k.apply(tunnelGatewayClass(cls, cfg, ns()));
     await k.apply({
       apiVersion: GATEWAY_API,
       kind: 'Gateway',

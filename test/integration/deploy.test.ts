@@ -38,7 +38,7 @@ import {
   TRANSFORM_PHASES,
 } from '../../src/api/cloudflare.js';
 import { TUNNEL_BINDING_VERSION } from '../../src/api/cloudflare-tunnels.js';
-import { GATEWAY_API, installGatewayApiCrds } from '../support/gateway-api.js';
+import { GATEWAY_API, installGatewayApiCrds, tunnelGatewayClass } from '../support/gateway-api.js';
 import type { ObjectKeeper } from '../../src/api/objectkeeper.js';
 import {
   ALLOCATION_ANNOTATION,
@@ -68,6 +68,7 @@ import {
   hexId,
   includeList,
   startCloudflare,
+  tunnelIngressClass,
   type CloudflareFixture,
 } from '../support/cloudflare.js';
 import {
@@ -1048,21 +1049,7 @@ describe('RBAC, applied for real', () => {
       } as KubeObject);
       const ingressClass = uniq('deploy-tunnel-class');
       source('TunnelIngressClassConfig', 'tunnel-ingress', { tunnelRef: { kind: 'Tunnel', name: tunName } }, cfNs);
-      await k.create({
-        apiVersion: 'networking.k8s.io/v1',
-        kind: 'IngressClass',
-        metadata: { name: ingressClass },
-        spec: {
-          controller: 'cloudflare-operator.io/tunnel-ingress-controller',
-          parameters: {
-            apiGroup: CLOUDFLARE_GROUP,
-            kind: 'TunnelIngressClassConfig',
-            name: 'tunnel-ingress',
-            namespace: cfNs,
-            scope: 'Namespace',
-          },
-        },
-      } as never);
+      await k.create(tunnelIngressClass(ingressClass, 'tunnel-ingress', cfNs) as never);
       created.unshift({ apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', name: ingressClass });
       await k.create({
         apiVersion: 'networking.k8s.io/v1',
@@ -1084,20 +1071,7 @@ describe('RBAC, applied for real', () => {
       await installGatewayApiCrds(k);
       const gatewayClass = uniq('deploy-gateway-class');
       source('TunnelGatewayClassConfig', 'tunnel-gateway', { tunnelRef: { kind: 'Tunnel', name: tunName } }, cfNs);
-      await k.create({
-        apiVersion: GATEWAY_API,
-        kind: 'GatewayClass',
-        metadata: { name: gatewayClass },
-        spec: {
-          controllerName: 'cloudflare-operator.io/gateway-controller',
-          parametersRef: {
-            group: CLOUDFLARE_GROUP,
-            kind: 'TunnelGatewayClassConfig',
-            name: 'tunnel-gateway',
-            namespace: cfNs,
-          },
-        },
-      } as never);
+      await k.create(tunnelGatewayClass(gatewayClass, 'tunnel-gateway', cfNs) as never);
       created.unshift({ apiVersion: GATEWAY_API, kind: 'GatewayClass', name: gatewayClass });
       await k.create({
         apiVersion: GATEWAY_API,

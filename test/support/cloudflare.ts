@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import Cloudflare from 'cloudflare';
 import { afterAll, beforeAll } from 'vitest';
-import { CLOUDFLARE_API_VERSION } from '../../src/api/cloudflare.js';
+import { CLOUDFLARE_API_VERSION, CLOUDFLARE_GROUP } from '../../src/api/cloudflare.js';
 import { EmulatorAdmin, startCloudflareEmulator, type RunningEmulator } from '../../src/cloudflare/emulator/index.js';
 import { loadCloudflareConfig, type CloudflareConfig } from '../../src/config.js';
 import type { KubeClient } from '../../src/kube/client.js';
@@ -145,6 +145,23 @@ export async function zoneRecords(cf: Cloudflare, zoneId: string): Promise<ZoneR
     });
   return out;
 }
+
+/** An IngressClass whose `parameters` are the TunnelIngressClassConfig `config` of `namespace`. */
+export const tunnelIngressClass = (name: string, config: string, namespace: string) => ({
+  apiVersion: 'networking.k8s.io/v1',
+  kind: 'IngressClass',
+  metadata: { name },
+  spec: {
+    controller: 'cloudflare-operator.io/ingress-controller',
+    parameters: {
+      apiGroup: CLOUDFLARE_GROUP,
+      kind: 'TunnelIngressClassConfig',
+      name: config,
+      namespace,
+      scope: 'Namespace',
+    },
+  },
+});
 
 /** A Cloudflare source object of `kind` (namespaced when `ns` is given), as a user would apply it. */
 export const sourceObject = (kind: string, name: string, spec: Record<string, unknown>, ns?: string) => ({

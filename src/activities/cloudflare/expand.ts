@@ -95,21 +95,45 @@ interface IngressObject extends KubernetesObject {
   spec?: { ingressClassName?: string; rules?: IngressFacts['rules'] };
 }
 
-/** The IngressClasses whose parameters are this TunnelIngressClassConfig. */
-async function classesOf(kube: KubeClient, namespace: string, name: string): Promise<Set<string>> {
-  const classes = await listAll<IngressClassObject>(kube, 'networking.k8s.io/v1', 'IngressClass');
+/** A class's reference to its parameters (IngressClass `parameters`, GatewayClass `parametersRef`). */
+interface ParametersRef {
+  group?: string;
+  kind?: string;
+  name?: string;
+  namespace?: string;
+}
+
+/** The names of the classes whose parameters are the config `kind` `namespace/name`. */
+function classesNaming(
+  classes: readonly KubernetesObject[],
+  refOf: (c: KubernetesObject) => ParametersRef | undefined,
+  config: { kind: string; namespace: string; name: string },
+): Set<string> {
   return new Set(
     classes
       .filter((c) => {
-        const p = c.spec?.parameters;
+        const p = refOf(c);
         return (
-          p?.apiGroup === CLOUDFLARE_GROUP &&
-          p.kind === 'TunnelIngressClassConfig' &&
-          p.name === name &&
-          (p.namespace ?? namespace) === namespace
+          p?.group === CLOUDFLARE_GROUP &&
+          p.kind === config.kind &&
+          p.name === config.name &&
+          (p.namespace ?? config.namespace) === config.namespace
         );
       })
       .map((c) => c.metadata!.name!),
+  );
+}
+
+/** The IngressClasses whose parameters are this TunnelIngressClassConfig. */
+async function classesOf(kube: KubeClient, namespace: string, name: string): Promise<Set<string>> {
+  const classes = await listAll<IngressClassObject>(kube, 'networking.k8s.io/v1', 'IngressClass');
+  return classesNaming(
+    classes,
+    (c) => {
+      const p = (c as IngressClassObject).spec?.parameters;
+      return p && { group: p.apiGroup, kind: p.kind, name: p.name, namespace: p.namespace };
+    },
+    { kind: 'TunnelIngressClassConfig', namespace, name },
   );
 }
 
@@ -209,18 +233,10 @@ async function gatewayClassConfigView(kube: KubeClient, obj: RawSource): Promise
   };
   // A cluster without the Gateway API has no Gateways of any class.
   if (!(await kube.objects.servedResource(GATEWAY_API, 'GatewayClass'))) return view;
-  const classes = new Set(
-    (await listAll<GatewayClassObject>(kube, GATEWAY_API, 'GatewayClass'))
-      .filter((c) => {
-        const p = c.spec?.parametersRef;
-        return (
-          p?.group === CLOUDFLARE_GROUP &&
-          p.kind === 'TunnelGatewayClassConfig' &&
-          p.name === name &&
-          (p.namespace ?? namespace) === namespace
-        );
-      })
-      .map((c) => c.metadata!.name!),
+  const classes = classesNaming(
+    await listAll<GatewayClassObject>(kube, GATEWAY_API, 'GatewayClass'),
+    (c) => (c as GatewayClassObject).spec?.parametersRef,
+    { kind: 'TunnelGatewayClassConfig', namespace, name },
   );
   if (!classes.size) return view;
   const gateways: GatewayFacts[] = (await listIn<GatewayObject>(kube, GATEWAY_API, 'Gateway', spec.watchNamespaces))
