@@ -436,6 +436,25 @@ describe('contract: virtual networks and tunnels', () => {
     expect((await tunnels.list({ account_id: ACCOUNT, is_deleted: true })).result.map((x) => x.id)).toEqual([t.id]);
   });
 
+  it('zeroTrust.networks.routes create / list (by tunnel, paged) / delete', async () => {
+    const t = await cf.zeroTrust.tunnels.cloudflared.create({ account_id: ACCOUNT, name: 'routed' });
+    const routes = cf.zeroTrust.networks.routes;
+    const made = [];
+    for (let i = 0; i < 3; i++)
+      made.push(
+        await routes.create({ account_id: ACCOUNT, network: `10.${i}.0.0/16`, tunnel_id: t.id!, comment: 'c' }),
+      );
+    const listed = [];
+    for await (const r of routes.list({ account_id: ACCOUNT, tunnel_id: t.id!, per_page: 2 })) listed.push(r.id);
+    expect(listed).toEqual(made.map((r) => r.id));
+    const dup = await routes
+      .create({ account_id: ACCOUNT, network: '10.0.0.0/16', tunnel_id: t.id! })
+      .catch((e: unknown) => e);
+    expect(dup).toBeInstanceOf(Cloudflare.BadRequestError);
+    expect(typeof (await routes.delete(made[0]!.id!, { account_id: ACCOUNT })).deleted_at).toBe('string');
+    expect((await routes.list({ account_id: ACCOUNT, tunnel_id: t.id! })).result).toHaveLength(2);
+  });
+
   it('tunnel configurations: PUT replaces the config and bumps version; a bad ingress is a BadRequestError', async () => {
     const tunnels = cf.zeroTrust.tunnels.cloudflared;
     const t = await tunnels.create({ account_id: ACCOUNT, name: 'cfg', config_src: 'cloudflare' });

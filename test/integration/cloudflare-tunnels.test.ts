@@ -270,12 +270,24 @@ describe('Tunnel, TunnelBinding and Ingress → one tunnel configuration', () =>
       name: 'bind-admin',
     });
     await eventually('the CNAMEs removed', async () => !(await records()).some((r) => r.content === cname));
+    // A private network route to the tunnel (made by hand): removed with the tunnel; one to another tunnel stays.
+    const routes = suite.fx.cf.zeroTrust.networks.routes;
+    const mine = await routes.create({ account_id: account, network: '10.42.0.0/16', tunnel_id: status.tunnelId! });
+    const elsewhere = (await suite.fx.cf.zeroTrust.tunnels.cloudflared.create({
+      account_id: account,
+      name: uniq('other-tunnel'),
+    })) as { id: string };
+    const kept = await routes.create({ account_id: account, network: '10.43.0.0/16', tunnel_id: elsewhere.id });
     await k.delete(tunnelRef(t));
     await eventually('the tunnel deleted in Cloudflare', async () => {
       const left = await cfTunnels(cfName);
       return left.every((x) => x.deleted_at);
     });
     await eventually('the Tunnel object gone (finalizer released)', async () => !(await k.get(tunnelRef(t))));
+    const liveRoutes: string[] = [];
+    for await (const r of routes.list({ account_id: account })) liveRoutes.push(r.id!);
+    expect(liveRoutes).toContain(kept.id);
+    expect(liveRoutes).not.toContain(mine.id);
     expect((await records()).find((r) => r.id === byHand.id)).toBeTruthy();
   });
 });

@@ -144,3 +144,33 @@ describe('tunnels', () => {
     expect(ingressError([{ service: 'http_status:999' }])).toMatch(/not a valid service/);
   });
 });
+
+describe('private network routes', () => {
+  const R = '/teamnet/routes';
+  const tunnel = (name: string) => call<Tunnel>('POST', '/cfd_tunnel', { name });
+
+  it('create on a live tunnel, one live route per (network, virtual network), filters, soft delete', () => {
+    const t = tunnel('routes-a');
+    const other = tunnel('routes-b');
+    const r = call<{ id: string; network: string; tunnel_id: string; deleted_at: string | null }>('POST', R, {
+      network: '10.0.0.0/16',
+      tunnel_id: t.id,
+      comment: 'office',
+    });
+    expect(r).toMatchObject({ network: '10.0.0.0/16', tunnel_id: t.id, tunnel_name: 'routes-a', deleted_at: null });
+    expect(errorOf(() => call('POST', R, { network: '10.0.0.0/16', tunnel_id: other.id }))).toEqual({
+      status: 400,
+      code: 1014,
+    });
+    expect(errorOf(() => call('POST', R, { network: 'ten', tunnel_id: t.id })).code).toBe(1001);
+    expect(errorOf(() => call('POST', R, { network: '10.1.0.0/16', tunnel_id: 'nope' })).code).toBe(1003);
+    call('POST', R, { network: '10.2.0.0/16', tunnel_id: other.id });
+    expect(call<Array<{ id: string }>>('GET', `${R}?tunnel_id=${t.id}`).map((x) => x.id)).toEqual([r.id]);
+    call('DELETE', `${R}/${r.id}`);
+    expect(call<unknown[]>('GET', `${R}?tunnel_id=${t.id}`)).toEqual([]);
+    expect(call<Array<{ id: string }>>('GET', `${R}?tunnel_id=${t.id}&is_deleted=true`).map((x) => x.id)).toEqual([
+      r.id,
+    ]);
+    expect(errorOf(() => call('DELETE', `${R}/${r.id}`))).toEqual({ status: 404, code: 1002 });
+  });
+});

@@ -226,8 +226,9 @@ export function createTunnelActivities(kube: KubeClient, config: Pick<Cloudflare
   }
 
   /**
-   * On removal: a tunnel the operator created is deleted (its connections first, as Cloudflare
-   * requires); an adopted one is left (its configuration is already back to the catch-all).
+   * On removal: a tunnel the operator created is deleted (its routes and connections first, as
+   * the original does and Cloudflare requires); an adopted one is left (its configuration is
+   * already back to the catch-all).
    */
   async function removeTunnel(req: TunnelRequest): Promise<void> {
     const obj = await getObject<TunnelObject>(kube, objectRef(req.ref));
@@ -236,6 +237,14 @@ export function createTunnelActivities(kube: KubeClient, config: Pick<Cloudflare
     if (!tunnelId || !obj.spec.newTunnel) return;
     try {
       const cf = await clientFor(kube, req.credentials, config.baseURL);
+      // Its private network routes first (they only point at this tunnel), as the original does.
+      const routes: string[] = [];
+      for await (const r of cf.zeroTrust.networks.routes.list({ account_id: req.accountId, tunnel_id: tunnelId }))
+        if (r.id && !r.deleted_at) routes.push(r.id);
+      for (const id of routes)
+        await cf.zeroTrust.networks.routes.delete(id, { account_id: req.accountId }).catch((err: unknown) => {
+          if (!isNotFound(err)) throw err;
+        });
       try {
         await cf.zeroTrust.tunnels.cloudflared.connections.delete(tunnelId, { account_id: req.accountId });
         await cf.zeroTrust.tunnels.cloudflared.delete(tunnelId, { account_id: req.accountId });

@@ -93,6 +93,18 @@ export interface VirtualNetwork {
   deleted_at: string | null;
 }
 
+export interface NetworkRoute {
+  id: string;
+  network: string;
+  tunnel_id: string;
+  tunnel_name: string;
+  tun_type: string;
+  virtual_network_id: string | null;
+  comment: string;
+  created_at: string;
+  deleted_at: string | null;
+}
+
 export interface StoredSetting {
   value: unknown;
   modified_on: string;
@@ -178,6 +190,8 @@ export class EmulatorStore {
   readonly tunnelSecrets = new Map<string, string>();
   /** Key: tunnel id. */
   readonly tunnelConfigs = new Map<string, TunnelConfiguration>();
+  /** Key: account id. */
+  readonly networkRoutes = new Map<string, NetworkRoute[]>();
 
   constructor(readonly now: () => Date = () => new Date()) {}
 
@@ -198,6 +212,7 @@ export class EmulatorStore {
     this.accessGroups.clear();
     this.identityProviders.clear();
     this.tunnels.clear();
+    this.networkRoutes.clear();
     this.tunnelSecrets.clear();
     this.tunnelConfigs.clear();
   }

@@ -6,6 +6,7 @@ import { accessRoutes } from './access.js';
 import { deviceRoutes } from './devices.js';
 import { dnsRoutes } from './dns.js';
 import { gatewayRoutes } from './gateway.js';
+import { networkRouteRoutes } from './network-routes.js';
 import { rulesetRoutes } from './rulesets.js';
 import { settingRoutes } from './settings.js';
 import { tunnelRoutes } from './tunnels.js';
@@ -23,6 +24,7 @@ export const allRoutes: readonly Route[] = [
   ...gatewayRoutes,
   ...vnetRoutes,
   ...tunnelRoutes,
+  ...networkRouteRoutes,
   ...accessRoutes,
 ];
 
