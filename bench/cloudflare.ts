@@ -36,7 +36,7 @@ import { connectClient } from '../src/temporal/connection.js';
 import { startWatcher } from '../src/watcher/main.js';
 import { writeWorkflowBundle } from '../src/workers/bundle.js';
 import { createWorker } from '../src/workers/worker.js';
-import { benchStack, machine, percentile, prng } from './support.js';
+import { benchStack, machine, percentile, prng, until } from './support.js';
 
 const [BURST = 100, ROUNDS = 5, SOURCES = 1000, ITEMS = 10, TARGETS = 50] = process.argv.slice(2).map(Number);
 const PHASE = 'http_request_firewall_custom';
@@ -185,14 +185,6 @@ const ruleset = (name: string, zoneName: string, credentials: string, expression
  */
 async function expressions(zoneId: string): Promise<string[]> {
   return (emulator.store.getEntrypoint('zones', zoneId, PHASE)?.rules ?? []).map((r) => r.expression);
-}
-
-async function until(what: string, fn: () => Promise<boolean>, timeoutMs = 300_000, intervalMs = 5): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await fn())) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
 }
 
 const operatorCalls = (log: { method: string; tokenId?: string }[]) => {

@@ -40,3 +40,17 @@ export function prng(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** Polls `fn` every `intervalMs` until it is true; throws after `timeoutMs` naming `what`. */
+export async function until(
+  what: string,
+  fn: () => boolean | Promise<boolean>,
+  timeoutMs = 300_000,
+  intervalMs = 5,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await fn())) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}

@@ -24,7 +24,7 @@ import { logger } from '../src/log.js';
 import { startWatcher } from '../src/watcher/main.js';
 import { writeWorkflowBundle } from '../src/workers/bundle.js';
 import { createWorker } from '../src/workers/worker.js';
-import { benchStack, machine, percentile, pool } from './support.js';
+import { benchStack, machine, percentile, pool, until } from './support.js';
 
 const [HOSTNAMES = 500, ROUNDS = 10, BURST = 50] = process.argv.slice(2).map(Number);
 const hex = () => randomBytes(16).toString('hex');
@@ -59,14 +59,6 @@ process.env.DO_TEMPORAL_LOG_LEVEL = 'WARN';
 const worker = await createWorker(cfg, { workflowBundlePath: bundle });
 const running = worker.run();
 const watcher = await startWatcher(cfg, { log: logger.child({ role: 'watcher' }) });
-
-async function until(what: string, fn: () => boolean | Promise<boolean>, timeoutMs = 600_000, intervalMs = 5) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await fn())) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-}
 
 /** The tunnel's ingress rules from the emulator's memory (the bench's polling spends no API call). */
 const rules = (tunnelId: string) =>
@@ -197,7 +189,7 @@ try {
     (i) => kube.apply(ingress(big.ns, i, zoneName)),
   );
   const applied = performance.now() - t0;
-  await until('every rule in Cloudflare', () => rules(big.tunnelId).length === HOSTNAMES + 1);
+  await until('every rule in Cloudflare', () => rules(big.tunnelId).length === HOSTNAMES + 1, 600_000);
   const converged = performance.now() - t0;
   const created = await configCalls(big.tunnelId);
   await until(

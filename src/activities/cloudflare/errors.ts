@@ -24,6 +24,11 @@ export const CLOUDFLARE_FAILURE_TYPES = {
 } as const;
 
 /** The SyncState's `failureReason` for a non-retryable failure type (the original's vocabulary). */
+/** Whether a Cloudflare call answered 404 (for callers to whom "not there" is an answer, not a failure). */
+export function isCloudflareNotFound(err: unknown): boolean {
+  return (err as { status?: number } | undefined)?.status === 404;
+}
+
 export function failureReasonOf(type: string | undefined): string {
   switch (type) {
     case CLOUDFLARE_FAILURE_TYPES.auth:

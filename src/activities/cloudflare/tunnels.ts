@@ -29,7 +29,7 @@ import { faultPoint } from '../fault-points.js';
 import { getObject, heartbeat } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
 import { clientFor } from './credentials.js';
-import { cloudflareFailure } from './errors.js';
+import { cloudflareFailure, isCloudflareNotFound } from './errors.js';
 
 export interface TunnelRequest {
   ref: SourceRef;
@@ -51,8 +51,6 @@ interface CfTunnel {
   name: string;
   deleted_at?: string | null;
 }
-
-const isNotFound = (err: unknown) => (err as { status?: number }).status === 404;
 
 export function createTunnelActivities(kube: KubeClient, config: Pick<CloudflareConfig, 'baseURL'>) {
   function objectRef(ref: SourceRef) {
@@ -79,7 +77,7 @@ export function createTunnelActivities(kube: KubeClient, config: Pick<Cloudflare
       const t = (await cf.zeroTrust.tunnels.cloudflared.get(id, { account_id: accountId })) as CfTunnel;
       return t.deleted_at ? undefined : t;
     } catch (err) {
-      if (isNotFound(err)) return undefined;
+      if (isCloudflareNotFound(err)) return undefined;
       throw err;
     }
   }
@@ -243,13 +241,13 @@ export function createTunnelActivities(kube: KubeClient, config: Pick<Cloudflare
         if (r.id && !r.deleted_at) routes.push(r.id);
       for (const id of routes)
         await cf.zeroTrust.networks.routes.delete(id, { account_id: req.accountId }).catch((err: unknown) => {
-          if (!isNotFound(err)) throw err;
+          if (!isCloudflareNotFound(err)) throw err;
         });
       try {
         await cf.zeroTrust.tunnels.cloudflared.connections.delete(tunnelId, { account_id: req.accountId });
         await cf.zeroTrust.tunnels.cloudflared.delete(tunnelId, { account_id: req.accountId });
       } catch (err) {
-        if (!isNotFound(err)) throw err;
+        if (!isCloudflareNotFound(err)) throw err;
       }
     } catch (err) {
       throw err instanceof ApplicationFailure ? err : cloudflareFailure(err, `delete tunnel ${tunnelId}`);

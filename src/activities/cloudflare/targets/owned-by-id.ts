@@ -11,6 +11,7 @@ import type { ItemCodec, WritePlan } from '../../../domain/cloudflare/merge.js';
 import { faultPoint } from '../../fault-points.js';
 import type { TargetContext } from './adapter.js';
 import { writeObjects } from './per-object.js';
+import { isCloudflareNotFound } from '../errors.js';
 
 export interface OwnedItem {
   id?: string;
@@ -30,11 +31,9 @@ export interface OwnedObjectCalls<I> {
   remove(id: string): Promise<void>;
 }
 
-const isNotFound = (err: unknown) => (err as { status?: number }).status === 404;
-
 /** The answer, or undefined when Cloudflare has no such object (404). */
 export const unlessNotFound = <T>(call: Promise<T>): Promise<T | undefined> =>
-  call.catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+  call.catch((err: unknown) => (isCloudflareNotFound(err) ? undefined : Promise.reject(err)));
 
 /** The target's live object: ours by remembered ID (or intent), else any of that name (not ours). */
 export async function readOwnedById<I extends OwnedItem>(

@@ -2,6 +2,7 @@
 import { desiredRules } from '../../../domain/cloudflare/aggregate.js';
 import { rulesetRuleCodec, type RulesetRule } from '../../../domain/cloudflare/items.js';
 import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
+import { isCloudflareNotFound } from '../errors.js';
 import type { TargetAdapter } from './adapter.js';
 
 type RulesetTarget = Extract<SyncTarget, { resourceType: 'ZoneRuleset' }>;
@@ -24,7 +25,7 @@ export const rulesetAdapter: TargetAdapter<RulesetRule> = {
       };
       return { items: rs.rules ?? [], cloudflareId: rs.id };
     } catch (err) {
-      if ((err as { status?: number }).status === 404) return { items: [] }; // no entrypoint before the first PUT
+      if (isCloudflareNotFound(err)) return { items: [] }; // no entrypoint before the first PUT
       throw err;
     }
   },

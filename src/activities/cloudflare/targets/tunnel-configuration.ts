@@ -15,10 +15,9 @@ import {
 } from '../../../domain/cloudflare/tunnels.js';
 import { orderSources } from '../../../domain/cloudflare/aggregate.js';
 import type { TargetAdapter } from './adapter.js';
+import { isCloudflareNotFound } from '../errors.js';
 
 type ConfigTarget = Extract<SyncTarget, { resourceType: 'TunnelConfiguration' }>;
-
-const isNotFound = (err: unknown) => (err as { status?: number }).status === 404;
 
 const nonEmpty = (o: Record<string, unknown> | undefined) => (o && Object.keys(o).length ? o : undefined);
 
@@ -93,7 +92,7 @@ export const tunnelConfigurationAdapter: TargetAdapter<TunnelConfig> = {
     } catch (err) {
       // A deleted tunnel has no configuration: nothing of ours is left there (its Tunnel and
       // sources are being deleted together, or the Tunnel makes a new one and they move there).
-      if (isNotFound(err)) return { items: [], cloudflareId: t.tunnelId };
+      if (isCloudflareNotFound(err)) return { items: [], cloudflareId: t.tunnelId };
       throw err;
     }
     const config = res.config && Array.isArray(res.config.ingress) ? res.config : undefined;
@@ -107,7 +106,7 @@ export const tunnelConfigurationAdapter: TargetAdapter<TunnelConfig> = {
         config: plan.items[0] as never,
       });
     } catch (err) {
-      if (!isNotFound(err)) throw err; // deleted meanwhile: see read
+      if (!isCloudflareNotFound(err)) throw err; // deleted meanwhile: see read
     }
     return { cloudflareId: t.tunnelId };
   },
