@@ -16,15 +16,18 @@ RUN npm run build
 # tsc copies no .proto: the fast path loads its service definitions from next to the code.
 RUN mkdir -p dist/api && cp -r src/api/proto dist/api/proto
 # Bundle the workflows once, at build time: the worker then loads this file (DO_WORKFLOW_BUNDLE)
-# instead of running webpack at every start-up.
+# instead of running webpack at every start-up; the fast path its own, with the sandbox
+# workflows only (DO_FASTPATH_WORKFLOW_BUNDLE).
 RUN node --input-type=module -e "import('./dist/workers/bundle.js').then((m) => m.writeWorkflowBundle('dist/workflow-bundle.js'))" \
- && test -s dist/workflow-bundle.js
+ && node --input-type=module -e "import('./dist/workers/bundle.js').then((m) => m.writeWorkflowBundle('dist/sandbox-workflow-bundle.js', 'sandbox'))" \
+ && test -s dist/workflow-bundle.js && test -s dist/sandbox-workflow-bundle.js
 RUN npm prune --omit=dev --no-audit --no-fund
 
 # ---- runtime ---------------------------------------------------------------------------------
 FROM node:24-slim
 ENV NODE_ENV=production \
-    DO_WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js
+    DO_WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js \
+    DO_FASTPATH_WORKFLOW_BUNDLE=/app/dist/sandbox-workflow-bundle.js
 WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules

@@ -86,8 +86,8 @@ async function until(what: string, fn: () => Promise<boolean>, timeoutMs = 180_0
 try {
   console.log(`machine: ${machine()}`);
   console.log(`command: npx tsx bench/sandbox-pool.ts ${argv || '(defaults)'}`);
-  const bundle = path.join(stack.info.stateDir, 'workflow-bundle.js');
-  const bundled = writeWorkflowBundle(bundle);
+  const bundle = path.join(stack.info.stateDir, 'sandbox-workflow-bundle.js');
+  const bundled = writeWorkflowBundle(bundle, 'sandbox');
   const port = await getFreePort();
   await kube.core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
   const target = Math.max(1, Math.ceil(STEP / CAPACITY));

@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { createSandboxAgentActivities } from '../activities/sandbox/agents.js';
+import { createSandboxCreateActivities } from '../activities/sandbox/create.js';
 import { createSandboxJanitorActivities } from '../activities/sandbox/janitor.js';
 import { createSandboxPoolActivities } from '../activities/sandbox/pools.js';
 import { createSandboxRecordActivities } from '../activities/sandbox/records.js';
@@ -140,15 +141,18 @@ export async function startFastPath(
   await registry.start();
 
   const connection = await connectWorker(cfg.temporal);
+  const agentSteps = createSandboxAgentActivities(registry, agents, metrics);
+  const recordSteps = createSandboxRecordActivities(kube);
   const worker = await Worker.create({
     connection,
     namespace: cfg.temporal.namespace,
     taskQueue,
     ...(cfg.identity ? { identity: cfg.identity } : {}),
-    ...workflowSource(opts.workflowBundlePath),
+    ...workflowSource(opts.workflowBundlePath, 'sandbox'),
     activities: {
-      ...createSandboxAgentActivities(registry, agents, metrics),
-      ...createSandboxRecordActivities(kube),
+      ...agentSteps,
+      ...recordSteps,
+      ...createSandboxCreateActivities(agentSteps, recordSteps, (id) => registry.holderOf(id)),
       ...createSandboxPoolActivities(kube, agents),
       ...createSandboxJanitorActivities(
         registry,

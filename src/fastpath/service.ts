@@ -34,7 +34,7 @@ import {
 import { apiMessage, isNotFound, statusCode, type KubeClient } from '../kube/client.js';
 import type { Logger } from '../log.js';
 import type { HoldsTenantSnapshot } from '../tenancy/middleware.js';
-import { K8sKind, K8sName, K8sNamespace, Tenant } from '../temporal/search-attributes.js';
+import { K8sKind, K8sName, K8sNamespace, OperationPhase, Tenant } from '../temporal/search-attributes.js';
 import {
   acquireSlotUpdate,
   createSandboxUpdate,
@@ -184,6 +184,8 @@ export class FastPathService {
           { key: K8sNamespace, value: namespace },
           { key: K8sName, value: name },
           { key: Tenant, value: tenant },
+          // What the run's first step says it is doing: it need not upsert it.
+          { key: OperationPhase, value: 'creating' },
         ],
         staticSummary: `Sandbox ${namespace}/${name} (${mode}, pool ${spec.poolRef}, tenant ${tenant})`,
       });

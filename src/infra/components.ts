@@ -354,6 +354,20 @@ export interface TemporalOptions {
   readyTimeoutMs?: number;
 }
 
+/**
+ * The dev server runs one history shard, and each shard's queue processors poll at most 20 times
+ * a second by default: back to back, every new workflow's first task (transfer queue) and every
+ * timer (timer queue) then waits up to 50 ms for the next poll, whatever else is going on. A
+ * cluster spreads workflows over hundreds of shards and never sees that ceiling at this rate;
+ * raising it here keeps the local stack's latency what a cluster's would be (measured in
+ * bench/RESULTS.md, "The 50 ms step"). A cluster that runs the fast path with few history shards
+ * needs the same two settings.
+ */
+export const DEV_SERVER_DYNAMIC_CONFIG = {
+  'history.transferProcessorMaxPollRPS': 1000,
+  'history.timerProcessorMaxPollRPS': 1000,
+} as const;
+
 export class TemporalDevServer extends BaseComponent {
   constructor(readonly opts: TemporalOptions) {
     super('temporal');
@@ -385,6 +399,8 @@ export class TemporalDevServer extends BaseComponent {
     else args.push('--headless');
     if (opts.dbFile) args.push('--db-filename', opts.dbFile);
     for (const sa of SEARCH_ATTRIBUTE_DEFINITIONS) args.push('--search-attribute', `${sa.name}=${sa.cliType}`);
+    for (const [key, value] of Object.entries(DEV_SERVER_DYNAMIC_CONFIG))
+      args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
     args.push('--log-level', 'warn');
     await this.spawnUntilReady(
       { binary: opts.binary, logFile: opts.logFile, args },

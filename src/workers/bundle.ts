@@ -1,34 +1,55 @@
-/** Locates and pre-bundles the workflow code (images and the test harness bundle it once). */
+/**
+ * Locates and pre-bundles the workflow code (images and the test harness bundle it once).
+ *
+ * Two bundles: the worker's has every workflow; the fast path's only the sandbox workflows, the
+ * only ones its task queue runs. The size matters on the create path: every new workflow
+ * evaluates its bundle's modules, and the whole bundle costs each sandbox create ~5 ms more than
+ * the sandbox one (bench/RESULTS.md, "One bundle per role").
+ */
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 
-/** src/workflows/index.ts when running from sources, dist/workflows/index.js when compiled. */
-export function workflowsEntry(): string {
-  const ts = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
-  return existsSync(ts) ? ts : fileURLToPath(new URL('../workflows/index.js', import.meta.url));
+/** Which workflows a bundle holds: the worker's (all) or the fast path's (sandbox). */
+export type WorkflowSet = 'all' | 'sandbox';
+
+const ENTRIES: Record<WorkflowSet, string> = { all: 'index', sandbox: 'sandbox/contract' };
+
+/** The set's entry: src/workflows/….ts when running from sources, dist/workflows/….js when compiled. */
+export function workflowsEntry(set: WorkflowSet = 'all'): string {
+  const ts = fileURLToPath(new URL(`../workflows/${ENTRIES[set]}.ts`, import.meta.url));
+  return existsSync(ts) ? ts : fileURLToPath(new URL(`../workflows/${ENTRIES[set]}.js`, import.meta.url));
 }
 
 /** Bundles the workflow code in memory (webpack's progress chatter silenced). */
-export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
+export function bundleWorkflows(set: WorkflowSet = 'all'): Promise<WorkflowBundleWithSourceMap> {
   const quiet = () => {};
   return bundleWorkflowCode({
-    workflowsPath: workflowsEntry(),
+    workflowsPath: workflowsEntry(set),
     logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet },
   });
 }
 
-export async function writeWorkflowBundle(outFile: string): Promise<void> {
-  await writeFile(outFile, (await bundleWorkflows()).code);
+export async function writeWorkflowBundle(outFile: string, set: WorkflowSet = 'all'): Promise<void> {
+  await writeFile(outFile, (await bundleWorkflows(set)).code);
 }
 
+/** The environment variable that names each set's pre-built bundle. */
+export const BUNDLE_ENV: Record<WorkflowSet, string> = {
+  all: 'DO_WORKFLOW_BUNDLE',
+  sandbox: 'DO_FASTPATH_WORKFLOW_BUNDLE',
+};
+
 /**
- * Workflow code: a pre-built bundle when one is given (production images build it once with
- * `npm run build`), otherwise the sources are bundled at start-up.
+ * Workflow code: a pre-built bundle when one is given (the image builds both once, see
+ * the Dockerfile), otherwise the set's sources are bundled at start-up.
  */
-export function workflowSource(bundlePath?: string): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
-  const path = bundlePath ?? process.env.DO_WORKFLOW_BUNDLE;
+export function workflowSource(
+  bundlePath?: string,
+  set: WorkflowSet = 'all',
+): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  const path = bundlePath ?? process.env[BUNDLE_ENV[set]];
   if (path) return { workflowBundle: { codePath: path } };
-  return { workflowsPath: workflowsEntry() };
+  return { workflowsPath: workflowsEntry(set) };
 }

@@ -15,7 +15,7 @@ let stack: SandboxStack;
 const spec = { image: 'sleep', poolRef: 'pool-a', command: ['/bin/sleep', '3600'] };
 
 beforeAll(async () => {
-  stack = await new SandboxStack({ agents: 2, capacity: 4, spawned: true }).start();
+  stack = await new SandboxStack({ agents: 2, capacity: 8, spawned: true }).start(); // room for every case's sandbox
 }, 240_000);
 
 afterAll(async () => {
@@ -55,17 +55,46 @@ async function noLeaks() {
 }
 
 describe('SIGKILL of the fast path during a create', () => {
-  const points: [string, 'FAST' | 'STRONG', string][] = [
-    ['after the agent create, before the answer', 'FAST', 'createOnAgent'],
-    ['after the record is written (Fast, after the answer)', 'FAST', 'createSandboxRecord'],
-    ['after the record is written, before the agent create (Strong)', 'STRONG', 'createSandboxRecord'],
-    ['after the hand-off status write', 'FAST', 'patchSandboxStatus'],
-    ['after the allocation annotation is removed', 'STRONG', 'removeAllocationAnnotation'],
+  const after = (activity: string) => ({ DO_FAULT_KILL_AFTER_ACTIVITY: activity });
+  const points: [string, 'FAST' | 'STRONG', string, NodeJS.ProcessEnv][] = [
+    [
+      'after the allocation, before the agent create',
+      'FAST',
+      'at sandbox-allocated',
+      { DO_FAULT_KILL_AT: 'sandbox-allocated' },
+    ],
+    ['after the agent create, before the answer', 'FAST', 'after placeOnAgent', after('placeOnAgent')],
+    [
+      'after the record is written (Fast, after the answer)',
+      'FAST',
+      'after createSandboxRecord',
+      after('createSandboxRecord'),
+    ],
+    [
+      'after the allocation, before the record (Strong)',
+      'STRONG',
+      'at sandbox-allocated',
+      { DO_FAULT_KILL_AT: 'sandbox-allocated' },
+    ],
+    [
+      'after the record is written, before the agent create (Strong)',
+      'STRONG',
+      'at sandbox-recorded',
+      { DO_FAULT_KILL_AT: 'sandbox-recorded' },
+    ],
+    ['after the agent create, before the answer (Strong)', 'STRONG', 'after placeWithRecord', after('placeWithRecord')],
+    ['after the hand-off status write', 'FAST', 'after patchSandboxStatus', after('patchSandboxStatus')],
+    [
+      'after the allocation annotation is removed',
+      'STRONG',
+      'after removeAllocationAnnotation',
+      after('removeAllocationAnnotation'),
+    ],
   ];
-  for (const [when, mode, activity] of points)
-    it(`${when} (${mode}, kill after ${activity}): the creation completes, once`, async () => {
+  for (const [when, mode, kill, env] of points)
+    it(`${when} (${mode}, kill ${kill}): the creation completes, once`, async () => {
       await stack.child!.stop();
-      await restart({ DO_FAULT_KILL_AFTER_ACTIVITY: activity });
+      await restart(env);
       const name = uniq('crash');
       // The caller may get the answer or a broken connection, depending on the point.
       await stack.grpc

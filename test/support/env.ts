@@ -131,6 +131,7 @@ export function spawnRole(
       KUBECONFIG: info.kubeconfig,
       DO_TASK_QUEUE: taskQueue,
       DO_WORKFLOW_BUNDLE: inject('workflowBundle'),
+      DO_FASTPATH_WORKFLOW_BUNDLE: inject('sandboxWorkflowBundle'),
       DO_METRICS_PORT: '0',
       ...env,
     },

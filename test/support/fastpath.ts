@@ -179,7 +179,7 @@ export class SandboxStack {
           TEMPORAL_NAMESPACE: info.temporal.namespace,
           KUBECONFIG: info.kubeconfig,
           DO_TASK_QUEUE: this.taskQueue,
-          DO_WORKFLOW_BUNDLE: inject('workflowBundle'),
+          DO_FASTPATH_WORKFLOW_BUNDLE: inject('sandboxWorkflowBundle'),
           DO_METRICS_PORT: '0',
           ...fastPathEnv(this.fp),
           ...this.opts.spawnEnv,
@@ -196,7 +196,7 @@ export class SandboxStack {
     });
     this.fastpath = await startFastPath(testConfig(this.taskQueue, { metricsPort: 0 }), this.fp, {
       tenants: this.tenants,
-      workflowBundlePath: inject('workflowBundle'),
+      workflowBundlePath: inject('sandboxWorkflowBundle'),
     });
   }
 
@@ -210,7 +210,7 @@ export class SandboxStack {
     const fp = { ...this.fp, grpcPort, httpPort, ...overrides };
     const fastpath = await startFastPath(testConfig(taskQueue, { metricsPort: 0 }), fp, {
       tenants: this.tenants,
-      workflowBundlePath: inject('workflowBundle'),
+      workflowBundlePath: inject('sandboxWorkflowBundle'),
     });
     this.extraReplicas.push(fastpath);
     return { fastpath, grpc: grpcClient(`127.0.0.1:${grpcPort}`, String(this.tenantId)) };

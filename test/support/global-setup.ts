@@ -14,6 +14,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     stack: StackInfo;
     workflowBundle: string;
+    /** The fast path's bundle: the sandbox workflows only. */
+    sandboxWorkflowBundle: string;
   }
 }
 
@@ -23,10 +25,12 @@ export default async function setup(project: TestProject) {
   const t0 = Date.now();
   const stack = await LocalStack.start({ stateDir, mode: 'test' });
   const bundle = path.join(stateDir, 'workflow-bundle.js');
-  await writeWorkflowBundle(bundle);
+  const sandboxBundle = path.join(stateDir, 'sandbox-workflow-bundle.js');
+  await Promise.all([writeWorkflowBundle(bundle), writeWorkflowBundle(sandboxBundle, 'sandbox')]);
   process.stderr.write(`[test] stack + workflow bundle ready in ${Date.now() - t0} ms (logs: ${stack.info.logsDir})\n`);
   project.provide('stack', stack.info);
   project.provide('workflowBundle', bundle);
+  project.provide('sandboxWorkflowBundle', sandboxBundle);
 
   return async () => {
     const pids = stack.pids;

@@ -290,16 +290,20 @@ describe('Dockerfile', () => {
     expect([...order].sort((a, b) => a - b)).toEqual(order);
   });
 
-  it('points DO_WORKFLOW_BUNDLE at the bundle the build writes', () => {
+  it.each([
+    ['DO_WORKFLOW_BUNDLE', 'every workflow', undefined],
+    ['DO_FASTPATH_WORKFLOW_BUNDLE', 'the sandbox workflows', 'sandbox'],
+  ])('points %s at the bundle of %s the build writes', (name, _what, set) => {
     const workdir = finalStage.find((l) => l.startsWith('WORKDIR '))!.slice('WORKDIR '.length);
-    const written = /writeWorkflowBundle\('([^']+)'\)/.exec(dockerfile)![1]!;
-    const env = /DO_WORKFLOW_BUNDLE=(\S+)/.exec(finalStage.join('\n'))![1]!;
-    expect(env).toBe(path.posix.join(workdir, written));
+    const writes = [...dockerfile.matchAll(/writeWorkflowBundle\('([^']+)'(?:, '(\w+)')?\)/g)];
+    const written = writes.find((m) => m[2] === set)?.[1];
+    expect(written, `a writeWorkflowBundle for ${set ?? 'all'}`).toBeDefined();
+    const env = new RegExp(`(?<![A-Z_])${name}=(\\S+)`).exec(finalStage.join('\n'))?.[1];
+    expect(env).toBe(path.posix.join(workdir, written!));
     // The build script imports the compiled bundle module; its source must exist and export it.
-    expect(existsSync(path.join(ROOT, 'src/workers/bundle.ts'))).toBe(true);
-    expect(readFileSync(path.join(ROOT, 'src/workers/bundle.ts'), 'utf8')).toMatch(
-      /export async function writeWorkflowBundle\(/,
-    );
+    const source = readFileSync(path.join(ROOT, 'src/workers/bundle.ts'), 'utf8');
+    expect(source).toMatch(/export async function writeWorkflowBundle\(/);
+    expect(source).toContain(`'${name}'`);
   });
 
   it('runs as a numeric non-root user with the CLI as entrypoint', () => {

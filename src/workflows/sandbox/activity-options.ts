@@ -10,13 +10,16 @@
  */
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { SandboxAgentActivities } from '../../activities/sandbox/agents.js';
+import type { SandboxCreateActivities } from '../../activities/sandbox/create.js';
 import type { SandboxRecordActivities } from '../../activities/sandbox/records.js';
 import type { SandboxJanitorActivities } from '../../activities/sandbox/janitor.js';
 import type { SandboxPoolActivities } from '../../activities/sandbox/pools.js';
 import { RETRY } from '../retry-policy.js';
 
 /** The caller is waiting: a few quick attempts, then the workflow answers with a refusal. */
-export const createSteps = proxyLocalActivities<SandboxAgentActivities & SandboxRecordActivities>({
+export const createSteps = proxyLocalActivities<
+  SandboxAgentActivities & SandboxRecordActivities & SandboxCreateActivities
+>({
   startToCloseTimeout: '6 seconds',
   scheduleToCloseTimeout: '15 seconds',
   retry: {

@@ -47,6 +47,8 @@ import {
   type SandboxAllocation,
   type SandboxStatus,
 } from '../../api/sandbox.js';
+import type { AgentCreateRefusal } from '../../activities/sandbox/agents.js';
+import type { PlacementRefusal } from '../../activities/sandbox/create.js';
 import type { Placement } from '../../domain/allocation.js';
 import { quotaWorkflowId, slotKey } from '../../domain/sandbox-quota.js';
 import { failedWith, ok } from '../../domain/results.js';
@@ -86,6 +88,11 @@ import {
 } from './messages.js';
 import { releaseSlotSignal } from './quota.js';
 
+/**
+ * The synchronous part of a create in one local activity, Fast and Strong alike (see
+ * activities/sandbox/create.ts). Runs recorded before took a local activity per step.
+ */
+const ONE_ROUND_TRIP = 'sandbox-create-one-round-trip';
 /** A bound on agents tried after refusals; each refusal excludes its agent, so the table runs out first. */
 const MAX_PLACEMENT_TRIES = 64;
 /** Re-read the record this often without any hint (a backstop; hints normally arrive first). */
@@ -102,7 +109,6 @@ interface Incarnation {
 export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<string> {
   const { namespace, name } = input;
   const state: SandboxState = { stage: 'waiting' };
-  let phaseIndexed = false;
   let uidIndexed: string | undefined;
   let creation: { fingerprint: string; answer?: CreateAnswer; call: CreateSandboxCall } | undefined;
   // Set once the create was answered with a placement (or the run adopted one from the record).
@@ -116,9 +122,10 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
   let recoveryEndsAtMs: number | undefined;
 
   const stage = (s: SandboxState['stage'], details: string) => {
-    // Search attributes only on a change: each upsert is a history event.
-    if (state.stage !== s || !phaseIndexed) upsertSearchAttributes([{ key: OperationPhase, value: s }]);
-    phaseIndexed = true;
+    // Search attributes only on a change: each upsert is a history event. (The fast path starts
+    // the run with the phase `creating` already set: no upsert on the caller's clock.)
+    if (workflowInfo().typedSearchAttributes.get(OperationPhase) !== s)
+      upsertSearchAttributes([{ key: OperationPhase, value: s }]);
     state.stage = s;
     state.message = details;
     setCurrentDetails(`**${s}** — ${details}`);
@@ -181,27 +188,18 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
   }
 
   /**
-   * Allocate → agent create, trying other agents after refusals. `reservation` keys the slot
+   * Allocate → agent create as separate steps, trying other agents after refusals (placing a
+   * kubectl-created record, and creates recorded before ONE_ROUND_TRIP). `reservation` keys the slot
    * until the sandbox ID is known; `onPlaced` runs between the two (Strong writes its record there).
    */
   async function place(
     spec: SandboxCreateSpec,
-    steps: typeof createSteps,
+    steps: typeof sandboxCalls,
     ids: { sandboxId: string; reservation: string },
     claimUid: (placement: Placement) => Promise<string | Refusal>,
   ): Promise<Incarnation | Refusal> {
-    const exclude: string[] = [];
-    let last: Refusal | undefined;
-    for (let i = 0; i < MAX_PLACEMENT_TRIES; i++) {
-      const alloc = await steps.allocateSandbox({
-        sandboxId: ids.reservation,
-        namespace,
-        pool: spec.poolRef,
-        image: spec.image,
-        ports: spec.exposedPorts,
-        exclude,
-        runStartMs: workflowInfo().runStartTime.getTime(),
-      });
+    return onSomeAgent(spec.poolRef, async (exclude) => {
+      const alloc = await steps.allocateSandbox(placeRequest(spec, ids.reservation, exclude));
       if (alloc.status !== 'ok') return alloc.outcome;
       const placement = alloc.placement;
       const uid = await claimUid(placement);
@@ -216,11 +214,8 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
         spec: agentSpec(sandboxId, spec, uid),
       });
       if (created.status === 'ok') return { sandboxId, placement, spec };
-      last = refusal(created.outcome.code, created.outcome.message);
-      if (!created.outcome.retryElsewhere) return last;
-      exclude.push(placement.agentId);
-    }
-    return last ?? refusal('ResourceExhausted', `no agent of pool ${spec.poolRef} took the sandbox`);
+      return { ...created.outcome, agentId: placement.agentId };
+    });
   }
 
   /** The answer for a placed sandbox. */
@@ -243,16 +238,67 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
     }
   }
 
+  /** allocatedAt from the receive time: deterministic, and what the caller saw. */
+  function allocatedAtOf(call: CreateSandboxCall): string {
+    return new Date(Number(BigInt(call.receivedAtNanos) / 1_000_000n)).toISOString();
+  }
+
   function allocationOf(p: Placement, call: CreateSandboxCall): SandboxAllocation {
-    // allocatedAt from the receive time: deterministic, and what the caller saw.
-    const ms = Number(BigInt(call.receivedAtNanos) / 1_000_000n);
-    return { assignedPod: p.pod, assignedNode: p.node, allocatedAt: new Date(ms).toISOString() };
+    return { assignedPod: p.pod, assignedNode: p.node, allocatedAt: allocatedAtOf(call) };
+  }
+
+  /**
+   * What the allocation needs to know, excluding the agents that refused this create. (A function
+   * declaration, as everything the update handler calls: with update-with-start the handler starts
+   * inside setHandler, before the run has reached any `const` below it.)
+   */
+  function placeRequest(spec: SandboxCreateSpec, reservation: string, exclude: string[]) {
+    return {
+      sandboxId: reservation,
+      namespace,
+      pool: spec.poolRef,
+      image: spec.image,
+      ports: spec.exposedPorts,
+      exclude,
+      runStartMs: workflowInfo().runStartTime.getTime(),
+    };
+  }
+
+  /**
+   * Runs `attempt` on one agent after another until one takes the sandbox: each refusal that
+   * another agent may not share excludes its agent, anything else is the answer.
+   */
+  async function onSomeAgent(
+    poolRef: string,
+    attempt: (exclude: string[]) => Promise<Incarnation | PlacementRefusal>,
+  ): Promise<Incarnation | Refusal> {
+    const exclude: string[] = [];
+    let last: Refusal | undefined;
+    for (let i = 0; i < MAX_PLACEMENT_TRIES; i++) {
+      const r = await attempt(exclude);
+      if (!('code' in r)) return r;
+      const { retryElsewhere, agentId } = r as Partial<AgentCreateRefusal & { agentId: string }>;
+      last = refusal(r.code, r.message);
+      if (!retryElsewhere || !agentId) return last;
+      exclude.push(agentId);
+    }
+    return last ?? refusal('ResourceExhausted', `no agent of pool ${poolRef} took the sandbox`);
   }
 
   async function createFast(call: CreateSandboxCall): Promise<CreateAnswer> {
     const sandboxId = uuid4().replaceAll('-', '');
+    const { spec } = call;
     return answering(async () => {
-      const placed = await place(call.spec, createSteps, { sandboxId, reservation: sandboxId }, async () => '');
+      const placed = patched(ONE_ROUND_TRIP)
+        ? await onSomeAgent(spec.poolRef, async (exclude) => {
+            // Allocation and agent create in one local activity: one round trip on the caller's clock.
+            const r = await createSteps.placeOnAgent({
+              ...placeRequest(spec, sandboxId, exclude),
+              spec: agentSpec(sandboxId, spec, ''),
+            });
+            return r.status === 'ok' ? { sandboxId, placement: r.placement, spec } : r.outcome;
+          })
+        : await place(spec, createSteps, { sandboxId, reservation: sandboxId }, async () => '');
       if ('code' in placed) return failedWith(placed);
       live = placed;
       return answerFor(placed);
@@ -261,29 +307,50 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
 
   async function createStrong(call: CreateSandboxCall): Promise<CreateAnswer> {
     const reservation = `pending:${workflowInfo().workflowId}/${workflowInfo().runId}`;
+    const { spec } = call;
     let recordedUid: string | undefined;
+    const record = {
+      namespace,
+      name,
+      spec,
+      mode: 'strong' as const,
+      createTimestampNanos: call.receivedAtNanos,
+      tenant: call.tenant,
+    };
     return answering(async () => {
-      const placed = await place(call.spec, createSteps, { sandboxId: '', reservation }, async (placement) => {
-        const allocation = allocationOf(placement, call);
-        if (recordedUid) {
-          // Placed elsewhere after a refusal: the record follows.
-          const moved = await createSteps.setAllocationAnnotation({ namespace, name, uid: recordedUid, allocation });
-          return moved.status === 'ok' ? recordedUid : refusal('Unavailable', `Sandbox ${namespace}/${name} vanished`);
-        }
-        const rec = await createSteps.createSandboxRecord({
-          namespace,
-          name,
-          spec: call.spec,
-          mode: 'strong',
-          allocation,
-          createTimestampNanos: call.receivedAtNanos,
-          tenant: call.tenant,
-        });
-        if (rec.status !== 'ok') return rec.outcome;
-        recordedUid = rec.uid;
-        state.uid = rec.uid;
-        return rec.uid;
-      });
+      const placed = patched(ONE_ROUND_TRIP)
+        ? await onSomeAgent(spec.poolRef, async (exclude) => {
+            // Allocation, record and agent create in one local activity (in that order).
+            const r = await createSteps.placeWithRecord({
+              ...placeRequest(spec, reservation, exclude),
+              spec: agentSpec('', spec, ''),
+              record: { ...record, allocatedAt: allocatedAtOf(call) },
+              ...(recordedUid ? { recordedUid } : {}),
+            });
+            const uid = r.status === 'ok' ? r.uid : r.outcome.uid;
+            if (uid) recordedUid = state.uid = uid;
+            return r.status === 'ok' ? { sandboxId: r.uid, placement: r.placement, spec } : r.outcome;
+          })
+        : // Runs recorded before ONE_ROUND_TRIP: allocation, record and agent create one step each.
+          await place(spec, createSteps, { sandboxId: '', reservation }, async (placement) => {
+            const allocation = allocationOf(placement, call);
+            if (recordedUid) {
+              // Placed elsewhere after a refusal: the record follows.
+              const moved = await createSteps.setAllocationAnnotation({
+                namespace,
+                name,
+                uid: recordedUid,
+                allocation,
+              });
+              return moved.status === 'ok'
+                ? recordedUid
+                : refusal('Unavailable', `Sandbox ${namespace}/${name} vanished`);
+            }
+            const rec = await createSteps.createSandboxRecord({ ...record, allocation });
+            if (rec.status !== 'ok') return rec.outcome;
+            recordedUid = state.uid = rec.uid;
+            return rec.uid;
+          });
       if ('code' in placed) {
         if (recordedUid) await sandboxCalls.deleteSandboxRecord({ namespace, name, uid: recordedUid });
         state.uid = undefined;
