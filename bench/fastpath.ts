@@ -40,7 +40,13 @@ import { connectClient, connectWorker } from '../src/temporal/connection.js';
 import { writeWorkflowBundle } from '../src/workers/bundle.js';
 import { installTemporalRuntime } from '../src/workers/runtime.js';
 import { benchStack, machine, percentile, pool, REPO_ROOT, until } from './support.js';
-import { emptyWorkflow, pingUpdate } from './workflows/empty.js';
+import {
+  bareCreateWorkflow,
+  createUpdate,
+  emptyWorkflow,
+  pingUpdate,
+  type BareAgentActivities,
+} from './workflows/empty.js';
 
 const SEQUENTIAL = Number(process.argv[2] ?? 40);
 const SUSTAIN_SECONDS = Number(process.argv[3] ?? 30);
@@ -201,7 +207,15 @@ async function answerAnatomy(client: Client, workflowId: string): Promise<string
   return (
     `${workflowId}: answering task completed ${(wftCompleted - start).toFixed(0)} ms after the run started; ` +
     `local activities before the answer: ${show(events.slice(from, i))}; in the same task after it: ${show(events.slice(i + 1, to + 1))}` +
-    (failed ? `; ${failed} workflow task failure(s)` : '') +
+    (failed
+      ? `; ${failed} workflow task failure(s): ${events
+          .filter((e) => e.workflowTaskFailedEventAttributes)
+          .map(
+            (e) =>
+              `${String(e.workflowTaskFailedEventAttributes!.cause)} ${e.workflowTaskFailedEventAttributes!.failure?.message ?? ''}`,
+          )
+          .join(' | ')}`
+      : '') +
     `\n    whole life (create → deleted${count((e) => e.workflowExecutionCompletedEventAttributes) ? ', run completed' : ', run still open'}): ` +
     `${events.length} events, ${count((e) => e.workflowTaskCompletedEventAttributes)} workflow tasks, ` +
     `${count((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')} local activities, ${count((e) => e.activityTaskScheduledEventAttributes)} activities, ` +
@@ -401,6 +415,16 @@ try {
     namespace: cfg.temporal.namespace,
     taskQueue: emptyQueue,
     workflowsPath: path.join(import.meta.dirname, 'workflows', 'empty.ts'),
+    activities: {
+      async agentCreate(req: { url: string; sandboxId: string }) {
+        const res = await agentClient.create(req.url, {
+          sandboxId: req.sandboxId,
+          image: SLEEP.image,
+          command: SLEEP.command,
+        });
+        if (res.status !== 'ok') throw new Error(`${res.reason}: ${res.message}`);
+      },
+    } satisfies BareAgentActivities,
   });
   emptyWorker = { worker, running: worker.run() };
   progress('ready');
@@ -524,7 +548,25 @@ try {
         }),
       }),
     );
-    // Not a floor, but what the 5 ms of slack has to cover first: the fast path's gRPC hop, here
+    // Not floors, but what shows where the floors' 5 ms go: (e) the least a durable create can
+    // be — (b) with the agent create of (a) as one local activity in the update — and (d) the
+    // fast path's gRPC hop.
+    if (c === 1) {
+      await timed(`(e) bare durable create: (b) + (a) as one local activity, c=${c}`, n, c, async (i) => {
+        const sandboxId = `barewf${String(serial++).padStart(26, '0')}`;
+        await temporal!.workflow.executeUpdateWithStart(createUpdate, {
+          args: [{ url: agents[0]!.url, sandboxId }],
+          startWorkflowOperation: new WithStartWorkflowOperation(bareCreateWorkflow, {
+            workflowId: `bare-create-${i}-${Date.now()}`,
+            taskQueue: emptyQueue,
+            workflowIdConflictPolicy: 'USE_EXISTING',
+          }),
+        });
+        return () => agentClient.delete(agents[0]!.url, sandboxId);
+      });
+      while ((await held()).length > 0) await sleep(100);
+    }
+    // What the 5 ms of slack has to cover first: the fast path's gRPC hop, here
     // a CreateSandbox the server refuses at validation (no image), before any workflow.
     await timed(`(d) gRPC round trip (a CreateSandbox refused at validation), c=${c}`, n, c, (i) =>
       rpc!.call('CreateSandbox', { namespace: NAMESPACE, name: `invalid-${i}`, poolRef: POOL }).then(
@@ -577,12 +619,22 @@ try {
           if (why) firstErrors.push(`${name}: its workflow's task failures: ${why}`);
         }
         await cleanup(names, label);
-        if (c === 1)
+        if (c === 1) {
           anatomy.push(
             await answerAnatomy(temporal, sandboxWorkflowId(NAMESPACE, names[Math.floor(n / 2)]!)).catch(
               (e: Error) => e.message,
             ),
           );
+          // Every run of the round: a workflow task that failed is a retry the figures include.
+          const failures = (
+            await pool(names, 8, (name) =>
+              taskFailures(temporal!, sandboxWorkflowId(NAMESPACE, name)).catch((e: Error) => e.message),
+            )
+          ).filter(Boolean);
+          anatomy.push(
+            `  ${label}: workflow task failures in ${failures.length} of ${n} runs${failures.length ? `: ${failures.join(' || ')}` : ''}`,
+          );
+        }
       }
   }
 
@@ -741,6 +793,14 @@ try {
         `  c=${c}${pace || (c === 1 ? ', back to back' : '')}: Fast ${ms(fast)} ≤ agent ${ms(agent)} + Temporal ${ms(wf)} + 5 = ${ms(agent + wf + 5)} ${mark(fast <= agent + wf + 5)}; ` +
           `Strong ${ms(strong)} ≤ Fast + apiserver ${ms(api)} + 5 = ${ms(fast + api + 5)} ${mark(strong <= fast + api + 5)}` +
           (c === 1 ? `; Fast ≤ 50 ${mark(fast <= 50)}; Strong ≤ 80 ${mark(strong <= 80)}` : ''),
+      );
+    }
+    if (c === 1) {
+      const bare = p50(`(e) bare durable create: (b) + (a) as one local activity, c=1`);
+      const alone = (mode: string) => p50(`${mode} CreateSandbox, c=1, one at a time`);
+      console.log(
+        `  c=1: (e) bare durable create ${ms(bare)} = agent + Temporal + ${ms(bare - agent - wf)} for the local activity; ` +
+          `one at a time, Fast is (e) + ${ms(alone('Fast') - bare)}, Strong is (e) + apiserver + ${ms(alone('Strong') - bare - api)}`,
       );
     }
   }
