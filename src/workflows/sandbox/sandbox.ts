@@ -190,7 +190,8 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
   /**
    * Allocate → agent create as separate steps, trying other agents after refusals (placing a
    * kubectl-created record, and creates recorded before ONE_ROUND_TRIP). `reservation` keys the slot
-   * until the sandbox ID is known; `onPlaced` runs between the two (Strong writes its record there).
+   * until the sandbox ID is known; `claimUid` runs between the two (a step-wise Strong create
+   * writes its record there).
    */
   async function place(
     spec: SandboxCreateSpec,
