@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { createSandboxCreateActivities } from '../../src/activities/sandbox/create.js';
 import type { Placement } from '../../src/domain/allocation.js';
-import { failedWith, ok } from '../../src/domain/results.js';
+import { GONE, failedWith, ok } from '../../src/domain/results.js';
 import { refusal } from '../../src/domain/sandbox.js';
 
 const agentA: Placement = { agentId: 'ns/pool/a', pod: 'a', node: 'n1', url: 'http://a', ip: '10.0.0.1' };
@@ -21,6 +21,8 @@ function harness(o: {
   recordedOn?: Placement;
   recordRefused?: boolean;
   holder?: Placement;
+  /** The record is gone when its annotation is moved. */
+  recordGone?: boolean;
 }) {
   const calls: string[] = [];
   const steps = createSandboxCreateActivities(
@@ -46,7 +48,7 @@ function harness(o: {
       },
       setAllocationAnnotation: async (req) => {
         calls.push(`annotation → ${req.allocation.assignedPod}`);
-        return ok();
+        return o.recordGone ? GONE : ok();
       },
     },
     (id) => (id === 'uid-1' ? o.holder : undefined),
@@ -129,6 +131,14 @@ describe('placeWithRecord (Strong)', () => {
       `release pending:wf/run on ${agentB.agentId}`,
       'agent create uid-1 on a',
     ]);
+  });
+
+  it('gives back the slot it allocated, once, when the record vanishes under it', async () => {
+    const { calls, steps } = harness({ placement: agentB, recordedOn: agentA, holder: agentA, recordGone: true });
+    const r = await steps.placeWithRecord({ ...strong, recordedUid: 'uid-1' });
+    expect(r.status === 'failed' && r.outcome.code).toBe('Unavailable');
+    expect(calls.filter((c) => c.startsWith('release'))).toEqual([`release pending:wf/run on ${agentB.agentId}`]);
+    expect(calls.some((c) => c.startsWith('agent create'))).toBe(false);
   });
 
   it('retried after a crash before the agent create: the record follows the new placement', async () => {

@@ -69,7 +69,8 @@ export function createSandboxCreateActivities(
       const { record, recordedUid, ...place } = req;
       const alloc = await agentSteps.allocateSandbox(place);
       if (alloc.status !== 'ok') return alloc;
-      let { placement } = alloc;
+      const allocated = alloc.placement;
+      let placement = allocated;
       faultPoint('sandbox-allocated');
       const target = { namespace: record.namespace, name: record.name };
       const allocationOn = (p: Placement): SandboxAllocation => ({
@@ -77,8 +78,12 @@ export function createSandboxCreateActivities(
         assignedNode: p.node,
         allocatedAt: record.allocatedAt,
       });
-      const giveBack = () => agentSteps.releaseSandbox({ agentId: placement.agentId, sandboxId: req.sandboxId });
-      const vanished = () => refusal('Unavailable', `Sandbox ${record.namespace}/${record.name} vanished`);
+      /** The slot allocated here goes back (once), whichever agent the sandbox ends up on. */
+      let reserved = true;
+      const giveBack = async () => {
+        if (reserved) await agentSteps.releaseSandbox({ agentId: allocated.agentId, sandboxId: req.sandboxId });
+        reserved = false;
+      };
 
       let uid = recordedUid;
       let recordedPod: string | undefined;
@@ -109,7 +114,7 @@ export function createSandboxCreateActivities(
         });
         if (moved.status !== 'ok') {
           await giveBack();
-          return failedWith(vanished());
+          return failedWith(refusal('Unavailable', `Sandbox ${record.namespace}/${record.name} vanished`));
         }
       }
       faultPoint('sandbox-recorded');
