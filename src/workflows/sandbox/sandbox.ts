@@ -109,6 +109,7 @@ interface Incarnation {
 export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<string> {
   const { namespace, name } = input;
   const state: SandboxState = { stage: 'waiting' };
+  let phaseIndexed = false;
   let uidIndexed: string | undefined;
   let creation: { fingerprint: string; answer?: CreateAnswer; call: CreateSandboxCall } | undefined;
   // Set once the create was answered with a placement (or the run adopted one from the record).
@@ -122,10 +123,18 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
   let recoveryEndsAtMs: number | undefined;
 
   const stage = (s: SandboxState['stage'], details: string) => {
-    // Search attributes only on a change: each upsert is a history event. (The fast path starts
-    // the run with the phase `creating` already set: no upsert on the caller's clock.)
-    if (workflowInfo().typedSearchAttributes.get(OperationPhase) !== s)
-      upsertSearchAttributes([{ key: OperationPhase, value: s }]);
+    // Search attributes only on a change: each upsert is a history event. The fast path starts
+    // the run with the phase `creating` already set, so its first stage needs none (no upsert on
+    // the caller's clock); a continued run carries its predecessor's phase and indexes its first
+    // stage, as runs always did.
+    const info = workflowInfo();
+    const indexed = phaseIndexed
+      ? state.stage
+      : info.continuedFromExecutionRunId
+        ? undefined
+        : info.typedSearchAttributes.get(OperationPhase);
+    if (indexed !== s) upsertSearchAttributes([{ key: OperationPhase, value: s }]);
+    phaseIndexed = true;
     state.stage = s;
     state.message = details;
     setCurrentDetails(`**${s}** — ${details}`);
