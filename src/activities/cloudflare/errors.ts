@@ -23,12 +23,16 @@ export const CLOUDFLARE_FAILURE_TYPES = {
   notFound: 'CloudflareNotFound',
 } as const;
 
-/** The SyncState's `failureReason` for a non-retryable failure type (the original's vocabulary). */
 /** Whether a Cloudflare call answered 404 (for callers to whom "not there" is an answer, not a failure). */
 export function isCloudflareNotFound(err: unknown): boolean {
   return (err as { status?: number } | undefined)?.status === 404;
 }
 
+/** The call's answer, or undefined when Cloudflare has no such object (404); other errors pass. */
+export const unlessNotFound = <T>(call: Promise<T>): Promise<T | undefined> =>
+  call.catch((err: unknown) => (isCloudflareNotFound(err) ? undefined : Promise.reject(err)));
+
+/** The SyncState's `failureReason` for a non-retryable failure type (the original's vocabulary). */
 export function failureReasonOf(type: string | undefined): string {
   switch (type) {
     case CLOUDFLARE_FAILURE_TYPES.auth:

@@ -29,7 +29,7 @@ import { faultPoint } from '../fault-points.js';
 import { getObject, heartbeat } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
 import { clientFor } from './credentials.js';
-import { cloudflareFailure, isCloudflareNotFound } from './errors.js';
+import { cloudflareFailure, unlessNotFound } from './errors.js';
 
 export interface TunnelRequest {
   ref: SourceRef;
@@ -73,13 +73,9 @@ export function createTunnelActivities(kube: KubeClient, config: Pick<Cloudflare
   }
 
   async function getLive(cf: Cloudflare, accountId: string, id: string): Promise<CfTunnel | undefined> {
-    try {
-      const t = (await cf.zeroTrust.tunnels.cloudflared.get(id, { account_id: accountId })) as CfTunnel;
-      return t.deleted_at ? undefined : t;
-    } catch (err) {
-      if (isCloudflareNotFound(err)) return undefined;
-      throw err;
-    }
+    const t = (await unlessNotFound(cf.zeroTrust.tunnels.cloudflared.get(id, { account_id: accountId }))) as
+      CfTunnel | undefined;
+    return t?.deleted_at ? undefined : t;
   }
 
   /** The tunnel this Tunnel runs: found, or created with the intent recorded first. */
@@ -240,15 +236,12 @@ export function createTunnelActivities(kube: KubeClient, config: Pick<Cloudflare
       for await (const r of cf.zeroTrust.networks.routes.list({ account_id: req.accountId, tunnel_id: tunnelId }))
         if (r.id && !r.deleted_at) routes.push(r.id);
       for (const id of routes)
-        await cf.zeroTrust.networks.routes.delete(id, { account_id: req.accountId }).catch((err: unknown) => {
-          if (!isCloudflareNotFound(err)) throw err;
-        });
-      try {
-        await cf.zeroTrust.tunnels.cloudflared.connections.delete(tunnelId, { account_id: req.accountId });
-        await cf.zeroTrust.tunnels.cloudflared.delete(tunnelId, { account_id: req.accountId });
-      } catch (err) {
-        if (!isCloudflareNotFound(err)) throw err;
-      }
+        await unlessNotFound(cf.zeroTrust.networks.routes.delete(id, { account_id: req.accountId }));
+      // A tunnel already gone answers 404 to both: nothing left to delete.
+      await unlessNotFound(
+        cf.zeroTrust.tunnels.cloudflared.connections.delete(tunnelId, { account_id: req.accountId }),
+      );
+      await unlessNotFound(cf.zeroTrust.tunnels.cloudflared.delete(tunnelId, { account_id: req.accountId }));
     } catch (err) {
       throw err instanceof ApplicationFailure ? err : cloudflareFailure(err, `delete tunnel ${tunnelId}`);
     }

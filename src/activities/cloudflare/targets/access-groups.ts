@@ -7,7 +7,8 @@ import { accessGroupCodec, type AccessGroupItem } from '../../../domain/cloudfla
 import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
 import type Cloudflare from 'cloudflare';
 import type { TargetAdapter } from './adapter.js';
-import { readOwnedById, unlessNotFound, writeOwnedById, type OwnedObjectCalls } from './owned-by-id.js';
+import { unlessNotFound } from '../errors.js';
+import { readOwnedById, writeOwnedById, type OwnedObjectCalls } from './owned-by-id.js';
 
 type GroupTarget = Extract<SyncTarget, { resourceType: 'AccessGroup' }>;
 

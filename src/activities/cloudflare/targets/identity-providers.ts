@@ -11,7 +11,8 @@ import { desiredOwnedObjects } from '../../../domain/cloudflare/aggregate.js';
 import { identityProviderCodec, type IdentityProviderItem } from '../../../domain/cloudflare/items.js';
 import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
 import type { TargetAdapter, TargetContext } from './adapter.js';
-import { readOwnedById, unlessNotFound, writeOwnedById, type OwnedObjectCalls } from './owned-by-id.js';
+import { unlessNotFound } from '../errors.js';
+import { readOwnedById, writeOwnedById, type OwnedObjectCalls } from './owned-by-id.js';
 
 type ProviderTarget = Extract<SyncTarget, { resourceType: 'AccessIdentityProvider' }>;
 

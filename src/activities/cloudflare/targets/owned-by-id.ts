@@ -11,7 +11,6 @@ import type { ItemCodec, WritePlan } from '../../../domain/cloudflare/merge.js';
 import { faultPoint } from '../../fault-points.js';
 import type { TargetContext } from './adapter.js';
 import { writeObjects } from './per-object.js';
-import { isCloudflareNotFound } from '../errors.js';
 
 export interface OwnedItem {
   id?: string;
@@ -30,10 +29,6 @@ export interface OwnedObjectCalls<I> {
   /** Deletes; an ID Cloudflare no longer has is already deleted. */
   remove(id: string): Promise<void>;
 }
-
-/** The answer, or undefined when Cloudflare has no such object (404). */
-export const unlessNotFound = <T>(call: Promise<T>): Promise<T | undefined> =>
-  call.catch((err: unknown) => (isCloudflareNotFound(err) ? undefined : Promise.reject(err)));
 
 /** The target's live object: ours by remembered ID (or intent), else any of that name (not ours). */
 export async function readOwnedById<I extends OwnedItem>(

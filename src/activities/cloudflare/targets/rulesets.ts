@@ -2,7 +2,7 @@
 import { desiredRules } from '../../../domain/cloudflare/aggregate.js';
 import { rulesetRuleCodec, type RulesetRule } from '../../../domain/cloudflare/items.js';
 import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
-import { isCloudflareNotFound } from '../errors.js';
+import { unlessNotFound } from '../errors.js';
 import type { TargetAdapter } from './adapter.js';
 
 type RulesetTarget = Extract<SyncTarget, { resourceType: 'ZoneRuleset' }>;
@@ -18,16 +18,10 @@ export const rulesetAdapter: TargetAdapter<RulesetRule> = {
   desired: desiredRules,
   async read(cf, target) {
     const t = target as RulesetTarget;
-    try {
-      const rs = (await cf.rulesets.phases.get(t.phase as never, { zone_id: t.zoneId })) as unknown as {
-        id?: string;
-        rules?: RulesetRule[];
-      };
-      return { items: rs.rules ?? [], cloudflareId: rs.id };
-    } catch (err) {
-      if (isCloudflareNotFound(err)) return { items: [] }; // no entrypoint before the first PUT
-      throw err;
-    }
+    // No entrypoint (404) before the first PUT.
+    const rs = (await unlessNotFound(cf.rulesets.phases.get(t.phase as never, { zone_id: t.zoneId }))) as unknown as
+      { id?: string; rules?: RulesetRule[] } | undefined;
+    return rs ? { items: rs.rules ?? [], cloudflareId: rs.id } : { items: [] };
   },
   async write(cf, target, plan) {
     const t = target as RulesetTarget;

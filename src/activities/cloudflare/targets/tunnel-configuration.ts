@@ -15,7 +15,7 @@ import {
 } from '../../../domain/cloudflare/tunnels.js';
 import { orderSources } from '../../../domain/cloudflare/aggregate.js';
 import type { TargetAdapter } from './adapter.js';
-import { isCloudflareNotFound } from '../errors.js';
+import { unlessNotFound } from '../errors.js';
 
 type ConfigTarget = Extract<SyncTarget, { resourceType: 'TunnelConfiguration' }>;
 
@@ -84,30 +84,23 @@ export const tunnelConfigurationAdapter: TargetAdapter<TunnelConfig> = {
   },
   async read(cf, target) {
     const t = target as ConfigTarget;
-    let res: { config?: TunnelConfig | null };
-    try {
-      res = (await cf.zeroTrust.tunnels.cloudflared.configurations.get(t.tunnelId, {
-        account_id: t.accountId,
-      })) as { config?: TunnelConfig | null };
-    } catch (err) {
-      // A deleted tunnel has no configuration: nothing of ours is left there (its Tunnel and
-      // sources are being deleted together, or the Tunnel makes a new one and they move there).
-      if (isCloudflareNotFound(err)) return { items: [], cloudflareId: t.tunnelId };
-      throw err;
-    }
-    const config = res.config && Array.isArray(res.config.ingress) ? res.config : undefined;
+    // A deleted tunnel (404) has no configuration: nothing of ours is left there (its Tunnel and
+    // sources are being deleted together, or the Tunnel makes a new one and they move there).
+    const res = (await unlessNotFound(
+      cf.zeroTrust.tunnels.cloudflared.configurations.get(t.tunnelId, { account_id: t.accountId }),
+    )) as { config?: TunnelConfig | null } | undefined;
+    const config = res?.config && Array.isArray(res.config.ingress) ? res.config : undefined;
     return { items: config ? [config] : [], cloudflareId: t.tunnelId };
   },
   async write(cf, target, plan) {
     const t = target as ConfigTarget;
-    try {
-      await cf.zeroTrust.tunnels.cloudflared.configurations.update(t.tunnelId, {
+    // A tunnel deleted meanwhile (404): see read.
+    await unlessNotFound(
+      cf.zeroTrust.tunnels.cloudflared.configurations.update(t.tunnelId, {
         account_id: t.accountId,
         config: plan.items[0] as never,
-      });
-    } catch (err) {
-      if (!isCloudflareNotFound(err)) throw err; // deleted meanwhile: see read
-    }
+      }),
+    );
     return { cloudflareId: t.tunnelId };
   },
 };
