@@ -585,10 +585,17 @@ try {
    * pause for the hints that follow (the untimed part of a one-at-a-time create).
    */
   async function settled(name: string): Promise<void> {
-    await until(`${name} Running and handed off`, async () => {
-      const sb = await kube.get<Sandbox>(sandboxRef(name)).catch(() => undefined);
-      return sb?.status?.phase === 'Running' && !sb.metadata?.annotations?.[ALLOCATION_ANNOTATION];
-    });
+    // Every 20 ms, not the helper's 5: these reads would otherwise be load on the apiserver the
+    // next create competes with.
+    await until(
+      `${name} Running and handed off`,
+      async () => {
+        const sb = await kube.get<Sandbox>(sandboxRef(name)).catch(() => undefined);
+        return sb?.status?.phase === 'Running' && !sb.metadata?.annotations?.[ALLOCATION_ANNOTATION];
+      },
+      60_000,
+      20,
+    );
     await sleep(SETTLE_MS);
   }
 
