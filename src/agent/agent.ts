@@ -15,7 +15,7 @@ import {
   type CreateSandboxResponse,
 } from './api.js';
 import type { LogBuffer } from './log-buffer.js';
-import type { ExecExit, ExecSink, SandboxExit, SandboxRuntime } from './runtime.js';
+import { SandboxSpecError, type ExecExit, type ExecSink, type SandboxExit, type SandboxRuntime } from './runtime.js';
 
 /** HTTP status of a refused create (no room, a port taken, an id reused for another spec). */
 export const REFUSED_STATUS = 409;
@@ -25,6 +25,8 @@ export interface AgentOptions {
   nodeName: string;
   capacity: number;
   runtime: SandboxRuntime;
+  /** What the status reports as the runtime (e.g. `containerd/runc`); the runtime's name by default. */
+  runtimeLabel?: string;
   /** How long a deleted sandbox has between SIGTERM and SIGKILL. */
   killGraceMs: number;
 }
@@ -35,6 +37,7 @@ interface Held {
   createdAt: number;
   phase: AgentPhase;
   message: string;
+  reason?: string;
   /** The first create's answer; replays while it starts wait for it. */
   created: Promise<Answer<CreateSandboxResponse>>;
   deleting?: Promise<void>;
@@ -47,6 +50,7 @@ export interface Answer<T> {
 
 export function exitMessage(exit: SandboxExit): string {
   if (exit.stopped) return 'stopped by the agent';
+  if (exit.reason === 'OOMKilled') return 'OOMKilled: killed for going over its memory limit';
   if (exit.signal) return `killed by signal ${exit.signal}`;
   return `exited with code ${exit.code}`;
 }
@@ -95,9 +99,10 @@ export class SandboxAgent {
         return refuse('PortInUse', `port ${p} is already used by sandbox ${user} on agent ${this.opts.agentId}`);
     }
     const createdAt = Math.floor(Date.now() / 1000);
+    const fingerprint = specFingerprint(spec);
     const held: Held = {
       spec,
-      fingerprint: specFingerprint(spec),
+      fingerprint,
       createdAt,
       phase: 'creating',
       message: '',
@@ -107,7 +112,9 @@ export class SandboxAgent {
     for (const p of spec.exposedPorts ?? []) this.ports.set(p, id);
     // Reserved; now start it. The Promise constructor turns a synchronous throw (e.g. spawn refusing a NUL byte) into a rejection.
     held.created = new Promise<void>((resolve, reject) => {
-      this.opts.runtime.start(spec, (exit) => this.exited(id, held, exit)).then(resolve, reject);
+      this.opts.runtime
+        .start(spec, (exit) => this.exited(id, held, exit), { createdAt, fingerprint })
+        .then(resolve, reject);
     }).then(
       () => {
         if (held.phase === 'creating') held.phase = 'running';
@@ -117,7 +124,9 @@ export class SandboxAgent {
       (err: unknown) => {
         this.release(id, held);
         const message = err instanceof Error ? err.message : String(err);
-        return { status: 500, body: { success: false, message, sandboxId: id, createdAt } };
+        // The request's fault (an image that cannot be pulled, nothing to run): 400, not retried elsewhere.
+        const status = err instanceof SandboxSpecError ? 400 : 500;
+        return { status, body: { success: false, message, sandboxId: id, createdAt } };
       },
     );
     return held.created;
@@ -133,11 +142,11 @@ export class SandboxAgent {
   }
 
   private async terminate(id: string, held: Held): Promise<void> {
-    const wasRunning = held.phase === 'creating' || held.phase === 'running';
     held.phase = 'terminating';
     await held.created;
     if (!this.held.has(id)) return; // never started
-    if (wasRunning) await this.opts.runtime.stop(id, this.opts.killGraceMs);
+    // Also for one that exited by itself: the runtime removes what it was made of.
+    await this.opts.runtime.stop(id, this.opts.killGraceMs);
     this.release(id, held);
   }
 
@@ -145,6 +154,7 @@ export class SandboxAgent {
     // A deleted sandbox is recorded as stopped too; terminate() releases it once its group is gone.
     held.phase = exit.stopped || exit.code === 0 ? 'stopped' : 'failed';
     held.message = exitMessage(exit);
+    if (exit.reason && !exit.stopped) held.reason = exit.reason;
   }
 
   private release(id: string, held: Held): void {
@@ -152,6 +162,36 @@ export class SandboxAgent {
     this.held.delete(id);
     for (const p of held.spec.exposedPorts ?? []) if (this.ports.get(p) === id) this.ports.delete(p);
     this.opts.runtime.remove(id);
+  }
+
+  /**
+   * Takes back the sandboxes the runtime kept while the agent was down (containerd keeps them),
+   * under their IDs, creation times and slots, before the agent serves: a restart is not a loss.
+   */
+  async restore(): Promise<number> {
+    const adopted =
+      (await this.opts.runtime.adopt?.((id, exit) => {
+        const h = this.held.get(id);
+        if (h) this.exited(id, h, exit);
+      })) ?? [];
+    for (const a of adopted) {
+      const held: Held = {
+        spec: a.spec,
+        fingerprint: a.fingerprint,
+        createdAt: a.createdAt,
+        phase: 'running',
+        message: '',
+        created: Promise.resolve({
+          status: 200,
+          body: { success: true, sandboxId: a.spec.sandboxId, createdAt: a.createdAt },
+        }),
+      };
+      this.held.set(a.spec.sandboxId, held);
+      for (const p of a.spec.exposedPorts ?? []) this.ports.set(p, a.spec.sandboxId);
+      if (a.spec.image) this.images.add(a.spec.image);
+      if (a.exit) this.exited(a.spec.sandboxId, held, a.exit);
+    }
+    return adopted.length;
   }
 
   /**
@@ -172,6 +212,8 @@ export class SandboxAgent {
       allocated: this.held.size,
       draining: this.draining,
       images: [...this.images],
+      runtime: this.opts.runtimeLabel ?? this.opts.runtime.name,
+      ...(this.opts.runtime.warmCounts ? { warm: this.opts.runtime.warmCounts() } : {}),
       sandboxStatuses: [...this.held.entries()].map(([sandboxId, h]) => ({
         sandboxId,
         claimUid: h.spec.claimUid ?? '',
@@ -179,6 +221,7 @@ export class SandboxAgent {
         exposedPorts: h.spec.exposedPorts ?? [],
         phase: h.phase,
         message: h.message,
+        ...(h.reason ? { reason: h.reason } : {}),
         createdAt: h.createdAt,
       })),
     };

@@ -2,6 +2,7 @@
  * The agent's HTTP API bodies (the original fast-sandbox agent's JSON field names), validated
  * with TypeBox. Pure: no I/O, so the messages are unit-tested.
  */
+import { createHash } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 
@@ -54,6 +55,8 @@ export interface SandboxStatusReport {
   exposedPorts: number[];
   phase: AgentPhase;
   message: string;
+  /** Extension: why a failed sandbox ended, when the runtime knows (`OOMKilled`). */
+  reason?: string;
   createdAt: number;
 }
 
@@ -68,6 +71,13 @@ export interface AgentStatusReport {
    */
   draining?: boolean;
   images: string[];
+  /**
+   * Extension: how this agent runs sandboxes — `containerd/runc`, `containerd/gvisor`, or
+   * `process` (isolates nothing). Absent from agents that predate it.
+   */
+  runtime?: string;
+  /** Extension: warm containers ready to become sandboxes, by image (the pool's warmImages). */
+  warm?: Record<string, number>;
   sandboxStatuses: SandboxStatusReport[];
 }
 
@@ -127,10 +137,14 @@ export function parseDeleteRequest(body: unknown): Parsed<DeleteSandboxRequest> 
   return { ok: true, value: body };
 }
 
-/** The spec fields that make two creates with one sandboxId the same request (order-insensitive env). */
+/**
+ * The spec fields that make two creates with one sandboxId the same request (order-insensitive
+ * env), hashed: the runtime keeps it beside the sandbox (container labels), where env values must
+ * not appear.
+ */
 export function specFingerprint(s: AgentSandboxSpec): string {
   const env = Object.entries(s.env ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return JSON.stringify([
+  const fields = JSON.stringify([
     s.image,
     s.claimUid ?? '',
     s.command ?? [],
@@ -138,5 +152,8 @@ export function specFingerprint(s: AgentSandboxSpec): string {
     env,
     s.workingDir ?? '',
     [...(s.exposedPorts ?? [])].sort((a, b) => a - b),
+    s.cpu ?? '',
+    s.memory ?? '',
   ]);
+  return createHash('sha256').update(fields).digest('hex');
 }

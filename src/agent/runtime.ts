@@ -1,6 +1,7 @@
 /**
- * How the agent runs a sandbox. The default is the process runtime (`process-runtime.ts`);
- * containerd or gVisor runtimes can implement the same interface later.
+ * How the agent runs a sandbox: as a containerd container (`containerd/runtime.ts`, runc or
+ * gVisor's runsc), or, by explicit choice on machines without containerd, as a plain process
+ * group (`process-runtime.ts`, which isolates nothing).
  */
 import type { AgentSandboxSpec } from './api.js';
 import type { LogBuffer } from './log-buffer.js';
@@ -11,6 +12,8 @@ export interface SandboxExit {
   signal: NodeJS.Signals | null;
   /** True when the exit followed `stop` (a delete or the agent's shutdown). */
   stopped: boolean;
+  /** Why it ended when the runtime knows more than the code: `OOMKilled` (over its memory limit). */
+  reason?: 'OOMKilled';
 }
 
 /** Where an exec's output goes, as it comes. */
@@ -28,6 +31,26 @@ export interface ExecExit {
 /** The sandbox cannot run commands now (it is not running); the agent answers 409. */
 export class SandboxNotRunningError extends Error {}
 
+/**
+ * The request cannot run as asked (an image that cannot be pulled, an image with nothing to run,
+ * a user the runtime cannot resolve): the caller's to fix, so the agent answers 400, not 500.
+ */
+export class SandboxSpecError extends Error {}
+
+/** What the agent knows of a sandbox beyond its spec. */
+export interface StartedAs {
+  createdAt: number;
+  /** `specFingerprint` of its spec: a replayed create must match it. */
+  fingerprint: string;
+}
+
+/** A sandbox the runtime found still there when the agent started (containerd keeps them across agent restarts). */
+export interface AdoptedSandbox extends StartedAs {
+  /** Its spec as far as the runtime kept it (no env, command or limits: only what status and placement need). */
+  spec: AgentSandboxSpec;
+  exit?: SandboxExit;
+}
+
 export interface RuntimeStatus {
   running: boolean;
   pid?: number;
@@ -35,12 +58,27 @@ export interface RuntimeStatus {
 }
 
 export interface SandboxRuntime {
+  /** `containerd` or `process`: reported in the agent's status and on each Sandbox. */
   readonly name: string;
+  /**
+   * The sandboxes this runtime still holds from an earlier run of the agent, reattached (logs,
+   * exit watch), so a restarted agent keeps serving them. Called once, before the agent serves.
+   */
+  /** Warm containers waiting, by image (runtimes that keep them). */
+  warmCounts?(): Record<string, number>;
+  adopt?(onExit: (sandboxId: string, exit: SandboxExit) => void): Promise<AdoptedSandbox[]>;
   /** Why this runtime cannot run the spec (e.g. no command), or undefined. Checked before any reservation. */
   validate(spec: AgentSandboxSpec): string | undefined;
-  /** Starts the sandbox; resolves once it runs, rejects (leaving nothing behind) if it cannot start. */
-  start(spec: AgentSandboxSpec, onExit: (exit: SandboxExit) => void): Promise<void>;
-  /** Stops it (gracefully, then forcibly after `graceMs`); resolves when nothing of it runs. Unknown id: no-op. */
+  /**
+   * Starts the sandbox; resolves once it runs, rejects (leaving nothing behind) if it cannot
+   * start. `held` is what the agent keeps of it (kept with the sandbox where the runtime can, for
+   * `adopt`).
+   */
+  start(spec: AgentSandboxSpec, onExit: (exit: SandboxExit) => void, held: StartedAs): Promise<void>;
+  /**
+   * Stops it (gracefully, then forcibly after `graceMs`) and removes what it was made of;
+   * resolves when nothing of it runs. Also for a sandbox that exited by itself. Unknown id: no-op.
+   */
   stop(sandboxId: string, graceMs: number): Promise<void>;
   status(sandboxId: string): RuntimeStatus | undefined;
   logs(sandboxId: string): LogBuffer | undefined;
@@ -53,6 +91,8 @@ export interface SandboxRuntime {
   remove(sandboxId: string): void;
   /** Stops every sandbox; resolves when none runs. */
   stopAll(graceMs: number): Promise<void>;
+  /** Lets go of what the runtime holds open (connections), after `stopAll`. */
+  close?(): void;
   /** Last resort (process `exit`): SIGKILL everything now, synchronously. */
   killAllNow(): void;
 }

@@ -37,6 +37,8 @@ export interface AgentServerOptions {
   capacity: number;
   killGraceMs?: number;
   runtime?: SandboxRuntime;
+  /** What the status reports as the runtime (`containerd/runc`…); the runtime's name by default. */
+  runtimeLabel?: string;
   logger?: Logger;
 }
 
@@ -85,14 +87,18 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
   const log = (opts.logger ?? rootLogger).child({ component: 'sandbox-agent', agentId: opts.agentId });
   // Sandboxes listen where the agent is reached (its Pod IP when it listens on every address).
   const sandboxHost = !opts.host || opts.host === '0.0.0.0' ? (process.env.POD_IP ?? '0.0.0.0') : opts.host;
-  const runtime = opts.runtime ?? new ProcessRuntime({ host: sandboxHost });
+  const runtime: SandboxRuntime = opts.runtime ?? new ProcessRuntime({ host: sandboxHost });
   const agent = new SandboxAgent({
     agentId: opts.agentId,
     nodeName: opts.nodeName ?? '',
     capacity: opts.capacity,
     runtime,
+    runtimeLabel: opts.runtimeLabel,
     killGraceMs: opts.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
   });
+  // Before serving: the sandboxes an earlier run of this agent left running are its own again.
+  const restored = await agent.restore();
+  if (restored) log.info({ restored }, 'sandboxes re-adopted from the runtime');
   const authorized = bearerChecker(opts.token);
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -214,7 +220,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
   });
   const port = (server.address() as AddressInfo).port;
   const host = opts.host && opts.host !== '0.0.0.0' ? opts.host : '127.0.0.1';
-  log.info({ port, capacity: opts.capacity, runtime: runtime.name }, 'sandbox agent listening');
+  log.info({ port, capacity: opts.capacity, runtime: opts.runtimeLabel ?? runtime.name }, 'sandbox agent listening');
 
   let closing: Promise<void> | undefined;
   return {
@@ -226,6 +232,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         await agent.shutdown();
+        runtime.close?.();
         server.closeAllConnections();
         await closed;
         log.info('sandbox agent stopped');

@@ -184,6 +184,10 @@ export async function runDev(opts: DevOptions): Promise<void> {
       capacity: DEV_AGENT_CAPACITY,
       token,
       stateDir: opts.stateDir,
+      // Containers under the stack's containerd whenever it runs one (root, tools installed).
+      ...(info.containerd && info.registry
+        ? { containerd: info.containerd, warmImages: [{ image: info.registry.images.busybox, count: 1 }] }
+        : {}),
     });
     fastpathPorts = { grpc: await portOr(9090), http: await portOr(9080) };
     children.push(
@@ -207,6 +211,8 @@ export async function runDev(opts: DevOptions): Promise<void> {
       }),
     );
   }
+  // The image-only create of the banner: the demo image's own entrypoint (the process runtime needs a command).
+  const demoImage = info.registry?.images.busybox ?? 'demo';
   // Short paths when under the working directory, absolute otherwise.
   const rel = (p: string) => {
     const r = path.relative(process.cwd(), p);
@@ -238,12 +244,15 @@ export async function runDev(opts: DevOptions): Promise<void> {
       ...(fastpathPorts
         ? [
             `Sandbox fast path (pool ${DEV_POOL} in namespace default: ${DEV_AGENTS} agents × ${DEV_AGENT_CAPACITY} sandboxes; tenant ${DEMO_TENANT.id}):`,
+            info.containerd && info.registry
+              ? `  runtime containerd/runc (containerd ${rel(info.containerd.socket)}; images from the registry ${info.registry.host}, demo image ${info.registry.images.busybox}, kept warm)`
+              : '  runtime process: NOT ISOLATED (no containerd here: run dev as root with containerd, runc, umoci, skopeo, docker-registry and busybox-static installed)',
             `  gRPC  127.0.0.1:${fastpathPorts.grpc}  (fastpath.v1.FastPathService, src/api/proto/fastpath/v1/fastpath.proto)`,
             `  HTTP  http://127.0.0.1:${fastpathPorts.http}/api/v1/sandboxes`,
             `  grpcurl -plaintext -import-path src/api/proto -proto fastpath/v1/fastpath.proto -H 'x-tenant-id: ${DEMO_TENANT.id}' \\`,
-            `    -d '{"name":"hello","image":"demo","pool_ref":"${DEV_POOL}","command":["/bin/sleep","3600"]}' \\`,
+            `    -d '{"name":"hello","image":"${demoImage}","pool_ref":"${DEV_POOL}"${info.registry ? '' : ',"command":["/bin/sleep","3600"]'}}' \\`,
             `    127.0.0.1:${fastpathPorts.grpc} fastpath.v1.FastPathService/CreateSandbox`,
-            `  curl -H 'x-tenant-id: ${DEMO_TENANT.id}' -d '{"name":"hi","image":"demo","poolRef":"${DEV_POOL}","command":["/bin/sleep","3600"]}' \\`,
+            `  curl -H 'x-tenant-id: ${DEMO_TENANT.id}' -d '{"name":"hi","image":"${demoImage}","poolRef":"${DEV_POOL}","command":["/bin/sleep","3600"]}' \\`,
             `    http://127.0.0.1:${fastpathPorts.http}/api/v1/sandboxes`,
             `  curl -H 'x-tenant-id: ${DEMO_TENANT.id}' http://127.0.0.1:${fastpathPorts.http}/api/v1/namespaces/default/sandboxes`,
             `  curl -X DELETE -H 'x-tenant-id: ${DEMO_TENANT.id}' http://127.0.0.1:${fastpathPorts.http}/api/v1/namespaces/default/sandboxes/hi`,

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Command, Option } from 'commander';
 import { loadConfig, type OperatorConfig } from '../config.js';
 import { ensureAllBinaries, findBinary } from '../infra/binaries.js';
+import { INSTALL_HINT, findHostTools, installMissingHostTools } from '../infra/host-tools.js';
 import { LocalStack } from '../infra/stack.js';
 import { INFRA_BINARIES, INFRA_VERSIONS } from '../infra/versions.js';
 import { logger } from '../log.js';
@@ -141,7 +142,57 @@ program
 
 program
   .command('agent')
-  .description('Run a sandbox agent: runs sandboxes as local process groups, behind a bearer token.')
+  .description(
+    'Run a sandbox agent, behind a bearer token: sandboxes are containerd containers (runc, or gVisor for ' +
+      'RUNTIME_TYPE=gvisor); --runtime process runs them as plain processes, which isolates nothing.',
+  )
+  .addOption(
+    new Option('--runtime <name>', 'containerd, or process (no isolation: trusted code only)')
+      .choices(['containerd', 'process'])
+      .env('DO_AGENT_RUNTIME')
+      .default('containerd'),
+  )
+  .addOption(
+    new Option('--runtime-type <type>', "the pool's runtimeType: container (runc) or gvisor (runsc)")
+      .env('RUNTIME_TYPE')
+      .default('container'),
+  )
+  .addOption(
+    new Option('--containerd-socket <path>', "the node's containerd socket")
+      .env('CONTAINERD_SOCKET')
+      .default('/run/containerd/containerd.sock'),
+  )
+  .addOption(
+    new Option('--containerd-namespace <ns>', 'containerd namespace').env('CONTAINERD_NAMESPACE').default('k8s.io'),
+  )
+  .addOption(new Option('--runsc-binary <path>', 'runsc (or a wrapper with its flags), for gvisor').env('RUNSC_BINARY'))
+  .addOption(
+    new Option('--runtime-root <path>', "the OCI runtime's state directory (runc --root)").env('DO_AGENT_RUNTIME_ROOT'),
+  )
+  .addOption(
+    new Option(
+      '--sandbox-netns <where>',
+      "network namespace of the sandboxes: discover (the agent Pod's, via containerd), self, none, or a path",
+    )
+      .env('DO_AGENT_SANDBOX_NETNS')
+      .default('discover'),
+  )
+  .addOption(
+    new Option('--io-dir <path>', "sandboxes' stdio FIFOs: a directory at the same path on the node and in the agent")
+      .env('DO_AGENT_IO_DIR')
+      .default('/run/fast-sandbox'),
+  )
+  .addOption(
+    new Option('--warm-images <list>', "image=count,…: warm containers to keep ready (the pool's warmImages)").env(
+      'SANDBOX_WARM_IMAGES',
+    ),
+  )
+  .addOption(new Option('--init-binary <path>', 'sandbox-init, the init of warm containers').env('DO_SANDBOX_INIT'))
+  .addOption(new Option('--default-cpu <quantity>', 'CPU limit of sandboxes that set none').env('SANDBOX_DEFAULT_CPU'))
+  .addOption(
+    new Option('--default-memory <quantity>', 'memory limit of sandboxes that set none').env('SANDBOX_DEFAULT_MEMORY'),
+  )
+  .addOption(new Option('--default-pids <n>', 'most processes per sandbox (default 1024)').env('SANDBOX_DEFAULT_PIDS'))
   .addOption(new Option('--port <port>', 'HTTP port').env('DO_AGENT_PORT').default('5758'))
   .addOption(new Option('--host <address>', 'address to listen on').env('DO_AGENT_HOST').default('0.0.0.0'))
   .addOption(new Option('--agent-id <id>', 'agent ID reported in status (the Pod name)').env('POD_NAME'))
@@ -164,17 +215,59 @@ program
       capacity: string;
       killGrace: string;
       tokenFile?: string;
+      runtime: string;
+      runtimeType: string;
+      containerdSocket: string;
+      containerdNamespace: string;
+      runscBinary?: string;
+      runtimeRoot?: string;
+      sandboxNetns: string;
+      ioDir: string;
+      defaultCpu?: string;
+      defaultMemory?: string;
+      defaultPids?: string;
+      warmImages?: string;
+      initBinary?: string;
     }) => {
       const { startAgentServer } = await import('../agent/server.js');
       const { loadAgentToken } = await import('../agent/auth.js');
       const os = await import('node:os');
+      const path = await import('node:path');
       const capacity = Number(flags.capacity);
       if (!Number.isInteger(capacity) || capacity < 0) throw new Error(`--capacity: not a count: ${flags.capacity}`);
+      const agentId = flags.agentId ?? os.hostname();
+      const host = !flags.host || flags.host === '0.0.0.0' ? (process.env.POD_IP ?? '0.0.0.0') : flags.host;
+      let chosen: { runtime: import('../agent/runtime.js').SandboxRuntime; label: string };
+      if (flags.runtime === 'process') {
+        const { ProcessRuntime } = await import('../agent/process-runtime.js');
+        chosen = { runtime: new ProcessRuntime({ host }), label: 'process' };
+      } else {
+        const { containerdRuntime } = await import('../agent/containerd/setup.js');
+        const pids = flags.defaultPids === undefined ? undefined : Number(flags.defaultPids);
+        chosen = await containerdRuntime({
+          socket: flags.containerdSocket,
+          namespace: flags.containerdNamespace,
+          runtimeType: flags.runtimeType,
+          runscBinary: flags.runscBinary,
+          runtimeRoot: flags.runtimeRoot,
+          netns: flags.sandboxNetns,
+          ioDir: path.join(flags.ioDir, agentId),
+          agentName: agentId,
+          agentUid: process.env.POD_UID,
+          agentNamespace: process.env.POD_NAMESPACE,
+          host,
+          defaults: { cpu: flags.defaultCpu, memory: flags.defaultMemory, pids },
+          warm: flags.warmImages,
+          initBinary: flags.initBinary,
+        });
+      }
       const running = await startAgentServer({
+        runtime: chosen.runtime,
+        runtimeLabel: chosen.label,
         token: loadAgentToken({ tokenFile: flags.tokenFile, token: process.env.DO_AGENT_TOKEN }),
         port: Number(flags.port),
         host: flags.host,
-        agentId: flags.agentId ?? os.hostname(),
+        agentId,
         nodeName: flags.nodeName,
         capacity,
         killGraceMs: Number(flags.killGrace),
@@ -266,11 +359,20 @@ registerSandboxCommands(program);
 const infra = program.command('infra').description('Infrastructure binaries and the local stack.');
 infra
   .command('provision')
-  .description('Find or build Temporal CLI, etcd, kube-apiserver and kube-controller-manager (cached by version).')
+  .description(
+    'Find or build Temporal CLI, etcd, kube-apiserver and kube-controller-manager (cached by version) and sandbox-init; as root, apt-get install the containerd tools if missing.',
+  )
   .action(async () => {
     const bins = await ensureAllBinaries();
     for (const b of Object.values(bins))
       console.log(`${b.name.padEnd(24)} ${b.version ?? '?'}\t${b.source}\t${b.path}`);
+    const installed = await installMissingHostTools((l) => process.stderr.write(`[infra] ${l}\n`));
+    if (installed.length) console.log(`installed with apt-get: ${installed.join(' ')}`);
+    const { tools, missing } = findHostTools();
+    for (const [name, file] of Object.entries(tools)) if (file) console.log(`${name.padEnd(24)} host\t${file}`);
+    for (const name of missing) console.log(`${name.padEnd(24)} missing (${INSTALL_HINT})`);
+    const { ensureSandboxInit } = await import('../infra/sandbox-init.js');
+    console.log(`${'sandbox-init'.padEnd(24)} built\t${await ensureSandboxInit()}`);
   });
 infra
   .command('status')

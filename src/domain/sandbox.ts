@@ -113,6 +113,12 @@ export function phaseFromAgent(phase: AgentPhase): SandboxPhase {
   }
 }
 
+/** The Ready condition's reason for a sandbox that ended on its agent: `OOMKilled` when the runtime says so. */
+export function failureReason(seen: { phase: string; reason?: string }): string {
+  if (seen.phase === 'stopped') return 'Stopped';
+  return seen.reason === 'OOMKilled' ? 'OOMKilled' : 'ProcessFailed';
+}
+
 /** The Sandbox spec fields for a create (ports, command… omitted when empty, as kubectl would). */
 export function sandboxSpecOf(spec: SandboxCreateSpec): Sandbox['spec'] {
   return {

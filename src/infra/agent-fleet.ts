@@ -52,6 +52,21 @@ export interface AgentFleetOptions {
   env?: NodeJS.ProcessEnv;
   /** How long an agent may take to answer /healthz (default 60 s). */
   readyTimeoutMs?: number;
+  /**
+   * Run sandboxes as containers of this containerd (the stack's), joining the agent's network
+   * namespace (the host's, here); without it, the agents use the process runtime.
+   */
+  containerd?: {
+    socket: string;
+    namespace: string;
+    runtimeType?: 'container' | 'gvisor';
+    runscBinary?: string;
+    runcRoot?: string;
+    /** sandbox-init, for warm containers. */
+    initBinary?: string;
+  };
+  /** Images the agents keep warm containers of (needs `containerd.initBinary`). */
+  warmImages?: { image: string; count: number }[];
 }
 
 export interface FleetAgent {
@@ -176,6 +191,7 @@ export class AgentFleet {
         ...['--host', ip, '--port', String(port), '--agent-id', podName, '--node-name', nodeName],
         ...['--capacity', String(capacity), '--kill-grace', String(this.opts.killGraceMs ?? 1000)],
         ...['--token-file', this.tokenFile],
+        ...this.runtimeArgs(),
       ],
       cwd: path.resolve(HERE, '..', '..'), // tsx is resolved from the package root
       logFile: path.join(this.opts.stateDir, 'logs', `agent-${podName}.log`),
@@ -183,6 +199,22 @@ export class AgentFleet {
     });
     this.spawned.add(proc);
     return proc;
+  }
+
+  private runtimeArgs(): string[] {
+    const c = this.opts.containerd;
+    if (!c) return ['--runtime', 'process'];
+    return [
+      ...['--runtime', 'containerd', '--containerd-socket', c.socket, '--containerd-namespace', c.namespace],
+      ...['--runtime-type', c.runtimeType ?? 'container', '--sandbox-netns', 'self'],
+      ...['--io-dir', path.join(this.opts.stateDir, 'agent-io')],
+      ...(c.runscBinary ? ['--runsc-binary', c.runscBinary] : []),
+      ...(c.runcRoot ? ['--runtime-root', c.runcRoot] : []),
+      ...(c.initBinary ? ['--init-binary', c.initBinary] : []),
+      ...(this.opts.warmImages?.length
+        ? ['--warm-images', this.opts.warmImages.map((w) => `${w.image}=${w.count}`).join(',')]
+        : []),
+    ];
   }
 
   /** What the kubelet writes once the container is up: Running, Ready, the Pod IP. Returns the start time. */

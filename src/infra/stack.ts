@@ -2,6 +2,8 @@
  * The local stack shared by `dev` and the test harness: etcd + kube-apiserver +
  * kube-controller-manager (GC, namespaces), the Temporal dev server, and a separate etcd for
  * tenant configuration. Everything is a real server started from the provisioned binaries.
+ * Where it can run (root on Linux, the host tools installed), also a private containerd and an
+ * image registry holding the project's demo images, for the sandbox agent's containerd runtime.
  *
  * `dev` mode keeps state (etcd data, Temporal SQLite, credentials, ports) under the state dir so
  * re-running `dev` picks up where it left off; `test` mode uses free ports and in-memory Temporal.
@@ -20,7 +22,12 @@ import {
   renderKubeconfig,
   type Component,
 } from './components.js';
+import { Containerd, cleanupContainerd } from './containerd.js';
+import { findHostTools, requireHostTools, type HostTools } from './host-tools.js';
+import { ensureImageLayout, pushImages, type SandboxImages } from './images.js';
 import { getFreePort, isPortFree, reapStale, writePidFile } from './process.js';
+import { ImageRegistry } from './registry.js';
+import { ensureSandboxInit } from './sandbox-init.js';
 import { installCrds } from '../kube/crds.js';
 import { LocalAdmissionWebhook } from '../admission/local.js';
 
@@ -32,6 +39,11 @@ export interface StackOptions {
   log?: ProgressLog;
   /** Apply the project's CRDs once the apiserver is up (default true). */
   installCrds?: boolean;
+  /**
+   * Start containerd and the image registry (default: when running as root on Linux with the
+   * host tools installed; `DO_CONTAINERD=0` turns it off whatever this says).
+   */
+  containerd?: boolean;
 }
 
 export interface StackInfo {
@@ -47,6 +59,15 @@ export interface StackInfo {
   temporal: { address: string; namespace: string; uiUrl?: string };
   /** The admission webhook the apiserver calls on CREATE of capture requests (see src/admission/). */
   admission: { url: string; caFile: string; logFile: string };
+  /**
+   * The stack's own containerd. `runscBinary`: a runsc wrapper to give as the runc `binary_name`
+   * option (absent without runsc); `runcRoot`: the runc `root` option, so this containerd's
+   * containers keep their runc state apart from any other containerd's. `initBinary`:
+   * sandbox-init, the init of the agents' warm containers (built from src/agent/init).
+   */
+  containerd?: { socket: string; namespace: string; runscBinary?: string; runcRoot: string; initBinary: string };
+  /** The local registry (plain HTTP) and the demo images pushed to it. */
+  registry?: { host: string; images: SandboxImages };
 }
 
 interface Ports {
@@ -59,6 +80,7 @@ interface Ports {
   temporal: number;
   temporalUi: number;
   admission: number;
+  registry: number;
 }
 
 const DEV_PREFERRED_PORTS: Ports = {
@@ -71,6 +93,7 @@ const DEV_PREFERRED_PORTS: Ports = {
   temporal: 7233,
   temporalUi: 8233,
   admission: 18443,
+  registry: 15000,
 };
 
 export const STACK_INFO_FILE = 'stack.json';
@@ -86,10 +109,21 @@ export class LocalStack {
     readonly temporal: TemporalDevServer,
     readonly tenantEtcd: Etcd,
     readonly admission: LocalAdmissionWebhook,
+    readonly registry?: ImageRegistry,
+    readonly containerd?: Containerd,
   ) {}
 
   get components(): Component[] {
-    return [this.admission, this.controllerManager, this.apiserver, this.kubeEtcd, this.temporal, this.tenantEtcd];
+    const sandbox = [this.containerd, this.registry].filter((c) => c !== undefined);
+    return [
+      this.admission,
+      this.controllerManager,
+      this.apiserver,
+      this.kubeEtcd,
+      this.temporal,
+      this.tenantEtcd,
+      ...sandbox,
+    ];
   }
 
   get pids(): number[] {
@@ -107,6 +141,7 @@ export class LocalStack {
       log(`reaped ${reaped.length} processes left by an earlier run: ${reaped.map((r) => r.name).join(', ')}`);
 
     const bins = await ensureAllBinaries(log);
+    const tools = containerdTools(opts, log);
     const ports = await choosePorts(stateDir, opts.mode);
     const started: Component[] = [];
     const track = async () =>
@@ -116,13 +151,23 @@ export class LocalStack {
       );
     const t0 = Date.now();
     let admissionP: Promise<LocalAdmissionWebhook> | undefined;
+    const containerdDir = path.join(stateDir, 'containerd');
+    // A crashed run's containers: their shims outlive containerd, and nobody owns them any more.
+    if (existsSync(containerdDir)) await cleanupContainerd(containerdDir);
     try {
       if (opts.mode === 'test') {
-        // Tests start from a clean slate each run.
+        // Tests start from a clean slate each run (the image layouts stay cached, see images.ts).
         await rm(path.join(stateDir, 'kube-etcd'), { recursive: true, force: true });
         await rm(path.join(stateDir, 'tenant-etcd'), { recursive: true, force: true });
         await rm(path.join(logsDir, AUDIT_LOG), { force: true });
+        await rm(containerdDir, { recursive: true, force: true });
+        await rm(path.join(stateDir, 'registry'), { recursive: true, force: true });
       }
+      // The images are built (or found in the cache) while the servers start.
+      const layoutP = tools ? ensureImageLayout(tools, log) : undefined;
+      layoutP?.catch(() => {}); // awaited below; a failure surfaces there
+      const initP = tools ? ensureSandboxInit() : undefined;
+      initP?.catch(() => {}); // awaited below; a failure surfaces there
       // Independent servers start concurrently; the apiserver waits for its etcd.
       const kubeEtcdP = Etcd.start({
         name: 'kube-etcd',
@@ -148,12 +193,39 @@ export class LocalStack {
         namespace: 'default',
         logFile: path.join(logsDir, 'temporal.log'),
       });
-      const settled = await Promise.allSettled([kubeEtcdP, tenantEtcdP, temporalP]);
+      const registryHost = `127.0.0.1:${ports.registry}`;
+      const sandboxP = tools
+        ? [
+            ImageRegistry.start({
+              binary: tools['docker-registry'],
+              dir: path.join(stateDir, 'registry'),
+              port: ports.registry,
+              logFile: path.join(logsDir, 'registry.log'),
+            }),
+            Containerd.start({
+              binary: tools.containerd,
+              dir: containerdDir,
+              plainHttpRegistries: [registryHost],
+              runsc: tools.runsc,
+              logFile: path.join(logsDir, 'containerd.log'),
+            }),
+          ]
+        : [];
+      const settled = await Promise.allSettled([kubeEtcdP, tenantEtcdP, temporalP, ...sandboxP]);
       for (const s of settled) if (s.status === 'fulfilled') started.push(s.value);
       await track();
       for (const s of settled) if (s.status === 'rejected') throw s.reason;
-      const [kubeEtcd, tenantEtcd, temporal] = started as [Etcd, Etcd, TemporalDevServer];
-      log(`etcd x2 and temporal ready (${Date.now() - t0} ms)`);
+      const [kubeEtcd, tenantEtcd, temporal, registry, containerd] = started as [
+        Etcd,
+        Etcd,
+        TemporalDevServer,
+        ImageRegistry?,
+        Containerd?,
+      ];
+      log(`etcd x2, temporal${tools ? ', registry and containerd' : ''} ready (${Date.now() - t0} ms)`);
+      // Pushed while the control plane starts.
+      const imagesP = tools && layoutP?.then((layout) => pushImages(layout, registryHost, tools.skopeo));
+      imagesP?.catch(() => {}); // awaited below; a failure surfaces there
 
       const credentials = await ensureCredentials(path.join(stateDir, 'pki'));
       const audit = { policyFile: path.join(stateDir, 'audit-policy.yaml'), logFile: path.join(logsDir, AUDIT_LOG) };
@@ -208,6 +280,9 @@ export class LocalStack {
       await admission.register(kubeconfig);
       log(`admission webhook ready at ${admission.url} (${Date.now() - t0} ms)`);
 
+      const images = await imagesP;
+      if (images) log(`images pushed to ${registryHost} (${Date.now() - t0} ms)`);
+
       const info: StackInfo = {
         mode: opts.mode,
         stateDir,
@@ -218,9 +293,27 @@ export class LocalStack {
         tenantEtcd: { endpoint: tenantEtcd.endpoint },
         temporal: { address: temporal.address, namespace: 'default', uiUrl: temporal.uiUrl },
         admission: { url: admission.url, caFile: admission.caFile, logFile: admission.opts.logFile },
+        containerd: containerd && {
+          socket: containerd.socket,
+          namespace: containerd.namespace,
+          runscBinary: containerd.runscBinary,
+          runcRoot: containerd.runcRoot,
+          initBinary: (await initP)!,
+        },
+        registry: registry && images && { host: registry.host, images },
       };
       await writeFile(path.join(stateDir, STACK_INFO_FILE), JSON.stringify(info, null, 2));
-      const stack = new LocalStack(info, kubeEtcd, apiserver, controllerManager, temporal, tenantEtcd, admission);
+      const stack = new LocalStack(
+        info,
+        kubeEtcd,
+        apiserver,
+        controllerManager,
+        temporal,
+        tenantEtcd,
+        admission,
+        registry,
+        containerd,
+      );
       if (opts.installCrds !== false) {
         await installCrds(kubeconfig);
         log(`CRDs installed (${Date.now() - t0} ms)`);
@@ -240,9 +333,27 @@ export class LocalStack {
     await this.admission.stop();
     await this.controllerManager.stop();
     await this.apiserver.stop();
-    await Promise.all([this.kubeEtcd.stop(), this.temporal.stop(), this.tenantEtcd.stop()]);
+    // containerd's stop also kills its shims and containers (the agents are stopped by now).
+    await Promise.all([
+      this.kubeEtcd.stop(),
+      this.temporal.stop(),
+      this.tenantEtcd.stop(),
+      this.containerd?.stop(),
+      this.registry?.stop(),
+    ]);
     await rm(path.join(this.info.stateDir, 'pids.json'), { force: true });
   }
+}
+
+/** The host tools for containerd and the registry, or undefined when the stack runs without them. */
+function containerdTools(opts: StackOptions, log: ProgressLog): HostTools | undefined {
+  if (process.env.DO_CONTAINERD === '0' || opts.containerd === false) return undefined;
+  if (opts.containerd) return requireHostTools();
+  if (process.platform !== 'linux' || process.getuid?.() !== 0) return undefined;
+  const { tools, missing } = findHostTools();
+  if (!missing.length) return tools as HostTools;
+  log(`containerd off: missing ${missing.join(', ')} (as root, \`npm run infra\` installs them)`);
+  return undefined;
 }
 
 /** Reads the info file a running stack wrote (used by CLI commands and test helpers). */

@@ -112,12 +112,15 @@ it('starts everything, stops everything on Ctrl-C, and a second run resumes the 
     readFileSync(dev.spec.logFile, 'utf8'),
   )?.[1];
   expect(httpBase, 'dev prints the fast path’s HTTP address').toBeDefined();
+  // Sandboxes are containers of the stack's containerd, from the demo image dev pushed to its registry.
+  const demoImage = /runtime containerd\/runc .*demo image (\S+),/.exec(readFileSync(dev.spec.logFile, 'utf8'))?.[1];
+  expect(demoImage, 'dev says it runs containerd and prints the demo image').toBeDefined();
   const name = uniq('dev-sb');
   const created = await eventually('a sandbox created through the printed HTTP face', async () => {
     const res = await fetch(`${httpBase}/api/v1/sandboxes`, {
       method: 'POST',
       headers: { 'x-tenant-id': '1001' },
-      body: JSON.stringify({ name, image: 'demo', poolRef: 'default-pool', command: ['/bin/sleep', '3600'] }),
+      body: JSON.stringify({ name, image: demoImage, poolRef: 'default-pool' }), // the image's own entrypoint
     }).catch(() => undefined);
     return res?.status === 201 ? ((await res.json()) as { agentPod: string }) : undefined;
   });

@@ -46,7 +46,7 @@ export interface PlaceRequest {
 export type AgentCreateRefusal = Refusal & { retryElsewhere: boolean };
 
 export type AgentView =
-  | { state: 'held'; phase: string; message: string }
+  | { state: 'held'; phase: string; message: string; reason?: string }
   | { state: 'missing' }
   /** The agent is not among the registry's live agents (Pod gone, not Ready, or not answering for the stale window). */
   | { state: 'agent-gone' };
@@ -141,7 +141,9 @@ export function createSandboxAgentActivities(
         throw agentFailure(err);
       });
       const s = report.sandboxStatuses.find((x) => x.sandboxId === req.sandboxId);
-      return s ? { state: 'held', phase: s.phase, message: s.message } : { state: 'missing' };
+      return s
+        ? { state: 'held', phase: s.phase, message: s.message, ...(s.reason ? { reason: s.reason } : {}) }
+        : { state: 'missing' };
     },
 
     /**

@@ -64,6 +64,7 @@ import {
   lifecycleStep,
   nextLookInMs,
   phaseFromAgent,
+  failureReason,
   PLACED_PHASES,
   recoveryTimeoutMs,
   refusal,
@@ -631,7 +632,7 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
         phase === 'Running'
           ? readyCondition('True', 'Running', `running on agent ${pod}`)
           : phase === 'Failed'
-            ? readyCondition('False', seen.phase === 'stopped' ? 'Stopped' : 'ProcessFailed', seen.message)
+            ? readyCondition('False', failureReason(seen), seen.message)
             : readyCondition('False', phase ?? 'Pending', seen.message || `${seen.phase} on agent ${pod}`);
     } else {
       // The agent answers and does not have it: not a lost agent, so no recovery to wait for.

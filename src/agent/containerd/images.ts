@@ -1,0 +1,118 @@
+/**
+ * The images the agent runs sandboxes from: pulled through containerd (its CRI image service,
+ * with the pool's registry credentials), unpacked into the snapshotter, and read once for what a
+ * container needs — the image config (entrypoint, cmd, env, user, working dir) and the chain ID
+ * of its top layer, the parent of each sandbox's writable snapshot. Pull policy IfNotPresent, as
+ * Kubernetes' default for tagged images: an image present in containerd is never pulled again.
+ */
+import { createHash } from 'node:crypto';
+import type { ContainerdClient, Descriptor } from './client.js';
+import { readUserFiles, resolveNamedUser } from './image-users.js';
+import type { ImageConfig } from './oci-spec.js';
+import { SandboxSpecError } from '../runtime.js';
+
+export interface ResolvedImage {
+  /** As the sandbox named it (what the agent reports in `images[]`). */
+  ref: string;
+  /** containerd's image ID (`sha256:<config digest>`), also a name of the image in its store. */
+  id: string;
+  config: ImageConfig;
+  chainId: string;
+  /** True when this resolution pulled it. */
+  pulled: boolean;
+}
+
+/** Registry credentials for a pull (an image pull Secret's `.dockerconfigjson` entry). */
+export interface RegistryAuth {
+  username?: string;
+  password?: string;
+  auth?: string;
+}
+
+const INDEX_TYPES = new Set([
+  'application/vnd.oci.image.index.v1+json',
+  'application/vnd.docker.distribution.manifest.list.v2+json',
+]);
+
+const GOARCH: Partial<Record<NodeJS.Architecture, string>> = { x64: 'amd64', arm64: 'arm64', arm: 'arm' };
+
+/** The chain ID of a layer stack (OCI image spec): the snapshotter names unpacked layers by it. */
+export function chainId(diffIds: string[]): string {
+  let chain = diffIds[0]!;
+  for (const d of diffIds.slice(1)) chain = `sha256:${createHash('sha256').update(`${chain} ${d}`).digest('hex')}`;
+  return chain;
+}
+
+export class ImageStore {
+  private readonly resolved = new Map<string, Promise<ResolvedImage>>();
+
+  constructor(
+    private readonly client: ContainerdClient,
+    private readonly authFor: (ref: string) => RegistryAuth | undefined = () => undefined,
+  ) {}
+
+  /** The image, pulled if containerd does not have it; concurrent creates of one image share one pull. */
+  ensure(ref: string): Promise<ResolvedImage> {
+    let p = this.resolved.get(ref);
+    if (!p) {
+      p = this.resolve(ref);
+      this.resolved.set(ref, p);
+      p.catch(() => this.resolved.delete(ref)); // a failed pull is tried again by the next create
+    }
+    return p;
+  }
+
+  /** The images resolved so far (the agent's `images[]`, for the registry's image affinity). */
+  get present(): string[] {
+    return [...this.resolved.keys()];
+  }
+
+  private async resolve(ref: string): Promise<ResolvedImage> {
+    const status = await this.client.call<{ image: { id: string } | null }>('cri', 'imageStatus', {
+      image: { image: ref },
+    });
+    let id = status.image?.id;
+    const pulled = !id;
+    if (!id) {
+      try {
+        id = await this.client.pullImage(ref, this.authFor(ref));
+      } catch (err) {
+        throw new SandboxSpecError(`image ${JSON.stringify(ref)} cannot be pulled: ${(err as Error).message}`);
+      }
+    }
+    const image = await this.client.getImage(id);
+    const manifest = await this.manifestOf(image.target);
+    const config = JSON.parse((await this.client.readContent(manifest.config.digest)).toString('utf8')) as {
+      config?: ImageConfig;
+      rootfs?: { diff_ids?: string[] };
+    };
+    const diffIds = config.rootfs?.diff_ids ?? [];
+    if (diffIds.length === 0) throw new SandboxSpecError(`image ${JSON.stringify(ref)} has no layers`);
+    const imageConfig = { ...config.config, User: await this.numericUser(config.config?.User, manifest.layers ?? []) };
+    return { ref, id, config: imageConfig, chainId: chainId(diffIds), pulled };
+  }
+
+  /** The image's user as `uid:gid`: a name is looked up in the image's own passwd/group (root needs no look-up). */
+  private async numericUser(user: string | undefined, layers: Descriptor[]): Promise<string> {
+    const u = (user ?? '').trim();
+    if (u === '' || /^\d+(:\d+)?$/.test(u)) return u;
+    if (u === 'root' || u === 'root:root') return '0:0';
+    const resolved = resolveNamedUser(u, await readUserFiles(this.client, layers));
+    if ('error' in resolved) throw new SandboxSpecError(resolved.error);
+    return `${resolved.uid}:${resolved.gid}`;
+  }
+
+  /** The image manifest; from an index, the one for this machine's platform. */
+  private async manifestOf(target: Descriptor): Promise<{ config: Descriptor; layers?: Descriptor[] }> {
+    const doc = JSON.parse((await this.client.readContent(target.digest)).toString('utf8')) as {
+      manifests?: (Descriptor & { platform?: { os?: string; architecture?: string } })[];
+      config: Descriptor;
+      layers?: Descriptor[];
+    };
+    if (!INDEX_TYPES.has(target.mediaType) && !doc.manifests) return doc;
+    const arch = GOARCH[process.arch] ?? process.arch;
+    const m = doc.manifests?.find((d) => d.platform?.os === 'linux' && d.platform.architecture === arch);
+    if (!m) throw new SandboxSpecError(`image has no manifest for linux/${arch}`);
+    return this.manifestOf({ ...m, mediaType: m.mediaType ?? '' });
+  }
+}

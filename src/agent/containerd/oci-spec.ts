@@ -1,0 +1,252 @@
+/**
+ * The OCI runtime spec of a sandbox's container, decided from the image's config, the create
+ * request and the agent's limits. Pure: no I/O, unit-tested.
+ *
+ * Safe by default, as containerd's own defaults (oci.populateDefaultUnixSpec, contrib/seccomp):
+ * new PID, mount, IPC and UTS namespaces; the network namespace of the agent Pod (as the
+ * original: endpoints are `podIP:port`); the image's root filesystem and nothing of the agent's
+ * (only the agent's resolv.conf, read-only, so names resolve as in the Pod); containerd's default
+ * capability set, `noNewPrivileges`, containerd's default seccomp profile, masked and read-only
+ * /proc paths; the image's user. Limits: memory (no swap), CPU quota, pids.
+ */
+import { defaultSeccompProfile } from './seccomp.js';
+
+/** The parts of an OCI image config (`config` of application/vnd.oci.image.config.v1+json) used here. */
+export interface ImageConfig {
+  User?: string;
+  Env?: string[] | null;
+  Entrypoint?: string[] | null;
+  Cmd?: string[] | null;
+  WorkingDir?: string;
+}
+
+export interface SandboxLimits {
+  /** CPU quota in millicores (1000 = one core), or undefined for none. */
+  milliCpu?: number;
+  /** Memory limit in bytes (swap included), or undefined for none. */
+  memoryBytes?: number;
+  /** Most processes/threads at once. */
+  pids?: number;
+}
+
+export interface ProcessRequest {
+  command?: string[];
+  args?: string[];
+  env?: Record<string, string>;
+  workingDir?: string;
+}
+
+/** containerd's default capabilities (oci.defaultUnixCaps), the same as Docker's. */
+export const DEFAULT_CAPABILITIES = [
+  'CAP_CHOWN',
+  'CAP_DAC_OVERRIDE',
+  'CAP_FSETID',
+  'CAP_FOWNER',
+  'CAP_MKNOD',
+  'CAP_NET_RAW',
+  'CAP_SETGID',
+  'CAP_SETUID',
+  'CAP_SETFCAP',
+  'CAP_SETPCAP',
+  'CAP_NET_BIND_SERVICE',
+  'CAP_SYS_CHROOT',
+  'CAP_KILL',
+  'CAP_AUDIT_WRITE',
+];
+
+const MASKED_PATHS = [
+  '/proc/acpi',
+  '/proc/asound',
+  '/proc/kcore',
+  '/proc/keys',
+  '/proc/latency_stats',
+  '/proc/timer_list',
+  '/proc/timer_stats',
+  '/proc/sched_debug',
+  '/sys/firmware',
+  '/proc/scsi',
+];
+const READONLY_PATHS = ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'];
+
+const CPU_PERIOD_US = 100_000;
+
+/**
+ * The process a sandbox runs, as Kubernetes resolves a container's: `command` replaces the
+ * image's Entrypoint (and drops its Cmd), `args` replace its Cmd.
+ */
+export function resolveArgs(image: ImageConfig, req: ProcessRequest): string[] {
+  const entrypoint = req.command?.length ? req.command : (image.Entrypoint ?? []);
+  const cmd = req.args?.length ? req.args : req.command?.length ? [] : (image.Cmd ?? []);
+  return [...entrypoint, ...cmd];
+}
+
+/** The image's Env, then the request's (a name set twice: the request wins), then `extra`. */
+export function resolveEnv(image: ImageConfig, req: ProcessRequest, extra: Record<string, string>): string[] {
+  const env = new Map<string, string>();
+  for (const kv of image.Env ?? []) {
+    const i = kv.indexOf('=');
+    if (i > 0) env.set(kv.slice(0, i), kv.slice(i + 1));
+  }
+  for (const [k, v] of Object.entries({ ...req.env, ...extra })) env.set(k, v);
+  if (!env.has('PATH')) env.set('PATH', '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin');
+  return [...env].map(([k, v]) => `${k}=${v}`);
+}
+
+/**
+ * The image's `User` as uid/gid. Numeric here (`1000`, `1000:1000`): the image store resolves
+ * names through the image's own /etc/passwd first (image-users.ts).
+ */
+export function resolveUser(image: ImageConfig): { uid: number; gid: number } | { error: string } {
+  const user = (image.User ?? '').trim();
+  if (user === '') return { uid: 0, gid: 0 };
+  const [u, g] = user.split(':');
+  const num = (s: string | undefined) => (s !== undefined && /^\d+$/.test(s) ? Number(s) : undefined);
+  const uid = num(u);
+  const gid = g === undefined ? uid : num(g);
+  if (uid === undefined || gid === undefined)
+    return {
+      error: `the image's user ${JSON.stringify(user)} is not numeric (uid or uid:gid)`,
+    };
+  return { uid, gid };
+}
+
+export interface ContainerSpecInput {
+  image: ImageConfig;
+  request: ProcessRequest;
+  /** The sandbox's own variables (SANDBOX_ID, …), set after the request's. */
+  extraEnv: Record<string, string>;
+  /** Overrides the resolved process args (the warm container's init). */
+  argsOverride?: string[];
+  hostname: string;
+  /** The network namespace to join (the agent Pod's), or undefined for a new, empty one. */
+  netnsPath?: string;
+  cgroupsPath: string;
+  limits: SandboxLimits;
+  /** Read-only bind mounts (sandbox-init into a warm container); `exec` allows running what it holds. */
+  binds?: { source: string; destination: string; exec?: boolean }[];
+  arch?: NodeJS.Architecture;
+  /** `os.release()`: containerd's profile allows ptrace from kernel 4.8 on. */
+  kernelRelease?: string;
+}
+
+export function containerSpec(input: ContainerSpecInput): Record<string, unknown> {
+  const user = resolveUser(input.image);
+  if ('error' in user) throw new Error(user.error);
+  const args = input.argsOverride ?? resolveArgs(input.image, input.request);
+  if (args.length === 0)
+    throw new Error('the image has no Entrypoint or Cmd and the sandbox gives no command: nothing to run');
+  const caps = DEFAULT_CAPABILITIES;
+  const { limits } = input;
+  return {
+    ociVersion: '1.0.2-dev',
+    process: {
+      terminal: false,
+      user,
+      args,
+      env: resolveEnv(input.image, input.request, input.extraEnv),
+      cwd: input.request.workingDir || input.image.WorkingDir || '/',
+      capabilities: { bounding: caps, effective: caps, permitted: caps },
+      rlimits: [{ type: 'RLIMIT_NOFILE', hard: 1024, soft: 1024 }],
+      noNewPrivileges: true,
+    },
+    root: { path: 'rootfs', readonly: false },
+    hostname: input.hostname,
+    mounts: [
+      { destination: '/proc', type: 'proc', source: 'proc', options: ['nosuid', 'noexec', 'nodev'] },
+      {
+        destination: '/dev',
+        type: 'tmpfs',
+        source: 'tmpfs',
+        options: ['nosuid', 'strictatime', 'mode=755', 'size=65536k'],
+      },
+      {
+        destination: '/dev/pts',
+        type: 'devpts',
+        source: 'devpts',
+        options: ['nosuid', 'noexec', 'newinstance', 'ptmxmode=0666', 'mode=0620', 'gid=5'],
+      },
+      {
+        destination: '/dev/shm',
+        type: 'tmpfs',
+        source: 'shm',
+        options: ['nosuid', 'noexec', 'nodev', 'mode=1777', 'size=65536k'],
+      },
+      { destination: '/dev/mqueue', type: 'mqueue', source: 'mqueue', options: ['nosuid', 'noexec', 'nodev'] },
+      { destination: '/sys', type: 'sysfs', source: 'sysfs', options: ['nosuid', 'noexec', 'nodev', 'ro'] },
+      {
+        destination: '/run',
+        type: 'tmpfs',
+        source: 'tmpfs',
+        options: ['nosuid', 'strictatime', 'mode=755', 'size=65536k'],
+      },
+      ...(input.binds ?? []).map((b) => ({
+        destination: b.destination,
+        type: 'bind',
+        source: b.source,
+        options: ['rbind', 'ro', 'nosuid', 'nodev', ...(b.exec ? [] : ['noexec'])],
+      })),
+    ],
+    linux: {
+      namespaces: [
+        { type: 'pid' },
+        { type: 'ipc' },
+        { type: 'uts' },
+        { type: 'mount' },
+        input.netnsPath ? { type: 'network', path: input.netnsPath } : { type: 'network' },
+      ],
+      cgroupsPath: input.cgroupsPath,
+      resources: linuxResources(limits),
+      seccomp: defaultSeccompProfile(caps, input.arch, input.kernelRelease),
+      maskedPaths: MASKED_PATHS,
+      readonlyPaths: READONLY_PATHS,
+    },
+  };
+}
+
+/** The cgroup limits (`linux.resources`); devices: deny all but runc's defaults (runc adds those). */
+export function linuxResources(limits: SandboxLimits): Record<string, unknown> {
+  return {
+    devices: [{ allow: false, access: 'rwm' }],
+    ...(limits.memoryBytes !== undefined ? { memory: { limit: limits.memoryBytes, swap: limits.memoryBytes } } : {}),
+    ...(limits.milliCpu !== undefined
+      ? { cpu: { quota: Math.max(1000, Math.round((limits.milliCpu * CPU_PERIOD_US) / 1000)), period: CPU_PERIOD_US } }
+      : {}),
+    ...(limits.pids !== undefined ? { pids: { limit: limits.pids } } : {}),
+  };
+}
+
+const BINARY_SUFFIX: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50 };
+const DECIMAL_SUFFIX: Record<string, number> = { '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, m: 1e-3 };
+
+/** A Kubernetes quantity (`512Mi`, `1G`, `0.5`, `250m`) as a number, or undefined when it is not one. */
+export function parseQuantity(q: string): number | undefined {
+  const m = /^([0-9]+(?:\.[0-9]+)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P|m)?$/.exec(q.trim());
+  if (!m) return undefined;
+  const n = Number(m[1]);
+  const suffix = m[2] ?? '';
+  return n * (BINARY_SUFFIX[suffix] ?? DECIMAL_SUFFIX[suffix]!);
+}
+
+/** The original's `cpu`/`memory` strings (Kubernetes quantities) and a pids count as limits, or what is wrong. */
+export function parseLimits(spec: { cpu?: string; memory?: string; pids?: number }): SandboxLimits | { error: string } {
+  const out: SandboxLimits = {};
+  if (spec.cpu) {
+    const cores = parseQuantity(spec.cpu);
+    if (cores === undefined || cores <= 0)
+      return { error: `cpu ${JSON.stringify(spec.cpu)} is not a CPU quantity (e.g. "500m", "2")` };
+    out.milliCpu = Math.round(cores * 1000);
+    if (out.milliCpu < 10) return { error: `cpu ${spec.cpu} is below the smallest limit, 10m` };
+  }
+  if (spec.memory) {
+    const bytes = parseQuantity(spec.memory);
+    if (bytes === undefined || bytes <= 0 || !Number.isInteger(Math.round(bytes)))
+      return { error: `memory ${JSON.stringify(spec.memory)} is not a memory quantity (e.g. "256Mi", "1G")` };
+    out.memoryBytes = Math.round(bytes);
+    if (out.memoryBytes < 4 * 2 ** 20) return { error: `memory ${spec.memory} is below the smallest limit, 4Mi` };
+  }
+  if (spec.pids !== undefined) {
+    if (!Number.isInteger(spec.pids) || spec.pids < 1) return { error: `pids ${spec.pids} must be a positive integer` };
+    out.pids = spec.pids;
+  }
+  return out;
+}

@@ -1,0 +1,787 @@
+/**
+ * The containerd runtime: each sandbox is a containerd container (namespace `k8s.io`, as the
+ * original's agent), created from its image with the spec `oci-spec.ts` decides, run by the runc
+ * v2 shim — with runc, or with gVisor's runsc as the shim's binary. A cold sandbox's container ID
+ * is its sandbox ID (its writable snapshot is keyed by it); its labels (`fast-sandbox.io/*`) say
+ * whose it is, so a restarted agent finds and re-adopts its sandboxes (containerd and the shims
+ * keep them running while the agent is down).
+ *
+ * Warm containers: for the images the pool names, the agent keeps containers created and started
+ * ahead of time (`warm-…`), whose init is `sandbox-init` (src/agent/init) waiting on its stdin.
+ * A create of such an image takes one: its labels and spec are rewritten to the sandbox's, its
+ * limits updated if they differ from the pool's, and the sandbox's args/env/cwd written to the
+ * init, which checks the command can run, answers on stdout, and execs it as PID 1. The caller
+ * pays none of container create and task start; the pool's next warm container is made after.
+ *
+ * Output: the shim writes the sandbox's stdout/stderr into FIFOs under the agent's I/O directory
+ * (which must be the same path on the node and in the agent Pod); the agent reads them into a
+ * bounded log buffer. A stop signals the container's init, then SIGKILLs every process of the
+ * container; its PID namespace goes with its init, so nothing it started (daemonized or not)
+ * survives. Then task, container, snapshot and FIFOs are removed.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { constants as fsc, readFileSync } from 'node:fs';
+import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { AgentSandboxSpec } from '../api.js';
+import { DEFAULT_LOG_LIMIT_BYTES, LogBuffer } from '../log-buffer.js';
+import {
+  SandboxNotRunningError,
+  SandboxSpecError,
+  type AdoptedSandbox,
+  type ExecExit,
+  type ExecSink,
+  type RuntimeStatus,
+  type SandboxExit,
+  type SandboxRuntime,
+  type StartedAs,
+} from '../runtime.js';
+import {
+  OCI_TYPE_URL,
+  decodeEvent,
+  isAlreadyExists,
+  isNotFound,
+  jsonAny,
+  runcOptions,
+  type ContainerdClient,
+} from './client.js';
+import { ImageStore, type RegistryAuth, type ResolvedImage } from './images.js';
+import { containerSpec, linuxResources, parseLimits, resolveArgs, resolveEnv, type SandboxLimits } from './oci-spec.js';
+
+const execFileP = promisify(execFile);
+
+/** The original's container labels, plus what a restarted agent needs to serve the sandbox again. */
+export const LABEL = {
+  managed: 'fast-sandbox.io/managed',
+  agentName: 'fast-sandbox.io/agent-name',
+  agentUid: 'fast-sandbox.io/agent-uid',
+  namespace: 'fast-sandbox.io/namespace',
+  id: 'fast-sandbox.io/id',
+  claimUid: 'fast-sandbox.io/claim-uid',
+  sandboxName: 'fast-sandbox.io/sandbox-name',
+  image: 'fast-sandbox.io/image',
+  createdAt: 'fast-sandbox.io/created-at',
+  exposedPorts: 'fast-sandbox.io/exposed-ports',
+  fingerprint: 'fast-sandbox.io/spec-fingerprint',
+  /** A warm container no sandbox has taken yet. */
+  warm: 'fast-sandbox.io/warm',
+} as const;
+
+export const RUNC_SHIM = 'io.containerd.runc.v2';
+export const DEFAULT_SNAPSHOTTER = 'overlayfs';
+/** A fork bomb stays inside its sandbox: the default when neither the request nor the pool sets one. */
+export const DEFAULT_PIDS_LIMIT = 1024;
+
+export interface ContainerdRuntimeOptions {
+  client: ContainerdClient;
+  /** The agent Pod's name and UID and namespace (labels; the agent re-adopts containers labelled with its name). */
+  agentName: string;
+  agentUid?: string;
+  agentNamespace?: string;
+  /** Where the stdio FIFOs live; the same path on the node and in the agent. */
+  ioDir: string;
+  /** The network namespace sandboxes join (the agent Pod's), or undefined for a new, empty one. */
+  netnsPath?: string;
+  /** The OCI runtime binary the shim runs: `runc` (default) or a runsc (gVisor). */
+  runtimeBinary?: string;
+  /** The OCI runtime's state directory (runc `--root`), when not its default. */
+  runtimeRoot?: string;
+  /** A name for what isolates: `runc` or `gvisor` (status, logs). */
+  isolation?: string;
+  snapshotter?: string;
+  /** Parent of each sandbox's cgroup (cgroupfs path). */
+  cgroupParent?: string;
+  /** Limits for sandboxes that set none (the pool's `sandboxResources`). */
+  defaults?: { cpu?: string; memory?: string; pids?: number };
+  /** SANDBOX_HOST: where the sandbox's ports are reached (the Pod IP). */
+  host?: string;
+  /** `sandbox-init` (static), bind-mounted into warm containers; without it none are kept. */
+  initBinary?: string;
+  /** The images to keep warm containers of, and how many of each. */
+  warm?: WarmImage[];
+  logLimitBytes?: number;
+  pullAuth?: (ref: string) => RegistryAuth | undefined;
+}
+
+export interface WarmImage {
+  image: string;
+  count: number;
+}
+
+/** Where sandbox-init is mounted in a warm container. */
+export const INIT_PATH = '/.fast-sandbox/init';
+
+interface Reader {
+  ended: Promise<void>;
+  close(): void;
+}
+
+/** A warm container, started and waiting in sandbox-init for the sandbox it will become. */
+interface WarmSlot {
+  containerId: string;
+  image: ResolvedImage;
+  spec: Record<string, unknown>;
+  limits: SandboxLimits;
+  cgroupsPath: string;
+  pid: number;
+  logs: LogBuffer;
+  readers: Reader[];
+  stdin: FileHandle;
+  /** sandbox-init's answer line. */
+  answer: Promise<string>;
+}
+
+interface Entry {
+  containerId: string;
+  logs: LogBuffer;
+  /** The container's process (exec runs with its env, cwd, user, capabilities). */
+  process: Record<string, unknown>;
+  cgroupsPath: string;
+  exit?: SandboxExit;
+  exited: Promise<void>;
+  stopping: boolean;
+  oom: boolean;
+  pid: number;
+  waiting: AbortController;
+  removing?: Promise<void>;
+}
+
+const SIGNAL_NAMES = new Map(Object.entries(os.constants.signals).map(([k, v]) => [v, k as NodeJS.Signals]));
+
+/** containerd's exit status (128+n for a signal) as code/signal. */
+function exitOf(status: number): { code: number | null; signal: NodeJS.Signals | null } {
+  const signal = status > 128 ? SIGNAL_NAMES.get(status - 128) : undefined;
+  return signal ? { code: null, signal } : { code: status, signal: null };
+}
+
+/** Did the kernel OOM-kill something in this cgroup? (v1 memory.oom_control, v2 memory.events) */
+function cgroupSawOom(cgroupsPath: string): boolean {
+  for (const [file, key] of [
+    [`/sys/fs/cgroup/memory${cgroupsPath}/memory.oom_control`, 'oom_kill'],
+    [`/sys/fs/cgroup${cgroupsPath}/memory.events`, 'oom_kill'],
+  ] as const) {
+    try {
+      const m = new RegExp(`^${key} (\\d+)$`, 'm').exec(readFileSync(file, 'utf8'));
+      if (m) return Number(m[1]) > 0;
+    } catch {
+      // not this cgroup version, or gone
+    }
+  }
+  return false;
+}
+
+/**
+ * Reads a FIFO the shim writes. Opened non-blocking (it succeeds before the writer comes) and
+ * read through a libuv pipe: no thread is held, and the end comes when the shim closes its side.
+ */
+async function readFifo(file: string, onData: (c: Buffer) => void): Promise<Reader> {
+  const fh = await open(file, fsc.O_RDONLY | fsc.O_NONBLOCK);
+  const sock = new net.Socket({ fd: fh.fd, readable: true, writable: false });
+  sock.on('data', onData);
+  const ended = new Promise<void>((resolve) => {
+    sock.once('close', () => resolve());
+    sock.once('error', () => resolve());
+  });
+  return { ended, close: () => sock.destroy() };
+}
+
+/** A reader of a warm container's stdout: its first line is sandbox-init's answer; the rest is the sandbox's log. */
+function answerThenLog(logs: LogBuffer): { onData(c: Buffer): void; answer: Promise<string> } {
+  let head: Buffer = Buffer.alloc(0);
+  let answered = false;
+  let resolve!: (line: string) => void;
+  const answer = new Promise<string>((r) => (resolve = r));
+  return {
+    answer,
+    onData(c) {
+      if (answered) return logs.append(c);
+      head = Buffer.concat([head, c]);
+      const nl = head.indexOf(0x0a);
+      if (nl < 0) return;
+      answered = true;
+      resolve(head.subarray(0, nl).toString('utf8'));
+      logs.append(head.subarray(nl + 1));
+    },
+  };
+}
+
+export class ContainerdRuntime implements SandboxRuntime {
+  readonly name = 'containerd';
+  /** The sandboxes, by sandbox ID. */
+  private readonly entries = new Map<string, Entry>();
+  readonly images: ImageStore;
+  private readonly warm = new Map<string, WarmSlot[]>();
+  /** Why an image's warm containers cannot be made (the last failure), for the agent's log and status. */
+  readonly warmErrors = new Map<string, string>();
+  private filling?: Promise<void>;
+  private refill = false;
+  private events?: { cancel(): void };
+  private closed = false;
+
+  constructor(private readonly opts: ContainerdRuntimeOptions) {
+    this.images = new ImageStore(opts.client, opts.pullAuth);
+    this.watchOom();
+  }
+
+  get isolation(): string {
+    return this.opts.isolation ?? 'runc';
+  }
+
+  private get snapshotter(): string {
+    return this.opts.snapshotter ?? DEFAULT_SNAPSHOTTER;
+  }
+
+  /** The limits a sandbox runs with: its own, else the pool's defaults; pids always bounded. */
+  limitsOf(spec: { cpu?: string; memory?: string }): SandboxLimits | { error: string } {
+    const d = this.opts.defaults ?? {};
+    const own = parseLimits({ cpu: spec.cpu || d.cpu, memory: spec.memory || d.memory, pids: d.pids });
+    if ('error' in own) return own;
+    return { ...own, pids: own.pids ?? DEFAULT_PIDS_LIMIT };
+  }
+
+  validate(spec: AgentSandboxSpec): string | undefined {
+    const limits = this.limitsOf(spec);
+    if ('error' in limits) return `sandbox.${limits.error}`;
+    if (!/^[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*$/.test(spec.sandboxId) || spec.sandboxId.length > 76)
+      return `sandbox.sandboxId ${JSON.stringify(spec.sandboxId)} cannot name a container (letters, digits, . _ -)`;
+    return undefined;
+  }
+
+  private sandboxEnv(spec: AgentSandboxSpec): Record<string, string> {
+    return {
+      SANDBOX_ID: spec.sandboxId,
+      SANDBOX_PORTS: (spec.exposedPorts ?? []).join(','),
+      SANDBOX_HOST: this.opts.host ?? '0.0.0.0',
+    };
+  }
+
+  private specFor(
+    image: ResolvedImage,
+    /** The sandbox's, or `{}` for a warm container (its process comes at hand-off). */
+    request: AgentSandboxSpec | Record<string, never>,
+    containerId: string,
+    limits: SandboxLimits,
+    warm: boolean,
+  ): Record<string, unknown> {
+    try {
+      return containerSpec({
+        image: image.config,
+        request,
+        extraEnv: request.sandboxId ? this.sandboxEnv(request as AgentSandboxSpec) : {},
+        ...(warm ? { argsOverride: [INIT_PATH] } : {}),
+        hostname: containerId.slice(0, 63),
+        netnsPath: this.opts.netnsPath,
+        cgroupsPath: `${this.opts.cgroupParent ?? '/fast-sandbox'}/${containerId}`,
+        limits,
+        binds: warm ? [{ source: this.opts.initBinary!, destination: INIT_PATH, exec: true }] : [],
+        kernelRelease: os.release(),
+      });
+    } catch (err) {
+      throw new SandboxSpecError(`image ${JSON.stringify(image.ref)}: ${(err as Error).message}`);
+    }
+  }
+
+  async start(spec: AgentSandboxSpec, onExit: (exit: SandboxExit) => void, held: StartedAs): Promise<void> {
+    const limits = this.limitsOf(spec);
+    if ('error' in limits) throw new SandboxSpecError(limits.error);
+    const slot = this.warm.get(spec.image)?.shift();
+    if (slot) {
+      void this.fill();
+      return this.startWarm(slot, spec, limits, held, onExit);
+    }
+    const id = spec.sandboxId;
+    const image = await this.images.ensure(spec.image);
+    const ociSpec = this.specFor(image, spec, id, limits, false);
+    await this.createContainer(id, image.id, this.labelsOf(spec, held), ociSpec);
+    try {
+      const logs = new LogBuffer(this.opts.logLimitBytes ?? DEFAULT_LOG_LIMIT_BYTES);
+      const { pid, readers } = await this.startTask(id, image, (c) => logs.append(c));
+      const cgroupsPath = (ociSpec.linux as { cgroupsPath: string }).cgroupsPath;
+      this.follow(
+        spec.sandboxId,
+        { containerId: id, logs, process: ociSpec.process as never, cgroupsPath, pid },
+        readers,
+        onExit,
+      );
+    } catch (err) {
+      await this.removeContainer(id).catch(() => undefined);
+      throw /exec|no such file|not found in \$PATH|permission denied/i.test((err as Error).message)
+        ? new SandboxSpecError(`cannot start the sandbox: ${(err as Error).message}`)
+        : err;
+    }
+  }
+
+  /** Snapshot, FIFOs, task create and start; on failure the caller removes the container. */
+  private async startTask(
+    containerId: string,
+    image: ResolvedImage,
+    onStdout: (c: Buffer) => void,
+    withStdin = false,
+  ): Promise<{ pid: number; readers: Reader[]; stdin?: FileHandle }> {
+    const { client } = this.opts;
+    const mounts = await client
+      .prepareSnapshot(this.snapshotter, containerId, image.chainId)
+      .catch((err: unknown) =>
+        isAlreadyExists(err) ? client.snapshotMounts(this.snapshotter, containerId) : Promise.reject(err),
+      );
+    const io = await this.makeFifos(containerId, withStdin);
+    const readers = await Promise.all([readFifo(io.stdout, onStdout), readFifo(io.stderr, onStdout)]);
+    try {
+      await client.createTask({ containerId, rootfs: mounts, stdout: io.stdout, stderr: io.stderr, stdin: io.stdin });
+      // Read-write: opening a FIFO's write end alone fails while nobody reads it; the shim reads it now.
+      const stdin = io.stdin ? await open(io.stdin, fsc.O_RDWR) : undefined;
+      const pid = await client.startTask(containerId);
+      return { pid, readers, stdin };
+    } catch (err) {
+      for (const r of readers) r.close();
+      throw err;
+    }
+  }
+
+  /** Hands a warm container to a sandbox: its record first (so a crash after is re-adopted as the sandbox), then the process. */
+  private async startWarm(
+    slot: WarmSlot,
+    spec: AgentSandboxSpec,
+    limits: SandboxLimits,
+    held: StartedAs,
+    onExit: (exit: SandboxExit) => void,
+  ): Promise<void> {
+    const { client } = this.opts;
+    const { containerId, image } = slot;
+    try {
+      const args = resolveArgs(image.config, spec);
+      if (args.length === 0)
+        throw new SandboxSpecError(
+          `image ${JSON.stringify(spec.image)}: the image has no Entrypoint or Cmd and the sandbox gives no command: nothing to run`,
+        );
+      const env = resolveEnv(image.config, spec, this.sandboxEnv(spec));
+      const cwd = spec.workingDir || image.config.WorkingDir || '/';
+      const process = { ...(slot.spec.process as Record<string, unknown>), args, env, cwd };
+      const resources = linuxResources(limits);
+      const ociSpec = { ...slot.spec, process, linux: { ...(slot.spec.linux as object), resources } };
+      await client.updateContainer(
+        { id: containerId, labels: this.labelsOf(spec, held), spec: jsonAny(OCI_TYPE_URL.spec, ociSpec) },
+        ['labels', 'spec'],
+      );
+      if (JSON.stringify(limits) !== JSON.stringify(slot.limits)) await client.updateTask(containerId, resources);
+      await slot.stdin.write(`${JSON.stringify({ args, env, cwd })}\n`);
+      await slot.stdin.close();
+      const answer = JSON.parse(
+        await Promise.race([
+          slot.answer,
+          new Promise<string>((_, reject) =>
+            setTimeout(() => reject(new Error('the warm container did not answer')), 10_000).unref(),
+          ),
+        ]),
+      ) as { ok?: boolean; error?: string };
+      if (!answer.ok) throw new SandboxSpecError(`cannot start the sandbox: ${answer.error ?? 'unknown error'}`);
+      const cgroupsPath = slot.cgroupsPath;
+      this.follow(
+        spec.sandboxId,
+        { containerId, logs: slot.logs, process, cgroupsPath, pid: slot.pid },
+        slot.readers,
+        onExit,
+      );
+    } catch (err) {
+      for (const r of slot.readers) r.close();
+      await slot.stdin.close().catch(() => undefined);
+      await this.removeContainer(containerId).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Makes warm containers until every warm image has its count; one at a time, never on a create's path. */
+  fill(): Promise<void> {
+    if (!this.opts.initBinary || !this.opts.warm?.length) return Promise.resolve();
+    this.refill = true;
+    this.filling ??= (async () => {
+      while (this.refill && !this.closed) {
+        this.refill = false;
+        for (const { image, count } of this.opts.warm ?? []) {
+          const slots = this.warm.get(image) ?? [];
+          this.warm.set(image, slots);
+          while (slots.length < count && !this.closed) {
+            try {
+              slots.push(await this.makeWarm(image));
+              this.warmErrors.delete(image);
+            } catch (err) {
+              this.warmErrors.set(image, (err as Error).message);
+              break;
+            }
+          }
+        }
+      }
+    })().finally(() => (this.filling = undefined));
+    return this.filling;
+  }
+
+  /** How many warm containers wait, by image (the agent's status). */
+  warmCounts(): Record<string, number> {
+    return Object.fromEntries([...this.warm].map(([image, slots]) => [image, slots.length]));
+  }
+
+  private async makeWarm(ref: string): Promise<WarmSlot> {
+    const image = await this.images.ensure(ref);
+    const limits = this.limitsOf({});
+    if ('error' in limits) throw new Error(limits.error);
+    const containerId = `warm-${randomBytes(8).toString('hex')}`;
+    const spec = this.specFor(image, {}, containerId, limits, true);
+    await this.createContainer(
+      containerId,
+      image.id,
+      { ...this.ownerLabels(), [LABEL.warm]: 'true', [LABEL.image]: ref },
+      spec,
+    );
+    try {
+      const logs = new LogBuffer(this.opts.logLimitBytes ?? DEFAULT_LOG_LIMIT_BYTES);
+      const stdout = answerThenLog(logs);
+      const { pid, readers, stdin } = await this.startTask(containerId, image, (c) => stdout.onData(c), true);
+      const cgroupsPath = (spec.linux as { cgroupsPath: string }).cgroupsPath;
+      return {
+        containerId,
+        image,
+        spec,
+        limits,
+        cgroupsPath,
+        pid,
+        logs,
+        readers,
+        stdin: stdin!,
+        answer: stdout.answer,
+      };
+    } catch (err) {
+      await this.removeContainer(containerId).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private ownerLabels(): Record<string, string> {
+    return {
+      [LABEL.managed]: 'true',
+      [LABEL.agentName]: this.opts.agentName,
+      [LABEL.agentUid]: this.opts.agentUid ?? '',
+      [LABEL.namespace]: this.opts.agentNamespace ?? '',
+    };
+  }
+
+  private labelsOf(spec: AgentSandboxSpec, held: StartedAs): Record<string, string> {
+    return {
+      ...this.ownerLabels(),
+      [LABEL.id]: spec.sandboxId,
+      [LABEL.claimUid]: spec.claimUid ?? '',
+      [LABEL.sandboxName]: spec.claimName ?? '',
+      [LABEL.image]: spec.image,
+      [LABEL.createdAt]: String(held.createdAt),
+      [LABEL.exposedPorts]: (spec.exposedPorts ?? []).join(','),
+      [LABEL.fingerprint]: held.fingerprint,
+    };
+  }
+
+  /** Creates the container record; one left by a crash between two steps of an earlier create is replaced. */
+  private async createContainer(
+    id: string,
+    image: string,
+    labels: Record<string, string>,
+    spec: Record<string, unknown>,
+  ): Promise<void> {
+    const { runtimeBinary, runtimeRoot } = this.opts;
+    const container = {
+      id,
+      image,
+      labels,
+      runtime: {
+        name: RUNC_SHIM,
+        options: runtimeBinary || runtimeRoot ? runcOptions({ binaryName: runtimeBinary, root: runtimeRoot }) : null,
+      },
+      spec: jsonAny(OCI_TYPE_URL.spec, spec),
+      snapshotter: this.snapshotter,
+      snapshotKey: id,
+    };
+    try {
+      await this.opts.client.createContainer(container);
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+      await this.removeContainer(id);
+      await this.opts.client.createContainer(container);
+    }
+  }
+
+  private fifoDir(containerId: string): string {
+    return path.join(this.opts.ioDir, containerId);
+  }
+
+  /** The stdio FIFOs of a container (or of one exec, `<container>/<execId>`), made anew. */
+  private async makeFifos(
+    dirName: string,
+    withStdin = false,
+  ): Promise<{ stdout: string; stderr: string; stdin?: string }> {
+    const dir = this.fifoDir(dirName);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const files = {
+      stdout: path.join(dir, 'stdout'),
+      stderr: path.join(dir, 'stderr'),
+      ...(withStdin ? { stdin: path.join(dir, 'stdin') } : {}),
+    };
+    await Promise.all(Object.values(files).map((f) => rm(f, { force: true })));
+    // Node has no mkfifo(3); coreutils' mkfifo makes them all in one process.
+    await execFileP('mkfifo', ['-m', '600', ...Object.values(files)]);
+    return files;
+  }
+
+  /** Watches a started sandbox until it exits: exit code, OOM, the end of its output. */
+  private follow(
+    sandboxId: string,
+    base: Pick<Entry, 'containerId' | 'logs' | 'process' | 'cgroupsPath' | 'pid'>,
+    readers: Reader[],
+    onExit: (exit: SandboxExit) => void,
+  ): void {
+    let resolveExited!: () => void;
+    const entry: Entry = {
+      ...base,
+      stopping: false,
+      oom: false,
+      waiting: new AbortController(),
+      exited: new Promise((r) => (resolveExited = r)),
+    };
+    this.entries.set(sandboxId, entry);
+    void this.opts.client.wait(base.containerId, '', entry.waiting.signal).then(
+      async (status) => {
+        const oom = entry.oom || cgroupSawOom(entry.cgroupsPath);
+        // The shim closes the FIFOs once the container's output is copied: the log is complete.
+        await Promise.race([Promise.all(readers.map((r) => r.ended)), new Promise((r) => setTimeout(r, 2000))]);
+        for (const r of readers) r.close();
+        entry.exit = {
+          ...exitOf(status),
+          stopped: entry.stopping,
+          ...(oom && !entry.stopping ? { reason: 'OOMKilled' as const } : {}),
+        };
+        entry.logs.end();
+        resolveExited();
+        onExit(entry.exit);
+      },
+      () => {
+        // The agent stopped waiting (it is shutting down): the container keeps running.
+        for (const r of readers) r.close();
+      },
+    );
+  }
+
+  /** OOM events of this namespace, so an OOM kill is named even when the cgroup file cannot be read. */
+  private watchOom(): void {
+    if (this.closed) return;
+    const stream = this.opts.client.subscribe([`topic=="/tasks/oom"`]);
+    this.events = stream;
+    stream.on('data', (env) => {
+      const ev = env.event ? decodeEvent(env.event) : undefined;
+      for (const e of this.entries.values()) if (e.containerId === ev?.containerId) e.oom = true;
+    });
+    stream.on('error', () => undefined);
+    stream.on('close', () => {
+      if (!this.closed) setTimeout(() => this.watchOom(), 1000).unref();
+    });
+  }
+
+  async stop(sandboxId: string, graceMs: number): Promise<void> {
+    const e = this.entries.get(sandboxId);
+    if (!e) return;
+    e.removing ??= (async () => {
+      if (!e.exit) {
+        e.stopping = true;
+        await this.signal(e.containerId, 'SIGTERM', false);
+        let timer: NodeJS.Timeout | undefined;
+        const killed = new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, graceMs);
+        });
+        await Promise.race([e.exited, killed]);
+        clearTimeout(timer);
+        // Every process of the container; its init's death ends the PID namespace anyway.
+        if (!e.exit) await this.signal(e.containerId, 'SIGKILL', true);
+        await e.exited;
+      }
+      await this.removeContainer(e.containerId);
+    })();
+    return e.removing;
+  }
+
+  private async signal(containerId: string, sig: NodeJS.Signals, all: boolean): Promise<void> {
+    await this.opts.client.kill(containerId, os.constants.signals[sig], { all }).catch((err: unknown) => {
+      if (!isNotFound(err) && !/process already finished|not running/i.test((err as Error).message)) throw err;
+    });
+  }
+
+  /** Task, container, snapshot and FIFOs, whichever exist. */
+  private async removeContainer(containerId: string): Promise<void> {
+    const { client } = this.opts;
+    const tolerate = (err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    };
+    await client.deleteTask(containerId).catch(async (err: unknown) => {
+      if (isNotFound(err)) return;
+      // Still running (a create that failed half-way, a warm container): kill it first.
+      await this.signal(containerId, 'SIGKILL', true);
+      await client.wait(containerId, '', AbortSignal.timeout(10_000)).catch(() => undefined);
+      await client.deleteTask(containerId).catch(tolerate);
+    });
+    await client.deleteContainer(containerId).catch(tolerate);
+    await client.removeSnapshot(this.snapshotter, containerId).catch(tolerate);
+    await rm(this.fifoDir(containerId), { recursive: true, force: true });
+  }
+
+  status(sandboxId: string): RuntimeStatus | undefined {
+    const e = this.entries.get(sandboxId);
+    return e && { running: !e.exit, pid: e.pid, exit: e.exit };
+  }
+
+  logs(sandboxId: string): LogBuffer | undefined {
+    return this.entries.get(sandboxId)?.logs;
+  }
+
+  async exec(sandboxId: string, command: string[], sink: ExecSink, abort: AbortSignal): Promise<ExecExit> {
+    const e = this.entries.get(sandboxId);
+    if (!e || e.exit) throw new SandboxNotRunningError(`sandbox ${sandboxId} is not running`);
+    if (!command[0]) throw new Error('command is empty');
+    const { client } = this.opts;
+    const { containerId } = e;
+    const execId = `exec-${randomBytes(6).toString('hex')}`;
+    const io = await this.makeFifos(`${containerId}/${execId}`);
+    const readers = await Promise.all([
+      readFifo(io.stdout, (c) => sink.stdout(c)),
+      readFifo(io.stderr, (c) => sink.stderr(c)),
+    ]);
+    const kill = () => void client.kill(containerId, 9, { execId }).catch(() => undefined);
+    try {
+      await client.exec({
+        containerId,
+        execId,
+        spec: jsonAny(OCI_TYPE_URL.process, { ...e.process, args: command, terminal: false }),
+        stdout: io.stdout,
+        stderr: io.stderr,
+      });
+      const waiting = new AbortController();
+      const status = client.wait(containerId, execId, waiting.signal);
+      try {
+        await client.startTask(containerId, execId);
+      } catch (err) {
+        waiting.abort();
+        throw new Error(`cannot run ${command[0]}: ${(err as Error).message}`);
+      }
+      abort.addEventListener('abort', kill, { once: true });
+      const code = await status;
+      await Promise.race([Promise.all(readers.map((r) => r.ended)), new Promise((r) => setTimeout(r, 2000))]);
+      return exitOf(code);
+    } finally {
+      abort.removeEventListener('abort', kill);
+      for (const r of readers) r.close();
+      await client.deleteProcess(containerId, execId).catch(() => undefined);
+      await rm(path.dirname(io.stdout), { recursive: true, force: true });
+    }
+  }
+
+  remove(sandboxId: string): void {
+    const e = this.entries.get(sandboxId);
+    if (e?.exit || e?.removing) this.entries.delete(sandboxId);
+  }
+
+  /** Stops every sandbox and removes the warm containers (the agent is shutting down: its Pod goes). */
+  async stopAll(graceMs: number): Promise<void> {
+    this.closed = true;
+    await this.filling;
+    const warm = [...this.warm.values()].flat();
+    this.warm.clear();
+    await Promise.all([
+      ...[...this.entries.keys()].map((id) => this.stop(id, graceMs)),
+      ...warm.map((w) => {
+        for (const r of w.readers) r.close();
+        return w.stdin
+          .close()
+          .catch(() => undefined)
+          .then(() => this.removeContainer(w.containerId));
+      }),
+    ]);
+  }
+
+  /** The agent is dying: its sandboxes are not (containerd keeps them; the restarted agent re-adopts them). */
+  killAllNow(): void {}
+
+  /**
+   * Re-adopts the containers labelled with this agent's name: a running sandbox is followed again
+   * (output, exit); one that exited while the agent was down is reported with its exit. Removed:
+   * what a crash left half-made (no task, or a task never started: its create never answered)
+   * and warm containers nobody took (new ones are made).
+   */
+  async adopt(onExit: (sandboxId: string, exit: SandboxExit) => void): Promise<AdoptedSandbox[]> {
+    const { client } = this.opts;
+    const containers = await client.listContainers([
+      `labels."${LABEL.agentName}"==${JSON.stringify(this.opts.agentName)}`,
+    ]);
+    const out: AdoptedSandbox[] = [];
+    for (const c of containers) {
+      const l = c.labels;
+      const task = await client
+        .getTask(c.id)
+        .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+      const sandboxId = l[LABEL.id];
+      if (!task || task.status === 'CREATED' || task.status === 'UNKNOWN' || !sandboxId) {
+        await this.removeContainer(c.id);
+        continue;
+      }
+      const spec: AgentSandboxSpec = {
+        sandboxId,
+        claimUid: l[LABEL.claimUid] ?? '',
+        claimName: l[LABEL.sandboxName] ?? '',
+        image: l[LABEL.image] ?? '',
+        exposedPorts: (l[LABEL.exposedPorts] ?? '').split(',').filter(Boolean).map(Number),
+      };
+      const oci = JSON.parse(c.spec?.value.toString('utf8') ?? '{}') as {
+        process?: Record<string, unknown>;
+        linux?: { cgroupsPath?: string };
+      };
+      const logs = new LogBuffer(this.opts.logLimitBytes ?? DEFAULT_LOG_LIMIT_BYTES);
+      const base = {
+        containerId: c.id,
+        logs,
+        process: oci.process ?? {},
+        cgroupsPath: oci.linux?.cgroupsPath ?? '',
+        pid: task.pid,
+      };
+      let exit: SandboxExit | undefined;
+      if (task.status === 'STOPPED') {
+        const oom = cgroupSawOom(base.cgroupsPath);
+        exit = { ...exitOf(task.exitStatus), stopped: false, ...(oom ? { reason: 'OOMKilled' as const } : {}) };
+        logs.end();
+        this.entries.set(sandboxId, {
+          ...base,
+          exit,
+          exited: Promise.resolve(),
+          stopping: false,
+          oom: false,
+          waiting: new AbortController(),
+        });
+      } else {
+        const readers = await Promise.all(
+          [task.stdout, task.stderr].filter(Boolean).map((f) => readFifo(f, (b) => logs.append(b))),
+        );
+        this.follow(sandboxId, base, readers, (x) => onExit(sandboxId, x));
+      }
+      out.push({
+        spec,
+        fingerprint: l[LABEL.fingerprint] ?? '',
+        createdAt: Number(l[LABEL.createdAt] ?? 0),
+        ...(exit ? { exit } : {}),
+      });
+    }
+    void this.fill();
+    return out;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.events?.cancel();
+    for (const e of this.entries.values()) e.waiting.abort();
+    this.opts.client.close();
+  }
+}

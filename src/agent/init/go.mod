@@ -1,0 +1,3 @@
+module durable-operators/sandbox-init
+
+go 1.22

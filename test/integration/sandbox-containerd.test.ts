@@ -1,0 +1,364 @@
+/**
+ * The agent on its containerd runtime, as a real agent process (the CLI role `agent`) against the
+ * stack's containerd, runc and image registry: images, isolation, limits, delete, exec, and an
+ * agent SIGKILL + restart that must not lose a sandbox.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentStatusReport, SandboxStatusReport } from '../../src/agent/api.js';
+import { ContainerdClient } from '../../src/agent/containerd/client.js';
+import { INIT_PATH, LABEL } from '../../src/agent/containerd/runtime.js';
+import { AgentClient, type AgentExecEvent } from '../../src/fastpath/agent-client.js';
+import { getFreePort } from '../../src/infra/process.js';
+import { ManagedProcess } from '../../src/infra/process.js';
+import { REPO_ROOT, eventually, stackInfo, uniq } from '../support/env.js';
+
+/** Retries `check` (assertions) until it passes: hang protection only, not a speed assertion. */
+const passes = (check: () => Promise<unknown>, timeoutMs = 60_000) =>
+  eventually('the expectation', async () => (await check(), true), { timeoutMs });
+
+const TOKEN = `token-${randomBytes(8).toString('hex')}`;
+const stack = stackInfo();
+const ctd = stack.containerd!;
+const images = stack.registry!.images;
+const stateDir = path.join(stack.stateDir, 'sandbox-containerd');
+const tokenFile = path.join(stateDir, 'agent-token');
+const agents = new AgentClient(TOKEN);
+
+/** One agent process; `restart` SIGKILLs it and starts it again under the same name and port. */
+class AgentProcess {
+  proc!: ManagedProcess;
+  readonly url: string;
+  constructor(
+    readonly name: string,
+    readonly port: number,
+    readonly extra: string[] = [],
+  ) {
+    this.url = `http://127.0.0.1:${port}`;
+  }
+  async start(): Promise<this> {
+    this.proc = ManagedProcess.start({
+      name: `agent-${this.name}`,
+      command: process.execPath,
+      args: [
+        ...['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'agent'],
+        ...['--host', '127.0.0.1', '--port', String(this.port), '--agent-id', this.name, '--capacity', '8'],
+        ...['--token-file', tokenFile, '--kill-grace', '1000'],
+        ...['--runtime', 'containerd', '--containerd-socket', ctd.socket, '--containerd-namespace', ctd.namespace],
+        ...['--sandbox-netns', 'self', '--io-dir', path.join(stateDir, 'io')],
+        ...(ctd.runcRoot ? ['--runtime-root', ctd.runcRoot] : []),
+        ...this.extra,
+      ],
+      cwd: REPO_ROOT,
+      logFile: path.join(stateDir, `agent-${this.name}.log`),
+      env: process.env,
+    });
+    await passes(async () => expect((await fetch(`${this.url}/healthz`)).ok).toBe(true), 60_000);
+    return this;
+  }
+  status(): Promise<AgentStatusReport> {
+    return agents.status(this.url);
+  }
+  async sandbox(id: string): Promise<SandboxStatusReport | undefined> {
+    return (await this.status()).sandboxStatuses.find((s) => s.sandboxId === id);
+  }
+  async exec(id: string, command: string[]): Promise<{ out: string; code: number | null }> {
+    let out = '';
+    let code: number | null = null;
+    for await (const ev of agents.exec(
+      this.url,
+      id,
+      command,
+      AbortSignal.timeout(30_000),
+    ) as AsyncIterable<AgentExecEvent>) {
+      if ('stdout' in ev) out += ev.stdout.toString();
+      else if ('stderr' in ev) out += ev.stderr.toString();
+      else code = ev.exitCode;
+    }
+    return { out, code };
+  }
+  async logs(id: string): Promise<string> {
+    const res = await fetch(`${this.url}/api/v1/agent/logs?sandboxId=${id}`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    return res.text();
+  }
+  async kill(): Promise<void> {
+    await this.proc.kill();
+  }
+  async stop(): Promise<void> {
+    await this.proc.stop(30_000);
+  }
+}
+
+let agent: AgentProcess;
+let client: ContainerdClient;
+
+beforeAll(async () => {
+  await mkdir(stateDir, { recursive: true });
+  await writeFile(tokenFile, TOKEN, { mode: 0o600 });
+  client = new ContainerdClient(ctd.socket, ctd.namespace);
+  agent = await new AgentProcess(uniq('agent'), await getFreePort(), ['--default-pids', '64']).start();
+});
+
+afterAll(async () => {
+  await agent?.stop();
+  client?.close();
+});
+
+const create = (a: AgentProcess, sandbox: Record<string, unknown>) =>
+  agents.create(a.url, { sandboxId: uniq('sb'), ...sandbox } as never);
+
+async function createRunning(a: AgentProcess, sandbox: Record<string, unknown>): Promise<string> {
+  const sandboxId = uniq('sb');
+  const r = await agents.create(a.url, { sandboxId, ...sandbox } as never);
+  expect(r).toMatchObject({ status: 'ok' });
+  return sandboxId;
+}
+
+async function deleted(a: AgentProcess, id: string): Promise<void> {
+  await agents.delete(a.url, id);
+  await passes(async () => expect(await a.sandbox(id)).toBeUndefined(), 30_000);
+}
+
+/** Host processes whose command line contains `marker` (sandboxes share the host's kernel under runc). */
+function hostProcessesWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      if (readFileSync(`/proc/${p}/cmdline`, 'utf8').replaceAll('\0', ' ').includes(marker)) found.push(Number(p));
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}
+
+describe('images', () => {
+  it("an image-only create runs the image's entrypoint and cmd; the agent reports the runtime and the image", async () => {
+    const id = await createRunning(agent, { image: images.busybox });
+    await passes(async () => expect(await agent.logs(id)).toContain('hello from the image'));
+    const status = await agent.status();
+    expect(status.runtime).toBe('containerd/runc');
+    expect(status.images).toContain(images.busybox);
+    expect(await agent.sandbox(id)).toMatchObject({ phase: 'running' });
+    await deleted(agent, id);
+  });
+
+  it("command, args, env and workingDir are honoured; the image's user, env and working dir otherwise", async () => {
+    const own = await createRunning(agent, {
+      image: images.busyboxUser,
+      command: ['/bin/sh', '-c'],
+      args: ['echo "uid=$(id -u) dir=$(pwd) greeting=$GREETING extra=$EXTRA"; sleep 3600'],
+      env: { EXTRA: 'set-by-request', GREETING: 'overridden' },
+      workingDir: '/tmp',
+    });
+    await passes(async () =>
+      expect(await agent.logs(own)).toContain('uid=1000 dir=/tmp greeting=overridden extra=set-by-request'),
+    );
+    const plain = await createRunning(agent, { image: images.busyboxUser });
+    const seen = await agent.exec(plain, ['/bin/sh', '-c', 'echo "$(id -u):$(id -g) $(pwd) $GREETING"']);
+    expect(seen).toEqual({ out: '1000:1000 /home/app from-image\n', code: 0 });
+    await Promise.all([deleted(agent, own), deleted(agent, plain)]);
+  });
+
+  it('an image that cannot be pulled is refused with 400 naming it, and nothing is left behind', async () => {
+    const missing = `${stack.registry!.host}/sandbox/no-such-image:1`;
+    const sandboxId = uniq('sb');
+    const r = await agents.create(agent.url, { sandboxId, image: missing } as never);
+    expect(r).toMatchObject({ status: 'refused', httpStatus: 400, message: expect.stringContaining(missing) });
+    expect(await agent.sandbox(sandboxId)).toBeUndefined();
+    expect(await client.listContainers([`labels."${LABEL.id}"==${sandboxId}`])).toEqual([]);
+  });
+});
+
+describe('isolation', () => {
+  it("a sandbox sees only its image: not the agent's token, not the agent's files, not other processes", async () => {
+    const id = await createRunning(agent, { image: images.busybox });
+    const token = await agent.exec(id, ['cat', tokenFile]);
+    expect(token.code).not.toBe(0);
+    expect(token.out).not.toContain(TOKEN);
+    expect((await agent.exec(id, ['ls', REPO_ROOT])).code).not.toBe(0);
+    const env = await agent.exec(id, ['cat', '/proc/1/environ']);
+    expect(env.out).not.toContain('DO_AGENT');
+    const ps = await agent.exec(id, ['ps', '-o', 'pid,args']);
+    const pids = ps.out
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => Number(l.trim().split(/\s+/)[0]));
+    // Its own PID namespace: its init is PID 1, and the agent is nowhere.
+    expect(pids).toContain(1);
+    expect(ps.out).not.toContain('main.ts');
+    expect(pids.length).toBeLessThanOrEqual(3);
+    const caps = await agent.exec(id, ['grep', '-E', '^(NoNewPrivs|Seccomp):', '/proc/self/status']);
+    expect(caps.out).toMatch(/NoNewPrivs:\s+1/);
+    expect(caps.out).toMatch(/Seccomp:\s+2/);
+    await deleted(agent, id);
+  });
+
+  it('kill -9 -1 in one sandbox leaves its neighbour and the agent running', async () => {
+    const a = await createRunning(agent, { image: images.busybox });
+    const b = await createRunning(agent, { image: images.busybox });
+    // Only once the same sandbox has shown it has its own PID namespace (its init is PID 1 and
+    // the agent is not among its processes): in the host's, as root, this would end every process.
+    const ps = await agent.exec(a, ['ps', '-o', 'pid,args']);
+    expect(ps.out).toMatch(/^\s*1\s/m);
+    expect(ps.out).not.toContain('main.ts');
+    await agent.exec(a, ['sh', '-c', 'kill -9 -1; sleep 1']).catch(() => undefined);
+    expect(await agent.sandbox(b)).toMatchObject({ phase: 'running' });
+    expect((await agent.exec(b, ['true'])).code).toBe(0);
+    expect(agent.proc.running).toBe(true);
+    await Promise.all([deleted(agent, a), deleted(agent, b)]);
+  });
+});
+
+describe('delete and limits', () => {
+  it('delete ends every process of the sandbox, daemonized or not, and removes container and snapshot', async () => {
+    const marker = String(40_000 + Math.floor(Math.random() * 9999));
+    const id = await createRunning(agent, {
+      image: images.busybox,
+      command: ['sh', '-c', `setsid sleep ${marker} & (sleep ${marker}1 &); sleep 3600`],
+    });
+    await passes(async () => expect(hostProcessesWith(`sleep ${marker}`).length).toBe(2));
+    await deleted(agent, id);
+    expect(hostProcessesWith(`sleep ${marker}`)).toEqual([]);
+    await expect(client.getContainer(id)).rejects.toMatchObject({ code: 5 });
+    await expect(client.snapshotMounts('overlayfs', id)).rejects.toMatchObject({ code: 5 });
+  });
+
+  it('a sandbox whose command exits leaves nothing running and reports its exit code', async () => {
+    const id = await createRunning(agent, {
+      image: images.busybox,
+      command: ['sh', '-c', 'setsid sleep 777 & exit 3'],
+    });
+    await passes(async () =>
+      expect(await agent.sandbox(id)).toMatchObject({ phase: 'failed', message: 'exited with code 3' }),
+    );
+    await deleted(agent, id);
+  });
+
+  it('a fork bomb is held by the pids limit: the agent and other sandboxes keep working', async () => {
+    const bomb = await createRunning(agent, {
+      image: images.busybox,
+      command: ['sh', '-c', 'f(){ f | f & }; f; sleep 3600'],
+    });
+    await new Promise((r) => setTimeout(r, 2000));
+    const other = await createRunning(agent, { image: images.busybox });
+    expect((await agent.exec(other, ['echo', 'ok'])).out).toBe('ok\n');
+    await Promise.all([deleted(agent, bomb), deleted(agent, other)]);
+  });
+
+  it('going over the memory limit ends the sandbox as OOMKilled; cpu and memory are applied', async () => {
+    const hog = await createRunning(agent, {
+      image: images.busybox,
+      memory: '16Mi',
+      command: ['sh', '-c', 'x=0123456789abcdef; while true; do x=$x$x; done'],
+    });
+    await passes(
+      async () => expect(await agent.sandbox(hog)).toMatchObject({ phase: 'failed', reason: 'OOMKilled' }),
+      30_000,
+    );
+    const limited = await createRunning(agent, { image: images.busybox, cpu: '250m', memory: '32Mi' });
+    const cg = await agent.exec(limited, ['cat', '/proc/self/cgroup']);
+    expect(cg.code).toBe(0);
+    const memLimit = readFileSync(`/sys/fs/cgroup/memory/fast-sandbox/${limited}/memory.limit_in_bytes`, 'utf8');
+    expect(Number(memLimit)).toBe(32 * 2 ** 20);
+    const quota = readFileSync(`/sys/fs/cgroup/cpu/fast-sandbox/${limited}/cpu.cfs_quota_us`, 'utf8');
+    expect(Number(quota)).toBe(25_000);
+    await Promise.all([deleted(agent, hog), deleted(agent, limited)]);
+  });
+
+  it('a limit that is not a quantity is refused before anything is made', async () => {
+    const r = await create(agent, { image: images.busybox, memory: 'lots' });
+    expect(r).toMatchObject({ status: 'refused', httpStatus: 400, message: expect.stringContaining('memory "lots"') });
+  });
+});
+
+describe('agent restart', () => {
+  it('an agent SIGKILLed and restarted keeps its sandboxes: same IDs, still running, exec and logs work', async () => {
+    const a = await new AgentProcess(uniq('agent'), await getFreePort()).start();
+    try {
+      const id = await createRunning(a, {
+        image: images.busybox,
+        command: ['sh', '-c', 'i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.2; done'],
+        exposedPorts: [18080],
+      });
+      const before = await a.sandbox(id);
+      await a.kill();
+      await a.start();
+      const after = await a.status();
+      expect(after.sandboxStatuses).toEqual([{ ...before!, phase: 'running' }]);
+      expect(after.allocated).toBe(1);
+      expect((await a.exec(id, ['echo', 'still here'])).out).toBe('still here\n');
+      await passes(async () => expect(await a.logs(id)).toMatch(/tick \d+/));
+      // Its port is still its own: another create on it is refused.
+      expect(await create(a, { image: images.busybox, exposedPorts: [18080] })).toMatchObject({ reason: 'PortInUse' });
+      await deleted(a, id);
+    } finally {
+      await a.stop();
+    }
+  });
+});
+
+describe('warm containers', () => {
+  it('a create of a warm image takes a warm container: the sandbox gets its own command, env and dir, and the pool refills', async () => {
+    const a = await new AgentProcess(uniq('agent'), await getFreePort(), [
+      ...['--warm-images', `${images.busybox}=1`, '--init-binary', ctd.initBinary],
+    ]).start();
+    try {
+      await passes(async () => expect((await a.status()).warm).toEqual({ [images.busybox]: 1 }));
+      const id = await createRunning(a, {
+        image: images.busybox,
+        command: ['sh', '-c', 'echo "warm $WHO in $(pwd)"; sleep 3600'],
+        env: { WHO: 'me' },
+        workingDir: '/tmp/work',
+      });
+      // The sandbox is the container that waited: its record now names the sandbox.
+      const [container] = await client.listContainers([`labels."${LABEL.id}"==${id}`]);
+      expect(container!.id).toMatch(/^warm-/);
+      expect(container!.labels[LABEL.warm]).toBeUndefined();
+      await passes(async () => expect(await a.logs(id)).toBe('warm me in /tmp/work\n'));
+      const ps = await a.exec(id, ['sh', '-c', 'echo $WHO; ps -o pid,args']);
+      expect(ps.out).toMatch(/^me\n/);
+      // The sandbox's command is PID 1 (sh ran its last command in place); sandbox-init is gone.
+      expect(ps.out).toMatch(/^\s*1 sleep 3600$/m);
+      expect(ps.out).not.toContain(INIT_PATH);
+      await passes(async () => expect((await a.status()).warm).toEqual({ [images.busybox]: 1 }));
+      // A command the image does not have: refused with the reason, and the warm container is not reused.
+      const bad = await create(a, { image: images.busybox, command: ['no-such-command'] });
+      expect(bad).toMatchObject({
+        status: 'refused',
+        httpStatus: 400,
+        message: expect.stringContaining('no-such-command'),
+      });
+      await deleted(a, id);
+      expect(await client.listContainers([`labels."${LABEL.id}"==${id}`])).toEqual([]);
+    } finally {
+      await a.stop();
+    }
+    // Stopping the agent (its Pod deleted) removes its warm containers too.
+    expect(await client.listContainers([`labels."${LABEL.agentName}"==${JSON.stringify(a.name)}`])).toEqual([]);
+  });
+});
+
+describe('gVisor', () => {
+  it('runtimeType gvisor runs sandboxes under runsc: the kernel they see is gVisor', async () => {
+    const a = await new AgentProcess(uniq('agent'), await getFreePort(), [
+      ...['--runtime-type', 'gvisor', '--runsc-binary', ctd.runscBinary!],
+    ]).start();
+    try {
+      expect((await a.status()).runtime).toBe('containerd/gvisor');
+      const id = await createRunning(a, { image: images.busybox, command: ['sh', '-c', 'dmesg; sleep 3600'] });
+      // gVisor's kernel log starts with its own banner; the host's kernel would refuse dmesg here.
+      await passes(async () => expect(await a.logs(id)).toContain('Starting gVisor'));
+      await deleted(a, id);
+    } finally {
+      await a.stop();
+    }
+  });
+});

@@ -1,0 +1,198 @@
+import { describe, it, expect } from 'vitest';
+import { defaultSeccompProfile, type LinuxSeccomp } from '../../src/agent/containerd/seccomp.js';
+
+/** containerd's default process capabilities (oci.defaultUnixCaps). */
+const DEFAULT_CAPS = [
+  'CAP_CHOWN',
+  'CAP_DAC_OVERRIDE',
+  'CAP_FSETID',
+  'CAP_FOWNER',
+  'CAP_MKNOD',
+  'CAP_NET_RAW',
+  'CAP_SETGID',
+  'CAP_SETUID',
+  'CAP_SETFCAP',
+  'CAP_SETPCAP',
+  'CAP_NET_BIND_SERVICE',
+  'CAP_SYS_CHROOT',
+  'CAP_KILL',
+  'CAP_AUDIT_WRITE',
+];
+
+/** Whether some rule allows the syscall whatever its arguments. */
+function allowed(profile: LinuxSeccomp, name: string): boolean {
+  return profile.syscalls.some(
+    (rule) => rule.action === 'SCMP_ACT_ALLOW' && rule.names.includes(name) && (rule.args ?? []).length === 0,
+  );
+}
+
+function rulesFor(profile: LinuxSeccomp, name: string) {
+  return profile.syscalls.filter((rule) => rule.names.includes(name));
+}
+
+describe('defaultSeccompProfile', () => {
+  const profile = defaultSeccompProfile(DEFAULT_CAPS, 'x64');
+
+  it('denies by default with SCMP_ACT_ERRNO, which the runtime answers with EPERM (containerd sets no defaultErrnoRet)', () => {
+    expect(profile.defaultAction).toBe('SCMP_ACT_ERRNO');
+    expect(profile.defaultErrnoRet).toBeUndefined();
+  });
+
+  it.each(['read', 'write', 'execve', 'openat', 'exit_group', 'clock_gettime', 'io_uring_setup'])(
+    'allows %s',
+    (name) => {
+      expect(allowed(profile, name)).toBe(true);
+    },
+  );
+
+  it.each([
+    'mount',
+    'umount2',
+    'unshare',
+    'setns',
+    'bpf',
+    'reboot',
+    'init_module',
+    'finit_module',
+    'kexec_load',
+    'open_by_handle_at',
+    'settimeofday',
+    'process_vm_readv',
+    'perf_event_open',
+    'keyctl',
+    'add_key',
+  ])('does not allow %s with the default capabilities', (name) => {
+    expect(rulesFor(profile, name).filter((rule) => rule.action === 'SCMP_ACT_ALLOW')).toEqual([]);
+  });
+
+  it('allows chroot, because CAP_SYS_CHROOT is a default capability', () => {
+    expect(allowed(profile, 'chroot')).toBe(true);
+    expect(allowed(defaultSeccompProfile(['CAP_CHOWN'], 'x64'), 'chroot')).toBe(false);
+  });
+
+  it('gives each capability containerd knows its syscalls', () => {
+    const cases: [string, string[]][] = [
+      ['CAP_SYS_ADMIN', ['mount', 'umount2', 'setns', 'unshare', 'bpf', 'clone', 'clone3', 'sethostname']],
+      ['CAP_DAC_READ_SEARCH', ['open_by_handle_at']],
+      ['CAP_SYS_BOOT', ['reboot']],
+      ['CAP_SYS_MODULE', ['init_module', 'finit_module', 'delete_module']],
+      ['CAP_SYS_PACCT', ['acct']],
+      ['CAP_SYS_PTRACE', ['process_vm_readv', 'kcmp', 'pidfd_getfd']],
+      ['CAP_SYS_RAWIO', ['iopl', 'ioperm']],
+      ['CAP_SYS_TIME', ['settimeofday', 'clock_settime']],
+      ['CAP_SYS_TTY_CONFIG', ['vhangup']],
+      ['CAP_SYS_NICE', ['mbind', 'set_mempolicy']],
+      ['CAP_SYSLOG', ['syslog']],
+      ['CAP_BPF', ['bpf']],
+      ['CAP_PERFMON', ['perf_event_open']],
+    ];
+    for (const [capability, names] of cases) {
+      const withCap = defaultSeccompProfile([...DEFAULT_CAPS, capability], 'x64');
+      for (const name of names) {
+        expect(allowed(profile, name), `${name} without ${capability}`).toBe(false);
+        expect(allowed(withCap, name), `${name} with ${capability}`).toBe(true);
+      }
+    }
+  });
+
+  it('never allows kexec_load, whatever the capabilities', () => {
+    const everything = defaultSeccompProfile(
+      [...DEFAULT_CAPS, 'CAP_SYS_ADMIN', 'CAP_SYS_BOOT', 'CAP_SYS_MODULE'],
+      'x64',
+    );
+    expect(rulesFor(everything, 'kexec_load')).toEqual([]);
+  });
+
+  it('allows clone only without namespace flags, and answers clone3 with ENOSYS, without CAP_SYS_ADMIN', () => {
+    expect(rulesFor(profile, 'clone')).toEqual([
+      { names: ['clone'], action: 'SCMP_ACT_ALLOW', args: [{ index: 0, value: 0x7e020000, op: 'SCMP_CMP_MASKED_EQ' }] },
+    ]);
+    expect(rulesFor(profile, 'clone3')).toEqual([{ names: ['clone3'], action: 'SCMP_ACT_ERRNO', errnoRet: 38 }]);
+  });
+
+  it('lets CAP_SYS_ADMIN clone and clone3 freely, with no clone restriction or clone3 errno rule', () => {
+    const admin = defaultSeccompProfile([...DEFAULT_CAPS, 'CAP_SYS_ADMIN'], 'x64');
+    expect(allowed(admin, 'mount')).toBe(true);
+    expect(rulesFor(admin, 'clone').every((rule) => rule.action === 'SCMP_ACT_ALLOW' && !rule.args)).toBe(true);
+    expect(rulesFor(admin, 'clone3').map((rule) => rule.action)).toEqual(['SCMP_ACT_ALLOW']);
+  });
+
+  it('reads the clone flags from the second argument on s390x', () => {
+    const [clone] = rulesFor(defaultSeccompProfile(DEFAULT_CAPS, 's390x'), 'clone');
+    expect(clone?.args?.[0]?.index).toBe(1);
+  });
+
+  it('allows personality only for the listed personas', () => {
+    const values = rulesFor(profile, 'personality').map((rule) =>
+      rule.args?.map((arg) => [arg.index, arg.value, arg.op]),
+    );
+    expect(values).toEqual([0x0, 0x8, 0x20000, 0x20008, 0xffffffff].map((value) => [[0, value, 'SCMP_CMP_EQ']]));
+    expect(allowed(profile, 'personality')).toBe(false);
+  });
+
+  it('allows ptrace to everyone on kernel 4.8 and later (as containerd does), and only with CAP_SYS_PTRACE before', () => {
+    expect(allowed(profile, 'ptrace')).toBe(true);
+    expect(allowed(defaultSeccompProfile(DEFAULT_CAPS, 'x64', '6.8.0-45-generic'), 'ptrace')).toBe(true);
+    expect(allowed(defaultSeccompProfile(DEFAULT_CAPS, 'x64', '4.8.0'), 'ptrace')).toBe(true);
+    expect(allowed(defaultSeccompProfile(DEFAULT_CAPS, 'x64', '4.4.0-210-generic'), 'ptrace')).toBe(false);
+    expect(allowed(defaultSeccompProfile(DEFAULT_CAPS, 'x64', 'unreadable'), 'ptrace')).toBe(false);
+    expect(allowed(defaultSeccompProfile([...DEFAULT_CAPS, 'CAP_SYS_PTRACE'], 'x64', '4.4.0'), 'ptrace')).toBe(true);
+  });
+
+  it('lists the x86 architectures and their syscalls on x64', () => {
+    expect(profile.architectures).toEqual(['SCMP_ARCH_X86_64', 'SCMP_ARCH_X86', 'SCMP_ARCH_X32']);
+    expect(allowed(profile, 'arch_prctl')).toBe(true);
+    expect(allowed(profile, 'modify_ldt')).toBe(true);
+    expect(allowed(profile, 'arm_fadvise64_64')).toBe(false);
+  });
+
+  it('lists the ARM architectures and their syscalls on arm64', () => {
+    const arm = defaultSeccompProfile(DEFAULT_CAPS, 'arm64');
+    expect(arm.architectures).toEqual(['SCMP_ARCH_ARM', 'SCMP_ARCH_AARCH64']);
+    for (const name of [
+      'arm_fadvise64_64',
+      'arm_sync_file_range',
+      'sync_file_range2',
+      'breakpoint',
+      'cacheflush',
+      'set_tls',
+    ]) {
+      expect(allowed(arm, name), name).toBe(true);
+    }
+    expect(allowed(arm, 'arch_prctl')).toBe(false);
+    expect(allowed(arm, 'modify_ldt')).toBe(false);
+  });
+
+  it('leaves architectures out where containerd has none (ia32), and uses MIPS ENOSYS for clone3 on mips', () => {
+    expect(defaultSeccompProfile(DEFAULT_CAPS, 'ia32').architectures).toBeUndefined();
+    expect(rulesFor(defaultSeccompProfile(DEFAULT_CAPS, 'mipsel'), 'clone3')[0]?.errnoRet).toBe(89);
+  });
+
+  it("has containerd 1.6.20's rules, in its order, for the default capabilities on x64", () => {
+    expect(profile.syscalls).toHaveLength(11);
+    expect(profile.syscalls[0]?.names).toHaveLength(349);
+    expect(profile.syscalls.map((rule) => (rule.names.length === 1 ? rule.names[0] : rule.names.length))).toEqual([
+      349,
+      'personality',
+      'personality',
+      'personality',
+      'personality',
+      'personality',
+      'ptrace',
+      2,
+      'chroot',
+      'clone',
+      'clone3',
+    ]);
+  });
+
+  it('ignores capabilities it does not know, even Object.prototype names', () => {
+    expect(defaultSeccompProfile([...DEFAULT_CAPS, 'toString', 'constructor', 'CAP_NONSENSE'], 'x64')).toEqual(profile);
+  });
+
+  it('returns a fresh profile each time', () => {
+    const a = defaultSeccompProfile(DEFAULT_CAPS, 'x64');
+    a.syscalls[0]?.names.push('kexec_load');
+    expect(allowed(defaultSeccompProfile(DEFAULT_CAPS, 'x64'), 'kexec_load')).toBe(false);
+  });
+});
