@@ -3,6 +3,12 @@
 #   docker build -t durable-operators .
 #   docker run --rm durable-operators --help
 
+# ---- sandbox-init: the init of warm sandbox containers (static Go, bind-mounted into them) ----
+FROM golang:1.22 AS sandbox-init
+WORKDIR /build
+COPY src ./src
+RUN cd src/agent/init && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /sandbox-init .
+
 # ---- build: compile TypeScript, pre-bundle the workflow code, drop dev dependencies ----------
 FROM node:24-slim AS build
 WORKDIR /app
@@ -27,8 +33,10 @@ RUN npm prune --omit=dev --no-audit --no-fund
 FROM node:24-slim
 ENV NODE_ENV=production \
     DO_WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js \
-    DO_FASTPATH_WORKFLOW_BUNDLE=/app/dist/sandbox-workflow-bundle.js
+    DO_FASTPATH_WORKFLOW_BUNDLE=/app/dist/sandbox-workflow-bundle.js \
+    DO_SANDBOX_INIT=/usr/local/bin/sandbox-init
 WORKDIR /app
+COPY --from=sandbox-init /sandbox-init /usr/local/bin/sandbox-init
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist

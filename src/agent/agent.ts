@@ -71,6 +71,7 @@ export class SandboxAgent {
         status: REFUSED_STATUS,
         body: { success: false, reason, message, sandboxId: id, createdAt: 0 },
       });
+    if (this.opts.runtime.unsupported) return refuse('RuntimeUnsupported', this.opts.runtime.unsupported);
     const invalid = this.opts.runtime.validate(spec);
     if (invalid)
       return Promise.resolve({ status: 400, body: { success: false, message: invalid, sandboxId: id, createdAt: 0 } });
@@ -213,6 +214,7 @@ export class SandboxAgent {
       draining: this.draining,
       images: [...this.images],
       runtime: this.opts.runtimeLabel ?? this.opts.runtime.name,
+      ...(this.opts.runtime.unsupported ? { runtimeUnsupported: this.opts.runtime.unsupported } : {}),
       ...(this.opts.runtime.warmCounts ? { warm: this.opts.runtime.warmCounts() } : {}),
       sandboxStatuses: [...this.held.entries()].map(([sandboxId, h]) => ({
         sandboxId,

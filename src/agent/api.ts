@@ -76,6 +76,11 @@ export interface AgentStatusReport {
    * `process` (isolates nothing). Absent from agents that predate it.
    */
   runtime?: string;
+  /**
+   * Extension: why this agent cannot run sandboxes as its pool asks (e.g. `runtimeType: gvisor`
+   * on a node without runsc); every create is refused with reason `RuntimeUnsupported`.
+   */
+  runtimeUnsupported?: string;
   /** Extension: warm containers ready to become sandboxes, by image (the pool's warmImages). */
   warm?: Record<string, number>;
   sandboxStatuses: SandboxStatusReport[];

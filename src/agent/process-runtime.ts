@@ -54,11 +54,19 @@ export class ProcessRuntime implements SandboxRuntime {
   readonly name = 'process';
   private readonly entries = new Map<string, Entry>();
 
-  constructor(private readonly opts: { logLimitBytes?: number; host?: string } = {}) {}
+  readonly unsupported?: string;
+
+  constructor(private readonly opts: { logLimitBytes?: number; host?: string; runtimeType?: string } = {}) {
+    if (opts.runtimeType === 'gvisor')
+      this.unsupported =
+        'runtimeType gvisor needs the containerd runtime with runsc; this agent runs the process runtime, which isolates nothing';
+  }
 
   validate(spec: AgentSandboxSpec): string | undefined {
     if (!spec.command?.length || !spec.command[0])
       return 'sandbox.command is required by the process runtime (it runs a command, not an image)';
+    if (spec.cpu || spec.memory)
+      return 'sandbox.cpu/memory cannot be enforced by the process runtime (it isolates nothing): use the containerd runtime';
     return undefined;
   }
 

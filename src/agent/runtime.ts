@@ -60,6 +60,8 @@ export interface RuntimeStatus {
 export interface SandboxRuntime {
   /** `containerd` or `process`: reported in the agent's status and on each Sandbox. */
   readonly name: string;
+  /** Why this runtime cannot run what the pool asks for (e.g. gvisor without runsc): every create is refused with it. */
+  readonly unsupported?: string;
   /**
    * The sandboxes this runtime still holds from an earlier run of the agent, reattached (logs,
    * exit watch), so a restarted agent keeps serving them. Called once, before the agent serves.

@@ -198,7 +198,34 @@ export const SandboxPoolSpec = Type.Object({
   maxSandboxesPerPod: Type.Optional(
     Type.Integer({ ...int32, minimum: 1, default: 5, description: 'Sandboxes one agent Pod holds at most.' }),
   ),
-  runtimeType: Type.Optional(StringEnum(RUNTIME_TYPES, { description: 'How sandboxes are isolated.' })),
+  runtimeType: Type.Optional(
+    StringEnum(RUNTIME_TYPES, {
+      description: 'How sandboxes are isolated: container (runc) or gvisor (runsc). Default container.',
+    }),
+  ),
+  sandboxResources: Type.Optional(
+    Type.Object(
+      {
+        cpu: Type.Optional(Type.String({ maxLength: 32, description: 'CPU limit, a quantity (500m, 2).' })),
+        memory: Type.Optional(Type.String({ maxLength: 32, description: 'Memory limit, a quantity (256Mi).' })),
+        pids: Type.Optional(Type.Integer({ ...int32, minimum: 1, description: 'Most processes at once.' })),
+      },
+      { description: 'Extension: the limits of sandboxes that set none (default: pids 1024, no cpu/memory limit).' },
+    ),
+  ),
+  warmImages: Type.Optional(
+    Type.Array(
+      Type.Object({
+        image: Type.String({ minLength: 1, maxLength: 512 }),
+        count: Type.Integer({ ...int32, minimum: 0, maximum: 64, description: 'Warm containers per agent.' }),
+      }),
+      {
+        maxItems: 16,
+        description:
+          'Extension: images each agent keeps warm containers of, so a create of them pays no container start.',
+      },
+    ),
+  ),
   agentTemplate: Type.Object(
     {
       metadata: Type.Optional(Type.Object({}, { 'x-kubernetes-preserve-unknown-fields': true })),

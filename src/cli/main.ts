@@ -240,7 +240,7 @@ program
       let chosen: { runtime: import('../agent/runtime.js').SandboxRuntime; label: string };
       if (flags.runtime === 'process') {
         const { ProcessRuntime } = await import('../agent/process-runtime.js');
-        chosen = { runtime: new ProcessRuntime({ host }), label: 'process' };
+        chosen = { runtime: new ProcessRuntime({ host, runtimeType: flags.runtimeType }), label: 'process' };
       } else {
         const { containerdRuntime } = await import('../agent/containerd/setup.js');
         const pids = flags.defaultPids === undefined ? undefined : Number(flags.defaultPids);

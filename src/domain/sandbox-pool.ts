@@ -64,6 +64,8 @@ export interface PoolAgentFacts {
   owned: boolean;
   /** The agent answered GET /api/v1/agent/status. */
   answered: boolean;
+  /** Why the agent's node cannot run the pool's runtimeType (its report), if so. */
+  runtimeUnsupported?: string;
   /** Sandboxes the agent reports (0 when it did not answer). */
   allocated: number;
   /** Sandbox names (claimName) the agent reports. */
@@ -226,6 +228,13 @@ export function poolStatus(
           ? `being deleted: ${live} sandbox${live === 1 ? '' : 'es'} still use${live === 1 ? 's' : ''} the pool; no new ones are placed, and the pool is removed once they are gone`
           : `being deleted: no sandbox uses the pool; removing its ${alive.filter((a) => a.owned).length} agent Pods`,
     };
+  else if (answered.some((a) => a.runtimeUnsupported))
+    ready = {
+      type: 'Ready',
+      status: 'False',
+      reason: 'RuntimeUnsupported',
+      message: answered.find((a) => a.runtimeUnsupported)!.runtimeUnsupported!,
+    };
   else if (alive.length < plan.desired || readyPods < plan.desired)
     ready = {
       type: 'Ready',
@@ -297,6 +306,29 @@ export interface AgentPodInput {
   name: string;
   perPod: number;
   template: { metadata?: Record<string, unknown>; spec?: Record<string, unknown> };
+  /** The pool's runtime settings, given to the agent as the environment it reads. */
+  runtime?: PoolRuntime;
+}
+
+/** What the pool says about how its agents run sandboxes (runtimeType, sandboxResources, warmImages). */
+export interface PoolRuntime {
+  runtimeType?: string;
+  sandboxResources?: { cpu?: string; memory?: string; pids?: number };
+  warmImages?: { image: string; count: number }[];
+}
+
+/** The pool's runtime settings as the agent's environment (the original's RUNTIME_TYPE, and the extensions). */
+export function runtimeEnv(r: PoolRuntime | undefined): Record<string, string> {
+  const res = r?.sandboxResources;
+  return {
+    RUNTIME_TYPE: r?.runtimeType ?? 'container',
+    ...(res?.cpu ? { SANDBOX_DEFAULT_CPU: res.cpu } : {}),
+    ...(res?.memory ? { SANDBOX_DEFAULT_MEMORY: res.memory } : {}),
+    ...(res?.pids ? { SANDBOX_DEFAULT_PIDS: String(res.pids) } : {}),
+    ...(r?.warmImages?.length
+      ? { SANDBOX_WARM_IMAGES: r.warmImages.map((w) => `${w.image}=${w.count}`).join(',') }
+      : {}),
+  };
 }
 
 interface ContainerLike {
@@ -309,7 +341,9 @@ interface ContainerLike {
  * The pool's agent Pod: the agentTemplate with the pool's labels (`app=sandbox-agent`,
  * `fast-sandbox.io/pool=<pool>`, which the template cannot override), the pool as its controller
  * owner, and in the agent container (the one named `agent`, else the first) AGENT_CAPACITY =
- * maxSandboxesPerPod and POD_NAME from the downward API unless the template sets them.
+ * maxSandboxesPerPod, POD_NAME, POD_UID, POD_NAMESPACE and POD_IP from the downward API unless the
+ * template sets them, and the pool's runtime settings (RUNTIME_TYPE, as the original, and the
+ * sandbox defaults and warm images), which the pool's fields decide over the template.
  */
 export function agentPod(input: AgentPodInput): Record<string, unknown> {
   const meta = (input.template.metadata ?? {}) as {
@@ -327,6 +361,14 @@ export function agentPod(input: AgentPodInput): Record<string, unknown> {
   };
   setEnv('AGENT_CAPACITY', { value: String(input.perPod) });
   setEnv('POD_NAME', { valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } });
+  setEnv('POD_UID', { valueFrom: { fieldRef: { fieldPath: 'metadata.uid' } } });
+  setEnv('POD_NAMESPACE', { valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } });
+  setEnv('POD_IP', { valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } });
+  for (const [name, value] of Object.entries(runtimeEnv(input.runtime))) {
+    const i = env.findIndex((e) => e.name === name);
+    if (i >= 0) env.splice(i, 1);
+    env.push({ name, value });
+  }
   target.env = env;
   spec.containers = containers;
   return {

@@ -776,6 +776,21 @@ describe('deploy/examples', () => {
       });
     });
 
+    it("mounts the node's containerd socket and the FIFO directory at the node's own paths (the CLI's defaults)", () => {
+      const cli = readFileSync(path.join(ROOT, 'src/cli/main.ts'), 'utf8');
+      for (const [volume, cliDefault] of [
+        ['containerd-socket', '/run/containerd/containerd.sock'],
+        ['sandbox-io', '/run/fast-sandbox'],
+      ]) {
+        const v = template.spec.volumes!.find((x) => x.name === volume) as { hostPath?: { path: string } };
+        const hostPath = v.hostPath!.path;
+        expect(agent.volumeMounts!.find((m) => m.name === volume)!.mountPath).toBe(hostPath);
+        expect(cli).toContain(`.default('${cliDefault}')`);
+        expect(hostPath).toBe(cliDefault);
+      }
+      expect((pool.spec as { runtimeType?: string }).runtimeType).toBe('container');
+    });
+
     it('runs no agents of its own: the pool’s workflow creates the Pods from agentTemplate', () => {
       expect(agents).toBeUndefined();
       expect(poolFile.map((o) => o.kind)).toEqual(['SandboxPool']);

@@ -276,9 +276,12 @@ describe('Dockerfile', () => {
   const stages = lines.filter((l) => /^FROM /i.test(l));
   const finalStage = lines.slice(lines.lastIndexOf(stages[stages.length - 1]!));
 
-  it('is multi-stage on node:24-slim', () => {
-    expect(stages.length).toBeGreaterThanOrEqual(2);
-    for (const s of stages) expect(s).toMatch(/^FROM node:24-slim\b/);
+  it('is multi-stage on node:24-slim; Go only builds sandbox-init, which the image ships and names', () => {
+    expect(stages.filter((s) => /^FROM node:24-slim\b/.test(s)).length).toBeGreaterThanOrEqual(2);
+    for (const s of stages) expect(s).toMatch(/^FROM (node:24-slim\b|golang:\S+ AS sandbox-init$)/);
+    expect(stages.at(-1)).toMatch(/^FROM node:24-slim/);
+    expect(dockerfile).toContain('COPY --from=sandbox-init /sandbox-init /usr/local/bin/sandbox-init');
+    expect(dockerfile).toContain('DO_SANDBOX_INIT=/usr/local/bin/sandbox-init');
   });
 
   it('installs (as CI does), builds, bundles the workflows, and prunes dev dependencies', () => {

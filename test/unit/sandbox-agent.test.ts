@@ -5,6 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseCreateRequest, parseDeleteRequest, parseDrainRequest, specFingerprint } from '../../src/agent/api.js';
 import { SandboxAgent, exitMessage } from '../../src/agent/agent.js';
+import { ProcessRuntime } from '../../src/agent/process-runtime.js';
 import type { SandboxRuntime } from '../../src/agent/runtime.js';
 import { bearerChecker, loadAgentToken } from '../../src/agent/auth.js';
 import { LogBuffer } from '../../src/agent/log-buffer.js';
@@ -159,5 +160,26 @@ describe('agent drain', () => {
     expect(parseDrainRequest({ drain: false })).toEqual({ ok: true, value: { drain: false } });
     expect(parseDrainRequest({ drain: 'yes' })).toMatchObject({ ok: false });
     expect(parseDrainRequest([])).toMatchObject({ ok: false });
+  });
+});
+
+describe('what a runtime cannot do is refused, never ignored', () => {
+  it('an agent whose node cannot run its pool’s runtimeType refuses every create with the reason and reports it', async () => {
+    const why = 'runtimeType gvisor needs runsc on the node (--runsc-binary is not set)';
+    const runtime = { name: 'containerd', unsupported: why, validate: () => undefined } as unknown as SandboxRuntime;
+    const agent = new SandboxAgent({ agentId: 'a', nodeName: 'n', capacity: 3, runtime, killGraceMs: 10 });
+    expect(await agent.create({ sandboxId: 's', image: 'img' })).toMatchObject({
+      status: 409,
+      body: { success: false, reason: 'RuntimeUnsupported', message: why },
+    });
+    expect(agent.status()).toMatchObject({ allocated: 0, runtimeUnsupported: why });
+  });
+
+  it('the process runtime refuses limits and gvisor, which it cannot enforce', () => {
+    expect(new ProcessRuntime().validate({ sandboxId: 's', image: 'i', command: ['x'], memory: '64Mi' })).toMatch(
+      /cannot be enforced by the process runtime/,
+    );
+    expect(new ProcessRuntime({ runtimeType: 'gvisor' }).unsupported).toMatch(/isolates nothing/);
+    expect(new ProcessRuntime().unsupported).toBeUndefined();
   });
 });

@@ -1,6 +1,7 @@
 /** The pure SandboxPool sizing rules: desired size, which Pods go, the status. */
 import { describe, expect, it } from 'vitest';
 import {
+  agentPod,
   agentPodName,
   desiredPods,
   planPool,
@@ -219,6 +220,64 @@ describe('poolStatus', () => {
       reason: 'Terminating',
       message: expect.stringContaining('2 sandboxes still use the pool'),
     });
+  });
+
+  it('says RuntimeUnsupported when an agent cannot run the pool’s runtimeType, with its reason', () => {
+    const why = 'runtimeType gvisor needs runsc on the node (--runsc-binary is not set)';
+    const f = facts({ agents: [agent('a', 0), agent('b', 0, { runtimeUnsupported: why })] });
+    expect(poolStatus(f, planPool(f), undefined, now).conditions?.[0]).toMatchObject({
+      type: 'Ready',
+      status: 'False',
+      reason: 'RuntimeUnsupported',
+      message: why,
+    });
+  });
+});
+
+describe('agent Pods carry the pool’s runtime settings', () => {
+  const pod = (runtime?: Parameters<typeof agentPod>[0]['runtime'], env: { name: string; value: string }[] = []) =>
+    agentPod({
+      namespace: 'ns',
+      pool: 'p',
+      poolUid: 'uid',
+      name: 'p-agent-0',
+      perPod: 4,
+      template: { spec: { containers: [{ name: 'agent', image: 'a', env }] } },
+      ...(runtime ? { runtime } : {}),
+    }) as { spec: { containers: { env: { name: string; value?: string; valueFrom?: unknown }[] }[] } };
+  const envOf = (p: ReturnType<typeof pod>) =>
+    Object.fromEntries(p.spec.containers[0]!.env.map((e) => [e.name, e.value ?? e.valueFrom]));
+
+  it('RUNTIME_TYPE as the original (container by default), the defaults and warm images as extensions', () => {
+    expect(envOf(pod())).toMatchObject({ RUNTIME_TYPE: 'container', AGENT_CAPACITY: '4' });
+    expect(envOf(pod())).not.toHaveProperty('SANDBOX_WARM_IMAGES');
+    expect(
+      envOf(
+        pod({
+          runtimeType: 'gvisor',
+          sandboxResources: { cpu: '500m', memory: '256Mi', pids: 100 },
+          warmImages: [
+            { image: 'reg/a:1', count: 2 },
+            { image: 'reg/b:1', count: 1 },
+          ],
+        }),
+      ),
+    ).toMatchObject({
+      RUNTIME_TYPE: 'gvisor',
+      SANDBOX_DEFAULT_CPU: '500m',
+      SANDBOX_DEFAULT_MEMORY: '256Mi',
+      SANDBOX_DEFAULT_PIDS: '100',
+      SANDBOX_WARM_IMAGES: 'reg/a:1=2,reg/b:1=1',
+      POD_UID: { fieldRef: { fieldPath: 'metadata.uid' } },
+      POD_IP: { fieldRef: { fieldPath: 'status.podIP' } },
+    });
+  });
+
+  it('the pool decides RUNTIME_TYPE over the template (a template cannot run a gvisor pool under runc)', () => {
+    const p = pod({ runtimeType: 'gvisor' }, [{ name: 'RUNTIME_TYPE', value: 'container' }]);
+    expect(p.spec.containers[0]!.env.filter((e) => e.name === 'RUNTIME_TYPE')).toEqual([
+      { name: 'RUNTIME_TYPE', value: 'gvisor' },
+    ]);
   });
 });
 

@@ -112,7 +112,13 @@ export function createSandboxAgentActivities(
       metrics?.agentRefusals.inc({ reason: result.reason });
       if (result.reason === 'CapacityExceeded') registry.table.markFull(placement.agentId);
       const retryElsewhere = RETRY_ELSEWHERE.has(result.reason);
-      const code = retryElsewhere ? 'ResourceExhausted' : result.httpStatus === 400 ? 'InvalidArgument' : 'Internal';
+      const code = retryElsewhere
+        ? 'ResourceExhausted'
+        : result.reason === 'RuntimeUnsupported'
+          ? 'FailedPrecondition'
+          : result.httpStatus === 400
+            ? 'InvalidArgument'
+            : 'Internal';
       return failedWith({ ...refusal(code, `agent ${placement.pod}: ${result.message}`), retryElsewhere });
     },
 

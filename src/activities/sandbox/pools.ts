@@ -27,6 +27,7 @@ import {
   POOL_FINALIZER,
   agentPod,
   type PoolAgentFacts,
+  type PoolRuntime,
   type PoolFacts,
   type PoolSandboxFacts,
 } from '../../domain/sandbox-pool.js';
@@ -48,6 +49,7 @@ export type PoolRead =
       uid: string;
       finalized: boolean;
       template: SandboxPool['spec']['agentTemplate'];
+      runtime: PoolRuntime;
       conditions?: Condition[];
       facts: PoolFacts;
     };
@@ -138,6 +140,7 @@ export function createSandboxPoolActivities(kube: KubeClient, agents: AgentClien
           allocated: report?.allocated ?? 0,
           claims: report?.sandboxStatuses.map((s) => s.claimName ?? '') ?? [],
           draining: !!report?.draining,
+          ...(report?.runtimeUnsupported ? { runtimeUnsupported: report.runtimeUnsupported } : {}),
         };
       });
       const sandboxes: PoolSandboxFacts[] = records
@@ -158,6 +161,11 @@ export function createSandboxPoolActivities(kube: KubeClient, agents: AgentClien
         uid,
         finalized: (pool.metadata?.finalizers ?? []).includes(POOL_FINALIZER),
         template: pool.spec.agentTemplate,
+        runtime: {
+          ...(pool.spec.runtimeType ? { runtimeType: pool.spec.runtimeType } : {}),
+          ...(pool.spec.sandboxResources ? { sandboxResources: pool.spec.sandboxResources } : {}),
+          ...(pool.spec.warmImages ? { warmImages: pool.spec.warmImages } : {}),
+        },
         ...(pool.status?.conditions ? { conditions: pool.status.conditions as Condition[] } : {}),
         facts: {
           capacity: pool.spec.capacity,
@@ -197,7 +205,13 @@ export function createSandboxPoolActivities(kube: KubeClient, agents: AgentClien
      * belongs to this pool is a create an earlier attempt made: success.
      */
     async createAgentPods(
-      r: PoolRef & { uid: string; names: string[]; perPod: number; template: SandboxPool['spec']['agentTemplate'] },
+      r: PoolRef & {
+        uid: string;
+        names: string[];
+        perPod: number;
+        template: SandboxPool['spec']['agentTemplate'];
+        runtime?: PoolRuntime;
+      },
     ): Promise<string[]> {
       const created: string[] = [];
       for (const name of r.names) {
@@ -208,6 +222,7 @@ export function createSandboxPoolActivities(kube: KubeClient, agents: AgentClien
           name,
           perPod: r.perPod,
           template: r.template as never,
+          ...(r.runtime ? { runtime: r.runtime } : {}),
         });
         try {
           await kube.create(pod as never);

@@ -99,6 +99,8 @@ export interface ContainerdRuntimeOptions {
   defaults?: { cpu?: string; memory?: string; pids?: number };
   /** SANDBOX_HOST: where the sandbox's ports are reached (the Pod IP). */
   host?: string;
+  /** Why this node cannot run what the pool asks (every create is refused with it). */
+  unsupported?: string;
   /** `sandbox-init` (static), bind-mounted into warm containers; without it none are kept. */
   initBinary?: string;
   /** The images to keep warm containers of, and how many of each. */
@@ -225,6 +227,10 @@ export class ContainerdRuntime implements SandboxRuntime {
   constructor(private readonly opts: ContainerdRuntimeOptions) {
     this.images = new ImageStore(opts.client, opts.pullAuth);
     this.watchOom();
+  }
+
+  get unsupported(): string | undefined {
+    return this.opts.unsupported;
   }
 
   get isolation(): string {
@@ -396,7 +402,7 @@ export class ContainerdRuntime implements SandboxRuntime {
 
   /** Makes warm containers until every warm image has its count; one at a time, never on a create's path. */
   fill(): Promise<void> {
-    if (!this.opts.initBinary || !this.opts.warm?.length) return Promise.resolve();
+    if (this.opts.unsupported || !this.opts.initBinary || !this.opts.warm?.length) return Promise.resolve();
     this.refill = true;
     this.filling ??= (async () => {
       while (this.refill && !this.closed) {

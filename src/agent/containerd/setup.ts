@@ -48,8 +48,6 @@ export function parseWarmImages(s: string): WarmImage[] {
     });
 }
 
-export class RuntimeUnsupportedError extends Error {}
-
 /** The agent's container ID, from the cgroup paths the kubelet/containerd give it. */
 export function ownContainerId(procSelfCgroup: string): string | undefined {
   for (const line of procSelfCgroup.split('\n')) {
@@ -83,15 +81,16 @@ export async function containerdRuntime(
       `no containerd socket at ${flags.socket} (mount the node's containerd socket, or --runtime process)`,
     );
   const client = new ContainerdClient(flags.socket, flags.namespace);
+  // A pool asking for what this node cannot do: the agent still runs, refuses every create with
+  // the reason and reports it, so the pool shows Ready=False RuntimeUnsupported — never runc instead.
   let runtimeBinary: string | undefined;
+  let unsupported: string | undefined;
   if (flags.runtimeType === 'gvisor') {
-    if (!flags.runscBinary || !existsSync(flags.runscBinary))
-      throw new RuntimeUnsupportedError(
-        `runtimeType gvisor needs runsc on the node (--runsc-binary${flags.runscBinary ? ` ${flags.runscBinary} does not exist` : ' is not set'})`,
-      );
-    runtimeBinary = flags.runscBinary;
+    if (flags.runscBinary && existsSync(flags.runscBinary)) runtimeBinary = flags.runscBinary;
+    else
+      unsupported = `runtimeType gvisor needs runsc on the node (--runsc-binary${flags.runscBinary ? ` ${flags.runscBinary} does not exist` : ' is not set'})`;
   } else if (flags.runtimeType !== 'container' && flags.runtimeType !== '')
-    throw new RuntimeUnsupportedError(`runtimeType ${flags.runtimeType} is not one of container, gvisor`);
+    unsupported = `runtimeType ${flags.runtimeType} is not one of container, gvisor`;
   const netnsPath =
     flags.netns === 'discover'
       ? await discoverNetns(client)
@@ -100,7 +99,7 @@ export async function containerdRuntime(
         : flags.netns === 'none'
           ? undefined
           : flags.netns;
-  const isolation = runtimeBinary ? 'gvisor' : 'runc';
+  const isolation = flags.runtimeType === 'gvisor' ? 'gvisor' : 'runc';
   const warm = parseWarmImages(flags.warm ?? '');
   let initBinary: string | undefined;
   if (warm.length) {
@@ -127,6 +126,7 @@ export async function containerdRuntime(
     defaults: flags.defaults,
     initBinary,
     warm,
+    unsupported,
   });
   return { runtime, label: `containerd/${isolation}` };
 }

@@ -113,7 +113,13 @@ export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<stri
 
     if (plan.create > 0) {
       const names = Array.from({ length: plan.create }, () => agentPodName(name, tag, next++));
-      await poolSteps.createAgentPods({ ...ref, names, perPod: facts.maxSandboxesPerPod, template: read.template });
+      await poolSteps.createAgentPods({
+        ...ref,
+        names,
+        perPod: facts.maxSandboxesPerPod,
+        template: read.template,
+        runtime: read.runtime,
+      });
       acted = true;
     }
     const byPod = new Map(facts.agents.map((a) => [a.pod, a]));
