@@ -213,6 +213,13 @@ export const SandboxPoolSpec = Type.Object({
       { description: 'Extension: the limits of sandboxes that set none (default: pids 1024, no cpu/memory limit).' },
     ),
   ),
+  imagePullSecrets: Type.Optional(
+    Type.Array(Type.Object({ name: Type.String({ minLength: 1, maxLength: 253 }) }), {
+      maxItems: 16,
+      description:
+        "Extension: Secrets (kubernetes.io/dockerconfigjson) in the pool's namespace with the registry credentials sandbox images are pulled with; mounted into the agent Pods.",
+    }),
+  ),
   warmImages: Type.Optional(
     Type.Array(
       Type.Object({

@@ -188,6 +188,11 @@ program
     ),
   )
   .addOption(new Option('--init-binary <path>', 'sandbox-init, the init of warm containers').env('DO_SANDBOX_INIT'))
+  .addOption(
+    new Option('--pull-secrets-dir <dir>', "the pool's image pull Secrets (docker config JSON), for pulls").env(
+      'SANDBOX_PULL_SECRETS_DIR',
+    ),
+  )
   .addOption(new Option('--default-cpu <quantity>', 'CPU limit of sandboxes that set none').env('SANDBOX_DEFAULT_CPU'))
   .addOption(
     new Option('--default-memory <quantity>', 'memory limit of sandboxes that set none').env('SANDBOX_DEFAULT_MEMORY'),
@@ -228,6 +233,7 @@ program
       defaultPids?: string;
       warmImages?: string;
       initBinary?: string;
+      pullSecretsDir?: string;
     }) => {
       const { startAgentServer } = await import('../agent/server.js');
       const { loadAgentToken } = await import('../agent/auth.js');
@@ -259,6 +265,7 @@ program
           defaults: { cpu: flags.defaultCpu, memory: flags.defaultMemory, pids },
           warm: flags.warmImages,
           initBinary: flags.initBinary,
+          pullSecretsDir: flags.pullSecretsDir,
         });
       }
       const running = await startAgentServer({

@@ -315,7 +315,11 @@ export interface PoolRuntime {
   runtimeType?: string;
   sandboxResources?: { cpu?: string; memory?: string; pids?: number };
   warmImages?: { image: string; count: number }[];
+  imagePullSecrets?: { name: string }[];
 }
+
+/** Where an agent finds the pool's image pull Secrets (one directory per Secret). */
+export const PULL_SECRETS_DIR = '/etc/sandbox-agent/pull-secrets';
 
 /** The pool's runtime settings as the agent's environment (the original's RUNTIME_TYPE, and the extensions). */
 export function runtimeEnv(r: PoolRuntime | undefined): Record<string, string> {
@@ -364,10 +368,27 @@ export function agentPod(input: AgentPodInput): Record<string, unknown> {
   setEnv('POD_UID', { valueFrom: { fieldRef: { fieldPath: 'metadata.uid' } } });
   setEnv('POD_NAMESPACE', { valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } });
   setEnv('POD_IP', { valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } });
-  for (const [name, value] of Object.entries(runtimeEnv(input.runtime))) {
+  const secrets = input.runtime?.imagePullSecrets ?? [];
+  const pulls = secrets.length ? { SANDBOX_PULL_SECRETS_DIR: PULL_SECRETS_DIR } : {};
+  for (const [name, value] of Object.entries({ ...runtimeEnv(input.runtime), ...pulls })) {
     const i = env.findIndex((e) => e.name === name);
     if (i >= 0) env.splice(i, 1);
     env.push({ name, value });
+  }
+  if (secrets.length) {
+    const s = spec as { volumes?: unknown[] };
+    s.volumes = [
+      ...(s.volumes ?? []),
+      ...secrets.map((x, i) => ({ name: `pull-secret-${i}`, secret: { secretName: x.name, defaultMode: 0o400 } })),
+    ];
+    target.volumeMounts = [
+      ...((target.volumeMounts as unknown[] | undefined) ?? []),
+      ...secrets.map((x, i) => ({
+        name: `pull-secret-${i}`,
+        mountPath: `${PULL_SECRETS_DIR}/${x.name}`,
+        readOnly: true,
+      })),
+    ];
   }
   target.env = env;
   spec.containers = containers;

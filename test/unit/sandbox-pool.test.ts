@@ -273,6 +273,22 @@ describe('agent Pods carry the pool’s runtime settings', () => {
     });
   });
 
+  it('mounts the pool’s image pull Secrets read-only and tells the agent where', () => {
+    const p = pod({ imagePullSecrets: [{ name: 'regcred' }] }) as ReturnType<typeof pod> & {
+      spec: { volumes: unknown[]; containers: { volumeMounts: unknown[] }[] };
+    };
+    expect(envOf(p)).toMatchObject({ SANDBOX_PULL_SECRETS_DIR: '/etc/sandbox-agent/pull-secrets' });
+    expect(p.spec.volumes).toContainEqual({
+      name: 'pull-secret-0',
+      secret: { secretName: 'regcred', defaultMode: 0o400 },
+    });
+    expect(p.spec.containers[0]!.volumeMounts).toContainEqual({
+      name: 'pull-secret-0',
+      mountPath: '/etc/sandbox-agent/pull-secrets/regcred',
+      readOnly: true,
+    });
+  });
+
   it('the pool decides RUNTIME_TYPE over the template (a template cannot run a gvisor pool under runc)', () => {
     const p = pod({ runtimeType: 'gvisor' }, [{ name: 'RUNTIME_TYPE', value: 'container' }]);
     expect(p.spec.containers[0]!.env.filter((e) => e.name === 'RUNTIME_TYPE')).toEqual([

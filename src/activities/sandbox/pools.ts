@@ -165,6 +165,7 @@ export function createSandboxPoolActivities(kube: KubeClient, agents: AgentClien
           ...(pool.spec.runtimeType ? { runtimeType: pool.spec.runtimeType } : {}),
           ...(pool.spec.sandboxResources ? { sandboxResources: pool.spec.sandboxResources } : {}),
           ...(pool.spec.warmImages ? { warmImages: pool.spec.warmImages } : {}),
+          ...(pool.spec.imagePullSecrets ? { imagePullSecrets: pool.spec.imagePullSecrets } : {}),
         },
         ...(pool.status?.conditions ? { conditions: pool.status.conditions as Condition[] } : {}),
         facts: {

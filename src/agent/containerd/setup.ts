@@ -7,6 +7,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ContainerdClient } from './client.js';
+import { pullSecretsAuth } from './pull-secrets.js';
 import { ContainerdRuntime, type ContainerdRuntimeOptions, type WarmImage } from './runtime.js';
 
 export interface ContainerdFlags {
@@ -30,6 +31,8 @@ export interface ContainerdFlags {
   initBinary?: string;
   /** `image=count,image2=count` (count 1 when left out): the pool's warm images. */
   warm?: string;
+  /** Where the pool's image pull Secrets are mounted (docker config JSON files). */
+  pullSecretsDir?: string;
 }
 
 /** `image=count,…` as warm images, or what is wrong with it. */
@@ -127,6 +130,7 @@ export async function containerdRuntime(
     initBinary,
     warm,
     unsupported,
+    ...(flags.pullSecretsDir ? { pullAuth: pullSecretsAuth(flags.pullSecretsDir) } : {}),
   });
   return { runtime, label: `containerd/${isolation}` };
 }
