@@ -140,6 +140,12 @@ export const SandboxStatus = Type.Object({
   assignedPod: Type.Optional(Type.String({ description: 'The agent Pod the sandbox is placed on.' })),
   nodeName: Type.Optional(Type.String()),
   sandboxID: Type.Optional(Type.String({ description: 'The sandbox’s ID on the agent.' })),
+  runtime: Type.Optional(
+    Type.String({
+      description:
+        'Extension: what runs the sandbox on its agent — containerd/runc, containerd/gvisor, or process (not isolated).',
+    }),
+  ),
   endpoints: Type.Optional(Type.Array(Type.String(), { description: 'IP:port for each exposed port.' })),
   conditions: Type.Optional(Conditions),
   acceptedResetRevision: Type.Optional(Timestamp({ description: 'The last spec.resetRevision acted upon.' })),
@@ -175,6 +181,7 @@ export const SandboxKind = defineKind({
     { name: 'Image', type: 'string', jsonPath: '.spec.image' },
     { name: 'Agent', type: 'string', jsonPath: '.status.assignedPod' },
     { name: 'Node', type: 'string', jsonPath: '.status.nodeName', priority: 1 },
+    { name: 'Runtime', type: 'string', jsonPath: '.status.runtime', priority: 1 },
     { name: 'Endpoints', type: 'string', jsonPath: '.status.endpoints', priority: 1 },
     { name: 'Expires', type: 'date', jsonPath: '.spec.expireTime', priority: 1 },
   ],

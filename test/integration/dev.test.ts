@@ -131,7 +131,12 @@ it('starts everything, stops everything on Ctrl-C, and a second run resumes the 
       namespace: 'default',
       name,
     });
-    return sb?.status?.phase === 'Running' && sb.status.assignedPod === created.agentPod;
+    // `kubectl get sandboxes -o wide` shows what runs it.
+    return (
+      sb?.status?.phase === 'Running' &&
+      sb.status.assignedPod === created.agentPod &&
+      sb.status.runtime === 'containerd/runc'
+    );
   });
 
   // Cloudflare: the example ZoneRulesets, applied as they ship, reach the printed emulator.

@@ -5,6 +5,7 @@ import {
   agentGoneSinceMs,
   agentLossStep,
   createFingerprint,
+  failureReason,
   invalidCreate,
   lifecycleStep,
   lostRecords,
@@ -223,5 +224,16 @@ describe('expiry and reset', () => {
     expect(nextLookInMs(sandbox({ expireTime: '2026-11-25T03:00:00Z' }), T, resync)).toBe(resync);
     expect(nextLookInMs(sandbox({ expireTime: '2026-11-24T02:00:00Z' }), T, resync)).toBe(1);
     expect(nextLookInMs(sandbox({ expireTime: '2026-11-24T02:00:00Z' }, { phase: 'Expired' }), T, resync)).toBe(resync);
+  });
+});
+
+describe('why a sandbox ended, on its Ready condition', () => {
+  it.each([
+    [{ phase: 'stopped' }, 'Stopped'],
+    [{ phase: 'failed' }, 'ProcessFailed'],
+    [{ phase: 'failed', reason: 'OOMKilled' }, 'OOMKilled'],
+    [{ phase: 'failed', reason: 'SomethingNew' }, 'ProcessFailed'],
+  ])('%j → %s', (seen, reason) => {
+    expect(failureReason(seen)).toBe(reason);
   });
 });

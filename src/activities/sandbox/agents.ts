@@ -46,7 +46,7 @@ export interface PlaceRequest {
 export type AgentCreateRefusal = Refusal & { retryElsewhere: boolean };
 
 export type AgentView =
-  | { state: 'held'; phase: string; message: string; reason?: string }
+  | { state: 'held'; phase: string; message: string; reason?: string; runtime?: string }
   | { state: 'missing' }
   /** The agent is not among the registry's live agents (Pod gone, not Ready, or not answering for the stale window). */
   | { state: 'agent-gone' };
@@ -148,7 +148,13 @@ export function createSandboxAgentActivities(
       });
       const s = report.sandboxStatuses.find((x) => x.sandboxId === req.sandboxId);
       return s
-        ? { state: 'held', phase: s.phase, message: s.message, ...(s.reason ? { reason: s.reason } : {}) }
+        ? {
+            state: 'held',
+            phase: s.phase,
+            message: s.message,
+            ...(s.reason ? { reason: s.reason } : {}),
+            ...(report.runtime ? { runtime: report.runtime } : {}),
+          }
         : { state: 'missing' };
     },
 

@@ -639,7 +639,12 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
       phase = 'Failed';
       condition_ = readyCondition('False', 'AgentLostSandbox', `agent ${pod} no longer has sandbox ${sandboxId}`);
     }
-    if (phase === sb.status?.phase && sb.status?.conditions?.[0]?.reason === condition_.reason) {
+    const runtime = seen.state === 'held' ? seen.runtime : undefined;
+    if (
+      phase === sb.status?.phase &&
+      sb.status?.conditions?.[0]?.reason === condition_.reason &&
+      (runtime === undefined || runtime === sb.status?.runtime)
+    ) {
       state.phase = phase;
       return;
     }
@@ -652,6 +657,7 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
         ...(inc
           ? { nodeName: inc.placement.node, endpoints: endpointsOf(inc.placement.ip, inc.spec.exposedPorts) }
           : {}),
+        ...(runtime ? { runtime } : {}),
         conditions: [condition_],
       },
     });
