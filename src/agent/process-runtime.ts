@@ -157,17 +157,25 @@ export class ProcessRuntime implements SandboxRuntime {
     if (!cmd) throw new Error('command is empty');
     // Its own process group, so an abort (the caller left) or the sandbox's stop takes all of it.
     const child = spawn(cmd, args, { cwd: e.cwd, env: e.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout!.on('data', (c: Buffer) => sink.stdout(c));
-    child.stderr!.on('data', (c: Buffer) => sink.stderr(c));
-    const kill = () => child.pid !== undefined && signalGroup(child.pid, 'SIGKILL');
+    // Pulled at the sink's pace: a slow client fills the pipe and pauses the command.
+    const pump = async (from: AsyncIterable<Buffer>, to: (c: Buffer) => void | Promise<void>) => {
+      for await (const c of from) await to(c);
+    };
+    void pump(child.stdout!, (c) => sink.stdout(c)).catch(() => child.stdout!.destroy());
+    void pump(child.stderr!, (c) => sink.stderr(c)).catch(() => child.stderr!.destroy());
+    let done = false;
+    // Only while it runs: after it ended, its group id may be another process's.
+    const kill = () => !done && child.pid !== undefined && signalGroup(child.pid, 'SIGKILL');
     abort.addEventListener('abort', kill, { once: true });
     void e.exited.then(kill); // the sandbox stopped: nothing of it may outlive it
     return new Promise<ExecExit>((resolve, reject) => {
       child.once('error', (err) => {
+        done = true;
         abort.removeEventListener('abort', kill);
         reject(new Error(`cannot run ${cmd}: ${err.message}`));
       });
       child.once('close', (code, signal) => {
+        done = true;
         abort.removeEventListener('abort', kill);
         resolve({ code, signal });
       });

@@ -16,10 +16,10 @@ export interface SandboxExit {
   reason?: 'OOMKilled';
 }
 
-/** Where an exec's output goes, as it comes. */
+/** Where an exec's output goes, as it comes; the runtime reads no more until a returned promise settles. */
 export interface ExecSink {
-  stdout(chunk: Buffer): void;
-  stderr(chunk: Buffer): void;
+  stdout(chunk: Buffer): void | Promise<void>;
+  stderr(chunk: Buffer): void | Promise<void>;
 }
 
 /** How an exec ended: its exit code, or the signal that ended it. */

@@ -16,6 +16,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { writeWithBackpressure } from '../concurrency.js';
 import { logger as rootLogger, type Logger } from '../log.js';
 import { AGENT_API_PREFIX, parseCreateRequest, parseDeleteRequest, parseDrainRequest } from './api.js';
 import { SandboxAgent } from './agent.js';
@@ -144,19 +145,29 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
         const logs = agent.logs(id);
         if (!logs) throw new HttpError(404, `sandbox ${id} is not on this agent`);
         res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
-        res.write(logs.snapshot());
-        if (!follow || logs.isEnded) return void res.end();
-        const stop = logs.follow({ data: (c) => res.write(c), end: () => res.end() });
-        res.once('close', stop);
-        return;
+        // Pulled from the bounded log at the client's pace: one that stops reading falls behind
+        // (and is told what it missed), the agent buffers nothing more for it.
+        const gone = new AbortController();
+        res.once('close', () => gone.abort());
+        for (let pos = logs.dropped; !gone.signal.aborted;) {
+          const { data, next, missed } = logs.read(pos);
+          pos = next;
+          if (missed)
+            await writeWithBackpressure(res, `\n[… ${missed} bytes of output dropped: the reader fell behind]\n`);
+          if (data.length) await writeWithBackpressure(res, data);
+          else if (!follow || logs.isEnded) break;
+          else await logs.changed(gone.signal);
+        }
+        return void res.end();
       }
       case `POST ${AGENT_API_PREFIX}/exec`: {
         const body = (await readJson(req)) as { sandboxId?: unknown; command?: unknown };
         if (typeof body.sandboxId !== 'string' || !body.sandboxId) throw new HttpError(400, 'sandboxId is required');
         if (!Array.isArray(body.command) || !body.command.length || !body.command.every((c) => typeof c === 'string'))
           throw new HttpError(400, 'command must be a non-empty array of strings');
-        // Output as it comes, one JSON object per line; the last line says how it ended.
-        const line = (o: unknown) => res.write(`${JSON.stringify(o)}\n`);
+        // Output as it comes, one JSON object per line; the last line says how it ended. A client
+        // that stops reading pauses the command's output (the runtime awaits each line).
+        const line = (o: unknown) => writeWithBackpressure(res, `${JSON.stringify(o)}\n`);
         const abort = new AbortController();
         res.once('close', () => abort.abort());
         let started = false;
@@ -187,7 +198,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
           throw err;
         });
         start();
-        line({ exitCode: exit.code, ...(exit.signal ? { signal: exit.signal } : {}) });
+        await line({ exitCode: exit.code, ...(exit.signal ? { signal: exit.signal } : {}) });
         return void res.end();
       }
       default:

@@ -5,6 +5,7 @@
  * the Host) is what the tenant resolver reads, as it reads an HTTP request's headers.
  */
 import * as grpc from '@grpc/grpc-js';
+import { writeWithBackpressure } from '../concurrency.js';
 import type { HoldsTenantSnapshot } from '../tenancy/index.js';
 import type { Logger } from '../log.js';
 import type { AgentExecEvent } from './agent-client.js';
@@ -93,7 +94,9 @@ export async function startGrpcServer(opts: {
       void (async () => {
         try {
           const tenant = tenantOf(opts.tenants, requestLike(call as never));
-          for await (const item of await open(call.request, tenant, abort.signal)) call.write(toMessage(item));
+          // At the client's pace (gRPC flow control): the agent's stream is read no faster.
+          for await (const item of await open(call.request, tenant, abort.signal))
+            await writeWithBackpressure(call, toMessage(item));
           call.end();
         } catch (err) {
           fail(err);

@@ -15,6 +15,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { writeWithBackpressure } from '../concurrency.js';
 import type { Logger } from '../log.js';
 import type { HoldsTenantSnapshot } from '../tenancy/index.js';
 import { decodeJson } from './proto.js';
@@ -56,7 +57,8 @@ async function streamIo(
     if (req.method !== 'GET') throw new FastPathError('InvalidArgument', `${req.method} is not allowed here`);
     const chunks = await io.logs({ ...at }, tenant, abort.signal);
     res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
-    for await (const c of chunks) res.write(c);
+    // At the client's pace: the agent's stream is read only as fast as the client reads this one.
+    for await (const c of chunks) await writeWithBackpressure(res, c);
     return void res.end();
   }
   if (req.method !== 'POST') throw new FastPathError('InvalidArgument', `${req.method} is not allowed here`);
@@ -66,7 +68,8 @@ async function streamIo(
   const events = await io.exec({ ...at, command: body.command as string[] }, tenant, abort.signal);
   res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
   for await (const e of events)
-    res.write(
+    await writeWithBackpressure(
+      res,
       `${JSON.stringify('stdout' in e ? { stdout: e.stdout.toString('utf8') } : 'stderr' in e ? { stderr: e.stderr.toString('utf8') } : e)}\n`,
     );
   res.end();

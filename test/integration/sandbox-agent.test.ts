@@ -133,11 +133,19 @@ describe('sandbox agent: HTTP API', () => {
     const sb = nodeSandbox(FOREVER);
     expect((await create(a, sb)).status).toBe(200);
     const s = await status(a);
-    // The original's fields, and `draining` (an extension: the pool's scale-down, false until drained).
+    // The original's fields, and the extensions `draining` (the pool's scale-down, false until
+    // drained) and `runtime` (what runs the sandboxes: here the process runtime, not isolated).
     expect(Object.keys(s).sort()).toEqual(
-      ['agentId', 'allocated', 'capacity', 'draining', 'images', 'nodeName', 'sandboxStatuses'].sort(),
+      ['agentId', 'allocated', 'capacity', 'draining', 'images', 'nodeName', 'runtime', 'sandboxStatuses'].sort(),
     );
-    expect(s).toMatchObject({ nodeName: 'node-a', capacity: 3, allocated: 1, images: ['node:test'], draining: false });
+    expect(s).toMatchObject({
+      nodeName: 'node-a',
+      capacity: 3,
+      allocated: 1,
+      images: ['node:test'],
+      draining: false,
+      runtime: 'process',
+    });
     expect(s.sandboxStatuses).toEqual([
       {
         sandboxId: sb.sandboxId,
@@ -432,7 +440,10 @@ describe('sandbox agent: the CLI role', () => {
     const marker = uniq('marker');
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'agent', '--port', '0', '--host', '127.0.0.1'],
+      [
+        ...['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'agent'],
+        ...['--port', '0', '--host', '127.0.0.1', '--runtime', 'process'],
+      ],
       {
         cwd: REPO_ROOT,
         env: {

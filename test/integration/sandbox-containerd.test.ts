@@ -362,3 +362,37 @@ describe('gVisor', () => {
     }
   });
 });
+
+describe('streams at the client’s pace', () => {
+  it('an exec whose client stops reading is paused, not buffered; it finishes once the client reads again', async () => {
+    const id = await createRunning(agent, { image: images.busybox });
+    // 64 MiB of output, then a marker: the marker appears only once every byte was taken.
+    const res = await fetch(`${agent.url}/api/v1/agent/exec`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        sandboxId: id,
+        command: ['sh', '-c', 'head -c 67108864 /dev/zero; touch /tmp/all-written'],
+      }),
+    });
+    expect(res.status).toBe(200);
+    await new Promise((r) => setTimeout(r, 3000)); // nobody reads
+    expect((await agent.exec(id, ['test', '-e', '/tmp/all-written'])).code).toBe(1);
+    let bytes = 0;
+    let exit: unknown;
+    let pending = '';
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      pending += Buffer.from(chunk).toString('utf8');
+      let nl: number;
+      while ((nl = pending.indexOf('\n')) >= 0) {
+        const o = JSON.parse(pending.slice(0, nl)) as { stdout?: string; exitCode?: number };
+        pending = pending.slice(nl + 1);
+        if (o.stdout) bytes += Buffer.from(o.stdout, 'base64').length;
+        if ('exitCode' in o) exit = o.exitCode;
+      }
+    }
+    expect({ bytes, exit }).toEqual({ bytes: 64 * 2 ** 20, exit: 0 });
+    expect((await agent.exec(id, ['test', '-e', '/tmp/all-written'])).code).toBe(0);
+    await deleted(agent, id);
+  });
+});

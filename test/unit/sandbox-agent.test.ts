@@ -81,23 +81,32 @@ describe('LogBuffer', () => {
     expect(b.snapshot().toString()).toBe('efghijklmn');
   });
 
-  it('tells followers each chunk and the end; a late follower ends at once', () => {
+  it('readers pull from a position: a slow reader falls behind and is told what it missed, memory stays bounded', () => {
+    const b = new LogBuffer(10);
+    b.append(Buffer.from('abc'));
+    expect(b.read(0)).toEqual({ data: Buffer.from('abc'), next: 3, missed: 0 });
+    expect(b.read(3)).toEqual({ data: Buffer.alloc(0), next: 3, missed: 0 });
+    b.append(Buffer.from('defghijklmnop')); // 16 bytes written, 10 kept
+    expect(b.read(3)).toEqual({ data: Buffer.from('ghijklmnop'), next: 16, missed: 3 });
+    expect(b.read(12, 2)).toEqual({ data: Buffer.from('mn'), next: 14, missed: 0 });
+    expect(b.written).toBe(16);
+  });
+
+  it('wakes waiting readers on new output and at the end; ends ignore later writes', async () => {
     const b = new LogBuffer(100);
-    const got: string[] = [];
-    let ended = 0;
-    const stop = b.follow({ data: (c) => got.push(c.toString()), end: () => ended++ });
+    const waiting = b.changed();
     b.append(Buffer.from('a'));
-    stop();
-    b.append(Buffer.from('b'));
-    const again = b.follow({ data: (c) => got.push(`2:${c.toString()}`), end: () => ended++ });
+    await waiting;
+    const atEnd = b.changed();
     b.end();
+    await atEnd;
     b.append(Buffer.from('ignored'));
-    expect(got).toEqual(['a']);
-    expect(ended).toBe(1);
-    again();
-    b.follow({ data: () => {}, end: () => ended++ });
-    expect(ended).toBe(2);
-    expect(b.snapshot().toString()).toBe('ab');
+    expect(b.snapshot().toString()).toBe('a');
+    await b.changed(); // ended: at once
+    const abort = new AbortController();
+    const c = new LogBuffer(10).changed(abort.signal);
+    abort.abort();
+    await c;
   });
 });
 

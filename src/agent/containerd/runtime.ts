@@ -119,6 +119,8 @@ export const INIT_PATH = '/.fast-sandbox/init';
 
 interface Reader {
   ended: Promise<void>;
+  /** When it last read something (ms since the epoch). */
+  lastData: number;
   close(): void;
 }
 
@@ -179,16 +181,39 @@ function cgroupSawOom(cgroupsPath: string): boolean {
 /**
  * Reads a FIFO the shim writes. Opened non-blocking (it succeeds before the writer comes) and
  * read through a libuv pipe: no thread is held, and the end comes when the shim closes its side.
+ * Read as an async iteration: while `onData` is busy the FIFO is not read, so a slow consumer
+ * (an exec's client) fills the pipe and pauses the writer, instead of a buffer growing here.
  */
-async function readFifo(file: string, onData: (c: Buffer) => void): Promise<Reader> {
+async function readFifo(file: string, onData: (c: Buffer) => void | Promise<void>): Promise<Reader> {
   const fh = await open(file, fsc.O_RDONLY | fsc.O_NONBLOCK);
   const sock = new net.Socket({ fd: fh.fd, readable: true, writable: false });
-  sock.on('data', onData);
-  const ended = new Promise<void>((resolve) => {
-    sock.once('close', () => resolve());
-    sock.once('error', () => resolve());
-  });
-  return { ended, close: () => sock.destroy() };
+  const reader: Reader = { lastData: Date.now(), ended: Promise.resolve(), close: () => sock.destroy() };
+  reader.ended = (async () => {
+    try {
+      for await (const c of sock as AsyncIterable<Buffer>) {
+        reader.lastData = Date.now();
+        await onData(c);
+      }
+    } catch {
+      // destroyed (closed by us) or the pipe failed: the end either way
+    }
+  })();
+  return reader;
+}
+
+/**
+ * Waits until the readers reach the end of their FIFOs — output still flowing is waited for, at
+ * the consumer's pace — or until nothing came for `quietMs` (a process that left a daemon holding
+ * the pipe open would otherwise keep it open forever).
+ */
+async function drained(readers: Reader[], quietMs = 2000): Promise<void> {
+  let done = false;
+  const all = Promise.all(readers.map((r) => r.ended)).then(() => (done = true));
+  while (!done) {
+    const idle = Date.now() - Math.max(...readers.map((r) => r.lastData));
+    if (idle >= quietMs) return;
+    await Promise.race([all, new Promise((r) => setTimeout(r, quietMs - idle))]);
+  }
 }
 
 /** A reader of a warm container's stdout: its first line is sandbox-init's answer; the rest is the sandbox's log. */
@@ -558,7 +583,7 @@ export class ContainerdRuntime implements SandboxRuntime {
       async (status) => {
         const oom = entry.oom || cgroupSawOom(entry.cgroupsPath);
         // The shim closes the FIFOs once the container's output is copied: the log is complete.
-        await Promise.race([Promise.all(readers.map((r) => r.ended)), new Promise((r) => setTimeout(r, 2000))]);
+        await drained(readers);
         for (const r of readers) r.close();
         entry.exit = {
           ...exitOf(status),
@@ -677,7 +702,7 @@ export class ContainerdRuntime implements SandboxRuntime {
       }
       abort.addEventListener('abort', kill, { once: true });
       const code = await status;
-      await Promise.race([Promise.all(readers.map((r) => r.ended)), new Promise((r) => setTimeout(r, 2000))]);
+      await drained(readers);
       return exitOf(code);
     } finally {
       abort.removeEventListener('abort', kill);
