@@ -21,7 +21,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { constants as fsc, readFileSync } from 'node:fs';
+import { constants as fsc, open as fsOpen, readFileSync } from 'node:fs';
 import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -53,6 +53,7 @@ import { ImageStore, type RegistryAuth, type ResolvedImage } from './images.js';
 import { containerSpec, linuxResources, parseLimits, resolveArgs, resolveEnv, type SandboxLimits } from './oci-spec.js';
 
 const execFileP = promisify(execFile);
+const openFd = promisify(fsOpen);
 
 /** The original's container labels, plus what a restarted agent needs to serve the sandbox again. */
 export const LABEL = {
@@ -185,8 +186,10 @@ function cgroupSawOom(cgroupsPath: string): boolean {
  * (an exec's client) fills the pipe and pauses the writer, instead of a buffer growing here.
  */
 async function readFifo(file: string, onData: (c: Buffer) => void | Promise<void>): Promise<Reader> {
-  const fh = await open(file, fsc.O_RDONLY | fsc.O_NONBLOCK);
-  const sock = new net.Socket({ fd: fh.fd, readable: true, writable: false });
+  // A plain fd, not a FileHandle: the socket owns and closes it (a FileHandle would close it
+  // again when collected — EBADF, fatal).
+  const fd = await openFd(file, fsc.O_RDONLY | fsc.O_NONBLOCK);
+  const sock = new net.Socket({ fd, readable: true, writable: false });
   const reader: Reader = { lastData: Date.now(), ended: Promise.resolve(), close: () => sock.destroy() };
   reader.ended = (async () => {
     try {
