@@ -16,6 +16,11 @@
  * pre-bundled workflow bundle. Between rounds every sandbox is deleted (DeleteSandbox) and the
  * bench waits until no Sandbox record is left and every agent reports none.
  *
+ * The runtime (env DO_BENCH_RUNTIME): `process` (default; `/bin/sleep 3600`), or the containerd
+ * runtime on the stack's containerd — `runc`, `runc-warm`, `gvisor`, `gvisor-warm` (busybox's
+ * `sleep 3600`; the warm ones keep DO_BENCH_WARM warm containers per agent, default 8, and each
+ * round starts with every agent's warm pool full).
+ *
  * Usage: npx tsx bench/fastpath.ts [SEQUENTIAL=40] [SUSTAIN_SECONDS=30] [AGENTS=8] [CAPACITY=32] [CONCURRENCY=1,16,64]
  * (SUSTAIN_SECONDS=0 skips the sustained and orphan rounds: a quick latency-only run.)
  */
@@ -62,7 +67,10 @@ const SETTLE_MS = 100;
 const NAMESPACE = 'bench-fastpath';
 const POOL = 'pool-a';
 const TENANT = 4242;
-const SLEEP = { image: 'sleep', poolRef: POOL, command: ['/bin/sleep', '3600'] };
+const RUNTIME = process.env.DO_BENCH_RUNTIME ?? 'process';
+const WARM_PER_AGENT = Number(process.env.DO_BENCH_WARM ?? 8);
+/** The sandboxes' spec: set once the stack (and its registry) is up. */
+let SLEEP = { image: 'sleep', poolRef: POOL, command: ['/bin/sleep', '3600'] };
 const DENY_POLICY = 'bench-deny-orphans';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -238,6 +246,11 @@ async function taskFailures(client: Client, workflowId: string): Promise<string>
 // ---- run ----
 
 const stack = await benchStack('fastpath');
+const warmImage = stack.info.registry?.images.busybox;
+if (RUNTIME !== 'process') {
+  if (!stack.info.containerd || !warmImage) throw new Error(`DO_BENCH_RUNTIME=${RUNTIME} needs the stack's containerd`);
+  SLEEP = { image: warmImage, poolRef: POOL, command: ['sleep', '3600'] };
+}
 const stateDir = stack.info.stateDir;
 const kube = KubeClient.fromKubeconfig(stack.info.kubeconfig);
 const cfg = loadConfig(
@@ -262,7 +275,9 @@ const stamp = () => `[${((Date.now() - t0) / 1000).toFixed(0)} s]`;
 const progress = (s: string) => process.stderr.write(`${stamp()} ${s}\n`);
 
 try {
-  console.log(`machine: ${machine()}`);
+  console.log(
+    `machine: ${machine()}; runtime: ${RUNTIME}${RUNTIME.endsWith('-warm') ? ` (${WARM_PER_AGENT} warm per agent)` : ''}`,
+  );
   console.log(
     `load average at start: ${os
       .loadavg()
@@ -357,6 +372,12 @@ try {
     token,
     stateDir: fpDir,
     killGraceMs: 500,
+    ...(RUNTIME !== 'process'
+      ? {
+          containerd: { ...stack.info.containerd!, runtimeType: RUNTIME.startsWith('gvisor') ? 'gvisor' : 'container' },
+          ...(RUNTIME.endsWith('-warm') ? { warmImages: [{ image: warmImage!, count: WARM_PER_AGENT }] } : {}),
+        }
+      : {}),
   });
   const tokenFile = path.join(fpDir, 'fastpath-token');
   await writeFile(tokenFile, token, { mode: 0o600 });
@@ -432,6 +453,12 @@ try {
   /** Every agent's sandboxes, fresh. */
   const held = async () =>
     (await Promise.all(fleet!.agents.map((a) => agentClient.status(a.url)))).flatMap((r) => r.sandboxStatuses);
+  /** Every agent's warm pool is full again (always, without warm containers). */
+  const warmPoolsFull = async () =>
+    !RUNTIME.endsWith('-warm') ||
+    (await Promise.all(fleet!.agents.map((a) => agentClient.status(a.url)))).every(
+      (r) => (r.warm?.[warmImage!] ?? 0) >= WARM_PER_AGENT,
+    );
 
   const createReq = (name: string, mode: 'FAST' | 'STRONG') => ({
     namespace: NAMESPACE,
@@ -466,7 +493,7 @@ try {
         kube.listPage<Sandbox>(SandboxKind.apiVersion, SandboxKind.kind, { namespace: NAMESPACE }),
         held(),
       ]);
-      if (records.items.length === 0 && sandboxes.length === 0) break;
+      if (records.items.length === 0 && sandboxes.length === 0 && (await warmPoolsFull())) break;
       // Records nobody asked to delete (a create that failed for its caller may still have made one).
       const named = new Set(names);
       const unnamed = records.items.filter((r) => !named.has(r.metadata!.name!) && !r.metadata!.deletionTimestamp);
