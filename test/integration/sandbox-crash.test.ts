@@ -3,23 +3,29 @@
  * and is SIGKILLed between two steps of a create — right after the step's side effect happened
  * and before Temporal learned of it (DO_FAULT_KILL_AFTER_ACTIVITY) — or right after it answered
  * the caller. Restarted, it finishes the creation: the record appears and is handed off, exactly
- * one sandbox exists on the agents, and no slot leaks.
+ * one sandbox exists on the agents — one container in containerd, with its snapshot — and no slot
+ * or container leaks. The agents run the containerd runtime.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ContainerdClient } from '../../src/agent/containerd/client.js';
+import { LABEL } from '../../src/agent/containerd/runtime.js';
 import { ALLOCATION_ANNOTATION } from '../../src/api/sandbox.js';
-import { eventually, uniq } from '../support/env.js';
+import { eventually, stackInfo, uniq } from '../support/env.js';
 import { SandboxStack, grpcClient } from '../support/fastpath.js';
 
 let stack: SandboxStack;
 
-const spec = { image: 'sleep', poolRef: 'pool-a', command: ['/bin/sleep', '3600'] };
+const spec = { image: stackInfo().registry!.images.busybox, poolRef: 'pool-a', command: ['sleep', '3600'] };
+const containerd = new ContainerdClient(stackInfo().containerd!.socket, stackInfo().containerd!.namespace);
 
 beforeAll(async () => {
-  stack = await new SandboxStack({ agents: 2, capacity: 8, spawned: true }).start(); // room for every case's sandbox
+  // room for every case's sandbox
+  stack = await new SandboxStack({ agents: 2, capacity: 8, spawned: true, containerd: true }).start();
 }, 240_000);
 
 afterAll(async () => {
   await stack?.stop();
+  containerd.close();
 });
 
 /** Restarts the fast path after its death (as the Deployment's ReplicaSet would). */
@@ -44,6 +50,10 @@ async function completes(name: string) {
   );
   // Exactly one sandbox for the name, on the agent the record names, with the recorded ID.
   expect(copies).toEqual([{ pod: sb.status!.assignedPod!, id: sb.status!.sandboxID! }]);
+  // And exactly one container for it in containerd, with its snapshot.
+  const containers = await containerd.listContainers([`labels."${LABEL.sandboxName}"==${JSON.stringify(name)}`]);
+  expect(containers.map((c) => c.labels[LABEL.id])).toEqual([sb.status!.sandboxID!]);
+  expect((await containerd.snapshotMounts('overlayfs', containers[0]!.snapshotKey)).length).toBeGreaterThan(0);
   return sb;
 }
 
@@ -52,6 +62,12 @@ async function noLeaks() {
   const reports = await stack.agentReports();
   const held = reports.flatMap((r) => r.sandboxes.map((s) => s.claimName));
   for (const name of held) expect(await stack.sandbox(name), `record of ${name}`).toBeDefined();
+  // Every container of these agents is one the agents hold: none left behind by a crash.
+  const ids = new Set(reports.flatMap((r) => r.sandboxes.map((s) => s.sandboxId)));
+  for (const r of reports) {
+    const mine = await containerd.listContainers([`labels."${LABEL.agentName}"==${JSON.stringify(r.pod)}`]);
+    for (const c of mine) expect(ids, `container ${c.id} of ${r.pod}`).toContain(c.labels[LABEL.id]);
+  }
 }
 
 describe('SIGKILL of the fast path during a create', () => {

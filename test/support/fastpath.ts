@@ -48,6 +48,8 @@ export interface SandboxStackOptions {
   kubelet?: boolean;
   /** The test tenant's sandbox settings (`tenants/{id}/sandbox`); `{namespace}` in a namespaces entry is the stack's. */
   tenantSandbox?: SandboxSettings;
+  /** Agents run sandboxes as containers of the stack's containerd (default: the process runtime). */
+  containerd?: boolean;
 }
 
 /** The status a gRPC call failed with (throws if it succeeded). */
@@ -136,6 +138,7 @@ export class SandboxStack {
       token: this.token,
       stateDir: this.stateDir,
       killGraceMs: 500,
+      ...(this.opts.containerd ? { containerd: stackInfo().containerd! } : {}),
     });
     if (this.opts.kubelet) this.fleet.runKubelet();
     const tokenFile = path.join(this.stateDir, 'fastpath-token');
