@@ -1,23 +1,9 @@
 import { describe, it, expect } from 'vitest';
+import { DEFAULT_CAPABILITIES } from '../../src/agent/containerd/oci-spec.js';
 import { defaultSeccompProfile, type LinuxSeccomp } from '../../src/agent/containerd/seccomp.js';
 
-/** containerd's default process capabilities (oci.defaultUnixCaps). */
-const DEFAULT_CAPS = [
-  'CAP_CHOWN',
-  'CAP_DAC_OVERRIDE',
-  'CAP_FSETID',
-  'CAP_FOWNER',
-  'CAP_MKNOD',
-  'CAP_NET_RAW',
-  'CAP_SETGID',
-  'CAP_SETUID',
-  'CAP_SETFCAP',
-  'CAP_SETPCAP',
-  'CAP_NET_BIND_SERVICE',
-  'CAP_SYS_CHROOT',
-  'CAP_KILL',
-  'CAP_AUDIT_WRITE',
-];
+/** containerd's default process capabilities (oci.defaultUnixCaps), as the container spec gives them. */
+const DEFAULT_CAPS = DEFAULT_CAPABILITIES;
 
 /** Whether some rule allows the syscall whatever its arguments. */
 function allowed(profile: LinuxSeccomp, name: string): boolean {
