@@ -62,11 +62,6 @@ export class ImageStore {
     return p;
   }
 
-  /** The images resolved so far (the agent's `images[]`, for the registry's image affinity). */
-  get present(): string[] {
-    return [...this.resolved.keys()];
-  }
-
   private async resolve(ref: string): Promise<ResolvedImage> {
     const status = await this.client.call<{ image: { id: string } | null }>('cri', 'imageStatus', {
       image: { image: ref },

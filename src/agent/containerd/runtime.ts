@@ -91,8 +91,6 @@ export interface ContainerdRuntimeOptions {
   runtimeBinary?: string;
   /** The OCI runtime's state directory (runc `--root`), when not its default. */
   runtimeRoot?: string;
-  /** A name for what isolates: `runc` or `gvisor` (status, logs). */
-  isolation?: string;
   snapshotter?: string;
   /** Parent of each sandbox's cgroup (cgroupfs path). */
   cgroupParent?: string;
@@ -261,10 +259,6 @@ export class ContainerdRuntime implements SandboxRuntime {
     return this.opts.unsupported;
   }
 
-  get isolation(): string {
-    return this.opts.isolation ?? 'runc';
-  }
-
   private get snapshotter(): string {
     return this.opts.snapshotter ?? DEFAULT_SNAPSHOTTER;
   }
@@ -323,10 +317,9 @@ export class ContainerdRuntime implements SandboxRuntime {
     const limits = this.limitsOf(spec);
     if ('error' in limits) throw new SandboxSpecError(limits.error);
     const slot = this.warm.get(spec.image)?.shift();
-    if (slot) {
-      void this.fill();
-      return this.startWarm(slot, spec, limits, held, onExit);
-    }
+    // The next warm container is made once this answer is out, never on its path.
+    if (slot)
+      return this.startWarm(slot, spec, limits, held, onExit).finally(() => setImmediate(() => void this.fill()));
     const id = spec.sandboxId;
     const image = await this.images.ensure(spec.image);
     const ociSpec = this.specFor(image, spec, id, limits, false);

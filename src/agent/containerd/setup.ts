@@ -124,7 +124,6 @@ export async function containerdRuntime(
     netnsPath,
     runtimeBinary,
     runtimeRoot: flags.runtimeRoot,
-    isolation,
     host: flags.host,
     defaults: flags.defaults,
     initBinary,
