@@ -564,6 +564,10 @@ try {
       ids.push({ url, id });
     });
     await pool(ids, 16, (s) => agentClient.delete(s.url, s.id));
+    // Also those whose create answered too late for its caller (timed out) but ran.
+    for (const a of agents)
+      for (const sb of (await agentClient.status(a.url)).sandboxStatuses)
+        if (sb.phase !== 'terminating') await agentClient.delete(a.url, sb.sandboxId);
     while ((await held()).length > 0) await sleep(100);
     await timed(`(b) Temporal update-with-start, empty workflow, c=${c}`, n, c, (i) =>
       temporal!.workflow.executeUpdateWithStart(pingUpdate, {
