@@ -119,7 +119,7 @@ describe('SandboxPool validation', () => {
 
 describe('served CRDs', () => {
   it.each([
-    [SandboxKind, ['Phase', 'Pool', 'Image', 'Agent', 'Node', 'Endpoints', 'Expires', 'Age'], ['sb']],
+    [SandboxKind, ['Phase', 'Pool', 'Image', 'Agent', 'Node', 'Runtime', 'Endpoints', 'Expires', 'Age'], ['sb']],
     [SandboxPoolKind, ['Min', 'Max', 'Per-Pod', 'Pods', 'Agents', 'Runtime', 'Age'], ['sbpool']],
   ])('$kind has its printer columns, short names and status subresource', async (kind, columns, shortNames) => {
     const crd = await k.apiextensions.readCustomResourceDefinition({ name: `${kind.plural}.${kind.group}` });
