@@ -206,9 +206,13 @@ describe('isolation', () => {
     const b = await createRunning(agent, { image: images.busybox });
     // Only once the same sandbox has shown it has its own PID namespace (its init is PID 1 and
     // the agent is not among its processes): in the host's, as root, this would end every process.
+    // The runtime first (never the process runtime), then the namespace itself: a handful of
+    // processes, PID 1 among them, the agent not.
+    expect((await agent.status()).runtime).toBe('containerd/runc');
     const ps = await agent.exec(a, ['ps', '-o', 'pid,args']);
     expect(ps.out).toMatch(/^\s*1\s/m);
     expect(ps.out).not.toContain('main.ts');
+    expect(ps.out.trim().split('\n').length - 1).toBeLessThanOrEqual(3);
     await agent.exec(a, ['sh', '-c', 'kill -9 -1; sleep 1']).catch(() => undefined);
     expect(await agent.sandbox(b)).toMatchObject({ phase: 'running' });
     expect((await agent.exec(b, ['true'])).code).toBe(0);
