@@ -25,6 +25,8 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { ContainerdClient, isNotFound as isContainerdNotFound } from '../agent/containerd/client.js';
+import { DEFAULT_SNAPSHOTTER, LABEL } from '../agent/containerd/runtime.js';
 import { AGENT_APP_LABEL, AGENT_APP_VALUE, AGENT_POOL_LABEL } from '../api/sandbox.js';
 import { FIELD_MANAGER, isNotFound, type KubeClient } from '../kube/client.js';
 import { ManagedProcess, waitUntilReady } from './process.js';
@@ -177,8 +179,18 @@ export class AgentFleet {
     return agent;
   }
 
-  /** Starts an agent process as the CLI role `agent` on `ip:port`. */
-  private spawn(podName: string, ip: string, port: number, capacity: number): ManagedProcess {
+  /**
+   * Starts an agent process as the CLI role `agent` on `ip:port`. `podEnv`: the environment a
+   * kubelet would give the Pod's agent container (the pool's RUNTIME_TYPE and sandbox settings
+   * decide over the fleet's defaults, as in a cluster).
+   */
+  private spawn(
+    podName: string,
+    ip: string,
+    port: number,
+    capacity: number,
+    podEnv: Record<string, string> = {},
+  ): ManagedProcess {
     const nodeName = this.opts.nodeName ?? 'local-node';
     const cli = path.resolve(HERE, '..', 'cli', FROM_SOURCES ? 'main.ts' : 'main.js');
     const proc = ManagedProcess.start({
@@ -191,22 +203,24 @@ export class AgentFleet {
         ...['--host', ip, '--port', String(port), '--agent-id', podName, '--node-name', nodeName],
         ...['--capacity', String(capacity), '--kill-grace', String(this.opts.killGraceMs ?? 1000)],
         ...['--token-file', this.tokenFile],
-        ...this.runtimeArgs(),
+        ...this.runtimeArgs(podEnv),
       ],
       cwd: path.resolve(HERE, '..', '..'), // tsx is resolved from the package root
       logFile: path.join(this.opts.stateDir, 'logs', `agent-${podName}.log`),
-      env: { ...process.env, ...this.opts.env },
+      env: { ...process.env, ...this.opts.env, ...podEnv },
     });
     this.spawned.add(proc);
     return proc;
   }
 
-  private runtimeArgs(): string[] {
+  private runtimeArgs(podEnv: Record<string, string>): string[] {
     const c = this.opts.containerd;
     if (!c) return ['--runtime', 'process'];
     return [
       ...['--runtime', 'containerd', '--containerd-socket', c.socket, '--containerd-namespace', c.namespace],
-      ...['--runtime-type', c.runtimeType ?? 'container', '--sandbox-netns', 'self'],
+      // A flag would decide over the Pod's RUNTIME_TYPE (the pool's): only without one.
+      ...(podEnv.RUNTIME_TYPE ? [] : ['--runtime-type', c.runtimeType ?? 'container']),
+      ...['--sandbox-netns', 'self'],
       ...['--io-dir', path.join(this.opts.stateDir, 'agent-io')],
       ...(c.runscBinary ? ['--runsc-binary', c.runscBinary] : []),
       ...(c.runcRoot ? ['--runtime-root', c.runcRoot] : []),
@@ -269,7 +283,7 @@ export class AgentFleet {
         const port = container?.ports?.find((p) => p.name === 'agent')?.containerPort ?? 5758;
         const capacity = Number(container?.env?.find((e) => e.name === 'AGENT_CAPACITY')?.value ?? 5);
         const ip = this.pickIp();
-        const proc = this.spawn(name, ip, port, capacity);
+        const proc = this.spawn(name, ip, port, capacity, podEnvOf(pod, ip));
         const run = { process: proc, podName: name, ip, url: `http://${ip}:${port}` };
         this.kubeletRuns.set(uid, run);
         void (async () => {
@@ -309,8 +323,9 @@ export class AgentFleet {
   >();
 
   /**
-   * A container death: SIGKILL the agent and everything it started (its sandboxes die with it,
-   * as they would with the container), then write what the kubelet reports until it restarts the
+   * A container death: SIGKILL the agent and everything it started (the process runtime's
+   * sandboxes die with it; containerd's keep running, as on a node, for the restarted agent to
+   * re-adopt — reapContainers() removes them), then write what the kubelet reports until it restarts the
    * container: phase stays Running, Ready and ContainersReady False, the container terminated
    * (exit 137). This stand-in never restarts it.
    */
@@ -341,6 +356,30 @@ export class AgentFleet {
         },
       ],
     });
+  }
+
+  /**
+   * What a lost node takes with it: every container of this agent in the stack's containerd
+   * (killed, task, container and snapshot removed). Nothing without containerd.
+   */
+  async reapContainers(podName: string): Promise<void> {
+    const c = this.opts.containerd;
+    if (!c) return;
+    const client = new ContainerdClient(c.socket, c.namespace);
+    try {
+      const tolerate = (err: unknown) => {
+        if (!isContainerdNotFound(err)) throw err;
+      };
+      for (const { id } of await client.listContainers([`labels."${LABEL.agentName}"==${JSON.stringify(podName)}`])) {
+        await client.kill(id, 9, { all: true }).catch(tolerate);
+        await client.wait(id, '', AbortSignal.timeout(10_000)).catch(() => undefined);
+        await client.deleteTask(id).catch(tolerate);
+        await client.deleteContainer(id).catch(tolerate);
+        await client.removeSnapshot(DEFAULT_SNAPSHOTTER, id).catch(tolerate);
+      }
+    } finally {
+      client.close();
+    }
   }
 
   /** The Pod is deleted (gracePeriodSeconds 0), then the agent stopped gracefully. */
@@ -421,6 +460,26 @@ export class AgentFleet {
       if (!isNotFound(err)) throw err;
     }
   }
+}
+
+/**
+ * The environment a kubelet gives the Pod's agent container: its literal values, and the
+ * downward-API fields the pool's Pods use (name, UID, namespace, IP).
+ */
+function podEnvOf(pod: V1Pod, ip: string): Record<string, string> {
+  const container = pod.spec?.containers.find((c) => c.name === 'agent') ?? pod.spec?.containers[0];
+  const fields: Record<string, string | undefined> = {
+    'metadata.name': pod.metadata?.name,
+    'metadata.uid': pod.metadata?.uid,
+    'metadata.namespace': pod.metadata?.namespace,
+    'status.podIP': ip,
+  };
+  const env: Record<string, string> = {};
+  for (const e of container?.env ?? []) {
+    const v = e.value ?? (e.valueFrom?.fieldRef ? fields[e.valueFrom.fieldRef.fieldPath] : undefined);
+    if (v !== undefined) env[e.name] = v;
+  }
+  return env;
 }
 
 function containerStatus(ready: boolean) {

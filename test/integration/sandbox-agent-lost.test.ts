@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/api/sandbox.js';
 import { sandboxWorkflowId } from '../../src/domain/sandbox.js';
 import { eventually, replayAndRecord, uniq } from '../support/env.js';
-import { SandboxStack } from '../support/fastpath.js';
+import { SandboxStack, sandboxImage } from '../support/fastpath.js';
 
-const FOREVER = [process.execPath, '-e', 'setInterval(() => {}, 1 << 30)'];
+const FOREVER = ['sleep', '3600'];
 
 let stack: SandboxStack;
 
@@ -35,7 +35,7 @@ async function runningSandbox(name: string, spec: Partial<Sandbox['spec']>): Pro
   await stack.kube.create({
     ...sandboxRef(name),
     metadata: { name, namespace: stack.namespace },
-    spec: { image: 'node:22', poolRef: stack.pool, command: FOREVER, ...spec },
+    spec: { image: sandboxImage(), poolRef: stack.pool, command: FOREVER, ...spec },
   });
   return until(name, 'Running', (sb) => sb.status?.phase === 'Running' && ready(sb)?.status === 'True');
 }
@@ -70,9 +70,10 @@ async function holders(claimName: string): Promise<{ pod: string; sandboxId: str
   return out;
 }
 
-/** The agent is lost for good: its process (and its sandboxes) killed, then its Pod deleted. */
+/** The agent is lost for good (its node with it): its process and its sandboxes killed, then its Pod deleted. */
 async function loseAgent(pod: string) {
   await stack.fleet.crash(pod);
+  await stack.fleet.reapContainers(pod);
   await stack.fleet.remove(pod);
 }
 

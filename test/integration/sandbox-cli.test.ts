@@ -10,10 +10,11 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { REPO_ROOT, eventually } from '../support/env.js';
-import { SandboxStack } from '../support/fastpath.js';
+import { SandboxStack, sandboxImage } from '../support/fastpath.js';
 
 const run = promisify(execFile);
 let stack: SandboxStack;
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 beforeAll(async () => {
   stack = await new SandboxStack({ agents: 1, capacity: 2 }).start();
@@ -49,15 +50,14 @@ describe('durable-operators sandbox', () => {
       'hello',
       ...ns,
       '--image',
-      'node:22',
+      sandboxImage(),
       '--pool',
       stack.pool,
       '--mode',
       'strong',
       '--',
-      process.execPath,
-      '-e',
-      'setInterval(() => {}, 1 << 30)',
+      'sleep',
+      '3600',
     );
     expect(created.code, created.stderr).toBe(0);
     const answer = parseYaml(created.stdout) as { sandboxId: string; sandboxName: string; agentPod: string };
@@ -69,7 +69,9 @@ describe('durable-operators sandbox', () => {
     expect(listed.code, listed.stderr).toBe(0);
     const [header, row] = listed.stdout.trim().split('\n');
     expect(header).toMatch(/^NAME\s+PHASE\s+IMAGE\s+POOL\s+AGENT\s+ENDPOINTS\s+AGE$/);
-    expect(row).toMatch(new RegExp(`^hello\\s+Running\\s+node:22\\s+${stack.pool}\\s+${answer.agentPod}\\s`));
+    expect(row).toMatch(
+      new RegExp(`^hello\\s+Running\\s+${escapeRegExp(sandboxImage())}\\s+${stack.pool}\\s+${answer.agentPod}\\s`),
+    );
 
     const got = await cli('get', 'hello', ...ns, '-o', 'json');
     expect(got.code, got.stderr).toBe(0);

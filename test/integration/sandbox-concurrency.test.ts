@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandboxKind, type Sandbox } from '../../src/api/sandbox.js';
 import type { SandboxRegistry } from '../../src/fastpath/registry.js';
 import { eventually, uniq } from '../support/env.js';
-import { SandboxStack, type FastPathGrpc } from '../support/fastpath.js';
+import { SandboxStack, sandboxImage, type FastPathGrpc } from '../support/fastpath.js';
 
 const AGENTS = 10;
 const CAPACITY = 10;
@@ -31,9 +31,9 @@ async function burst(clients: FastPathGrpc[], prefix: string) {
       clients[i % clients.length]!.call<{ sandboxId: string; agentPod: string }>('CreateSandbox', {
         namespace: stack.namespace,
         name: `${prefix}-${i}`,
-        image: 'sleep',
+        image: sandboxImage(),
         poolRef: stack.pool,
-        command: ['/bin/sleep', '3600'],
+        command: ['sleep', '3600'],
       }),
     ),
   );

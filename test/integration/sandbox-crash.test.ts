@@ -20,7 +20,7 @@ const containerd = new ContainerdClient(stackInfo().containerd!.socket, stackInf
 
 beforeAll(async () => {
   // room for every case's sandbox
-  stack = await new SandboxStack({ agents: 2, capacity: 8, spawned: true, containerd: true }).start();
+  stack = await new SandboxStack({ agents: 2, capacity: 8, spawned: true }).start();
 }, 240_000);
 
 afterAll(async () => {

@@ -19,15 +19,13 @@ import {
 import { TENANT_LABEL, sandboxWorkflowId } from '../../src/domain/sandbox.js';
 import { K8sUID } from '../../src/temporal/search-attributes.js';
 import { eventually, replayAndRecord, temporal, uniq } from '../support/env.js';
-import { SandboxStack, grpcError } from '../support/fastpath.js';
+import { SandboxStack, grpcError, sandboxImage } from '../support/fastpath.js';
 
-const NODE = process.execPath;
-const FOREVER = 'setInterval(() => {}, 1 << 30)';
 /** A sandbox spec whose process runs until it is deleted. */
 const spec = (extra: Record<string, unknown> = {}) => ({
-  image: 'node:22',
+  image: sandboxImage(),
   poolRef: 'pool-a',
-  command: [NODE, '-e', FOREVER],
+  command: ['sleep', '3600'],
   ...extra,
 });
 
@@ -125,7 +123,7 @@ describe('Fast mode (the default)', () => {
 describe('status follows the agent', () => {
   it('a sandbox whose process exits becomes Failed with the exit', async () => {
     const name = uniq('exits');
-    await create({ ...spec({ name }), command: [NODE, '-e', 'setTimeout(() => process.exit(3), 1500)'] });
+    await create({ ...spec({ name }), command: ['sh', '-c', 'sleep 1.5; exit 3'] });
     await running(name);
     const sb = await eventually(`Sandbox ${name} Failed`, async () => {
       const s = await stack.sandbox(name);
@@ -205,7 +203,7 @@ describe('the five RPCs and the HTTP face', () => {
       sandboxId: created.sandboxId,
       phase: 'Running',
       agentPod: created.agentPod,
-      image: 'node:22',
+      image: sandboxImage(),
       poolRef: 'pool-a',
       sandboxName: name,
     });

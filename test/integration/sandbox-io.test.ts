@@ -16,7 +16,7 @@ import { SandboxStack } from '../support/fastpath.js';
 
 let stack: SandboxStack;
 beforeAll(async () => {
-  stack = await new SandboxStack({ agents: 1, capacity: 4 }).start();
+  stack = await new SandboxStack({ agents: 1, capacity: 4, runtime: 'process' }).start();
 }, 240_000);
 afterAll(async () => {
   await stack?.stop();

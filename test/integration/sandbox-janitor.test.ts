@@ -12,12 +12,12 @@ import { SandboxKind, type Sandbox } from '../../src/api/sandbox.js';
 import { sandboxWorkflowId } from '../../src/domain/sandbox.js';
 import { janitorScheduleId } from '../../src/fastpath/main.js';
 import { eventually, replayAndRecord, temporal, uniq } from '../support/env.js';
-import { SandboxStack } from '../support/fastpath.js';
+import { SandboxStack, sandboxImage } from '../support/fastpath.js';
 
 let stack: SandboxStack;
 const policy = uniq('deny-orphans');
 
-const spec = { image: 'sleep', poolRef: 'pool-a', command: ['/bin/sleep', '3600'] };
+const spec = { image: sandboxImage(), poolRef: 'pool-a', command: ['sleep', '3600'] };
 
 beforeAll(async () => {
   stack = await new SandboxStack({ agents: 2, capacity: 4, orphanTimeout: '3s', janitorInterval: '2s' }).start();

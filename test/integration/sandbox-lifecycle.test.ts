@@ -5,20 +5,17 @@
  * expiry or a reset). The pool has one agent with one slot, so "the slot is free again" is
  * visible as a create that succeeds where it was refused before.
  */
-import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_FINALIZER, type Sandbox } from '../../src/api/sandbox.js';
 import { sandboxWorkflowId } from '../../src/domain/sandbox.js';
 import { eventually, replayAndRecord, uniq } from '../support/env.js';
-import { SandboxStack, grpcClient, grpcError } from '../support/fastpath.js';
+import { SandboxStack, grpcClient, grpcError, sandboxImage } from '../support/fastpath.js';
 
-const NODE = process.execPath;
-const FOREVER = 'setInterval(() => {}, 1 << 30)';
-const spec = (name: string, command = [NODE, '-e', FOREVER]) => ({
+const FOREVER = ['sleep', '3600'];
+const spec = (name: string, command = FOREVER) => ({
   name,
-  image: 'node:22',
+  image: sandboxImage(),
   poolRef: 'pool-a',
   command,
 });
@@ -184,9 +181,9 @@ describe('expiry', () => {
       ...sandboxRef(name),
       metadata: { name, namespace: stack.namespace },
       spec: {
-        image: 'node:22',
+        image: sandboxImage(),
         poolRef: 'pool-a',
-        command: [NODE, '-e', FOREVER],
+        command: FOREVER,
         expireTime: new Date(Date.now() - 60_000).toISOString(),
       },
     });
@@ -245,18 +242,13 @@ describe('reset', () => {
     await replayAndRecord(sandboxWorkflowId(stack.namespace, name), 'sandbox-reset-deleted');
   });
 
-  it('restarts a sandbox whose process failed', async () => {
+  it('restarts a sandbox whose process failed, with its spec as it is now', async () => {
     const name = uniq('restart');
-    const marker = path.join(stack.stateDir, `${name}.ran`);
-    await mkdir(stack.stateDir, { recursive: true });
-    // Fails on its first run, runs for good on the next.
-    const script = `const fs = require('fs'); const f = ${JSON.stringify(marker)};
-      if (fs.existsSync(f)) setInterval(() => {}, 1 << 30);
-      else { fs.writeFileSync(f, ''); setTimeout(() => process.exit(3), 1000); }`;
-    await createWhenRoom(name, [NODE, '-e', script]);
+    await createWhenRoom(name, ['sh', '-c', 'sleep 1; exit 3']);
     const failed = await phase(name, 'Failed');
+    // The user fixes the command and resets in one write: the new incarnation runs the new spec.
     const revision = new Date().toISOString();
-    await update(name, { resetRevision: revision });
+    await stack.kube.mergePatch(sandboxRef(name), { spec: { command: FOREVER, resetRevision: revision } });
     const running = await eventually(`Sandbox ${name} running after the reset`, async () => {
       const sb = await stack.sandbox(name);
       return sb?.status?.phase === 'Running' && sb.status.acceptedResetRevision === revision ? sb : undefined;

@@ -13,10 +13,8 @@ import { SandboxPoolKind, type Sandbox, type SandboxPool } from '../../src/api/s
 import { POOL_FINALIZER } from '../../src/domain/sandbox-pool.js';
 import { getFreePort } from '../../src/infra/process.js';
 import { eventually, uniq } from '../support/env.js';
-import { SandboxStack, grpcError } from '../support/fastpath.js';
+import { SandboxStack, grpcError, sandboxImage } from '../support/fastpath.js';
 
-const NODE = process.execPath;
-const FOREVER = 'setInterval(() => {}, 1 << 30)';
 const PER_POD = 2;
 
 let stack: SandboxStack;
@@ -81,9 +79,9 @@ function create(name: string) {
   return stack.grpc.call<{ sandboxId: string; agentPod: string }>('CreateSandbox', {
     namespace: stack.namespace,
     name,
-    image: 'node:22',
+    image: sandboxImage(),
     poolRef: stack.pool,
-    command: [NODE, '-e', FOREVER],
+    command: ['sleep', '3600'],
   });
 }
 

@@ -11,15 +11,14 @@ import { quotaWorkflowId } from '../../src/domain/sandbox-quota.js';
 import { sandboxWorkflowId } from '../../src/domain/sandbox.js';
 import { acquireSlotUpdate, quotaSlotsQuery, sandboxQuotaWorkflow } from '../../src/workflows/sandbox/contract.js';
 import { eventually, replayAndRecord, temporal, uniq } from '../support/env.js';
-import { SandboxStack, type FastPathGrpc } from '../support/fastpath.js';
+import { SandboxStack, sandboxImage, type FastPathGrpc } from '../support/fastpath.js';
 
 const LIMIT = 3;
-const FOREVER = 'setInterval(() => {}, 1 << 30)';
 const spec = (name: string, extra: Record<string, unknown> = {}) => ({
   name,
-  image: 'node:22',
+  image: sandboxImage(),
   poolRef: 'pool-a',
-  command: [process.execPath, '-e', FOREVER],
+  command: ['sleep', '3600'],
   ...extra,
 });
 

@@ -48,8 +48,15 @@ export interface SandboxStackOptions {
   kubelet?: boolean;
   /** The test tenant's sandbox settings (`tenants/{id}/sandbox`); `{namespace}` in a namespaces entry is the stack's. */
   tenantSandbox?: SandboxSettings;
-  /** Agents run sandboxes as containers of the stack's containerd (default: the process runtime). */
-  containerd?: boolean;
+  /**
+   * The agents' runtime: containers of the stack's containerd (default), or the process runtime
+   * (tests whose sandboxes must see the host, e.g. node scripts).
+   */
+  runtime?: 'containerd' | 'process';
+  /** Whether the agents' node has runsc (gVisor) for a pool's `runtimeType: gvisor` (default true). */
+  runsc?: boolean;
+  /** More SandboxPool spec fields (runtimeType, sandboxResources, warmImages…). */
+  poolSpec?: Record<string, unknown>;
 }
 
 /** The status a gRPC call failed with (throws if it succeeded). */
@@ -61,6 +68,9 @@ export async function grpcError(p: Promise<unknown>): Promise<grpc.ServiceError>
   }
   throw new Error('expected the call to fail');
 }
+
+/** The stack's busybox image, in its local registry: what sandboxes on containerd run. */
+export const sandboxImage = (): string => stackInfo().registry!.images.busybox;
 
 /** The fast path's gRPC client (src/fastpath/grpc-client.ts). */
 export const grpcClient = fastPathClient;
@@ -100,6 +110,7 @@ export class SandboxStack {
         capacity: this.opts.poolCapacity ?? { poolMin: 1, poolMax: 4, bufferMin: 0, bufferMax: 2 },
         maxSandboxesPerPod: this.opts.capacity ?? 3,
         agentTemplate: this.opts.agentTemplate ?? {},
+        ...this.opts.poolSpec,
       },
     });
     this.etcd = createEtcdClient(stackInfo().tenantEtcd.endpoint);
@@ -138,7 +149,7 @@ export class SandboxStack {
       token: this.token,
       stateDir: this.stateDir,
       killGraceMs: 500,
-      ...(this.opts.containerd ? { containerd: stackInfo().containerd! } : {}),
+      ...(this.opts.runtime !== 'process' ? { containerd: this.containerd() } : {}),
     });
     if (this.opts.kubelet) this.fleet.runKubelet();
     const tokenFile = path.join(this.stateDir, 'fastpath-token');
@@ -164,6 +175,11 @@ export class SandboxStack {
     this.httpBase = `http://127.0.0.1:${httpPort}`;
     this.grpc = grpcClient(this.grpcAddress, String(this.tenantId));
     return this;
+  }
+
+  private containerd() {
+    const { runscBinary, ...node } = stackInfo().containerd!;
+    return this.opts.runsc === false ? node : { ...node, runscBinary };
   }
 
   /** Starts (or restarts, after a crash) the fast path. */
