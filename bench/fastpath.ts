@@ -89,6 +89,8 @@ interface Figure {
   errors: Map<string, number>;
   /** Wall time of the round (throughput = samples / seconds). */
   seconds?: number;
+  /** Each answered call: its index, when it was sent (epoch ms) and how long it took. */
+  calls?: { i: number; sentAt: number; ms: number }[];
 }
 const figures = new Map<string, Figure>();
 const figure = (label: string): Figure => {
@@ -119,6 +121,33 @@ const errorKey = (err: unknown): string => {
 };
 const firstErrors: string[] = [];
 const anatomy: string[] = [];
+/** Each role's Prometheus endpoint (prom-client's default metrics: event loop lag, CPU, GC). */
+const metricsUrls = new Map<string, string>();
+
+/** One sample of a role's default metrics; the event loop lag histogram restarts at each scrape. */
+async function processMetrics(role: string): Promise<Record<string, number>> {
+  const text = await (await fetch(metricsUrls.get(role)!)).text();
+  const out: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    const m =
+      /^(nodejs_eventloop_lag_(?:p50|p99|max)_seconds|process_cpu_seconds_total|nodejs_gc_duration_seconds_sum)(\{[^}]*\})? ([\d.e+-]+)$/.exec(
+        line,
+      );
+    if (m) out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[3]);
+  }
+  return out;
+}
+
+/** What a role's process did during a round: its event loop's delays, CPU and GC time. */
+function processLine(role: string, before: Record<string, number>, after: Record<string, number>, seconds: number) {
+  const ms = (k: string) => ((after[k] ?? NaN) * 1000).toFixed(1);
+  const cpu = (after.process_cpu_seconds_total ?? 0) - (before.process_cpu_seconds_total ?? 0);
+  const gc = (after.nodejs_gc_duration_seconds_sum ?? 0) - (before.nodejs_gc_duration_seconds_sum ?? 0);
+  return (
+    `${role} process: event loop delay p50 ${ms('nodejs_eventloop_lag_p50_seconds')} / p99 ${ms('nodejs_eventloop_lag_p99_seconds')} / max ${ms('nodejs_eventloop_lag_max_seconds')} ms; ` +
+    `CPU ${((cpu / seconds) * 100).toFixed(0)}% of one core, GC ${(gc * 1000).toFixed(0)} ms in ${seconds.toFixed(1)} s`
+  );
+}
 const noteError = (where: string, err: unknown) => {
   if (firstErrors.length < 12)
     firstErrors.push(`${where}: ${(err as { details?: string }).details ?? (err as Error).message ?? err}`);
@@ -134,9 +163,11 @@ async function timed(label: string, count: number, concurrency: number, call: (i
     concurrency,
     async (i) => {
       const t = now();
+      const sentAt = Date.now();
       try {
         const after = await call(i);
         f.samples.push(now() - t);
+        (f.calls ??= []).push({ i, sentAt, ms: now() - t });
         if (typeof after === 'function') await (after as () => Promise<unknown>)();
       } catch (err) {
         const k = errorKey(err);
@@ -229,6 +260,28 @@ async function answerAnatomy(client: Client, workflowId: string): Promise<string
     `${count((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')} local activities, ${count((e) => e.activityTaskScheduledEventAttributes)} activities, ` +
     `signals: ${[...signals].map(([k, v]) => `${k}×${v}`).join(', ') || 'none'}`
   );
+}
+
+/**
+ * Where a slow create's time went: its workflow's history events up to the answer, as ms after
+ * the client sent the create (same clock: one machine). Shows whether it waited to start (the
+ * fast path), for a worker to take the task (Scheduled → Started), in the task (Started →
+ * Completed), or for the answer to come back.
+ */
+async function timeline(client: Client, workflowId: string, sentAt: number, ms: number): Promise<string> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const events = (history.events ?? []) as HistoryEvent[];
+  const steps: string[] = [];
+  for (const e of events) {
+    const at = stampMs(e.eventTime) - sentAt;
+    if (at > ms + 1) break;
+    const name = (Object.keys(e).find((k) => k.endsWith('EventAttributes') && (e as Record<string, unknown>)[k]) ?? '?')
+      .replace(/EventAttributes$/, '')
+      .replace(/^workflowExecution|^workflow/, '');
+    const marker = e.markerRecordedEventAttributes ? markerOf(e) : undefined;
+    steps.push(marker ? `${marker.type} done ${(marker.completedMs - sentAt).toFixed(0)}` : `${name} ${at.toFixed(0)}`);
+  }
+  return `${workflowId} (${ms.toFixed(0)} ms): ${steps.join(', ')}, answered ${ms.toFixed(0)}`;
 }
 
 /** Why a sandbox's workflow task failed (the history's WorkflowTaskFailed events). */
@@ -397,10 +450,13 @@ try {
   /** A role of the CLI in its own process (the sources through tsx; the workflow code pre-bundled). */
   const role = async (name: string, env: NodeJS.ProcessEnv, readyPath: string) => {
     const metricsPort = await getFreePort();
+    const profile = process.env.DO_BENCH_CPU_PROF
+      ? [`--cpu-prof`, `--cpu-prof-dir=${path.join(stateDir, 'prof')}`]
+      : [];
     const child = ManagedProcess.start({
       name: `bench-${name}`,
       command: process.execPath,
-      args: ['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), name],
+      args: [...profile, '--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), name],
       cwd: REPO_ROOT,
       logFile: path.join(stateDir, `${name}.log`),
       env: {
@@ -415,6 +471,7 @@ try {
         ...env,
       },
     });
+    metricsUrls.set(name, `http://127.0.0.1:${metricsPort}/metrics`);
     await until(
       `${name} ready (see ${stateDir}/${name}.log)`,
       async () => (await fetch(`http://127.0.0.1:${metricsPort}${readyPath}`).catch(() => undefined))?.ok === true,
@@ -643,6 +700,7 @@ try {
         progress(`${label}: ${n} creates`);
         const names = Array.from({ length: n }, (_, i) => `${mode.toLowerCase()}-c${c}${alone ? 'a' : ''}-${i}`);
         const failed: string[] = [];
+        const before = c === 1 ? await processMetrics('fastpath').catch(() => ({})) : {};
         await timed(label, n, c, (i) =>
           rpc!.call('CreateSandbox', createReq(names[i]!, mode)).then(
             () => (alone ? () => settled(names[i]!) : undefined),
@@ -652,12 +710,19 @@ try {
             },
           ),
         );
+        const after = c === 1 ? await processMetrics('fastpath').catch(() => ({})) : {};
         for (const name of failed.slice(0, 3)) {
           const why = await taskFailures(temporal, sandboxWorkflowId(NAMESPACE, name)).catch((e: Error) => e.message);
           if (why) firstErrors.push(`${name}: its workflow's task failures: ${why}`);
         }
         await cleanup(names, label);
         if (c === 1) {
+          anatomy.push(`  ${label}: ${processLine('fastpath', before, after, figure(label).seconds ?? 1)}`);
+          const slowest = [...(figure(label).calls ?? [])].sort((x, y) => y.ms - x.ms).slice(0, 3);
+          for (const call of slowest)
+            anatomy.push(
+              `  slow: ${await timeline(temporal, sandboxWorkflowId(NAMESPACE, names[call.i]!), call.sentAt, call.ms).catch((e: Error) => e.message)}`,
+            );
           anatomy.push(
             await answerAnatomy(temporal, sandboxWorkflowId(NAMESPACE, names[Math.floor(n / 2)]!)).catch(
               (e: Error) => e.message,

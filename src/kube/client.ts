@@ -18,6 +18,7 @@ import {
   type V1APIResource,
   type V1Status,
 } from '@kubernetes/client-node';
+import { createHash } from 'node:crypto';
 
 export const FIELD_MANAGER = 'durable-operators';
 
@@ -38,6 +39,43 @@ export function loadKubeConfig(kubeconfigPath?: string): KubeConfig {
   if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
   else if (process.env.KUBERNETES_SERVICE_HOST && !process.env.KUBECONFIG) kc.loadFromCluster();
   else kc.loadFromDefault();
+  return kc;
+}
+
+const REUSING = Symbol('reuses connections');
+
+/**
+ * client-node 2.0 builds a new undici Agent — so a new TCP connection and TLS handshake, and a
+ * SecureContext parsed from the CA and client certificate — for every request (its
+ * applySecurityAuthentication calls createDispatcher each time). On a busy role that was seconds
+ * of CPU a minute and a handshake on every create's path. One dispatcher per (server, TLS
+ * material) keeps connections alive; rotated certificates get a new one.
+ */
+export function reuseConnections(kc: KubeConfig): KubeConfig {
+  const target = kc as unknown as Record<symbol, boolean> & {
+    createDispatcher: (cluster: { server?: string } | null, agentOptions: Record<string, unknown>) => unknown;
+  };
+  if (target[REUSING]) return kc;
+  const make = target.createDispatcher.bind(kc);
+  const cache = new Map<string, unknown>();
+  target.createDispatcher = (cluster, agentOptions) => {
+    const { ca, cert, key, pfx, passphrase, servername, rejectUnauthorized } = agentOptions;
+    const h = createHash('sha256');
+    for (const v of [cluster?.server, ca, cert, key, pfx, passphrase, servername, rejectUnauthorized])
+      h.update(Buffer.isBuffer(v) ? v : `${typeof v}:${String(v)}`).update('\0');
+    const id = h.digest('hex');
+    if (!cache.has(id)) {
+      // Material changes (a rotation) are rare: keep the newest few, close what falls out.
+      if (cache.size >= 4) {
+        const [oldest, d] = cache.entries().next().value as [string, { close?: () => Promise<void> } | undefined];
+        cache.delete(oldest);
+        void d?.close?.().catch(() => undefined);
+      }
+      cache.set(id, make(cluster, agentOptions));
+    }
+    return cache.get(id);
+  };
+  target[REUSING] = true;
   return kc;
 }
 
@@ -85,6 +123,7 @@ export class KubeClient {
   readonly apiextensions: ApiextensionsV1Api;
 
   constructor(readonly kc: KubeConfig) {
+    reuseConnections(kc);
     this.objects = kc.makeApiClient(DiscoveringObjectApi);
     this.core = kc.makeApiClient(CoreV1Api);
     this.customObjects = kc.makeApiClient(CustomObjectsApi);
