@@ -3,7 +3,7 @@
  * (fastpath.v1.SandboxIOService, server-streaming), HTTP, and the CLI. Real Temporal, apiserver,
  * agents as real processes running real sandbox processes.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -168,7 +168,7 @@ describe('exec', () => {
     }
   });
 
-  it('stdin reaches the command, then EOF, over gRPC (bytes) and HTTP (text or base64); none is EOF at once; over 1 MiB is refused', async () => {
+  it('stdin reaches the command, then EOF, over gRPC (bytes), HTTP (text or base64) and the CLI (-i); none is EOF at once; over 1 MiB is refused', async () => {
     await running('reader', 'setInterval(() => {}, 1 << 30)');
     // Echoes its stdin once it ends, then its length on stderr, exits 3 (exitCode, not exit(): that
     // would cut output still queued for the pipe).
@@ -245,5 +245,31 @@ describe('exec', () => {
       status: 400,
       message: 'stdinBase64 must be base64 (standard alphabet, padded)',
     });
+
+    // The CLI sends its own stdin with -i (and, without it, leaves the command EOF at once).
+    const cli = (args: string[], input: string) =>
+      new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
+        const child = spawn(
+          NODE,
+          ['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'sandbox', 'exec', ...args],
+          {
+            cwd: REPO_ROOT,
+            env: {
+              ...process.env,
+              DO_FASTPATH_ENDPOINT: stack.grpcAddress,
+              DO_TENANT: String(stack.tenantId),
+              DO_LOG_LEVEL: 'silent',
+            },
+          },
+        );
+        let stdout = '';
+        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+        child.once('error', reject);
+        child.once('close', (code) => resolve({ code, stdout }));
+        child.stdin.end(input);
+      });
+    const where = ['reader', '-n', stack.namespace];
+    expect(await cli(['-i', ...where, '--', ...echo], 'via the cli\n')).toEqual({ code: 3, stdout: 'via the cli\n' });
+    expect(await cli([...where, '--', ...echo], 'not sent\n')).toEqual({ code: 3, stdout: '' });
   });
 });
