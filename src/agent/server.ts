@@ -77,12 +77,13 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.end(data);
 }
 
-async function readJson(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<unknown> {
+/** `why`: what the limit is for, said with the 413. */
+async function readJson(req: IncomingMessage, limit = MAX_BODY_BYTES, why = ''): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const c of req as AsyncIterable<Buffer>) {
     size += c.length;
-    if (size > limit) throw new HttpError(413, `body over ${limit} bytes`);
+    if (size > limit) throw new HttpError(413, `body over ${limit} bytes${why}`);
     chunks.push(c);
   }
   const text = Buffer.concat(chunks).toString('utf8');
@@ -171,7 +172,9 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
         return void res.end();
       }
       case `POST ${AGENT_API_PREFIX}/exec`: {
-        const parsed = parseExecRequest(await readJson(req, MAX_EXEC_BODY_BYTES));
+        const parsed = parseExecRequest(
+          await readJson(req, MAX_EXEC_BODY_BYTES, `: stdin is at most ${MAX_EXEC_STDIN_BYTES} bytes`),
+        );
         if (!parsed.ok) throw new HttpError(400, parsed.message);
         const body = parsed.value;
         // Output as it comes, one JSON object per line; the last line says how it ended. A client

@@ -66,7 +66,7 @@ async function streamIo(
     return void res.end();
   }
   if (req.method !== 'POST') throw new FastPathError('InvalidArgument', `${req.method} is not allowed here`);
-  const body = (await readBody(req, MAX_EXEC_BODY_BYTES)) as {
+  const body = (await readBody(req, MAX_EXEC_BODY_BYTES, `: stdin is at most ${MAX_EXEC_STDIN_BYTES} bytes`)) as {
     command?: unknown;
     stdin?: unknown;
     stdinBase64?: unknown;
@@ -113,12 +113,13 @@ function send(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<unknown> {
+/** `why`: what the limit is for, said with the refusal. */
+async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES, why = ''): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const c of req as AsyncIterable<Buffer>) {
     size += c.length;
-    if (size > limit) throw new FastPathError('InvalidArgument', `body over ${limit} bytes`);
+    if (size > limit) throw new FastPathError('InvalidArgument', `body over ${limit} bytes${why}`);
     chunks.push(c);
   }
   const text = Buffer.concat(chunks).toString('utf8');

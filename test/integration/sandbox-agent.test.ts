@@ -455,6 +455,12 @@ describe('sandbox agent: process runtime', () => {
       success: false,
       message: 'stdin is 1048577 bytes; at most 1048576 are accepted',
     });
+    // Far more than fits the body: refused while it is read, and the refusal says why.
+    expect(await exec({ command: ['wc', '-c'], stdin: Buffer.alloc(3 * 1024 * 1024).toString('base64') })).toEqual({
+      status: 413,
+      success: false,
+      message: `body over ${1024 * 1024 + Math.ceil((1024 * 1024) / 3) * 4} bytes: stdin is at most 1048576 bytes`,
+    });
     expect(await exec({ command: ['wc', '-c'], stdin: 'not base64!' })).toMatchObject({
       status: 400,
       message: 'stdin is not base64 (standard alphabet, padded)',
