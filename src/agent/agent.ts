@@ -235,8 +235,14 @@ export class SandboxAgent {
   }
 
   /** Runs a command in a sandbox this agent holds (undefined when it does not hold it). */
-  exec(id: string, command: string[], sink: ExecSink, abort: AbortSignal): Promise<ExecExit> | undefined {
-    return this.held.has(id) ? this.opts.runtime.exec(id, command, sink, abort) : undefined;
+  exec(
+    id: string,
+    command: string[],
+    sink: ExecSink,
+    abort: AbortSignal,
+    stdin?: Buffer,
+  ): Promise<ExecExit> | undefined {
+    return this.held.has(id) ? this.opts.runtime.exec(id, command, sink, abort, stdin) : undefined;
   }
 
   /** Refuses new creates and stops every sandbox; resolves when none runs. */

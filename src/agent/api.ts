@@ -142,6 +142,46 @@ export function parseDeleteRequest(body: unknown): Parsed<DeleteSandboxRequest> 
   return { ok: true, value: body };
 }
 
+/** The most stdin an exec takes (raw bytes): it is held in memory until the command has read it. */
+export const MAX_EXEC_STDIN_BYTES = 1024 * 1024;
+
+/**
+ * Standard padded base64 (RFC 4648 §4) as bytes, or undefined when it is not: Buffer.from skips
+ * what it cannot read, and a user's input must arrive as sent or be refused. (Checked by encoding
+ * back, not by a regular expression: one over a megabyte overflows V8's backtracking stack.)
+ */
+export function decodeBase64(text: string): Buffer | undefined {
+  const bytes = Buffer.from(text, 'base64');
+  return bytes.toString('base64') === text ? bytes : undefined;
+}
+
+export interface ExecRequest {
+  sandboxId: string;
+  command: string[];
+  /** What the command reads on stdin, then EOF; absent: EOF at once. */
+  stdin?: Buffer;
+}
+
+/** An exec body `{sandboxId, command[], stdin?}` (stdin base64, at most MAX_EXEC_STDIN_BYTES decoded). */
+export function parseExecRequest(body: unknown): Parsed<ExecRequest> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return { ok: false, message: 'body must be a JSON object {"sandboxId":"...","command":[...]}' };
+  const b = body as { sandboxId?: unknown; command?: unknown; stdin?: unknown };
+  if (typeof b.sandboxId !== 'string' || !b.sandboxId) return { ok: false, message: 'sandboxId is required' };
+  if (!Array.isArray(b.command) || !b.command.length || !b.command.every((c) => typeof c === 'string'))
+    return { ok: false, message: 'command must be a non-empty array of strings' };
+  const value: ExecRequest = { sandboxId: b.sandboxId, command: b.command as string[] };
+  if (b.stdin !== undefined) {
+    if (typeof b.stdin !== 'string') return { ok: false, message: 'stdin must be a base64 string' };
+    const stdin = decodeBase64(b.stdin);
+    if (!stdin) return { ok: false, message: 'stdin is not base64 (standard alphabet, padded)' };
+    if (stdin.length > MAX_EXEC_STDIN_BYTES)
+      return { ok: false, message: `stdin is ${stdin.length} bytes; at most ${MAX_EXEC_STDIN_BYTES} are accepted` };
+    if (stdin.length) value.stdin = stdin;
+  }
+  return { ok: true, value };
+}
+
 /**
  * The spec fields that make two creates with one sandboxId the same request (order-insensitive
  * env), hashed: the runtime keeps it beside the sandbox (container labels), where env values must

@@ -150,13 +150,24 @@ export class ProcessRuntime implements SandboxRuntime {
     return this.entries.get(sandboxId)?.logs;
   }
 
-  exec(sandboxId: string, command: string[], sink: ExecSink, abort: AbortSignal): Promise<ExecExit> {
+  exec(sandboxId: string, command: string[], sink: ExecSink, abort: AbortSignal, stdin?: Buffer): Promise<ExecExit> {
     const e = this.entries.get(sandboxId);
     if (!e || e.exit) throw new SandboxNotRunningError(`sandbox ${sandboxId} is not running`);
     const [cmd, ...args] = command;
     if (!cmd) throw new Error('command is empty');
     // Its own process group, so an abort (the caller left) or the sandbox's stop takes all of it.
-    const child = spawn(cmd, args, { cwd: e.cwd, env: e.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    // No stdin: /dev/null, EOF at once.
+    const child = spawn(cmd, args, {
+      cwd: e.cwd,
+      env: e.env,
+      detached: true,
+      stdio: [stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    });
+    if (stdin) {
+      // A command that exits without reading it all closes the pipe: EPIPE, its choice, not a failure.
+      child.stdin!.on('error', () => undefined);
+      child.stdin!.end(stdin);
+    }
     // Pulled at the sink's pace: a slow client fills the pipe and pauses the command.
     const pump = async (from: AsyncIterable<Buffer>, to: (c: Buffer) => void | Promise<void>) => {
       for await (const c of from) await to(c);

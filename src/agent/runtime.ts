@@ -87,8 +87,10 @@ export interface SandboxRuntime {
   /**
    * Runs `command` in the sandbox's environment (its env and working directory) while it runs,
    * streaming its output to `sink`; resolves with how it ended. `abort` kills it (the caller left).
+   * The command reads `stdin` and then EOF; without it, EOF at once. Input it leaves unread is
+   * dropped when it exits (as in a shell pipeline), not an error.
    */
-  exec(sandboxId: string, command: string[], sink: ExecSink, abort: AbortSignal): Promise<ExecExit>;
+  exec(sandboxId: string, command: string[], sink: ExecSink, abort: AbortSignal, stdin?: Buffer): Promise<ExecExit>;
   /** Forgets a sandbox that has exited (its logs go with it). */
   remove(sandboxId: string): void;
   /** Stops every sandbox; resolves when none runs. */

@@ -6,19 +6,27 @@
  *   POST /api/v1/agent/delete  {"sandboxId"}                                   → {success, message}
  *   GET  /api/v1/agent/status                                                  → {agentId, nodeName, capacity, ...}
  *   GET  /api/v1/agent/logs?sandboxId=&follow=true                             → text/plain (chunked when following)
- *   POST /api/v1/agent/exec {sandboxId, command[]}                             → NDJSON {stdout|stderr: base64}…, {exitCode, signal?}
+ *   POST /api/v1/agent/exec {sandboxId, command[], stdin?: base64}             → NDJSON {stdout|stderr: base64}…, {exitCode, signal?}
  *   POST /api/v1/agent/drain {drain: true|false}                               → the status report, after the change
  *
  * 400: a bad body (the message names the field); 401: no or wrong token; 404: unknown route or
  * (logs) sandbox; 409: a create refused (`reason`: CapacityExceeded, PortInUse,
- * SandboxIdConflict, Terminating, ShuttingDown, Draining); 413: a body over 1 MiB; 500: the runtime could
- * not start it.
+ * SandboxIdConflict, Terminating, ShuttingDown, Draining); 413: a body over 1 MiB (exec: 1 MiB
+ * besides the base64 of its stdin, itself at most 1 MiB decoded: more is a 400); 500: the runtime
+ * could not start it.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { writeWithBackpressure } from '../concurrency.js';
 import { logger as rootLogger, type Logger } from '../log.js';
-import { AGENT_API_PREFIX, parseCreateRequest, parseDeleteRequest, parseDrainRequest } from './api.js';
+import {
+  AGENT_API_PREFIX,
+  MAX_EXEC_STDIN_BYTES,
+  parseCreateRequest,
+  parseDeleteRequest,
+  parseDrainRequest,
+  parseExecRequest,
+} from './api.js';
 import { SandboxAgent } from './agent.js';
 import { bearerChecker } from './auth.js';
 import { ProcessRuntime } from './process-runtime.js';
@@ -27,6 +35,8 @@ import { SandboxNotRunningError, type ExecExit, type SandboxRuntime } from './ru
 export const DEFAULT_AGENT_PORT = 5758;
 export const DEFAULT_KILL_GRACE_MS = 10_000;
 const MAX_BODY_BYTES = 1024 * 1024;
+/** An exec's body may also carry its stdin, base64 (4 characters per 3 bytes). */
+const MAX_EXEC_BODY_BYTES = MAX_BODY_BYTES + Math.ceil(MAX_EXEC_STDIN_BYTES / 3) * 4;
 
 export interface AgentServerOptions {
   token: string;
@@ -67,12 +77,13 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.end(data);
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
+/** `why`: what the limit is for, said with the 413. */
+async function readJson(req: IncomingMessage, limit = MAX_BODY_BYTES, why = ''): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const c of req as AsyncIterable<Buffer>) {
     size += c.length;
-    if (size > MAX_BODY_BYTES) throw new HttpError(413, `body over ${MAX_BODY_BYTES} bytes`);
+    if (size > limit) throw new HttpError(413, `body over ${limit} bytes${why}`);
     chunks.push(c);
   }
   const text = Buffer.concat(chunks).toString('utf8');
@@ -161,10 +172,11 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
         return void res.end();
       }
       case `POST ${AGENT_API_PREFIX}/exec`: {
-        const body = (await readJson(req)) as { sandboxId?: unknown; command?: unknown };
-        if (typeof body.sandboxId !== 'string' || !body.sandboxId) throw new HttpError(400, 'sandboxId is required');
-        if (!Array.isArray(body.command) || !body.command.length || !body.command.every((c) => typeof c === 'string'))
-          throw new HttpError(400, 'command must be a non-empty array of strings');
+        const parsed = parseExecRequest(
+          await readJson(req, MAX_EXEC_BODY_BYTES, `: stdin is at most ${MAX_EXEC_STDIN_BYTES} bytes`),
+        );
+        if (!parsed.ok) throw new HttpError(400, parsed.message);
+        const body = parsed.value;
         // Output as it comes, one JSON object per line; the last line says how it ended. A client
         // that stops reading pauses the command's output (the runtime awaits each line).
         const line = (o: unknown) => writeWithBackpressure(res, `${JSON.stringify(o)}\n`);
@@ -180,12 +192,13 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
         try {
           running = agent.exec(
             body.sandboxId,
-            body.command as string[],
+            body.command,
             {
               stdout: (c) => (start(), line({ stdout: c.toString('base64') })),
               stderr: (c) => (start(), line({ stderr: c.toString('base64') })),
             },
             abort.signal,
+            body.stdin,
           );
         } catch (err) {
           if (err instanceof SandboxNotRunningError) throw new HttpError(409, err.message);

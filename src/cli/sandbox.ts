@@ -9,7 +9,8 @@
  *   sandbox reset <name>        UpdateSandbox reset_revision = now
  *   sandbox delete | rm <name>  DeleteSandbox
  *   sandbox logs <name> [-f]    its output (SandboxIOService.StreamLogs), following with -f
- *   sandbox exec <name> -- cmd  run a command in it (SandboxIOService.Exec); exits with its code
+ *   sandbox exec <name> -- cmd  run a command in it (SandboxIOService.Exec); exits with its code;
+ *                               -i sends the CLI's stdin (read to its end first) as the command's
  *
  * Errors are the server's gRPC status and message (`NOT_FOUND: …`), never a stack trace.
  */
@@ -18,6 +19,7 @@ import { constants } from 'node:os';
 import * as grpc from '@grpc/grpc-js';
 import { Command, Option } from 'commander';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
+import { MAX_EXEC_STDIN_BYTES } from '../agent/api.js';
 import { parseGoDuration } from '../domain/duration.js';
 import { fastPathClient, sandboxIoClient, type FastPathGrpc } from '../fastpath/grpc-client.js';
 import type { SandboxInfo } from '../fastpath/service.js';
@@ -92,6 +94,23 @@ async function streamOut(
   } finally {
     client.close();
   }
+}
+
+/**
+ * `exec -i`: the CLI's stdin, read to its end, at most what an exec takes (more is refused, not
+ * cut). Only when asked, as kubectl's `exec -i`: a script's stdin that never closes would
+ * otherwise hold every exec.
+ */
+export async function readInput(from: AsyncIterable<Buffer> = process.stdin): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of from) {
+    size += c.length;
+    if (size > MAX_EXEC_STDIN_BYTES)
+      throw new SandboxCliError(`-i: stdin is over ${MAX_EXEC_STDIN_BYTES} bytes, the most an exec takes`);
+    chunks.push(c);
+  }
+  return Buffer.concat(chunks);
 }
 
 /** `--expire-time`: an RFC 3339 time, a duration from now (`30m`, `2h`), or `0`/`never` to remove it. */
@@ -295,8 +314,10 @@ export function registerSandboxCommands(program: Command): Command {
 
   clientOptions(sandbox.command('exec <name> <command...>'))
     .description("Run a command in a sandbox's environment (put it after --); exits with the command's code.")
-    .action(async (name: string, command: string[], flags: ClientFlags) => {
-      const code = await streamOut(flags, 'Exec', { sandboxName: name, namespace: flags.namespace, command });
+    .option('-i, --stdin', "send this command's stdin to it (read to its end first, at most 1 MiB); else it reads EOF")
+    .action(async (name: string, command: string[], flags: ClientFlags & { stdin?: boolean }) => {
+      const stdin = flags.stdin ? await readInput() : undefined;
+      const code = await streamOut(flags, 'Exec', { sandboxName: name, namespace: flags.namespace, command, stdin });
       process.exitCode = code ?? 1;
     });
   return program;

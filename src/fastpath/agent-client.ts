@@ -98,9 +98,19 @@ export class AgentClient {
     for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) yield Buffer.from(chunk);
   }
 
-  /** Runs a command in the sandbox: its output as it comes, then how it ended. */
-  async *exec(url: string, sandboxId: string, command: string[], abort: AbortSignal): AsyncGenerator<AgentExecEvent> {
-    const res = await this.stream(url, 'exec', abort, { sandboxId, command });
+  /** Runs a command in the sandbox, `stdin` its input (none: EOF at once): its output as it comes, then how it ended. */
+  async *exec(
+    url: string,
+    sandboxId: string,
+    command: string[],
+    abort: AbortSignal,
+    stdin?: Buffer,
+  ): AsyncGenerator<AgentExecEvent> {
+    const res = await this.stream(url, 'exec', abort, {
+      sandboxId,
+      command,
+      ...(stdin?.length ? { stdin: stdin.toString('base64') } : {}),
+    });
     let pending = '';
     for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
       pending += Buffer.from(chunk).toString('utf8');

@@ -11,10 +11,11 @@
  *                                                          resetRevision, failurePolicy, recoveryTimeoutSeconds; labels)
  *   DELETE /api/v1/namespaces/{namespace}/sandboxes/{name} DeleteSandbox
  *   GET    /api/v1/namespaces/{namespace}/sandboxes/{name}/logs[?follow=true]   its output (added)
- *   POST   /api/v1/namespaces/{namespace}/sandboxes/{name}/exec {command}       run a command (added)
+ *   POST   /api/v1/namespaces/{namespace}/sandboxes/{name}/exec {command, stdin?|stdinBase64?}  run a command (added)
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { MAX_EXEC_STDIN_BYTES, decodeBase64 } from '../agent/api.js';
 import { writeWithBackpressure } from '../concurrency.js';
 import type { Logger } from '../log.js';
 import type { HoldsTenantSnapshot } from '../tenancy/index.js';
@@ -35,14 +36,17 @@ const HTTP_STATUS: Record<FastPathError['code'], number> = {
   PermissionDenied: 403,
 };
 const MAX_BODY_BYTES = 1024 * 1024;
+/** An exec's body also carries its stdin: room for it as base64 or as escaped JSON text (a bigger stdin is named as such). */
+const MAX_EXEC_BODY_BYTES = MAX_BODY_BYTES + 2 * MAX_EXEC_STDIN_BYTES;
 const ITEM = /^\/api\/v1\/namespaces\/([^/]+)\/sandboxes(?:\/([^/]+))?$/;
 const IO = /^\/api\/v1\/namespaces\/([^/]+)\/sandboxes\/([^/]+)\/(logs|exec)$/;
 
 /**
  * `GET …/logs[?follow=true]`: the output as text/plain, chunked while it follows.
- * `POST …/exec {command}`: NDJSON, `{"stdout"|"stderr": text}` lines as the output comes, then
- * `{"exitCode": n, "signal"?}`. An error before the first byte is the usual JSON error; a client
- * that disconnects ends the agent call (and kills the command).
+ * `POST …/exec {command, stdin?, stdinBase64?}`: NDJSON, `{"stdout"|"stderr": text}` lines as the
+ * output comes, then `{"exitCode": n, "signal"?}`. The command reads `stdin` (text, sent as UTF-8)
+ * or `stdinBase64` (bytes), then EOF; neither: EOF at once. An error before the first byte is the
+ * usual JSON error; a client that disconnects ends the agent call (and kills the command).
  */
 async function streamIo(
   io: SandboxIo,
@@ -62,10 +66,18 @@ async function streamIo(
     return void res.end();
   }
   if (req.method !== 'POST') throw new FastPathError('InvalidArgument', `${req.method} is not allowed here`);
-  const body = (await readBody(req)) as { command?: unknown };
+  const body = (await readBody(req, MAX_EXEC_BODY_BYTES, `: stdin is at most ${MAX_EXEC_STDIN_BYTES} bytes`)) as {
+    command?: unknown;
+    stdin?: unknown;
+    stdinBase64?: unknown;
+  };
   if (!Array.isArray(body.command) || !body.command.every((c) => typeof c === 'string'))
     throw new FastPathError('InvalidArgument', 'command must be an array of strings');
-  const events = await io.exec({ ...at, command: body.command as string[] }, tenant, abort.signal);
+  const events = await io.exec(
+    { ...at, command: body.command as string[], stdin: execStdin(body) },
+    tenant,
+    abort.signal,
+  );
   res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
   for await (const e of events)
     await writeWithBackpressure(
@@ -73,6 +85,23 @@ async function streamIo(
       `${JSON.stringify('stdout' in e ? { stdout: e.stdout.toString('utf8') } : 'stderr' in e ? { stderr: e.stderr.toString('utf8') } : e)}\n`,
     );
   res.end();
+}
+
+/** An exec body's input: `stdin` as UTF-8 text or `stdinBase64` as bytes, not both; refused rather than altered. */
+function execStdin(body: { stdin?: unknown; stdinBase64?: unknown }): Buffer | undefined {
+  if (body.stdin !== undefined && body.stdinBase64 !== undefined)
+    throw new FastPathError('InvalidArgument', 'give stdin (text) or stdinBase64 (bytes), not both');
+  if (body.stdin !== undefined) {
+    if (typeof body.stdin !== 'string') throw new FastPathError('InvalidArgument', 'stdin must be a string');
+    // A lone surrogate has no UTF-8: encoding would put U+FFFD in its place.
+    if (/\p{Cs}/u.test(body.stdin))
+      throw new FastPathError('InvalidArgument', 'stdin is not valid Unicode text; send bytes as stdinBase64');
+    return Buffer.from(body.stdin, 'utf8');
+  }
+  if (body.stdinBase64 === undefined) return undefined;
+  const bytes = typeof body.stdinBase64 === 'string' ? decodeBase64(body.stdinBase64) : undefined;
+  if (!bytes) throw new FastPathError('InvalidArgument', 'stdinBase64 must be base64 (standard alphabet, padded)');
+  return bytes;
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {
@@ -84,12 +113,13 @@ function send(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-async function readBody(req: IncomingMessage): Promise<unknown> {
+/** `why`: what the limit is for, said with the refusal. */
+async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES, why = ''): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const c of req as AsyncIterable<Buffer>) {
     size += c.length;
-    if (size > MAX_BODY_BYTES) throw new FastPathError('InvalidArgument', `body over ${MAX_BODY_BYTES} bytes`);
+    if (size > limit) throw new FastPathError('InvalidArgument', `body over ${limit} bytes${why}`);
     chunks.push(c);
   }
   const text = Buffer.concat(chunks).toString('utf8');

@@ -4,6 +4,7 @@
  * tenant check as GetSandbox: another tenant's sandbox is NOT_FOUND); the call goes to the agent
  * that runs it, with the fast path's agent token, and streams back as it comes.
  */
+import { MAX_EXEC_STDIN_BYTES } from '../agent/api.js';
 import { AgentCallError, type AgentClient, type AgentExecEvent } from './agent-client.js';
 import type { SandboxRegistry } from './registry.js';
 import { FastPathError, type FastPathService } from './service.js';
@@ -58,13 +59,20 @@ export class SandboxIo {
     return guarded(this.o.agents.logs(url, sandboxId, req.follow ?? false, abort));
   }
 
+  /** `stdin` is what the command reads, then EOF (empty or none: EOF at once), at most MAX_EXEC_STDIN_BYTES. */
   async exec(
-    req: SandboxIoRequest & { command?: string[] },
+    req: SandboxIoRequest & { command?: string[]; stdin?: Buffer },
     tenant: string,
     abort: AbortSignal,
   ): Promise<AsyncIterable<AgentExecEvent>> {
     if (!req.command?.length || !req.command[0]) throw new FastPathError('InvalidArgument', 'command is required');
+    // Refused here, before the agent is called; the agent holds the same bound.
+    if (req.stdin && req.stdin.length > MAX_EXEC_STDIN_BYTES)
+      throw new FastPathError(
+        'InvalidArgument',
+        `stdin is ${req.stdin.length} bytes; at most ${MAX_EXEC_STDIN_BYTES} are accepted`,
+      );
     const { url, sandboxId } = await this.locate(req, tenant);
-    return guarded(this.o.agents.exec(url, sandboxId, req.command, abort));
+    return guarded(this.o.agents.exec(url, sandboxId, req.command, abort, req.stdin));
   }
 }

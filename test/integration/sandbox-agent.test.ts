@@ -408,6 +408,65 @@ describe('sandbox agent: process runtime', () => {
     expect((await phaseOf(a, sb.sandboxId))?.phase).toBe('running');
   });
 
+  it('exec: stdin (base64) reaches the command, then EOF; none is EOF at once; more than 1 MiB is a 400, not cut', async () => {
+    const { running: a } = await startAgent();
+    const sb = nodeSandbox(FOREVER);
+    expect((await create(a, sb)).status).toBe(200);
+    /** One exec: its stdout, stderr and exit code, from the NDJSON answer. */
+    const exec = async (body: Record<string, unknown>) => {
+      const res = await fetch(`${a.url}/api/v1/agent/exec`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ sandboxId: sb.sandboxId, ...body }),
+        signal: AbortSignal.timeout(20_000), // a command left waiting for EOF fails here, not by hanging
+      });
+      if (res.status !== 200) return { status: res.status, ...((await res.json()) as { message: string }) };
+      const out = { status: 200, stdout: '', stderr: '', exitCode: undefined as unknown };
+      for (const l of (await res.text()).trim().split('\n')) {
+        const o = JSON.parse(l) as { stdout?: string; stderr?: string; exitCode?: number };
+        if (o.stdout) out.stdout += Buffer.from(o.stdout, 'base64').toString();
+        if (o.stderr) out.stderr += Buffer.from(o.stderr, 'base64').toString();
+        if ('exitCode' in o) out.exitCode = o.exitCode;
+      }
+      return out;
+    };
+    const cat = ['sh', '-c', 'cat; echo done >&2; exit 3'];
+    expect(await exec({ command: cat, stdin: Buffer.from('hello\n').toString('base64') })).toEqual({
+      status: 200,
+      stdout: 'hello\n',
+      stderr: 'done\n',
+      exitCode: 3,
+    });
+    expect(await exec({ command: cat })).toEqual({ status: 200, stdout: '', stderr: 'done\n', exitCode: 3 });
+    // Larger than a pipe's buffer: written as the command reads it, all of it, then EOF.
+    const big = Buffer.alloc(1024 * 1024, 'abcdefgh');
+    expect(await exec({ command: ['wc', '-c'], stdin: big.toString('base64') })).toMatchObject({
+      stdout: expect.stringMatching(/^\s*1048576\n$/),
+      exitCode: 0,
+    });
+    // Input the command does not read is dropped with it, as in a pipeline.
+    expect(await exec({ command: ['true'], stdin: big.toString('base64') })).toMatchObject({ exitCode: 0 });
+    const over = await exec({
+      command: ['wc', '-c'],
+      stdin: Buffer.concat([big, Buffer.from('!')]).toString('base64'),
+    });
+    expect(over).toEqual({
+      status: 400,
+      success: false,
+      message: 'stdin is 1048577 bytes; at most 1048576 are accepted',
+    });
+    // Far more than fits the body: refused while it is read, and the refusal says why.
+    expect(await exec({ command: ['wc', '-c'], stdin: Buffer.alloc(3 * 1024 * 1024).toString('base64') })).toEqual({
+      status: 413,
+      success: false,
+      message: `body over ${1024 * 1024 + Math.ceil((1024 * 1024) / 3) * 4} bytes: stdin is at most 1048576 bytes`,
+    });
+    expect(await exec({ command: ['wc', '-c'], stdin: 'not base64!' })).toMatchObject({
+      status: 400,
+      message: 'stdin is not base64 (standard alphabet, padded)',
+    });
+  });
+
   it('stopping the agent stops every process group (also children and SIGTERM-ignorers)', async () => {
     const { running: a, runtime } = await startAgent({ killGraceMs: 300 });
     const sbs = [

@@ -80,6 +80,28 @@ class AgentProcess {
     }
     return { out, code };
   }
+  /** One exec at the agent's HTTP API with `stdin`: stdout and stderr apart, and the exit code. */
+  async execWithStdin(
+    id: string,
+    command: string[],
+    stdin?: Buffer,
+  ): Promise<{ stdout: string; stderr: string; code: number | null }> {
+    const res = await fetch(`${this.url}/api/v1/agent/exec`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ sandboxId: id, command, ...(stdin ? { stdin: stdin.toString('base64') } : {}) }),
+      signal: AbortSignal.timeout(30_000), // a command left waiting for EOF fails here instead of hanging
+    });
+    expect(res.status).toBe(200);
+    const out = { stdout: '', stderr: '', code: null as number | null };
+    for (const line of (await res.text()).trim().split('\n')) {
+      const o = JSON.parse(line) as { stdout?: string; stderr?: string; exitCode?: number | null };
+      if (o.stdout) out.stdout += Buffer.from(o.stdout, 'base64').toString();
+      if (o.stderr) out.stderr += Buffer.from(o.stderr, 'base64').toString();
+      if ('exitCode' in o) out.code = o.exitCode ?? null;
+    }
+    return out;
+  }
   async logs(id: string): Promise<string> {
     const res = await fetch(`${this.url}/api/v1/agent/logs?sandboxId=${id}`, {
       headers: { authorization: `Bearer ${TOKEN}` },
@@ -397,6 +419,25 @@ describe('streams at the client’s pace', () => {
     }
     expect({ bytes, exit }).toEqual({ bytes: 64 * 2 ** 20, exit: 0 });
     expect((await agent.exec(id, ['test', '-e', '/tmp/all-written'])).code).toBe(0);
+    await deleted(agent, id);
+  });
+});
+
+describe('exec with stdin', () => {
+  it('the command reads the input, then EOF; its stdout, stderr and exit code come back; no input is EOF at once', async () => {
+    const id = await createRunning(agent, { image: images.busybox });
+    expect(await agent.execWithStdin(id, ['sh', '-c', 'cat; echo done >&2; exit 3'], Buffer.from('hello\n'))).toEqual({
+      stdout: 'hello\n',
+      stderr: 'done\n',
+      code: 3,
+    });
+    // Larger than a pipe's buffer: all of it arrives, and the end of it (wc prints only at EOF).
+    const big = Buffer.alloc(200 * 1024, 'x');
+    expect(await agent.execWithStdin(id, ['wc', '-c'], big)).toEqual({ stdout: '204800\n', stderr: '', code: 0 });
+    // Without input the command's stdin is empty: cat ends rather than waiting.
+    expect(await agent.execWithStdin(id, ['cat'])).toEqual({ stdout: '', stderr: '', code: 0 });
+    // Input the command never reads does not hold the exec open.
+    expect(await agent.execWithStdin(id, ['sh', '-c', 'exit 5'], big)).toEqual({ stdout: '', stderr: '', code: 5 });
     await deleted(agent, id);
   });
 });

@@ -3,7 +3,7 @@
  * (fastpath.v1.SandboxIOService, server-streaming), HTTP, and the CLI. Real Temporal, apiserver,
  * agents as real processes running real sandbox processes.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -166,5 +166,110 @@ describe('exec', () => {
     } finally {
       io.close();
     }
+  });
+
+  it('stdin reaches the command, then EOF, over gRPC (bytes), HTTP (text or base64) and the CLI (-i); none is EOF at once; over 1 MiB is refused', async () => {
+    await running('reader', 'setInterval(() => {}, 1 << 30)');
+    // Echoes its stdin once it ends, then its length on stderr, exits 3 (exitCode, not exit(): that
+    // would cut output still queued for the pipe).
+    const echo = [
+      NODE,
+      '-e',
+      "const c = []; process.stdin.on('data', (d) => c.push(d)); process.stdin.on('end', () => { const b = Buffer.concat(c); process.stdout.write(b); console.error(b.length); process.exitCode = 3; })",
+    ];
+    const at = { sandboxName: 'reader', namespace: stack.namespace };
+    const io = sandboxIoClient(stack.grpcAddress, String(stack.tenantId));
+    type Out = { output: string; stdout?: Buffer; stderr?: Buffer; exitCode?: number };
+    const grpcExec = async (req: Record<string, unknown>) => {
+      const events = await collect(io.stream<Out>('Exec', { ...at, command: echo, ...req }));
+      const bytes = (k: 'stdout' | 'stderr') => Buffer.concat(events.filter((e) => e.output === k).map((e) => e[k]!));
+      return { stdout: bytes('stdout'), stderr: bytes('stderr').toString(), exitCode: events.at(-1)?.exitCode };
+    };
+    try {
+      expect(await grpcExec({ stdin: Buffer.from('hello\n') })).toEqual({
+        stdout: Buffer.from('hello\n'),
+        stderr: '6\n',
+        exitCode: 3,
+      });
+      const big = Buffer.alloc(200 * 1024, 'z');
+      const bigOut = await grpcExec({ stdin: big });
+      expect({ equal: bigOut.stdout.equals(big), stderr: bigOut.stderr }).toEqual({ equal: true, stderr: '204800\n' });
+      // No stdin: the command reads EOF at once instead of waiting.
+      expect(await grpcExec({})).toEqual({ stdout: Buffer.alloc(0), stderr: '0\n', exitCode: 3 });
+      const over = (await grpcExec({ stdin: Buffer.alloc(1024 * 1024 + 1) }).catch(
+        (e: unknown) => e,
+      )) as grpc.ServiceError;
+      expect(over.code).toBe(grpc.status.INVALID_ARGUMENT);
+      expect(over.details).toBe('stdin is 1048577 bytes; at most 1048576 are accepted');
+    } finally {
+      io.close();
+    }
+
+    const httpExec = async (body: Record<string, unknown>) => {
+      const res = await fetch(`${stack.httpBase}/api/v1/namespaces/${stack.namespace}/sandboxes/reader/exec`, {
+        method: 'POST',
+        headers: { 'x-tenant-id': String(stack.tenantId), 'content-type': 'application/json' },
+        body: JSON.stringify({ command: echo, ...body }),
+      });
+      const text = await res.text();
+      if (res.status !== 200) return { status: res.status, ...(JSON.parse(text) as object) };
+      return {
+        status: 200,
+        lines: text
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as Record<string, unknown>),
+      };
+    };
+    const text = await httpExec({ stdin: 'héllo, wörld\n' });
+    expect(text.lines).toContainEqual({ stdout: 'héllo, wörld\n' });
+    expect(text.lines).toContainEqual({ stderr: '15\n' }); // UTF-8 bytes, not characters
+    expect(text.lines?.at(-1)).toEqual({ exitCode: 3 });
+    // Bytes that are not UTF-8 go as stdinBase64; the command gets them unaltered.
+    const binary = Buffer.from([0xff, 0x00, 0xfe]);
+    const viaBase64 = await httpExec({
+      command: [NODE, '-e', "process.stdin.on('data', (d) => process.stdout.write(d.toString('hex')))"],
+      stdinBase64: binary.toString('base64'),
+    });
+    expect(viaBase64.lines).toEqual([{ stdout: 'ff00fe' }, { exitCode: 0 }]);
+    expect(await httpExec({ stdin: 'x'.repeat(1024 * 1024 + 1) })).toEqual({
+      status: 400,
+      error: 'InvalidArgument',
+      message: 'stdin is 1048577 bytes; at most 1048576 are accepted',
+    });
+    expect(await httpExec({ stdin: 'a', stdinBase64: 'YQ==' })).toMatchObject({
+      status: 400,
+      error: 'InvalidArgument',
+    });
+    expect(await httpExec({ stdinBase64: 'not base64' })).toMatchObject({
+      status: 400,
+      message: 'stdinBase64 must be base64 (standard alphabet, padded)',
+    });
+
+    // The CLI sends its own stdin with -i (and, without it, leaves the command EOF at once).
+    const cli = (args: string[], input: string) =>
+      new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
+        const child = spawn(
+          NODE,
+          ['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'sandbox', 'exec', ...args],
+          {
+            cwd: REPO_ROOT,
+            env: {
+              ...process.env,
+              DO_FASTPATH_ENDPOINT: stack.grpcAddress,
+              DO_TENANT: String(stack.tenantId),
+              DO_LOG_LEVEL: 'silent',
+            },
+          },
+        );
+        let stdout = '';
+        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+        child.once('error', reject);
+        child.once('close', (code) => resolve({ code, stdout }));
+        child.stdin.end(input);
+      });
+    const where = ['reader', '-n', stack.namespace];
+    expect(await cli(['-i', ...where, '--', ...echo], 'via the cli\n')).toEqual({ code: 3, stdout: 'via the cli\n' });
+    expect(await cli([...where, '--', ...echo], 'not sent\n')).toEqual({ code: 3, stdout: '' });
   });
 });

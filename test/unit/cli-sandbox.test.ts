@@ -1,6 +1,6 @@
 /** The sandbox CLI's argument parsing and table, decided purely. */
 import { describe, expect, it } from 'vitest';
-import { expireTimeSeconds, parseLabels, parsePorts, table } from '../../src/cli/sandbox.js';
+import { expireTimeSeconds, parseLabels, parsePorts, readInput, table } from '../../src/cli/sandbox.js';
 
 describe('sandbox CLI arguments', () => {
   const now = Date.parse('2026-11-24T10:00:00Z');
@@ -12,6 +12,17 @@ describe('sandbox CLI arguments', () => {
     expect(expireTimeSeconds('never', now)).toBe(0);
     expect(() => expireTimeSeconds('tomorrow', now)).toThrow(
       '--expire-time: "tomorrow" is not an RFC 3339 time, a duration (30m, 2h) or 0',
+    );
+  });
+
+  it('exec -i reads stdin to its end, up to 1 MiB; more is refused, not cut', async () => {
+    async function* chunks(...sizes: number[]) {
+      for (const n of sizes) yield Buffer.alloc(n, 'a');
+    }
+    expect((await readInput(chunks(3, 4))).toString()).toBe('aaaaaaa');
+    expect((await readInput(chunks(512 * 1024, 512 * 1024))).length).toBe(1024 * 1024);
+    await expect(readInput(chunks(512 * 1024, 512 * 1024, 1))).rejects.toThrow(
+      '-i: stdin is over 1048576 bytes, the most an exec takes',
     );
   });
 

@@ -168,3 +168,25 @@ describe('fastpath.v1 proto (wire compatibility with the original)', () => {
     expect(Number((info as { created_at: unknown }).created_at)).toBe(101);
   });
 });
+
+describe('fastpath.v1 sandbox_io.proto (the added service: fields keep their numbers)', () => {
+  const io = new protobuf.Root().loadSync(PROTO.replace(/fastpath\.proto$/, 'sandbox_io.proto'), { keepCase: true });
+  const fields = (name: string) =>
+    io
+      .lookupType(`fastpath.v1.${name}`)
+      .fieldsArray.map((f) => `${f.id} ${f.repeated ? 'repeated ' : ''}${f.type} ${f.name}`);
+
+  it('ExecRequest: the first three fields as released, stdin added as field 4 (bytes)', () => {
+    expect(fields('ExecRequest')).toEqual([
+      '1 string sandbox_name',
+      '2 string namespace',
+      '3 repeated string command',
+      '4 bytes stdin',
+    ]);
+    const type = io.lookupType('fastpath.v1.ExecRequest');
+    // 3:"cat"  4:bytes 00 ff
+    expect(Buffer.from(type.encode({ command: ['cat'], stdin: Buffer.from([0, 255]) }).finish()).toString('hex')).toBe(
+      '1a03636174' + '220200ff',
+    );
+  });
+});

@@ -3,7 +3,15 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseCreateRequest, parseDeleteRequest, parseDrainRequest, specFingerprint } from '../../src/agent/api.js';
+import {
+  MAX_EXEC_STDIN_BYTES,
+  decodeBase64,
+  parseCreateRequest,
+  parseDeleteRequest,
+  parseDrainRequest,
+  parseExecRequest,
+  specFingerprint,
+} from '../../src/agent/api.js';
 import { SandboxAgent, exitMessage } from '../../src/agent/agent.js';
 import { ProcessRuntime } from '../../src/agent/process-runtime.js';
 import type { SandboxRuntime } from '../../src/agent/runtime.js';
@@ -55,6 +63,38 @@ describe('agent request bodies', () => {
       ok: false,
       message: expect.stringMatching(/^sandboxId: /),
     });
+  });
+
+  it('exec: stdin is base64, decoded whole or refused, at most 1 MiB; empty or absent is no input', () => {
+    const exec = { sandboxId: 's', command: ['cat'] };
+    expect(parseExecRequest({ ...exec, stdin: Buffer.from('hi\n').toString('base64') })).toEqual({
+      ok: true,
+      value: { ...exec, stdin: Buffer.from('hi\n') },
+    });
+    expect(parseExecRequest(exec)).toEqual({ ok: true, value: exec });
+    expect(parseExecRequest({ ...exec, stdin: '' })).toEqual({ ok: true, value: exec });
+    const max = Buffer.alloc(MAX_EXEC_STDIN_BYTES, 1);
+    expect(parseExecRequest({ ...exec, stdin: max.toString('base64') })).toMatchObject({ ok: true });
+    expect(parseExecRequest({ ...exec, stdin: Buffer.concat([max, Buffer.from('x')]).toString('base64') })).toEqual({
+      ok: false,
+      message: `stdin is ${MAX_EXEC_STDIN_BYTES + 1} bytes; at most ${MAX_EXEC_STDIN_BYTES} are accepted`,
+    });
+    // Buffer.from would silently skip the characters it cannot read.
+    for (const bad of ['aGk=!', 'aGk', 'a GkK', 'aGk=aGk='])
+      expect(parseExecRequest({ ...exec, stdin: bad }), bad).toEqual({
+        ok: false,
+        message: 'stdin is not base64 (standard alphabet, padded)',
+      });
+    expect(parseExecRequest({ ...exec, stdin: 42 })).toEqual({ ok: false, message: 'stdin must be a base64 string' });
+    expect(parseExecRequest({ sandboxId: 's', command: [] })).toEqual({
+      ok: false,
+      message: 'command must be a non-empty array of strings',
+    });
+    expect(parseExecRequest({ command: ['x'] })).toEqual({ ok: false, message: 'sandboxId is required' });
+    // Binary survives the round trip; a megabyte-long string is checked without a regular expression's stack.
+    const bytes = Buffer.from([0, 255, 10, 13, 128]);
+    expect(decodeBase64(bytes.toString('base64'))).toEqual(bytes);
+    expect(decodeBase64(`${Buffer.alloc(4 * MAX_EXEC_STDIN_BYTES).toString('base64')}!`)).toBeUndefined();
   });
 
   it('fingerprints ignore env and port order, not content', () => {

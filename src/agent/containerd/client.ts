@@ -250,8 +250,10 @@ export class ContainerdClient {
   }): Promise<void> {
     await this.call('tasks', 'exec', req);
   }
+  /** Closes the shim's own write end of the process's stdin FIFO (it holds one): with ours closed too, the process reads EOF. */
   async closeStdin(containerId: string, execId = ''): Promise<void> {
-    await this.call('tasks', 'closeIO', { containerId, execId, stdin: true });
+    // grpc-js names methods as proto-loader camel-cases them: CloseIO → closeIo.
+    await this.call('tasks', 'closeIo', { containerId, execId, stdin: true });
   }
   async updateTask(containerId: string, resources: unknown): Promise<void> {
     await this.call('tasks', 'update', { containerId, resources: jsonAny(OCI_TYPE_URL.resources, resources) });

@@ -202,6 +202,47 @@ async function readFifo(file: string, onData: (c: Buffer) => void | Promise<void
   return reader;
 }
 
+/** How long an exec's stdin FIFO may wait for the shim to open its read end (it does so as the exec starts). */
+const STDIN_OPEN_TIMEOUT_MS = 10_000;
+
+/**
+ * Writes `data` into a FIFO the shim reads (an exec's stdin) and closes it; resolves when all of
+ * it is in the FIFO, or when `stop` (the command ended) or the shim closing its end (EPIPE: the
+ * command exited without reading it all) leaves nobody to read the rest. Opened write-only and
+ * non-blocking: that fails with ENXIO until the shim's read end is open, so it is retried — a
+ * blocking open would hold one of libuv's few threads for as long as the shim never came. Like
+ * the readers, a plain fd owned by the socket. The shim keeps a write end of its own: the command
+ * sees EOF only after `closeStdin` too.
+ */
+async function writeFifo(file: string, data: Buffer, stop: AbortSignal): Promise<void> {
+  const deadline = Date.now() + STDIN_OPEN_TIMEOUT_MS;
+  let fd: number | undefined;
+  while (fd === undefined) {
+    if (stop.aborted) return;
+    try {
+      fd = await openFd(file, fsc.O_WRONLY | fsc.O_NONBLOCK);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENXIO') throw err;
+      if (Date.now() > deadline)
+        throw new Error(`the shim did not open the command's stdin in ${STDIN_OPEN_TIMEOUT_MS} ms`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+  const sock = new net.Socket({ fd, readable: false, writable: true });
+  const onStop = () => sock.destroy();
+  stop.addEventListener('abort', onStop, { once: true });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      sock.once('error', (err: NodeJS.ErrnoException) => (err.code === 'EPIPE' ? resolve() : reject(err)));
+      sock.once('close', () => resolve());
+      sock.end(data);
+    });
+  } finally {
+    stop.removeEventListener('abort', onStop);
+    sock.destroy();
+  }
+}
+
 /**
  * Waits until the readers reach the end of their FIFOs — output still flowing is waited for, at
  * the consumer's pace — or until nothing came for `quietMs` (a process that left a daemon holding
@@ -667,24 +708,33 @@ export class ContainerdRuntime implements SandboxRuntime {
     return this.entries.get(sandboxId)?.logs;
   }
 
-  async exec(sandboxId: string, command: string[], sink: ExecSink, abort: AbortSignal): Promise<ExecExit> {
+  async exec(
+    sandboxId: string,
+    command: string[],
+    sink: ExecSink,
+    abort: AbortSignal,
+    stdin?: Buffer,
+  ): Promise<ExecExit> {
     const e = this.entries.get(sandboxId);
     if (!e || e.exit) throw new SandboxNotRunningError(`sandbox ${sandboxId} is not running`);
     if (!command[0]) throw new Error('command is empty');
     const { client } = this.opts;
     const { containerId } = e;
     const execId = `exec-${randomBytes(6).toString('hex')}`;
-    const io = await this.makeFifos(`${containerId}/${execId}`);
+    // No stdin FIFO without input: the shim then gives the command /dev/null (EOF at once).
+    const io = await this.makeFifos(`${containerId}/${execId}`, stdin !== undefined);
     const readers = await Promise.all([
       readFifo(io.stdout, (c) => sink.stdout(c)),
       readFifo(io.stderr, (c) => sink.stderr(c)),
     ]);
     const kill = () => void client.kill(containerId, 9, { execId }).catch(() => undefined);
+    const ended = new AbortController();
     try {
       await client.exec({
         containerId,
         execId,
         spec: jsonAny(OCI_TYPE_URL.process, { ...e.process, args: command, terminal: false }),
+        stdin: io.stdin,
         stdout: io.stdout,
         stderr: io.stderr,
       });
@@ -697,10 +747,24 @@ export class ContainerdRuntime implements SandboxRuntime {
         throw new Error(`cannot run ${command[0]}: ${(err as Error).message}`);
       }
       abort.addEventListener('abort', kill, { once: true });
+      // The input, then EOF (our end closed, then the shim's). Its end is not waited for: input
+      // the command leaves unread must not hold the exec open. If it cannot be given, the command
+      // must not wait for it forever: killed, and the exec fails saying why.
+      let stdinFailed: Error | undefined;
+      if (io.stdin && stdin)
+        void writeFifo(io.stdin, stdin, ended.signal)
+          .then(() => (ended.signal.aborted ? undefined : client.closeStdin(containerId, execId)))
+          .catch((err: unknown) => {
+            if (ended.signal.aborted) return;
+            stdinFailed = err as Error;
+            kill();
+          });
       const code = await status;
+      if (stdinFailed) throw new Error(`cannot give ${command[0]} its stdin: ${stdinFailed.message}`);
       await drained(readers);
       return exitOf(code);
     } finally {
+      ended.abort();
       abort.removeEventListener('abort', kill);
       for (const r of readers) r.close();
       await client.deleteProcess(containerId, execId).catch(() => undefined);
