@@ -33,6 +33,9 @@ interface Entry {
   stopping: boolean;
 }
 
+/** How long a sandbox's output may still come after its leader exited (from what it left behind). */
+const PIPE_DRAIN_MS = 1000;
+
 function signalGroup(pid: number, sig: NodeJS.Signals): void {
   try {
     process.kill(-pid, sig);
@@ -106,15 +109,29 @@ export class ProcessRuntime implements SandboxRuntime {
           exited: new Promise((r) => (resolveExited = r)),
         };
         this.entries.set(spec.sandboxId, entry);
-        // The leader is gone: whatever it left in the group goes too (it would otherwise hold the
-        // output pipes open, and outlive its sandbox).
-        child.once('exit', () => signalGroup(pid, 'SIGKILL'));
-        // 'close': exited and stdout/stderr drained, so the log is complete.
-        child.once('close', (code, signal) => {
+        const finish = (code: number | null, signal: NodeJS.Signals | null) => {
+          if (entry.exit) return;
           entry.exit = { code, signal, stopped: entry.stopping };
           logs.end();
           resolveExited();
           onExit(entry.exit);
+        };
+        child.once('exit', (code, signal) => {
+          // The leader is gone: whatever it left in the group goes too (it would otherwise hold
+          // the output pipes open, and outlive its sandbox).
+          signalGroup(pid, 'SIGKILL');
+          // 'close' (stdout/stderr drained) makes the log complete — but a process that left the
+          // group (setsid, a daemon) can hold the pipes forever: the sandbox ends a moment after
+          // its leader regardless, and its pipes are closed (this runtime cannot kill what left).
+          const drain = setTimeout(() => {
+            child.stdout?.destroy();
+            child.stderr?.destroy();
+            finish(code, signal);
+          }, PIPE_DRAIN_MS);
+          child.once('close', () => {
+            clearTimeout(drain);
+            finish(code, signal);
+          });
         });
         resolve();
       });

@@ -467,6 +467,27 @@ describe('sandbox agent: process runtime', () => {
     });
   });
 
+  it('a command that daemonizes a child (setsid) still ends its sandbox when it exits, and the delete completes', async () => {
+    const { running: a } = await startAgent({ killGraceMs: 300 });
+    // A duration nothing else on the machine sleeps: how the test finds the daemon it must reap.
+    const seconds = `${900 + Math.floor(Math.random() * 1e6) / 1e3}`;
+    const sb = { sandboxId: uniq('sb'), image: 'sh', command: ['sh', '-c', `setsid sleep ${seconds} & echo started`] };
+    try {
+      expect((await create(a, sb)).status).toBe(200);
+      // The daemon left the group and holds the output pipes; the sandbox ends with its command anyway.
+      const ended = await eventually('the sandbox ended with its command', async () => {
+        const p = await phaseOf(a, sb.sandboxId);
+        return p && p.phase !== 'running' ? p : undefined;
+      });
+      expect(ended).toMatchObject({ phase: 'stopped' });
+      expect(await logsOf(a, sb.sandboxId)).toBe('started\n');
+      expect((await del(a, sb.sandboxId)).status).toBe(200);
+      await eventually('the sandbox gone', async () => !(await phaseOf(a, sb.sandboxId)));
+    } finally {
+      for (const pid of await processesWith(seconds)) process.kill(pid, 'SIGKILL');
+    }
+  });
+
   it('stopping the agent stops every process group (also children and SIGTERM-ignorers)', async () => {
     const { running: a, runtime } = await startAgent({ killGraceMs: 300 });
     const sbs = [
