@@ -29,6 +29,8 @@ export interface AgentOptions {
   runtimeLabel?: string;
   /** How long a deleted sandbox has between SIGTERM and SIGKILL. */
   killGraceMs: number;
+  /** Where a failed delete is reported (it is also in the sandbox's status message). */
+  onDeleteFailed?: (sandboxId: string, err: unknown) => void;
 }
 
 interface Held {
@@ -138,7 +140,13 @@ export class SandboxAgent {
     const held = this.held.get(id);
     if (!held) return { status: 200, body: { success: true, message: `sandbox ${id} is not on this agent` } };
     if (held.deleting) return { status: 200, body: { success: true, message: 'already terminating' } };
-    held.deleting = this.terminate(id, held);
+    held.deleting = this.terminate(id, held).catch((err: unknown) => {
+      // Reported, never thrown (it would end the agent and every sandbox on it); the fast path
+      // and the janitor send the delete again while the agent still reports the sandbox.
+      held.message = `delete failed, retried on the next delete: ${(err as Error).message}`;
+      held.deleting = undefined;
+      this.opts.onDeleteFailed?.(id, err);
+    });
     return { status: 200, body: { success: true, message: 'terminating' } };
   }
 

@@ -107,6 +107,8 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
     runtime,
     runtimeLabel: opts.runtimeLabel,
     killGraceMs: opts.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
+    onDeleteFailed: (sandboxId, err) =>
+      log.warn({ err, sandboxId }, 'sandbox delete failed; retried on the next delete'),
   });
   // Before serving: the sandboxes an earlier run of this agent left running are its own again.
   const restored = await agent.restore();

@@ -212,6 +212,50 @@ describe('agent drain', () => {
   });
 });
 
+describe('agent delete when the runtime refuses', () => {
+  it('reports the failure on the sandbox instead of throwing, and the next delete tries again', async () => {
+    const stops: string[] = [];
+    const runtime = {
+      name: 'fake',
+      validate: () => undefined,
+      start: () => Promise.resolve(),
+      // The first stop fails as runsc does when its control server is gone.
+      stop: (id: string) => {
+        stops.push(id);
+        return stops.length === 1
+          ? Promise.reject(new Error('unknown error after kill: connecting to control server: connection refused'))
+          : Promise.resolve();
+      },
+      status: () => ({ running: true }),
+      remove: () => undefined,
+    } as unknown as SandboxRuntime;
+    const failed: string[] = [];
+    const agent = new SandboxAgent({
+      agentId: 'a',
+      nodeName: 'n',
+      capacity: 3,
+      runtime,
+      killGraceMs: 10,
+      onDeleteFailed: (id) => failed.push(id),
+    });
+    expect((await agent.create({ sandboxId: 's', image: 'img', command: ['x'] })).status).toBe(200);
+    expect(agent.delete('s').body).toMatchObject({ success: true, message: 'terminating' });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(failed).toEqual(['s']);
+    expect(agent.status().sandboxStatuses).toEqual([
+      expect.objectContaining({
+        sandboxId: 's',
+        phase: 'terminating',
+        message: expect.stringMatching(/^delete failed, retried/),
+      }),
+    ]);
+    expect(agent.delete('s').body).toMatchObject({ message: 'terminating' });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(stops).toEqual(['s', 's']);
+    expect(agent.status().sandboxStatuses).toEqual([]);
+  });
+});
+
 describe('what a runtime cannot do is refused, never ignored', () => {
   it('an agent whose node cannot run its pool’s runtimeType refuses every create with the reason and reports it', async () => {
     const why = 'runtimeType gvisor needs runsc on the node (--runsc-binary is not set)';

@@ -179,13 +179,16 @@ export function createSandboxAgentActivities(
 
     /** Waits until the agent no longer reports the sandbox (its processes are gone) or is gone itself. */
     async waitUntilAgentForgets(req: AgentRef & { sandboxId: string }): Promise<void> {
-      for (;;) {
+      for (let round = 1; ; round++) {
         heartbeat();
         const url = urlOf(req);
         if (!url) return;
         try {
           const report = await agents.status(url);
           if (!report.sandboxStatuses.some((x) => x.sandboxId === req.sandboxId)) return;
+          // A delete the agent could not finish (its runtime refused) is given up on by the
+          // agent and reported; asking again every ~5 s retries it (idempotent while one runs).
+          if (round % 20 === 0) await agents.delete(url, req.sandboxId);
         } catch (err) {
           if (!liveAgent(req)) return;
           if (!(err instanceof AgentCallError)) throw err;

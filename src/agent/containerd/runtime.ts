@@ -659,7 +659,8 @@ export class ContainerdRuntime implements SandboxRuntime {
     e.removing ??= (async () => {
       if (!e.exit) {
         e.stopping = true;
-        await this.signal(e.containerId, 'SIGTERM', false);
+        // A refused SIGTERM (the runtime's own trouble) still leaves the SIGKILL below.
+        await this.signal(e.containerId, 'SIGTERM', false).catch(() => undefined);
         let timer: NodeJS.Timeout | undefined;
         const killed = new Promise<void>((resolve) => {
           timer = setTimeout(resolve, graceMs);
@@ -671,13 +672,22 @@ export class ContainerdRuntime implements SandboxRuntime {
         await e.exited;
       }
       await this.removeContainer(e.containerId);
-    })();
+    })().catch((err: unknown) => {
+      e.removing = undefined; // the next delete tries again
+      throw err;
+    });
     return e.removing;
   }
 
   private async signal(containerId: string, sig: NodeJS.Signals, all: boolean): Promise<void> {
-    await this.opts.client.kill(containerId, os.constants.signals[sig], { all }).catch((err: unknown) => {
-      if (!isNotFound(err) && !/process already finished|not running/i.test((err as Error).message)) throw err;
+    const { client } = this.opts;
+    await client.kill(containerId, os.constants.signals[sig], { all }).catch(async (err: unknown) => {
+      if (isNotFound(err) || /process already finished|not running/i.test((err as Error).message)) return;
+      // runsc answers a kill of a sandbox that is going away with "connection refused" from its
+      // control server: nothing left to signal if the task has stopped.
+      const task = await client.getTask(containerId).catch((e: unknown) => (isNotFound(e) ? undefined : null));
+      if (task === undefined || task?.status === 'STOPPED') return;
+      throw err;
     });
   }
 
