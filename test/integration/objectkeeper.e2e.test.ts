@@ -212,19 +212,17 @@ describe('ObjectKeeper signals are hints, verified before acting', () => {
 describe('ObjectKeeper workflows', () => {
   it('are one execution per keeper, findable by search attributes, and replay deterministically', async () => {
     // Visibility is eventually consistent: wait for every keeper of this file to show up completed.
+    // The same query for the list and the histories: other kinds' workflows complete on this queue too.
+    const query = `K8sKind = "ObjectKeeper" AND TaskQueue = "${TASK_QUEUE}" AND ExecutionStatus = "Completed"`;
     const done = await eventually('7 completed keeper workflows in visibility', async () => {
-      const list = await listWorkflows(
-        `K8sKind = "ObjectKeeper" AND TaskQueue = "${TASK_QUEUE}" AND ExecutionStatus = "Completed"`,
-      );
+      const list = await listWorkflows(query);
       return list.length >= 7 ? list : undefined;
     });
     const ids = done.map((w) => w.workflowId);
     expect(new Set(ids).size).toBe(ids.length);
 
     const c = await temporal();
-    const histories = c.workflow
-      .list({ query: `TaskQueue = "${TASK_QUEUE}" AND ExecutionStatus = "Completed"` })
-      .intoHistories();
+    const histories = c.workflow.list({ query }).intoHistories();
     let replayed = 0;
     for await (const result of Worker.runReplayHistories(
       { workflowBundle: { codePath: inject('workflowBundle') } },
