@@ -118,6 +118,24 @@ describe('Fast mode (the default)', () => {
     expect(await heldBy(first.sandboxId)).toHaveLength(1);
     await deleteAndWait(name);
   });
+
+  it("another tenant creating the same name with the same spec is refused, never given the first tenant's sandbox", async () => {
+    const name = uniq('theirs');
+    const first = await create(spec({ name }));
+    const other = String(stack.otherTenantId);
+    for (const req of [spec({ name }), spec({ name, args: ['different'] })]) {
+      const err = await grpcError(create(req, other));
+      expect(err.code).toBe(grpc.status.ALREADY_EXISTS);
+      // Nothing of the first tenant's sandbox in the refusal: no ID, agent, endpoint, or spec.
+      expect(err.details).toBe(`a Sandbox named ${name} already exists in namespace ${stack.namespace}`);
+      expect(err.details).not.toContain(first.sandboxId);
+      expect(err.details).not.toContain(first.agentPod);
+    }
+    // The owner's own retry still gets its answer.
+    expect(await create(spec({ name }))).toEqual(first);
+    await running(name);
+    await deleteAndWait(name);
+  });
 });
 
 describe('status follows the agent', () => {

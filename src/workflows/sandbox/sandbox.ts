@@ -169,6 +169,13 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
             `Sandbox ${namespace}/${name} is being deleted; create it again once it is gone`,
             'Terminating',
           );
+        // Another tenant's name: refused like any taken name, never answered with that tenant's
+        // sandbox (its ID, agent and endpoints) nor told how its spec differs.
+        if (creation && creation.call.tenant !== call.tenant)
+          throw ApplicationFailure.nonRetryable(
+            `a Sandbox named ${name} already exists in namespace ${namespace}`,
+            'AlreadyExists',
+          );
         if (creation && creation.fingerprint !== createFingerprint(call.spec))
           throw ApplicationFailure.nonRetryable(
             `a Sandbox named ${name} already exists in namespace ${namespace} with another spec`,
