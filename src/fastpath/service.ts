@@ -296,6 +296,24 @@ export class FastPathService {
     }
   }
 
+  /**
+   * Tells a run that is creating the name for this tenant, before its record exists, that the
+   * sandbox is deleted; false when there is no such run (the caller answers NOT_FOUND).
+   */
+  private async creatingFor(namespace: string, name: string, tenant: string): Promise<boolean> {
+    const handle = this.o.client.workflow.getHandle(sandboxWorkflowId(namespace, name));
+    try {
+      const desc = await handle.describe();
+      if (desc.status.name !== 'RUNNING' || desc.typedSearchAttributes.get(Tenant) !== tenant) return false;
+      const s = await handle.query(sandboxStateQuery);
+      if (s.stage !== 'creating' && s.stage !== 'recording') return false;
+    } catch {
+      return false;
+    }
+    await handle.signal(sandboxChangedSignal, { event: 'Deleting' });
+    return true;
+  }
+
   private async fromWorkflow(namespace: string, name: string, tenant: string): Promise<SandboxInfo | undefined> {
     try {
       const handle = this.o.client.workflow.getHandle(sandboxWorkflowId(namespace, name));
@@ -334,7 +352,16 @@ export class FastPathService {
   }
 
   async delete(req: NameRequest, tenant: string): Promise<{ success: boolean }> {
-    const sb = await this.ownSandbox(req, tenant);
+    const notFound = (err: unknown) => err instanceof FastPathError && err.code === 'NotFound';
+    let sb = await this.ownSandbox(req, tenant).catch((err: unknown) => {
+      if (notFound(err) && req.sandboxName) return undefined;
+      throw err;
+    });
+    if (!sb) {
+      // A Fast sandbox whose record is not written yet: its run records nothing once told.
+      if (await this.creatingFor(req.namespace || 'default', req.sandboxName ?? '', tenant)) return { success: true };
+      sb = await this.ownSandbox(req, tenant); // written meanwhile, or NOT_FOUND for good
+    }
     try {
       await this.o.kube.delete(sandboxRef(sb.metadata!.namespace!, sb.metadata!.name!), { uid: sb.metadata!.uid });
     } catch (err) {

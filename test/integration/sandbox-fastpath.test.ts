@@ -138,6 +138,23 @@ describe('Fast mode (the default)', () => {
   });
 });
 
+describe('a delete right after a Fast create', () => {
+  it('reaches the creation before its record exists: nothing is recorded and nothing is left on the agent', async () => {
+    const name = uniq('quick');
+    const created = await create(spec({ name }));
+    // At once: a Fast answer comes before the record is written.
+    expect(await stack.grpc.call('DeleteSandbox', { sandboxName: name, namespace: stack.namespace })).toMatchObject({
+      success: true,
+    });
+    await eventually(`Sandbox ${name} gone from its agent`, async () => (await heldBy(created.sandboxId)).length === 0);
+    await eventually(`no Sandbox ${name}`, async () => !(await stack.sandbox(name)));
+    // And it stays gone: no record written late.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await stack.sandbox(name)).toBeUndefined();
+    expect(await heldBy(created.sandboxId)).toEqual([]);
+  });
+});
+
 describe('status follows the agent', () => {
   it('a sandbox whose process exits becomes Failed with the exit', async () => {
     const name = uniq('exits');

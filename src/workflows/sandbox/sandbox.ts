@@ -94,6 +94,8 @@ import { releaseSlotSignal } from './quota.js';
  * activities/sandbox/create.ts). Runs recorded before took a local activity per step.
  */
 const ONE_ROUND_TRIP = 'sandbox-create-one-round-trip';
+/** Runs from before it took a delete that came ahead of the Fast record as a delete. */
+const DELETE_BEFORE_RECORD = 'sandbox-delete-before-record';
 /** A bound on agents tried after refusals; each refusal excludes its agent, so the table runs out first. */
 const MAX_PLACEMENT_TRIES = 64;
 /** Re-read the record this often without any hint (a backstop; hints normally arrive first). */
@@ -423,6 +425,22 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
     if (creation?.answer?.status === 'failed' && !state.uid) {
       stage('done', `not created: ${creation.answer.outcome.message}`);
       return finish(`not created (${creation.answer.outcome.code}): ${creation.answer.outcome.message}`);
+    }
+    if (deletionRequested && creation?.call.mode === 'fast' && live && !recorded && patched(DELETE_BEFORE_RECORD)) {
+      // DeleteSandbox came between the answer and the record (it found no record and told this
+      // run): record nothing, remove the sandbox from its agent.
+      stage(
+        'deleting',
+        `deleted before its record was written; removing sandbox ${live.sandboxId} from agent ${live.placement.pod}`,
+      );
+      await removeFromAgent(live);
+      stage(
+        'done',
+        `deleted before it was recorded; sandbox ${live.sandboxId} removed from agent ${live.placement.pod}`,
+      );
+      return finish(
+        `deleted before it was recorded; sandbox ${live.sandboxId} removed from agent ${live.placement.pod}`,
+      );
     }
     if (creation && creation.call.mode === 'fast' && live && !recorded) {
       stage('recording', `on agent ${live.placement.pod}; writing the Sandbox record`);
