@@ -306,7 +306,8 @@ export class FastPathService {
       const desc = await handle.describe();
       if (desc.status.name !== 'RUNNING' || desc.typedSearchAttributes.get(Tenant) !== tenant) return false;
       const s = await handle.query(sandboxStateQuery);
-      if (s.stage !== 'creating' && s.stage !== 'recording') return false;
+      // Strong writes its record before it answers: a delete during one finds it, or NOT_FOUND is true.
+      if (s.mode !== 'fast' || (s.stage !== 'creating' && s.stage !== 'recording')) return false;
     } catch {
       return false;
     }

@@ -75,5 +75,7 @@ export interface SandboxState {
   agentPod?: string;
   endpoints?: string[];
   message?: string;
+  /** The mode of the create this run answered or is answering. */
+  mode?: 'fast' | 'strong';
 }
 export const sandboxStateQuery = defineQuery<SandboxState>('sandboxState');

@@ -160,6 +160,7 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
         return creation.answer!;
       }
       creation = { fingerprint: createFingerprint(call.spec), call };
+      state.mode = call.mode;
       stage('creating', `${call.mode} create in pool ${call.spec.poolRef}`);
       creation.answer = call.mode === 'strong' ? await createStrong(call) : await createFast(call);
       return creation.answer;
