@@ -25,8 +25,8 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
-import { ContainerdClient, isNotFound as isContainerdNotFound } from '../agent/containerd/client.js';
-import { DEFAULT_SNAPSHOTTER, LABEL } from '../agent/containerd/runtime.js';
+import { ContainerdClient } from '../agent/containerd/client.js';
+import { DEFAULT_SNAPSHOTTER, LABEL, removeContainer } from '../agent/containerd/runtime.js';
 import { AGENT_APP_LABEL, AGENT_APP_VALUE, AGENT_POOL_LABEL } from '../api/sandbox.js';
 import { FIELD_MANAGER, isNotFound, type KubeClient } from '../kube/client.js';
 import { ManagedProcess, waitUntilReady } from './process.js';
@@ -367,16 +367,8 @@ export class AgentFleet {
     if (!c) return;
     const client = new ContainerdClient(c.socket, c.namespace);
     try {
-      const tolerate = (err: unknown) => {
-        if (!isContainerdNotFound(err)) throw err;
-      };
-      for (const { id } of await client.listContainers([`labels."${LABEL.agentName}"==${JSON.stringify(podName)}`])) {
-        await client.kill(id, 9, { all: true }).catch(tolerate);
-        await client.wait(id, '', AbortSignal.timeout(10_000)).catch(() => undefined);
-        await client.deleteTask(id).catch(tolerate);
-        await client.deleteContainer(id).catch(tolerate);
-        await client.removeSnapshot(DEFAULT_SNAPSHOTTER, id).catch(tolerate);
-      }
+      for (const { id } of await client.listContainers([`labels."${LABEL.agentName}"==${JSON.stringify(podName)}`]))
+        await removeContainer(client, DEFAULT_SNAPSHOTTER, id);
     } finally {
       client.close();
     }

@@ -202,6 +202,43 @@ async function readFifo(file: string, onData: (c: Buffer) => void | Promise<void
   return reader;
 }
 
+/** Signals a container's task (every process with `all`); one already gone or stopped is done. */
+async function signalContainer(
+  client: ContainerdClient,
+  containerId: string,
+  sig: NodeJS.Signals,
+  all: boolean,
+): Promise<void> {
+  await client.kill(containerId, os.constants.signals[sig], { all }).catch(async (err: unknown) => {
+    if (isNotFound(err) || /process already finished|not running/i.test((err as Error).message)) return;
+    // runsc answers a kill of a sandbox that is going away with "connection refused" from its
+    // control server: nothing left to signal if the task has stopped.
+    const task = await client.getTask(containerId).catch((e: unknown) => (isNotFound(e) ? undefined : null));
+    if (task === undefined || task?.status === 'STOPPED') return;
+    throw err;
+  });
+}
+
+/** A container's task (killed first if it runs), the container and its snapshot, whichever exist. */
+export async function removeContainer(
+  client: ContainerdClient,
+  snapshotter: string,
+  containerId: string,
+): Promise<void> {
+  const tolerate = (err: unknown) => {
+    if (!isNotFound(err)) throw err;
+  };
+  await client.deleteTask(containerId).catch(async (err: unknown) => {
+    if (isNotFound(err)) return;
+    // Still running (a create that failed half-way, a warm container): kill it first.
+    await signalContainer(client, containerId, 'SIGKILL', true);
+    await client.wait(containerId, '', AbortSignal.timeout(10_000)).catch(() => undefined);
+    await client.deleteTask(containerId).catch(tolerate);
+  });
+  await client.deleteContainer(containerId).catch(tolerate);
+  await client.removeSnapshot(snapshotter, containerId).catch(tolerate);
+}
+
 /** How long an exec's stdin FIFO may wait for the shim to open its read end (it does so as the exec starts). */
 const STDIN_OPEN_TIMEOUT_MS = 10_000;
 
@@ -679,33 +716,13 @@ export class ContainerdRuntime implements SandboxRuntime {
     return e.removing;
   }
 
-  private async signal(containerId: string, sig: NodeJS.Signals, all: boolean): Promise<void> {
-    const { client } = this.opts;
-    await client.kill(containerId, os.constants.signals[sig], { all }).catch(async (err: unknown) => {
-      if (isNotFound(err) || /process already finished|not running/i.test((err as Error).message)) return;
-      // runsc answers a kill of a sandbox that is going away with "connection refused" from its
-      // control server: nothing left to signal if the task has stopped.
-      const task = await client.getTask(containerId).catch((e: unknown) => (isNotFound(e) ? undefined : null));
-      if (task === undefined || task?.status === 'STOPPED') return;
-      throw err;
-    });
+  private signal(containerId: string, sig: NodeJS.Signals, all: boolean): Promise<void> {
+    return signalContainer(this.opts.client, containerId, sig, all);
   }
 
   /** Task, container, snapshot and FIFOs, whichever exist. */
   private async removeContainer(containerId: string): Promise<void> {
-    const { client } = this.opts;
-    const tolerate = (err: unknown) => {
-      if (!isNotFound(err)) throw err;
-    };
-    await client.deleteTask(containerId).catch(async (err: unknown) => {
-      if (isNotFound(err)) return;
-      // Still running (a create that failed half-way, a warm container): kill it first.
-      await this.signal(containerId, 'SIGKILL', true);
-      await client.wait(containerId, '', AbortSignal.timeout(10_000)).catch(() => undefined);
-      await client.deleteTask(containerId).catch(tolerate);
-    });
-    await client.deleteContainer(containerId).catch(tolerate);
-    await client.removeSnapshot(this.snapshotter, containerId).catch(tolerate);
+    await removeContainer(this.opts.client, this.snapshotter, containerId);
     await rm(this.fifoDir(containerId), { recursive: true, force: true });
   }
 
