@@ -301,40 +301,39 @@ export class FastPathService {
    * sandbox is deleted; false when there is no such run (the caller answers NOT_FOUND).
    */
   private async creatingFor(namespace: string, name: string, tenant: string): Promise<boolean> {
-    const handle = this.o.client.workflow.getHandle(sandboxWorkflowId(namespace, name));
-    try {
-      const desc = await handle.describe();
-      if (desc.status.name !== 'RUNNING' || desc.typedSearchAttributes.get(Tenant) !== tenant) return false;
-      const s = await handle.query(sandboxStateQuery);
-      // Strong writes its record before it answers: a delete during one finds it, or NOT_FOUND is true.
-      if (s.mode !== 'fast' || (s.stage !== 'creating' && s.stage !== 'recording')) return false;
-    } catch {
-      return false;
-    }
-    await handle.signal(sandboxChangedSignal, { event: 'Deleting' });
+    const run = await this.runOf(namespace, name, tenant);
+    // Strong writes its record before it answers: a delete during one finds it, or NOT_FOUND is true.
+    if (run?.state.mode !== 'fast' || (run.state.stage !== 'creating' && run.state.stage !== 'recording')) return false;
+    await run.handle.signal(sandboxChangedSignal, { event: 'Deleting' });
     return true;
   }
 
-  private async fromWorkflow(namespace: string, name: string, tenant: string): Promise<SandboxInfo | undefined> {
+  /** The name's running workflow, if this tenant's, with its state (undefined when none or unreachable). */
+  private async runOf(namespace: string, name: string, tenant: string) {
+    const handle = this.o.client.workflow.getHandle(sandboxWorkflowId(namespace, name));
     try {
-      const handle = this.o.client.workflow.getHandle(sandboxWorkflowId(namespace, name));
       const desc = await handle.describe();
       if (desc.status.name !== 'RUNNING' || desc.typedSearchAttributes.get(Tenant) !== tenant) return undefined;
-      const s = await handle.query(sandboxStateQuery);
-      if (!s.sandboxId || s.stage !== 'recording') return undefined;
-      return {
-        sandboxId: s.sandboxId,
-        phase: 'Pending',
-        agentPod: s.agentPod ?? '',
-        endpoints: s.endpoints ?? [],
-        createdAt: Math.floor(desc.startTime.getTime() / 1000),
-        image: '',
-        poolRef: '',
-        sandboxName: name,
-      };
+      return { handle, startTime: desc.startTime, state: await handle.query(sandboxStateQuery) };
     } catch {
       return undefined;
     }
+  }
+
+  private async fromWorkflow(namespace: string, name: string, tenant: string): Promise<SandboxInfo | undefined> {
+    const run = await this.runOf(namespace, name, tenant);
+    const s = run?.state;
+    if (!run || !s?.sandboxId || s.stage !== 'recording') return undefined;
+    return {
+      sandboxId: s.sandboxId,
+      phase: 'Pending',
+      agentPod: s.agentPod ?? '',
+      endpoints: s.endpoints ?? [],
+      createdAt: Math.floor(run.startTime.getTime() / 1000),
+      image: '',
+      poolRef: '',
+      sandboxName: name,
+    };
   }
 
   async list(req: { namespace?: string }, tenant: string): Promise<{ items: SandboxInfo[] }> {

@@ -430,18 +430,11 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
     if (deletionRequested && creation?.call.mode === 'fast' && live && !recorded && patched(DELETE_BEFORE_RECORD)) {
       // DeleteSandbox came between the answer and the record (it found no record and told this
       // run): record nothing, remove the sandbox from its agent.
-      stage(
-        'deleting',
-        `deleted before its record was written; removing sandbox ${live.sandboxId} from agent ${live.placement.pod}`,
-      );
+      const where = `sandbox ${live.sandboxId} on agent ${live.placement.pod}`;
+      stage('deleting', `deleted before its record was written; removing ${where}`);
       await removeFromAgent(live);
-      stage(
-        'done',
-        `deleted before it was recorded; sandbox ${live.sandboxId} removed from agent ${live.placement.pod}`,
-      );
-      return finish(
-        `deleted before it was recorded; sandbox ${live.sandboxId} removed from agent ${live.placement.pod}`,
-      );
+      stage('done', `deleted before it was recorded; removed ${where}`);
+      return finish(`deleted before it was recorded; removed ${where}`);
     }
     if (creation && creation.call.mode === 'fast' && live && !recorded) {
       stage('recording', `on agent ${live.placement.pod}; writing the Sandbox record`);
