@@ -15,6 +15,14 @@ import { REPO_ROOT, eventually } from '../support/env.js';
 import { SandboxStack } from '../support/fastpath.js';
 
 let stack: SandboxStack;
+
+/** The CLI's environment: this stack's fast path, as the test tenant. */
+const cliEnv = () => ({
+  ...process.env,
+  DO_FASTPATH_ENDPOINT: stack.grpcAddress,
+  DO_TENANT: String(stack.tenantId),
+  DO_LOG_LEVEL: 'silent',
+});
 beforeAll(async () => {
   stack = await new SandboxStack({ agents: 1, capacity: 4, runtime: 'process' }).start();
 }, 240_000);
@@ -128,12 +136,7 @@ describe('exec', () => {
       ],
       {
         cwd: REPO_ROOT,
-        env: {
-          ...process.env,
-          DO_FASTPATH_ENDPOINT: stack.grpcAddress,
-          DO_TENANT: String(stack.tenantId),
-          DO_LOG_LEVEL: 'silent',
-        },
+        env: cliEnv(),
       },
     ).then(
       () => ({ code: 0, stdout: '' }),
@@ -254,12 +257,7 @@ describe('exec', () => {
           ['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'sandbox', 'exec', ...args],
           {
             cwd: REPO_ROOT,
-            env: {
-              ...process.env,
-              DO_FASTPATH_ENDPOINT: stack.grpcAddress,
-              DO_TENANT: String(stack.tenantId),
-              DO_LOG_LEVEL: 'silent',
-            },
+            env: cliEnv(),
           },
         );
         let stdout = '';
