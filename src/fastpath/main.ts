@@ -111,7 +111,7 @@ export async function startFastPath(
     // An agent became usable or went away: the pool's status and size follow at once.
     onPoolAgentsChange: (namespace, pool) =>
       void dispatcher
-        .signal(poolWorkflowId(namespace, pool), poolChangedSignal, { event: 'agents changed' })
+        .hint(poolWorkflowId(namespace, pool), poolChangedSignal, { event: 'agents changed' })
         .catch((err: unknown) => log.warn({ err }, 'pool hint not delivered')),
     onSandboxChange: (o) => {
       void dispatcher
@@ -124,7 +124,7 @@ export async function startFastPath(
         .catch((err: unknown) => log.warn({ err }, 'agent hint not delivered'));
       if (o.firstSeen || o.phase === 'missing')
         void dispatcher
-          .signal(poolWorkflowId(o.namespace, o.pool), poolChangedSignal, {
+          .hint(poolWorkflowId(o.namespace, o.pool), poolChangedSignal, {
             event: `sandbox ${o.sandboxId} ${o.phase} on agent ${o.agent}`,
           })
           .catch((err: unknown) => log.warn({ err }, 'pool hint not delivered'));

@@ -189,6 +189,41 @@ export class Dispatcher {
     return result;
   }
 
+  /**
+   * A hint that only says "look again" (the workflow reads fresh state whatever it carries):
+   * while one is on its way to the workflow, later ones collapse into one more sent after it
+   * with the latest arguments. A burst of a hundred changes in a pool then costs two signals,
+   * not a hundred history events racing for the workflow's lock (Temporal refuses those past a
+   * point as RESOURCE_EXHAUSTED, "workflow is busy").
+   */
+  async hint<Args extends unknown[]>(
+    workflowId: string,
+    signal: SignalDefinition<Args>,
+    ...args: Args
+  ): Promise<'sent' | 'not-running' | 'dropped' | 'coalesced'> {
+    const key = `${signal.name}\u0000${workflowId}`;
+    const inFlight = this.hintsInFlight.get(key);
+    if (inFlight) {
+      inFlight.next = args;
+      return 'coalesced';
+    }
+    const entry: { next?: unknown[] } = {};
+    this.hintsInFlight.set(key, entry);
+    try {
+      let result = await this.signal(workflowId, signal, ...args);
+      while (entry.next && result !== 'dropped') {
+        const next = entry.next as Args;
+        entry.next = undefined;
+        result = await this.signal(workflowId, signal, ...next);
+      }
+      return result;
+    } finally {
+      this.hintsInFlight.delete(key);
+    }
+  }
+
+  private readonly hintsInFlight = new Map<string, { next?: unknown[] }>();
+
   private remember(id: string): void {
     this.knownStarted.delete(id); // re-insert at the end: the map's order is its age
     this.knownStarted.set(id, Date.now());
