@@ -17,14 +17,14 @@
  *
  * Scale-down removes idle agents only: an agent that reports no sandbox and that no Sandbox
  * record is assigned to. Not-ready Pods go first, then the newest. Busy agents are kept even
- * when the pool is above its size; the status says so. Only Pods the pool controls (its
- * controller ownerReference) are ever removed; agent Pods carrying the pool's label without it
- * (started by hand) count as capacity and are left alone.
+ * when the pool is above its size; the status says so. The pool's agents are the Pods it
+ * controls (isPoolAgentPod); a Pod that only carries its labels is not one of them.
  */
 import {
   AGENT_APP_LABEL,
   AGENT_APP_VALUE,
   AGENT_POOL_LABEL,
+  SandboxPoolKind,
   type PoolCapacity,
   type SandboxPhase,
   type SandboxPoolStatus,
@@ -47,7 +47,25 @@ export function agentPodName(pool: string, tag: string, n: number): string {
   return `${base}-agent-${tag}-${n}`;
 }
 
-/** One agent Pod of the pool as the activities saw it. */
+/**
+ * Whether a Pod is one of the pool's agents: the SandboxPool with this UID is its controller.
+ * Labels alone prove nothing (anyone who may create a Pod can set them), and the fast path sends
+ * its agents their pool's credentials and tenants' sandboxes.
+ */
+export function isPoolAgentPod(
+  owners: readonly { apiVersion?: string; kind?: string; uid?: string; controller?: boolean }[] | undefined,
+  poolUid: string,
+): boolean {
+  return (owners ?? []).some(
+    (o) =>
+      o.controller === true &&
+      o.apiVersion === SandboxPoolKind.apiVersion &&
+      o.kind === SandboxPoolKind.kind &&
+      o.uid === poolUid,
+  );
+}
+
+/** One agent Pod of the pool (controlled by it) as the activities saw it. */
 export interface PoolAgentFacts {
   pod: string;
   /** The Pod's UID: every write to it is pinned to it. */
@@ -60,8 +78,6 @@ export interface PoolAgentFacts {
   ready: boolean;
   /** deletionTimestamp set: already on its way out, not counted. */
   deleting: boolean;
-  /** The pool is its controller (ownerReference controller=true): only those are ever removed. */
-  owned: boolean;
   /** The agent answered GET /api/v1/agent/status. */
   answered: boolean;
   /** Why the agent's node cannot run the pool's runtimeType (its report), if so. */
@@ -160,7 +176,7 @@ export interface PoolPlan {
   undrain: string[];
   /** Pods above the desired size that are kept because they are busy. */
   keptBusy: number;
-  /** Terminating and nothing left: the finalizer may go once no owned Pod remains. */
+  /** Terminating and nothing left: the finalizer may go once no agent Pod remains. */
   release: boolean;
   limited?: 'AtPoolMax' | 'AtPoolMin';
   need: number;
@@ -177,7 +193,7 @@ export function planPool(f: PoolFacts): PoolPlan {
   // its container down): a Ready Pod whose agent is silent for a moment may hold a sandbox whose
   // record is not written yet, and only the agent could say.
   const idle = (a: PoolAgentFacts) =>
-    a.owned && a.allocated === 0 && a.claims.length === 0 && !assigned.has(a.pod) && (a.answered || !a.ready);
+    a.allocated === 0 && a.claims.length === 0 && !assigned.has(a.pod) && (a.answered || !a.ready);
   const sized = desiredPods(f.capacity, f.maxSandboxesPerPod, demand.active + demand.pending, alive.length);
   let desired = sized.desired;
   if (f.terminating) desired = 0;
@@ -198,7 +214,7 @@ export function planPool(f: PoolFacts): PoolPlan {
     // On a terminating pool, agents stay undrained only if busy; idle ones are on their way out.
     undrain: f.terminating ? [] : undrain,
     keptBusy: Math.max(0, surplus - chosen.length),
-    release: f.terminating && demand.live === 0 && f.agents.every((a) => !a.owned),
+    release: f.terminating && demand.live === 0 && f.agents.length === 0,
     need: sized.need,
     ...(sized.limited && !f.terminating ? { limited: sized.limited } : {}),
   };
@@ -226,7 +242,7 @@ export function poolStatus(
       message:
         live > 0
           ? `being deleted: ${live} sandbox${live === 1 ? '' : 'es'} still use${live === 1 ? 's' : ''} the pool; no new ones are placed, and the pool is removed once they are gone`
-          : `being deleted: no sandbox uses the pool; removing its ${alive.filter((a) => a.owned).length} agent Pods`,
+          : `being deleted: no sandbox uses the pool; removing its ${alive.length} agent Pods`,
     };
   else if (answered.some((a) => a.runtimeUnsupported))
     ready = {
@@ -247,7 +263,7 @@ export function poolStatus(
       type: 'Ready',
       status: 'True',
       reason: 'ScaleDownWaiting',
-      message: `${alive.length} agent Pods, ${plan.desired} wanted (${demandText}); ${plan.keptBusy} kept: busy agents stay until idle, and agent Pods the pool did not create are never removed`,
+      message: `${alive.length} agent Pods, ${plan.desired} wanted (${demandText}); ${plan.keptBusy} kept: busy agents stay until idle`,
     };
   else if (alive.length > plan.desired)
     ready = {
@@ -402,8 +418,8 @@ export function agentPod(input: AgentPodInput): Record<string, unknown> {
       ...(meta.annotations ? { annotations: meta.annotations } : {}),
       ownerReferences: [
         {
-          apiVersion: 'sandbox.fast.io/v1alpha1',
-          kind: 'SandboxPool',
+          apiVersion: SandboxPoolKind.apiVersion,
+          kind: SandboxPoolKind.kind,
           name: input.pool,
           uid: input.poolUid,
           controller: true,

@@ -1,6 +1,7 @@
 /**
  * The fast path's view of its agents: which agent Pods exist (`app=sandbox-agent`,
- * `fast-sandbox.io/pool=<pool>`), what each reports (`GET /api/v1/agent/status`), and the
+ * `fast-sandbox.io/pool=<pool>`, and controlled by that SandboxPool: labels alone prove nothing,
+ * and an agent is sent the token and tenants' sandboxes), what each reports (`GET /api/v1/agent/status`), and the
  * placement table built from those reports (src/domain/allocation.ts). Rebuilt from the agents'
  * reports on start, so a restarted or second fast-path replica knows every sandbox the agents
  * hold, including Fast-mode ones whose record is not written yet.
@@ -22,6 +23,7 @@ import { DEFAULT_AGENT_PORT } from '../agent/server.js';
 import { AGENT_APP_LABEL, AGENT_APP_VALUE, AGENT_POOL_LABEL, SandboxPoolKind } from '../api/sandbox.js';
 import { mapLimited } from '../concurrency.js';
 import { PlacementTable, type Placement } from '../domain/allocation.js';
+import { isPoolAgentPod } from '../domain/sandbox-pool.js';
 import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../log.js';
 import type { AgentClient } from './agent-client.js';
@@ -91,6 +93,8 @@ export class SandboxRegistry {
   private readonly known = new Map<string, KnownAgent>();
   private readonly holders = new Map<string, string>();
   private readonly pools = new Set<string>();
+  /** UIDs of Pods labelled as agents that no SandboxPool controls (logged once each). */
+  private foreignPods = new Set<string>();
   /** Pools whose deletion has started: nothing new is placed in them. */
   private readonly terminatingPools = new Set<string>();
   private timer?: NodeJS.Timeout;
@@ -145,7 +149,7 @@ export class SandboxRegistry {
     return [...this.known.values()];
   }
 
-  /** Whether a pool exists: a SandboxPool object or at least one agent Pod carries its name. */
+  /** Whether the pool's SandboxPool exists. */
   knowsPool(namespace: string, pool: string): boolean {
     return this.pools.has(`${namespace}/${pool}`);
   }
@@ -188,19 +192,35 @@ export class SandboxRegistry {
     const now = Date.now();
     this.pools.clear();
     this.terminatingPools.clear();
+    const poolUids = new Map<string, string>();
     for (const p of poolObjects) {
       const key = `${p.metadata?.namespace}/${p.metadata?.name}`;
       this.pools.add(key);
+      poolUids.set(key, p.metadata?.uid ?? '');
       if (p.metadata?.deletionTimestamp) this.terminatingPools.add(key);
     }
     const seen = new Set<string>();
     const ready: KnownAgent[] = [];
+    const foreign = new Set<string>();
     for (const pod of pods) {
       const namespace = pod.metadata?.namespace ?? '';
       const name = pod.metadata?.name ?? '';
       const pool = pod.metadata?.labels?.[AGENT_POOL_LABEL];
       if (!pool) continue;
-      this.pools.add(`${namespace}/${pool}`);
+      const poolUid = poolUids.get(`${namespace}/${pool}`);
+      if (!poolUid || !isPoolAgentPod(pod.metadata?.ownerReferences, poolUid)) {
+        // Labels anyone may set: never called, never sent the token. Said once per Pod.
+        const uid = pod.metadata?.uid ?? `${namespace}/${name}`;
+        foreign.add(uid);
+        if (!this.foreignPods.has(uid))
+          log.warn(
+            { pod: `${namespace}/${name}`, pool },
+            poolUid
+              ? `Pod labelled as an agent of pool ${pool} is not controlled by that SandboxPool: ignored`
+              : `Pod labelled as an agent of pool ${pool}, which does not exist: ignored`,
+          );
+        continue;
+      }
       if (!isReady(pod)) continue;
       const key = agentKey(namespace, name);
       seen.add(key);
@@ -221,6 +241,7 @@ export class SandboxRegistry {
       this.known.set(key, agent);
       ready.push(agent);
     }
+    this.foreignPods = foreign;
     for (const key of [...this.known.keys()])
       if (!seen.has(key)) {
         this.known.delete(key);

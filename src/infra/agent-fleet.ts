@@ -3,7 +3,8 @@
  * controller-manager but no scheduler and no kubelet, so nothing would ever run a sandbox agent
  * Pod. AgentFleet runs each agent as a real local process (the CLI role `agent`) and writes its
  * Pod the way a kubelet would, so the sandbox fast path discovers agents exactly as in a cluster:
- * Pods labelled `app=sandbox-agent`, `fast-sandbox.io/pool=<pool>`, reached at
+ * Pods labelled `app=sandbox-agent`, `fast-sandbox.io/pool=<pool>`, controlled by the pool's
+ * SandboxPool (when it exists at start; as the Pods the pool makes), reached at
  * `http://<status.podIP>:<containerPort "agent">`.
  *
  * Each agent listens on its own loopback address (all of 127.0.0.0/8 is loopback on Linux; a
@@ -27,7 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { ContainerdClient } from '../agent/containerd/client.js';
 import { DEFAULT_SNAPSHOTTER, LABEL, removeContainer } from '../agent/containerd/runtime.js';
-import { AGENT_APP_LABEL, AGENT_APP_VALUE, AGENT_POOL_LABEL } from '../api/sandbox.js';
+import { AGENT_APP_LABEL, AGENT_APP_VALUE, AGENT_POOL_LABEL, SandboxPoolKind } from '../api/sandbox.js';
 import { FIELD_MANAGER, isNotFound, type KubeClient } from '../kube/client.js';
 import { ManagedProcess, waitUntilReady } from './process.js';
 
@@ -100,6 +101,8 @@ export class AgentFleet {
     for (const p of this.spawned) if (p.running) killTree(p.pid);
   };
   private serial = 0;
+  /** The SandboxPool the agents' Pods name as controller (when it exists at start). */
+  private poolUid?: string;
   private stopping: Promise<void> | undefined;
 
   private constructor(readonly opts: AgentFleetOptions) {
@@ -109,6 +112,13 @@ export class AgentFleet {
   /** Starts `count` agents, each with a Running, Ready Pod. On failure nothing is left behind. */
   static async start(opts: AgentFleetOptions): Promise<AgentFleet> {
     const fleet = new AgentFleet(opts);
+    const pool = await opts.kube.get<{ metadata?: { uid?: string } }>({
+      apiVersion: SandboxPoolKind.apiVersion,
+      kind: SandboxPoolKind.kind,
+      namespace: opts.namespace,
+      name: opts.pool,
+    });
+    fleet.poolUid = pool?.metadata?.uid;
     await mkdir(path.join(opts.stateDir, 'logs'), { recursive: true });
     await writeFile(fleet.tokenFile, opts.token, { mode: 0o600 });
     // Last resort if the caller dies without stop(): no agent outlives it (SIGKILL is synchronous).
@@ -152,6 +162,17 @@ export class AgentFleet {
           name: podName,
           namespace,
           labels: { [AGENT_APP_LABEL]: AGENT_APP_VALUE, [AGENT_POOL_LABEL]: pool },
+          ...(this.poolUid && {
+            ownerReferences: [
+              {
+                apiVersion: SandboxPoolKind.apiVersion,
+                kind: SandboxPoolKind.kind,
+                name: pool,
+                uid: this.poolUid,
+                controller: true,
+              },
+            ],
+          }),
         },
         spec: {
           nodeName, // no scheduler: bound at creation, as a DaemonSet controller does

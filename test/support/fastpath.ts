@@ -37,7 +37,7 @@ export interface SandboxStackOptions {
   spawned?: boolean;
   /** Environment of a spawned fast path (e.g. DO_FAULT_KILL_AFTER_ACTIVITY). */
   spawnEnv?: NodeJS.ProcessEnv;
-  /** The SandboxPool's capacity (default poolMin 1, poolMax 4, bufferMin 0, bufferMax 2). */
+  /** The SandboxPool's capacity (default: keeps the fleet's agents, never shrinks; at most max(4, agents) Pods). */
   poolCapacity?: { poolMin: number; poolMax: number; bufferMin: number; bufferMax: number };
   /** The SandboxPool's agentTemplate (default `{}`). */
   agentTemplate?: Record<string, unknown>;
@@ -107,7 +107,14 @@ export class SandboxStack {
       kind: SandboxPoolKind.kind,
       metadata: { name: this.pool, namespace: this.namespace },
       spec: {
-        capacity: this.opts.poolCapacity ?? { poolMin: 1, poolMax: 4, bufferMin: 0, bufferMax: 2 },
+        // By default the pool keeps whatever agents it has (the fleet's, which it controls): it
+        // never removes one (bufferMax beyond any test's free slots) nor adds one below poolMax.
+        capacity: this.opts.poolCapacity ?? {
+          poolMin: 0,
+          poolMax: Math.max(4, this.opts.agents ?? 2),
+          bufferMin: 0,
+          bufferMax: 10_000,
+        },
         maxSandboxesPerPod: this.opts.capacity ?? 3,
         agentTemplate: this.opts.agentTemplate ?? {},
         ...this.opts.poolSpec,

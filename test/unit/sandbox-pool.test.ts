@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   agentPod,
   agentPodName,
+  isPoolAgentPod,
   desiredPods,
   planPool,
   pendingSandboxes,
@@ -28,7 +29,6 @@ function agent(pod: string, allocated: number, more: Partial<PoolAgentFacts> = {
     createdAt: `2026-01-01T00:00:${String(10 + serial++).padStart(2, '0')}Z`,
     ready: true,
     deleting: false,
-    owned: true,
     answered: true,
     allocated,
     claims: Array.from({ length: allocated }, (_, i) => `${pod}-sb${i}`),
@@ -130,9 +130,9 @@ describe('planPool', () => {
     expect(two).toMatchObject({ desired: 1, drain: ['z'], keptBusy: 1 });
   });
 
-  it('never removes an agent a record is assigned to, or a Pod the pool does not control', () => {
+  it('never removes an agent a record is assigned to', () => {
     const f = facts({
-      agents: [agent('a', 0), agent('b', 0, { owned: false }), agent('c', 0, { answered: false, ready: false })],
+      agents: [agent('a', 0), agent('c', 0, { answered: false, ready: false })],
       sandboxes: [{ name: 's', phase: 'Running', assignedPod: 'c', deleting: false }],
     });
     // The record on c counts as pending (its agent does not report it): need 1.
@@ -140,7 +140,7 @@ describe('planPool', () => {
     expect(plan.desired).toBe(1);
     expect(plan.drain).toEqual(['a']);
     expect(plan.remove).toEqual([]);
-    expect(plan.keptBusy).toBe(1);
+    expect(plan.keptBusy).toBe(0);
   });
 
   it('never removes a Ready Pod whose agent is silent (only the agent knows what it holds)', () => {
@@ -164,8 +164,6 @@ describe('planPool', () => {
     const empty = facts({ capacity: cap(3, 10), terminating: true, agents: [agent('a', 0)] });
     expect(planPool(empty)).toMatchObject({ drain: ['a'], release: false });
     expect(planPool({ ...empty, agents: [] }).release).toBe(true);
-    // Unowned agents do not hold the pool back.
-    expect(planPool({ ...empty, agents: [agent('hand', 0, { owned: false })] }).release).toBe(true);
     // A record still needing a slot does.
     expect(
       planPool({ ...empty, agents: [], sandboxes: [{ name: 's', phase: 'Pending', deleting: false }] }).release,
@@ -294,6 +292,23 @@ describe('agent Pods carry the pool’s runtime settings', () => {
     expect(p.spec.containers[0]!.env.filter((e) => e.name === 'RUNTIME_TYPE')).toEqual([
       { name: 'RUNTIME_TYPE', value: 'gvisor' },
     ]);
+  });
+});
+
+describe('which Pods are the pool’s agents', () => {
+  const owner = { apiVersion: 'sandbox.fast.io/v1alpha1', kind: 'SandboxPool', name: 'p', uid: 'pool-uid' };
+  it('the Pods the pool controls, and no other', () => {
+    expect(isPoolAgentPod([{ ...owner, controller: true }], 'pool-uid')).toBe(true);
+    // The pool's own Pods (agentPod) pass.
+    const pod = agentPod({ namespace: 'n', pool: 'p', poolUid: 'pool-uid', name: 'a', perPod: 1, template: {} });
+    expect(isPoolAgentPod((pod.metadata as { ownerReferences: never }).ownerReferences, 'pool-uid')).toBe(true);
+    // Labels only; an owner that is not the controller; a recreated pool (another UID); another kind.
+    expect(isPoolAgentPod(undefined, 'pool-uid')).toBe(false);
+    expect(isPoolAgentPod([owner], 'pool-uid')).toBe(false);
+    expect(isPoolAgentPod([{ ...owner, controller: true }], 'new-uid')).toBe(false);
+    expect(isPoolAgentPod([{ ...owner, kind: 'ReplicaSet', apiVersion: 'apps/v1', controller: true }], 'pool-uid')).toBe(
+      false,
+    );
   });
 });
 

@@ -26,6 +26,7 @@ import { GONE, ok, type Found } from '../../domain/results.js';
 import {
   POOL_FINALIZER,
   agentPod,
+  isPoolAgentPod,
   type PoolAgentFacts,
   type PoolRuntime,
   type PoolFacts,
@@ -120,8 +121,9 @@ export function createSandboxPoolActivities(kube: KubeClient, agents: AgentClien
         listAll<V1Pod>(kube, 'v1', 'Pod', { namespace: r.namespace, labelSelector: selector }),
         listAll<Sandbox>(kube, SandboxKind.apiVersion, SandboxKind.kind, { namespace: r.namespace }),
       ]);
-      const agentFacts = await mapLimited(pods, 16, async (pod): Promise<PoolAgentFacts> => {
-        const owners = pod.metadata?.ownerReferences ?? [];
+      // Only the Pods the pool controls are its agents (and only they are sent the token).
+      const agentPods = pods.filter((pod) => isPoolAgentPod(pod.metadata?.ownerReferences, uid));
+      const agentFacts = await mapLimited(agentPods, 16, async (pod): Promise<PoolAgentFacts> => {
         const deleting = !!pod.metadata?.deletionTimestamp;
         const ready = isReady(pod) && !deleting;
         const url = agentUrl(pod);
@@ -135,7 +137,6 @@ export function createSandboxPoolActivities(kube: KubeClient, agents: AgentClien
           createdAt: String(pod.metadata?.creationTimestamp ?? ''),
           ready,
           deleting,
-          owned: owners.some((o) => o.controller && o.uid === uid),
           answered: !!report,
           allocated: report?.allocated ?? 0,
           claims: report?.sandboxStatuses.map((s) => s.claimName ?? '') ?? [],
@@ -234,7 +235,7 @@ export function createSandboxPoolActivities(kube: KubeClient, agents: AgentClien
           const selector = `${AGENT_APP_LABEL}=${AGENT_APP_VALUE},${AGENT_POOL_LABEL}=${r.name}`;
           const pods = await listAll<V1Pod>(kube, 'v1', 'Pod', { namespace: r.namespace, labelSelector: selector });
           const existing = pods.find((p) => p.metadata?.name === name);
-          if (!existing?.metadata?.ownerReferences?.some((o) => o.uid === r.uid))
+          if (!isPoolAgentPod(existing?.metadata?.ownerReferences, r.uid))
             throw kubeFailure(err, `create agent Pod ${r.namespace}/${name}: the name is taken by another Pod`);
         }
       }

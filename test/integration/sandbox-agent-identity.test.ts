@@ -1,0 +1,161 @@
+/**
+ * Who the fast path treats as an agent (review C1): only Pods their SandboxPool controls. A Pod
+ * that merely carries the agent labels — in another namespace, in the pool's namespace without
+ * an owner, or naming the pool as owner but not as controller or under an old UID — is never
+ * called: no status poll, no create, and never the token. Each such Pod points at a capture
+ * server that records every request it gets.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import {
+  AGENT_APP_LABEL,
+  AGENT_APP_VALUE,
+  AGENT_POOL_LABEL,
+  SandboxPoolKind,
+  type SandboxPool,
+} from '../../src/api/sandbox.js';
+import { FIELD_MANAGER } from '../../src/kube/client.js';
+import { poolChangedSignal } from '../../src/workflows/sandbox/contract.js';
+import { poolWorkflowId } from '../../src/domain/sandbox-pool.js';
+import { eventually, temporal, uniq } from '../support/env.js';
+import { SandboxStack, sandboxImage } from '../support/fastpath.js';
+
+let stack: SandboxStack;
+let capture: http.Server;
+const received: { url: string; authorization?: string }[] = [];
+const otherNamespace = uniq('sbx-other');
+
+beforeAll(async () => {
+  capture = http.createServer((req, res) => {
+    received.push({ url: req.url ?? '', authorization: req.headers.authorization });
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+  });
+  await new Promise<void>((resolve) => capture.listen(0, '127.0.0.1', resolve));
+  stack = await new SandboxStack({ agents: 1 }).start();
+  await stack.kube.core.createNamespace({ body: { metadata: { name: otherNamespace } } });
+}, 240_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  await stack?.kube.core.deleteNamespace({ name: otherNamespace }).catch(() => undefined);
+  capture?.close();
+});
+
+/** A Pod labelled as an agent of `pool`, Running and Ready at the capture server, as a kubelet would write it. */
+async function labelledPod(namespace: string, pool: string, owner?: { uid: string; controller: boolean }) {
+  const port = (capture.address() as AddressInfo).port;
+  const name = uniq('fake-agent');
+  const pod = await stack.kube.create<V1Pod>({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace,
+      labels: { [AGENT_APP_LABEL]: AGENT_APP_VALUE, [AGENT_POOL_LABEL]: pool },
+      ...(owner && {
+        ownerReferences: [{ apiVersion: SandboxPoolKind.apiVersion, kind: SandboxPoolKind.kind, name: pool, ...owner }],
+      }),
+    },
+    spec: {
+      nodeName: 'local-node',
+      containers: [{ name: 'agent', image: 'x', ports: [{ name: 'agent', containerPort: port }] }],
+    },
+  });
+  const t = new Date().toISOString();
+  await stack.kube.core.patchNamespacedPodStatus(
+    {
+      name,
+      namespace,
+      body: {
+        status: {
+          phase: 'Running',
+          podIP: '127.0.0.1',
+          podIPs: [{ ip: '127.0.0.1' }],
+          conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({
+            type,
+            status: 'True',
+            lastTransitionTime: t,
+          })),
+        },
+      },
+      fieldManager: FIELD_MANAGER,
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+  return pod;
+}
+
+it('Pods that only look like agents are never called, never sent the token, never given a sandbox', async () => {
+  const pool = await stack.kube.get<{ metadata: { uid: string } }>({
+    apiVersion: SandboxPoolKind.apiVersion,
+    kind: SandboxPoolKind.kind,
+    namespace: stack.namespace,
+    name: stack.pool,
+  });
+  // Another namespace, no pool there; the pool's namespace without an owner; the pool as a
+  // non-controlling owner; the pool's name as controller under another (an old pool's) UID.
+  await labelledPod(otherNamespace, stack.pool);
+  await labelledPod(stack.namespace, stack.pool);
+  await labelledPod(stack.namespace, stack.pool, { uid: pool!.metadata.uid, controller: false });
+  await labelledPod(stack.namespace, stack.pool, { uid: 'a-deleted-pools-uid', controller: true });
+
+  // A fast path serving every namespace, as deploy/fastpath.yaml runs it.
+  const everywhere = await stack.startSecondReplica({ namespace: undefined });
+  try {
+    for (let i = 0; i < 3; i++) {
+      await everywhere.fastpath.registry.pollNow();
+      await stack.fastpath!.registry.pollNow();
+    }
+    const ours = (a: { namespace: string }) => a.namespace === stack.namespace || a.namespace === otherNamespace;
+    for (const registry of [everywhere.fastpath.registry, stack.fastpath!.registry])
+      expect(
+        registry
+          .agents()
+          .filter(ours)
+          .map((a) => a.pod),
+      ).toEqual([stack.fleet.agents[0]!.podName]);
+
+    // Creates land on the one real agent (capacity 3) and the fourth is refused, not sent elsewhere.
+    for (let i = 0; i < 3; i++)
+      await everywhere.grpc.call('CreateSandbox', {
+        namespace: stack.namespace,
+        name: `real-${i}`,
+        image: sandboxImage(),
+        poolRef: stack.pool,
+        command: ['sleep', '3600'],
+      });
+    await expect(
+      everywhere.grpc.call('CreateSandbox', {
+        namespace: stack.namespace,
+        name: 'one-too-many',
+        image: sandboxImage(),
+        poolRef: stack.pool,
+        command: ['sleep', '3600'],
+      }),
+    ).rejects.toMatchObject({ details: expect.stringMatching(/full: 3 of 3/) });
+
+    // The pool's own pass reads its agents too: it counts and calls only the Pod it controls.
+    const client = await temporal();
+    try {
+      await client.workflow
+        .getHandle(poolWorkflowId(stack.namespace, stack.pool))
+        .signal(poolChangedSignal, { event: 'test' });
+      await eventually('the pool counts its one agent busy', async () => {
+        const p = await stack.kube.get<SandboxPool>({
+          apiVersion: SandboxPoolKind.apiVersion,
+          kind: SandboxPoolKind.kind,
+          namespace: stack.namespace,
+          name: stack.pool,
+        });
+        return p?.status?.busyAgents === 1 && p.status.currentPods === 1;
+      });
+    } finally {
+      await client.connection.close();
+    }
+    expect(received).toEqual([]);
+  } finally {
+    everywhere.grpc.close();
+  }
+});
