@@ -422,7 +422,7 @@ try {
     pool: POOL,
     count: AGENTS,
     capacity: CAPACITY,
-    token,
+    agentKey: token,
     stateDir: fpDir,
     killGraceMs: 500,
     ...(RUNTIME !== 'process'
@@ -484,7 +484,7 @@ try {
   // The janitor stays out of the latency rounds (interval 1 h); it gets 3 s / 2 s for the orphans.
   fastpath = await role('fastpath', fpEnv('10s', '1h'), '/healthz');
   rpc = fastPathClient(`127.0.0.1:${grpcPort}`, String(TENANT));
-  const agentClient = new AgentClient(token);
+  const agentClient = new AgentClient(fleet.token);
 
   temporal = await connectClient(cfg.temporal);
   const emptyQueue = 'bench-empty';

@@ -115,7 +115,7 @@ try {
     pool: POOL,
     count: 0,
     capacity: CAPACITY,
-    token,
+    agentKey: token,
     stateDir: fpDir,
     killGraceMs: 500,
   });

@@ -182,7 +182,7 @@ export async function runDev(opts: DevOptions): Promise<void> {
       pool: DEV_POOL,
       count: DEV_AGENTS,
       capacity: DEV_AGENT_CAPACITY,
-      token,
+      agentKey: token,
       stateDir: opts.stateDir,
       // Containers under the stack's containerd whenever it runs one (root, tools installed).
       ...(info.containerd && info.registry

@@ -334,6 +334,28 @@ export interface PoolRuntime {
   imagePullSecrets?: { name: string }[];
 }
 
+/** The pool as controller owner of what its workflow makes (agent Pods, their token Secret). */
+export function poolOwner(pool: string, poolUid: string) {
+  return {
+    apiVersion: SandboxPoolKind.apiVersion,
+    kind: SandboxPoolKind.kind,
+    name: pool,
+    uid: poolUid,
+    controller: true,
+  };
+}
+
+/**
+ * The Secret holding the pool's agent token (key `token`), which its agent Pods mount. Named
+ * after the pool's UID too, so a pool recreated under the same name never finds the old one.
+ */
+export function agentTokenSecretName(pool: string, poolUid: string): string {
+  return `${pool.slice(0, 200).replace(/[-.]+$/, '')}-agent-token-${poolUid.slice(0, 8)}`;
+}
+
+/** Where an agent Pod mounts its pool's token Secret; DO_AGENT_TOKEN_FILE names the file in it. */
+export const AGENT_TOKEN_DIR = '/etc/sandbox-agent/pool-token';
+
 /** Where an agent finds the pool's image pull Secrets (one directory per Secret). */
 export const PULL_SECRETS_DIR = '/etc/sandbox-agent/pull-secrets';
 
@@ -386,11 +408,25 @@ export function agentPod(input: AgentPodInput): Record<string, unknown> {
   setEnv('POD_IP', { valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } });
   const secrets = input.runtime?.imagePullSecrets ?? [];
   const pulls = secrets.length ? { SANDBOX_PULL_SECRETS_DIR: PULL_SECRETS_DIR } : {};
-  for (const [name, value] of Object.entries({ ...runtimeEnv(input.runtime), ...pulls })) {
+  const token = { DO_AGENT_TOKEN_FILE: `${AGENT_TOKEN_DIR}/token` };
+  for (const [name, value] of Object.entries({ ...runtimeEnv(input.runtime), ...pulls, ...token })) {
     const i = env.findIndex((e) => e.name === name);
     if (i >= 0) env.splice(i, 1);
     env.push({ name, value });
   }
+  // The pool's own token (never one the template names: agents of another pool would accept it).
+  const s0 = spec as { volumes?: { name?: string; [k: string]: unknown }[] };
+  s0.volumes = [
+    ...(s0.volumes ?? []).filter((v) => v.name !== 'pool-agent-token'),
+    {
+      name: 'pool-agent-token',
+      secret: { secretName: agentTokenSecretName(input.pool, input.poolUid), defaultMode: 0o400 },
+    },
+  ];
+  target.volumeMounts = [
+    ...((target.volumeMounts as { name?: string }[] | undefined) ?? []).filter((m) => m.name !== 'pool-agent-token'),
+    { name: 'pool-agent-token', mountPath: AGENT_TOKEN_DIR, readOnly: true },
+  ];
   if (secrets.length) {
     const s = spec as { volumes?: unknown[] };
     s.volumes = [
@@ -416,15 +452,7 @@ export function agentPod(input: AgentPodInput): Record<string, unknown> {
       namespace: input.namespace,
       labels: { ...meta.labels, [AGENT_APP_LABEL]: AGENT_APP_VALUE, [AGENT_POOL_LABEL]: input.pool },
       ...(meta.annotations ? { annotations: meta.annotations } : {}),
-      ownerReferences: [
-        {
-          apiVersion: SandboxPoolKind.apiVersion,
-          kind: SandboxPoolKind.kind,
-          name: input.pool,
-          uid: input.poolUid,
-          controller: true,
-        },
-      ],
+      ownerReferences: [poolOwner(input.pool, input.poolUid)],
     },
     spec,
   };

@@ -1,7 +1,8 @@
 /**
  * The fast path's client of the agents' HTTP API (src/agent/server.ts): create, delete, status.
  * Node's fetch keeps connections to each agent alive, so a create costs one request on a warm
- * connection. The bearer token comes from the Secret the agents share; it is never logged.
+ * connection. The bearer token is the agent's pool's (src/fastpath/agent-credentials.ts); it is
+ * never logged.
  */
 import type { AgentSandboxSpec, AgentStatusReport, CreateSandboxResponse } from '../agent/api.js';
 import { AGENT_API_PREFIX } from '../agent/api.js';
@@ -29,17 +30,24 @@ export type AgentExecEvent = { stdout: Buffer } | { stderr: Buffer } | { exitCod
 
 export class AgentClient {
   constructor(
-    private readonly token: string,
+    /**
+     * The bearer token for a call to an agent's address: one token for every agent (tests,
+     * benches), or per address (the fast path: its pool's token, only for admitted agents).
+     */
+    private readonly tokenFor: string | ((url: string) => string | undefined),
     private readonly timeoutMs = AGENT_CALL_TIMEOUT_MS,
   ) {}
 
   /** One request to an agent; an agent that cannot be reached is an AgentCallError without a status. */
   private async send(url: string, route: string, signal: AbortSignal, body?: unknown): Promise<Response> {
+    const token = typeof this.tokenFor === 'string' ? this.tokenFor : this.tokenFor(url);
+    // Never a request (and so never a token) to an address no pool's agent Pod has.
+    if (!token) throw new AgentCallError(`${url} is not an agent of any SandboxPool: not called`);
     try {
       return await fetch(`${url}${AGENT_API_PREFIX}/${route}`, {
         method: body === undefined ? 'GET' : 'POST',
         headers: {
-          authorization: `Bearer ${this.token}`,
+          authorization: `Bearer ${token}`,
           ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
         },
         body: body !== undefined ? JSON.stringify(body) : undefined,

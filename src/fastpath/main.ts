@@ -38,6 +38,7 @@ import {
   sandboxWorkflow,
 } from '../workflows/sandbox/contract.js';
 import { AgentClient } from './agent-client.js';
+import { AgentCredentials } from './agent-credentials.js';
 import { startGrpcServer } from './grpc.js';
 import { SandboxIo } from './sandbox-io.js';
 import { startHttpServer } from './http.js';
@@ -95,7 +96,11 @@ export async function startFastPath(
   installTemporalRuntime(log, (process.env.DO_TEMPORAL_LOG_LEVEL as never) ?? 'WARN', cfg.workerMetricsAddress);
   const taskQueue = sandboxTaskQueue(cfg.temporal.taskQueue);
   const kube = KubeClient.fromKubeconfig(cfg.kubeconfig);
-  const agents = new AgentClient(loadAgentToken({ tokenFile: fp.agentTokenFile, token: process.env.DO_AGENT_TOKEN }));
+  // DO_AGENT_TOKEN_FILE holds the key each pool's agent token is derived from.
+  const credentials = new AgentCredentials(
+    loadAgentToken({ tokenFile: fp.agentTokenFile, token: process.env.DO_AGENT_TOKEN }),
+  );
+  const agents = new AgentClient((url) => credentials.tokenFor(url));
   const metrics = createFastPathMetrics();
   const client = await connectClient(cfg.temporal);
   const dispatcher = new Dispatcher(client, taskQueue, createDispatchMetrics(metrics.registry, 'fastpath'), log);
@@ -103,6 +108,7 @@ export async function startFastPath(
   const registry = new SandboxRegistry({
     kube,
     agents,
+    credentials,
     log,
     namespace: fp.namespace,
     pollIntervalMs: fp.pollIntervalMs,
@@ -153,7 +159,7 @@ export async function startFastPath(
       ...agentSteps,
       ...recordSteps,
       ...createSandboxCreateActivities(agentSteps, recordSteps, (id) => registry.holderOf(id)),
-      ...createSandboxPoolActivities(kube, agents),
+      ...createSandboxPoolActivities(kube, agents, credentials),
       ...createSandboxJanitorActivities(
         registry,
         agents,

@@ -27,6 +27,7 @@ import { isPoolAgentPod } from '../domain/sandbox-pool.js';
 import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../log.js';
 import type { AgentClient } from './agent-client.js';
+import type { AgentCredentials } from './agent-credentials.js';
 
 export interface SandboxChangeObservation {
   namespace: string;
@@ -45,6 +46,8 @@ export interface SandboxChangeObservation {
 export interface RegistryOptions {
   kube: KubeClient;
   agents: AgentClient;
+  /** Where the agents' addresses are admitted (they get their pool's token). */
+  credentials: AgentCredentials;
   log: Logger;
   /** Only this namespace's agents (default: every namespace). */
   namespace?: string;
@@ -77,6 +80,13 @@ export function agentPortOf(pod: V1Pod): number {
   for (const c of pod.spec?.containers ?? [])
     for (const p of c.ports ?? []) if (p.name === 'agent') return p.containerPort;
   return DEFAULT_AGENT_PORT;
+}
+
+/** `http://podIP:port` of the Pod's agent, when it has an IP. */
+export function agentUrl(pod: V1Pod): string | undefined {
+  const ip = pod.status?.podIP;
+  if (!ip) return undefined;
+  return `http://${ip.includes(':') ? `[${ip}]` : ip}:${agentPortOf(pod)}`;
 }
 
 function isReady(pod: V1Pod): boolean {
@@ -202,6 +212,7 @@ export class SandboxRegistry {
     const seen = new Set<string>();
     const ready: KnownAgent[] = [];
     const foreign = new Set<string>();
+    const admitted = new Set<string>();
     for (const pod of pods) {
       const namespace = pod.metadata?.namespace ?? '';
       const name = pod.metadata?.name ?? '';
@@ -221,6 +232,12 @@ export class SandboxRegistry {
           );
         continue;
       }
+      const url = agentUrl(pod);
+      // Its pool's token goes to it (also before Ready: the pool's workflow asks starting agents).
+      if (url && pod.status?.phase === 'Running' && !pod.metadata?.deletionTimestamp) {
+        this.opts.credentials.admit(url, { namespace, name: pool, uid: poolUid });
+        admitted.add(url);
+      }
       if (!isReady(pod)) continue;
       const key = agentKey(namespace, name);
       seen.add(key);
@@ -233,7 +250,7 @@ export class SandboxRegistry {
         pool,
         node: pod.spec?.nodeName ?? '',
         ip,
-        url: `http://${ip.includes(':') ? `[${ip}]` : ip}:${agentPortOf(pod)}`,
+        url: url!,
         lastSeen: prev?.lastSeen ?? now,
         report: prev?.report,
         lastError: prev?.lastError,
@@ -242,6 +259,7 @@ export class SandboxRegistry {
       ready.push(agent);
     }
     this.foreignPods = foreign;
+    this.opts.credentials.retain(admitted);
     for (const key of [...this.known.keys()])
       if (!seen.has(key)) {
         this.known.delete(key);

@@ -27,6 +27,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { ContainerdClient } from '../agent/containerd/client.js';
+import { AgentCredentials } from '../fastpath/agent-credentials.js';
 import { DEFAULT_SNAPSHOTTER, LABEL, removeContainer } from '../agent/containerd/runtime.js';
 import { AGENT_APP_LABEL, AGENT_APP_VALUE, AGENT_POOL_LABEL, SandboxPoolKind } from '../api/sandbox.js';
 import { FIELD_MANAGER, isNotFound, type KubeClient } from '../kube/client.js';
@@ -43,8 +44,12 @@ export interface AgentFleetOptions {
   count: number;
   /** Sandboxes each agent holds at most. */
   capacity: number;
-  /** The agents' bearer token (written to a 0600 file under stateDir). */
-  token: string;
+  /**
+   * The fast path's agent key (its DO_AGENT_TOKEN_FILE). The agents accept the token their
+   * pool's Pods get, derived from it (src/fastpath/agent-credentials.ts), or the key itself when
+   * no SandboxPool of that name exists; `token` says which. Written to a 0600 file under stateDir.
+   */
+  agentKey: string;
   /** Holds the token file and logs/agent-<pod>.log. */
   stateDir: string;
   /** spec.nodeName and the agents' reported node (default `local-node`). */
@@ -103,6 +108,8 @@ export class AgentFleet {
   private serial = 0;
   /** The SandboxPool the agents' Pods name as controller (when it exists at start). */
   private poolUid?: string;
+  /** The bearer token the fleet's agents accept. */
+  token = '';
   private stopping: Promise<void> | undefined;
 
   private constructor(readonly opts: AgentFleetOptions) {
@@ -119,8 +126,11 @@ export class AgentFleet {
       name: opts.pool,
     });
     fleet.poolUid = pool?.metadata?.uid;
+    fleet.token = fleet.poolUid
+      ? new AgentCredentials(opts.agentKey).tokenOf({ namespace: opts.namespace, name: opts.pool, uid: fleet.poolUid })
+      : opts.agentKey;
     await mkdir(path.join(opts.stateDir, 'logs'), { recursive: true });
-    await writeFile(fleet.tokenFile, opts.token, { mode: 0o600 });
+    await writeFile(fleet.tokenFile, fleet.token, { mode: 0o600 });
     // Last resort if the caller dies without stop(): no agent outlives it (SIGKILL is synchronous).
     process.on('exit', fleet.killOnExit);
     const started = await Promise.allSettled(Array.from({ length: opts.count }, () => fleet.addAgent()));
@@ -211,6 +221,7 @@ export class AgentFleet {
     port: number,
     capacity: number,
     podEnv: Record<string, string> = {},
+    tokenFile = this.tokenFile,
   ): ManagedProcess {
     const nodeName = this.opts.nodeName ?? 'local-node';
     const cli = path.resolve(HERE, '..', 'cli', FROM_SOURCES ? 'main.ts' : 'main.js');
@@ -223,7 +234,7 @@ export class AgentFleet {
         'agent',
         ...['--host', ip, '--port', String(port), '--agent-id', podName, '--node-name', nodeName],
         ...['--capacity', String(capacity), '--kill-grace', String(this.opts.killGraceMs ?? 1000)],
-        ...['--token-file', this.tokenFile],
+        ...['--token-file', tokenFile],
         ...this.runtimeArgs(podEnv),
       ],
       cwd: path.resolve(HERE, '..', '..'), // tsx is resolved from the package root
@@ -279,7 +290,8 @@ export class AgentFleet {
    * capacity its AGENT_CAPACITY env says, and then the Pod's status is written as the kubelet
    * would (Running, podIP, Ready). Nothing else: no scheduling (the Pod stays unbound, so the
    * apiserver deletes it at once when asked), no restarts. A Pod that is deleted has its agent
-   * stopped (SIGTERM: its sandboxes go with it). Polls every `intervalMs` until stop().
+   * stopped (SIGTERM: its sandboxes go with it); one of the fleet's own (bound, so its delete
+   * waits for the kubelet) is then removed. Polls every `intervalMs` until stop().
    */
   runKubelet(intervalMs = 250): void {
     if (this.kubelet) return;
@@ -299,12 +311,23 @@ export class AgentFleet {
       for (const pod of pods) {
         const name = pod.metadata!.name!;
         const uid = pod.metadata!.uid!;
+        const mineDeleted = pod.metadata?.deletionTimestamp && own.has(name) ? this.find(name) : undefined;
+        if (mineDeleted) {
+          // A graceful delete of one of this fleet's Pods (bound to the node): the kubelet stops
+          // the container, then removes the Pod.
+          this.list.splice(this.list.indexOf(mineDeleted), 1);
+          void this.stopProcess(mineDeleted.process).then(() => this.deletePod(name, uid).catch(() => undefined));
+          continue;
+        }
         if (own.has(name) || this.kubeletRuns.has(uid) || pod.metadata?.deletionTimestamp) continue;
         const container = pod.spec?.containers.find((c) => c.name === 'agent') ?? pod.spec?.containers[0];
         const port = container?.ports?.find((p) => p.name === 'agent')?.containerPort ?? 5758;
         const capacity = Number(container?.env?.find((e) => e.name === 'AGENT_CAPACITY')?.value ?? 5);
+        // As a kubelet: no container before its Secret volume can be mounted.
+        const tokenFile = await this.mountedTokenFile(pod).catch(() => undefined);
+        if (!tokenFile || this.kubeletRuns.has(uid)) continue;
         const ip = this.pickIp();
-        const proc = this.spawn(name, ip, port, capacity, podEnvOf(pod, ip));
+        const proc = this.spawn(name, ip, port, capacity, podEnvOf(pod, ip), tokenFile);
         const run = { process: proc, podName: name, ip, url: `http://${ip}:${port}` };
         this.kubeletRuns.set(uid, run);
         void (async () => {
@@ -330,6 +353,25 @@ export class AgentFleet {
         });
     };
     this.kubelet = setTimeout(loop, 0);
+  }
+
+  /**
+   * What a kubelet mounts at the agent container's DO_AGENT_TOKEN_FILE: that key of the Secret
+   * volume mounted there (the pool's agent token), written to a 0600 file. A Pod that names no
+   * Secret volume gets the fleet's token; a Secret not there yet throws (the Pod waits).
+   */
+  private async mountedTokenFile(pod: V1Pod): Promise<string> {
+    const container = pod.spec?.containers.find((c) => c.name === 'agent') ?? pod.spec?.containers[0];
+    const file = container?.env?.find((e) => e.name === 'DO_AGENT_TOKEN_FILE')?.value;
+    const mount = file ? container?.volumeMounts?.find((m) => file.startsWith(`${m.mountPath}/`)) : undefined;
+    const secretName = pod.spec?.volumes?.find((v) => v.name === mount?.name)?.secret?.secretName;
+    if (!file || !mount || !secretName) return this.tokenFile;
+    const secret = await this.opts.kube.core.readNamespacedSecret({ name: secretName, namespace: this.opts.namespace });
+    const value = secret.data?.[file.slice(mount.mountPath.length + 1)];
+    if (!value) throw new Error(`Secret ${secretName} has no key for ${file}`);
+    const out = path.join(this.opts.stateDir, `agent-token-${pod.metadata!.name!}`);
+    await writeFile(out, Buffer.from(value, 'base64'), { mode: 0o600 });
+    return out;
   }
 
   /** The agents the kubelet half runs, by Pod name. */

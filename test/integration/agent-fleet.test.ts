@@ -25,7 +25,7 @@ async function startFleet(pool: string, count: number): Promise<AgentFleet> {
     pool,
     count,
     capacity: 3,
-    token: TOKEN,
+    agentKey: TOKEN,
     stateDir: stackInfo().stateDir,
   });
   fleets.push(fleet);

@@ -495,7 +495,7 @@ describe('RBAC, applied for real', () => {
     },
   );
 
-  it('only the worker may read Secrets, by name, in its own namespace only (capturing them is an explicit opt-in)', async () => {
+  it('only the worker may read Secrets, by name, in its own namespace only (capturing them is an explicit opt-in); the fast path only creates them', async () => {
     // The worker gets a Cloudflare token from the Secret its CloudflareCredentials names; a
     // Secret elsewhere needs a Role there (deploy/rbac/worker.yaml).
     await waitUntilAllowed(
@@ -509,6 +509,11 @@ describe('RBAC, applied for real', () => {
             await allowed(sa, { verb, resource: 'secrets', namespace }),
             `${sa} ${verb} secrets in ${namespace ?? 'every namespace'}`,
           ).toBe(sa === worker && verb === 'get' && namespace === NAMESPACE);
+    // The fast path creates each pool's agent token Secret, and can change none.
+    for (const verb of ['create', 'update', 'patch', 'delete'])
+      expect(await allowed(fastpath, { verb, resource: 'secrets', namespace: 'default' }), `fast path ${verb}s`).toBe(
+        verb === 'create',
+      );
   });
 
   describe('worker, watcher and fast path running as their ServiceAccounts', () => {
@@ -1270,7 +1275,7 @@ describe('RBAC, applied for real', () => {
         kind: SandboxPoolKind.kind,
         metadata: { name: pool, namespace: sbxNs },
         spec: {
-          // Two Pods: the pool's workflow creates one beside the hand-run agent below.
+          // Two Pods: the pool's workflow creates one beside the fleet's agent below.
           capacity: { poolMin: 2, poolMax: 2, bufferMin: 0, bufferMax: 2 },
           maxSandboxesPerPod: 4,
           agentTemplate: {},
@@ -1296,10 +1301,11 @@ describe('RBAC, applied for real', () => {
         pool,
         count: 1,
         capacity: 4,
-        token,
+        agentKey: token,
         stateDir,
         killGraceMs: 500,
       });
+      fleet.runKubelet();
       const httpPort = await getFreePort();
       // As deploy/fastpath.yaml runs it: every namespace (no DO_FASTPATH_NAMESPACE).
       const proc = spawnRole('fastpath', taskQueue, uniq('deploy-sa-fastpath'), {
@@ -1414,10 +1420,10 @@ describe('RBAC, applied for real', () => {
           for (const name of [fast, strong, kubectl]) await gone(name);
 
           // The pool's workflow (started by the watcher): it read the pool (get) and its Pods and
-          // Sandboxes (list), added its finalizer (patch), wrote its status (patch status) and
-          // created the agent Pod poolMin asks for beyond the hand-run one (create). Deleting the
-          // pool removes the Pod it created (delete) — that agent never answers: no kubelet runs
-          // it here — and then its finalizer; the hand-run agent is not the pool's and stays.
+          // Sandboxes (list), added its finalizer (patch), wrote its status (patch status), and
+          // created its agent token Secret (create) and the agent Pod poolMin asks for beyond the
+          // fleet's (create), which the fleet's kubelet runs with that Secret's token. Deleting
+          // the pool drains and removes both agents (delete), then its finalizer.
           const poolRef = {
             apiVersion: SandboxPoolKind.apiVersion,
             kind: SandboxPoolKind.kind,
@@ -1444,7 +1450,7 @@ describe('RBAC, applied for real', () => {
           );
           await k.delete(poolRef);
           await eventually('the SandboxPool is gone', async () => !(await k.get(poolRef)), { timeoutMs: 120_000 });
-          expect(await poolPods()).toEqual([fleet.agents[0]!.podName]);
+          await eventually('its agent Pods gone', async () => (await poolPods()).length === 0, { timeoutMs: 60_000 });
           expect(proc.running, `fastpath still running\n${proc.logTail(20)}`).toBe(true);
         });
       } finally {

@@ -1,5 +1,6 @@
 /**
- * Who the fast path treats as an agent (review C1): only Pods their SandboxPool controls. A Pod
+ * Who the fast path treats as an agent (review C1): only Pods their SandboxPool controls, each
+ * pool's with its own token. A Pod
  * that merely carries the agent labels — in another namespace, in the pool's namespace without
  * an owner, or naming the pool as owner but not as controller or under an old UID — is never
  * called: no status poll, no create, and never the token. Each such Pod points at a capture
@@ -16,6 +17,7 @@ import {
   SandboxPoolKind,
   type SandboxPool,
 } from '../../src/api/sandbox.js';
+import { AgentFleet } from '../../src/infra/agent-fleet.js';
 import { FIELD_MANAGER } from '../../src/kube/client.js';
 import { poolChangedSignal } from '../../src/workflows/sandbox/contract.js';
 import { poolWorkflowId } from '../../src/domain/sandbox-pool.js';
@@ -157,5 +159,53 @@ it('Pods that only look like agents are never called, never sent the token, neve
     expect(received).toEqual([]);
   } finally {
     everywhere.grpc.close();
+  }
+});
+
+it("each pool's agents have their own token: an agent refuses another pool's, the fast path uses each pool's", async () => {
+  const poolB = 'pool-b';
+  await stack.kube.create({
+    apiVersion: SandboxPoolKind.apiVersion,
+    kind: SandboxPoolKind.kind,
+    metadata: { name: poolB, namespace: stack.namespace },
+    spec: {
+      capacity: { poolMin: 0, poolMax: 4, bufferMin: 0, bufferMax: 10_000 },
+      maxSandboxesPerPod: 2,
+      agentTemplate: {},
+    },
+  });
+  const fleetB = await AgentFleet.start({
+    kube: stack.kube,
+    namespace: stack.namespace,
+    pool: poolB,
+    count: 1,
+    capacity: 2,
+    agentKey: stack.agentKey,
+    stateDir: stack.stateDir,
+    killGraceMs: 500,
+  });
+  try {
+    const status = async (url: string, token: string) =>
+      (await fetch(`${url}/api/v1/agent/status`, { headers: { authorization: `Bearer ${token}` } })).status;
+    const a = stack.fleet.agents[0]!.url;
+    const b = fleetB.agents[0]!.url;
+    expect(fleetB.token).not.toBe(stack.token);
+    expect([await status(a, stack.token), await status(b, fleetB.token)]).toEqual([200, 200]);
+    // Neither the other pool's token nor the fast path's key opens an agent.
+    expect([await status(a, fleetB.token), await status(b, stack.token), await status(b, stack.agentKey)]).toEqual([
+      401, 401, 401,
+    ]);
+    // The fast path reaches both pools' agents, each with its pool's token.
+    await stack.fastpath!.registry.pollNow();
+    const placed = await stack.grpc.call<{ agentPod: string }>('CreateSandbox', {
+      namespace: stack.namespace,
+      name: 'in-pool-b',
+      image: sandboxImage(),
+      poolRef: poolB,
+      command: ['sleep', '3600'],
+    });
+    expect(placed.agentPod).toBe(fleetB.agents[0]!.podName);
+  } finally {
+    await fleetB.stop();
   }
 });

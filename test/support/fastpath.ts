@@ -82,7 +82,10 @@ export class SandboxStack {
   readonly tenantId = 4000 + Math.floor(Math.random() * 50_000);
   readonly otherTenantId = this.tenantId + 1;
   readonly disabledTenantId = this.tenantId + 2;
-  readonly token = `agent-token-${uniq('t')}`;
+  /** The fast path's key (DO_AGENT_TOKEN_FILE), from which each pool's agent token is derived. */
+  readonly agentKey = `agent-key-${uniq('t')}`;
+  /** The bearer token the pool's agents accept (derived from the key and the pool; set by start()). */
+  token!: string;
   readonly kube: KubeClient = kubeClient();
   fleet!: AgentFleet;
   fastpath?: RunningFastPath;
@@ -153,14 +156,15 @@ export class SandboxStack {
       pool: this.pool,
       count: this.opts.agents ?? 2,
       capacity: this.opts.capacity ?? 3,
-      token: this.token,
+      agentKey: this.agentKey,
       stateDir: this.stateDir,
       killGraceMs: 500,
       ...(this.opts.runtime !== 'process' ? { containerd: this.containerd() } : {}),
     });
+    this.token = this.fleet.token;
     if (this.opts.kubelet) this.fleet.runKubelet();
     const tokenFile = path.join(this.stateDir, 'fastpath-token');
-    await writeFile(tokenFile, this.token, { mode: 0o600 });
+    await writeFile(tokenFile, this.agentKey, { mode: 0o600 });
     const [grpcPort, httpPort] = [await getFreePort(), await getFreePort()];
     const env = {
       DO_FASTPATH_GRPC_PORT: String(grpcPort),

@@ -21,6 +21,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { DEFAULT_AGENT_PORT } from '../../src/agent/server.js';
 import { AGENT_APP_LABEL, AGENT_APP_VALUE, AGENT_POOL_LABEL } from '../../src/api/sandbox.js';
 import { loadConfig, loadFastPathConfig } from '../../src/config.js';
+import { agentPod } from '../../src/domain/sandbox-pool.js';
 import { agentPortOf } from '../../src/fastpath/registry.js';
 import {
   isClusterScoped,
@@ -340,8 +341,9 @@ describe('RBAC', () => {
     });
     expect(permissionsOf(objects, WATCHER_SA)['core/secrets']).toBeUndefined();
     expect(secrets(WATCHER_SA)).toEqual({});
-    // The agents' token reaches the fast path as a mounted volume, not through the API.
-    expect(secrets(FASTPATH_SA)).toEqual({});
+    // The agents' key reaches the fast path as a mounted volume, not through the API; it only
+    // creates each pool's agent token Secret (never reads or changes one).
+    expect(secrets(FASTPATH_SA)).toEqual({ 'core/secrets': ['create'] });
   });
 
   it('the watcher only lists and watches; the worker and the fast path read and write but never watch or update', () => {
@@ -361,11 +363,12 @@ describe('RBAC', () => {
     ]);
   });
 
-  it('the fast path manages agent Pods, SandboxPools and Sandboxes, nothing else', () => {
+  it('the fast path manages agent Pods (and their pool’s token Secret), SandboxPools and Sandboxes, nothing else', () => {
     // Shape only; that these are exactly the calls it makes is the audit-log test's job.
     const perms = permissionsOf(objects, FASTPATH_SA);
     expect(Object.keys(perms)).toEqual([
       'core/pods',
+      'core/secrets',
       'sandbox.fast.io/sandboxes',
       'sandbox.fast.io/sandboxes/status',
       'sandbox.fast.io/sandboxpools',
@@ -765,14 +768,23 @@ describe('deploy/examples', () => {
       expect(template.spec.automountServiceAccountToken).toBe(false);
     });
 
-    it('mounts the token Secret read-only where DO_AGENT_TOKEN_FILE points', () => {
-      const file = env('DO_AGENT_TOKEN_FILE')!.value!;
-      const mount = agent.volumeMounts!.find((m) => path.dirname(file) === m.mountPath)!;
+    it('names no token: the pool’s workflow mounts the pool’s own and sets DO_AGENT_TOKEN_FILE', () => {
+      expect(env('DO_AGENT_TOKEN_FILE')).toBeUndefined();
+      expect(template.spec.volumes!.filter((v) => v.secret)).toEqual([]);
+      const pod = agentPod({
+        namespace: pool.metadata.namespace!,
+        pool: pool.metadata.name,
+        poolUid: '0123abcd-0000-4000-8000-000000000000',
+        name: 'demo-agent-x-0',
+        perPod: pool.spec.maxSandboxesPerPod,
+        template: template as never,
+      }) as unknown as Deployment['spec']['template'];
+      const c = pod.spec.containers.find((x) => x.name === 'agent')!;
+      const file = c.env!.find((e) => e.name === 'DO_AGENT_TOKEN_FILE')!.value!;
+      const mount = c.volumeMounts!.find((m) => path.dirname(file) === m.mountPath)!;
       expect(mount.readOnly).toBe(true);
-      const volume = template.spec.volumes!.find((v) => v.name === mount.name)!;
-      expect(volume.secret).toMatchObject({
-        secretName: AGENT_TOKEN_SECRET,
-        items: [{ key: 'token', path: path.basename(file) }],
+      expect(pod.spec.volumes!.find((v) => v.name === mount.name)!.secret).toMatchObject({
+        secretName: `${pool.metadata.name}-agent-token-0123abcd`,
       });
     });
 
@@ -796,12 +808,13 @@ describe('deploy/examples', () => {
       expect(poolFile.map((o) => o.kind)).toEqual(['SandboxPool']);
     });
 
-    it('the token Secret exists for the fast path and for the pool’s namespace, with no usable token in it', () => {
+    it('the key Secret exists for the fast path only, with no usable key in it', () => {
       const fastpath = find<Deployment>(objects, 'Deployment', FASTPATH_SA.name, NAMESPACE)!;
       const fastpathSecret = fastpath.spec.template.spec.volumes!.find((v) => v.secret)!.secret!.secretName;
-      expect(secrets.map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`).sort()).toEqual(
-        [`Secret ${NAMESPACE}/${fastpathSecret}`, `Secret ${pool.metadata.namespace}/${AGENT_TOKEN_SECRET}`].sort(),
-      );
+      expect(secrets.map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`)).toEqual([
+        `Secret ${NAMESPACE}/${fastpathSecret}`,
+      ]);
+      expect(fastpathSecret).toBe(AGENT_TOKEN_SECRET);
       // A placeholder that is not base64, so applying the file unchanged fails; the instructions fill it in.
       for (const o of secrets) expect(o.data).toEqual({ token: 'REPLACE-WITH-BASE64-TOKEN' });
       expect(() => atob('REPLACE-WITH-BASE64-TOKEN')).toThrow();

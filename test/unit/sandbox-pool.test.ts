@@ -306,9 +306,9 @@ describe('which Pods are the pool’s agents', () => {
     expect(isPoolAgentPod(undefined, 'pool-uid')).toBe(false);
     expect(isPoolAgentPod([owner], 'pool-uid')).toBe(false);
     expect(isPoolAgentPod([{ ...owner, controller: true }], 'new-uid')).toBe(false);
-    expect(isPoolAgentPod([{ ...owner, kind: 'ReplicaSet', apiVersion: 'apps/v1', controller: true }], 'pool-uid')).toBe(
-      false,
-    );
+    expect(
+      isPoolAgentPod([{ ...owner, kind: 'ReplicaSet', apiVersion: 'apps/v1', controller: true }], 'pool-uid'),
+    ).toBe(false);
   });
 });
 

@@ -26,14 +26,17 @@ import { GONE, ok, type Found } from '../../domain/results.js';
 import {
   POOL_FINALIZER,
   agentPod,
+  agentTokenSecretName,
   isPoolAgentPod,
+  poolOwner,
   type PoolAgentFacts,
   type PoolRuntime,
   type PoolFacts,
   type PoolSandboxFacts,
 } from '../../domain/sandbox-pool.js';
 import type { AgentClient } from '../../fastpath/agent-client.js';
-import { agentPortOf } from '../../fastpath/registry.js';
+import type { AgentCredentials } from '../../fastpath/agent-credentials.js';
+import { agentUrl } from '../../fastpath/registry.js';
 import { isAlreadyExists, statusCode, apiMessage, type KubeClient } from '../../kube/client.js';
 import { getObject, listAll, patchStatusUnlessGone } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
@@ -87,13 +90,7 @@ function isReady(pod: V1Pod): boolean {
   );
 }
 
-function agentUrl(pod: V1Pod): string | undefined {
-  const ip = pod.status?.podIP;
-  if (!ip) return undefined;
-  return `http://${ip.includes(':') ? `[${ip}]` : ip}:${agentPortOf(pod)}`;
-}
-
-export function createSandboxPoolActivities(kube: KubeClient, agents: AgentClient) {
+export function createSandboxPoolActivities(kube: KubeClient, agents: AgentClient, credentials: AgentCredentials) {
   async function setDrain(r: AgentCallRef, on: boolean): Promise<DrainResult> {
     try {
       const report = await agents.drain(r.url, on);
@@ -128,8 +125,10 @@ export function createSandboxPoolActivities(kube: KubeClient, agents: AgentClien
         const ready = isReady(pod) && !deleting;
         const url = agentUrl(pod);
         let report: AgentStatusReport | undefined;
-        if (url && !deleting && pod.status?.phase === 'Running')
+        if (url && !deleting && pod.status?.phase === 'Running') {
+          credentials.admit(url, { namespace: r.namespace, name: r.name, uid });
           report = await agents.status(url).catch(() => undefined);
+        }
         return {
           pod: pod.metadata!.name!,
           uid: pod.metadata!.uid!,
@@ -215,6 +214,25 @@ export function createSandboxPoolActivities(kube: KubeClient, agents: AgentClien
         runtime?: PoolRuntime;
       },
     ): Promise<string[]> {
+      // First the pool's agent token, which the Pods mount (the token never leaves this activity).
+      const secret = agentTokenSecretName(r.name, r.uid);
+      try {
+        await kube.create({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: {
+            name: secret,
+            namespace: r.namespace,
+            labels: { [AGENT_POOL_LABEL]: r.name },
+            ownerReferences: [poolOwner(r.name, r.uid)],
+          },
+          type: 'Opaque',
+          stringData: { token: credentials.tokenOf({ namespace: r.namespace, name: r.name, uid: r.uid }) },
+        } as never);
+      } catch (err) {
+        // The name carries the pool's UID: one that exists is this pool's, written by an earlier attempt.
+        if (!isAlreadyExists(err)) throw kubeFailure(err, `create the agent token Secret ${r.namespace}/${secret}`);
+      }
       const created: string[] = [];
       for (const name of r.names) {
         const pod = agentPod({
