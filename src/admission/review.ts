@@ -15,6 +15,7 @@ import type { CaptureTarget } from '../api/manifests.js';
 import { canonical } from '../domain/cloudflare/merge.js';
 import { credentialsRefOf, isSourceKind, type SourceSpec } from '../domain/cloudflare/sources.js';
 import { REQUEST_KINDS } from '../api/request-kinds.js';
+import { SandboxPoolKind } from '../api/sandbox.js';
 import type { VolumeCaptureMode, VolumeTarget } from '../api/volumes.js';
 
 /** The part of an `admission.k8s.io/v1` AdmissionRequest the webhook reads. */
@@ -136,6 +137,16 @@ export function cloudflareChecks(
 }
 
 /**
+ * A SandboxPool makes the fast path create Pods from its agentTemplate (any image, command,
+ * ServiceAccount, volumes), with the fast path's own permissions. So its creator must be allowed
+ * to create Pods in the pool's namespace: reviewed on CREATE and on an UPDATE that changes the
+ * spec (the template, the runtime settings, the pull Secrets the agents mount).
+ */
+export function sandboxPoolChecks(namespace: string): TargetCheck[] {
+  return [{ apiVersion: 'v1', kind: 'Pod', namespace, name: '', verbs: ['create'] }];
+}
+
+/**
  * The objects a new request names and the verbs required on each:
  * - ManifestCaptureRequest: `get` on every target (the worker reads and stores it);
  * - VolumeCaptureRequest: `get` on every PersistentVolumeClaim, and `delete` too in Detach mode,
@@ -161,6 +172,10 @@ export function checksFor(req: AdmissionRequest): TargetCheck[] | undefined {
     )
       return [];
     if (cloudflare) return cloudflare;
+    if (req.kind.group === SandboxPoolKind.group && req.kind.kind === SandboxPoolKind.kind)
+      return req.operation === 'UPDATE' && canonical(req.oldObject?.spec ?? {}) === canonical(spec)
+        ? []
+        : sandboxPoolChecks(namespace);
   }
   // A capture request's spec is immutable: its targets are checked once, at CREATE.
   if (req.operation !== 'CREATE') return undefined;
@@ -201,7 +216,8 @@ export function describeUser(user: UserInfo): string {
 
 function describeRefusal(r: Refusal, user: UserInfo): string {
   const t = r.target;
-  const label = `${t.kind} "${t.name}" (${t.apiVersion})`;
+  // A check without a name is on the kind (e.g. any Pod a SandboxPool's workflow would create).
+  const label = t.name ? `${t.kind} "${t.name}" (${t.apiVersion})` : `${t.kind}s (${t.apiVersion})`;
   switch (r.reason) {
     case 'denied':
       return `${label}: ${describeUser(user)} may not ${r.verb} ${r.resource}${t.clusterScoped ? '' : ` in namespace "${t.namespace}"`}`;
@@ -216,6 +232,8 @@ function describeRefusal(r: Refusal, user: UserInfo): string {
 export function refusalMessage(kind: string, refusals: Refusal[], user: UserInfo): string {
   const listed = refusals.slice(0, MAX_LISTED).map((r) => describeRefusal(r, user));
   const more = refusals.length > MAX_LISTED ? `; and ${refusals.length - MAX_LISTED} more` : '';
+  if (kind === SandboxPoolKind.kind)
+    return `a SandboxPool makes the operator create its agent Pods from spec.agentTemplate, so its creator must be allowed to create Pods in its namespace, and is not: ${listed.join('; ')}`;
   return (
     `a ${kind} may only name objects its creator may use, and ${refusals.length === 1 ? 'this target is' : 'these targets are'} ` +
     `refused: ${listed.join('; ')}${more}`

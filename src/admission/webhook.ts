@@ -14,20 +14,24 @@
  *
  * Why failurePolicy Fail: the check is a security boundary. With Ignore, an unreachable or slow
  * webhook would silently admit every request unchecked. Failing closed only blocks CREATE of the
- * capture kinds, and CREATE/UPDATE of the Cloudflare source kinds, while the webhook is down; it
+ * capture kinds, and CREATE/UPDATE of the Cloudflare source kinds and SandboxPools (also the fast
+ * path's finalizer writes on pools), while the webhook is down; it
  * intercepts nothing else (a capture request's spec is immutable, so its targets cannot change
  * after admission; status writes of the worker never pass through it — the status subresource is
  * not in the rules), so the operators keep running.
  *
- * Two webhooks, one server and path: capture requests (CREATE, namespaced) and Cloudflare sources
- * (CREATE and UPDATE, any scope: they may name other credentials or Secrets on any edit).
+ * Three webhooks, one server and path: capture requests (CREATE, namespaced), Cloudflare sources
+ * (CREATE and UPDATE, any scope: they may name other credentials or Secrets on any edit) and
+ * SandboxPools (CREATE and UPDATE: their agentTemplate becomes Pods the fast path creates).
  */
+import { SandboxPoolKind } from '../api/sandbox.js';
 import { SOURCE_KINDS, kindDefinition } from '../domain/cloudflare/sources.js';
 import { REVIEWED_KINDS } from './review.js';
 
 export const WEBHOOK_CONFIGURATION_NAME = 'durable-operators-admission';
 export const WEBHOOK_NAME = 'capture-requests.admission.durable-operators.io';
 export const CLOUDFLARE_WEBHOOK_NAME = 'cloudflare-sources.admission.durable-operators.io';
+export const SANDBOX_POOL_WEBHOOK_NAME = 'sandbox-pools.admission.durable-operators.io';
 export const WEBHOOK_PATH = '/validate-capture-requests';
 /** How long the apiserver waits for an answer before failing the request (closed). */
 export const WEBHOOK_TIMEOUT_SECONDS = 15;
@@ -64,6 +68,19 @@ export function cloudflareWebhookRules() {
   }));
 }
 
+/** SandboxPools: their creator must be allowed to create the Pods the pool's workflow makes. */
+export function sandboxPoolWebhookRules() {
+  return [
+    {
+      apiGroups: [SandboxPoolKind.group],
+      apiVersions: [SandboxPoolKind.version],
+      operations: ['CREATE', 'UPDATE'],
+      resources: [SandboxPoolKind.plural],
+      scope: 'Namespaced',
+    },
+  ];
+}
+
 export function validatingWebhookConfiguration(clientConfig: ClientConfig) {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
@@ -84,6 +101,16 @@ export function validatingWebhookConfiguration(clientConfig: ClientConfig) {
         name: CLOUDFLARE_WEBHOOK_NAME,
         clientConfig,
         rules: cloudflareWebhookRules(),
+        failurePolicy: 'Fail',
+        matchPolicy: 'Equivalent',
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+        timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS,
+      },
+      {
+        name: SANDBOX_POOL_WEBHOOK_NAME,
+        clientConfig,
+        rules: sandboxPoolWebhookRules(),
         failurePolicy: 'Fail',
         matchPolicy: 'Equivalent',
         sideEffects: 'None',

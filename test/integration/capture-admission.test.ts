@@ -13,6 +13,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CLOUDFLARE_WEBHOOK_NAME,
+  SANDBOX_POOL_WEBHOOK_NAME,
   WEBHOOK_CONFIGURATION_NAME,
   WEBHOOK_NAME,
   validatingWebhookConfiguration,
@@ -168,8 +169,8 @@ describe('ManifestCaptureRequest admission', () => {
       name: WEBHOOK_CONFIGURATION_NAME,
     });
     expect(registered, 'the local stack registers the webhook').toBeDefined();
-    const [capture, cloudflare] = validatingWebhookConfiguration({ url: '' }).webhooks;
-    expect(registered!.webhooks).toHaveLength(2);
+    const [capture, cloudflare, pools] = validatingWebhookConfiguration({ url: '' }).webhooks;
+    expect(registered!.webhooks).toHaveLength(3);
     expect(registered!.webhooks[0]).toMatchObject({
       name: WEBHOOK_NAME,
       failurePolicy: 'Fail',
@@ -180,6 +181,11 @@ describe('ManifestCaptureRequest admission', () => {
       name: CLOUDFLARE_WEBHOOK_NAME,
       failurePolicy: 'Fail',
       rules: cloudflare!.rules,
+    });
+    expect(registered!.webhooks[2]).toMatchObject({
+      name: SANDBOX_POOL_WEBHOOK_NAME,
+      failurePolicy: 'Fail',
+      rules: pools!.rules,
     });
   });
 
@@ -365,5 +371,52 @@ describe('Cloudflare source admission', () => {
     const allowed = provider(uniq('idp'), 'shared-secret');
     await expect(idp.create(allowed)).resolves.toBeDefined();
     await admin.delete(refOf(allowed));
+  });
+});
+
+describe('SandboxPool admission', () => {
+  const sandboxPool = (name: string, image: string): KubernetesObject =>
+    ({
+      apiVersion: 'sandbox.fast.io/v1alpha1',
+      kind: 'SandboxPool',
+      metadata: { name, namespace: ns },
+      spec: {
+        capacity: { poolMin: 0, poolMax: 0, bufferMin: 0, bufferMax: 0 },
+        maxSandboxesPerPod: 1,
+        agentTemplate: { spec: { containers: [{ name: 'agent', image }] } },
+      },
+    }) as KubernetesObject;
+  const editPools = { apiGroups: ['sandbox.fast.io'], resources: ['sandboxpools'], verbs: ['create', 'patch', 'get'] };
+
+  it('its creator must be allowed to create Pods in its namespace (the fast path creates them from agentTemplate)', async () => {
+    const poolsOnly = await userWith('pools-only', [editPools]);
+    const pool = sandboxPool(uniq('pool'), 'attacker/miner');
+    const r = await refusal(() => poolsOnly.create(pool), `SandboxPool ${pool.metadata!.name}`);
+    expect(r.code, r.message).toBe(403);
+    expect(r.message).toContain(`admission webhook "${SANDBOX_POOL_WEBHOOK_NAME}" denied the request`);
+    expect(r.message).toContain(
+      `user "system:serviceaccount:${ns}:pools-only" may not create pods in namespace "${ns}"`,
+    );
+    expect(await admin.get(refOf(pool)), 'nothing was created').toBeUndefined();
+
+    // A user who may create Pods there may create the pool, and change it.
+    const podMaker = await userWith('pool-and-pod-maker', [
+      editPools,
+      { apiGroups: [''], resources: ['pods'], verbs: ['create'] },
+    ]);
+    const ok = sandboxPool(uniq('pool'), 'durable-operators:dev');
+    await expect(podMaker.create(ok)).resolves.toBeDefined();
+    // Changing the template of a pool someone else may edit still needs the right.
+    const changed = await refusal(
+      () =>
+        poolsOnly.mergePatch(refOf(ok), {
+          spec: { agentTemplate: { spec: { containers: [{ name: 'agent', image: 'attacker/miner' }] } } },
+        }),
+      'template change',
+    );
+    expect(changed.code, changed.message).toBe(403);
+    // A change that leaves the spec as it was (a label, the fast path's finalizer) is never refused.
+    await expect(poolsOnly.mergePatch(refOf(ok), { metadata: { labels: { team: 'a' } } })).resolves.toBeDefined();
+    await admin.delete(refOf(ok));
   });
 });

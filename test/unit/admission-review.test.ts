@@ -1,6 +1,6 @@
-/** What the admission webhook checks for the Cloudflare source kinds, decided purely (src/admission/review.ts). */
+/** What the admission webhook checks for the Cloudflare source kinds and SandboxPools, decided purely (src/admission/review.ts). */
 import { describe, expect, it } from 'vitest';
-import { checksFor, type AdmissionRequest } from '../../src/admission/review.js';
+import { checksFor, refusalMessage, sandboxPoolChecks, type AdmissionRequest } from '../../src/admission/review.js';
 
 const request = (kind: string, operation: string, spec: unknown, oldSpec?: unknown): AdmissionRequest => ({
   uid: 'u',
@@ -124,5 +124,38 @@ describe('admission checks of the tunnel kinds', () => {
     expect(checksFor(moved)).toHaveLength(1);
     const kept = { ...binding, operation: 'UPDATE', oldObject: { tunnelRef: { kind: 'Tunnel', name: 'edge' } } };
     expect(checksFor(kept)).toEqual([]);
+  });
+});
+
+describe('admission checks of SandboxPools', () => {
+  const pool = (operation: string, spec: unknown, oldSpec?: unknown): AdmissionRequest => ({
+    ...request('SandboxPool', operation, spec, oldSpec),
+    kind: { group: 'sandbox.fast.io', version: 'v1alpha1', kind: 'SandboxPool' },
+  });
+  const spec = (image: string) => ({
+    capacity: {},
+    agentTemplate: { spec: { containers: [{ name: 'agent', image }] } },
+  });
+
+  it('its creator must be allowed to create Pods in its namespace, on create and on a spec change', () => {
+    const createPods = [{ apiVersion: 'v1', kind: 'Pod', namespace: 'team-a', name: '', verbs: ['create'] }];
+    expect(checksFor(pool('CREATE', spec('a')))).toEqual(createPods);
+    expect(checksFor(pool('UPDATE', spec('b'), spec('a')))).toEqual(createPods);
+    // The fast path's finalizer write leaves the spec as it was: never refused.
+    expect(checksFor(pool('UPDATE', spec('a'), spec('a')))).toEqual([]);
+    expect(checksFor(pool('DELETE', spec('a')))).toBeUndefined();
+    // The same kind name in another group is not a SandboxPool.
+    expect(checksFor(request('SandboxPool', 'CREATE', spec('a')))).toBeUndefined();
+  });
+
+  it('a refusal says why the pool needs the right and what is missing', () => {
+    const message = refusalMessage(
+      'SandboxPool',
+      [{ reason: 'denied', target: sandboxPoolChecks('team-a')[0]!, verb: 'create', resource: 'pods' }],
+      { username: 'bob' },
+    );
+    expect(message).toBe(
+      'a SandboxPool makes the operator create its agent Pods from spec.agentTemplate, so its creator must be allowed to create Pods in its namespace, and is not: Pods (v1): user "bob" may not create pods in namespace "team-a"',
+    );
   });
 });

@@ -228,6 +228,21 @@ function followProblems(objs: KubeObject[]): string[] {
   return problems;
 }
 
+interface PolicyRuleNp {
+  from?: Record<string, unknown>[];
+  to?: { ipBlock?: { cidr: string; except?: string[] } }[];
+  ports?: { port: number | string; endPort?: number; protocol: string }[];
+}
+interface NetworkPolicy {
+  metadata: { name: string; namespace?: string };
+  spec: {
+    podSelector: { matchLabels: Record<string, string> };
+    policyTypes: string[];
+    ingress: PolicyRuleNp[];
+    egress: PolicyRuleNp[];
+  };
+}
+
 describe('deploy/ kustomization', () => {
   it('renders the CRDs, the namespace, RBAC, the Deployments and the admission webhook', () => {
     const kinds = objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
@@ -242,7 +257,7 @@ describe('deploy/ kustomization', () => {
           'ServiceAccount',
           'ValidatingWebhookConfiguration',
         ].map((kind) => `${kind}/${ADMISSION_SA.name}`),
-        ...['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'Service', 'ServiceAccount'].map(
+        ...['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'NetworkPolicy', 'Service', 'ServiceAccount'].map(
           (kind) => `${kind}/${FASTPATH_SA.name}`,
         ),
         'ClusterRole/durable-operators-capture-targets',
@@ -312,8 +327,36 @@ describe('deploy/ kustomization', () => {
 
     const noNs = structuredClone(objects).filter((o) => o.kind !== 'Namespace');
     // Every namespaced object: 4 ServiceAccounts, 4 Deployments, the webhook's and the fast path's
-    // Services, the worker's Secret-reading Role and RoleBinding.
-    expect(referenceProblems(noNs).length).toBe(12);
+    // Services, the worker's Secret-reading Role and RoleBinding, the fast path's NetworkPolicy.
+    expect(referenceProblems(noNs).length).toBe(13);
+  });
+});
+
+describe('NetworkPolicies', () => {
+  it('the fast path’s API and metrics only from namespaces the operator labels, on its own ports', () => {
+    const policy = find<KubeObject>(objects, 'NetworkPolicy', FASTPATH_SA.name, NAMESPACE) as unknown as NetworkPolicy;
+    const fastpath = find<Deployment>(objects, 'Deployment', FASTPATH_SA.name, NAMESPACE)!;
+    expect(policy.spec.podSelector.matchLabels).toEqual(fastpath.spec.template.metadata.labels);
+    expect(policy.spec.policyTypes).toEqual(['Ingress']);
+    const named = new Set(fastpath.spec.template.spec.containers[0]!.ports!.map((p) => p.name));
+    expect(
+      policy.spec.ingress.map((r) => ({
+        from: r.from,
+        ports: r.ports!.map((p) => {
+          expect(named.has(String(p.port)), `port ${p.port}`).toBe(true);
+          return p.port;
+        }),
+      })),
+    ).toEqual([
+      {
+        from: [{ namespaceSelector: { matchLabels: { 'durable-operators.io/sandbox-api': 'allowed' } } }],
+        ports: ['grpc', 'http'],
+      },
+      {
+        from: [{ namespaceSelector: { matchLabels: { 'durable-operators.io/metrics': 'allowed' } } }],
+        ports: ['metrics', 'sdk-metrics'],
+      },
+    ]);
   });
 });
 
@@ -617,8 +660,18 @@ describe('admission webhook (deploy/webhook)', () => {
     expect(svc!.port).toBe(service.spec.ports[0]!.port);
   });
 
-  it('fails closed and reviews only CREATE of the capture kinds, and CREATE/UPDATE of the Cloudflare sources', () => {
-    const [capture, cloudflare] = vwc.webhooks;
+  it('fails closed and reviews only CREATE of the capture kinds, and CREATE/UPDATE of the Cloudflare sources and SandboxPools', () => {
+    const [capture, cloudflare, pools] = vwc.webhooks;
+    expect(pools!.failurePolicy).toBe('Fail');
+    expect(pools!.rules).toEqual([
+      {
+        apiGroups: ['sandbox.fast.io'],
+        apiVersions: ['v1alpha1'],
+        operations: ['CREATE', 'UPDATE'],
+        resources: ['sandboxpools'],
+        scope: 'Namespaced',
+      },
+    ]);
     expect(capture!.failurePolicy).toBe('Fail');
     expect(capture!.rules).toEqual([
       expect.objectContaining({ resources: ['manifestcapturerequests'], operations: ['CREATE'] }),
@@ -805,7 +858,38 @@ describe('deploy/examples', () => {
 
     it('runs no agents of its own: the pool’s workflow creates the Pods from agentTemplate', () => {
       expect(agents).toBeUndefined();
-      expect(poolFile.map((o) => o.kind)).toEqual(['SandboxPool']);
+      expect(poolFile.map((o) => o.kind)).toEqual(['SandboxPool', 'NetworkPolicy']);
+    });
+
+    it('its NetworkPolicy lets only the fast path reach the agent port, and sandboxes not reach the cluster or the metadata endpoint', () => {
+      const policy = poolFile.find((o) => o.kind === 'NetworkPolicy') as unknown as NetworkPolicy;
+      expect(policy.metadata.namespace).toBe(pool.metadata.namespace);
+      expect(policy.spec.podSelector.matchLabels).toEqual(template.metadata.labels);
+      expect(policy.spec.policyTypes).toEqual(['Ingress', 'Egress']);
+      const fastpath = find<Deployment>(objects, 'Deployment', FASTPATH_SA.name, NAMESPACE)!;
+      // Every rule that opens the agent port comes from the fast path's Pods in its namespace only.
+      const opens = (r: PolicyRuleNp, port: number) =>
+        (r.ports ?? []).some(
+          (p) => p.protocol === 'TCP' && port >= Number(p.port) && port <= (p.endPort ?? Number(p.port)),
+        );
+      const agentRules = policy.spec.ingress.filter((r) => opens(r, DEFAULT_AGENT_PORT));
+      expect(agentRules).toHaveLength(1);
+      expect(agentRules[0]!.from).toEqual([
+        {
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': NAMESPACE } },
+          podSelector: { matchLabels: fastpath.spec.template.metadata.labels },
+        },
+      ]);
+      // Sandbox endpoints: every other TCP port is open.
+      for (const port of [1, 80, 5757, 5759, 8080, 65535])
+        expect(
+          policy.spec.ingress.some((r) => opens(r, port)),
+          `port ${port}`,
+        ).toBe(true);
+      const blocked = policy.spec.egress.flatMap((r) => r.to ?? []).flatMap((t) => t.ipBlock?.except ?? []);
+      expect(blocked).toEqual(
+        expect.arrayContaining(['169.254.0.0/16', '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16']),
+      );
     });
 
     it('the key Secret exists for the fast path only, with no usable key in it', () => {
