@@ -142,6 +142,15 @@ export interface RunningHttp {
   close(): Promise<void>;
 }
 
+/** A path segment, percent-decoded; a malformed escape (`%zz`) is the caller's error, not a 500. */
+function pathSegment(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new FastPathError('InvalidArgument', `malformed percent-escape in the path segment ${JSON.stringify(raw)}`);
+  }
+}
+
 export async function startHttpServer(opts: {
   service: FastPathService;
   tenants: HoldsTenantSnapshot;
@@ -161,15 +170,15 @@ export async function startHttpServer(opts: {
     const io = IO.exec(url.pathname);
     if (io && opts.io)
       return streamIo(opts.io, req, res, tenant, {
-        namespace: decodeURIComponent(io[1]!),
-        sandboxName: decodeURIComponent(io[2]!),
+        namespace: pathSegment(io[1]!),
+        sandboxName: pathSegment(io[2]!),
         what: io[3] as 'logs' | 'exec',
         follow: ['true', '1', 'yes'].includes((url.searchParams.get('follow') ?? '').toLowerCase()),
       });
     const m = ITEM.exec(url.pathname);
     if (!m) throw new FastPathError('NotFound', `no route ${req.method} ${url.pathname}`);
-    const namespace = decodeURIComponent(m[1]!);
-    const sandboxName = m[2] === undefined ? undefined : decodeURIComponent(m[2]);
+    const namespace = pathSegment(m[1]!);
+    const sandboxName = m[2] === undefined ? undefined : pathSegment(m[2]);
     if (sandboxName === undefined) {
       if (req.method !== 'GET') throw new FastPathError('InvalidArgument', `${req.method} is not allowed here`);
       return send(res, 200, await s.list({ namespace }, tenant));

@@ -111,6 +111,12 @@ export function decodeJson(
     let v: unknown = value;
     if (f.resolvedType instanceof protobuf.Enum && typeof value === 'number') v = f.resolvedType.valuesById[value];
     if (f.type === 'int64' && typeof value === 'string') v = Number(value);
+    // Two members of one oneof (JSON allows it, protobuf does not): refused, not the last one kept.
+    if (f.partOf && out[f.partOf.name] !== undefined && out[f.partOf.name] !== camel)
+      return {
+        ok: false,
+        message: `${f.name} and ${String(out[f.partOf.name]).replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)} are alternatives (${f.partOf.name}): set only one`,
+      };
     out[camel] = v;
     if (f.partOf) out[f.partOf.name] = camel;
   }

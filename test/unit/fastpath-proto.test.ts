@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import * as protoLoader from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
+import { decodeJson } from '../../src/fastpath/proto.js';
 
 const PROTO = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),
@@ -188,5 +189,18 @@ describe('fastpath.v1 sandbox_io.proto (the added service: fields keep their num
     expect(Buffer.from(type.encode({ command: ['cat'], stdin: Buffer.from([0, 255]) }).finish()).toString('hex')).toBe(
       '1a03636174' + '220200ff',
     );
+  });
+});
+
+describe('JSON bodies (the HTTP face)', () => {
+  it('take one member of a oneof, and refuse two rather than keep the last', () => {
+    expect(decodeJson('UpdateRequest', { failurePolicy: 'MANUAL' })).toEqual({
+      ok: true,
+      value: { failurePolicy: 'MANUAL', update: 'failurePolicy' },
+    });
+    expect(decodeJson('UpdateRequest', { expire_time_seconds: '5', failurePolicy: 'MANUAL' })).toEqual({
+      ok: false,
+      message: 'failure_policy and expire_time_seconds are alternatives (update): set only one',
+    });
   });
 });
