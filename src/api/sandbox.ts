@@ -83,14 +83,29 @@ export type RuntimeType = (typeof RUNTIME_TYPES)[number];
 
 const int32 = { format: 'int32' } as const;
 
-/** corev1.EnvVar: `value`, or `valueFrom` (kept as the apiserver gets it; resolved by the agent side). */
-export const EnvVar = Type.Object({
-  name: Type.String({ minLength: 1, description: 'Name of the environment variable.' }),
-  value: Type.Optional(Type.String()),
-  valueFrom: Type.Optional(
-    Type.Object({}, { 'x-kubernetes-preserve-unknown-fields': true, description: 'corev1.EnvVarSource.' }),
-  ),
-});
+/**
+ * corev1.EnvVar. `valueFrom` keeps the original's schema but is refused (it was silently dropped):
+ * resolving it would have the fast path read any Secret a Sandbox names, cluster-wide.
+ */
+export const EnvVar = withCel(
+  Type.Object({
+    name: Type.String({ minLength: 1, description: 'Name of the environment variable.' }),
+    value: Type.Optional(Type.String()),
+    valueFrom: Type.Optional(
+      Type.Object(
+        {},
+        { 'x-kubernetes-preserve-unknown-fields': true, description: 'corev1.EnvVarSource: not supported (refused).' },
+      ),
+    ),
+  }),
+  [
+    {
+      rule: '!has(self.valueFrom)',
+      message:
+        'valueFrom is not supported: the fast path does not read Secrets or ConfigMaps for sandboxes; set value (it never enters workflow history)',
+    },
+  ],
+);
 
 export const Port = Type.Integer({
   ...int32,

@@ -39,6 +39,7 @@ import {
 } from '../workflows/sandbox/contract.js';
 import { AgentClient } from './agent-client.js';
 import { AgentCredentials } from './agent-credentials.js';
+import { EnvSealer } from './sealed-env.js';
 import { startGrpcServer } from './grpc.js';
 import { SandboxIo } from './sandbox-io.js';
 import { startHttpServer } from './http.js';
@@ -97,9 +98,10 @@ export async function startFastPath(
   const taskQueue = sandboxTaskQueue(cfg.temporal.taskQueue);
   const kube = KubeClient.fromKubeconfig(cfg.kubeconfig);
   // DO_AGENT_TOKEN_FILE holds the key each pool's agent token is derived from.
-  const credentials = new AgentCredentials(
-    loadAgentToken({ tokenFile: fp.agentTokenFile, token: process.env.DO_AGENT_TOKEN }),
-  );
+  const agentKey = loadAgentToken({ tokenFile: fp.agentTokenFile, token: process.env.DO_AGENT_TOKEN });
+  const credentials = new AgentCredentials(agentKey);
+  // Sandboxes' env values are sealed with a key derived from it before they reach Temporal.
+  const sealer = new EnvSealer(agentKey);
   const agents = new AgentClient((url) => credentials.tokenFor(url));
   const metrics = createFastPathMetrics();
   const client = await connectClient(cfg.temporal);
@@ -147,8 +149,8 @@ export async function startFastPath(
   await registry.start();
 
   const connection = await connectWorker(cfg.temporal);
-  const agentSteps = createSandboxAgentActivities(registry, agents, metrics);
-  const recordSteps = createSandboxRecordActivities(kube);
+  const agentSteps = createSandboxAgentActivities(registry, agents, sealer, metrics);
+  const recordSteps = createSandboxRecordActivities(kube, sealer);
   const worker = await Worker.create({
     connection,
     namespace: cfg.temporal.namespace,
@@ -193,6 +195,7 @@ export async function startFastPath(
 
   const service = new FastPathService({
     client,
+    sealer,
     kube,
     registry,
     taskQueue,

@@ -45,6 +45,7 @@ import {
 } from '../workflows/sandbox/contract.js';
 import type { FastPathMetrics } from './metrics.js';
 import type { SandboxRegistry } from './registry.js';
+import type { EnvSealer } from './sealed-env.js';
 
 export class FastPathError extends Error {
   constructor(
@@ -107,6 +108,8 @@ export interface FastPathServiceOptions {
   defaultMode: ConsistencyMode;
   metrics: FastPathMetrics;
   log: Logger;
+  /** Seals sandboxes' env values before they reach Temporal. */
+  sealer: EnvSealer;
   /** The tenant configuration, for each tenant's sandbox settings; without it no tenant is limited. */
   tenants?: HoldsTenantSnapshot;
 }
@@ -120,6 +123,9 @@ const sandboxRef = (namespace: string, name: string) => ({
 
 /** How long a create waits for a same-name predecessor that is being deleted. */
 const PREDECESSOR_WAIT_MS = 30_000;
+
+/** 9999-12-31T23:59:59Z: the last time an RFC 3339 timestamp (the record's spec.expireTime) can hold. */
+const MAX_EXPIRE_TIME_SECONDS = 253_402_300_799;
 
 export class FastPathService {
   constructor(private readonly o: FastPathServiceOptions) {}
@@ -191,7 +197,8 @@ export class FastPathService {
       });
       try {
         const answer = await this.o.client.workflow.executeUpdateWithStart(createSandboxUpdate, {
-          args: [{ spec, mode, tenant, receivedAtNanos }],
+          // Env values enter Temporal (the update is recorded in history) sealed.
+          args: [{ spec: { ...spec, envs: this.o.sealer.sealEnvs(spec.envs) }, mode, tenant, receivedAtNanos }],
           startWorkflowOperation: start,
         });
         if (answer.status === 'ok') {
@@ -380,11 +387,23 @@ export class FastPathService {
     req: UpdateRequest,
     tenant: string,
   ): Promise<{ success: boolean; message: string; sandbox?: SandboxInfo }> {
-    const sb = await this.ownSandbox(req, tenant);
+    let sb: Sandbox;
+    try {
+      sb = await this.ownSandbox(req, tenant);
+    } catch (err) {
+      // The original answers an unknown name with success=false, not an error status.
+      if (err instanceof FastPathError && err.code === 'NotFound') return { success: false, message: err.message };
+      throw err;
+    }
     const spec: Record<string, unknown> = {};
     switch (req.update) {
       case 'expireTimeSeconds': {
         const s = Number(req.expireTimeSeconds ?? 0);
+        if (!Number.isInteger(s) || s < 0 || s > MAX_EXPIRE_TIME_SECONDS)
+          return {
+            success: false,
+            message: `expire_time_seconds ${req.expireTimeSeconds} is not a Unix time up to 9999-12-31 (0 removes the expiry)`,
+          };
         spec.expireTime = s === 0 ? null : new Date(s * 1000).toISOString().replace('.000Z', 'Z');
         break;
       }

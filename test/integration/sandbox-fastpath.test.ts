@@ -18,7 +18,7 @@ import {
 } from '../../src/api/sandbox.js';
 import { TENANT_LABEL, sandboxWorkflowId } from '../../src/domain/sandbox.js';
 import { K8sUID } from '../../src/temporal/search-attributes.js';
-import { eventually, replayAndRecord, temporal, uniq } from '../support/env.js';
+import { eventually, historyText, replayAndRecord, temporal, uniq } from '../support/env.js';
 import { SandboxStack, grpcError, sandboxImage } from '../support/fastpath.js';
 
 /** A sandbox spec whose process runs until it is deleted. */
@@ -280,6 +280,29 @@ describe('the five RPCs and the HTTP face', () => {
       resetRevision: 'yesterday',
     });
     expect(bad).toMatchObject({ success: false, message: expect.stringContaining('RFC 3339') });
+    // A time no RFC 3339 timestamp can hold is refused the same way, not an INTERNAL error.
+    const far = await stack.grpc.call<{ success: boolean; message: string }>('UpdateSandbox', {
+      sandboxName: name,
+      namespace: stack.namespace,
+      expireTimeSeconds: String(2 ** 62),
+    });
+    expect(far).toMatchObject({ success: false, message: expect.stringContaining('up to 9999-12-31') });
+    // An unknown name, and another tenant's sandbox, answer as the original does: OK, success=false.
+    for (const [sandboxName, tenant] of [
+      ['no-such-sandbox', undefined],
+      [name, other],
+    ] as const) {
+      const missing = await stack.grpc.call<{ success: boolean; message: string }>(
+        'UpdateSandbox',
+        { sandboxName, namespace: stack.namespace, failurePolicy: 'MANUAL' },
+        tenant,
+      );
+      expect(missing).toEqual({
+        success: false,
+        message: `Sandbox ${sandboxName} not found in namespace ${stack.namespace}`,
+      });
+    }
+    expect((await stack.sandbox(name))?.spec.failurePolicy).toBe('AutoRecreate');
 
     const del = await stack.grpc.call<{ success: boolean }>('DeleteSandbox', {
       sandboxName: name,
@@ -320,6 +343,43 @@ describe('the five RPCs and the HTTP face', () => {
   });
 });
 
+describe('env values (secrets, often) never reach workflow history', () => {
+  it('Fast, Strong and kubectl-created: the sandbox and its record have the values, no history does', async () => {
+    const secret = (what: string) => `${what}-${uniq('s3cr3t')}`;
+    const cases = [
+      { name: uniq('env-fast'), value: secret('fast'), mode: 'FAST' },
+      { name: uniq('env-strong'), value: secret('strong'), mode: 'STRONG' },
+      { name: uniq('env-kubectl'), value: secret('kubectl'), mode: undefined },
+    ];
+    const command = ['sh', '-c', 'echo "token=$API_TOKEN"; sleep 3600'];
+    for (const c of cases)
+      if (c.mode) await create(spec({ name: c.name, command, envs: { API_TOKEN: c.value }, consistencyMode: c.mode }));
+      else
+        await stack.kube.create({
+          apiVersion: SandboxKind.apiVersion,
+          kind: SandboxKind.kind,
+          // The tenant label: so the test's tenant may read its logs.
+          metadata: { name: c.name, namespace: stack.namespace, labels: { [TENANT_LABEL]: String(stack.tenantId) } },
+          spec: { ...spec({ command }), envs: [{ name: 'API_TOKEN', value: c.value }] },
+        } as never);
+    for (const c of cases) {
+      const sb = await running(c.name);
+      // The record keeps the value (as the original's), and the sandbox's process got it.
+      expect(sb.spec.envs).toEqual([{ name: 'API_TOKEN', value: c.value }]);
+      await eventually(`${c.name} printed its env`, async () => {
+        const res = await stack.http('GET', `/api/v1/namespaces/${stack.namespace}/sandboxes/${c.name}/logs`);
+        return (await res.text()).includes(`token=${c.value}`);
+      });
+    }
+    for (const c of cases) await deleteAndWait(c.name);
+    for (const c of cases) {
+      const history = await historyText(sandboxWorkflowId(stack.namespace, c.name));
+      expect(history).toContain('API_TOKEN'); // the scan sees the env, sealed
+      expect(history, `history of ${c.name}`).not.toContain(c.value);
+    }
+  });
+});
+
 describe('bad input gets its specific status, and nothing is half-created', () => {
   it('over gRPC', async () => {
     const cases: [Record<string, unknown>, grpc.status, string][] = [
@@ -355,6 +415,18 @@ describe('bad input gets its specific status, and nothing is half-created', () =
     expect(noTenant.status).toBe(401);
     const missing = await stack.http('GET', `/api/v1/namespaces/${stack.namespace}/sandboxes/nope`);
     expect(missing.status).toBe(404);
+    const escape = await stack.http('GET', `/api/v1/namespaces/${stack.namespace}/sandboxes/%zz`);
+    expect(escape.status).toBe(400);
+    expect(await escape.json()).toMatchObject({ error: 'InvalidArgument', message: expect.stringContaining('%zz') });
+    // Two members of one oneof: refused, not the last one silently kept.
+    const both = await stack.http('PATCH', `/api/v1/namespaces/${stack.namespace}/sandboxes/nope`, {
+      expireTimeSeconds: 0,
+      failurePolicy: 'MANUAL',
+    });
+    expect(both.status).toBe(400);
+    expect(await both.json()).toMatchObject({
+      message: 'failure_policy and expire_time_seconds are alternatives (update): set only one',
+    });
   });
 });
 

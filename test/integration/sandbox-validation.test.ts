@@ -89,6 +89,11 @@ describe('Sandbox validation', () => {
     [{ ...validSandbox, recoveryTimeoutSeconds: 0 }, 'spec.recoveryTimeoutSeconds'],
     [{ ...validSandbox, expireTime: 'tomorrow' }, 'spec.expireTime'],
     [{ ...validSandbox, envs: [{ value: 'x' }] }, 'spec.envs[0].name: Required value'],
+    // Refused, not silently dropped (the fast path would have to read any Secret a Sandbox names).
+    [
+      { ...validSandbox, envs: [{ name: 'A', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] },
+      'spec.envs[0]: Invalid value: "object": valueFrom is not supported',
+    ],
   ])('%j is refused: %s', async (spec, expected) => {
     const r = await refusal(() => k.create(sandbox(spec)), JSON.stringify(spec));
     expect(r.code).toBe(422);

@@ -167,6 +167,26 @@ export async function listWorkflows(query: string): Promise<{ workflowId: string
   return out;
 }
 
+/**
+ * What every run of a workflow recorded, as the Web UI shows it: each history's strings and
+ * payloads (decoded as UTF-8, as the JSON converter wrote them), joined. For scanning history
+ * for values that must never be there — a plain JSON.stringify of a history would hide them in
+ * base64.
+ */
+export async function historyText(workflowId: string): Promise<string> {
+  const c = await temporal();
+  const parts: string[] = [];
+  const walk = (v: unknown): void => {
+    if (typeof v === 'string') parts.push(v);
+    else if (v instanceof Uint8Array) parts.push(Buffer.from(v).toString('utf8'));
+    else if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === 'object') Object.values(v).forEach(walk);
+  };
+  for await (const run of c.workflow.list({ query: `WorkflowId = ${JSON.stringify(workflowId)}` }))
+    walk(await c.workflow.getHandle(workflowId, run.runId).fetchHistory());
+  return parts.join('\n');
+}
+
 /** Waits until a worker polls `taskQueue` for workflow tasks (a spawned worker is ready). */
 export async function waitForWorker(taskQueue: string, proc?: ManagedProcess): Promise<void> {
   const c = await temporal();

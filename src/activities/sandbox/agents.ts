@@ -18,6 +18,7 @@ import type { AgentClient } from '../../fastpath/agent-client.js';
 import { AgentCallError } from '../../fastpath/agent-client.js';
 import type { FastPathMetrics } from '../../fastpath/metrics.js';
 import type { SandboxRegistry } from '../../fastpath/registry.js';
+import type { EnvSealer } from '../../fastpath/sealed-env.js';
 import { heartbeat } from '../kubernetes/calls.js';
 
 /** A create's first attempt reaches placement within this of its run's start; later ones are replays. */
@@ -54,6 +55,7 @@ export type AgentView =
 export function createSandboxAgentActivities(
   registry: SandboxRegistry,
   agents: AgentClient,
+  sealer: EnvSealer,
   metrics?: Pick<FastPathMetrics, 'agentRefusals'>,
 ) {
   /**
@@ -100,9 +102,12 @@ export function createSandboxAgentActivities(
       spec: AgentSandboxSpec;
     }): Promise<Outcome<{ createdAt: number }, AgentCreateRefusal>> {
       const { placement, spec } = req;
-      const result = await agents.create(placement.url, spec).catch((err: unknown) => {
-        throw agentFailure(err);
-      });
+      // The agent gets the env values themselves; the workflow (history) only sealed ones.
+      const result = await agents
+        .create(placement.url, { ...spec, env: sealer.openEnvs(spec.env ?? {}) })
+        .catch((err: unknown) => {
+          throw agentFailure(err);
+        });
       if (result.status === 'ok') {
         if (req.reservation !== spec.sandboxId)
           registry.table.rekey(placement.agentId, req.reservation, spec.sandboxId);

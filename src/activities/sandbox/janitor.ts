@@ -5,7 +5,7 @@
  * whose agent lost the sandbox. The scan finds both with pure rules (src/domain/sandbox.ts);
  * each orphan is re-checked against a fresh read just before it is deleted.
  */
-import { parseAllocation, type Sandbox } from '../../api/sandbox.js';
+import { SandboxKind, parseAllocation, type Sandbox } from '../../api/sandbox.js';
 import {
   lostRecords,
   orphansOn,
@@ -17,8 +17,7 @@ import type { AgentClient } from '../../fastpath/agent-client.js';
 import type { FastPathMetrics } from '../../fastpath/metrics.js';
 import type { SandboxRegistry } from '../../fastpath/registry.js';
 import type { KubeClient } from '../../kube/client.js';
-import { heartbeat } from '../kubernetes/calls.js';
-import { createSandboxRecordActivities } from './records.js';
+import { getObject, heartbeat, listAll } from '../kubernetes/calls.js';
 
 export function recordedSandbox(sb: Sandbox): RecordedSandbox {
   const alloc = parseAllocation(sb.metadata?.annotations);
@@ -43,7 +42,6 @@ export function createSandboxJanitorActivities(
   /** The one namespace this fast path serves (DO_FASTPATH_NAMESPACE); all when unset. */
   namespace?: string,
 ) {
-  const records = createSandboxRecordActivities(kube);
   return {
     /** Fresh agent reports and a fresh list of records, compared. */
     async scanSandboxAgents(req: { orphanTimeoutSeconds: number }): Promise<{
@@ -53,7 +51,9 @@ export function createSandboxJanitorActivities(
       records: number;
     }> {
       await registry.pollNow();
-      const recorded = (await records.listSandboxRecords({ namespace })).map(recordedSandbox);
+      const recorded = (await listAll<Sandbox>(kube, SandboxKind.apiVersion, SandboxKind.kind, { namespace })).map(
+        recordedSandbox,
+      );
       const now = Math.floor(Date.now() / 1000);
       const orphans: OrphanVerdict[] = [];
       const held = new Map<string, Set<string>>();
@@ -78,8 +78,13 @@ export function createSandboxJanitorActivities(
 
     /** Deletes an orphan on its agent, unless a record now covers it (written since the scan). */
     async removeOrphan(o: OrphanVerdict): Promise<'removed' | 'spared'> {
-      const fresh = await records.readSandbox({ namespace: o.namespace, name: o.claimName || '-' });
-      if (fresh.status === 'ok') {
+      const fresh = await getObject<Sandbox>(kube, {
+        apiVersion: SandboxKind.apiVersion,
+        kind: SandboxKind.kind,
+        namespace: o.namespace,
+        name: o.claimName || '-',
+      });
+      if (fresh) {
         const again = orphansOn(
           o.namespace,
           {
@@ -96,7 +101,7 @@ export function createSandboxJanitorActivities(
               },
             ],
           },
-          [recordedSandbox(fresh.sandbox)],
+          [recordedSandbox(fresh)],
           Number.MAX_SAFE_INTEGER,
           0,
         );

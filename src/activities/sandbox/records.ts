@@ -25,6 +25,7 @@ import {
 } from '../../domain/sandbox.js';
 import { apiMessage, isAlreadyExists, statusCode, type KubeClient } from '../../kube/client.js';
 import { getObject, listAll, patchStatusUnlessGone } from '../kubernetes/calls.js';
+import type { EnvSealer } from '../../fastpath/sealed-env.js';
 import { kubeFailure } from '../kubernetes/errors.js';
 
 export interface SandboxRef {
@@ -40,7 +41,7 @@ const ref = (r: SandboxRef) => ({
   name: r.name,
 });
 
-export function createSandboxRecordActivities(kube: KubeClient) {
+export function createSandboxRecordActivities(kube: KubeClient, sealer: EnvSealer) {
   /** Merge patch of metadata pinned to the UID; gone when the object is gone or replaced. */
   async function patchMetadata(
     r: SandboxRef,
@@ -94,7 +95,8 @@ export function createSandboxRecordActivities(kube: KubeClient) {
     async createSandboxRecord(
       input: RecordInput,
     ): Promise<Outcome<{ uid: string; allocation: SandboxAllocation }, Refusal>> {
-      const body = sandboxRecord(input);
+      // The record holds the values themselves (as the original's); history only sealed ones.
+      const body = sandboxRecord({ ...input, spec: { ...input.spec, envs: sealer.openEnvs(input.spec.envs) } });
       try {
         const created = await kube.create(body);
         return ok({ uid: created.metadata!.uid!, allocation: input.allocation });
@@ -138,10 +140,14 @@ export function createSandboxRecordActivities(kube: KubeClient) {
       }
     },
 
-    /** A fresh read of the Sandbox. */
+    /** A fresh read of the Sandbox, its env values sealed (the result is recorded in history). */
     async readSandbox(r: SandboxRef): Promise<Found<{ sandbox: Sandbox }>> {
       const sb = await getObject<Sandbox>(kube, ref(r));
-      return sb ? ok({ sandbox: sb }) : GONE;
+      if (!sb) return GONE;
+      const envs = sb.spec?.envs?.map((e) =>
+        e.value === undefined ? e : { ...e, value: sealer.seal(e.name, e.value) },
+      );
+      return ok({ sandbox: envs ? { ...sb, spec: { ...sb.spec, envs } } : sb });
     },
 
     /** A merge patch of status: fields set to null are removed (an assignment cleared). */
