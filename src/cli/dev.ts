@@ -12,6 +12,7 @@ import path from 'node:path';
 import { CloudflareCredentialsKind } from '../api/cloudflare.js';
 import { AGENT_APP_LABEL, AGENT_APP_VALUE, AGENT_POOL_LABEL, SandboxPoolKind } from '../api/sandbox.js';
 import { AgentFleet } from '../infra/agent-fleet.js';
+import { PoolKubelets } from '../infra/pool-kubelets.js';
 import { LocalStack } from '../infra/stack.js';
 import { ManagedProcess, getFreePort, isPortFree, waitUntilReady } from '../infra/process.js';
 import { KubeClient } from '../kube/client.js';
@@ -154,6 +155,7 @@ export async function runDev(opts: DevOptions): Promise<void> {
     );
   }
   let fleet: AgentFleet | undefined;
+  let kubelets: PoolKubelets | undefined;
   let fastpathPorts: { grpc: number; http: number } | undefined;
   if (opts.fastpath !== false) {
     const kube = KubeClient.fromKubeconfig(info.kubeconfig);
@@ -189,6 +191,17 @@ export async function runDev(opts: DevOptions): Promise<void> {
         ? { containerd: info.containerd, warmImages: [{ image: info.registry.images.busybox, count: 1 }] }
         : {}),
     });
+    // Every other pool's agent Pods run too (as a kubelet would), so pool sizing can be tried.
+    kubelets = new PoolKubelets(
+      kube,
+      {
+        capacity: DEV_AGENT_CAPACITY,
+        agentKey: token,
+        stateDir: opts.stateDir,
+        ...(info.containerd && info.registry ? { containerd: info.containerd } : {}),
+      },
+      (namespace, pool) => namespace === 'default' && pool === DEV_POOL,
+    ).start();
     fastpathPorts = { grpc: await portOr(9090), http: await portOr(9080) };
     children.push(
       ManagedProcess.start({
@@ -288,7 +301,7 @@ export async function runDev(opts: DevOptions): Promise<void> {
   await Promise.all(children.map((c) => c.stop()));
   if (fleet) {
     console.log('stopping the agents…');
-    await fleet.stop();
+    await Promise.all([fleet.stop(), kubelets?.stop()]);
   }
   console.log('stopping the local stack…');
   await stack.stop();

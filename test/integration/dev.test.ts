@@ -10,7 +10,7 @@ import Cloudflare from 'cloudflare';
 import { afterAll, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import type { ObjectKeeper } from '../../src/api/objectkeeper.js';
-import { SandboxKind, type Sandbox } from '../../src/api/sandbox.js';
+import { SandboxKind, SandboxPoolKind, type Sandbox, type SandboxPool } from '../../src/api/sandbox.js';
 import { DEV_CLOUDFLARE } from '../../src/cli/dev.js';
 import { loadConfig } from '../../src/config.js';
 import { objectKeeperWorkflowId } from '../../src/domain/objectkeeper.js';
@@ -138,6 +138,32 @@ it('starts everything, stops everything on Ctrl-C, and a second run resumes the 
       sb.status.runtime === 'containerd/runc'
     );
   });
+
+  // Any other pool's agent Pods run too (dev plays the kubelet for every pool): its size is real.
+  const teamPool = uniq('team-pool');
+  await kube.create({
+    apiVersion: SandboxPoolKind.apiVersion,
+    kind: SandboxPoolKind.kind,
+    metadata: { name: teamPool, namespace: 'default' },
+    spec: {
+      capacity: { poolMin: 1, poolMax: 2, bufferMin: 0, bufferMax: 2 },
+      maxSandboxesPerPod: 2,
+      agentTemplate: {},
+    },
+  } as never);
+  await eventually(
+    `pool ${teamPool} has a ready agent`,
+    async () =>
+      (
+        await kube.get<SandboxPool>({
+          apiVersion: SandboxPoolKind.apiVersion,
+          kind: SandboxPoolKind.kind,
+          namespace: 'default',
+          name: teamPool,
+        })
+      )?.status?.readyPods === 1,
+    { timeoutMs: 120_000 },
+  );
 
   // Cloudflare: the example ZoneRulesets, applied as they ship, reach the printed emulator.
   const printed = readFileSync(dev.spec.logFile, 'utf8');

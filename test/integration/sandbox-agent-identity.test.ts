@@ -1,31 +1,23 @@
 /**
  * Who the fast path treats as an agent (review C1): only Pods their SandboxPool controls, each
- * pool's with its own token. A Pod
- * that merely carries the agent labels — in another namespace, in the pool's namespace without
+ * pool's with its own token. A Pod that merely carries the agent labels — in another namespace, in the pool's namespace without
  * an owner, or naming the pool as owner but not as controller or under an old UID — is never
  * called: no status poll, no create, and never the token. Each such Pod points at a capture
  * server that records every request it gets.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import {
-  AGENT_APP_LABEL,
-  AGENT_APP_VALUE,
-  AGENT_POOL_LABEL,
-  SandboxPoolKind,
-  type SandboxPool,
-} from '../../src/api/sandbox.js';
+import { SandboxPoolKind, type SandboxPool } from '../../src/api/sandbox.js';
 import { AgentFleet } from '../../src/infra/agent-fleet.js';
-import { FIELD_MANAGER } from '../../src/kube/client.js';
 import { poolChangedSignal } from '../../src/workflows/sandbox/contract.js';
 import { poolWorkflowId } from '../../src/domain/sandbox-pool.js';
 import { eventually, temporal, uniq } from '../support/env.js';
-import { SandboxStack, sandboxImage } from '../support/fastpath.js';
+import { SandboxStack, agentPodAt, sandboxImage } from '../support/fastpath.js';
 
 let stack: SandboxStack;
 let capture: http.Server;
+const capturePort = () => (capture.address() as AddressInfo).port;
 const received: { url: string; authorization?: string }[] = [];
 const otherNamespace = uniq('sbx-other');
 
@@ -45,50 +37,6 @@ afterAll(async () => {
   capture?.close();
 });
 
-/** A Pod labelled as an agent of `pool`, Running and Ready at the capture server, as a kubelet would write it. */
-async function labelledPod(namespace: string, pool: string, owner?: { uid: string; controller: boolean }) {
-  const port = (capture.address() as AddressInfo).port;
-  const name = uniq('fake-agent');
-  const pod = await stack.kube.create<V1Pod>({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace,
-      labels: { [AGENT_APP_LABEL]: AGENT_APP_VALUE, [AGENT_POOL_LABEL]: pool },
-      ...(owner && {
-        ownerReferences: [{ apiVersion: SandboxPoolKind.apiVersion, kind: SandboxPoolKind.kind, name: pool, ...owner }],
-      }),
-    },
-    spec: {
-      nodeName: 'local-node',
-      containers: [{ name: 'agent', image: 'x', ports: [{ name: 'agent', containerPort: port }] }],
-    },
-  });
-  const t = new Date().toISOString();
-  await stack.kube.core.patchNamespacedPodStatus(
-    {
-      name,
-      namespace,
-      body: {
-        status: {
-          phase: 'Running',
-          podIP: '127.0.0.1',
-          podIPs: [{ ip: '127.0.0.1' }],
-          conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({
-            type,
-            status: 'True',
-            lastTransitionTime: t,
-          })),
-        },
-      },
-      fieldManager: FIELD_MANAGER,
-    },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
-  return pod;
-}
-
 it('Pods that only look like agents are never called, never sent the token, never given a sandbox', async () => {
   const pool = await stack.kube.get<{ metadata: { uid: string } }>({
     apiVersion: SandboxPoolKind.apiVersion,
@@ -98,10 +46,16 @@ it('Pods that only look like agents are never called, never sent the token, neve
   });
   // Another namespace, no pool there; the pool's namespace without an owner; the pool as a
   // non-controlling owner; the pool's name as controller under another (an old pool's) UID.
-  await labelledPod(otherNamespace, stack.pool);
-  await labelledPod(stack.namespace, stack.pool);
-  await labelledPod(stack.namespace, stack.pool, { uid: pool!.metadata.uid, controller: false });
-  await labelledPod(stack.namespace, stack.pool, { uid: 'a-deleted-pools-uid', controller: true });
+  await agentPodAt(stack.kube, capturePort(), otherNamespace, stack.pool);
+  await agentPodAt(stack.kube, capturePort(), stack.namespace, stack.pool);
+  await agentPodAt(stack.kube, capturePort(), stack.namespace, stack.pool, {
+    uid: pool!.metadata.uid,
+    controller: false,
+  });
+  await agentPodAt(stack.kube, capturePort(), stack.namespace, stack.pool, {
+    uid: 'a-deleted-pools-uid',
+    controller: true,
+  });
 
   // A fast path serving every namespace, as deploy/fastpath.yaml runs it.
   const everywhere = await stack.startSecondReplica({ namespace: undefined });

@@ -10,13 +10,21 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Etcd3 } from 'etcd3';
 import { inject } from 'vitest';
-import { SandboxKind, SandboxPoolKind, type Sandbox } from '../../src/api/sandbox.js';
+import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import {
+  AGENT_APP_LABEL,
+  AGENT_APP_VALUE,
+  AGENT_POOL_LABEL,
+  SandboxKind,
+  SandboxPoolKind,
+  type Sandbox,
+} from '../../src/api/sandbox.js';
 import { loadFastPathConfig, sandboxTaskQueue, type FastPathConfig } from '../../src/config.js';
 import { startFastPath, type RunningFastPath } from '../../src/fastpath/main.js';
 import { TENANT_HEADER, fastPathClient, type FastPathGrpc } from '../../src/fastpath/grpc-client.js';
 import { AgentFleet } from '../../src/infra/agent-fleet.js';
 import { ManagedProcess, getFreePort } from '../../src/infra/process.js';
-import type { KubeClient } from '../../src/kube/client.js';
+import { FIELD_MANAGER, type KubeClient } from '../../src/kube/client.js';
 import type { SandboxSettings } from '../../src/tenancy/document.js';
 import { createEtcdClient } from '../../src/tenancy/etcd.js';
 import { TenantProvider } from '../../src/tenancy/provider.js';
@@ -367,4 +375,57 @@ async function waitForHttp(url: string, timeoutMs = 120_000): Promise<void> {
     if (Date.now() > deadline) throw new Error(`${url} did not come up in ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/**
+ * A Pod labelled as an agent of `pool` whose agent is whatever listens on 127.0.0.1:`port` (a
+ * stub or a capture server), Running and Ready as a kubelet would write it; `owner` makes a
+ * SandboxPool its owner (controller or not).
+ */
+export async function agentPodAt(
+  kube: KubeClient,
+  port: number,
+  namespace: string,
+  pool: string,
+  owner?: { uid: string; controller: boolean },
+): Promise<V1Pod> {
+  const name = uniq('stub-agent');
+  const pod = await kube.create<V1Pod>({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace,
+      labels: { [AGENT_APP_LABEL]: AGENT_APP_VALUE, [AGENT_POOL_LABEL]: pool },
+      ...(owner && {
+        ownerReferences: [{ apiVersion: SandboxPoolKind.apiVersion, kind: SandboxPoolKind.kind, name: pool, ...owner }],
+      }),
+    },
+    spec: {
+      nodeName: 'local-node',
+      containers: [{ name: 'agent', image: 'x', ports: [{ name: 'agent', containerPort: port }] }],
+    },
+  });
+  const t = new Date().toISOString();
+  await kube.core.patchNamespacedPodStatus(
+    {
+      name,
+      namespace,
+      body: {
+        status: {
+          phase: 'Running',
+          podIP: '127.0.0.1',
+          podIPs: [{ ip: '127.0.0.1' }],
+          conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({
+            type,
+            status: 'True',
+            lastTransitionTime: t,
+          })),
+        },
+      },
+      fieldManager: FIELD_MANAGER,
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+  return pod;
 }

@@ -5,6 +5,7 @@
  * agent calls, Sandbox writes) run against real agents and a real apiserver in the integration
  * tests (sandbox-fastpath, sandbox-crash); here they are recorded in-memory stand-ins.
  */
+import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { createSandboxCreateActivities } from '../../src/activities/sandbox/create.js';
 import type { Placement } from '../../src/domain/allocation.js';
@@ -17,6 +18,8 @@ const agentB: Placement = { agentId: 'ns/pool/b', pod: 'b', node: 'n2', url: 'ht
 function harness(o: {
   placement?: Placement;
   agentRefuses?: string;
+  /** The agent call throws (unreachable, timeout, 5xx; or `unauthorized`: our token refused). */
+  agentThrows?: 'unreachable' | 'unauthorized';
   /** The record as createSandboxRecord finds or writes it: the agent it names. */
   recordedOn?: Placement;
   recordRefused?: boolean;
@@ -33,6 +36,10 @@ function harness(o: {
       },
       createOnAgent: async (req) => {
         calls.push(`agent create ${req.spec.sandboxId} on ${req.placement.pod}`);
+        if (o.agentThrows === 'unauthorized')
+          throw ApplicationFailure.nonRetryable('agent refused the token (401)', 'AgentUnauthorized');
+        if (o.agentThrows)
+          throw ApplicationFailure.retryable('agent http://b unreachable: ECONNREFUSED', 'AgentUnavailable');
         if (o.agentRefuses)
           return failedWith({ ...refusal('ResourceExhausted', o.agentRefuses), retryElsewhere: true });
         return ok({ createdAt: 1 });
@@ -92,6 +99,15 @@ describe('placeOnAgent (Fast)', () => {
   });
 });
 
+describe('placeOnAgent (Fast): an agent that does not answer', () => {
+  it('is a refusal naming it, so another agent is tried; its slot is given back', async () => {
+    const { calls, steps } = harness({ agentThrows: 'unreachable' });
+    const r = await steps.placeOnAgent({ ...place, sandboxId: 'sb1', spec });
+    expect(r.status === 'failed' && r.outcome).toMatchObject({ agentId: agentB.agentId, retryElsewhere: true });
+    expect(calls.at(-1)).toBe(`release sb1 on ${agentB.agentId}`);
+  });
+});
+
 describe('placeWithRecord (Strong)', () => {
   it('writes the record naming the agent before asking the agent, under the record UID', async () => {
     const { calls, steps } = harness({});
@@ -111,6 +127,23 @@ describe('placeWithRecord (Strong)', () => {
     const { steps } = harness({ agentRefuses: 'full' });
     const r = await steps.placeWithRecord(strong);
     expect(r.status === 'failed' && r.outcome).toMatchObject({ uid: 'uid-1', agentId: agentB.agentId });
+  });
+
+  it('an agent call that throws after the record is written comes back as a refusal with the UID (review M2)', async () => {
+    // Before: the throw left the record with nobody following it, and a retry by name got ALREADY_EXISTS.
+    const { calls, steps } = harness({ agentThrows: 'unreachable' });
+    const r = await steps.placeWithRecord(strong);
+    expect(r.status === 'failed' && r.outcome).toMatchObject({
+      code: 'Unavailable',
+      message: expect.stringContaining('agent b did not create it: agent http://b unreachable'),
+      uid: 'uid-1',
+      agentId: agentB.agentId,
+      retryElsewhere: true,
+    });
+    expect(calls.at(-1)).toBe(`release pending:wf/run on ${agentB.agentId}`);
+    // Our token refused: the pool's other agents share it, so not tried elsewhere (the record is rolled back).
+    const denied = await harness({ agentThrows: 'unauthorized' }).steps.placeWithRecord(strong);
+    expect(denied.status === 'failed' && denied.outcome).toMatchObject({ uid: 'uid-1', retryElsewhere: false });
   });
 
   it('after a refusal, moves the existing record to the new agent instead of writing one', async () => {

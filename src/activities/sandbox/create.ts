@@ -16,6 +16,7 @@
  * a crash between the parts (fault point `sandbox-allocated` after the allocation) repeats
  * nothing twice.
  */
+import { ApplicationFailure } from '@temporalio/common';
 import type { AgentSandboxSpec } from '../../agent/api.js';
 import type { SandboxAllocation } from '../../api/sandbox.js';
 import type { Placement } from '../../domain/allocation.js';
@@ -37,6 +38,22 @@ export interface StrongRecordRequest extends PlaceRequest {
   recordedUid?: string;
 }
 
+/**
+ * An agent create that threw — unreachable, timed out, 5xx, or our token refused (review M2,
+ * m6) — as a refusal naming the agent: the workflow tries another agent (not after a refused
+ * token: the pool's agents share it), and a Strong record is moved or rolled back instead of
+ * left behind with nobody following it. A copy the agent made after all (a timeout after it
+ * accepted) is on an agent no record names: an orphan the janitor removes.
+ */
+function didNotAnswer(err: unknown, placement: Placement): AgentCreateRefusal & { agentId: string } {
+  const unauthorized = err instanceof ApplicationFailure && err.type === 'AgentUnauthorized';
+  return {
+    ...refusal('Unavailable', `agent ${placement.pod} did not create it: ${(err as Error).message}`),
+    retryElsewhere: !unauthorized,
+    agentId: placement.agentId,
+  };
+}
+
 export function createSandboxCreateActivities(
   agentSteps: Pick<SandboxAgentActivities, 'allocateSandbox' | 'createOnAgent' | 'releaseSandbox'>,
   recordSteps: Pick<SandboxRecordActivities, 'createSandboxRecord' | 'setAllocationAnnotation'>,
@@ -52,7 +69,13 @@ export function createSandboxCreateActivities(
       const alloc = await agentSteps.allocateSandbox(place);
       if (alloc.status !== 'ok') return alloc;
       faultPoint('sandbox-allocated');
-      const created = await agentSteps.createOnAgent({ placement: alloc.placement, reservation: req.sandboxId, spec });
+      let created;
+      try {
+        created = await agentSteps.createOnAgent({ placement: alloc.placement, reservation: req.sandboxId, spec });
+      } catch (err) {
+        await agentSteps.releaseSandbox({ agentId: alloc.placement.agentId, sandboxId: req.sandboxId });
+        return failedWith(didNotAnswer(err, alloc.placement));
+      }
       if (created.status !== 'ok') return failedWith({ ...created.outcome, agentId: alloc.placement.agentId });
       return ok({ placement: alloc.placement, createdAt: created.createdAt });
     },
@@ -118,11 +141,18 @@ export function createSandboxCreateActivities(
         }
       }
       faultPoint('sandbox-recorded');
-      const created = await agentSteps.createOnAgent({
-        placement,
-        reservation: req.sandboxId,
-        spec: { ...req.spec, sandboxId: uid, claimUid: uid },
-      });
+      let created;
+      try {
+        created = await agentSteps.createOnAgent({
+          placement,
+          reservation: req.sandboxId,
+          spec: { ...req.spec, sandboxId: uid, claimUid: uid },
+        });
+      } catch (err) {
+        // The record exists: with the UID, the workflow moves it to another agent or rolls it back.
+        await giveBack();
+        return failedWith({ ...didNotAnswer(err, placement), uid });
+      }
       if (created.status !== 'ok') return failedWith({ ...created.outcome, agentId: placement.agentId, uid });
       return ok({ placement, uid });
     },

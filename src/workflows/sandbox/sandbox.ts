@@ -96,6 +96,8 @@ import { releaseSlotSignal } from './quota.js';
 const ONE_ROUND_TRIP = 'sandbox-create-one-round-trip';
 /** Runs from before it took a delete that came ahead of the Fast record as a delete. */
 const DELETE_BEFORE_RECORD = 'sandbox-delete-before-record';
+/** Patch: when no agent is left after one did not answer, the answer says so (not the pool's "full"). */
+const UNANSWERED_AGENT_ANSWER = 'sandbox-unanswered-agent-answer';
 /** A bound on agents tried after refusals; each refusal excludes its agent, so the table runs out first. */
 const MAX_PLACEMENT_TRIES = 64;
 /** Re-read the record this often without any hint (a backstop; hints normally arrive first). */
@@ -295,12 +297,16 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
   ): Promise<Incarnation | Refusal> {
     const exclude: string[] = [];
     let last: Refusal | undefined;
+    let unanswered: Refusal | undefined;
     for (let i = 0; i < MAX_PLACEMENT_TRIES; i++) {
       const r = await attempt(exclude);
       if (!('code' in r)) return r;
       const { retryElsewhere, agentId } = r as Partial<AgentCreateRefusal & { agentId: string }>;
+      // The allocation found no agent left after one did not answer: that agent's failure is why.
+      if (!agentId && unanswered && patched(UNANSWERED_AGENT_ANSWER)) return unanswered;
       last = refusal(r.code, r.message);
       if (!retryElsewhere || !agentId) return last;
+      if (r.code === 'Unavailable') unanswered = last;
       exclude.push(agentId);
     }
     return last ?? refusal('ResourceExhausted', `no agent of pool ${poolRef} took the sandbox`);

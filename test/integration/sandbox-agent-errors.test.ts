@@ -1,0 +1,112 @@
+/**
+ * An agent that answers its status but fails creates (HTTP 502, as a crashing agent or a proxy
+ * in front of it would): a Strong create leaves no record behind (review M2), a Fast one no
+ * sandbox, and a retry by name converges to one outcome once the agent works again — never
+ * ALREADY_EXISTS for a create that failed.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as grpc from '@grpc/grpc-js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { SandboxPoolKind } from '../../src/api/sandbox.js';
+import { SandboxStack, agentPodAt, grpcError, sandboxImage } from '../support/fastpath.js';
+
+let stack: SandboxStack;
+let stub: http.Server;
+let failing = true;
+const created: { sandboxId: string; claimUid?: string; claimName?: string; exposedPorts?: number[] }[] = [];
+
+/** The agent API's status and create, as little as the fast path needs: creates fail while `failing`. */
+function stubAgent(podName: () => string) {
+  return http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const json = (code: number, o: unknown) =>
+        res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(o));
+      if (req.url?.endsWith('/status'))
+        return json(200, {
+          agentId: podName(),
+          nodeName: 'local-node',
+          capacity: 5,
+          allocated: created.length,
+          images: [],
+          sandboxStatuses: created.map((s) => ({
+            sandboxId: s.sandboxId,
+            claimUid: s.claimUid ?? '',
+            claimName: s.claimName ?? '',
+            exposedPorts: s.exposedPorts ?? [],
+            phase: 'running',
+            message: '',
+            createdAt: Math.floor(Date.now() / 1000),
+          })),
+        });
+      if (req.url?.endsWith('/create')) {
+        if (failing) return json(502, { message: 'bad gateway' });
+        const { sandbox } = JSON.parse(body) as { sandbox: (typeof created)[number] };
+        if (!created.some((s) => s.sandboxId === sandbox.sandboxId)) created.push(sandbox);
+        return json(200, { success: true, sandboxId: sandbox.sandboxId, createdAt: Math.floor(Date.now() / 1000) });
+      }
+      if (req.url?.endsWith('/delete')) {
+        const { sandboxId } = JSON.parse(body) as { sandboxId: string };
+        created.splice(0, created.length, ...created.filter((s) => s.sandboxId !== sandboxId));
+        return json(200, { success: true });
+      }
+      json(404, {});
+    });
+  });
+}
+
+beforeAll(async () => {
+  stack = await new SandboxStack({ agents: 0 }).start();
+  let pod = '';
+  stub = stubAgent(() => pod);
+  await new Promise<void>((resolve) => stub.listen(0, '127.0.0.1', resolve));
+  const pool = await stack.kube.get<{ metadata: { uid: string } }>({
+    apiVersion: SandboxPoolKind.apiVersion,
+    kind: SandboxPoolKind.kind,
+    namespace: stack.namespace,
+    name: stack.pool,
+  });
+  const p = await agentPodAt(stack.kube, (stub.address() as AddressInfo).port, stack.namespace, stack.pool, {
+    uid: pool!.metadata.uid,
+    controller: true,
+  });
+  pod = p.metadata!.name!;
+  await stack.fastpath!.registry.pollNow();
+}, 240_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  stub?.close();
+});
+
+const create = (name: string, mode: 'FAST' | 'STRONG') =>
+  stack.grpc.call<{ sandboxId: string }>('CreateSandbox', {
+    namespace: stack.namespace,
+    name,
+    image: sandboxImage(),
+    poolRef: stack.pool,
+    command: ['sleep', '3600'],
+    consistencyMode: mode,
+  });
+
+it.each(['STRONG', 'FAST'] as const)(
+  '%s: the failed create leaves nothing, and a retry by name succeeds once the agent works',
+  async (mode) => {
+    failing = true;
+    const name = `${mode.toLowerCase()}-retried`;
+    const err = await grpcError(create(name, mode));
+    expect(err.code).toBe(grpc.status.UNAVAILABLE);
+    expect(err.details).toMatch(/did not create it: .*HTTP 502/);
+    // The answer comes after the rollback: no record at all (before: a Pending record, forever).
+    expect(await stack.sandbox(name)).toBeUndefined();
+    expect(created).toEqual([]);
+    // Retried while still failing: the same answer, not ALREADY_EXISTS.
+    expect((await grpcError(create(name, mode))).code).toBe(grpc.status.UNAVAILABLE);
+    failing = false;
+    const ok = await create(name, mode);
+    expect(created.map((s) => s.sandboxId)).toContain(ok.sandboxId);
+    await stack.grpc.call('DeleteSandbox', { sandboxName: name, namespace: stack.namespace });
+  },
+);
