@@ -297,7 +297,7 @@ describe('the five RPCs and the HTTP face', () => {
         { sandboxName, namespace: stack.namespace, failurePolicy: 'MANUAL' },
         tenant,
       );
-      expect(missing).toEqual({
+      expect(missing).toMatchObject({
         success: false,
         message: `Sandbox ${sandboxName} not found in namespace ${stack.namespace}`,
       });

@@ -174,6 +174,13 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
             `Sandbox ${namespace}/${name} is being deleted; create it again once it is gone`,
             'Terminating',
           );
+        // A create that failed ends its run, which is a moment away: a retry is a new attempt in
+        // the next run (the fast path waits for this one to end), not this failure again.
+        if (creation?.answer?.status === 'failed' && !state.uid)
+          throw ApplicationFailure.nonRetryable(
+            `the previous create of ${namespace}/${name} failed and its run is ending; create it again`,
+            'Terminating',
+          );
         // Another tenant's name: refused like any taken name, never answered with that tenant's
         // sandbox (its ID, agent and endpoints) nor told how its spec differs.
         if (creation && creation.call.tenant !== call.tenant)
