@@ -124,8 +124,10 @@ export async function runDev(opts: DevOptions): Promise<void> {
     TEMPORAL_NAMESPACE: info.temporal.namespace,
     KUBECONFIG: info.kubeconfig,
   };
-  // A demo tenant (and the default resolver config unless one is set) in the tenant etcd.
-  await seedDemoTenant(info.tenantEtcd.endpoint);
+  // A demo tenant (and the default resolver config unless one is set) in the tenant etcd, with an
+  // API key for the sandbox fast path (the same across runs: kept in the state dir).
+  const { token: demoApiKey } = await stateSecret(opts.stateDir, 'demo-api-key');
+  await seedDemoTenant(info.tenantEtcd.endpoint, { apiKey: demoApiKey });
   // Re-run this same CLI (same Node flags, e.g. the tsx loader) for each role.
   const self = [...process.execArgv, process.argv[1]!];
   const children: ManagedProcess[] = [];
@@ -262,13 +264,14 @@ export async function runDev(opts: DevOptions): Promise<void> {
               : '  runtime process: NOT ISOLATED (no containerd here: run dev as root with containerd, runc, umoci, skopeo, docker-registry and busybox-static installed)',
             `  gRPC  127.0.0.1:${fastpathPorts.grpc}  (fastpath.v1.FastPathService, src/api/proto/fastpath/v1/fastpath.proto)`,
             `  HTTP  http://127.0.0.1:${fastpathPorts.http}/api/v1/sandboxes`,
-            `  grpcurl -plaintext -import-path src/api/proto -proto fastpath/v1/fastpath.proto -H 'x-tenant-id: ${DEMO_TENANT.id}' \\`,
+            `  API key of tenant ${DEMO_TENANT.id}: ${demoApiKey}  (npm run cli -- tenants api-key add|remove)`,
+            `  grpcurl -plaintext -import-path src/api/proto -proto fastpath/v1/fastpath.proto -H 'x-tenant-id: ${DEMO_TENANT.id}' -H 'authorization: Bearer ${demoApiKey}' \\`,
             `    -d '{"name":"hello","image":"${demoImage}","pool_ref":"${DEV_POOL}"${info.registry ? '' : ',"command":["/bin/sleep","3600"]'}}' \\`,
             `    127.0.0.1:${fastpathPorts.grpc} fastpath.v1.FastPathService/CreateSandbox`,
-            `  curl -H 'x-tenant-id: ${DEMO_TENANT.id}' -d '{"name":"hi","image":"${demoImage}","poolRef":"${DEV_POOL}","command":["/bin/sleep","3600"]}' \\`,
+            `  curl -H 'x-tenant-id: ${DEMO_TENANT.id}' -H 'authorization: Bearer ${demoApiKey}' -d '{"name":"hi","image":"${demoImage}","poolRef":"${DEV_POOL}","command":["/bin/sleep","3600"]}' \\`,
             `    http://127.0.0.1:${fastpathPorts.http}/api/v1/sandboxes`,
-            `  curl -H 'x-tenant-id: ${DEMO_TENANT.id}' http://127.0.0.1:${fastpathPorts.http}/api/v1/namespaces/default/sandboxes`,
-            `  curl -X DELETE -H 'x-tenant-id: ${DEMO_TENANT.id}' http://127.0.0.1:${fastpathPorts.http}/api/v1/namespaces/default/sandboxes/hi`,
+            `  curl -H 'x-tenant-id: ${DEMO_TENANT.id}' -H 'authorization: Bearer ${demoApiKey}' http://127.0.0.1:${fastpathPorts.http}/api/v1/namespaces/default/sandboxes`,
+            `  curl -X DELETE -H 'x-tenant-id: ${DEMO_TENANT.id}' -H 'authorization: Bearer ${demoApiKey}' http://127.0.0.1:${fastpathPorts.http}/api/v1/namespaces/default/sandboxes/hi`,
             '  kubectl get sandboxes -o wide   # Phase, Agent, Endpoints',
             `  open ${info.temporal.uiUrl}  and search: K8sKind="Sandbox"`,
             '',

@@ -27,6 +27,7 @@ import type { SandboxInfo } from '../fastpath/service.js';
 interface ClientFlags {
   endpoint: string;
   tenant?: string;
+  apiKey?: string;
   namespace: string;
 }
 
@@ -38,6 +39,7 @@ function clientOptions(cmd: Command): Command {
         .default('127.0.0.1:9090'),
     )
     .addOption(new Option('--tenant <id>', 'tenant sent in the X-Tenant-ID header').env('DO_TENANT'))
+    .addOption(new Option('--api-key <key>', "the tenant's API key, when it has keys").env('DO_API_KEY'))
     .addOption(new Option('-n, --namespace <ns>', 'namespace of the sandbox').default('default'));
 }
 
@@ -56,7 +58,7 @@ function serverError(err: unknown, endpoint: string): unknown {
 }
 
 async function withClient<T>(flags: ClientFlags, fn: (c: FastPathGrpc) => Promise<T>): Promise<T> {
-  const client = fastPathClient(flags.endpoint, flags.tenant ?? '');
+  const client = fastPathClient(flags.endpoint, flags.tenant ?? '', flags.apiKey);
   try {
     return await fn(client);
   } catch (err) {
@@ -72,7 +74,7 @@ async function streamOut(
   method: 'StreamLogs' | 'Exec',
   req: Record<string, unknown>,
 ): Promise<number | undefined> {
-  const client = sandboxIoClient(flags.endpoint, flags.tenant ?? '');
+  const client = sandboxIoClient(flags.endpoint, flags.tenant ?? '', flags.apiKey);
   let exitCode: number | undefined;
   try {
     for await (const m of client.stream<{

@@ -12,6 +12,7 @@
 import { readFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
 import type { Etcd3 } from 'etcd3';
+import { apiKeyHash, newApiKey } from '../tenancy/api-keys.js';
 import type { TenantDocument, TenantView } from '../tenancy/document.js';
 import { createEtcdClient } from '../tenancy/etcd.js';
 import {
@@ -98,6 +99,9 @@ export function redactSecrets(view: TenantView): TenantView {
       ),
     }),
     ...(view.ftp && { ftp: view.ftp.map((f) => ({ ...f, passwordHash: mask(f.passwordHash) })) }),
+    ...(view.sandbox?.apiKeys && {
+      sandbox: { ...view.sandbox, apiKeys: view.sandbox.apiKeys.map((k) => ({ ...k, sha256: mask(k.sha256)! })) },
+    }),
   };
 }
 
@@ -167,6 +171,34 @@ export function registerTenantCommands(program: Command): Command {
             .join('  ')
             .trimEnd(),
         );
+    });
+
+  const apiKey = tenants
+    .command('api-key')
+    .description("A tenant's sandbox API keys (stored hashed; with any, the fast path requires one).");
+  storeOptions(apiKey.command('add'))
+    .description('Create a key, store its hash in the tenant and print the key (shown only this once).')
+    .argument('<id>', 'tenant ID', tenantIdArgument)
+    .option('--name <name>', 'the key’s name (to remove it later)', `key-${new Date().toISOString().slice(0, 10)}`)
+    .action(async (id: number, flags: StoreFlags & { name: string }) => {
+      const key = await withPublisher(flags, (p) => addApiKey(p, id, flags.name));
+      console.log(key);
+      console.error(`tenant ${id}: API key ${flags.name} added; send it as Authorization: Bearer <key>`);
+    });
+  storeOptions(apiKey.command('remove'))
+    .description('Remove a key (callers still using it are refused from now on).')
+    .argument('<id>', 'tenant ID', tenantIdArgument)
+    .argument('<name>', 'the key’s name')
+    .action(async (id: number, name: string, flags: StoreFlags) => {
+      await withPublisher(flags, async (p) => {
+        const doc = await tenantDocument(p, id);
+        const keys = doc.sandbox?.apiKeys ?? [];
+        if (!keys.some((k) => k.id === name)) throw new Error(`tenant ${id} has no API key ${name}`);
+        const rest = keys.filter((k) => k.id !== name);
+        const { apiKeys: _, ...sandbox } = doc.sandbox!;
+        await p.putTenant({ ...doc, sandbox: rest.length ? { ...sandbox, apiKeys: rest } : sandbox });
+      });
+      console.log(`tenant ${id}: API key ${name} removed`);
     });
 
   storeOptions(tenants.command('delete'))
@@ -248,6 +280,22 @@ export function registerTenantCommands(program: Command): Command {
   return tenants;
 }
 
+async function tenantDocument(p: TenantPublisher, id: number): Promise<TenantDocument> {
+  const reading = await p.getTenant(id);
+  if (!reading) throw new Error(`tenant ${id} not found`);
+  return reading.tenant as TenantDocument;
+}
+
+/** Adds a new random API key (its hash) to the tenant and returns the key. */
+export async function addApiKey(p: TenantPublisher, id: number, name: string): Promise<string> {
+  const doc = await tenantDocument(p, id);
+  const keys = doc.sandbox?.apiKeys ?? [];
+  if (keys.some((k) => k.id === name)) throw new Error(`tenant ${id} already has an API key named ${name}`);
+  const key = newApiKey();
+  await p.putTenant({ ...doc, sandbox: { ...doc.sandbox, apiKeys: [...keys, { id: name, sha256: apiKeyHash(key) }] } });
+  return key;
+}
+
 export const DEMO_TENANT: TenantDocument = {
   id: 1001,
   code: 'demo',
@@ -266,12 +314,16 @@ export const DEMO_TENANT: TenantDocument = {
  */
 export async function seedDemoTenant(
   endpoint: string,
-  options: { prefix?: string; baseUrl?: string } = {},
+  options: { prefix?: string; baseUrl?: string; apiKey?: string } = {},
 ): Promise<string> {
   const client = createEtcdClient(endpoint);
   try {
     const publisher = new TenantPublisher(client, options.prefix ?? DEFAULT_TENANT_PREFIX);
-    await publisher.putTenant(DEMO_TENANT);
+    await publisher.putTenant(
+      options.apiKey
+        ? { ...DEMO_TENANT, sandbox: { apiKeys: [{ id: 'dev', sha256: apiKeyHash(options.apiKey) }] } }
+        : DEMO_TENANT,
+    );
     let reading = await publisher.getResolverConfig();
     if (reading.state === 'unset') {
       await publisher.setResolverConfig({ httpType: 'header', httpHeaderName: DEFAULT_RESOLVER_CONFIG.httpHeaderName });

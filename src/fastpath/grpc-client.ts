@@ -1,7 +1,7 @@
 /**
  * A client of `fastpath.v1.FastPathService` built with @grpc/grpc-js from the repo's .proto (the
  * same definition the server loads), promisified, sending the tenant in the resolver's default
- * header. For tests, benchmarks and scripts; any standard gRPC client works the same way.
+ * header and, for a tenant with API keys, its key as `authorization: Bearer <key>`. For tests, benchmarks and scripts; any standard gRPC client works the same way.
  */
 import * as grpc from '@grpc/grpc-js';
 import { loadFastpathDefinition, loadSandboxIoDefinition } from './proto.js';
@@ -17,15 +17,22 @@ export interface FastPathGrpc {
 
 type UnaryMethod = (r: unknown, m: grpc.Metadata, cb: (e: grpc.ServiceError | null, v: unknown) => void) => void;
 
-export function fastPathClient(address: string, defaultTenant: string): FastPathGrpc {
+/** The call's metadata: the tenant header, and the tenant's API key when it has keys. */
+function metadata(tenant: string, apiKey?: string): grpc.Metadata {
+  const md = new grpc.Metadata();
+  if (tenant !== '') md.set(TENANT_HEADER, tenant);
+  if (apiKey) md.set('authorization', `Bearer ${apiKey}`);
+  return md;
+}
+
+export function fastPathClient(address: string, defaultTenant: string, apiKey?: string): FastPathGrpc {
   const pkg = grpc.loadPackageDefinition(loadFastpathDefinition()) as unknown as {
     fastpath: { v1: { FastPathService: grpc.ServiceClientConstructor } };
   };
   const client = new pkg.fastpath.v1.FastPathService(address, grpc.credentials.createInsecure());
   return {
     call(method, req, tenant = defaultTenant) {
-      const md = new grpc.Metadata();
-      if (tenant !== '') md.set(TENANT_HEADER, tenant);
+      const md = metadata(tenant, apiKey);
       return new Promise((resolve, reject) =>
         (client[method] as UnaryMethod)(req, md, (err, res) => (err ? reject(err) : resolve(res as never))),
       );
@@ -44,15 +51,14 @@ export interface SandboxIoGrpc {
 }
 
 /** A client of the added `fastpath.v1.SandboxIOService` (sandbox_io.proto): logs and exec. */
-export function sandboxIoClient(address: string, tenant: string): SandboxIoGrpc {
+export function sandboxIoClient(address: string, tenant: string, apiKey?: string): SandboxIoGrpc {
   const pkg = grpc.loadPackageDefinition(loadSandboxIoDefinition()) as unknown as {
     fastpath: { v1: { SandboxIOService: grpc.ServiceClientConstructor } };
   };
   const client = new pkg.fastpath.v1.SandboxIOService(address, grpc.credentials.createInsecure());
   return {
     stream(method, req) {
-      const md = new grpc.Metadata();
-      if (tenant !== '') md.set(TENANT_HEADER, tenant);
+      const md = metadata(tenant, apiKey);
       // A grpc-js ClientReadableStream is a Readable: iterable, and it throws the call's status.
       return (client[method] as (r: unknown, m: grpc.Metadata) => AsyncIterable<never>)(req, md);
     },

@@ -65,6 +65,19 @@ const FtpSettingsSchema = strict({
  * it looks like).
  */
 const SandboxSettingsSchema = strict({
+  /**
+   * The tenant's API keys for the sandbox fast path, stored hashed (SHA-256, hex): with any, a
+   * call is served only with one of them (`Authorization: Bearer <key>`). Several at once let a
+   * key be rotated without downtime: add the new one, move the callers, remove the old one.
+   */
+  apiKeys: Type.Optional(
+    Type.Array(
+      strict({
+        id: Type.String({ pattern: KEY_SEGMENT.source, errorMessage: '{value} is not a key name' }),
+        sha256: Type.String({ pattern: '^[0-9a-f]{64}$', errorMessage: 'must be a SHA-256 in hex (64 digits)' }),
+      }),
+    ),
+  ),
   maxSandboxes: Type.Optional(count()),
   namespaces: Type.Optional(
     Type.Array(Type.String({ pattern: K8S_NAMESPACE.source, errorMessage: '{value} is not a namespace name' })),
@@ -116,7 +129,12 @@ export function validateTenantDocument(input: unknown): Validated<TenantDocument
     if (!KEY_SEGMENT.test(serviceCode))
       errors.push(`tenant.databases.${serviceCode}: service code must match ${KEY_SEGMENT}`);
   }
-  const { sandbox } = (input ?? {}) as { sandbox?: { namespaces?: unknown; pools?: unknown } | null };
+  const { sandbox } = (input ?? {}) as {
+    sandbox?: { namespaces?: unknown; pools?: unknown; apiKeys?: unknown } | null;
+  };
+  const keyIds = Array.isArray(sandbox?.apiKeys) ? (sandbox.apiKeys as { id?: unknown }[]).map((k) => k?.id) : [];
+  const dupKey = keyIds.find((v, i) => v !== undefined && keyIds.indexOf(v) !== i);
+  if (dupKey !== undefined) errors.push(`tenant.sandbox.apiKeys: duplicate id ${JSON.stringify(dupKey)}`);
   for (const field of ['namespaces', 'pools'] as const) {
     const list = sandbox?.[field];
     if (!Array.isArray(list)) continue;
@@ -136,7 +154,18 @@ export function validateTenantDocument(input: unknown): Validated<TenantDocument
 
 /** A stored value: the schema's fields in its order, missing ones at their zero value. */
 function encode(schema: TObject, value: object): string {
-  return JSON.stringify(Value.Default(schema, { ...value }), Object.keys(schema.properties));
+  return JSON.stringify(Value.Default(schema, { ...value }), [...propertyNames(schema)]);
+}
+
+/** Every property name of the schema, nested objects' too (JSON.stringify's allow-list applies at every level). */
+function propertyNames(schema: TSchema, out = new Set<string>()): Set<string> {
+  const s = schema as { properties?: Record<string, TSchema>; items?: TSchema };
+  for (const [name, sub] of Object.entries(s.properties ?? {})) {
+    out.add(name);
+    propertyNames(sub, out);
+  }
+  if (s.items) propertyNames(s.items, out);
+  return out;
 }
 
 // The stored shapes the original tenant-service writes for storage and WVP.
@@ -197,8 +226,9 @@ export function documentFromEntry(entry: TenantEntry): TenantView {
   }
   if (entry.wvp) view.wvp = { apiUrl: entry.wvp.apiUrl, realm: entry.wvp.realm };
   if (entry.sandbox) {
-    const { maxSandboxes, namespaces, pools } = entry.sandbox;
+    const { maxSandboxes, namespaces, pools, apiKeys } = entry.sandbox;
     view.sandbox = {
+      ...(apiKeys && { apiKeys: apiKeys.map((k) => ({ id: k.id, sha256: k.sha256 })) }),
       ...(maxSandboxes !== undefined && { maxSandboxes }),
       ...(namespaces && { namespaces: [...namespaces] }),
       ...(pools && { pools: [...pools] }),

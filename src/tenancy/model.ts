@@ -87,6 +87,8 @@ export type WvpConfig = Readonly<Static<typeof WvpConfigSchema>>;
  * sandboxes, in any namespace, from any pool. `maxSandboxes: 0` allows none.
  */
 export const SandboxConfigSchema = Type.Object({
+  /** The tenant's fast-path API keys, hashed (see the document's schema). */
+  apiKeys: Type.Optional(Type.Array(Type.Object({ id: Type.String(), sha256: Type.String() }))),
   maxSandboxes: Type.Optional(Type.Integer({ minimum: 0 })),
   namespaces: Type.Optional(Type.Array(Type.String())),
   pools: Type.Optional(Type.Array(Type.String())),

@@ -115,11 +115,18 @@ it('starts everything, stops everything on Ctrl-C, and a second run resumes the 
   // Sandboxes are containers of the stack's containerd, from the demo image dev pushed to its registry.
   const demoImage = /runtime containerd\/runc .*demo image (\S+),/.exec(readFileSync(dev.spec.logFile, 'utf8'))?.[1];
   expect(demoImage, 'dev says it runs containerd and prints the demo image').toBeDefined();
+  // The demo tenant has an API key (dev prints it): without it the fast path refuses.
+  const apiKey = /API key of tenant 1001: (\S+)/.exec(readFileSync(dev.spec.logFile, 'utf8'))?.[1];
+  expect(apiKey, 'dev prints the demo tenant’s API key').toBeDefined();
+  const keyless = await fetch(`${httpBase}/api/v1/namespaces/default/sandboxes`, {
+    headers: { 'x-tenant-id': '1001' },
+  });
+  expect(keyless.status).toBe(401);
   const name = uniq('dev-sb');
   const created = await eventually('a sandbox created through the printed HTTP face', async () => {
     const res = await fetch(`${httpBase}/api/v1/sandboxes`, {
       method: 'POST',
-      headers: { 'x-tenant-id': '1001' },
+      headers: { 'x-tenant-id': '1001', authorization: `Bearer ${apiKey}` },
       body: JSON.stringify({ name, image: demoImage, poolRef: 'default-pool' }), // the image's own entrypoint
     }).catch(() => undefined);
     return res?.status === 201 ? ((await res.json()) as { agentPod: string }) : undefined;

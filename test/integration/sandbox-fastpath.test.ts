@@ -19,6 +19,8 @@ import {
 import { TENANT_LABEL, sandboxWorkflowId } from '../../src/domain/sandbox.js';
 import { K8sUID } from '../../src/temporal/search-attributes.js';
 import { eventually, historyText, replayAndRecord, temporal, uniq } from '../support/env.js';
+import { fastPathClient } from '../../src/fastpath/grpc-client.js';
+import { apiKeyHash, newApiKey } from '../../src/tenancy/api-keys.js';
 import { SandboxStack, grpcError, sandboxImage } from '../support/fastpath.js';
 
 /** A sandbox spec whose process runs until it is deleted. */
@@ -487,5 +489,55 @@ describe('delete then recreate with the same name', () => {
     expect(new Set(ids).size).toBe(4);
     const reports = await stack.agentReports();
     expect(reports.flatMap((r) => r.sandboxes).filter((s) => ids.includes(s.sandboxId))).toEqual([]);
+  });
+});
+
+describe('API keys: a tenant with keys is never served without one', () => {
+  it('gRPC and HTTP: no key or a wrong one is UNAUTHENTICATED, its keys work, rotation without downtime', async () => {
+    const other = String(stack.otherTenantId);
+    const [k1, k2] = [newApiKey(), newApiKey()];
+    const withKey = (key?: string) => fastPathClient(stack.grpcAddress, other, key);
+    const list = (key?: string) => {
+      const c = withKey(key);
+      return c.call('ListSandboxes', { namespace: stack.namespace }).finally(() => c.close());
+    };
+    try {
+      await stack.setOtherTenantSandbox({ apiKeys: [{ id: 'k1', sha256: apiKeyHash(k1) }] });
+      await eventually(
+        'the tenant’s key required',
+        async () => (await grpcError(list()).catch(() => undefined))?.code === grpc.status.UNAUTHENTICATED,
+      );
+      const none = await grpcError(list());
+      expect(none.details).toBe(`tenant ${other} requires an API key: Authorization: Bearer <key>`);
+      const wrong = await grpcError(list(k2));
+      expect({ code: wrong.code, details: wrong.details }).toEqual({
+        code: grpc.status.UNAUTHENTICATED,
+        details: `the API key is not one of tenant ${other}'s`,
+      });
+      await expect(list(k1)).resolves.toMatchObject({ items: [] });
+      const route = `/api/v1/namespaces/${stack.namespace}/sandboxes`;
+      expect((await stack.http('GET', route, undefined, other)).status).toBe(401);
+      expect((await stack.http('GET', route, undefined, other, { authorization: `Bearer ${k1}` })).status).toBe(200);
+      // The test tenant has no keys: served by its identifier alone, as before.
+      expect((await stack.http('GET', route)).status).toBe(200);
+
+      // Rotation: the new key added, both work; the old one removed, only the new one works.
+      await stack.setOtherTenantSandbox({
+        apiKeys: [
+          { id: 'k1', sha256: apiKeyHash(k1) },
+          { id: 'k2', sha256: apiKeyHash(k2) },
+        ],
+      });
+      await eventually('the second key accepted', async () => !!(await list(k2).catch(() => undefined)));
+      await expect(list(k1)).resolves.toBeDefined();
+      await stack.setOtherTenantSandbox({ apiKeys: [{ id: 'k2', sha256: apiKeyHash(k2) }] });
+      await eventually(
+        'the first key refused',
+        async () => (await grpcError(list(k1)).catch(() => undefined))?.code === grpc.status.UNAUTHENTICATED,
+      );
+      await expect(list(k2)).resolves.toBeDefined();
+    } finally {
+      await stack.setOtherTenantSandbox(undefined);
+    }
   });
 });

@@ -10,6 +10,7 @@ import type { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEMO_TENANT, registerTenantCommands, seedDemoTenant } from '../../src/cli/tenants.js';
 import { getFreePort } from '../../src/infra/process.js';
+import { apiKeyHash } from '../../src/tenancy/api-keys.js';
 import { createEtcdClient } from '../../src/tenancy/etcd.js';
 import { TenantProvider } from '../../src/tenancy/provider.js';
 import { quietLogger, startTestEtcd, type TestEtcd } from '../support/tenancy.js';
@@ -213,6 +214,37 @@ describe('tenants put / get / list / delete', () => {
     await expect(cli('tenants', 'list', '--etcd', `http://127.0.0.1:${await getFreePort()}`)).rejects.toThrow(
       /cannot reach etcd at http:\/\/127\.0\.0\.1:\d+/,
     );
+  });
+});
+
+describe('tenants api-key add / remove', () => {
+  it('add prints a new key once and stores only its hash; remove takes it away; get masks the hashes', async () => {
+    await cli(
+      'tenants',
+      'put',
+      await documentFile('keys.json', { id: 77, code: 'keys', name: 'K', status: 'active' }),
+      ...etcd(),
+    );
+    const first = (await cli('tenants', 'api-key', 'add', '77', '--name', 'ci', ...etcd())).out.trim();
+    const second = (await cli('tenants', 'api-key', 'add', '77', '--name', 'ops', ...etcd())).out.trim();
+    expect(first).toMatch(/^dosk_[A-Za-z0-9_-]{43}$/);
+    expect(second).not.toBe(first);
+    const stored = (await keys('jxt/tenants/77/'))['jxt/tenants/77/sandbox']!;
+    expect(JSON.parse(stored)).toEqual({
+      apiKeys: [
+        { id: 'ci', sha256: apiKeyHash(first) },
+        { id: 'ops', sha256: apiKeyHash(second) },
+      ],
+    });
+    expect(stored).not.toContain(first);
+    expect((await cli('tenants', 'get', '77', ...etcd())).out).toContain('"sha256": "***"');
+    await expect(cli('tenants', 'api-key', 'add', '77', '--name', 'ci', ...etcd())).rejects.toThrow(
+      'tenant 77 already has an API key named ci',
+    );
+    await cli('tenants', 'api-key', 'remove', '77', 'ci', ...etcd());
+    expect(JSON.parse((await keys('jxt/tenants/77/'))['jxt/tenants/77/sandbox']!)).toEqual({
+      apiKeys: [{ id: 'ops', sha256: apiKeyHash(second) }],
+    });
   });
 });
 

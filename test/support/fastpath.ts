@@ -293,10 +293,28 @@ export class SandboxStack {
     return this.kube.get<Sandbox>(this.sandboxRef(name));
   }
 
-  http(method: string, route: string, body?: unknown, tenant: string = String(this.tenantId)) {
+  /** The other tenant's sandbox settings (e.g. its API keys); undefined removes them. */
+  async setOtherTenantSandbox(sandbox: SandboxSettings | undefined): Promise<void> {
+    await new TenantPublisher(this.etcd, this.prefix).putTenant({
+      id: this.otherTenantId,
+      code: `t${this.otherTenantId}`,
+      name: 'Other',
+      status: 'active',
+      ...(sandbox && { sandbox }),
+    });
+  }
+
+  http(
+    method: string,
+    route: string,
+    body?: unknown,
+    tenant: string = String(this.tenantId),
+    headers: Record<string, string> = {},
+  ) {
     return fetch(`${this.httpBase}${route}`, {
       method,
       headers: {
+        ...headers,
         ...(tenant ? { [TENANT_HEADER]: tenant } : {}),
         ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
       },

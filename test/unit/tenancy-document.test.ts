@@ -130,3 +130,25 @@ describe('documentEntries', () => {
     });
   });
 });
+
+describe('sandbox API keys in the tenant document', () => {
+  const key = { id: 'ci', sha256: 'a'.repeat(64) };
+  const doc = (apiKeys: unknown): unknown => ({ id: 7, code: 'k', name: 'K', status: 'active', sandbox: { apiKeys } });
+
+  it('are stored hashed, named, and read back as written (the provider sees them)', () => {
+    expect(validateTenantDocument(doc([key])).ok).toBe(true);
+    const { snapshot, rejected } = buildSnapshot(documentEntries(doc([key]) as TenantDocument), {
+      revision: 1,
+    });
+    expect(rejected).toEqual([]);
+    expect(snapshot.getSandboxConfig(7)?.apiKeys).toEqual([key]);
+  });
+
+  it('a key that is not a SHA-256, or two keys with one name, are refused with the path', () => {
+    const bad = validateTenantDocument(doc([{ id: 'ci', sha256: 'my-plain-key' }, key]));
+    expect(bad.ok === false && bad.errors).toEqual([
+      'tenant.sandbox.apiKeys[0].sha256: must be a SHA-256 in hex (64 digits)',
+      'tenant.sandbox.apiKeys: duplicate id "ci"',
+    ]);
+  });
+});
