@@ -118,10 +118,6 @@ it('starts everything, stops everything on Ctrl-C, and a second run resumes the 
   // The demo tenant has an API key (dev prints it): without it the fast path refuses.
   const apiKey = /API key of tenant 1001: (\S+)/.exec(readFileSync(dev.spec.logFile, 'utf8'))?.[1];
   expect(apiKey, 'dev prints the demo tenant’s API key').toBeDefined();
-  const keyless = await fetch(`${httpBase}/api/v1/namespaces/default/sandboxes`, {
-    headers: { 'x-tenant-id': '1001' },
-  });
-  expect(keyless.status).toBe(401);
   const name = uniq('dev-sb');
   const created = await eventually('a sandbox created through the printed HTTP face', async () => {
     const res = await fetch(`${httpBase}/api/v1/sandboxes`, {
@@ -131,6 +127,11 @@ it('starts everything, stops everything on Ctrl-C, and a second run resumes the 
     }).catch(() => undefined);
     return res?.status === 201 ? ((await res.json()) as { agentPod: string }) : undefined;
   });
+  // (The fast path serves by now.)
+  const keyless = await fetch(`${httpBase}/api/v1/namespaces/default/sandboxes`, {
+    headers: { 'x-tenant-id': '1001' },
+  });
+  expect(keyless.status).toBe(401);
   await eventually('the sandbox Running on a default-pool agent', async () => {
     const sb = await kube.get<Sandbox>({
       apiVersion: SandboxKind.apiVersion,
