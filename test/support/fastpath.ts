@@ -173,7 +173,10 @@ export class SandboxStack {
     if (this.opts.kubelet) this.fleet.runKubelet();
     const tokenFile = path.join(this.stateDir, 'fastpath-token');
     await writeFile(tokenFile, this.agentKey, { mode: 0o600 });
-    const [grpcPort, httpPort] = [await getFreePort(), await getFreePort()];
+    // In-process, the servers bind ports the OS picks (0), read back once they listen: no window in
+    // which another socket takes a port picked ahead (EADDRINUSE). A spawned fast path keeps its
+    // ports across restarts, so they are picked ahead.
+    const [grpcPort, httpPort] = this.opts.spawned ? [await getFreePort(), await getFreePort()] : [0, 0];
     const env = {
       DO_FASTPATH_GRPC_PORT: String(grpcPort),
       DO_FASTPATH_HTTP_PORT: String(httpPort),
@@ -190,8 +193,8 @@ export class SandboxStack {
     this.fp = loadFastPathConfig(env);
     this.watcher = await startTestWatcher(this.taskQueue);
     await this.startFastPath();
-    this.grpcAddress = `127.0.0.1:${grpcPort}`;
-    this.httpBase = `http://127.0.0.1:${httpPort}`;
+    this.grpcAddress = `127.0.0.1:${this.fastpath?.grpcPort ?? grpcPort}`;
+    this.httpBase = `http://127.0.0.1:${this.fastpath?.httpPort ?? httpPort}`;
     this.grpc = grpcClient(this.grpcAddress, String(this.tenantId));
     return this;
   }
@@ -244,14 +247,13 @@ export class SandboxStack {
     /** Another task queue makes it a separate installation rather than a replica. */
     taskQueue = this.taskQueue,
   ): Promise<{ fastpath: RunningFastPath; grpc: FastPathGrpc }> {
-    const [grpcPort, httpPort] = [await getFreePort(), await getFreePort()];
-    const fp = { ...this.fp, grpcPort, httpPort, ...overrides };
+    const fp = { ...this.fp, grpcPort: 0, httpPort: 0, ...overrides };
     const fastpath = await startFastPath(testConfig(taskQueue, { metricsPort: 0 }), fp, {
       tenants: this.tenants,
       workflowBundlePath: inject('sandboxWorkflowBundle'),
     });
     this.extraReplicas.push(fastpath);
-    return { fastpath, grpc: grpcClient(`127.0.0.1:${grpcPort}`, String(this.tenantId)) };
+    return { fastpath, grpc: grpcClient(`127.0.0.1:${fastpath.grpcPort}`, String(this.tenantId)) };
   }
 
   private readonly extraReplicas: RunningFastPath[] = [];
