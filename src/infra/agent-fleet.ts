@@ -96,6 +96,24 @@ const FROM_SOURCES = import.meta.url.endsWith('.ts');
 /** RFC 3339 with whole seconds, as the apiserver writes metav1.Time. */
 const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 
+/** The status a kubelet writes once a Pod's container is up: Running, Ready, its IP (`at`: the start time). */
+export function runningPodStatus(ip: string, at: string): Record<string, unknown> {
+  return {
+    phase: 'Running',
+    hostIP: HOST_IP,
+    hostIPs: [{ ip: HOST_IP }],
+    podIP: ip,
+    podIPs: [{ ip }],
+    startTime: at,
+    conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({
+      type,
+      status: 'True',
+      lastTransitionTime: at,
+    })),
+    containerStatuses: [{ ...containerStatus(true), state: { running: { startedAt: at } } }],
+  };
+}
+
 export class AgentFleet {
   private readonly list: FleetAgent[] = [];
   /** Every agent process ever started, also those still starting: stop() and the exit hook reap them. */
@@ -266,20 +284,7 @@ export class AgentFleet {
   /** What the kubelet writes once the container is up: Running, Ready, the Pod IP. Returns the start time. */
   private async writeRunning(podName: string, podUid: string, ip: string): Promise<string> {
     const t = now();
-    await this.patchStatus(podName, podUid, {
-      phase: 'Running',
-      hostIP: HOST_IP,
-      hostIPs: [{ ip: HOST_IP }],
-      podIP: ip,
-      podIPs: [{ ip }],
-      startTime: t,
-      conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({
-        type,
-        status: 'True',
-        lastTransitionTime: t,
-      })),
-      containerStatuses: [{ ...containerStatus(true), state: { running: { startedAt: t } } }],
-    });
+    await this.patchStatus(podName, podUid, runningPodStatus(ip, t));
     return t;
   }
 
@@ -325,7 +330,7 @@ export class AgentFleet {
         const capacity = Number(container?.env?.find((e) => e.name === 'AGENT_CAPACITY')?.value ?? 5);
         // As a kubelet: no container before its Secret volume can be mounted.
         const tokenFile = await this.mountedTokenFile(pod).catch(() => undefined);
-        if (!tokenFile || this.kubeletRuns.has(uid)) continue;
+        if (!tokenFile) continue;
         const ip = this.pickIp();
         const proc = this.spawn(name, ip, port, capacity, podEnvOf(pod, ip), tokenFile);
         const run = { process: proc, podName: name, ip, url: `http://${ip}:${port}` };

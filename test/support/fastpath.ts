@@ -22,7 +22,7 @@ import {
 import { loadFastPathConfig, sandboxTaskQueue, type FastPathConfig } from '../../src/config.js';
 import { startFastPath, type RunningFastPath } from '../../src/fastpath/main.js';
 import { TENANT_HEADER, fastPathClient, type FastPathGrpc } from '../../src/fastpath/grpc-client.js';
-import { AgentFleet } from '../../src/infra/agent-fleet.js';
+import { AgentFleet, runningPodStatus } from '../../src/infra/agent-fleet.js';
 import { ManagedProcess, getFreePort } from '../../src/infra/process.js';
 import { FIELD_MANAGER, type KubeClient } from '../../src/kube/client.js';
 import type { SandboxSettings } from '../../src/tenancy/document.js';
@@ -426,23 +426,11 @@ export async function agentPodAt(
       containers: [{ name: 'agent', image: 'x', ports: [{ name: 'agent', containerPort: port }] }],
     },
   });
-  const t = new Date().toISOString();
   await kube.core.patchNamespacedPodStatus(
     {
       name,
       namespace,
-      body: {
-        status: {
-          phase: 'Running',
-          podIP: '127.0.0.1',
-          podIPs: [{ ip: '127.0.0.1' }],
-          conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({
-            type,
-            status: 'True',
-            lastTransitionTime: t,
-          })),
-        },
-      },
+      body: { status: runningPodStatus('127.0.0.1', new Date().toISOString()) },
       fieldManager: FIELD_MANAGER,
     },
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
