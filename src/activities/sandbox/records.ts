@@ -187,11 +187,6 @@ export function createSandboxRecordActivities(kube: KubeClient, sealer: EnvSeale
         throw kubeFailure(err, `delete Sandbox ${req.namespace}/${req.name}`);
       }
     },
-
-    /** Every Sandbox (in one namespace, or all): the janitor's side of the comparison. */
-    async listSandboxRecords(req: { namespace?: string }): Promise<Sandbox[]> {
-      return listAll<Sandbox>(kube, SandboxKind.apiVersion, SandboxKind.kind, { namespace: req.namespace });
-    },
   };
 }
 
