@@ -193,6 +193,40 @@ export interface FastPathConfig {
   tenantPrefix?: string;
   tenantCacheFile?: string;
   agentTokenFile?: string;
+  /** TLS on the gRPC and HTTP ports (`DO_FASTPATH_TLS_*`); plain text without it. */
+  tls?: {
+    certFile: string;
+    keyFile: string;
+    clientCaFile?: string;
+    requireClientCert: boolean;
+    reloadIntervalMs: number;
+  };
+}
+
+/** `DO_FASTPATH_TLS_CERT_FILE` + `_KEY_FILE` turn TLS on; `_CLIENT_CA_FILE` asks clients for certificates. */
+function fastPathTls(env: NodeJS.ProcessEnv): FastPathConfig['tls'] {
+  const certFile = env.DO_FASTPATH_TLS_CERT_FILE || undefined;
+  const keyFile = env.DO_FASTPATH_TLS_KEY_FILE || undefined;
+  const clientCaFile = env.DO_FASTPATH_TLS_CLIENT_CA_FILE || undefined;
+  const require = env.DO_FASTPATH_TLS_REQUIRE_CLIENT_CERT || 'false';
+  if (!['true', 'false'].includes(require))
+    throw new Error(`DO_FASTPATH_TLS_REQUIRE_CLIENT_CERT must be true or false, got ${JSON.stringify(require)}`);
+  if (!certFile !== !keyFile)
+    throw new Error('DO_FASTPATH_TLS_CERT_FILE and DO_FASTPATH_TLS_KEY_FILE must be set together');
+  if (!certFile) {
+    if (clientCaFile || require === 'true')
+      throw new Error('client certificates need TLS: set DO_FASTPATH_TLS_CERT_FILE and DO_FASTPATH_TLS_KEY_FILE');
+    return undefined;
+  }
+  if (require === 'true' && !clientCaFile)
+    throw new Error('DO_FASTPATH_TLS_REQUIRE_CLIENT_CERT needs DO_FASTPATH_TLS_CLIENT_CA_FILE to verify them with');
+  return {
+    certFile,
+    keyFile: keyFile!,
+    ...(clientCaFile && { clientCaFile }),
+    requireClientCert: require === 'true',
+    reloadIntervalMs: durationEnv(env, 'DO_FASTPATH_TLS_RELOAD_INTERVAL', '30s'),
+  };
 }
 
 export function loadFastPathConfig(env: NodeJS.ProcessEnv = process.env): FastPathConfig {
@@ -212,5 +246,6 @@ export function loadFastPathConfig(env: NodeJS.ProcessEnv = process.env): FastPa
     tenantPrefix: env.DO_TENANT_PREFIX || undefined,
     tenantCacheFile: env.DO_TENANT_CACHE_FILE || undefined,
     agentTokenFile: env.DO_AGENT_TOKEN_FILE || undefined,
+    tls: fastPathTls(env),
   };
 }

@@ -11,6 +11,9 @@
  * One CA per state dir, kept across `dev` restarts (its caBundle is re-registered at each start
  * anyway); a leaf for 127.0.0.1/localhost signed by it. The CA key stays in the state dir (0600)
  * and is never sent anywhere.
+ *
+ * `newCa` and `issueLeaf` also make the fast path's TLS material in tests (server and client
+ * certificates).
  */
 import { webcrypto } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -54,31 +57,9 @@ export async function ensureServingCert(
   };
   const ca = await ensureCa(files.caCert, files.caKey);
   if (!(await leafUsable(files.cert, files.key, hosts))) {
-    const keys = await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']);
-    const now = Date.now();
-    const leaf = await x509.X509CertificateGenerator.create({
-      serialNumber: randomSerial(),
-      subject: 'CN=durable-operators-admission',
-      issuer: ca.cert.subject,
-      notBefore: new Date(now - 60_000),
-      notAfter: new Date(now + 365 * DAY_MS),
-      signingAlgorithm: ALG,
-      publicKey: keys.publicKey,
-      signingKey: ca.key,
-      extensions: [
-        new x509.BasicConstraintsExtension(false, undefined, true),
-        new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
-        new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-        new x509.SubjectAlternativeNameExtension(
-          hosts.map((h) =>
-            /^[\d.]+$|:/.test(h) ? { type: 'ip' as const, value: h } : { type: 'dns' as const, value: h },
-          ),
-        ),
-        await x509.AuthorityKeyIdentifierExtension.create(ca.cert, false),
-      ],
-    });
-    await writeFile(files.key, await pkcs8Pem(keys.privateKey), { mode: 0o600 });
-    await writeFile(files.cert, leaf.toString('pem') + '\n', { mode: 0o644 });
+    const leaf = await issueLeaf(ca, { subject: 'CN=durable-operators-admission', usage: 'server', hosts });
+    await writeFile(files.key, leaf.keyPem, { mode: 0o600 });
+    await writeFile(files.cert, leaf.certPem, { mode: 0o644 });
   }
   return {
     caPem: ca.cert.toString('pem') + '\n',
@@ -102,11 +83,29 @@ async function ensureCa(
       return { cert, key };
     }
   }
+  const ca = await newCa(`durable-operators-local-admission-ca@${Math.floor(Date.now() / 1000)}`);
+  await writeFile(keyFile, ca.keyPem, { mode: 0o600 });
+  await writeFile(certFile, ca.certPem, { mode: 0o644 });
+  // A new CA invalidates any leaf signed by the old one.
+  await writeFile(path.join(path.dirname(certFile), 'tls.crt'), '', { mode: 0o644 });
+  return ca;
+}
+
+/** A CA that signs leaves (issueLeaf); its key never leaves the caller. */
+export interface LocalCa {
+  cert: x509.X509Certificate;
+  key: webcrypto.CryptoKey;
+  certPem: string;
+  keyPem: string;
+}
+
+/** A new self-signed CA (ECDSA P-256, ten years). */
+export async function newCa(commonName: string): Promise<LocalCa> {
   const keys = await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']);
   const now = Date.now();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: randomSerial(),
-    name: `CN=durable-operators-local-admission-ca@${Math.floor(now / 1000)}`,
+    name: `CN=${commonName}`,
     notBefore: new Date(now - 60_000),
     notAfter: new Date(now + 10 * 365 * DAY_MS),
     signingAlgorithm: ALG,
@@ -117,11 +116,49 @@ async function ensureCa(
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey, false),
     ],
   });
-  await writeFile(keyFile, await pkcs8Pem(keys.privateKey), { mode: 0o600 });
-  await writeFile(certFile, cert.toString('pem') + '\n', { mode: 0o644 });
-  // A new CA invalidates any leaf signed by the old one.
-  await writeFile(path.join(path.dirname(certFile), 'tls.crt'), '', { mode: 0o644 });
-  return { cert, key: keys.privateKey };
+  return { cert, key: keys.privateKey, certPem: cert.toString('pem') + '\n', keyPem: await pkcs8Pem(keys.privateKey) };
+}
+
+/**
+ * A leaf signed by `ca` (one year): a server certificate for `hosts` (IPs and DNS names), or a
+ * client certificate whose subject alternative names are `hosts` (DNS) and `uris`.
+ */
+export async function issueLeaf(
+  ca: Pick<LocalCa, 'cert' | 'key'>,
+  leaf: { subject: string; usage: 'server' | 'client'; hosts?: string[]; uris?: string[] },
+): Promise<{ certPem: string; keyPem: string; serialNumber: string }> {
+  const keys = await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']);
+  const now = Date.now();
+  const names = [
+    ...(leaf.hosts ?? []).map((h) =>
+      /^[\d.]+$|:/.test(h) ? { type: 'ip' as const, value: h } : { type: 'dns' as const, value: h },
+    ),
+    ...(leaf.uris ?? []).map((u) => ({ type: 'url' as const, value: u })),
+  ];
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: randomSerial(),
+    subject: leaf.subject,
+    issuer: ca.cert.subject,
+    notBefore: new Date(now - 60_000),
+    notAfter: new Date(now + 365 * DAY_MS),
+    signingAlgorithm: ALG,
+    publicKey: keys.publicKey,
+    signingKey: ca.key,
+    extensions: [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+      new x509.ExtendedKeyUsageExtension([
+        leaf.usage === 'server' ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.clientAuth,
+      ]),
+      ...(names.length ? [new x509.SubjectAlternativeNameExtension(names)] : []),
+      await x509.AuthorityKeyIdentifierExtension.create(ca.cert, false),
+    ],
+  });
+  return {
+    certPem: cert.toString('pem') + '\n',
+    keyPem: await pkcs8Pem(keys.privateKey),
+    serialNumber: cert.serialNumber,
+  };
 }
 
 async function leafUsable(certFile: string, keyFile: string, hosts: string[]): Promise<boolean> {

@@ -14,6 +14,7 @@
  *
  * Errors are the server's gRPC status and message (`NOT_FOUND: …`), never a stack trace.
  */
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { constants } from 'node:os';
 import * as grpc from '@grpc/grpc-js';
@@ -21,7 +22,7 @@ import { Command, Option } from 'commander';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { MAX_EXEC_STDIN_BYTES } from '../agent/api.js';
 import { parseGoDuration } from '../domain/duration.js';
-import { fastPathClient, sandboxIoClient, type FastPathGrpc } from '../fastpath/grpc-client.js';
+import { fastPathClient, sandboxIoClient, type ClientTls, type FastPathGrpc } from '../fastpath/grpc-client.js';
 import type { SandboxInfo } from '../fastpath/service.js';
 
 interface ClientFlags {
@@ -29,6 +30,18 @@ interface ClientFlags {
   tenant?: string;
   apiKey?: string;
   namespace: string;
+  tls?: boolean;
+  caFile?: string;
+  certFile?: string;
+  keyFile?: string;
+}
+
+/** TLS when asked (`--tls`) or implied by a CA or client certificate; the files read now. */
+function clientTls(flags: ClientFlags): ClientTls | undefined {
+  if (!flags.tls && !flags.caFile && !flags.certFile && !flags.keyFile) return undefined;
+  if (!flags.certFile !== !flags.keyFile) throw new SandboxCliError('--cert-file and --key-file go together');
+  const read = (f?: string) => (f ? readFileSync(f) : undefined);
+  return { ca: read(flags.caFile), cert: read(flags.certFile), key: read(flags.keyFile) };
 }
 
 function clientOptions(cmd: Command): Command {
@@ -40,6 +53,18 @@ function clientOptions(cmd: Command): Command {
     )
     .addOption(new Option('--tenant <id>', 'tenant sent in the X-Tenant-ID header').env('DO_TENANT'))
     .addOption(new Option('--api-key <key>', "the tenant's API key, when it has keys").env('DO_API_KEY'))
+    .addOption(
+      new Option('--tls', 'speak TLS to the fast path (implied by the three options below)').env('DO_FASTPATH_TLS'),
+    )
+    .addOption(
+      new Option('--ca-file <path>', "CA to verify the fast path's certificate (default: the system's)").env(
+        'DO_FASTPATH_CA_FILE',
+      ),
+    )
+    .addOption(
+      new Option('--cert-file <path>', 'client certificate, for a tenant that names it').env('DO_CLIENT_CERT_FILE'),
+    )
+    .addOption(new Option('--key-file <path>', "the client certificate's key").env('DO_CLIENT_KEY_FILE'))
     .addOption(new Option('-n, --namespace <ns>', 'namespace of the sandbox').default('default'));
 }
 
@@ -58,7 +83,7 @@ function serverError(err: unknown, endpoint: string): unknown {
 }
 
 async function withClient<T>(flags: ClientFlags, fn: (c: FastPathGrpc) => Promise<T>): Promise<T> {
-  const client = fastPathClient(flags.endpoint, flags.tenant ?? '', flags.apiKey);
+  const client = fastPathClient(flags.endpoint, flags.tenant ?? '', flags.apiKey, clientTls(flags));
   try {
     return await fn(client);
   } catch (err) {
@@ -74,7 +99,7 @@ async function streamOut(
   method: 'StreamLogs' | 'Exec',
   req: Record<string, unknown>,
 ): Promise<number | undefined> {
-  const client = sandboxIoClient(flags.endpoint, flags.tenant ?? '', flags.apiKey);
+  const client = sandboxIoClient(flags.endpoint, flags.tenant ?? '', flags.apiKey, clientTls(flags));
   let exitCode: number | undefined;
   try {
     for await (const m of client.stream<{

@@ -201,6 +201,40 @@ export function registerTenantCommands(program: Command): Command {
       console.log(`tenant ${id}: API key ${name} removed`);
     });
 
+  const clientCert = tenants
+    .command('client-cert')
+    .description(
+      'Client certificate names that authenticate as a tenant on a fast path serving TLS with a client CA (CN, DNS or URI name).',
+    );
+  storeOptions(clientCert.command('add'))
+    .description('Let a client certificate carrying this name authenticate as the tenant.')
+    .argument('<id>', 'tenant ID', tenantIdArgument)
+    .argument('<name>', "the certificate's subject CN, or one of its DNS or URI names")
+    .action(async (id: number, name: string, flags: StoreFlags) => {
+      await withPublisher(flags, async (p) => {
+        const doc = await tenantDocument(p, id);
+        const names = doc.sandbox?.clientCertificateNames ?? [];
+        if (names.includes(name)) throw new Error(`tenant ${id} already names ${name}`);
+        await p.putTenant({ ...doc, sandbox: { ...doc.sandbox, clientCertificateNames: [...names, name] } });
+      });
+      console.log(`tenant ${id}: client certificates named ${name} authenticate as it`);
+    });
+  storeOptions(clientCert.command('remove'))
+    .description('Stop accepting certificates with this name (callers using one are refused from now on).')
+    .argument('<id>', 'tenant ID', tenantIdArgument)
+    .argument('<name>', 'the name')
+    .action(async (id: number, name: string, flags: StoreFlags) => {
+      await withPublisher(flags, async (p) => {
+        const doc = await tenantDocument(p, id);
+        const names = doc.sandbox?.clientCertificateNames ?? [];
+        if (!names.includes(name)) throw new Error(`tenant ${id} names no client certificate ${name}`);
+        const rest = names.filter((n) => n !== name);
+        const { clientCertificateNames: _, ...sandbox } = doc.sandbox!;
+        await p.putTenant({ ...doc, sandbox: rest.length ? { ...sandbox, clientCertificateNames: rest } : sandbox });
+      });
+      console.log(`tenant ${id}: client certificate name ${name} removed`);
+    });
+
   storeOptions(tenants.command('delete'))
     .description('Delete every key of a tenant.')
     .argument('<id>', 'tenant ID', tenantIdArgument)

@@ -1,7 +1,9 @@
 /**
  * A client of `fastpath.v1.FastPathService` built with @grpc/grpc-js from the repo's .proto (the
  * same definition the server loads), promisified, sending the tenant in the resolver's default
- * header and, for a tenant with API keys, its key as `authorization: Bearer <key>`. For tests, benchmarks and scripts; any standard gRPC client works the same way.
+ * header and, for a tenant with API keys, its key as `authorization: Bearer <key>`; over TLS when
+ * given (with a client certificate for a tenant that names it). For tests, benchmarks and the CLI;
+ * any standard gRPC client works the same way.
  */
 import * as grpc from '@grpc/grpc-js';
 import { loadFastpathDefinition, loadSandboxIoDefinition } from './proto.js';
@@ -17,6 +19,18 @@ export interface FastPathGrpc {
 
 type UnaryMethod = (r: unknown, m: grpc.Metadata, cb: (e: grpc.ServiceError | null, v: unknown) => void) => void;
 
+/** TLS to a fast path serving it: the CA to verify it with (default: the system's), and a client certificate. */
+export interface ClientTls {
+  ca?: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+}
+
+function channelCredentials(tls?: ClientTls): grpc.ChannelCredentials {
+  if (!tls) return grpc.credentials.createInsecure();
+  return grpc.credentials.createSsl(tls.ca ?? null, tls.key ?? null, tls.cert ?? null);
+}
+
 /** The call's metadata: the tenant header, and the tenant's API key when it has keys. */
 function metadata(tenant: string, apiKey?: string): grpc.Metadata {
   const md = new grpc.Metadata();
@@ -25,11 +39,11 @@ function metadata(tenant: string, apiKey?: string): grpc.Metadata {
   return md;
 }
 
-export function fastPathClient(address: string, defaultTenant: string, apiKey?: string): FastPathGrpc {
+export function fastPathClient(address: string, defaultTenant: string, apiKey?: string, tls?: ClientTls): FastPathGrpc {
   const pkg = grpc.loadPackageDefinition(loadFastpathDefinition()) as unknown as {
     fastpath: { v1: { FastPathService: grpc.ServiceClientConstructor } };
   };
-  const client = new pkg.fastpath.v1.FastPathService(address, grpc.credentials.createInsecure());
+  const client = new pkg.fastpath.v1.FastPathService(address, channelCredentials(tls));
   return {
     call(method, req, tenant = defaultTenant) {
       const md = metadata(tenant, apiKey);
@@ -51,11 +65,11 @@ export interface SandboxIoGrpc {
 }
 
 /** A client of the added `fastpath.v1.SandboxIOService` (sandbox_io.proto): logs and exec. */
-export function sandboxIoClient(address: string, tenant: string, apiKey?: string): SandboxIoGrpc {
+export function sandboxIoClient(address: string, tenant: string, apiKey?: string, tls?: ClientTls): SandboxIoGrpc {
   const pkg = grpc.loadPackageDefinition(loadSandboxIoDefinition()) as unknown as {
     fastpath: { v1: { SandboxIOService: grpc.ServiceClientConstructor } };
   };
-  const client = new pkg.fastpath.v1.SandboxIOService(address, grpc.credentials.createInsecure());
+  const client = new pkg.fastpath.v1.SandboxIOService(address, channelCredentials(tls));
   return {
     stream(method, req) {
       const md = metadata(tenant, apiKey);

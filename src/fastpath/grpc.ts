@@ -13,6 +13,7 @@ import { loadFastpathDefinition, loadSandboxIoDefinition } from './proto.js';
 import type { SandboxIo } from './sandbox-io.js';
 import { FastPathError, type FastPathService } from './service.js';
 import { tenantOf } from './tenant.js';
+import type { ServingTls } from './tls.js';
 
 const GRPC_CODES: Record<FastPathError['code'], grpc.status> = {
   InvalidArgument: grpc.status.INVALID_ARGUMENT,
@@ -25,6 +26,12 @@ const GRPC_CODES: Record<FastPathError['code'], grpc.status> = {
   Unauthenticated: grpc.status.UNAUTHENTICATED,
   PermissionDenied: grpc.status.PERMISSION_DENIED,
 };
+
+/** The caller's tenant: resolved from the call's metadata, authenticated by its key or verified certificate. */
+function callerTenant(tenants: HoldsTenantSnapshot, call: grpc.ServerUnaryCall<unknown, unknown>): string {
+  // grpc-js gives the peer certificate only when the TLS layer verified it against the client CA.
+  return tenantOf(tenants, requestLike(call), call.getAuthContext()?.sslPeerCertificate);
+}
 
 /** The gRPC call as the tenant resolver sees an HTTP request. */
 function requestLike(call: grpc.ServerUnaryCall<unknown, unknown>) {
@@ -48,6 +55,8 @@ export async function startGrpcServer(opts: {
   log: Logger;
   /** Logs and exec (sandbox_io.proto); without it only FastPathService is served. */
   io?: SandboxIo;
+  /** Serve TLS (reloaded certificate, optional client certificates); plain text without it. */
+  tls?: ServingTls;
 }): Promise<RunningGrpc> {
   const pkg = grpc.loadPackageDefinition(loadFastpathDefinition()) as unknown as {
     fastpath: { v1: { FastPathService: grpc.ServiceClientConstructor } };
@@ -57,7 +66,7 @@ export async function startGrpcServer(opts: {
     (call, callback) => {
       let tenant: string;
       try {
-        tenant = tenantOf(opts.tenants, requestLike(call));
+        tenant = callerTenant(opts.tenants, call);
       } catch (err) {
         return reply(err, callback);
       }
@@ -93,7 +102,7 @@ export async function startGrpcServer(opts: {
       };
       void (async () => {
         try {
-          const tenant = tenantOf(opts.tenants, requestLike(call as never));
+          const tenant = callerTenant(opts.tenants, call as never);
           // At the client's pace (gRPC flow control): the agent's stream is read no faster.
           for await (const item of await open(call.request, tenant, abort.signal))
             await writeWithBackpressure(call, toMessage(item));
@@ -125,8 +134,10 @@ export async function startGrpcServer(opts: {
     GetSandbox: unary(s.get.bind(s)),
   });
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`${opts.host}:${opts.port}`, grpc.ServerCredentials.createInsecure(), (err, p) =>
-      err ? reject(err) : resolve(p),
+    server.bindAsync(
+      `${opts.host}:${opts.port}`,
+      opts.tls?.grpcCredentials() ?? grpc.ServerCredentials.createInsecure(),
+      (err, p) => (err ? reject(err) : resolve(p)),
     ),
   );
   return {

@@ -14,6 +14,8 @@
  *   POST   /api/v1/namespaces/{namespace}/sandboxes/{name}/exec {command, stdin?|stdinBase64?}  run a command (added)
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { TLSSocket, type PeerCertificate } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { MAX_EXEC_STDIN_BYTES, decodeBase64 } from '../agent/api.js';
 import { writeWithBackpressure } from '../concurrency.js';
@@ -23,6 +25,7 @@ import { decodeJson } from './proto.js';
 import type { SandboxIo } from './sandbox-io.js';
 import { FastPathError, type CreateRequest, type FastPathService, type UpdateRequest } from './service.js';
 import { tenantOf } from './tenant.js';
+import type { ServingTls } from './tls.js';
 
 const HTTP_STATUS: Record<FastPathError['code'], number> = {
   InvalidArgument: 400,
@@ -151,6 +154,14 @@ function pathSegment(raw: string): string {
   }
 }
 
+/** The client certificate of an HTTPS request, only when the TLS layer verified it against the client CA. */
+function verifiedPeer(req: IncomingMessage): PeerCertificate | undefined {
+  const socket = req.socket;
+  if (!(socket instanceof TLSSocket) || !socket.authorized) return undefined;
+  const cert = socket.getPeerCertificate();
+  return cert.raw ? cert : undefined;
+}
+
 export async function startHttpServer(opts: {
   service: FastPathService;
   tenants: HoldsTenantSnapshot;
@@ -159,12 +170,14 @@ export async function startHttpServer(opts: {
   log: Logger;
   /** Logs and exec routes; without it only the five operations are served. */
   io?: SandboxIo;
+  /** Serve HTTPS (reloaded certificate, optional client certificates); plain HTTP without it. */
+  tls?: ServingTls;
 }): Promise<RunningHttp> {
   const s = opts.service;
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://fastpath');
     if (url.pathname === '/healthz') return send(res, 200, { ok: true });
-    const tenant = tenantOf(opts.tenants, req);
+    const tenant = tenantOf(opts.tenants, req, verifiedPeer(req));
     if (url.pathname === '/api/v1/sandboxes' && req.method === 'POST')
       return send(res, 201, await s.create(await message<CreateRequest>(req, 'CreateRequest'), tenant));
     const io = IO.exec(url.pathname);
@@ -196,7 +209,7 @@ export async function startHttpServer(opts: {
         throw new FastPathError('InvalidArgument', `${req.method} is not allowed here`);
     }
   };
-  const server = createServer((req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res).catch((err: unknown) => {
       // A stream that failed after its first byte can only be cut.
       if (res.headersSent) return void res.destroy();
@@ -205,7 +218,13 @@ export async function startHttpServer(opts: {
       opts.log.error({ err }, 'fast-path HTTP call failed');
       send(res, 500, { error: 'Internal', message: (err as Error).message });
     });
-  });
+  };
+  let server;
+  if (opts.tls) {
+    const https = createHttpsServer(opts.tls.httpsOptions(), onRequest);
+    opts.tls.serveHttps(https);
+    server = https;
+  } else server = createServer(onRequest);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -43,6 +43,7 @@ import { EnvSealer } from './sealed-env.js';
 import { startGrpcServer } from './grpc.js';
 import { SandboxIo } from './sandbox-io.js';
 import { startHttpServer } from './http.js';
+import { ServingTls } from './tls.js';
 import { createFastPathMetrics } from './metrics.js';
 import { SandboxRegistry } from './registry.js';
 import { FastPathService } from './service.js';
@@ -96,6 +97,8 @@ export async function startFastPath(
   const log = logger.child({ role: 'fastpath' });
   installTemporalRuntime(log, (process.env.DO_TEMPORAL_LOG_LEVEL as never) ?? 'WARN', cfg.workerMetricsAddress);
   const taskQueue = sandboxTaskQueue(cfg.temporal.taskQueue);
+  // Read first: a missing or mismatched certificate fails the start with its reason.
+  const tls = fp.tls && new ServingTls(fp.tls, log);
   const kube = KubeClient.fromKubeconfig(cfg.kubeconfig);
   // DO_AGENT_TOKEN_FILE holds the key each pool's agent token is derived from.
   const agentKey = loadAgentToken({ tokenFile: fp.agentTokenFile, token: process.env.DO_AGENT_TOKEN });
@@ -205,8 +208,9 @@ export async function startFastPath(
     tenants,
   });
   const io = new SandboxIo({ service, registry, agents });
-  const grpcServer = await startGrpcServer({ service, tenants, host: fp.host, port: fp.grpcPort, log, io });
-  const httpServer = await startHttpServer({ service, tenants, host: fp.host, port: fp.httpPort, log, io });
+  const serving = { service, tenants, host: fp.host, log, io, tls };
+  const grpcServer = await startGrpcServer({ ...serving, port: fp.grpcPort });
+  const httpServer = await startHttpServer({ ...serving, port: fp.httpPort });
 
   let metricsServer: http.Server | undefined;
   if (cfg.metricsPort !== undefined) {
@@ -245,6 +249,7 @@ export async function startFastPath(
     registry,
     async close() {
       await Promise.all([grpcServer.close(), httpServer.close()]);
+      tls?.close();
       metricsServer?.close();
       // The SDK's runtime may have begun the worker's shutdown on SIGTERM already.
       if (worker.getState() === 'RUNNING') worker.shutdown();

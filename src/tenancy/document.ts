@@ -78,6 +78,16 @@ const SandboxSettingsSchema = strict({
       }),
     ),
   ),
+  /**
+   * Client certificates that authenticate as the tenant (on a fast path serving TLS with a client
+   * CA): a verified certificate whose subject CN or a DNS or URI subject alternative name is one
+   * of these. Like a key, it authenticates; the tenant is still identified by the resolver.
+   */
+  clientCertificateNames: Type.Optional(
+    Type.Array(
+      Type.String({ minLength: 1, maxLength: 255, pattern: '^\\S+$', errorMessage: 'must be a name without spaces' }),
+    ),
+  ),
   maxSandboxes: Type.Optional(count()),
   namespaces: Type.Optional(
     Type.Array(Type.String({ pattern: K8S_NAMESPACE.source, errorMessage: '{value} is not a namespace name' })),
@@ -130,12 +140,12 @@ export function validateTenantDocument(input: unknown): Validated<TenantDocument
       errors.push(`tenant.databases.${serviceCode}: service code must match ${KEY_SEGMENT}`);
   }
   const { sandbox } = (input ?? {}) as {
-    sandbox?: { namespaces?: unknown; pools?: unknown; apiKeys?: unknown } | null;
+    sandbox?: { namespaces?: unknown; pools?: unknown; apiKeys?: unknown; clientCertificateNames?: unknown } | null;
   };
   const keyIds = Array.isArray(sandbox?.apiKeys) ? (sandbox.apiKeys as { id?: unknown }[]).map((k) => k?.id) : [];
   const dupKey = keyIds.find((v, i) => v !== undefined && keyIds.indexOf(v) !== i);
   if (dupKey !== undefined) errors.push(`tenant.sandbox.apiKeys: duplicate id ${JSON.stringify(dupKey)}`);
-  for (const field of ['namespaces', 'pools'] as const) {
+  for (const field of ['namespaces', 'pools', 'clientCertificateNames'] as const) {
     const list = sandbox?.[field];
     if (!Array.isArray(list)) continue;
     if (list.length === 0) errors.push(`tenant.sandbox.${field}: must name at least one (leave it out to allow any)`);
@@ -226,9 +236,10 @@ export function documentFromEntry(entry: TenantEntry): TenantView {
   }
   if (entry.wvp) view.wvp = { apiUrl: entry.wvp.apiUrl, realm: entry.wvp.realm };
   if (entry.sandbox) {
-    const { maxSandboxes, namespaces, pools, apiKeys } = entry.sandbox;
+    const { maxSandboxes, namespaces, pools, apiKeys, clientCertificateNames } = entry.sandbox;
     view.sandbox = {
       ...(apiKeys && { apiKeys: apiKeys.map((k) => ({ id: k.id, sha256: k.sha256 })) }),
+      ...(clientCertificateNames && { clientCertificateNames: [...clientCertificateNames] }),
       ...(maxSandboxes !== undefined && { maxSandboxes }),
       ...(namespaces && { namespaces: [...namespaces] }),
       ...(pools && { pools: [...pools] }),

@@ -89,6 +89,8 @@ export type WvpConfig = Readonly<Static<typeof WvpConfigSchema>>;
 export const SandboxConfigSchema = Type.Object({
   /** The tenant's fast-path API keys, hashed (see the document's schema). */
   apiKeys: Type.Optional(Type.Array(Type.Object({ id: Type.String(), sha256: Type.String() }))),
+  /** Names a verified client certificate may carry to authenticate as the tenant (see the document's schema). */
+  clientCertificateNames: Type.Optional(Type.Array(Type.String())),
   maxSandboxes: Type.Optional(Type.Integer({ minimum: 0 })),
   namespaces: Type.Optional(Type.Array(Type.String())),
   pools: Type.Optional(Type.Array(Type.String())),

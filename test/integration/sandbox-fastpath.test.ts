@@ -5,8 +5,11 @@
  * sandboxes, deletion through the finalizer, idempotent creates by name, the same-name recreate
  * loop, and bad input with its specific status.
  */
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -19,6 +22,7 @@ import {
 import { TENANT_LABEL, sandboxWorkflowId } from '../../src/domain/sandbox.js';
 import { K8sUID } from '../../src/temporal/search-attributes.js';
 import { eventually, historyText, replayAndRecord, temporal, uniq } from '../support/env.js';
+import { issueLeaf, newCa } from '../../src/admission/certs.js';
 import { fastPathClient } from '../../src/fastpath/grpc-client.js';
 import { apiKeyHash, newApiKey } from '../../src/tenancy/api-keys.js';
 import { SandboxStack, grpcError, sandboxImage } from '../support/fastpath.js';
@@ -160,8 +164,8 @@ describe('a delete right after a Fast create', () => {
 describe('status follows the agent', () => {
   it('a sandbox whose process exits becomes Failed with the exit', async () => {
     const name = uniq('exits');
+    // Not waiting to see it Running first: on a loaded machine it can have exited before a look.
     await create({ ...spec({ name }), command: ['sh', '-c', 'sleep 1.5; exit 3'] });
-    await running(name);
     const sb = await eventually(`Sandbox ${name} Failed`, async () => {
       const s = await stack.sandbox(name);
       return s?.status?.phase === 'Failed' ? s : undefined;
@@ -541,3 +545,161 @@ describe('API keys: a tenant with keys is never served without one', () => {
     }
   });
 });
+
+describe('TLS on both ports, client certificates as credentials, certificates reloaded', () => {
+  it('serves only TLS; a certificate the tenant names authenticates it; a renewed certificate is served without a restart', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'fastpath-tls-'));
+    const ca = await newCa('fastpath-test-ca');
+    const foreignCa = await newCa('someone-elses-ca');
+    const files = {
+      certFile: path.join(dir, 'tls.crt'),
+      keyFile: path.join(dir, 'tls.key'),
+      clientCaFile: path.join(dir, 'ca.crt'),
+    };
+    const serve = async (leaf: { certPem: string; keyPem: string }) => {
+      await writeFile(files.keyFile, leaf.keyPem);
+      await writeFile(files.certFile, leaf.certPem);
+    };
+    const first = await issueLeaf(ca, { subject: 'CN=fastpath', usage: 'server', hosts: ['127.0.0.1', 'localhost'] });
+    await serve(first);
+    await writeFile(files.clientCaFile, ca.certPem);
+    const { fastpath } = await stack.startSecondReplica({
+      tls: { ...files, requireClientCert: false, reloadIntervalMs: 200 },
+    });
+    const grpcAddress = `127.0.0.1:${fastpath.grpcPort}`;
+    const client = (opts: { tenant?: string; key?: string; cert?: { certPem: string; keyPem: string } }) =>
+      fastPathClient(grpcAddress, opts.tenant ?? String(stack.tenantId), opts.key, {
+        ca: Buffer.from(ca.certPem),
+        ...(opts.cert && { cert: Buffer.from(opts.cert.certPem), key: Buffer.from(opts.cert.keyPem) }),
+      });
+    const list = (c: ReturnType<typeof client>) =>
+      c.call('ListSandboxes', { namespace: stack.namespace }).finally(() => c.close());
+    const other = String(stack.otherTenantId);
+    const teamB = await issueLeaf(ca, { subject: 'CN=team-b.clients', usage: 'client' });
+    const spiffe = await issueLeaf(ca, { subject: 'CN=ci', usage: 'client', uris: ['spiffe://cluster/ns/b/sa/ci'] });
+    const stranger = await issueLeaf(ca, { subject: 'CN=team-x.clients', usage: 'client' });
+    const forged = await issueLeaf(foreignCa, { subject: 'CN=team-b.clients', usage: 'client' });
+    const key = newApiKey();
+    try {
+      // Plain text is not served on either port.
+      const plain = fastPathClient(grpcAddress, String(stack.tenantId));
+      expect((await grpcError(plain.call('ListSandboxes', { namespace: stack.namespace }))).code).toBe(
+        grpc.status.UNAVAILABLE,
+      );
+      plain.close();
+      await expect(fetch(`http://127.0.0.1:${fastpath.httpPort}/healthz`)).rejects.toThrow();
+
+      // A whole create over TLS, for a tenant without credentials (served by its identifier, as before).
+      const c = client({});
+      const name = uniq('tls');
+      const created = await c.call<CreateResponse>('CreateSandbox', { namespace: stack.namespace, ...spec({ name }) });
+      expect(created.sandboxName).toBe(name);
+      c.close();
+      await running(name);
+      await deleteAndWait(name);
+
+      await stack.setOtherTenantSandbox({
+        apiKeys: [{ id: 'k1', sha256: apiKeyHash(key) }],
+        clientCertificateNames: ['team-b.clients', 'spiffe://cluster/ns/b/sa/ci'],
+      });
+      await eventually(
+        'the tenant’s credentials required',
+        async () =>
+          (await grpcError(list(client({ tenant: other }))).catch(() => undefined))?.code ===
+          grpc.status.UNAUTHENTICATED,
+      );
+      expect((await grpcError(list(client({ tenant: other })))).details).toBe(
+        `tenant ${other} requires an API key: Authorization: Bearer <key> or a client certificate it names`,
+      );
+      // Its certificates (by CN, by URI name) and its key authenticate it.
+      await expect(list(client({ tenant: other, cert: teamB }))).resolves.toMatchObject({ items: [] });
+      await expect(list(client({ tenant: other, cert: spiffe }))).resolves.toMatchObject({ items: [] });
+      await expect(list(client({ tenant: other, key }))).resolves.toMatchObject({ items: [] });
+      // Another name from the same CA is not the tenant's; the same name from another CA is no certificate at all.
+      const wrong = await grpcError(list(client({ tenant: other, cert: stranger })));
+      expect({ code: wrong.code, details: wrong.details }).toEqual({
+        code: grpc.status.UNAUTHENTICATED,
+        details: `the client certificate (team-x.clients) is not one of tenant ${other}'s`,
+      });
+      expect((await grpcError(list(client({ tenant: other, cert: forged })))).code).toBe(grpc.status.UNAUTHENTICATED);
+
+      // HTTPS: the same rules.
+      const route = `/api/v1/namespaces/${stack.namespace}/sandboxes`;
+      const https = (cert?: { certPem: string; keyPem: string }) =>
+        httpsGet(fastpath.httpPort, route, { 'x-tenant-id': other }, ca.certPem, cert);
+      expect(await https()).toBe(401);
+      expect(await https(teamB)).toBe(200);
+      expect(await https(stranger)).toBe(401);
+      expect(await https(forged)).toBe(401);
+
+      // A renewed certificate is served by new connections, no restart; a half-written one is not.
+      expect(await servedSerial(fastpath.grpcPort, ca.certPem)).toBe(serial(first.serialNumber));
+      const second = await issueLeaf(ca, {
+        subject: 'CN=fastpath',
+        usage: 'server',
+        hosts: ['127.0.0.1', 'localhost'],
+      });
+      await serve(second);
+      await eventually(
+        'the renewed certificate served on both ports',
+        async () =>
+          (await servedSerial(fastpath.grpcPort, ca.certPem)) === serial(second.serialNumber) &&
+          (await servedSerial(fastpath.httpPort, ca.certPem)) === serial(second.serialNumber),
+      );
+      const third = await issueLeaf(ca, { subject: 'CN=fastpath', usage: 'server', hosts: ['127.0.0.1', 'localhost'] });
+      await writeFile(files.certFile, third.certPem); // its key not written yet: a set that would not serve
+      await new Promise((r) => setTimeout(r, 600));
+      expect(await servedSerial(fastpath.httpPort, ca.certPem)).toBe(serial(second.serialNumber));
+      await expect(list(client({ tenant: other, cert: teamB }))).resolves.toMatchObject({ items: [] });
+    } finally {
+      await stack.setOtherTenantSandbox(undefined);
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** A serial number as one string whatever the writer's case or leading zeros. */
+const serial = (hex: string) => hex.toLowerCase().replace(/^0+/, '');
+
+/** The serial number of the certificate a TLS port serves to a new connection. */
+function servedSerial(port: number, caPem: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = tlsConnect(
+      { host: '127.0.0.1', servername: 'localhost', port, ca: caPem, ALPNProtocols: ['h2', 'http/1.1'] },
+      () => {
+        resolve(serial(socket.getPeerCertificate().serialNumber));
+        socket.end();
+      },
+    );
+    socket.once('error', reject);
+  });
+}
+
+/** The status of an HTTPS GET with the fast path's CA and, when given, a client certificate. */
+function httpsGet(
+  port: number,
+  route: string,
+  headers: Record<string, string>,
+  caPem: string,
+  cert?: { certPem: string; keyPem: string },
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        path: route,
+        headers,
+        ca: caPem,
+        agent: false,
+        ...(cert && { cert: cert.certPem, key: cert.keyPem }),
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.once('error', reject);
+    req.end();
+  });
+}

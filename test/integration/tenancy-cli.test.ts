@@ -248,6 +248,29 @@ describe('tenants api-key add / remove', () => {
   });
 });
 
+describe('tenants client-cert add / remove', () => {
+  it('stores the names a client certificate authenticates the tenant with; a bad name is refused', async () => {
+    await cli(
+      'tenants',
+      'put',
+      await documentFile('certs.json', { id: 78, code: 'certs', name: 'C', status: 'active' }),
+      ...etcd(),
+    );
+    await cli('tenants', 'client-cert', 'add', '78', 'ci.team-c.example', ...etcd());
+    await cli('tenants', 'client-cert', 'add', '78', 'spiffe://cluster/ns/c/sa/ci', ...etcd());
+    expect(JSON.parse((await keys('jxt/tenants/78/'))['jxt/tenants/78/sandbox']!)).toEqual({
+      clientCertificateNames: ['ci.team-c.example', 'spiffe://cluster/ns/c/sa/ci'],
+    });
+    await expect(cli('tenants', 'client-cert', 'add', '78', 'two words', ...etcd())).rejects.toThrow(
+      'must be a name without spaces',
+    );
+    await cli('tenants', 'client-cert', 'remove', '78', 'ci.team-c.example', ...etcd());
+    expect(JSON.parse((await keys('jxt/tenants/78/'))['jxt/tenants/78/sandbox']!)).toEqual({
+      clientCertificateNames: ['spiffe://cluster/ns/c/sa/ci'],
+    });
+  });
+});
+
 describe('tenants resolver set / get', () => {
   it('shows the default while unset', async () => {
     const { out } = await cli('tenants', 'resolver', 'get', ...etcd());
