@@ -211,6 +211,15 @@ export interface OrphanVerdict {
 }
 
 /**
+ * Whether the name's running creation is still writing the record of this very sandbox (its
+ * stage `creating` or `recording`): the janitor spares it, a late record is not a refused one.
+ * Another sandbox ID is an older incarnation's, and no run means nothing will record it.
+ */
+export function creationPending(run: { stage: string; sandboxId?: string } | undefined, sandboxId: string): boolean {
+  return !!run && run.sandboxId === sandboxId && (run.stage === 'creating' || run.stage === 'recording');
+}
+
+/**
  * Fast mode's orphans on one agent: sandboxes no Sandbox record covers, older than the orphan
  * timeout (by the agent's own `createdAt`, so a sandbox whose record is still being written is
  * spared). A record covers a sandbox when it names the sandbox's ID (status or pending

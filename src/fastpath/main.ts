@@ -29,7 +29,7 @@ import { Dispatcher, createDispatchMetrics } from '../temporal/dispatch.js';
 import { K8sKind, K8sName, K8sNamespace } from '../temporal/search-attributes.js';
 import { workflowSource } from '../workers/bundle.js';
 import { upsertSchedule } from '../workers/schedules.js';
-import { killAfterActivityInterceptors } from '../workers/fault-injection.js';
+import { delayActivityInterceptors, killAfterActivityInterceptors } from '../workers/fault-injection.js';
 import { installTemporalRuntime } from '../workers/runtime.js';
 import {
   agentReportedSignal,
@@ -44,6 +44,7 @@ import { startGrpcServer } from './grpc.js';
 import { SandboxIo } from './sandbox-io.js';
 import { startHttpServer } from './http.js';
 import { ServingTls } from './tls.js';
+import { runningSandbox } from './sandbox-runs.js';
 import { createFastPathMetrics } from './metrics.js';
 import { SandboxRegistry } from './registry.js';
 import { FastPathService } from './service.js';
@@ -187,9 +188,10 @@ export async function startFastPath(
           });
         },
         fp.namespace,
+        async (namespace, name) => (await runningSandbox(client, namespace, name))?.state,
       ),
     },
-    interceptors: { activity: killAfterActivityInterceptors() },
+    interceptors: { activity: [...killAfterActivityInterceptors(), ...delayActivityInterceptors()] },
     shutdownGraceTime: '10 seconds',
   });
   const workerRun = worker.run();

@@ -40,10 +40,10 @@ import {
   createSandboxUpdate,
   sandboxChangedSignal,
   sandboxQuotaWorkflow,
-  sandboxStateQuery,
   sandboxWorkflow,
 } from '../workflows/sandbox/contract.js';
 import type { FastPathMetrics } from './metrics.js';
+import { runningSandbox } from './sandbox-runs.js';
 import type { SandboxRegistry } from './registry.js';
 import type { EnvSealer } from './sealed-env.js';
 
@@ -317,14 +317,8 @@ export class FastPathService {
 
   /** The name's running workflow, if this tenant's, with its state (undefined when none or unreachable). */
   private async runOf(namespace: string, name: string, tenant: string) {
-    const handle = this.o.client.workflow.getHandle(sandboxWorkflowId(namespace, name));
-    try {
-      const desc = await handle.describe();
-      if (desc.status.name !== 'RUNNING' || desc.typedSearchAttributes.get(Tenant) !== tenant) return undefined;
-      return { handle, startTime: desc.startTime, state: await handle.query(sandboxStateQuery) };
-    } catch {
-      return undefined;
-    }
+    const run = await runningSandbox(this.o.client, namespace, name).catch(() => undefined);
+    return run?.tenant === tenant ? run : undefined;
   }
 
   private async fromWorkflow(namespace: string, name: string, tenant: string): Promise<SandboxInfo | undefined> {

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContainerdClient } from '../../src/agent/containerd/client.js';
 import { LABEL } from '../../src/agent/containerd/runtime.js';
 import { ALLOCATION_ANNOTATION } from '../../src/api/sandbox.js';
-import { eventually, stackInfo, uniq } from '../support/env.js';
+import { sandboxJanitorWorkflow } from '../../src/workflows/sandbox/contract.js';
+import { eventually, stackInfo, temporal, uniq } from '../support/env.js';
 import { SandboxStack, grpcClient } from '../support/fastpath.js';
 
 let stack: SandboxStack;
@@ -133,5 +134,35 @@ describe('SIGKILL of the fast path during a create', () => {
     const sb = await completes(name);
     expect(sb.status?.sandboxID).toBe(res.sandboxId);
     await noLeaks();
+  }, 180_000);
+});
+
+describe('a Fast record written late (a busy fast path), not refused', () => {
+  it('the janitor spares the sandbox while its creation is still writing the record; the record then appears', async () => {
+    await stack.child!.stop();
+    // The record write's first attempt is held 12 s (past its 10 s timeout: a retry writes it).
+    await restart({ DO_FAULT_DELAY_ACTIVITY: 'createSandboxRecord=12s' });
+    const name = uniq('late');
+    const res = await stack.grpc.call<{ sandboxId: string }>('CreateSandbox', {
+      namespace: stack.namespace,
+      name,
+      ...spec,
+    });
+    // Older than the orphan timeout with no record: what the janitor removes — unless it asks.
+    await new Promise((r) => setTimeout(r, 4_000));
+    expect(await stack.sandbox(name)).toBeUndefined();
+    const client = await temporal();
+    const summary = await client.workflow.execute(sandboxJanitorWorkflow, {
+      taskQueue: stack.sandboxTaskQueue,
+      workflowId: uniq('janitor-pass'),
+      args: [{ orphanTimeoutSeconds: 2 }],
+    });
+    expect(summary).toContain(`spared sandbox ${res.sandboxId} on agent ${stack.namespace}/`);
+    expect(summary).toContain('its creation is still writing its record');
+    expect((await stack.agentReports()).flatMap((r) => r.sandboxes.map((s) => s.sandboxId))).toContain(res.sandboxId);
+    const sb = await completes(name);
+    expect(sb.status?.sandboxID).toBe(res.sandboxId);
+    await stack.child!.stop();
+    await restart();
   }, 180_000);
 });

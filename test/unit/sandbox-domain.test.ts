@@ -10,6 +10,7 @@ import {
   lifecycleStep,
   lostRecords,
   nextLookInMs,
+  creationPending,
   orphansOn,
   recoveryDeadlineMs,
   resetRequested,
@@ -235,5 +236,16 @@ describe('why a sandbox ended, on its Ready condition', () => {
     [{ phase: 'failed', reason: 'SomethingNew' }, 'ProcessFailed'],
   ])('%j → %s', (seen, reason) => {
     expect(failureReason(seen)).toBe(reason);
+  });
+});
+
+describe('creationPending (the janitor spares a sandbox whose record is late)', () => {
+  it('only for the sandbox the running creation is still writing the record of', () => {
+    expect(creationPending({ stage: 'recording', sandboxId: 'a' }, 'a')).toBe(true);
+    expect(creationPending({ stage: 'creating', sandboxId: 'a' }, 'a')).toBe(true);
+    expect(creationPending({ stage: 'recording', sandboxId: 'b' }, 'a')).toBe(false); // an older incarnation's
+    expect(creationPending({ stage: 'unrecorded', sandboxId: 'a' }, 'a')).toBe(false); // refused: the janitor's
+    expect(creationPending({ stage: 'live', sandboxId: 'a' }, 'a')).toBe(false);
+    expect(creationPending(undefined, 'a')).toBe(false);
   });
 });

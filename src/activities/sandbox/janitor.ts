@@ -7,6 +7,7 @@
  */
 import { SandboxKind, parseAllocation, type Sandbox } from '../../api/sandbox.js';
 import {
+  creationPending,
   lostRecords,
   orphansOn,
   type LostVerdict,
@@ -17,6 +18,7 @@ import type { AgentClient } from '../../fastpath/agent-client.js';
 import type { FastPathMetrics } from '../../fastpath/metrics.js';
 import type { SandboxRegistry } from '../../fastpath/registry.js';
 import type { KubeClient } from '../../kube/client.js';
+import type { SandboxState } from '../../workflows/sandbox/messages.js';
 import { getObject, heartbeat, listAll } from '../kubernetes/calls.js';
 
 export function recordedSandbox(sb: Sandbox): RecordedSandbox {
@@ -40,7 +42,12 @@ export function createSandboxJanitorActivities(
   /** Tells a sandbox's workflow that its agent lost it (signal-with-start: a workflow exists afterwards). */
   reportLost: (lost: LostVerdict) => Promise<void>,
   /** The one namespace this fast path serves (DO_FASTPATH_NAMESPACE); all when unset. */
-  namespace?: string,
+  namespace: string | undefined,
+  /**
+   * What the name's running workflow is doing (undefined when none runs; throws when Temporal
+   * cannot tell): a sandbox whose creation is still writing its record is late, not orphaned.
+   */
+  creationOf: (namespace: string, name: string) => Promise<Pick<SandboxState, 'stage' | 'sandboxId'> | undefined>,
 ) {
   return {
     /** Fresh agent reports and a fresh list of records, compared. */
@@ -76,8 +83,11 @@ export function createSandboxJanitorActivities(
       return { orphans, lost: lostRecords(recorded, held), agents: reporting, records: recorded.length };
     },
 
-    /** Deletes an orphan on its agent, unless a record now covers it (written since the scan). */
-    async removeOrphan(o: OrphanVerdict): Promise<'removed' | 'spared'> {
+    /**
+     * Deletes an orphan on its agent, unless a record now covers it (written since the scan) or
+     * the creation that made it is still on its way to writing one.
+     */
+    async removeOrphan(o: OrphanVerdict): Promise<'removed' | 'spared' | 'spared-recording' | 'spared-unasked'> {
       const fresh = await getObject<Sandbox>(kube, {
         apiVersion: SandboxKind.apiVersion,
         kind: SandboxKind.kind,
@@ -106,6 +116,13 @@ export function createSandboxJanitorActivities(
           0,
         );
         if (again.length === 0) return 'spared';
+      }
+      // No record yet may mean a late one (a busy fast path): the creation that answered the
+      // caller is still on its way to writing it. Ask it; when Temporal cannot say, wait a round.
+      if (o.claimName) {
+        const run = await creationOf(o.namespace, o.claimName).catch(() => 'unknown' as const);
+        if (run === 'unknown') return 'spared-unasked';
+        if (creationPending(run, o.sandboxId)) return 'spared-recording';
       }
       const a = registry.agent(o.namespace, o.agent);
       if (!a) return 'spared';

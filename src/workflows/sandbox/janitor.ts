@@ -17,6 +17,12 @@
 import { setCurrentDetails } from '@temporalio/workflow';
 import { janitorSteps } from './activity-options.js';
 
+const SPARED = {
+  spared: 'a record covers it now',
+  'spared-recording': 'its creation is still writing its record (late, not refused)',
+  'spared-unasked': 'Temporal could not say whether its creation is still writing its record; next pass',
+};
+
 export interface SandboxJanitorInput {
   orphanTimeoutSeconds: number;
 }
@@ -29,7 +35,7 @@ export async function sandboxJanitorWorkflow(input: SandboxJanitorInput): Promis
     lines.push(
       r === 'removed'
         ? `removed sandbox ${o.sandboxId} from agent ${o.namespace}/${o.agent}: ${o.why}`
-        : `spared sandbox ${o.sandboxId} on agent ${o.namespace}/${o.agent}: a record covers it now`,
+        : `spared sandbox ${o.sandboxId} on agent ${o.namespace}/${o.agent}: ${SPARED[r]}`,
     );
   }
   for (const l of scan.lost) {

@@ -449,6 +449,13 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
       stage('done', `deleted before it was recorded; removed ${where}`);
       return finish(`deleted before it was recorded; removed ${where}`);
     }
+    // Known before the record is written: Get answers a recording sandbox from it, and the
+    // janitor spares the sandbox it names while the record is on its way.
+    if (live) {
+      state.sandboxId = live.sandboxId;
+      state.agentPod = live.placement.pod;
+      state.endpoints = endpointsOf(live.placement.ip, live.spec.exposedPorts);
+    }
     if (creation && creation.call.mode === 'fast' && live && !recorded) {
       stage('recording', `on agent ${live.placement.pod}; writing the Sandbox record`);
       const rec = await sandboxCalls.createSandboxRecord({
@@ -467,11 +474,6 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
       }
       state.uid = rec.uid;
       recorded = true;
-    }
-    if (live) {
-      state.sandboxId = live.sandboxId;
-      state.agentPod = live.placement.pod;
-      state.endpoints = endpointsOf(live.placement.ip, live.spec.exposedPorts);
     }
 
     hinted = false;
