@@ -33,7 +33,7 @@ export interface AgentReport {
   capacity: number;
   images: readonly string[];
   /** Every sandbox the agent holds (any phase: a stopped sandbox keeps its slot until deleted). */
-  sandboxes: readonly { sandboxId: string; exposedPorts: readonly number[] }[];
+  sandboxes: readonly { sandboxId: string; exposedPorts: readonly number[]; terminating?: boolean }[];
 }
 
 export interface PlacementRequest {
@@ -75,6 +75,8 @@ interface AgentState {
   reservations: Map<string, Reservation>;
   /** Sandboxes counted against capacity: reported + reserved. */
   load: number;
+  /** Of the reported, those being deleted: their slot is held until their processes are gone. */
+  terminating: number;
   /** The bucket this agent currently sits in (its load), or -1 when full. */
   bucket: number;
 }
@@ -150,6 +152,7 @@ export class PlacementTable {
       images: new Set(r.images),
       reservations,
       load: reported.size + reservations.size,
+      terminating: r.sandboxes.filter((s) => s.terminating).length,
       bucket: -1,
     };
     pool.agents.set(r.id, state);
@@ -266,14 +269,19 @@ export class PlacementTable {
     let used = 0;
     let total = 0;
     let withRoom = 0;
+    let terminating = 0;
     for (const a of pool.agents.values()) {
       used += Math.min(a.load, a.report.capacity);
       total += a.report.capacity;
+      terminating += a.terminating;
       if (a.load < a.report.capacity && !req.exclude?.has(a.report.id)) withRoom++;
     }
     const where = `pool ${req.pool} in namespace ${req.namespace}`;
     if (withRoom > 0 && req.ports.length > 0)
       return `${where}: every agent with a free slot already exposes one of ports ${req.ports.join(', ')}`;
-    return `${where} is full: ${used} of ${total} sandbox slots in use on ${pool.agents.size} agents`;
+    // A slot a deleted sandbox still holds (its processes have the kill grace to end) is in use,
+    // as in the original; say so, or "full" right after a delete reads like a leak.
+    const ending = terminating > 0 ? ` (${terminating} still terminating, free in a few seconds)` : '';
+    return `${where} is full: ${used} of ${total} sandbox slots in use on ${pool.agents.size} agents${ending}`;
   }
 }

@@ -75,6 +75,9 @@ export interface KnownAgent {
 
 const agentKey = (namespace: string, pod: string) => `${namespace}/${pod}`;
 
+/** At most this often a full pool's agents are asked again before a refusal (refreshPool). */
+export const POOL_REFRESH_GAP_MS = 250;
+
 /** The agent's port: its container port named `agent`, else the default 5758. */
 export function agentPortOf(pod: V1Pod): number {
   for (const c of pod.spec?.containers ?? [])
@@ -107,6 +110,7 @@ export class SandboxRegistry {
   private foreignPods = new Set<string>();
   /** Pools whose deletion has started: nothing new is placed in them. */
   private readonly terminatingPools = new Set<string>();
+  private readonly poolRefreshes = new Map<string, { at: number; done: Promise<void> }>();
   private timer?: NodeJS.Timeout;
   private polling?: Promise<void>;
   private again = false;
@@ -265,40 +269,7 @@ export class SandboxRegistry {
         this.known.delete(key);
         this.table.remove(key);
       }
-    await mapLimited(ready, 32, async (a) => {
-      try {
-        const report = await this.opts.agents.status(a.url);
-        a.report = report;
-        a.lastSeen = Date.now();
-        a.lastError = undefined;
-        this.table.report(
-          {
-            id: a.key,
-            pod: a.pod,
-            namespace: a.namespace,
-            pool: a.pool,
-            node: report.nodeName || a.node,
-            url: a.url,
-            ip: a.ip,
-            // A draining agent (its pool is removing it) and a pool being deleted take nothing new.
-            capacity: report.draining || this.poolTerminating(a.namespace, a.pool) ? 0 : report.capacity,
-            images: report.images,
-            sandboxes: report.sandboxStatuses.map((s) => ({
-              sandboxId: s.sandboxId,
-              exposedPorts: s.exposedPorts ?? [],
-            })),
-          },
-          a.lastSeen,
-        );
-      } catch (err) {
-        a.lastError = (err as Error).message;
-        if (Date.now() - a.lastSeen >= this.staleAfterMs) {
-          if (this.table.has(a.key))
-            log.warn({ agent: a.key, err: (err as Error).message }, 'agent stale: not placing on it');
-          this.table.remove(a.key);
-        }
-      }
-    });
+    await mapLimited(ready, 32, (a) => this.refreshAgent(a));
     this.rebuildHolders();
     this.lastPollAt = now;
     const notify = this.opts.onPoolAgentsChange;
@@ -312,6 +283,60 @@ export class SandboxRegistry {
         notify(namespace, pool);
       }
     }
+  }
+
+  /** Asks one agent for its status and gives the report to the table (stale after staleAfterMs of failures). */
+  private async refreshAgent(a: KnownAgent): Promise<void> {
+    const log = this.opts.log;
+    try {
+      const report = await this.opts.agents.status(a.url);
+      a.report = report;
+      a.lastSeen = Date.now();
+      a.lastError = undefined;
+      this.table.report(
+        {
+          id: a.key,
+          pod: a.pod,
+          namespace: a.namespace,
+          pool: a.pool,
+          node: report.nodeName || a.node,
+          url: a.url,
+          ip: a.ip,
+          // A draining agent (its pool is removing it) and a pool being deleted take nothing new.
+          capacity: report.draining || this.poolTerminating(a.namespace, a.pool) ? 0 : report.capacity,
+          images: report.images,
+          sandboxes: report.sandboxStatuses.map((s) => ({
+            sandboxId: s.sandboxId,
+            exposedPorts: s.exposedPorts ?? [],
+            terminating: s.phase === 'terminating',
+          })),
+        },
+        a.lastSeen,
+      );
+    } catch (err) {
+      a.lastError = (err as Error).message;
+      if (Date.now() - a.lastSeen >= this.staleAfterMs) {
+        if (this.table.has(a.key))
+          log.warn({ agent: a.key, err: (err as Error).message }, 'agent stale: not placing on it');
+        this.table.remove(a.key);
+      }
+    }
+  }
+
+  /**
+   * Fresh reports from one pool's agents, before a create is refused as full: a slot freed since
+   * the last poll (a sandbox deleted and gone) is seen now, not up to a poll interval later.
+   * Refusals arriving together share one refresh, and a pool is refreshed at most every
+   * POOL_REFRESH_GAP_MS, so a pool that stays full costs a few status calls per agent per second.
+   */
+  refreshPool(namespace: string, pool: string): Promise<void> {
+    const key = `${namespace}/${pool}`;
+    const last = this.poolRefreshes.get(key);
+    if (last && Date.now() - last.at < POOL_REFRESH_GAP_MS) return last.done;
+    const agents = [...this.known.values()].filter((a) => a.namespace === namespace && a.pool === pool);
+    const done = mapLimited(agents, 32, (a) => this.refreshAgent(a)).then(() => undefined);
+    this.poolRefreshes.set(key, { at: Date.now(), done });
+    return done;
   }
 
   /** Sandbox → agent from the latest reports, and the phase changes since the last poll. */

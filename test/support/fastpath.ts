@@ -63,6 +63,8 @@ export interface SandboxStackOptions {
   runtime?: 'containerd' | 'process';
   /** Whether the agents' node has runsc (gVisor) for a pool's `runtimeType: gvisor` (default true). */
   runsc?: boolean;
+  /** How long the agents give a deleted sandbox's processes after SIGTERM (default 500 ms). */
+  killGraceMs?: number;
   /** More SandboxPool spec fields (runtimeType, sandboxResources, warmImages…). */
   poolSpec?: Record<string, unknown>;
 }
@@ -166,7 +168,7 @@ export class SandboxStack {
       capacity: this.opts.capacity ?? 3,
       agentKey: this.agentKey,
       stateDir: this.stateDir,
-      killGraceMs: 500,
+      killGraceMs: this.opts.killGraceMs ?? 500,
       ...(this.opts.runtime !== 'process' ? { containerd: this.containerd() } : {}),
     });
     this.token = this.fleet.token;

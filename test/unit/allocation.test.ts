@@ -42,6 +42,17 @@ describe('PlacementTable', () => {
     );
   });
 
+  it('a full pool whose slots are partly held by terminating sandboxes says so', () => {
+    const t = new PlacementTable();
+    const held = (id: string, terminating = false) => ({ sandboxId: id, exposedPorts: [], terminating });
+    t.report(agent('a', { sandboxes: [held('x', true), held('y')] }), 0);
+    t.report(agent('b', { sandboxes: [held('z'), held('w')] }), 0);
+    const v = t.allocate(req('s1'), 0);
+    expect(v.status === 'exhausted' && v.message).toBe(
+      'pool p in namespace ns is full: 4 of 4 sandbox slots in use on 2 agents (1 still terminating, free in a few seconds)',
+    );
+  });
+
   it('prefers an agent that already ran the image, then the least loaded (the original score)', () => {
     const t = new PlacementTable();
     t.report(agent('cold', { capacity: 5 }), 0);

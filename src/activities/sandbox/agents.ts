@@ -77,7 +77,13 @@ export function createSandboxAgentActivities(
       if (held) return ok({ placement: held });
       if (!registry.knowsPool(req.namespace, req.pool))
         return failedWith(refusal('NotFound', `SandboxPool ${req.pool} not found in namespace ${req.namespace}`));
-      const verdict = registry.table.allocate({ ...req, exclude: new Set(req.exclude) }, Date.now());
+      const place = () => registry.table.allocate({ ...req, exclude: new Set(req.exclude) }, Date.now());
+      let verdict = place();
+      // "Full" is confirmed by the agents themselves: a slot freed since the last poll counts now.
+      if (verdict.status === 'exhausted') {
+        await registry.refreshPool(req.namespace, req.pool);
+        verdict = place();
+      }
       switch (verdict.status) {
         case 'placed':
           return ok({ placement: verdict.placement });
