@@ -497,7 +497,7 @@ describe.each([
     expect(cfg.temporal.address).toBe('temporal-frontend.temporal:7233');
     expect(cfg.temporal.namespace).toBe('default');
     expect(cfg.temporal.apiKey).toBeUndefined();
-    expect(cfg.temporal.tls).toBe(false);
+    expect(cfg.temporal.tls).toBeUndefined();
     expect(cfg.kubeconfig, 'in-cluster credentials, not a kubeconfig').toBeUndefined();
     expect(cfg.identity).toBe(`${d.metadata.name}-abc12`);
     expect(cfg.metricsPort).toBe({ watcher: 9464, fastpath: 9091 }[role]);
