@@ -3,11 +3,12 @@
  * the temporal CLI's TOML file, the TEMPORAL_* variables over it, the flags over both; and what
  * the variables meant before envconfig keeps meaning it.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig, loadTemporalConnection } from '../../src/config.js';
+import { localTemporalEnv, type StackInfo } from '../../src/infra/stack.js';
 
 let dir: string;
 let configFile: string;
@@ -130,4 +131,23 @@ it('refuses a half client certificate, a missing config file and an unknown prof
   expect(() => loadTemporalConnection({ temporalProfile: 'staging' }, { TEMPORAL_CONFIG_FILE: configFile })).toThrow(
     /Profile 'staging' not found/,
   );
+});
+
+it("dev's and the tests' roles reach the local stack whatever Temporal profile or variables the user has", async () => {
+  const home = path.join(dir, 'home');
+  await mkdir(path.join(home, '.config', 'temporalio'), { recursive: true });
+  await writeFile(
+    path.join(home, '.config', 'temporalio', 'temporal.toml'),
+    '[profile.default]\naddress = "ns.acct.tmprl.cloud:7233"\napi_key = "users-cloud-key"\n',
+  );
+  const user = { HOME: home, TEMPORAL_API_KEY: 'users-cloud-key', TEMPORAL_PROFILE: 'cloud', TEMPORAL_TLS: 'true' };
+  // What a role of theirs would load on its own: the user's Cloud.
+  expect(loadTemporalConnection({}, { HOME: home })).toMatchObject({ address: 'ns.acct.tmprl.cloud:7233', tls: true });
+
+  const stackConfig = path.join(dir, 'stack-temporal.toml');
+  await writeFile(stackConfig, '[profile.default]\naddress = "127.0.0.1:17233"\nnamespace = "default"\n');
+  const info = { temporal: { address: '127.0.0.1:17233', namespace: 'default', configFile: stackConfig } };
+  const env = localTemporalEnv(info as StackInfo, user);
+  expect(env.HOME).toBe(home);
+  expect(loadTemporalConnection({}, env)).toEqual({ address: '127.0.0.1:17233', namespace: 'default' });
 });
