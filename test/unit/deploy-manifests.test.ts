@@ -521,6 +521,24 @@ describe.each([
     expect(cfg.temporal.tls).toBe(true);
   });
 
+  it('takes an mTLS client certificate from an optional TLS Secret and a private server CA from the Temporal Secret', () => {
+    const cfg = loadConfig(
+      {},
+      processEnv({
+        'durable-operators-temporal-tls': { 'tls.crt': 'CERT PEM', 'tls.key': 'KEY PEM' },
+        'durable-operators-temporal': { 'server-ca.crt': 'CA PEM' },
+      }),
+    );
+    const tls = cfg.temporal.tls as {
+      clientCertPair: { crt: Uint8Array; key: Uint8Array };
+      serverRootCACertificate: Uint8Array;
+    };
+    expect(Buffer.from(tls.clientCertPair.crt).toString()).toBe('CERT PEM');
+    expect(Buffer.from(tls.clientCertPair.key).toString()).toBe('KEY PEM');
+    expect(Buffer.from(tls.serverRootCACertificate).toString()).toBe('CA PEM');
+    // Without the Secrets nothing is set: plain gRPC to the in-cluster frontend (asserted above).
+  });
+
   it('runs hardened: non-root, read-only root, no capabilities, no escalation, RuntimeDefault seccomp', () => {
     expect(pod.securityContext?.runAsNonRoot).toBe(true);
     expect(pod.securityContext?.runAsUser).toBeGreaterThan(0);
