@@ -1,20 +1,23 @@
 /**
  * The roles against a Temporal frontend secured with mTLS (the stack's dev server behind a
  * TLS proxy that verifies client certificates, test/support/temporal-tls-proxy.ts), configured
- * only by the temporal CLI's variables: with the client certificate the cluster's CA signed, a
- * spawned worker runs workflows and a client starts them; without one, or with one from another
- * CA, the client, the worker's connection and a spawned role are refused with UNAUTHENTICATED
- * and a message that says what they presented.
+ * only by the temporal CLI's variables. With the client certificate the cluster's CA signed, a
+ * spawned watcher starts workflows that a spawned worker runs, and a client starts them too;
+ * without one, or with one from another CA, the client, the worker's connection and a spawned
+ * role are refused with UNAUTHENTICATED and a message that says what they presented.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
+import type { V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { objectKeeperRef, type ObjectKeeper } from '../../src/api/objectkeeper.js';
 import { loadConfig } from '../../src/config.js';
+import { followRefTo, objectKeeperWorkflowId } from '../../src/domain/objectkeeper.js';
 import type { ManagedProcess } from '../../src/infra/process.js';
 import { connectClient, connectWorker } from '../../src/temporal/connection.js';
 import { requestTtlSweepScheduleId } from '../../src/workers/schedules.js';
 import { requestTtlSweepWorkflow } from '../../src/workflows/requests/contract.js';
-import { spawnRole, stackInfo, uniq } from '../support/env.js';
+import { eventually, kube, spawnRole, stackInfo, uniq } from '../support/env.js';
 import { startTemporalTlsProxy, type TemporalTlsProxy } from '../support/temporal-tls-proxy.js';
 
 let proxy: TemporalTlsProxy;
@@ -54,12 +57,37 @@ const withOtherCaCert = () => ({
   TEMPORAL_TLS_CLIENT_KEY_PATH: proxy.files.otherCaClientKey,
 });
 
-it('with the client certificate, a spawned worker runs workflows that a client starts, all through mTLS', async () => {
+it('with the client certificate, spawned roles work through mTLS: the watcher starts a workflow, the worker runs it', async () => {
   const taskQueue = uniq('temporal-tls');
   const worker = spawnRole('worker', taskQueue, uniq('temporal-tls-worker'), withCert());
+  const watcher = spawnRole('watcher', taskQueue, uniq('temporal-tls-watcher'), withCert());
   const client = await connectClient(loadConfig({ taskQueue }, withCert()).temporal);
+  const k = kube();
+  const followed = await k.create<V1ConfigMap>({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: uniq('tls-followed'), namespace: 'default' },
+  });
   try {
-    // The sweep is a workflow and an activity on the worker's queue: both poll through the proxy.
+    // A keeper following a name that now belongs to another UID deletes itself at once: the
+    // watcher (through the proxy) starts its workflow, the worker (through the proxy) runs it.
+    const keeper = await k.create<ObjectKeeper>({
+      apiVersion: 'deckhouse.io/v1alpha1',
+      kind: 'ObjectKeeper',
+      metadata: { name: uniq('tls-keeper') },
+      spec: {
+        mode: 'FollowObject',
+        followObjectRef: { ...followRefTo(followed), uid: '00000000-0000-0000-0000-000000000000' },
+      },
+    });
+    const workflowId = objectKeeperWorkflowId(keeper.metadata!.name!, keeper.metadata!.uid!);
+    await eventually(
+      'keeper deleted by its workflow',
+      async () => (await k.get(objectKeeperRef(keeper.metadata!.name!))) === undefined,
+    );
+    expect(await client.workflow.getHandle(workflowId).result()).toMatch(/was recreated/);
+
+    // A client with the certificate starts and awaits a workflow too (a workflow and an activity).
     const result = await client.workflow.execute(requestTtlSweepWorkflow, {
       taskQueue,
       workflowId: uniq('tls-sweep'),
@@ -67,13 +95,14 @@ it('with the client certificate, a spawned worker runs workflows that a client s
       workflowExecutionTimeout: '2 minutes',
     });
     expect(result).toMatchObject({ reaped: expect.any(Number), examined: expect.any(Number) });
-    // The worker's own client made its Schedule through the proxy too.
-    const schedule = await client.schedule.getHandle(requestTtlSweepScheduleId(taskQueue)).describe();
-    expect(schedule.action).toMatchObject({ taskQueue });
-    await client.schedule.getHandle(requestTtlSweepScheduleId(taskQueue)).delete();
+    // The worker's own client made its Schedule through the proxy.
+    const schedule = client.schedule.getHandle(requestTtlSweepScheduleId(taskQueue));
+    expect((await schedule.describe()).action).toMatchObject({ taskQueue });
+    await schedule.delete();
   } finally {
+    await k.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: followed.metadata!.name! });
     await client.connection.close();
-    await worker.stop();
+    await Promise.all([watcher.stop(), worker.stop()]);
   }
 });
 
