@@ -180,7 +180,12 @@ export function loadTemporalConnection(
         '(TEMPORAL_TLS_CLIENT_CERT_PATH/_DATA and TEMPORAL_TLS_CLIENT_KEY_PATH/_DATA, or client_cert_* and client_key_* in the profile)',
     );
   // TLS as the SDK's connections take it: certificate files read here, once.
-  const { tls } = toClientOptions(profile).connectionOptions;
+  let tls: NativeConnectionOptions['tls'];
+  try {
+    tls = toClientOptions(profile).connectionOptions.tls;
+  } catch (err) {
+    throw new Error(`cannot read a Temporal TLS file (certificate, key or server CA): ${(err as Error).message}`);
+  }
   return {
     address: overrides.temporalAddress ?? profile.address ?? '127.0.0.1:7233',
     namespace: overrides.namespace ?? profile.namespace ?? 'default',

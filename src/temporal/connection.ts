@@ -66,7 +66,7 @@ function causes(err: unknown): string {
 }
 
 /** What a connection presents, for messages: TLS on or off, server name, CA, client certificate, API key. */
-export function credentialsOf(cfg: TemporalConfig): string {
+function credentialsOf(cfg: TemporalConfig): string {
   const tls = cfg.tls === true || typeof cfg.tls === 'object';
   const parts = [tls ? 'TLS' : 'no TLS'];
   if (cfg.tls && typeof cfg.tls === 'object') {

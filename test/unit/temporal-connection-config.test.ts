@@ -121,10 +121,19 @@ it('keeps what the variables meant before: TEMPORAL_TLS=true is TLS, an empty AP
   expect(loadTemporalConnection({}, { TEMPORAL_API_KEY: '', TEMPORAL_ADDRESS: '' }).apiKey).toBeUndefined();
 });
 
-it('refuses a half client certificate, a missing config file and an unknown profile, saying which', () => {
+it('refuses a half client certificate, an unreadable file, a missing config file and an unknown profile, saying which', () => {
   expect(() => loadTemporalConnection({}, { TEMPORAL_TLS_CLIENT_CERT_PATH: path.join(dir, 'client.crt') })).toThrow(
     /needs both the certificate and its key/,
   );
+  expect(() =>
+    loadTemporalConnection(
+      {},
+      {
+        TEMPORAL_TLS_CLIENT_CERT_PATH: path.join(dir, 'client.crt'),
+        TEMPORAL_TLS_CLIENT_KEY_PATH: '/nowhere/client.key',
+      },
+    ),
+  ).toThrow(/cannot read a Temporal TLS file .*\/nowhere\/client\.key/);
   expect(() => loadTemporalConnection({}, { TEMPORAL_CONFIG_FILE: path.join(dir, 'nope.toml') })).toThrow(
     /nope\.toml \(TEMPORAL_CONFIG_FILE\) does not exist/,
   );
