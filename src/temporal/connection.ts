@@ -67,7 +67,8 @@ function causes(err: unknown): string {
 
 /** What a connection presents, for messages: TLS on or off, server name, CA, client certificate, API key. */
 function credentialsOf(cfg: TemporalConfig): string {
-  const tls = cfg.tls === true || typeof cfg.tls === 'object';
+  // As the SDKs decide: an API key without a TLS setting means TLS.
+  const tls = cfg.tls === true || (!!cfg.tls && typeof cfg.tls === 'object') || (cfg.tls == null && !!cfg.apiKey);
   const parts = [tls ? 'TLS' : 'no TLS'];
   if (cfg.tls && typeof cfg.tls === 'object') {
     if (cfg.tls.serverNameOverride) parts.push(`server name ${cfg.tls.serverNameOverride}`);
