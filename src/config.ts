@@ -1,17 +1,37 @@
 /**
  * The one config loader. Every process reads its settings here, from environment variables
- * (what a Deployment sets) overridden by CLI flags. Secrets (API keys) come only from the
- * environment and never enter workflow inputs.
+ * (what a Deployment sets) overridden by CLI flags. Secrets (API keys, private keys) come only
+ * from the environment or files and never enter workflow inputs.
  */
+import { existsSync } from 'node:fs';
+import { loadClientConfigProfile, toClientOptions } from '@temporalio/envconfig';
+import type { NativeConnectionOptions } from '@temporalio/worker';
 import { parseGoDuration } from './domain/duration.js';
 
+/**
+ * Where and how every role reaches Temporal: loaded as the `temporal` CLI does (a TOML profile,
+ * then the `TEMPORAL_*` variables over it, then our flags), so one profile serves both.
+ */
 export interface TemporalConfig {
   address: string;
   namespace: string;
   taskQueue: string;
-  /** Temporal Cloud / secured clusters: API key (sent as a bearer token over TLS). */
+  /** Temporal Cloud / secured clusters: API key (sent as a bearer token, over TLS unless TLS is turned off). */
   apiKey?: string;
-  tls: boolean;
+  /** Off, on (system CAs), or the server CA, server name and client certificate (mTLS). */
+  tls?: NativeConnectionOptions['tls'];
+  /** gRPC headers sent with every call (`TEMPORAL_GRPC_META_*`, a profile's `grpc_meta`). */
+  metadata?: Record<string, string>;
+}
+
+/** The CLI flags that override a profile and the environment. */
+export interface TemporalOverrides {
+  temporalAddress: string;
+  namespace: string;
+  /** A profile of the TOML file (`TEMPORAL_PROFILE`; default `default`). */
+  temporalProfile: string;
+  /** The TOML file (`TEMPORAL_CONFIG_FILE`; default `~/.config/temporalio/temporal.toml`). */
+  temporalConfigFile: string;
 }
 
 export interface OperatorConfig {
@@ -97,23 +117,19 @@ function intEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number 
 }
 
 export function loadConfig(
-  overrides: Partial<{
-    temporalAddress: string;
-    namespace: string;
-    taskQueue: string;
-    kubeconfig: string;
-    metricsPort: number;
-  }> = {},
+  overrides: Partial<
+    TemporalOverrides & {
+      taskQueue: string;
+      kubeconfig: string;
+      metricsPort: number;
+    }
+  > = {},
   env: NodeJS.ProcessEnv = process.env,
 ): OperatorConfig {
-  const apiKey = env.TEMPORAL_API_KEY || undefined;
   return {
     temporal: {
-      address: overrides.temporalAddress ?? env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
-      namespace: overrides.namespace ?? env.TEMPORAL_NAMESPACE ?? 'default',
+      ...loadTemporalConnection(overrides, env),
       taskQueue: overrides.taskQueue ?? env.DO_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
-      apiKey,
-      tls: env.TEMPORAL_TLS === 'true' || apiKey !== undefined,
     },
     kubeconfig: overrides.kubeconfig ?? (env.KUBECONFIG || undefined),
     keeperVerifyIntervalMs: intEnv(env, 'DO_KEEPER_VERIFY_INTERVAL_MS', 5 * 60_000),
@@ -128,6 +144,54 @@ export function loadConfig(
       snapshotMode: snapshotModeEnv(env),
     },
     cloudflare: loadCloudflareConfig(env),
+  };
+}
+
+/**
+ * The Temporal connection with `@temporalio/envconfig`, the `temporal` CLI's rules: the profile
+ * `TEMPORAL_PROFILE` (or `default`) of `TEMPORAL_CONFIG_FILE` (or the user's temporal.toml, if
+ * any), `TEMPORAL_ADDRESS`, `_NAMESPACE`, `_API_KEY`, `_TLS`, `_TLS_CLIENT_CERT_PATH`/`_DATA`,
+ * `_TLS_CLIENT_KEY_PATH`/`_DATA`, `_TLS_SERVER_CA_CERT_PATH`/`_DATA`, `_TLS_SERVER_NAME` and
+ * `_GRPC_META_*` over it, then the flags. An empty variable counts as unset, as it did before
+ * envconfig (a Deployment's optional Secret reference yields one).
+ */
+export function loadTemporalConnection(
+  overrides: Partial<TemporalOverrides> = {},
+  env: NodeJS.ProcessEnv = process.env,
+): Omit<TemporalConfig, 'taskQueue'> {
+  const vars = Object.fromEntries(
+    Object.entries(env).filter(
+      (e): e is [string, string] => e[1] !== undefined && (e[1] !== '' || e[0].startsWith('TEMPORAL_GRPC_META_')),
+    ),
+  );
+  const configFile = overrides.temporalConfigFile ?? vars.TEMPORAL_CONFIG_FILE;
+  // envconfig reads a missing file as "no profiles"; a file named on purpose must exist.
+  if (configFile !== undefined && !existsSync(configFile))
+    throw new Error(`Temporal config file ${configFile} (TEMPORAL_CONFIG_FILE) does not exist`);
+  const profile = loadClientConfigProfile({
+    profile: overrides.temporalProfile,
+    ...(configFile !== undefined && { configSource: { path: configFile } }),
+    overrideEnvVars: vars,
+  });
+  const { clientCert, clientKey } = profile.tls ?? {};
+  if ((clientCert === undefined) !== (clientKey === undefined))
+    throw new Error(
+      'A Temporal client certificate needs both the certificate and its key ' +
+        '(TEMPORAL_TLS_CLIENT_CERT_PATH/_DATA and TEMPORAL_TLS_CLIENT_KEY_PATH/_DATA, or client_cert_* and client_key_* in the profile)',
+    );
+  // TLS as the SDK's connections take it: certificate files read here, once.
+  let tls: NativeConnectionOptions['tls'];
+  try {
+    tls = toClientOptions(profile).connectionOptions.tls;
+  } catch (err) {
+    throw new Error(`cannot read a Temporal TLS file (certificate, key or server CA): ${(err as Error).message}`);
+  }
+  return {
+    address: overrides.temporalAddress ?? profile.address ?? '127.0.0.1:7233',
+    namespace: overrides.namespace ?? profile.namespace ?? 'default',
+    ...(profile.apiKey !== undefined && { apiKey: profile.apiKey }),
+    ...(tls !== undefined && { tls }),
+    ...(profile.grpcMeta !== undefined && Object.keys(profile.grpcMeta).length > 0 && { metadata: profile.grpcMeta }),
   };
 }
 

@@ -7,7 +7,21 @@ import { pino } from 'pino';
 export const logger = pino({
   level: process.env.DO_LOG_LEVEL ?? 'info',
   base: { pid: process.pid },
-  redact: { paths: ['token', 'apiKey', '*.token', '*.apiKey', 'headers.authorization'], censor: '[redacted]' },
+  redact: {
+    paths: [
+      'token',
+      'apiKey',
+      '*.token',
+      '*.apiKey',
+      'headers.authorization',
+      // A Temporal connection's client key (TemporalConfig.tls), wherever a config is logged.
+      'tls.clientCertPair.key',
+      '*.tls.clientCertPair.key',
+      '*.*.tls.clientCertPair.key',
+      '*.temporal.apiKey',
+    ],
+    censor: '[redacted]',
+  },
 });
 
 export type Logger = typeof logger;

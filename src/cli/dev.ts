@@ -13,7 +13,7 @@ import { CloudflareCredentialsKind } from '../api/cloudflare.js';
 import { AGENT_APP_LABEL, AGENT_APP_VALUE, AGENT_POOL_LABEL, SandboxPoolKind } from '../api/sandbox.js';
 import { AgentFleet } from '../infra/agent-fleet.js';
 import { PoolKubelets } from '../infra/pool-kubelets.js';
-import { LocalStack } from '../infra/stack.js';
+import { LocalStack, localTemporalEnv } from '../infra/stack.js';
 import { ManagedProcess, getFreePort, isPortFree, waitUntilReady } from '../infra/process.js';
 import { KubeClient } from '../kube/client.js';
 import { DEFAULT_CF_EMULATOR_PORT } from './cloudflare.js';
@@ -118,12 +118,7 @@ export interface DevOptions {
 export async function runDev(opts: DevOptions): Promise<void> {
   const stack = await LocalStack.start({ stateDir: opts.stateDir, mode: 'dev' });
   const { info } = stack;
-  const env = {
-    ...process.env,
-    TEMPORAL_ADDRESS: info.temporal.address,
-    TEMPORAL_NAMESPACE: info.temporal.namespace,
-    KUBECONFIG: info.kubeconfig,
-  };
+  const env = { ...localTemporalEnv(info), KUBECONFIG: info.kubeconfig };
   // A demo tenant (and the default resolver config unless one is set) in the tenant etcd, with an
   // API key for the sandbox fast path (the same across runs: kept in the state dir).
   const { token: demoApiKey } = await stateSecret(opts.stateDir, 'demo-api-key');

@@ -27,6 +27,17 @@ function connectionOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option('--temporal-address <host:port>', 'Temporal frontend').env('TEMPORAL_ADDRESS'))
     .addOption(new Option('--namespace <ns>', 'Temporal namespace').env('TEMPORAL_NAMESPACE'))
+    .addOption(
+      new Option('--temporal-profile <name>', 'profile of the Temporal config file (as `temporal --profile`)').env(
+        'TEMPORAL_PROFILE',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--temporal-config-file <path>',
+        'Temporal config file (TOML, as the temporal CLI; default ~/.config/temporalio/temporal.toml)',
+      ).env('TEMPORAL_CONFIG_FILE'),
+    )
     .addOption(new Option('--task-queue <name>', 'task queue shared by watcher and worker').env('DO_TASK_QUEUE'))
     .addOption(new Option('--kubeconfig <path>', 'kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)'));
 }
@@ -34,6 +45,8 @@ function connectionOptions(cmd: Command): Command {
 type ConnectionFlags = {
   temporalAddress?: string;
   namespace?: string;
+  temporalProfile?: string;
+  temporalConfigFile?: string;
   taskQueue?: string;
   kubeconfig?: string;
   metricsPort?: string;
@@ -43,6 +56,8 @@ function configFrom(flags: ConnectionFlags): OperatorConfig {
   return loadConfig({
     temporalAddress: flags.temporalAddress,
     namespace: flags.namespace,
+    temporalProfile: flags.temporalProfile,
+    temporalConfigFile: flags.temporalConfigFile,
     taskQueue: flags.taskQueue,
     kubeconfig: flags.kubeconfig,
     metricsPort: flags.metricsPort === undefined ? undefined : Number(flags.metricsPort),
@@ -106,7 +121,8 @@ program
       const { startAdmissionServer } = await import('../admission/server.js');
       const { KubeClient } = await import('../kube/client.js');
       const running = await startAdmissionServer({
-        kube: KubeClient.fromKubeconfig(flags.kubeconfig ?? loadConfig().kubeconfig),
+        // Not loadConfig(): the webhook never talks to Temporal, so its settings cannot stop it.
+        kube: KubeClient.fromKubeconfig(flags.kubeconfig ?? (process.env.KUBECONFIG || undefined)),
         port: Number(flags.port),
         host: flags.host,
         certFile: flags.tlsCertFile,

@@ -11,6 +11,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { clientConfigToToml } from '@temporalio/envconfig';
 import { ensureAllBinaries, type ProgressLog } from './binaries.js';
 import {
   AUDIT_POLICY,
@@ -56,7 +57,8 @@ export interface StackInfo {
   kube: { server: string; caFile: string; auditLog: string };
   kubeEtcd: { endpoint: string };
   tenantEtcd: { endpoint: string };
-  temporal: { address: string; namespace: string; uiUrl?: string };
+  /** `configFile`: a temporal.toml whose default profile is this server (see localTemporalEnv). */
+  temporal: { address: string; namespace: string; uiUrl?: string; configFile: string };
   /** The admission webhook the apiserver calls on CREATE of capture requests (see src/admission/). */
   admission: { url: string; caFile: string; logFile: string };
   /**
@@ -283,6 +285,11 @@ export class LocalStack {
       const images = await imagesP;
       if (images) log(`images pushed to ${registryHost} (${Date.now() - t0} ms)`);
 
+      const temporalConfigFile = path.join(stateDir, 'temporal.toml');
+      await writeFile(
+        temporalConfigFile,
+        clientConfigToToml({ profiles: { default: { address: temporal.address, namespace: 'default' } } }),
+      );
       const info: StackInfo = {
         mode: opts.mode,
         stateDir,
@@ -291,7 +298,12 @@ export class LocalStack {
         kube: { server: apiserver.url, caFile: apiserver.caFile, auditLog: audit.logFile },
         kubeEtcd: { endpoint: kubeEtcd.endpoint },
         tenantEtcd: { endpoint: tenantEtcd.endpoint },
-        temporal: { address: temporal.address, namespace: 'default', uiUrl: temporal.uiUrl },
+        temporal: {
+          address: temporal.address,
+          namespace: 'default',
+          uiUrl: temporal.uiUrl,
+          configFile: temporalConfigFile,
+        },
         admission: { url: admission.url, caFile: admission.caFile, logFile: admission.opts.logFile },
         containerd: containerd && {
           socket: containerd.socket,
@@ -354,6 +366,22 @@ function containerdTools(opts: StackOptions, log: ProgressLog): HostTools | unde
   if (!missing.length) return tools as HostTools;
   log(`containerd off: missing ${missing.join(', ')} (as root, \`npm run infra\` installs them)`);
   return undefined;
+}
+
+/**
+ * The environment of a process run against the stack's Temporal (`dev`'s roles, the tests'):
+ * pinned to the dev server by the stack's own temporal.toml, with the user's TEMPORAL_*
+ * variables left out. Otherwise a user's Temporal Cloud profile or API key (the roles read the
+ * temporal CLI's configuration) would send them to Cloud, or TLS to the plain dev server.
+ */
+export function localTemporalEnv(info: StackInfo, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(base).filter(([name]) => !name.startsWith('TEMPORAL_')));
+  return {
+    ...env,
+    TEMPORAL_CONFIG_FILE: info.temporal.configFile,
+    TEMPORAL_ADDRESS: info.temporal.address,
+    TEMPORAL_NAMESPACE: info.temporal.namespace,
+  };
 }
 
 /** Reads the info file a running stack wrote (used by CLI commands and test helpers). */

@@ -16,12 +16,13 @@ import type { TemporalConfig } from '../config.js';
  */
 export async function connectClient(cfg: TemporalConfig): Promise<Client> {
   const retries = new DrainableRetries();
-  const connection = await Connection.connect({
-    address: cfg.address,
-    tls: cfg.tls,
-    apiKey: cfg.apiKey,
-    interceptors: [makeGrpcRetryInterceptor(retries.options)],
-  });
+  const connection = await explained(
+    cfg,
+    Connection.connect({
+      ...connectionOptions(cfg),
+      interceptors: [makeGrpcRetryInterceptor(retries.options)],
+    }),
+  );
   const close = connection.close.bind(connection);
   connection.close = async () => {
     await retries.drain();
@@ -31,7 +32,53 @@ export async function connectClient(cfg: TemporalConfig): Promise<Client> {
 }
 
 export async function connectWorker(cfg: TemporalConfig): Promise<NativeConnection> {
-  return NativeConnection.connect({ address: cfg.address, tls: cfg.tls, apiKey: cfg.apiKey });
+  return explained(cfg, NativeConnection.connect(connectionOptions(cfg)));
+}
+
+function connectionOptions(cfg: TemporalConfig) {
+  return { address: cfg.address, tls: cfg.tls, apiKey: cfg.apiKey, metadata: cfg.metadata };
+}
+
+/**
+ * A failed connect names where it went and with which credentials (never their contents): the
+ * SDKs' own messages ("Failed to connect before the deadline", a TLS alert) do not say whether
+ * TLS or a client certificate was in use at all.
+ */
+async function explained<T>(cfg: TemporalConfig, connecting: Promise<T>): Promise<T> {
+  try {
+    return await connecting;
+  } catch (err) {
+    throw new Error(`cannot connect to Temporal at ${cfg.address} (${credentialsOf(cfg)}): ${causes(err)}`, {
+      cause: err,
+    });
+  }
+}
+
+/** The messages of an error and its causes ("Failed to connect to Temporal server" says why only in its cause). */
+function causes(err: unknown): string {
+  const messages: string[] = [];
+  for (let e: unknown = err; e !== undefined && messages.length < 5; e = (e as { cause?: unknown }).cause) {
+    const message = e instanceof Error ? e.message : String(e);
+    if (!messages.includes(message)) messages.push(message);
+    if (!(e instanceof Error)) break;
+  }
+  return messages.join(': ');
+}
+
+/** What a connection presents, for messages: TLS on or off, server name, CA, client certificate, API key. */
+function credentialsOf(cfg: TemporalConfig): string {
+  // As the SDKs decide: an API key without a TLS setting means TLS.
+  const tls = cfg.tls === true || (!!cfg.tls && typeof cfg.tls === 'object') || (cfg.tls == null && !!cfg.apiKey);
+  const parts = [tls ? 'TLS' : 'no TLS'];
+  if (cfg.tls && typeof cfg.tls === 'object') {
+    if (cfg.tls.serverNameOverride) parts.push(`server name ${cfg.tls.serverNameOverride}`);
+    parts.push(cfg.tls.serverRootCACertificate ? 'server CA given' : 'system CAs');
+    parts.push(cfg.tls.clientCertPair ? 'a client certificate' : 'no client certificate');
+  } else if (tls) {
+    parts.push('system CAs', 'no client certificate');
+  }
+  if (cfg.apiKey) parts.push('an API key');
+  return parts.join(', ');
 }
 
 /** Temporal's default retry options, which stop retrying on `drain()` and say when the last scheduled retry fires. */

@@ -17,6 +17,7 @@ import { loadConfig, type OperatorConfig } from '../../src/config.js';
 import { findBinary } from '../../src/infra/binaries.js';
 import { renderKubeconfig } from '../../src/infra/components.js';
 import { ManagedProcess } from '../../src/infra/process.js';
+import { localTemporalEnv } from '../../src/infra/stack.js';
 import { KubeClient, apiMessage, statusCode } from '../../src/kube/client.js';
 import { logger } from '../../src/log.js';
 import { connectClient, connectWorker } from '../../src/temporal/connection.js';
@@ -125,9 +126,7 @@ export function spawnRole(
     cwd: REPO_ROOT,
     logFile: path.join(info.logsDir, `${logName}.log`),
     env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: info.temporal.address,
-      TEMPORAL_NAMESPACE: info.temporal.namespace,
+      ...localTemporalEnv(info),
       KUBECONFIG: info.kubeconfig,
       DO_TASK_QUEUE: taskQueue,
       DO_WORKFLOW_BUNDLE: inject('workflowBundle'),

@@ -24,6 +24,7 @@ import { startFastPath, type RunningFastPath } from '../../src/fastpath/main.js'
 import { TENANT_HEADER, fastPathClient, type FastPathGrpc } from '../../src/fastpath/grpc-client.js';
 import { AgentFleet, runningPodStatus } from '../../src/infra/agent-fleet.js';
 import { ManagedProcess, getFreePort } from '../../src/infra/process.js';
+import { localTemporalEnv } from '../../src/infra/stack.js';
 import { FIELD_MANAGER, type KubeClient } from '../../src/kube/client.js';
 import type { SandboxSettings } from '../../src/tenancy/document.js';
 import { createEtcdClient } from '../../src/tenancy/etcd.js';
@@ -217,9 +218,7 @@ export class SandboxStack {
         cwd: REPO_ROOT,
         logFile: path.join(this.stateDir, 'fastpath.log'),
         env: {
-          ...process.env,
-          TEMPORAL_ADDRESS: info.temporal.address,
-          TEMPORAL_NAMESPACE: info.temporal.namespace,
+          ...localTemporalEnv(info),
           KUBECONFIG: info.kubeconfig,
           DO_TASK_QUEUE: this.taskQueue,
           DO_FASTPATH_WORKFLOW_BUNDLE: inject('sandboxWorkflowBundle'),

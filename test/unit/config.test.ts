@@ -7,8 +7,8 @@ it('reads the environment, with flags taking precedence', () => {
     address: 'temporal:7233',
     taskQueue: 'flag-q',
     namespace: 'default',
-    tls: false,
   });
+  expect(cfg.temporal.tls).toBeUndefined();
   expect(cfg.metricsPort).toBeUndefined();
 });
 

@@ -497,7 +497,7 @@ describe.each([
     expect(cfg.temporal.address).toBe('temporal-frontend.temporal:7233');
     expect(cfg.temporal.namespace).toBe('default');
     expect(cfg.temporal.apiKey).toBeUndefined();
-    expect(cfg.temporal.tls).toBe(false);
+    expect(cfg.temporal.tls).toBeUndefined();
     expect(cfg.kubeconfig, 'in-cluster credentials, not a kubeconfig').toBeUndefined();
     expect(cfg.identity).toBe(`${d.metadata.name}-abc12`);
     expect(cfg.metricsPort).toBe({ watcher: 9464, fastpath: 9091 }[role]);
@@ -519,6 +519,24 @@ describe.each([
     const cfg = loadConfig({}, processEnv({ 'durable-operators-temporal': { 'api-key': 'secret-key' } }));
     expect(cfg.temporal.apiKey).toBe('secret-key');
     expect(cfg.temporal.tls).toBe(true);
+  });
+
+  it('takes an mTLS client certificate from an optional TLS Secret and a private server CA from the Temporal Secret', () => {
+    const cfg = loadConfig(
+      {},
+      processEnv({
+        'durable-operators-temporal-tls': { 'tls.crt': 'CERT PEM', 'tls.key': 'KEY PEM' },
+        'durable-operators-temporal': { 'server-ca.crt': 'CA PEM' },
+      }),
+    );
+    const tls = cfg.temporal.tls as {
+      clientCertPair: { crt: Uint8Array; key: Uint8Array };
+      serverRootCACertificate: Uint8Array;
+    };
+    expect(Buffer.from(tls.clientCertPair.crt).toString()).toBe('CERT PEM');
+    expect(Buffer.from(tls.clientCertPair.key).toString()).toBe('KEY PEM');
+    expect(Buffer.from(tls.serverRootCACertificate).toString()).toBe('CA PEM');
+    // Without the Secrets nothing is set: plain gRPC to the in-cluster frontend (asserted above).
   });
 
   it('runs hardened: non-root, read-only root, no capabilities, no escalation, RuntimeDefault seccomp', () => {
