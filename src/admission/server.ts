@@ -6,6 +6,7 @@
  * The serving certificate is re-read when its file changes, so a certificate renewed by
  * cert-manager (a mounted Secret) is served without a restart.
  */
+import { Probes, apiserverReachable } from '../health/probes.js';
 import { unwatchFile, watchFile } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import https from 'node:https';
@@ -48,12 +49,11 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
   const reviewer = new AccessReviewer(opts.kube);
   const loadTls = async () => ({ cert: await readFile(opts.certFile), key: await readFile(opts.keyFile) });
 
+  // Every review asks the apiserver (SubjectAccessReview): not ready while it cannot.
+  const probes = new Probes({ ready: [apiserverReachable(opts.kube)] });
   const server = https.createServer({ ...(await loadTls()), minVersion: 'TLSv1.2' }, (req, res) => {
     const url = req.url ?? '/';
-    if (req.method === 'GET' && (url === '/healthz' || url === '/readyz')) {
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-      return;
-    }
+    if (req.method === 'GET' && probes.handle(req, res)) return;
     if (req.method !== 'POST' || url.split('?')[0] !== WEBHOOK_PATH) {
       res.writeHead(404).end();
       return;
@@ -132,6 +132,10 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
     );
   };
   watchFile(opts.certFile, { interval: 30_000 }, reload);
+  // Longer than the apiserver's idle timeout for webhook connections (90 s): the client closes an
+  // idle connection first, never reusing one this server is closing (Node's default 5 s made a
+  // review fail now and then with "write: broken pipe" — with failurePolicy Fail, a refused create).
+  server.keepAliveTimeout = 120_000;
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

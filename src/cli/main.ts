@@ -64,25 +64,30 @@ function configFrom(flags: ConnectionFlags): OperatorConfig {
   });
 }
 
-connectionOptions(
-  program.command('worker').description('Run the Temporal worker (all workflows and activities).'),
-).action(async (flags: ConnectionFlags) => {
-  const { createWorker } = await import('../workers/worker.js');
-  const cfg = configFrom(flags);
-  const worker = await createWorker(cfg);
-  const { ensureRequestTtlSweep } = await import('../workers/schedules.js');
-  const { connectClient } = await import('../temporal/connection.js');
-  const client = await connectClient(cfg.temporal);
-  const scheduleId = await ensureRequestTtlSweep(client, cfg);
-  await client.connection.close();
-  logger.info(
-    { taskQueue: cfg.temporal.taskQueue, address: cfg.temporal.address, ttlSweep: scheduleId },
-    'worker running',
-  );
-  // The Temporal runtime shuts the worker down gracefully on SIGINT/SIGTERM.
-  await worker.run();
-  logger.info('worker stopped');
-});
+connectionOptions(program.command('worker').description('Run the Temporal worker (all workflows and activities).'))
+  .addOption(
+    new Option(
+      '--metrics-port <port>',
+      "serve /healthz and /readyz (0 = any free port; its metrics are the SDK's)",
+    ).env('DO_METRICS_PORT'),
+  )
+  .action(async (flags: ConnectionFlags) => {
+    const { createWorker } = await import('../workers/worker.js');
+    const cfg = configFrom(flags);
+    const worker = await createWorker(cfg);
+    const { ensureRequestTtlSweep } = await import('../workers/schedules.js');
+    const { connectClient } = await import('../temporal/connection.js');
+    const client = await connectClient(cfg.temporal);
+    const scheduleId = await ensureRequestTtlSweep(client, cfg);
+    await client.connection.close();
+    logger.info(
+      { taskQueue: cfg.temporal.taskQueue, address: cfg.temporal.address, ttlSweep: scheduleId },
+      'worker running',
+    );
+    // The Temporal runtime shuts the worker down gracefully on SIGINT/SIGTERM.
+    await worker.run();
+    logger.info('worker stopped');
+  });
 
 connectionOptions(program.command('watcher').description('Watch Kubernetes and start/signal workflows.'))
   .addOption(

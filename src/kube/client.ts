@@ -11,6 +11,7 @@ import {
   KubeConfig,
   KubernetesObjectApi,
   PatchStrategy,
+  VersionApi,
   Watch,
   loadYaml,
   setHeaderOptions,
@@ -121,6 +122,8 @@ export class KubeClient {
   readonly core: CoreV1Api;
   readonly customObjects: CustomObjectsApi;
   readonly apiextensions: ApiextensionsV1Api;
+  /** `/version`: what the readiness probes ask (any authenticated user may). */
+  readonly version: VersionApi;
 
   constructor(readonly kc: KubeConfig) {
     reuseConnections(kc);
@@ -128,6 +131,7 @@ export class KubeClient {
     this.core = kc.makeApiClient(CoreV1Api);
     this.customObjects = kc.makeApiClient(CustomObjectsApi);
     this.apiextensions = kc.makeApiClient(ApiextensionsV1Api);
+    this.version = kc.makeApiClient(VersionApi);
   }
 
   static fromKubeconfig(kubeconfigPath?: string): KubeClient {

@@ -1,4 +1,5 @@
 /** Watcher process wiring: Kubernetes + Temporal clients, routes, metrics endpoint. */
+import { Probes, apiserverReachable, temporalReachable } from '../health/probes.js';
 import http from 'node:http';
 import { sandboxTaskQueue, type OperatorConfig } from '../config.js';
 import { KubeClient } from '../kube/client.js';
@@ -52,6 +53,19 @@ export async function startWatcher(
   });
   watcher.start();
 
+  const probes = new Probes({
+    ready: [
+      temporalReachable(temporal),
+      apiserverReachable(kube),
+      // Ready once every informer has completed its first list.
+      {
+        name: 'informers',
+        run: async () => {
+          if (!watcher.synced) throw new Error('not synced yet');
+        },
+      },
+    ],
+  });
   let server: http.Server | undefined;
   let metricsPort: number | undefined;
   if (cfg.metricsPort !== undefined) {
@@ -61,12 +75,8 @@ export async function startWatcher(
           .metrics()
           .then((body) => res.writeHead(200, { 'Content-Type': metrics.registry.contentType }).end(body))
           .catch((err: Error) => res.writeHead(500).end(err.message));
-      } else if (req.url === '/healthz') {
-        res.writeHead(200).end('ok');
-      } else if (req.url === '/readyz') {
-        // Ready once every informer has completed its first list.
-        const ready = watcher.synced;
-        res.writeHead(ready ? 200 : 503).end(ready ? 'ok' : 'informers not synced');
+      } else if (probes.handle(req, res)) {
+        return;
       } else {
         res.writeHead(404).end();
       }

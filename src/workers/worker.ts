@@ -2,9 +2,12 @@
  * Worker wiring only: one task queue, the whole workflow bundle, and the activities built with
  * the one Kubernetes client. Scale by running more replicas; it holds no state.
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import type { OperatorConfig } from '../config.js';
+import { Probes, apiserverReachable, temporalReachable } from '../health/probes.js';
 import { KubeClient } from '../kube/client.js';
 import { logger } from '../log.js';
 import { connectClient, connectWorker } from '../temporal/connection.js';
@@ -16,6 +19,8 @@ import { installTemporalRuntime } from './runtime.js';
 export interface OperatorWorker {
   worker: Worker;
   cloudflareAccounts: CloudflareAccountWorkers;
+  /** Where /healthz and /readyz are served (cfg.metricsPort), if anywhere. */
+  probePort?: number;
   /** Runs until SIGINT/SIGTERM (the Temporal runtime shuts the workers down gracefully). */
   run(): Promise<void>;
 }
@@ -45,14 +50,35 @@ export async function createWorker(
     shutdownGraceTime: '10 seconds',
   });
   const cloudflareAccounts = new CloudflareAccountWorkers({ connection, cfg, kube, log });
+  const probes = new Probes({
+    dead: () => (['FAILED', 'STOPPED'].includes(worker.getState()) ? `worker ${worker.getState()}` : undefined),
+    ready: [
+      temporalReachable(temporal),
+      apiserverReachable(kube),
+      {
+        name: 'worker',
+        run: async () => {
+          if (worker.getState() !== 'RUNNING') throw new Error(worker.getState());
+        },
+      },
+    ],
+  });
+  // Probes only: the worker's metrics are the SDK's (DO_WORKER_METRICS_ADDRESS).
+  let probeServer: http.Server | undefined;
+  if (cfg.metricsPort !== undefined) {
+    probeServer = http.createServer((req, res) => void (probes.handle(req, res) || res.writeHead(404).end()));
+    await new Promise<void>((resolve) => probeServer!.listen(cfg.metricsPort, resolve));
+  }
   return {
     worker,
     cloudflareAccounts,
+    probePort: (probeServer?.address() as AddressInfo | null)?.port,
     async run() {
       await cloudflareAccounts.start();
       try {
         await worker.run();
       } finally {
+        probeServer?.close();
         await cloudflareAccounts.stop();
         await temporal.connection.close();
       }

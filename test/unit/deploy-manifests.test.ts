@@ -447,7 +447,7 @@ describe('RBAC', () => {
   });
 });
 
-/** The source that serves a role's /healthz and sets its worker's shutdownGraceTime. */
+/** The source that serves a role's probes and sets its worker's shutdownGraceTime. */
 const ROLE_SOURCE: Record<string, string> = {
   worker: 'src/workers/worker.ts',
   watcher: 'src/watcher/main.ts',
@@ -500,7 +500,7 @@ describe.each([
     expect(cfg.temporal.tls).toBeUndefined();
     expect(cfg.kubeconfig, 'in-cluster credentials, not a kubeconfig').toBeUndefined();
     expect(cfg.identity).toBe(`${d.metadata.name}-abc12`);
-    expect(cfg.metricsPort).toBe({ watcher: 9464, fastpath: 9091 }[role]);
+    expect(cfg.metricsPort).toBe({ worker: 9464, watcher: 9464, fastpath: 9091 }[role]);
   });
 
   if (role === 'worker') {
@@ -573,22 +573,22 @@ describe.each([
     });
   }
 
+  it('exposes DO_METRICS_PORT with /healthz as liveness and /readyz as readiness probe there', () => {
+    const port = Number(processEnv().DO_METRICS_PORT);
+    const named = container.ports!.find((p) => p.containerPort === port);
+    expect(named).toBeDefined();
+    const [alive, ready] = [container.livenessProbe!.httpGet!, container.readinessProbe!.httpGet!];
+    expect([alive.path, ready.path]).toEqual(['/healthz', '/readyz']);
+    for (const probe of [alive, ready]) expect(probe.port === port || probe.port === named!.name).toBe(true);
+    // The routes the probes hit are the ones the process serves (src/health/probes.ts).
+    expect(readFileSync(path.join(ROOT, ROLE_SOURCE[role]!), 'utf8')).toContain('probes.handle(req, res)');
+  });
+
   if (role === 'watcher' || role === 'fastpath') {
     // Watcher: deterministic workflow IDs deduplicate starts. Fast path: each replica keeps its
     // own placement table and the agents refuse what they have no room for.
     it('runs 2 replicas (safe, see the file header)', () => {
       expect(d.spec.replicas).toBe(2);
-    });
-
-    it('exposes DO_METRICS_PORT and probes /healthz there', () => {
-      const port = Number(processEnv().DO_METRICS_PORT);
-      const named = container.ports!.find((p) => p.containerPort === port);
-      expect(named).toBeDefined();
-      const probe = container.livenessProbe!.httpGet!;
-      expect(probe.path).toBe('/healthz');
-      expect(probe.port === port || probe.port === named!.name).toBe(true);
-      // The route the probe hits is the one the process serves.
-      expect(readFileSync(path.join(ROOT, ROLE_SOURCE[role]!), 'utf8')).toContain("req.url === '/healthz'");
     });
   }
 
@@ -604,7 +604,7 @@ describe.each([
         (m) => file.startsWith(`${m.mountPath}/`) && !file.slice(m.mountPath.length + 1).includes('/'),
       );
 
-    it('serves gRPC and HTTP/JSON on the ports the Service names, and is ready when /healthz answers', () => {
+    it('serves gRPC and HTTP/JSON on the ports the Service names', () => {
       expect(d.spec.template.metadata.labels).toMatchObject(service.spec.selector);
       const byName = Object.fromEntries(container.ports!.map((p) => [p.name, p.containerPort]));
       expect(service.spec.ports.map((p) => [p.name, p.port, byName[p.targetPort]])).toEqual([
@@ -613,8 +613,6 @@ describe.each([
       ]);
       expect([fp().grpcPort, fp().httpPort]).toEqual([9090, 9080]);
       expect(fp().host).toBe('0.0.0.0');
-      // The metrics server starts last (registry, worker and both faces are up by then).
-      expect(container.readinessProbe?.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
     });
 
     it('reads the agents’ token from the Secret sandbox-agent-token, mounted read-only', () => {

@@ -1,0 +1,89 @@
+/**
+ * Kubernetes probes, the same for every role. `/healthz` (liveness): the process answers, and
+ * what keeps the role useful is still running (say, its Temporal worker) — a failure here makes
+ * the kubelet restart the container. `/readyz` (readiness): it can reach what it needs right now
+ * (Temporal, the apiserver…): each check runs with a deadline, and a 503 names the ones that
+ * failed and why, so `kubectl describe pod` says what is wrong. Probes that arrive together share
+ * one round of checks.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Client } from '@temporalio/client';
+import type { KubeClient } from '../kube/client.js';
+
+export interface ReadinessCheck {
+  name: string;
+  /** Resolves when the dependency answers; throws with the reason otherwise. */
+  run(): Promise<unknown>;
+}
+
+export interface ProbeOptions {
+  ready: ReadinessCheck[];
+  /** Why the role is not alive any more (undefined while it is). */
+  dead?: () => string | undefined;
+  /** Deadline of each readiness check (default 3 s, under the kubelet's default 1 s × retries). */
+  timeoutMs?: number;
+}
+
+export class Probes {
+  private round?: Promise<{ ok: boolean; lines: string[] }>;
+
+  constructor(private readonly o: ProbeOptions) {}
+
+  /** Answers `/healthz` and `/readyz`; false for any other request (the caller's to answer). */
+  handle(req: IncomingMessage, res: ServerResponse): boolean {
+    const path = (req.url ?? '').split('?')[0];
+    if (path === '/healthz') {
+      const dead = this.o.dead?.();
+      res.writeHead(dead ? 503 : 200, { 'content-type': 'text/plain' }).end(dead ?? 'ok');
+      return true;
+    }
+    if (path === '/readyz') {
+      void this.readiness().then(({ ok, lines }) =>
+        res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(lines.join('\n') + '\n'),
+      );
+      return true;
+    }
+    return false;
+  }
+
+  /** Every check's verdict, one line each (`[+]name ok` / `[-]name: reason`, as the apiserver's /readyz). */
+  readiness(): Promise<{ ok: boolean; lines: string[] }> {
+    this.round ??= this.check().finally(() => (this.round = undefined));
+    return this.round;
+  }
+
+  private async check(): Promise<{ ok: boolean; lines: string[] }> {
+    const timeoutMs = this.o.timeoutMs ?? 3_000;
+    const dead = this.o.dead?.();
+    const results = await Promise.all(
+      this.o.ready.map(async (c) => {
+        let timer: NodeJS.Timeout | undefined;
+        const deadline = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+        });
+        try {
+          await Promise.race([c.run(), deadline]);
+          return { ok: true, line: `[+]${c.name} ok` };
+        } catch (err) {
+          return { ok: false, line: `[-]${c.name}: ${(err as Error).message}` };
+        } finally {
+          clearTimeout(timer);
+        }
+      }),
+    );
+    const lines = [...(dead ? [`[-]alive: ${dead}`] : []), ...results.map((r) => r.line)];
+    return { ok: !dead && results.every((r) => r.ok), lines };
+  }
+}
+
+/** Temporal's frontend answers this role's connection (its TLS, its credentials). */
+export const temporalReachable = (client: Client): ReadinessCheck => ({
+  name: 'temporal',
+  run: () => client.workflowService.getSystemInfo({}),
+});
+
+/** The apiserver answers this role's credentials (`/version`, readable by any authenticated user). */
+export const apiserverReachable = (kube: KubeClient): ReadinessCheck => ({
+  name: 'apiserver',
+  run: () => kube.version.getCode(),
+});
