@@ -7,6 +7,7 @@
  * deleted and its processes are gone; a sandbox that stopped or failed by itself keeps them
  * (and stays in the status report) until it is deleted, as in the original.
  */
+import { randomUUID } from 'node:crypto';
 import {
   specFingerprint,
   type AgentPhase,
@@ -63,6 +64,8 @@ export class SandboxAgent {
   private readonly images = new Set<string>();
   private shuttingDown = false;
   private draining = false;
+  /** New at every start of the agent process (see AgentStatusReport.bootId). */
+  private readonly bootId = randomUUID();
 
   constructor(readonly opts: AgentOptions) {}
 
@@ -224,6 +227,7 @@ export class SandboxAgent {
       runtime: this.opts.runtimeLabel ?? this.opts.runtime.name,
       ...(this.opts.runtime.unsupported ? { runtimeUnsupported: this.opts.runtime.unsupported } : {}),
       ...(this.opts.runtime.warmCounts ? { warm: this.opts.runtime.warmCounts() } : {}),
+      bootId: this.bootId,
       sandboxStatuses: [...this.held.entries()].map(([sandboxId, h]) => ({
         sandboxId,
         claimUid: h.spec.claimUid ?? '',

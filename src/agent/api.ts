@@ -83,6 +83,12 @@ export interface AgentStatusReport {
   runtimeUnsupported?: string;
   /** Extension: warm containers ready to become sandboxes, by image (the pool's warmImages). */
   warm?: Record<string, number>;
+  /**
+   * Extension: a random ID of this agent process, new at every start. A sandbox missing from an
+   * agent whose boot ID changed since its placement went with the agent's restart (a container
+   * restart, an OOM kill): its agent was lost, not the sandbox alone. Absent from older agents.
+   */
+  bootId?: string;
   sandboxStatuses: SandboxStatusReport[];
 }
 

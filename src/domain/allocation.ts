@@ -30,6 +30,8 @@ export interface AgentReport {
   url: string;
   /** The Pod IP, for sandbox endpoints (`ip:port`). */
   ip: string;
+  /** The agent process's boot ID (new at every start), when it reports one. */
+  bootId?: string;
   capacity: number;
   images: readonly string[];
   /** Every sandbox the agent holds (any phase: a stopped sandbox keeps its slot until deleted). */
@@ -52,6 +54,8 @@ export interface Placement {
   node: string;
   url: string;
   ip: string;
+  /** The agent's boot ID when placed: a sandbox missing after it changed went with a restart. */
+  bootId?: string;
 }
 
 export type PlacementVerdict =
@@ -193,8 +197,8 @@ export class PlacementTable {
     for (const p of req.ports) chosen.ports.set(p, req.sandboxId);
     chosen.load++;
     pool.index(chosen);
-    const { id, pod, node, url, ip } = chosen.report;
-    return { status: 'placed', placement: { agentId: id, pod, node, url, ip } };
+    const { id, pod, node, url, ip, bootId } = chosen.report;
+    return { status: 'placed', placement: { agentId: id, pod, node, url, ip, ...(bootId && { bootId }) } };
   }
 
   /**

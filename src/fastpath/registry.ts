@@ -184,7 +184,10 @@ export class SandboxRegistry {
   holderOf(sandboxId: string): Placement | undefined {
     const key = this.holders.get(sandboxId);
     const a = key ? this.known.get(key) : undefined;
-    return a ? { agentId: a.key, pod: a.pod, node: a.node, url: a.url, ip: a.ip } : undefined;
+    const bootId = a?.report?.bootId;
+    return a
+      ? { agentId: a.key, pod: a.pod, node: a.node, url: a.url, ip: a.ip, ...(bootId && { bootId }) }
+      : undefined;
   }
 
   /** `namespace/pool/pod` of every agent placements may use now. */
@@ -302,6 +305,7 @@ export class SandboxRegistry {
           node: report.nodeName || a.node,
           url: a.url,
           ip: a.ip,
+          ...(report.bootId && { bootId: report.bootId }),
           // A draining agent (its pool is removing it) and a pool being deleted take nothing new.
           capacity: report.draining || this.poolTerminating(a.namespace, a.pool) ? 0 : report.capacity,
           images: report.images,

@@ -427,6 +427,24 @@ export class AgentFleet {
   }
 
   /**
+   * The kubelet restarting the agent's container after a crash(): a new agent process on the
+   * same Pod, address and port, and the Pod Running and Ready again. What the old process held
+   * is gone with it unless containerd kept it (then the new agent re-adopts it).
+   */
+  async restart(podName: string): Promise<void> {
+    const agent = this.find(podName);
+    if (agent.process.running) await this.crash(podName);
+    const proc = this.spawn(podName, agent.ip, agent.port, this.opts.capacity);
+    await waitUntilReady(`sandbox agent ${podName} (restarted)`, () => healthy(agent.url), {
+      timeoutMs: this.opts.readyTimeoutMs ?? 60_000,
+      intervalMs: 100,
+      process: proc,
+    });
+    const startedAt = await this.writeRunning(podName, agent.podUid, agent.ip);
+    this.list.splice(this.list.indexOf(agent), 1, { ...agent, process: proc, startedAt });
+  }
+
+  /**
    * What a lost node takes with it: every container of this agent in the stack's containerd
    * (killed, task, container and snapshot removed). Nothing without containerd.
    */

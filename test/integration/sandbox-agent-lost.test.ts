@@ -118,6 +118,40 @@ describe('agent lost', () => {
     await stack.fleet.addAgent();
   }, 240_000);
 
+  it('an agent restarted in place without its sandboxes: AutoRecreate places it again, Manual makes it Lost — never Failed', async () => {
+    // A long recovery timeout: what decides here is the agent's restart, not the timeout.
+    const auto = uniq('restart-auto');
+    const manual = uniq('restart-manual');
+    const onPod = { failurePolicy: 'AutoRecreate' as const, recoveryTimeoutSeconds: 600 };
+    const a = await runningSandbox(auto, onPod);
+    const m = await runningSandbox(manual, { ...onPod, failurePolicy: 'Manual' });
+    // Their agents' containers restart (an OOM kill, a liveness failure), their sandboxes gone with them.
+    const victims = [a, m];
+    for (const pod of new Set(victims.map((sb) => sb.status!.assignedPod!))) {
+      await stack.fleet.crash(pod);
+      await stack.fleet.reapContainers(pod);
+      await stack.fleet.restart(pod);
+    }
+    for (const sb of victims) {
+      const name = sb.metadata!.name!;
+      const pod = sb.status!.assignedPod!;
+      if (name === auto) {
+        const after = await until(
+          name,
+          'placed again under a new sandbox ID',
+          (x) => x.status?.phase === 'Running' && x.status.sandboxID !== sb.status!.sandboxID,
+        );
+        expect(ready(after)).toMatchObject({ status: 'True', reason: 'Running' });
+      } else {
+        const after = await until(name, 'Lost', (x) => x.status?.phase === 'Lost');
+        expect(ready(after)?.message).toContain(
+          `agent ${pod} restarted and no longer has sandbox ${sb.status!.sandboxID}`,
+        );
+      }
+    }
+    for (const name of [auto, manual]) await deleteAndWait(name);
+  }, 240_000);
+
   it('Manual: Lost after the recovery timeout, and it stays Lost (no rescheduling) until a reset places it again', async () => {
     const name = uniq('manual');
     const before = await runningSandbox(name, { failurePolicy: 'Manual', recoveryTimeoutSeconds: 3 });

@@ -48,7 +48,8 @@ export type AgentCreateRefusal = Refusal & { retryElsewhere: boolean };
 
 export type AgentView =
   | { state: 'held'; phase: string; message: string; reason?: string; runtime?: string }
-  | { state: 'missing' }
+  /** `bootId`: the agent's now, to tell a restart that took the sandbox from a sandbox lost alone. */
+  | { state: 'missing'; bootId?: string }
   /** The agent is not among the registry's live agents (Pod gone, not Ready, or not answering for the stale window). */
   | { state: 'agent-gone' };
 
@@ -166,7 +167,7 @@ export function createSandboxAgentActivities(
             ...(s.reason ? { reason: s.reason } : {}),
             ...(report.runtime ? { runtime: report.runtime } : {}),
           }
-        : { state: 'missing' };
+        : { state: 'missing', ...(report.bootId && { bootId: report.bootId }) };
     },
 
     /**

@@ -98,6 +98,8 @@ const ONE_ROUND_TRIP = 'sandbox-create-one-round-trip';
 const DELETE_BEFORE_RECORD = 'sandbox-delete-before-record';
 /** Patch: when no agent is left after one did not answer, the answer says so (not the pool's "full"). */
 const UNANSWERED_AGENT_ANSWER = 'sandbox-unanswered-agent-answer';
+/** A sandbox missing from an agent that restarted since its placement: the agent's loss, not the sandbox's alone. */
+const AGENT_RESTARTED = 'sandbox-agent-restarted';
 /** A bound on agents tried after refusals; each refusal excludes its agent, so the table runs out first. */
 const MAX_PLACEMENT_TRIES = 64;
 /** Re-read the record this often without any hint (a backstop; hints normally arrive first). */
@@ -668,6 +670,22 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
           : phase === 'Failed'
             ? readyCondition('False', failureReason(seen), seen.message)
             : readyCondition('False', phase ?? 'Pending', seen.message || `${seen.phase} on agent ${pod}`);
+    } else if (
+      inc?.placement.bootId &&
+      seen.bootId &&
+      seen.bootId !== inc.placement.bootId &&
+      patched(AGENT_RESTARTED)
+    ) {
+      // The agent restarted in place (a container restart, an OOM kill) and its sandboxes went
+      // with it: the agent was lost and is back at once, so failurePolicy applies now.
+      return applyFailurePolicy(
+        sb,
+        ref,
+        pod,
+        sandboxId,
+        `agent ${pod} restarted and no longer has sandbox ${sandboxId}`,
+        failurePolicyOf(sb) === 'AutoRecreate' ? 'recreate' : 'lost',
+      );
     } else {
       // The agent answers and does not have it: not a lost agent, so no recovery to wait for.
       phase = 'Failed';
@@ -731,13 +749,28 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
       await sandboxCalls.patchSandboxStatus({ ...ref, status: { conditions: [unreachable] } });
       return;
     }
+    const lostFor = `agent ${pod} gone since ${since}, not back within recoveryTimeoutSeconds ${timeout}`;
+    await applyFailurePolicy(sb, ref, pod, sandboxId, lostFor, loss.step);
+  }
+
+  /**
+   * The agent lost the sandbox with itself (gone past the recovery timeout, or restarted without
+   * it): AutoRecreate places it again under a new sandbox ID; Manual makes it Lost.
+   */
+  async function applyFailurePolicy(
+    sb: Sandbox,
+    ref: { namespace: string; name: string; uid: string },
+    pod: string,
+    sandboxId: string,
+    lostFor: string,
+    step: 'recreate' | 'lost',
+  ): Promise<void> {
     recoveryEndsAtMs = Date.now(); // look again at once: the record just changed
     // The slot is the lost agent's; the table forgot the agent already, this keeps it that way.
     await sandboxCalls.releaseSandbox({ agentId: `${namespace}/${pod}`, sandboxId });
     live = undefined;
     state.sandboxId = state.agentPod = state.endpoints = undefined;
-    const lostFor = `agent ${pod} gone since ${since}, not back within recoveryTimeoutSeconds ${timeout}`;
-    if (loss.step === 'recreate') {
+    if (step === 'recreate') {
       stage('scheduling', `${lostFor}; placing it again (failurePolicy AutoRecreate)`);
       // A new sandbox ID, so the old agent's copy (should it return) is never taken for this one.
       nextSandboxId = uuid4().replaceAll('-', '');
