@@ -4,8 +4,10 @@
  * workflow, the sources register with their target's sync workflow, and that one workflow
  * GET-merge-writes the shared Cloudflare object.
  */
+import Cloudflare from 'cloudflare';
 import { describe, expect, it } from 'vitest';
 import { CLOUDFLARE_API_VERSION, type CloudflareSyncState } from '../../src/api/cloudflare.js';
+import { tokenId } from '../../src/cloudflare/emulator/auth.js';
 import { sourceWorkflowId, syncStateName, syncWorkflowId } from '../../src/domain/cloudflare/targets.js';
 import { eventually, replayAndRecord, temporal, uniq } from '../support/env.js';
 import {
@@ -14,6 +16,8 @@ import {
   entrypointRules,
   hexId,
   includeList,
+  requestMark,
+  requestsSince,
   sourceObject,
 } from '../support/cloudflare.js';
 
@@ -172,5 +176,77 @@ describe('scenarios 2 and 3: ZoneRulesets of two teams share one phase, next to 
       return r.length === 1 && r[0]!.id === manualRule!.id ? r : undefined;
     });
     expect((await entrypointRules(suite.fx.cf, zoneId, PHASE))[0]).toEqual(manualRule);
+  });
+});
+
+describe('one identity per target: sources of one target naming different credentials', () => {
+  it("writes only with the target's own credentials; a later team's read-only token shows CredentialsConflict and never breaks the first team", async () => {
+    const zoneName = `${uniq('id')}.example.com`;
+    const { zones } = await suite.fx.admin.seed({ zones: [{ name: zoneName, account_id: defaultAccount }] });
+    const zoneId = zones[0]!.id;
+    const writer = uniq('cf-writer');
+    const reader = uniq('cf-reader');
+    const readOnlyToken = `cf-ro-${hexId()}`;
+    await suite.fx.admin.addToken({ token: readOnlyToken, readOnly: true });
+    await createCredentials(k, { name: writer, namespace, accountId: defaultAccount });
+    await createCredentials(k, { name: reader, namespace, accountId: defaultAccount, token: readOnlyToken });
+    // The emulator refuses the read-only token's writes as Cloudflare does, through the SDK.
+    const readOnly = new Cloudflare({ apiToken: readOnlyToken, baseURL: suite.fx.emulator.baseURL, maxRetries: 0 });
+    await expect(readOnly.rulesets.phases.update(PHASE as never, { zone_id: zoneId, rules: [] })).rejects.toMatchObject(
+      { status: 403 },
+    );
+
+    const teamB = uniq('team-b');
+    const teamA = uniq('team-a');
+    const ruleset = (credentials: string, cidrs: string[]) => ({
+      zone: zoneName,
+      phase: PHASE,
+      credentialsRef: { name: credentials },
+      rules: cidrs.map((c) => ({ expression: `ip.src in {${c}}`, action: 'block' })),
+    });
+    await k.apply(source('ZoneRuleset', teamB, ruleset(writer, ['5.6.7.0/24']), namespace));
+    await eventually('team B Ready', async () => (await readyOf('ZoneRuleset', teamB, namespace))?.status === 'True');
+    const mark = await requestMark(suite.fx.admin);
+
+    await k.apply(source('ZoneRuleset', teamA, ruleset(reader, ['1.2.3.0/24']), namespace));
+    const conflict = await eventually('team A shows CredentialsConflict', async () => {
+      const c = await readyOf('ZoneRuleset', teamA, namespace);
+      return c?.reason === 'CredentialsConflict' ? c : undefined;
+    });
+    expect(conflict.status).toBe('False');
+    expect(conflict.message).toContain(`CloudflareCredentials ${writer}`);
+    expect(conflict.message).toContain(reader);
+
+    // Team B keeps syncing, with its own credentials, and nothing of A is written.
+    await k.apply(source('ZoneRuleset', teamB, ruleset(writer, ['5.6.7.0/24', '9.9.9.0/24']), namespace));
+    const rules = await eventually("team B's edit written", async () => {
+      const r = await entrypointRules(suite.fx.cf, zoneId, PHASE);
+      return r.length === 2 ? r : undefined;
+    });
+    expect(rules.map((r) => r.description)).toEqual([
+      `[managed-by:default:ZoneRuleset/${namespace}/${teamB}]`,
+      `[managed-by:default:ZoneRuleset/${namespace}/${teamB}]`,
+    ]);
+    await eventually('team B Ready at its new generation', async () => {
+      const c = await readyOf('ZoneRuleset', teamB, namespace);
+      return c?.status === 'True' && c.reason === 'Synced';
+    });
+    const writes = (await requestsSince(suite.fx.admin, mark)).filter((r) => r.method !== 'GET');
+    expect(writes.length).toBeGreaterThan(0);
+    expect(writes.filter((r) => r.tokenId === tokenId(readOnlyToken))).toEqual([]);
+    expect(writes.every((r) => r.status < 400)).toBe(true);
+    const state = await k.get<CloudflareSyncState>({
+      apiVersion: CLOUDFLARE_API_VERSION,
+      kind: 'CloudflareSyncState',
+      name: syncStateName({ resourceType: 'ZoneRuleset', accountId: defaultAccount, zoneId, phase: PHASE }),
+    });
+    expect(state?.spec.credentialsRef?.name).toBe(writer);
+
+    for (const name of [teamA, teamB])
+      await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name });
+    await eventually(
+      'no managed rule left',
+      async () => (await entrypointRules(suite.fx.cf, zoneId, PHASE)).length === 0,
+    );
   });
 });

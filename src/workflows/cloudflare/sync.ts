@@ -163,7 +163,8 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
         },
       ];
       for (const v of result.outcome.verdicts)
-        if (v.result !== 'Gone' && v.result !== 'Elsewhere') reports.push(failed(v.ref, v.generation));
+        if (v.result === 'CredentialsConflict') reports.push([v.ref, reportOf(v, '')]);
+        else if (v.result !== 'Gone' && v.result !== 'Elsewhere') reports.push(failed(v.ref, v.generation));
       for (const ref of gone) reports.push(failed(ref, 0));
     }
     await Promise.all(reports.map(([ref, report]) => tell(ref, report)));
@@ -205,6 +206,16 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
   }
 
   function reportOf(v: SourceVerdict, cloudflareId: string): SyncReport {
+    // Not written with its own credentials: a failure of that source only, shown as such.
+    if (v.result === 'CredentialsConflict')
+      return {
+        target: key,
+        syncState,
+        result: 'Failed',
+        generation: v.generation,
+        reason: 'CredentialsConflict',
+        message: v.message,
+      };
     const result = v.result === 'Synced' ? 'Synced' : v.result === 'Invalid' ? 'Invalid' : 'Conflict';
     // `Conflict`: nothing of the source could be written; `PartialConflict`: some of its items could not.
     const reason =
