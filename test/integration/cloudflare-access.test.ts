@@ -10,7 +10,7 @@ import type { ManagedProcess } from '../../src/infra/process.js';
 import { CLOUDFLARE_API_VERSION, type CloudflareSyncState } from '../../src/api/cloudflare.js';
 import { sourceWorkflowId, syncStateName, syncWorkflowId } from '../../src/domain/cloudflare/targets.js';
 import { eventually, historyText, spawnRole, temporal, uniq, waitForWorker } from '../support/env.js';
-import { cloudflareSuite, hexId, sourceObject } from '../support/cloudflare.js';
+import { cloudflareSuite, hexId, secret, sourceObject } from '../support/cloudflare.js';
 
 const account = hexId();
 const creds = uniq('cf-acc-acct');
@@ -166,7 +166,7 @@ describe('AccessIdentityProvider', () => {
   const provider = (name: string, spec: Record<string, unknown>) =>
     sourceObject('AccessIdentityProvider', name, { ...spec, cloudflare: { credentialsRef: { name: creds } } });
   const idpRef = (name: string) => ({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'AccessIdentityProvider', name });
-  const secretValue = (n: number) => `oauth-client-secret-${n}-${uniq('s')}`;
+  const secretValue = (n: number) => secret(`oauth-client-secret-${n}-${uniq('s')}`);
   const setSecret = (name: string, value: string) =>
     k.apply({
       apiVersion: 'v1',
@@ -242,12 +242,26 @@ describe('AccessIdentityProvider', () => {
 
   it('bad input: an inline secret and a missing client ID are named; a missing Secret is the status', async () => {
     const inline = uniq('inline');
-    await k.apply(provider(inline, { type: 'google', config: { clientSecret: 'shh' } }));
+    // Inline secrets (the original's legacy fields) are refused, and never reach a workflow's
+    // history on the way (cloudflareSuite scans every history of this file for them at the end).
+    const inlineSecrets = {
+      clientSecret: secret(uniq('inline-client-secret')),
+      apiToken: secret(uniq('inline-token')),
+    };
+    await k.apply(
+      provider(inline, {
+        type: 'google',
+        config: inlineSecrets,
+        scimConfig: { enabled: true, secret: secret(uniq('inline-scim')) },
+      }),
+    );
     const r = await eventually('InvalidSpec', async () => {
       const c = await suite.readyOf('AccessIdentityProvider', inline);
       return c?.reason === 'InvalidSpec' ? c : undefined;
     });
     expect(r.message).toContain('spec.config.clientSecret: inline secrets are not accepted');
+    expect(r.message).toContain('spec.config.apiToken: inline secrets are not accepted');
+    expect(r.message).toContain('spec.scimConfig.secret: inline secrets are not accepted');
     expect(r.message).toContain('spec.config.clientId: a google provider needs its client ID');
     await k.delete(idpRef(inline));
 

@@ -32,7 +32,7 @@ import {
 import { getObject, patchStatusUnlessGone } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
 import { findCredentials } from './credentials.js';
-import { expandSource, viewDigest, workflowView } from './expand.js';
+import { expandSource, viewDigest, withoutSecrets, workflowView } from './expand.js';
 
 export interface SourceSnapshot {
   uid: string;
@@ -94,7 +94,7 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
         deleting: !!m.deletionTimestamp,
         finalized: (m.finalizers ?? []).includes(CLOUDFLARE_SOURCE_FINALIZER),
         spec: workflowView(kind, view),
-        viewDigest: viewDigest(view),
+        viewDigest: viewDigest(withoutSecrets(kind, view)),
       });
     },
 
