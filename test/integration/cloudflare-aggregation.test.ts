@@ -250,3 +250,29 @@ describe('one identity per target: sources of one target naming different creden
     );
   });
 });
+
+describe("the original's inline credentials", () => {
+  it('a legacy cloudflare.secret is refused with a reason, never written with the default credentials; an accountId that is the default one is honoured', async () => {
+    const otherAccount = hexId();
+    const name = uniq('legacy-policy');
+    const entry = { address: '10.77.0.0/16', description: 'legacy' };
+    const policy = (cloudflare: Record<string, unknown>) =>
+      source('DeviceSettingsPolicy', name, { splitTunnelMode: 'include', splitTunnelInclude: [entry], cloudflare });
+    await k.apply(policy({ secret: 'cf-secret', accountId: otherAccount }));
+    const refused = await eventually('LegacyCredentials', async () => {
+      const c = await readyOf('DeviceSettingsPolicy', name);
+      return c?.reason === 'LegacyCredentials' ? c : undefined;
+    });
+    expect(refused.status).toBe('False');
+    expect(refused.message).toContain('spec.cloudflare.secret');
+    expect(refused.message).toContain(defaultCredentials);
+    const mine = async () =>
+      (await includeList(suite.fx.cf, defaultAccount)).filter((e) => e.address === entry.address);
+    expect(await mine()).toEqual([]); // nothing in the default account
+
+    await k.apply(policy({ accountId: defaultAccount }));
+    await eventually('honoured once it names the default account', async () => (await mine()).length === 1);
+    await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'DeviceSettingsPolicy', name });
+    await eventually('removed', async () => (await mine()).length === 0);
+  });
+});

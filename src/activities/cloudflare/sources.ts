@@ -9,6 +9,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { CLOUDFLARE_SOURCE_FINALIZER } from '../../api/cloudflare.js';
 import { type CloudflareConfig, cloudflareTaskQueue } from '../../config.js';
+import { legacyCredentialsRefusal, type LegacyCredentials } from '../../domain/cloudflare/legacy-credentials.js';
 import { type SourceRef, refString } from '../../domain/cloudflare/markers.js';
 import { isSourceKind, kindDefinition, type SourceKind, type SourceSpec } from '../../domain/cloudflare/sources.js';
 import {
@@ -132,9 +133,13 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
       return patchStatusUnlessGone(kube, objectRef(req.ref), req.status, req.uid);
     },
 
-    /** The credentials a source uses (named, or the default) and their account. */
+    /**
+     * The credentials a source uses (named, or the default) and their account; the default never
+     * stands in for the original's inline credentials the spec sets (`legacy`).
+     */
     async resolveCloudflareCredentials(req: {
       name?: string;
+      legacy?: LegacyCredentials;
     }): Promise<
       Outcome<
         { credentials: string; accountId: string; cloudflareTaskQueue: string; defaultDomain?: string },
@@ -144,6 +149,10 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
       try {
         const creds = await findCredentials(kube, req.name);
         const accountId = creds.spec.accountId;
+        const refused = req.name
+          ? undefined
+          : legacyCredentialsRefusal(req.legacy, { credentials: creds.metadata!.name!, accountId });
+        if (refused) return failedWith(refused);
         return ok({
           credentials: creds.metadata!.name!,
           accountId,

@@ -35,6 +35,7 @@ import {
   type SourceKind,
   type SourceSpec,
 } from '../../domain/cloudflare/sources.js';
+import { legacyCredentialsOf } from '../../domain/cloudflare/legacy-credentials.js';
 import { syncStateName, targetKey, type SyncTarget } from '../../domain/cloudflare/targets.js';
 import { setCondition, type Condition } from '../../domain/conditions.js';
 import { CloudflareTarget } from '../../temporal/search-attributes.js';
@@ -269,7 +270,10 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
     | { status: 'ok'; credentials: string; accountId: string; zoneId?: string; zoneName?: string; tunnelId?: string }
     | { status: 'failed'; reason: string; message: string }
   > {
-    const creds = await sourceSteps.resolveCloudflareCredentials({ name: credentialsRefOf(kind, spec) });
+    const creds = await sourceSteps.resolveCloudflareCredentials({
+      name: credentialsRefOf(kind, spec),
+      legacy: legacyCredentialsOf(spec),
+    });
     if (creds.status === 'failed') return { status: 'failed', ...creds.outcome };
     const zone = zoneOf(kind, spec) ?? (zoneFromCredentials(kind) ? creds.defaultDomain : undefined);
     if (zone === undefined && zoneFromCredentials(kind))
