@@ -144,6 +144,39 @@ describe('AccessGroup', () => {
     });
   });
 
+  it('a create Cloudflare refused leaves no intent: a group of that name made by hand later is never taken, nor deleted with the resource', async () => {
+    if (!suite.worker) await suite.startWorker(); // run alone (-t), the crash test has not started it
+    const name = uniq('refused');
+    await suite.fx.admin.addFault({
+      method: 'POST',
+      path: `^/accounts/${account}/access/groups$`,
+      status: 400,
+      code: 12000,
+      message: 'invalid request',
+      times: 1,
+    });
+    await k.apply(accessGroup(name, { include: [{ emailDomain: { domain: 'example.com' } }] }));
+    await eventually('the refusal on its status', async () => (await ready(name))?.reason === 'CloudflareInvalid');
+    const byHand = await suite.fx.cf.zeroTrust.access.groups.create({
+      account_id: account,
+      name,
+      include: [{ everyone: {} }] as never,
+    });
+    const target = { resourceType: 'AccessGroup' as const, accountId: account, name };
+    await (await temporal()).workflow.getHandle(syncWorkflowId(target)).signal('reaggregate');
+    const conflict = await eventually('held by the hand-made group', async () => {
+      const r = await ready(name);
+      return r?.reason === 'Conflict' ? r : undefined;
+    });
+    expect(conflict.message).toContain('one this operator does not manage');
+    await k.delete(ref(name));
+    await eventually('the resource gone', async () => !(await k.get(ref(name))));
+    expect((await groups()).filter((g) => g.name === name)).toEqual([
+      { id: byHand.id, name, include: [{ everyone: {} }], exclude: [] },
+    ]);
+    await suite.fx.cf.zeroTrust.access.groups.delete(byHand.id!, { account_id: account });
+  });
+
   it('bad input names the rule and the field', async () => {
     const bad = uniq('bad');
     await k.apply(

@@ -37,6 +37,14 @@ export function isCloudflareNameTaken(err: unknown): boolean {
   return err instanceof Cloudflare.APIError && err.status === 409;
 }
 
+/**
+ * Whether Cloudflare answered a request with a refusal that did nothing (a 4xx but 408): a create
+ * so refused made no object. A timeout, a 5xx or a lost connection may have made one.
+ */
+export function isCloudflareRefusal(err: unknown): boolean {
+  return err instanceof Cloudflare.APIError && err.status >= 400 && err.status < 500 && err.status !== 408;
+}
+
 /** The call's answer, or undefined when Cloudflare has no such object (404); other errors pass. */
 export const unlessNotFound = <T>(call: Promise<T>): Promise<T | undefined> =>
   call.catch((err: unknown) => (isCloudflareNotFound(err) ? undefined : Promise.reject(err)));
