@@ -8,6 +8,7 @@ import Cloudflare from 'cloudflare';
 import { describe, expect, it } from 'vitest';
 import { CLOUDFLARE_API_VERSION, type CloudflareSyncState } from '../../src/api/cloudflare.js';
 import { tokenId } from '../../src/cloudflare/emulator/auth.js';
+import { cloudflareSourceWorkflow, sourceChangedSignal } from '../../src/workflows/cloudflare/contract.js';
 import { sourceWorkflowId, syncStateName, syncWorkflowId } from '../../src/domain/cloudflare/targets.js';
 import { eventually, replayAndRecord, temporal, uniq } from '../support/env.js';
 import {
@@ -274,5 +275,49 @@ describe("the original's inline credentials", () => {
     await eventually('honoured once it names the default account', async () => (await mine()).length === 1);
     await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'DeviceSettingsPolicy', name });
     await eventually('removed', async () => (await mine()).length === 0);
+  });
+});
+
+describe('a source whose workflow starts over', () => {
+  it('is Ready=True again shortly after its workflow is restarted (continue-as-new or a new run), not left Syncing', async () => {
+    const zoneName = `${uniq('restart')}.example.com`;
+    const { zones } = await suite.fx.admin.seed({ zones: [{ name: zoneName, account_id: defaultAccount }] });
+    const zoneId = zones[0]!.id;
+    const name = uniq('restarted');
+    await k.apply(
+      source(
+        'ZoneRuleset',
+        name,
+        { zone: zoneName, phase: PHASE, rules: [{ expression: 'ip.src in {7.7.7.0/24}', action: 'block' }] },
+        namespace,
+      ),
+    );
+    await eventually('Ready', async () => (await readyOf('ZoneRuleset', name, namespace))?.reason === 'Synced');
+    // A new run of the source's workflow, as after a continue-as-new or a terminate and the
+    // watcher's next hint: it registers again, and the target's unchanged result must reach it.
+    const c = await temporal();
+    const ref = { kind: 'ZoneRuleset', namespace, name };
+    await new Promise((r) => setTimeout(r, 1100)); // transition times have a second's resolution
+    const restartedAt = Math.floor(Date.now() / 1000) * 1000;
+    await c.workflow.getHandle(sourceWorkflowId(ref)).terminate('test: start the source over');
+    await c.workflow.signalWithStart(cloudflareSourceWorkflow, {
+      workflowId: sourceWorkflowId(ref),
+      taskQueue: suite.taskQueue,
+      args: [{ ref }],
+      signal: sourceChangedSignal,
+      signalArgs: [{ event: 'test' }],
+    });
+    // The new run shows `Syncing` once registered, then the target's result: Ready since then.
+    await eventually(
+      'Ready=True Synced again, after the new run registered',
+      async () => {
+        const r = (await readyOf('ZoneRuleset', name, namespace)) as
+          (Awaited<ReturnType<typeof readyOf>> & { lastTransitionTime?: string }) | undefined;
+        return r?.status === 'True' && r.reason === 'Synced' && Date.parse(r.lastTransitionTime ?? '') >= restartedAt;
+      },
+      { timeoutMs: 20_000 },
+    );
+    await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name });
+    await eventually('removed', async () => (await entrypointRules(suite.fx.cf, zoneId, PHASE)).length === 0);
   });
 });

@@ -16,6 +16,7 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   log,
+  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -63,6 +64,9 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
     removals.delete(k);
     credentials = reg.credentials;
     changed = true;
+    // A source registers again after its workflow continued as new or restarted, and shows
+    // `Syncing` until told: the next result goes to it even when unchanged.
+    if (patched('sync-tells-each-registrant')) told.delete(k);
   });
   setHandler(unregisterSourceSignal, ({ ref, uid }) => {
     const k = refString(ref);
