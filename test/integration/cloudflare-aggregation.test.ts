@@ -321,3 +321,38 @@ describe('a source whose workflow starts over', () => {
     await eventually('removed', async () => (await entrypointRules(suite.fx.cf, zoneId, PHASE)).length === 0);
   });
 });
+
+describe('deleting a source while its target has no workflow', () => {
+  it("starts the target for the removal: the deleted source's rule goes, the other source's rule stays", async () => {
+    const zoneName = `${uniq('stopped')}.example.com`;
+    const { zones } = await suite.fx.admin.seed({ zones: [{ name: zoneName, account_id: defaultAccount }] });
+    const zoneId = zones[0]!.id;
+    const [gone, stays] = [uniq('gone'), uniq('stays')];
+    const ruleset = (cidr: string) => ({
+      zone: zoneName,
+      phase: PHASE,
+      rules: [{ expression: `ip.src in {${cidr}}`, action: 'block' }],
+    });
+    await k.apply(source('ZoneRuleset', gone, ruleset('8.8.0.0/16'), namespace));
+    await k.apply(source('ZoneRuleset', stays, ruleset('9.9.0.0/16'), namespace));
+    await eventually(
+      'both rules written',
+      async () => (await entrypointRules(suite.fx.cf, zoneId, PHASE)).length === 2,
+    );
+    // No workflow for the target (the README's upgrade procedure terminates them all).
+    const target = { resourceType: 'ZoneRuleset' as const, accountId: defaultAccount, zoneId, phase: PHASE };
+    await (await temporal()).workflow.getHandle(syncWorkflowId(target)).terminate('test: no target workflow');
+
+    await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name: gone });
+    await eventually(
+      'the deleted source released',
+      async () => !(await k.get({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name: gone })),
+    );
+    const left = await entrypointRules(suite.fx.cf, zoneId, PHASE);
+    expect(left.map((r) => r.expression)).toEqual(['ip.src in {9.9.0.0/16}']);
+    expect(left[0]!.description).toBe(`[managed-by:default:ZoneRuleset/${namespace}/${stays}]`);
+
+    await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name: stays });
+    await eventually('removed', async () => (await entrypointRules(suite.fx.cf, zoneId, PHASE)).length === 0);
+  });
+});

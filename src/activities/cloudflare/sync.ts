@@ -50,6 +50,12 @@ export interface SyncTargetRequest {
   credentials: string;
   syncState: string;
   sources: SourceRegistration[];
+  /**
+   * Sources being removed by this sync. A source the SyncState lists that is neither registered
+   * nor removed — its object still there — has not registered with this run of the workflow
+   * (started for a removal, or restarted): its items are kept as they are.
+   */
+  removing?: SourceRef[];
   /** Why this sync runs: sources changed, the periodic observation, or a user's `reaggregate`. */
   trigger: 'change' | 'observe' | 'reaggregate';
   /** Digest of the desired managed subset last written (or found in place). */
@@ -90,6 +96,8 @@ export interface SyncSummary {
   configVersion: number;
   cloudflareId: string;
   verdicts: SourceVerdict[];
+  /** Sources the SyncState lists that have not registered: kept, so the target is not done. */
+  kept?: number;
 }
 
 export interface SyncFailure {
@@ -238,6 +246,31 @@ export function collectSources(
   return { sources, verdicts, frozen, frozenRecords, credentials };
 }
 
+/**
+ * The sources the SyncState lists that are neither registered nor being removed and whose object
+ * is still there (not being deleted): they will register, and until then what they wrote stays.
+ */
+async function unregisteredSources(
+  kube: KubeClient,
+  previous: Map<string, ConfigSource>,
+  req: SyncTargetRequest,
+): Promise<Map<string, ConfigSource>> {
+  const known = new Set([...req.sources.map((r) => r.ref), ...(req.removing ?? [])].map(refString));
+  const kept = new Map<string, ConfigSource>();
+  for (const [key, record] of previous) {
+    if (known.has(key) || !isSourceKind(record.ref.kind)) continue;
+    const def = kindDefinition(record.ref.kind);
+    const obj = await getObject<SourceObject>(kube, {
+      apiVersion: def.apiVersion,
+      kind: def.kind,
+      namespace: record.ref.namespace,
+      name: record.ref.name,
+    });
+    if (obj && !obj.metadata?.deletionTimestamp) kept.set(key, record);
+  }
+  return kept;
+}
+
 /** How a user of a kind that can adopt takes over an unmarked object. */
 function adoptHint(kind: string): string {
   return kind === 'DNSRecord' ? '; set spec.adoptExisting: true to take it over' : '';
@@ -318,6 +351,11 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
       // The workflow's credentials (its last registration's) only when no live source names any.
       { established: existing?.spec.credentialsRef?.name, fallback: request.credentials },
     );
+    const kept = await unregisteredSources(kube, previous, request);
+    for (const [key, record] of kept) {
+      frozen.add(key);
+      frozenRecords.push(record);
+    }
     // Every read and write below, and the SyncState's credentialsRef, use the target's own identity.
     const req: SyncTargetRequest = { ...request, credentials: credentials ?? request.credentials };
     const now = () => new Date();
@@ -463,6 +501,7 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
         configVersion,
         cloudflareId,
         verdicts,
+        ...(kept.size ? { kept: kept.size } : {}),
       });
     } catch (err) {
       const failure = err instanceof ApplicationFailure ? err : cloudflareFailure(err, `sync ${targetKey(t)}`);

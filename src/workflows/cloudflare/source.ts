@@ -335,7 +335,8 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       for (const t of targets) {
         if (!pending.has(targetKey(t))) continue;
         const sent = await sourceSteps.unregisterCloudflareSource({ target: t, ref, uid });
-        if (sent === 'not-running') pending.delete(targetKey(t)); // no workflow: nothing of ours is being written there
+        // No workflow and no SyncState: the target was never written, nothing of ours is there.
+        if (sent === 'not-running') pending.delete(targetKey(t));
       }
       for (const [k, r] of reports) if (r.result === 'Removed') pending.delete(k);
       if (pending.size === 0) return;

@@ -113,6 +113,7 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
       credentials,
       syncState,
       sources: [...sources.values()],
+      removing: gone,
       trigger,
       lastDigest,
       configVersion,
@@ -187,7 +188,9 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
       ].join('\n'),
     );
 
-    if (sources.size === 0 && removals.size === 0 && result.status === 'ok') {
+    // Sources it still keeps (listed on the SyncState, not registered yet) will register: not done.
+    const keeps = result.status === 'ok' && !!result.kept && patched('sync-waits-for-kept-sources');
+    if (sources.size === 0 && removals.size === 0 && result.status === 'ok' && !keeps) {
       // Nothing of ours is left in Cloudflare. Wait a little for a newcomer, then end.
       if (!(await condition(() => changed || reaggregate, EMPTY_GRACE_MS))) {
         await api.deleteSyncState({ syncState });
