@@ -4,8 +4,11 @@
  * workflow, the sources register with their target's sync workflow, and that one workflow
  * GET-merge-writes the shared Cloudflare object.
  */
+import Cloudflare from 'cloudflare';
 import { describe, expect, it } from 'vitest';
 import { CLOUDFLARE_API_VERSION, type CloudflareSyncState } from '../../src/api/cloudflare.js';
+import { tokenId } from '../../src/cloudflare/emulator/auth.js';
+import { cloudflareSourceWorkflow, sourceChangedSignal } from '../../src/workflows/cloudflare/contract.js';
 import { sourceWorkflowId, syncStateName, syncWorkflowId } from '../../src/domain/cloudflare/targets.js';
 import { eventually, replayAndRecord, temporal, uniq } from '../support/env.js';
 import {
@@ -14,6 +17,8 @@ import {
   entrypointRules,
   hexId,
   includeList,
+  requestMark,
+  requestsSince,
   sourceObject,
 } from '../support/cloudflare.js';
 
@@ -172,5 +177,182 @@ describe('scenarios 2 and 3: ZoneRulesets of two teams share one phase, next to 
       return r.length === 1 && r[0]!.id === manualRule!.id ? r : undefined;
     });
     expect((await entrypointRules(suite.fx.cf, zoneId, PHASE))[0]).toEqual(manualRule);
+  });
+});
+
+describe('one identity per target: sources of one target naming different credentials', () => {
+  it("writes only with the target's own credentials; a later team's read-only token shows CredentialsConflict and never breaks the first team", async () => {
+    const zoneName = `${uniq('id')}.example.com`;
+    const { zones } = await suite.fx.admin.seed({ zones: [{ name: zoneName, account_id: defaultAccount }] });
+    const zoneId = zones[0]!.id;
+    const writer = uniq('cf-writer');
+    const reader = uniq('cf-reader');
+    const readOnlyToken = `cf-ro-${hexId()}`;
+    await suite.fx.admin.addToken({ token: readOnlyToken, readOnly: true });
+    await createCredentials(k, { name: writer, namespace, accountId: defaultAccount });
+    await createCredentials(k, { name: reader, namespace, accountId: defaultAccount, token: readOnlyToken });
+    // The emulator refuses the read-only token's writes as Cloudflare does, through the SDK.
+    const readOnly = new Cloudflare({ apiToken: readOnlyToken, baseURL: suite.fx.emulator.baseURL, maxRetries: 0 });
+    await expect(readOnly.rulesets.phases.update(PHASE as never, { zone_id: zoneId, rules: [] })).rejects.toMatchObject(
+      { status: 403 },
+    );
+
+    const teamB = uniq('team-b');
+    const teamA = uniq('team-a');
+    const ruleset = (credentials: string, cidrs: string[]) => ({
+      zone: zoneName,
+      phase: PHASE,
+      credentialsRef: { name: credentials },
+      rules: cidrs.map((c) => ({ expression: `ip.src in {${c}}`, action: 'block' })),
+    });
+    await k.apply(source('ZoneRuleset', teamB, ruleset(writer, ['5.6.7.0/24']), namespace));
+    await eventually('team B Ready', async () => (await readyOf('ZoneRuleset', teamB, namespace))?.status === 'True');
+    const mark = await requestMark(suite.fx.admin);
+
+    await k.apply(source('ZoneRuleset', teamA, ruleset(reader, ['1.2.3.0/24']), namespace));
+    const conflict = await eventually('team A shows CredentialsConflict', async () => {
+      const c = await readyOf('ZoneRuleset', teamA, namespace);
+      return c?.reason === 'CredentialsConflict' ? c : undefined;
+    });
+    expect(conflict.status).toBe('False');
+    expect(conflict.message).toContain(`CloudflareCredentials ${writer}`);
+    expect(conflict.message).toContain(reader);
+
+    // Team B keeps syncing, with its own credentials, and nothing of A is written.
+    await k.apply(source('ZoneRuleset', teamB, ruleset(writer, ['5.6.7.0/24', '9.9.9.0/24']), namespace));
+    const rules = await eventually("team B's edit written", async () => {
+      const r = await entrypointRules(suite.fx.cf, zoneId, PHASE);
+      return r.length === 2 ? r : undefined;
+    });
+    expect(rules.map((r) => r.description)).toEqual([
+      `[managed-by:default:ZoneRuleset/${namespace}/${teamB}]`,
+      `[managed-by:default:ZoneRuleset/${namespace}/${teamB}]`,
+    ]);
+    await eventually('team B Ready at its new generation', async () => {
+      const c = await readyOf('ZoneRuleset', teamB, namespace);
+      return c?.status === 'True' && c.reason === 'Synced';
+    });
+    const writes = (await requestsSince(suite.fx.admin, mark)).filter((r) => r.method !== 'GET');
+    expect(writes.length).toBeGreaterThan(0);
+    expect(writes.filter((r) => r.tokenId === tokenId(readOnlyToken))).toEqual([]);
+    expect(writes.every((r) => r.status < 400)).toBe(true);
+    const state = await k.get<CloudflareSyncState>({
+      apiVersion: CLOUDFLARE_API_VERSION,
+      kind: 'CloudflareSyncState',
+      name: syncStateName({ resourceType: 'ZoneRuleset', accountId: defaultAccount, zoneId, phase: PHASE }),
+    });
+    expect(state?.spec.credentialsRef?.name).toBe(writer);
+
+    for (const name of [teamA, teamB])
+      await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name });
+    await eventually(
+      'no managed rule left',
+      async () => (await entrypointRules(suite.fx.cf, zoneId, PHASE)).length === 0,
+    );
+  });
+});
+
+describe("the original's inline credentials", () => {
+  it('a legacy cloudflare.secret is refused with a reason, never written with the default credentials; an accountId that is the default one is honoured', async () => {
+    const otherAccount = hexId();
+    const name = uniq('legacy-policy');
+    const entry = { address: '10.77.0.0/16', description: 'legacy' };
+    const policy = (cloudflare: Record<string, unknown>) =>
+      source('DeviceSettingsPolicy', name, { splitTunnelMode: 'include', splitTunnelInclude: [entry], cloudflare });
+    await k.apply(policy({ secret: 'cf-secret', accountId: otherAccount }));
+    const refused = await eventually('LegacyCredentials', async () => {
+      const c = await readyOf('DeviceSettingsPolicy', name);
+      return c?.reason === 'LegacyCredentials' ? c : undefined;
+    });
+    expect(refused.status).toBe('False');
+    expect(refused.message).toContain('spec.cloudflare.secret');
+    expect(refused.message).toContain(defaultCredentials);
+    const mine = async () =>
+      (await includeList(suite.fx.cf, defaultAccount)).filter((e) => e.address === entry.address);
+    expect(await mine()).toEqual([]); // nothing in the default account
+
+    await k.apply(policy({ accountId: defaultAccount }));
+    await eventually('honoured once it names the default account', async () => (await mine()).length === 1);
+    await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'DeviceSettingsPolicy', name });
+    await eventually('removed', async () => (await mine()).length === 0);
+  });
+});
+
+describe('a source whose workflow starts over', () => {
+  it('is Ready=True again shortly after its workflow is restarted (continue-as-new or a new run), not left Syncing', async () => {
+    const zoneName = `${uniq('restart')}.example.com`;
+    const { zones } = await suite.fx.admin.seed({ zones: [{ name: zoneName, account_id: defaultAccount }] });
+    const zoneId = zones[0]!.id;
+    const name = uniq('restarted');
+    await k.apply(
+      source(
+        'ZoneRuleset',
+        name,
+        { zone: zoneName, phase: PHASE, rules: [{ expression: 'ip.src in {7.7.7.0/24}', action: 'block' }] },
+        namespace,
+      ),
+    );
+    await eventually('Ready', async () => (await readyOf('ZoneRuleset', name, namespace))?.reason === 'Synced');
+    // A new run of the source's workflow, as after a continue-as-new or a terminate and the
+    // watcher's next hint: it registers again, and the target's unchanged result must reach it.
+    const c = await temporal();
+    const ref = { kind: 'ZoneRuleset', namespace, name };
+    await new Promise((r) => setTimeout(r, 1100)); // transition times have a second's resolution
+    const restartedAt = Math.floor(Date.now() / 1000) * 1000;
+    await c.workflow.getHandle(sourceWorkflowId(ref)).terminate('test: start the source over');
+    await c.workflow.signalWithStart(cloudflareSourceWorkflow, {
+      workflowId: sourceWorkflowId(ref),
+      taskQueue: suite.taskQueue,
+      args: [{ ref }],
+      signal: sourceChangedSignal,
+      signalArgs: [{ event: 'test' }],
+    });
+    // The new run shows `Syncing` once registered, then the target's result: Ready since then.
+    await eventually(
+      'Ready=True Synced again, after the new run registered',
+      async () => {
+        const r = (await readyOf('ZoneRuleset', name, namespace)) as
+          (Awaited<ReturnType<typeof readyOf>> & { lastTransitionTime?: string }) | undefined;
+        return r?.status === 'True' && r.reason === 'Synced' && Date.parse(r.lastTransitionTime ?? '') >= restartedAt;
+      },
+      { timeoutMs: 20_000 },
+    );
+    await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name });
+    await eventually('removed', async () => (await entrypointRules(suite.fx.cf, zoneId, PHASE)).length === 0);
+  });
+});
+
+describe('deleting a source while its target has no workflow', () => {
+  it("starts the target for the removal: the deleted source's rule goes, the other source's rule stays", async () => {
+    const zoneName = `${uniq('stopped')}.example.com`;
+    const { zones } = await suite.fx.admin.seed({ zones: [{ name: zoneName, account_id: defaultAccount }] });
+    const zoneId = zones[0]!.id;
+    const [gone, stays] = [uniq('gone'), uniq('stays')];
+    const ruleset = (cidr: string) => ({
+      zone: zoneName,
+      phase: PHASE,
+      rules: [{ expression: `ip.src in {${cidr}}`, action: 'block' }],
+    });
+    await k.apply(source('ZoneRuleset', gone, ruleset('8.8.0.0/16'), namespace));
+    await k.apply(source('ZoneRuleset', stays, ruleset('9.9.0.0/16'), namespace));
+    await eventually(
+      'both rules written',
+      async () => (await entrypointRules(suite.fx.cf, zoneId, PHASE)).length === 2,
+    );
+    // No workflow for the target (the README's upgrade procedure terminates them all).
+    const target = { resourceType: 'ZoneRuleset' as const, accountId: defaultAccount, zoneId, phase: PHASE };
+    await (await temporal()).workflow.getHandle(syncWorkflowId(target)).terminate('test: no target workflow');
+
+    await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name: gone });
+    await eventually(
+      'the deleted source released',
+      async () => !(await k.get({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name: gone })),
+    );
+    const left = await entrypointRules(suite.fx.cf, zoneId, PHASE);
+    expect(left.map((r) => r.expression)).toEqual(['ip.src in {9.9.0.0/16}']);
+    expect(left[0]!.description).toBe(`[managed-by:default:ZoneRuleset/${namespace}/${stays}]`);
+
+    await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name: stays });
+    await eventually('removed', async () => (await entrypointRules(suite.fx.cf, zoneId, PHASE)).length === 0);
   });
 });

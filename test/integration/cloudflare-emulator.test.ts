@@ -416,7 +416,7 @@ describe('contract: virtual networks and tunnels', () => {
       connections: [],
     });
     const dup = await tunnels.create({ account_id: ACCOUNT, name: 'cluster-a' }).catch((e: unknown) => e);
-    expect(dup).toBeInstanceOf(Cloudflare.BadRequestError);
+    expect(dup).toBeInstanceOf(Cloudflare.ConflictError); // 409, as cloudflared's client expects
     expect((dup as APIError).errors[0]?.code).toBe(1013);
     for (let i = 0; i < 4; i++) await tunnels.create({ account_id: ACCOUNT, name: `extra-${i}` });
 

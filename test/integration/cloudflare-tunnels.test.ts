@@ -13,7 +13,14 @@ import { CloudflareSyncStateKind, type CloudflareSyncState } from '../../src/api
 import { syncStateName } from '../../src/domain/cloudflare/targets.js';
 import type { ManagedProcess } from '../../src/infra/process.js';
 import { eventually, spawnRole, uniq, waitForWorker } from '../support/env.js';
-import { cloudflareSuite, hexId, sourceObject, tunnelIngressClass, zoneRecords } from '../support/cloudflare.js';
+import {
+  cloudflareSuite,
+  hexId,
+  secret as markSecret,
+  sourceObject,
+  tunnelIngressClass,
+  zoneRecords,
+} from '../support/cloudflare.js';
 import { GATEWAY_API, installGatewayApiCrds, tunnelGatewayClass } from '../support/gateway-api.js';
 
 const account = hexId();
@@ -156,6 +163,9 @@ describe('Tunnel, TunnelBinding and Ingress → one tunnel configuration', () =>
     >;
     expect(creds).toMatchObject({ AccountTag: account, TunnelID: status.tunnelId });
     expect(Buffer.from(creds.TunnelSecret!, 'base64').length).toBeGreaterThanOrEqual(32);
+    // The tunnel's secret and token never reach a workflow history (checked at the file's end).
+    markSecret(creds.TunnelSecret!);
+    markSecret(Buffer.from(secret.data!.token!, 'base64').toString());
     const token = JSON.parse(Buffer.from(Buffer.from(secret.data!.token!, 'base64').toString(), 'base64').toString());
     expect(token).toMatchObject({ a: account, t: status.tunnelId });
     const tunnelObj = (await k.get(tunnelRef(t))) as { metadata: { uid: string } } & Record<string, unknown>;
@@ -362,22 +372,54 @@ describe('Tunnel lifecycle', () => {
 
     // A Secret of the Tunnel's name that it does not own: never overwritten.
     const squatted = uniq('squat');
+    const squatName = uniq('cf-squat');
+    const secretRef = { apiVersion: 'v1', kind: 'Secret', namespace: ns(), name: squatted };
     await k.apply({
       apiVersion: 'v1',
       kind: 'Secret',
       metadata: { name: squatted, namespace: ns() },
       stringData: { mine: 'keep me' },
     } as never);
-    await k.apply(tunnel(squatted, { newTunnel: { name: uniq('cf-squat') } }));
+    await k.apply(tunnel(squatted, { newTunnel: { name: squatName } }));
     const conflict = await eventually('SecretConflict', async () => {
       const c = await ready('Tunnel', squatted);
       return c?.reason === 'SecretConflict' ? c : undefined;
     });
     expect(conflict.message).toContain(`Secret ${ns()}/${squatted} exists and is not owned by this Tunnel`);
-    const kept = (await k.get({ apiVersion: 'v1', kind: 'Secret', namespace: ns(), name: squatted })) as {
-      data?: Record<string, string>;
-    };
+    const kept = (await k.get(secretRef)) as { data?: Record<string, string> };
     expect(Object.keys(kept.data ?? {})).toEqual(['mine']);
+    // The tunnel it made is recorded before the Secret failed: never leaked, and once the user
+    // removes the Secret, the next attempt goes on with that same tunnel (checked below).
+    const squatTunnels = (await cfTunnels(squatName)).filter((x) => !x.deleted_at);
+    expect(squatTunnels).toHaveLength(1);
+    expect((await tunnelStatus(squatted))?.tunnelId).toBe(squatTunnels[0]!.id);
+    await k.delete(secretRef);
+
+    // A tunnel of that name made by someone else between the lookup and the create: Cloudflare
+    // answers 409, and it is never taken for ours (nor deleted with the Tunnel).
+    const raced = uniq('raced');
+    const racedName = uniq('cf-raced');
+    const delayed = await suite.fx.admin.addFault({
+      method: 'POST',
+      path: `^/accounts/${account}/cfd_tunnel$`,
+      latencyMs: 3000,
+      times: 1,
+    });
+    await k.apply(tunnel(raced, { newTunnel: { name: racedName } }));
+    await eventually('the operator’s create in flight', async () =>
+      (await suite.fx.admin.faults()).some((f) => f.id === delayed.id && f.hits === 1),
+    );
+    const foreign = (await suite.fx.cf.zeroTrust.tunnels.cloudflared.create({
+      account_id: account,
+      name: racedName,
+      config_src: 'cloudflare',
+    })) as { id: string };
+    const taken = await eventually('TunnelNameTaken after the 409', async () => {
+      const c = await ready('Tunnel', raced);
+      return c?.reason === 'TunnelNameTaken' ? c : undefined;
+    });
+    expect(taken.message).toContain('set spec.existingTunnel.name');
+    await suite.fx.admin.clearFaults();
 
     // Bad specs: the field named on the status, nothing made in Cloudflare.
     const both = uniq('both');
@@ -394,13 +436,28 @@ describe('Tunnel lifecycle', () => {
     });
     expect(lost.message).toBe(`tunnelRef: Tunnel ${ns()}/no-such-tunnel not found`);
 
-    for (const name of [adopter, clash, squatted, both]) await k.delete(tunnelRef(name));
+    // With the Secret gone, the squatted Tunnel goes on with the tunnel it made (after its retry).
+    const resumed = await eventually(
+      'the squatted Tunnel active with its own tunnel',
+      async () => {
+        const st = await tunnelStatus(squatted);
+        return st?.state === 'active' ? st : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
+    expect(resumed.tunnelId).toBe(squatTunnels[0]!.id);
+    expect((await cfTunnels(squatName)).filter((x) => !x.deleted_at).map((x) => x.id)).toEqual([resumed.tunnelId]);
+    expect((await tunnelStatus(raced))?.tunnelId).not.toBe(foreign.id);
+
+    for (const name of [adopter, clash, squatted, both, raced]) await k.delete(tunnelRef(name));
     await eventually('the Tunnels released', async () => {
-      for (const name of [adopter, clash, squatted, both]) if (await k.get(tunnelRef(name))) return false;
+      for (const name of [adopter, clash, squatted, both, raced]) if (await k.get(tunnelRef(name))) return false;
       return true;
     });
-    // The adopted tunnel was not the operator's to delete.
+    // The adopted and the raced tunnels were not the operator's to delete; the squatted one's was.
     expect((await cfTunnels(made.name)).filter((x) => !x.deleted_at).map((x) => x.id)).toEqual([made.id]);
+    expect((await cfTunnels(racedName)).filter((x) => !x.deleted_at).map((x) => x.id)).toEqual([foreign.id]);
+    expect((await cfTunnels(squatName)).filter((x) => !x.deleted_at)).toEqual([]);
   });
 });
 

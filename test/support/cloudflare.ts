@@ -12,9 +12,30 @@ import { EmulatorAdmin, startCloudflareEmulator, type RunningEmulator } from '..
 import { loadCloudflareConfig, type CloudflareConfig } from '../../src/config.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
-import { kube, startTestWatcher, startTestWorker, uniq } from './env.js';
+import { historiesText, kube, startTestWatcher, startTestWorker, uniq } from './env.js';
 
 export const CF_TOKEN = `cf-test-${randomBytes(6).toString('hex')}`;
+
+/** Every secret value this test file gave the operator (API tokens, identity-provider secrets…). */
+const usedSecrets = new Set<string>([CF_TOKEN]);
+
+/**
+ * Marks a value as secret: at the end of the file, no workflow history of the file's task queue
+ * may contain it (`cloudflareSuite` checks in `afterAll`).
+ */
+export function secret<T extends string>(value: T): T {
+  usedSecrets.add(value);
+  return value;
+}
+
+/** The secrets that show up in the histories of the workflows on `taskQueue`, with where. */
+export async function secretsInHistories(taskQueue: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const text of await historiesText(`TaskQueue = ${JSON.stringify(taskQueue)}`))
+    for (const value of usedSecrets)
+      if (text.includes(value)) found.push(`${JSON.stringify(value)} in ${text.slice(0, text.indexOf('\n'))}`);
+  return found;
+}
 
 export interface CloudflareFixture {
   emulator: RunningEmulator;
@@ -61,7 +82,7 @@ export async function createCredentials(
     apiVersion: 'v1',
     kind: 'Secret',
     metadata: { name: `${opts.name}-token`, namespace: opts.namespace },
-    stringData: { CLOUDFLARE_API_TOKEN: opts.token ?? CF_TOKEN },
+    stringData: { CLOUDFLARE_API_TOKEN: secret(opts.token ?? CF_TOKEN) },
   } as never);
   createdCredentials.add(opts.name);
   await kube.apply({
@@ -277,12 +298,16 @@ export function cloudflareSuite(opts: CloudflareSuiteOptions): CloudflareSuite {
   });
 
   afterAll(async () => {
+    // No secret this file used (tokens, identity-provider secrets…) is in any workflow history
+    // of its task queue: the Temporal UI and CLI show histories to whoever may read them.
+    const leaked = await secretsInHistories(taskQueue);
     await deleteCreatedCredentials(k);
     await watcher?.stop();
     await stopWorker();
     await opts.afterWorkerStop?.();
     await fx?.close();
     await k.delete({ apiVersion: 'v1', kind: 'Namespace', name: namespace }).catch(() => undefined);
+    if (leaked.length) throw new Error(`secrets in workflow history: ${leaked.join('; ')}`);
   });
 
   return {

@@ -173,17 +173,25 @@ export async function listWorkflows(query: string): Promise<{ workflowId: string
  * base64.
  */
 export async function historyText(workflowId: string): Promise<string> {
+  return (await historiesText(`WorkflowId = ${JSON.stringify(workflowId)}`)).join('\n');
+}
+
+/** `historyText` of every run a visibility query matches (e.g. a test file's task queue), one text per run. */
+export async function historiesText(query: string): Promise<string[]> {
   const c = await temporal();
-  const parts: string[] = [];
-  const walk = (v: unknown): void => {
-    if (typeof v === 'string') parts.push(v);
-    else if (v instanceof Uint8Array) parts.push(Buffer.from(v).toString('utf8'));
-    else if (Array.isArray(v)) v.forEach(walk);
-    else if (v && typeof v === 'object') Object.values(v).forEach(walk);
-  };
-  for await (const run of c.workflow.list({ query: `WorkflowId = ${JSON.stringify(workflowId)}` }))
-    walk(await c.workflow.getHandle(workflowId, run.runId).fetchHistory());
-  return parts.join('\n');
+  const texts: string[] = [];
+  for await (const run of c.workflow.list({ query })) {
+    const parts: string[] = [];
+    const walk = (v: unknown): void => {
+      if (typeof v === 'string') parts.push(v);
+      else if (v instanceof Uint8Array) parts.push(Buffer.from(v).toString('utf8'));
+      else if (Array.isArray(v)) v.forEach(walk);
+      else if (v && typeof v === 'object') Object.values(v).forEach(walk);
+    };
+    walk(await c.workflow.getHandle(run.workflowId, run.runId).fetchHistory());
+    texts.push(`${run.workflowId}\n${parts.join('\n')}`);
+  }
+  return texts;
 }
 
 /** Waits until a worker polls `taskQueue` for workflow tasks (a spawned worker is ready). */

@@ -3,7 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { desiredOwnedObjects } from '../../src/domain/cloudflare/aggregate.js';
 import { accessGroupCodec, type AccessGroupItem } from '../../src/domain/cloudflare/items.js';
 import { accessGroupRules, wireRules } from '../../src/domain/cloudflare/kinds/access-group.js';
-import { accessIdentityProviderRules, wireConfig } from '../../src/domain/cloudflare/kinds/access-identity-provider.js';
+import {
+  accessIdentityProviderRules,
+  wireConfig,
+  withoutInlineSecrets,
+} from '../../src/domain/cloudflare/kinds/access-identity-provider.js';
 import { planWrite } from '../../src/domain/cloudflare/merge.js';
 import { targetKey } from '../../src/domain/cloudflare/targets.js';
 
@@ -76,6 +80,27 @@ describe('AccessGroup rules', () => {
 });
 
 describe('AccessIdentityProvider rules', () => {
+  it('withoutInlineSecrets hides every inline secret value, and validation still names each field', () => {
+    const spec = {
+      type: 'google' as const,
+      config: { clientId: 'id', clientSecret: 'v1', apiToken: 'v2' },
+      scimConfig: { enabled: true, secret: 'v3' },
+      cloudflare: {},
+    };
+    const hidden = withoutInlineSecrets(spec);
+    const text = JSON.stringify(hidden);
+    for (const v of ['v1', 'v2', 'v3']) expect(text).not.toContain(`"${v}"`);
+    expect(hidden.config?.clientId).toBe('id');
+    expect(hidden.scimConfig?.enabled).toBe(true);
+    const problems = accessIdentityProviderRules.validate(hidden, { name: 'idp' }).join('\n');
+    for (const f of ['spec.config.clientSecret', 'spec.config.apiToken', 'spec.scimConfig.secret'])
+      expect(problems).toContain(`${f}: inline secrets are not accepted`);
+    expect(withoutInlineSecrets({ type: 'onetimepin', cloudflare: {} })).toEqual({
+      type: 'onetimepin',
+      cloudflare: {},
+    });
+  });
+
   it("config in Cloudflare's names, never a secret; the Secret only by reference", () => {
     const spec = {
       type: 'oidc',

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { authorizeAccount, RateLimiter, TokenAuth, tokenId } from '../../src/cloudflare/emulator/auth.js';
+import {
+  authorizeAccount,
+  authorizeMethod,
+  RateLimiter,
+  TokenAuth,
+  tokenId,
+} from '../../src/cloudflare/emulator/auth.js';
 import { ApiError } from '../../src/cloudflare/emulator/envelope.js';
 
 function errorOf(fn: () => unknown): ApiError {
@@ -17,6 +23,7 @@ describe('token auth', () => {
     { token: 'good' },
     { token: 'off', status: 'disabled' },
     { token: 'acct', accounts: ['a1'] },
+    { token: 'reader', readOnly: true },
   ]);
 
   it('accepts a configured active bearer token', () => {
@@ -45,6 +52,17 @@ describe('token auth', () => {
     expect(() => authorizeAccount(token, 'a1')).not.toThrow();
     expect(errorOf(() => authorizeAccount(token, 'a2')).status).toBe(403);
     expect(() => authorizeAccount(auth.authenticate('Bearer good'), 'a2')).not.toThrow();
+  });
+
+  it('a read-only token reads, and every write answers 403 / 10000 as a token without Edit does', () => {
+    const reader = auth.authenticate('Bearer reader');
+    expect(() => authorizeMethod(reader, 'GET')).not.toThrow();
+    for (const method of ['PUT', 'POST', 'PATCH', 'DELETE']) {
+      const err = errorOf(() => authorizeMethod(reader, method));
+      expect(err.status).toBe(403);
+      expect(err.errors).toEqual([{ code: 10000, message: 'Authentication error' }]);
+    }
+    expect(() => authorizeMethod(auth.authenticate('Bearer good'), 'PUT')).not.toThrow();
   });
 
   it('token ids are stable 32-hex tags', () => {

@@ -76,7 +76,7 @@ describe('tunnels', () => {
       deleted_at: null,
     });
     expect(create({ name: 'local' }).remote_config).toBe(false);
-    expect(errorOf(() => create({ name: 'edge' }))).toEqual({ status: 400, code: 1013 });
+    expect(errorOf(() => create({ name: 'edge' }))).toEqual({ status: 409, code: 1013 });
     expect(errorOf(() => create({ name: 'x', tunnel_secret: 'c2hvcnQ=' })).code).toBe(1005);
     for (let i = 0; i < 5; i++) create({ name: `bulk-${i}` });
     const page = emu.dispatch('GET', `/accounts/acc${T}?per_page=3&page=3`);

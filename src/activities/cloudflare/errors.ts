@@ -4,7 +4,8 @@
  * its own retries off; Temporal's retry policy owns retries:
  *
  * - 429 (codes 971, 10300): retryable `CloudflareRateLimited`, next attempt after `Retry-After`.
- * - 5xx, 408, 409, connection errors and timeouts: retryable `CloudflareUnavailable`.
+ * - 5xx, 408, 409, connection errors and timeouts: retryable `CloudflareUnavailable` (a create
+ *   whose name is taken — 409 — is the caller's to decide first: `isCloudflareNameTaken`).
  * - 401/403 and the auth codes (10000, 9109, 6003/6111…): non-retryable `CloudflareAuth`.
  * - 400/422 (invalid expression, bad field): non-retryable `CloudflareInvalid`.
  * - 404: non-retryable `CloudflareNotFound` (callers that expect a 404 catch it before this).
@@ -26,6 +27,22 @@ export const CLOUDFLARE_FAILURE_TYPES = {
 /** Whether a Cloudflare call answered 404 (for callers to whom "not there" is an answer, not a failure). */
 export function isCloudflareNotFound(err: unknown): boolean {
   return (err as { status?: number } | undefined)?.status === 404;
+}
+
+/**
+ * Whether a create was refused because the name is taken (409, e.g. a tunnel: code 1013). The
+ * object is someone else's — never ours to adopt — so the caller decides, not a retry.
+ */
+export function isCloudflareNameTaken(err: unknown): boolean {
+  return err instanceof Cloudflare.APIError && err.status === 409;
+}
+
+/**
+ * Whether Cloudflare answered a request with a refusal that did nothing (a 4xx but 408): a create
+ * so refused made no object. A timeout, a 5xx or a lost connection may have made one.
+ */
+export function isCloudflareRefusal(err: unknown): boolean {
+  return err instanceof Cloudflare.APIError && err.status >= 400 && err.status < 500 && err.status !== 408;
 }
 
 /** The call's answer, or undefined when Cloudflare has no such object (404); other errors pass. */

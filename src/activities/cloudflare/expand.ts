@@ -13,6 +13,8 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { CLOUDFLARE_GROUP } from '../../api/cloudflare.js';
 import { ClusterTunnelKind, TunnelKind, type TunnelSpec } from '../../api/cloudflare-tunnels.js';
 import { canonical } from '../../domain/cloudflare/merge.js';
+import type { AccessIdentityProviderSpec } from '../../api/cloudflare-zerotrust.js';
+import { withoutInlineSecrets } from '../../domain/cloudflare/kinds/access-identity-provider.js';
 import type { SourceKind, SourceSpec } from '../../domain/cloudflare/sources.js';
 import {
   GATEWAY_API_GROUP,
@@ -303,10 +305,22 @@ export function viewDigest(spec: SourceSpec): string {
 }
 
 /**
- * What the source's workflow keeps of a view: the Ingresses and Services of a class config are
- * only needed by the sync (which expands afresh), so they stay out of the workflow's history.
+ * The view with no secret value in it (an identity provider's refused inline secrets): what a
+ * digest or a workflow may see.
  */
-export function workflowView(kind: SourceKind, spec: SourceSpec): SourceSpec {
+export function withoutSecrets(kind: SourceKind, spec: SourceSpec): SourceSpec {
+  return kind === 'AccessIdentityProvider'
+    ? (withoutInlineSecrets(spec as unknown as AccessIdentityProviderSpec) as unknown as SourceSpec)
+    : spec;
+}
+
+/**
+ * What the source's workflow keeps of a view: no secret value; the Ingresses and Services of a
+ * class config are only needed by the sync (which expands afresh), so they stay out of the
+ * workflow's history.
+ */
+export function workflowView(kind: SourceKind, view: SourceSpec): SourceSpec {
+  const spec = withoutSecrets(kind, view);
   if (kind === 'TunnelIngressClassConfig') {
     const { ingresses, services: _services, ...rest } = spec as SourceSpec & { ingresses: unknown[] };
     return { ...rest, ingresses: [], ingressCount: ingresses.length, services: {} };

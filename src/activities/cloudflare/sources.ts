@@ -7,8 +7,13 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { CLOUDFLARE_SOURCE_FINALIZER } from '../../api/cloudflare.js';
+import {
+  CLOUDFLARE_SOURCE_FINALIZER,
+  CloudflareSyncStateKind,
+  type CloudflareSyncState,
+} from '../../api/cloudflare.js';
 import { type CloudflareConfig, cloudflareTaskQueue } from '../../config.js';
+import { legacyCredentialsRefusal, type LegacyCredentials } from '../../domain/cloudflare/legacy-credentials.js';
 import { type SourceRef, refString } from '../../domain/cloudflare/markers.js';
 import { isSourceKind, kindDefinition, type SourceKind, type SourceSpec } from '../../domain/cloudflare/sources.js';
 import {
@@ -28,11 +33,12 @@ import {
   unregisterSourceSignal,
   type SourceRegistration,
   type SyncSettings,
+  type SyncWorkflowInput,
 } from '../../workflows/cloudflare/contract.js';
 import { getObject, patchStatusUnlessGone } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
 import { findCredentials } from './credentials.js';
-import { expandSource, viewDigest, workflowView } from './expand.js';
+import { expandSource, viewDigest, withoutSecrets, workflowView } from './expand.js';
 
 export interface SourceSnapshot {
   uid: string;
@@ -72,6 +78,22 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
     };
   }
 
+  /** How a target's sync workflow is started (by a registration, or for a removal). */
+  function syncWorkflowStart(t: SyncTarget, input: Partial<SyncWorkflowInput>) {
+    return {
+      workflowId: syncWorkflowId(t),
+      taskQueue,
+      args: [{ target: t, settings: settingsFor(t.accountId), ...input }] as [SyncWorkflowInput],
+      typedSearchAttributes: [
+        { key: K8sKind, value: 'CloudflareSyncState' },
+        { key: CloudflareTarget, value: [targetKey(t)] },
+        { key: CloudflareAccount, value: t.accountId },
+      ],
+      staticSummary: `Cloudflare ${targetKey(t)}`,
+      staticDetails: `Aggregates every source of ${targetKey(t)} into one ${targetObjectName(t)} and records it on CloudflareSyncState ${syncStateName(t)}.`,
+    };
+  }
+
   return {
     async readCloudflareSource(ref: SourceRef): Promise<Found<SourceSnapshot>> {
       const obj = await getObject<KubernetesObject & { spec: SourceSpec }>(kube, objectRef(ref));
@@ -94,7 +116,7 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
         deleting: !!m.deletionTimestamp,
         finalized: (m.finalizers ?? []).includes(CLOUDFLARE_SOURCE_FINALIZER),
         spec: workflowView(kind, view),
-        viewDigest: viewDigest(view),
+        viewDigest: viewDigest(withoutSecrets(kind, view)),
       });
     },
 
@@ -132,9 +154,13 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
       return patchStatusUnlessGone(kube, objectRef(req.ref), req.status, req.uid);
     },
 
-    /** The credentials a source uses (named, or the default) and their account. */
+    /**
+     * The credentials a source uses (named, or the default) and their account; the default never
+     * stands in for the original's inline credentials the spec sets (`legacy`).
+     */
     async resolveCloudflareCredentials(req: {
       name?: string;
+      legacy?: LegacyCredentials;
     }): Promise<
       Outcome<
         { credentials: string; accountId: string; cloudflareTaskQueue: string; defaultDomain?: string },
@@ -144,6 +170,10 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
       try {
         const creds = await findCredentials(kube, req.name);
         const accountId = creds.spec.accountId;
+        const refused = req.name
+          ? undefined
+          : legacyCredentialsRefusal(req.legacy, { credentials: creds.metadata!.name!, accountId });
+        if (refused) return failedWith(refused);
         return ok({
           credentials: creds.metadata!.name!,
           accountId,
@@ -162,40 +192,46 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
       target: SyncTarget;
       registration: SourceRegistration;
     }): Promise<{ syncState: string; workflowId: string }> {
-      const workflowId = syncWorkflowId(req.target);
       const t = req.target;
       await temporal.workflow.signalWithStart(cloudflareSyncWorkflow, {
-        workflowId,
-        taskQueue,
-        args: [{ target: t, settings: settingsFor(t.accountId) }],
+        ...syncWorkflowStart(t, {}),
         signal: registerSourceSignal,
         signalArgs: [req.registration],
-        typedSearchAttributes: [
-          { key: K8sKind, value: 'CloudflareSyncState' },
-          { key: CloudflareTarget, value: [targetKey(t)] },
-          { key: CloudflareAccount, value: t.accountId },
-        ],
-        staticSummary: `Cloudflare ${targetKey(t)}`,
-        staticDetails: `Aggregates every source of ${targetKey(t)} into one ${targetObjectName(t)} and records it on CloudflareSyncState ${syncStateName(t)}.`,
       });
-      return { syncState: syncStateName(t), workflowId };
+      return { syncState: syncStateName(t), workflowId: syncWorkflowId(t) };
     },
 
-    /** Tells the target's sync workflow the source is gone; a target with no workflow has nothing of it. */
+    /**
+     * Tells the target's sync workflow the source is gone. A target with no workflow that was
+     * written before (its CloudflareSyncState is there) is started for the removal, with the
+     * credentials it was written with: the source's items must not outlive it. Only a target
+     * never written has nothing of it (`not-running`).
+     */
     async unregisterCloudflareSource(req: {
       target: SyncTarget;
       ref: SourceRef;
       uid: string;
     }): Promise<'sent' | 'not-running'> {
+      const removal = { ref: req.ref, uid: req.uid };
       try {
-        await temporal.workflow
-          .getHandle(syncWorkflowId(req.target))
-          .signal(unregisterSourceSignal, { ref: req.ref, uid: req.uid });
+        await temporal.workflow.getHandle(syncWorkflowId(req.target)).signal(unregisterSourceSignal, removal);
         return 'sent';
       } catch (err) {
-        if (err instanceof WorkflowNotFoundError) return 'not-running';
-        throw err;
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
       }
+      const state = await getObject<CloudflareSyncState>(kube, {
+        apiVersion: CloudflareSyncStateKind.apiVersion,
+        kind: CloudflareSyncStateKind.kind,
+        name: syncStateName(req.target),
+      });
+      const credentials = state?.spec.credentialsRef?.name;
+      if (!credentials) return 'not-running';
+      await temporal.workflow.signalWithStart(cloudflareSyncWorkflow, {
+        ...syncWorkflowStart(req.target, { credentials }),
+        signal: unregisterSourceSignal,
+        signalArgs: [removal],
+      });
+      return 'sent';
     },
   };
 }

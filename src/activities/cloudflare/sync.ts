@@ -32,6 +32,7 @@ import {
   type SourceSpec,
 } from '../../domain/cloudflare/sources.js';
 import { targetCloudflareId, targetKey, type SyncTarget } from '../../domain/cloudflare/targets.js';
+import { credentialsConflictMessage, targetIdentity } from '../../domain/cloudflare/identity.js';
 import { setCondition, type Condition } from '../../domain/conditions.js';
 import { failedWith, ok, type Failed, type Ok } from '../../domain/results.js';
 import type { KubeClient } from '../../kube/client.js';
@@ -49,6 +50,12 @@ export interface SyncTargetRequest {
   credentials: string;
   syncState: string;
   sources: SourceRegistration[];
+  /**
+   * Sources being removed by this sync. A source the SyncState lists that is neither registered
+   * nor removed — its object still there — has not registered with this run of the workflow
+   * (started for a removal, or restarted): its items are kept as they are.
+   */
+  removing?: SourceRef[];
   /** Why this sync runs: sources changed, the periodic observation, or a user's `reaggregate`. */
   trigger: 'change' | 'observe' | 'reaggregate';
   /** Digest of the desired managed subset last written (or found in place). */
@@ -65,8 +72,12 @@ export interface SourceVerdict {
   ref: SourceRef;
   /** The generation the verdict is about (the one read fresh). */
   generation: number;
-  /** Synced: in Cloudflare now. Invalid: its spec is wrong, its last good items stay. Gone/Elsewhere: left out. */
-  result: 'Synced' | 'Invalid' | 'Conflict' | 'Gone' | 'Elsewhere';
+  /**
+   * Synced: in Cloudflare now. Invalid: its spec is wrong, its last good items stay.
+   * CredentialsConflict: it names other credentials than the target is written with; its items
+   * stay as they are. Gone/Elsewhere: left out.
+   */
+  result: 'Synced' | 'Invalid' | 'Conflict' | 'CredentialsConflict' | 'Gone' | 'Elsewhere';
   message: string;
   /** Conflict only: every item of the source is held by someone else (nothing of it is in Cloudflare). */
   allHeld?: boolean;
@@ -85,6 +96,8 @@ export interface SyncSummary {
   configVersion: number;
   cloudflareId: string;
   verdicts: SourceVerdict[];
+  /** Sources the SyncState lists that have not registered: kept, so the target is not done. */
+  kept?: number;
 }
 
 export interface SyncFailure {
@@ -154,11 +167,20 @@ export function collectSources(
   regs: SourceRegistration[],
   objects: Map<string, SourceObject>,
   previous: Map<string, ConfigSource>,
-): { sources: RegisteredSource[]; verdicts: SourceVerdict[]; frozen: Set<string>; frozenRecords: ConfigSource[] } {
+  identity: { established?: string; fallback?: string } = {},
+): {
+  sources: RegisteredSource[];
+  verdicts: SourceVerdict[];
+  frozen: Set<string>;
+  frozenRecords: ConfigSource[];
+  /** The credentials every write to the target uses (./../../domain/cloudflare/identity.ts decides). */
+  credentials: string | undefined;
+} {
   const sources: RegisteredSource[] = [];
   const verdicts: SourceVerdict[] = [];
   const frozen = new Set<string>();
   const frozenRecords: ConfigSource[] = [];
+  const live: Array<{ reg: SourceRegistration; key: string; obj: SourceObject; kind: SourceKind }> = [];
   for (const reg of regs) {
     const key = refString(reg.ref);
     const obj = objects.get(key);
@@ -167,27 +189,45 @@ export function collectSources(
       verdicts.push({ ref: reg.ref, generation: reg.generation, result: 'Gone', message: `${key} no longer exists` });
       continue;
     }
-    const generation = obj.metadata.generation ?? 0;
     if (anchorOf(kind, obj.spec) !== reg.anchor) {
       verdicts.push({
         ref: reg.ref,
-        generation,
+        generation: obj.metadata.generation ?? 0,
         result: 'Elsewhere',
         message: `${key} now targets another zone or account`,
       });
       continue;
     }
-    const base = {
-      ref: reg.ref,
-      uid: reg.uid,
-      createdAt: obj.metadata.creationTimestamp ? new Date(obj.metadata.creationTimestamp).toISOString() : '',
-      generation,
-    };
-    const problems = validateSource(kind, obj.spec, reg.ref);
-    if (problems.length) {
+    live.push({ reg, key, obj, kind });
+  }
+  const createdAt = (obj: SourceObject) =>
+    obj.metadata?.creationTimestamp ? new Date(obj.metadata.creationTimestamp).toISOString() : '';
+  const { credentials, conflicting } = targetIdentity(
+    live.map(({ reg, key, obj }) => ({ key, credentials: reg.credentials, createdAt: createdAt(obj) })),
+    identity.established,
+    identity.fallback,
+  );
+  for (const { reg, key, obj, kind } of live) {
+    const generation = obj.metadata!.generation ?? 0;
+    const base = { ref: reg.ref, uid: reg.uid, createdAt: createdAt(obj), generation };
+    const freeze = () => {
       frozen.add(key);
       const last = previous.get(key);
       if (last) frozenRecords.push(last);
+    };
+    if (conflicting.includes(key)) {
+      freeze();
+      verdicts.push({
+        ref: reg.ref,
+        generation,
+        result: 'CredentialsConflict',
+        message: credentialsConflictMessage(targetKey(target), credentials!, reg.credentials),
+      });
+      continue;
+    }
+    const problems = validateSource(kind, obj.spec, reg.ref);
+    if (problems.length) {
+      freeze();
       verdicts.push({
         ref: reg.ref,
         generation,
@@ -203,7 +243,32 @@ export function collectSources(
     });
     verdicts.push({ ref: reg.ref, generation, result: 'Synced', message: '' });
   }
-  return { sources, verdicts, frozen, frozenRecords };
+  return { sources, verdicts, frozen, frozenRecords, credentials };
+}
+
+/**
+ * The sources the SyncState lists that are neither registered nor being removed and whose object
+ * is still there (not being deleted): they will register, and until then what they wrote stays.
+ */
+async function unregisteredSources(
+  kube: KubeClient,
+  previous: Map<string, ConfigSource>,
+  req: SyncTargetRequest,
+): Promise<Map<string, ConfigSource>> {
+  const known = new Set([...req.sources.map((r) => r.ref), ...(req.removing ?? [])].map(refString));
+  const kept = new Map<string, ConfigSource>();
+  for (const [key, record] of previous) {
+    if (known.has(key) || !isSourceKind(record.ref.kind)) continue;
+    const def = kindDefinition(record.ref.kind);
+    const obj = await getObject<SourceObject>(kube, {
+      apiVersion: def.apiVersion,
+      kind: def.kind,
+      namespace: record.ref.namespace,
+      name: record.ref.name,
+    });
+    if (obj && !obj.metadata?.deletionTimestamp) kept.set(key, record);
+  }
+  return kept;
 }
 
 /** How a user of a kind that can adopt takes over an unmarked object. */
@@ -272,13 +337,27 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
     }
   }
 
-  async function syncTarget(req: SyncTargetRequest): Promise<SyncResult> {
-    const t = req.target;
-    const existing = await getObject<CloudflareSyncState>(kube, syncStateRef(req.syncState));
+  async function syncTarget(request: SyncTargetRequest): Promise<SyncResult> {
+    const t = request.target;
+    const existing = await getObject<CloudflareSyncState>(kube, syncStateRef(request.syncState));
     const previous = new Map((existing?.spec.sources ?? []).map((s) => [refString(s.ref), s]));
-    const objects = await readSources(kube, req.sources);
+    const objects = await readSources(kube, request.sources);
     heartbeat();
-    const { sources, verdicts, frozen, frozenRecords } = collectSources(t, req.sources, objects, previous);
+    const { sources, verdicts, frozen, frozenRecords, credentials } = collectSources(
+      t,
+      request.sources,
+      objects,
+      previous,
+      // The workflow's credentials (its last registration's) only when no live source names any.
+      { established: existing?.spec.credentialsRef?.name, fallback: request.credentials },
+    );
+    const kept = await unregisteredSources(kube, previous, request);
+    for (const [key, record] of kept) {
+      frozen.add(key);
+      frozenRecords.push(record);
+    }
+    // Every read and write below, and the SyncState's credentialsRef, use the target's own identity.
+    const req: SyncTargetRequest = { ...request, credentials: credentials ?? request.credentials };
     const now = () => new Date();
     let cloudflareId = existing?.spec.cloudflareId ?? targetCloudflareId(t);
     const memoryData: Record<string, string> = { ...(existing?.status?.resultData ?? {}) };
@@ -422,6 +501,7 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
         configVersion,
         cloudflareId,
         verdicts,
+        ...(kept.size ? { kept: kept.size } : {}),
       });
     } catch (err) {
       const failure = err instanceof ApplicationFailure ? err : cloudflareFailure(err, `sync ${targetKey(t)}`);

@@ -4,9 +4,11 @@
  * deleted on removal when the operator created it. Run on the account's task queue.
  *
  * Create is idempotent across crashes: the intent (`status.state: creating` with the name) is
- * recorded on the Tunnel before the POST, the ID right after. A retry that finds a live tunnel
- * of that name with the intent recorded takes it as the one it made; without the intent, a
- * tunnel of that name is someone else's and is never taken (use existingTunnel to adopt it).
+ * recorded on the Tunnel before the POST, the ID right after it — before the credentials Secret,
+ * whose failure then leaves a tunnel the next attempt and a deletion know. A retry that finds a
+ * live tunnel of that name with the intent recorded takes it as the one it made; without the
+ * intent, a tunnel of that name is someone else's and is never taken (use existingTunnel to adopt
+ * it). A create Cloudflare refuses with 409 (the name taken meanwhile) clears the intent.
  *
  * Credentials go into a Secret named after the Tunnel (in its namespace; a ClusterTunnel's in
  * the operator's Cloudflare namespace) with the keys cloudflared reads: `credentials.json`
@@ -29,7 +31,7 @@ import { faultPoint } from '../fault-points.js';
 import { getObject, heartbeat } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
 import { clientFor } from './credentials.js';
-import { cloudflareFailure, unlessNotFound } from './errors.js';
+import { cloudflareFailure, isCloudflareNameTaken, unlessNotFound } from './errors.js';
 
 export interface TunnelRequest {
   ref: SourceRef;
@@ -110,12 +112,27 @@ export function createTunnelActivities(kube: KubeClient, config: Pick<Cloudflare
       });
     }
     await patchStatus(req.ref, req.uid, { state: 'creating', tunnelName: name, accountId: req.accountId });
-    const created = (await cf.zeroTrust.tunnels.cloudflared.create({
-      account_id: req.accountId,
-      name,
-      config_src: 'cloudflare',
-    })) as CfTunnel;
+    let created: CfTunnel;
+    try {
+      created = (await cf.zeroTrust.tunnels.cloudflared.create({
+        account_id: req.accountId,
+        name,
+        config_src: 'cloudflare',
+      })) as CfTunnel;
+    } catch (err) {
+      if (!isCloudflareNameTaken(err)) throw err;
+      // Made by someone else since the lookup above: not ours, and the intent must not make a
+      // later attempt take it for our crashed create.
+      await patchStatus(req.ref, req.uid, { state: 'error' });
+      return failedWith({
+        reason: 'TunnelNameTaken',
+        message: `a tunnel named ${JSON.stringify(name)} was created in account ${req.accountId} by someone else while this ${req.ref.kind} created its own (Cloudflare answered 409); to use it, set spec.existingTunnel.name instead of spec.newTunnel`,
+      });
+    }
     faultPoint('cloudflare-created');
+    // The ID before anything else can fail (the credentials Secret): a later attempt finds its
+    // tunnel by it, and a deletion deletes it — never a leak, never a TunnelNameTaken of our own.
+    await patchStatus(req.ref, req.uid, { tunnelId: created.id, tunnelName: name, accountId: req.accountId });
     return ok(created);
   }
 

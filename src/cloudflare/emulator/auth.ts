@@ -11,6 +11,11 @@ export interface TokenSpec {
   status?: 'active' | 'disabled' | 'expired';
   /** Account ids the token may act on; absent = every account. */
   accounts?: string[];
+  /**
+   * Every permission of the token is a Read one (e.g. Zone:Read, Zone WAF:Read): reads pass and
+   * every write answers 403/10000, as Cloudflare answers a token lacking the Edit permission.
+   */
+  readOnly?: boolean;
 }
 
 export interface TokenRecord {
@@ -18,6 +23,7 @@ export interface TokenRecord {
   id: string;
   status: 'active' | 'disabled' | 'expired';
   accounts?: ReadonlySet<string>;
+  readOnly?: boolean;
 }
 
 /** Budget of requests per token in a fixed window. Cloudflare's default: 1200 per 5 minutes. */
@@ -42,6 +48,7 @@ export class TokenAuth {
       id: spec.id ?? tokenId(spec.token),
       status: spec.status ?? 'active',
       ...(spec.accounts ? { accounts: new Set(spec.accounts) } : {}),
+      ...(spec.readOnly ? { readOnly: true } : {}),
     });
   }
 
@@ -63,6 +70,11 @@ export class TokenAuth {
 /** Whether the token may act on the account (403/10000 otherwise). */
 export function authorizeAccount(token: TokenRecord, accountId: string): void {
   if (token.accounts && !token.accounts.has(accountId)) throw CfErrors.authentication();
+}
+
+/** Whether the token may make this request: a read-only token only reads (403/10000 otherwise). */
+export function authorizeMethod(token: TokenRecord, method: string): void {
+  if (token.readOnly && method !== 'GET' && method !== 'HEAD') throw CfErrors.authentication();
 }
 
 /** A stable 32-hex identifier tag for a token (not a secret: a hash prefix). */

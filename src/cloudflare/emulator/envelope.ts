@@ -116,8 +116,8 @@ export const CfErrors = {
   settingInvalidValue: (id: string, detail: string) =>
     new ApiError(400, [{ code: 1007, message: `Invalid value for zone setting ${id}: ${detail}` }]),
   /**
-   * Tunnels and virtual networks (400/404). Codes guessed except 1013 (a tunnel name in use,
-   * from memory): 1002 vnet not found, 1003 tunnel not found, 1005 bad tunnel secret, 1010 vnet
+   * Tunnels and virtual networks (400/404/409). Codes guessed except 1013 (a tunnel name in use,
+   * 409, as cloudflared's client and users' logs show it): 1002 vnet not found, 1003 tunnel not found, 1005 bad tunnel secret, 1010 vnet
    * name in use, 1011 default vnet rule, 1056 bad ingress.
    */
   teamnet: (status: number, code: number, message: string) => new ApiError(status, [{ code, message }]),

@@ -7,7 +7,7 @@
  *   GET    /__emulator/requests       the request log (?method=PUT&path=regex); DELETE clears it
  *   POST   /__emulator/faults         inject a fault (see FaultSpec); GET lists; DELETE clears
  *   PUT    /__emulator/rate-limit     the per-token budget: {requests, windowSeconds}
- *   POST   /__emulator/tokens         add a token: {token, id?, status?, accounts?}
+ *   POST   /__emulator/tokens         add a token: {token, id?, status?, accounts?, readOnly?}
  */
 import { Type } from '@sinclair/typebox';
 import type { RateLimiter, TokenAuth } from './auth.js';
@@ -53,6 +53,7 @@ const TokenBody = Type.Object({
   id: Type.Optional(Type.String()),
   status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('disabled'), Type.Literal('expired')])),
   accounts: Type.Optional(Type.Array(Type.String())),
+  readOnly: Type.Optional(Type.Boolean()),
 });
 
 export interface HookDeps {

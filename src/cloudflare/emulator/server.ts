@@ -10,6 +10,7 @@ import {
   CLOUDFLARE_DEFAULT_BUDGET,
   RateLimiter,
   TokenAuth,
+  authorizeMethod,
   type RateLimitBudget,
   type TokenRecord,
   type TokenSpec,
@@ -102,6 +103,7 @@ export async function startCloudflareEmulator(options: EmulatorOptions): Promise
       const rateHeaders = limiter.headers(decision);
       if (!decision.allowed) throw CfErrors.rateLimited(decision.retryAfterSeconds, rateHeaders);
       const { route, params } = router.match(method, path);
+      authorizeMethod(token, method);
       const out = route.handler({ method, path, params, query: url.searchParams, body, token, store });
       status = 200;
       send(res, status, success(out.result, out.result_info), rateHeaders);

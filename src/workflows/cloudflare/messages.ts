@@ -34,7 +34,10 @@ export interface SourceRegistration {
    * source has moved elsewhere, and it is left out until it registers there.
    */
   anchor: string;
-  /** The CloudflareCredentials whose token writes this target. */
+  /**
+   * The CloudflareCredentials this source resolved (its credentialsRef, or the default): its
+   * claim. The target is written with one identity (src/domain/cloudflare/identity.ts decides).
+   */
   credentials: string;
 }
 

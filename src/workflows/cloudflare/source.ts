@@ -35,6 +35,7 @@ import {
   type SourceKind,
   type SourceSpec,
 } from '../../domain/cloudflare/sources.js';
+import { legacyCredentialsOf } from '../../domain/cloudflare/legacy-credentials.js';
 import { syncStateName, targetKey, type SyncTarget } from '../../domain/cloudflare/targets.js';
 import { setCondition, type Condition } from '../../domain/conditions.js';
 import { CloudflareTarget } from '../../temporal/search-attributes.js';
@@ -269,7 +270,10 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
     | { status: 'ok'; credentials: string; accountId: string; zoneId?: string; zoneName?: string; tunnelId?: string }
     | { status: 'failed'; reason: string; message: string }
   > {
-    const creds = await sourceSteps.resolveCloudflareCredentials({ name: credentialsRefOf(kind, spec) });
+    const creds = await sourceSteps.resolveCloudflareCredentials({
+      name: credentialsRefOf(kind, spec),
+      legacy: legacyCredentialsOf(spec),
+    });
     if (creds.status === 'failed') return { status: 'failed', ...creds.outcome };
     const zone = zoneOf(kind, spec) ?? (zoneFromCredentials(kind) ? creds.defaultDomain : undefined);
     if (zone === undefined && zoneFromCredentials(kind))
@@ -331,7 +335,8 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       for (const t of targets) {
         if (!pending.has(targetKey(t))) continue;
         const sent = await sourceSteps.unregisterCloudflareSource({ target: t, ref, uid });
-        if (sent === 'not-running') pending.delete(targetKey(t)); // no workflow: nothing of ours is being written there
+        // No workflow and no SyncState: the target was never written, nothing of ours is there.
+        if (sent === 'not-running') pending.delete(targetKey(t));
       }
       for (const [k, r] of reports) if (r.result === 'Removed') pending.delete(k);
       if (pending.size === 0) return;

@@ -16,6 +16,7 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   log,
+  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -63,6 +64,9 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
     removals.delete(k);
     credentials = reg.credentials;
     changed = true;
+    // A source registers again after its workflow continued as new or restarted, and shows
+    // `Syncing` until told: the next result goes to it even when unchanged.
+    if (patched('sync-tells-each-registrant')) told.delete(k);
   });
   setHandler(unregisterSourceSignal, ({ ref, uid }) => {
     const k = refString(ref);
@@ -109,6 +113,7 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
       credentials,
       syncState,
       sources: [...sources.values()],
+      removing: gone,
       trigger,
       lastDigest,
       configVersion,
@@ -163,7 +168,8 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
         },
       ];
       for (const v of result.outcome.verdicts)
-        if (v.result !== 'Gone' && v.result !== 'Elsewhere') reports.push(failed(v.ref, v.generation));
+        if (v.result === 'CredentialsConflict') reports.push([v.ref, reportOf(v, '')]);
+        else if (v.result !== 'Gone' && v.result !== 'Elsewhere') reports.push(failed(v.ref, v.generation));
       for (const ref of gone) reports.push(failed(ref, 0));
     }
     await Promise.all(reports.map(([ref, report]) => tell(ref, report)));
@@ -182,7 +188,9 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
       ].join('\n'),
     );
 
-    if (sources.size === 0 && removals.size === 0 && result.status === 'ok') {
+    // Sources it still keeps (listed on the SyncState, not registered yet) will register: not done.
+    const keeps = result.status === 'ok' && !!result.kept && patched('sync-waits-for-kept-sources');
+    if (sources.size === 0 && removals.size === 0 && result.status === 'ok' && !keeps) {
       // Nothing of ours is left in Cloudflare. Wait a little for a newcomer, then end.
       if (!(await condition(() => changed || reaggregate, EMPTY_GRACE_MS))) {
         await api.deleteSyncState({ syncState });
@@ -205,6 +213,16 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
   }
 
   function reportOf(v: SourceVerdict, cloudflareId: string): SyncReport {
+    // Not written with its own credentials: a failure of that source only, shown as such.
+    if (v.result === 'CredentialsConflict')
+      return {
+        target: key,
+        syncState,
+        result: 'Failed',
+        generation: v.generation,
+        reason: 'CredentialsConflict',
+        message: v.message,
+      };
     const result = v.result === 'Synced' ? 'Synced' : v.result === 'Invalid' ? 'Invalid' : 'Conflict';
     // `Conflict`: nothing of the source could be written; `PartialConflict`: some of its items could not.
     const reason =

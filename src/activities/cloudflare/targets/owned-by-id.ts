@@ -4,11 +4,13 @@
  * (`status.resultData.id`, with `marker` naming the source it was made for). The create is
  * idempotent across crashes: the intent (`creating`, `creatingMarker`) is recorded before the
  * POST and the ID right after it; a retry that finds the intent and an object of that name takes
- * it as the one it created instead of making a second. An object of that name the operator did
+ * it as the one it created instead of making a second. A POST Cloudflare refuses clears the
+ * intent (it made nothing). An object of that name the operator did
  * not create is returned without a marker: the merge keeps it and reports its name as held.
  */
 import type { ItemCodec, WritePlan } from '../../../domain/cloudflare/merge.js';
 import { faultPoint } from '../../fault-points.js';
+import { isCloudflareRefusal } from '../errors.js';
 import type { TargetContext } from './adapter.js';
 import { writeObjects } from './per-object.js';
 
@@ -72,7 +74,15 @@ export async function writeOwnedById<I extends OwnedItem>(
     },
     async create(item) {
       await ctx.remember({ creating: item.name, creatingMarker: item.marker ?? null });
-      const id = await calls.create(item);
+      let id: string;
+      try {
+        id = await calls.create(item);
+      } catch (err) {
+        // Refused: nothing was made, so no intent may stay to take a later hand-made object of
+        // that name for ours. An answer that may have made one (timeout, 5xx) keeps it.
+        if (isCloudflareRefusal(err)) await ctx.remember({ creating: null, creatingMarker: null });
+        throw err;
+      }
       faultPoint('cloudflare-created');
       await ctx.remember({ id, marker: item.marker ?? null, creating: null, creatingMarker: null });
       return id;

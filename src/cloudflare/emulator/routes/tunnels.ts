@@ -6,8 +6,9 @@
  * DELETE `/connections`, and the remote configuration GET/PUT (`version` +1 per PUT; the ingress
  * is checked as cloudflared checks it: the last rule is a catch-all, no catch-all before it).
  *
- * Codes: a live tunnel of the same name 400/1013 (from memory); not found 404/1003, a bad secret
- * 400/1005, a bad ingress 400/1056 (guessed).
+ * Codes: a live tunnel of the same name 409/1013 (cloudflared's API client maps a create's 409 to
+ * "tunnel with name already exists"; 1013 and its message as users' logs show them); not found
+ * 404/1003, a bad secret 400/1005, a bad ingress 400/1056 (guessed).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
@@ -79,7 +80,11 @@ function checkSecret(secret: string): void {
 
 function checkName(list: readonly Tunnel[], name: string, self?: string): void {
   if (list.some((t) => t.deleted_at === null && t.name === name && t.id !== self)) {
-    throw CfErrors.teamnet(400, 1013, 'You already have a tunnel with this name');
+    throw CfErrors.teamnet(
+      409,
+      1013,
+      'You already have a tunnel with this name. Delete the existing tunnel, or choose a different name for your new tunnel',
+    );
   }
 }
 

@@ -40,6 +40,26 @@ export function wireConfig(config: IdentityProviderConfig | undefined): Record<s
   return out;
 }
 
+/** What stands for an inline secret's value outside the object (it is refused, never used). */
+export const INLINE_SECRET_PLACEHOLDER = '(inline secret: refused, never read)';
+
+/**
+ * The spec with every inline secret's value replaced: what may leave the activity that read it
+ * (a workflow's history is readable by whoever may use Temporal's UI or CLI). The fields stay
+ * present, so validation still names and refuses them.
+ */
+export function withoutInlineSecrets(spec: AccessIdentityProviderSpec): AccessIdentityProviderSpec {
+  const hide = <T extends object, K extends keyof T>(o: T | undefined, ...keys: K[]): T | undefined => {
+    if (!o || !keys.some((k) => o[k] !== undefined)) return o;
+    const copy = { ...o };
+    for (const k of keys) if (copy[k] !== undefined) copy[k] = INLINE_SECRET_PLACEHOLDER as T[K];
+    return copy;
+  };
+  const config = hide(spec.config, 'clientSecret', 'apiToken');
+  const scimConfig = hide(spec.scimConfig, 'secret');
+  return { ...spec, ...(config ? { config } : {}), ...(scimConfig ? { scimConfig } : {}) };
+}
+
 export const accessIdentityProviderRules: SourceKindRules<AccessIdentityProviderSpec> = {
   definition: AccessIdentityProviderKind,
   clusterScoped: true,
