@@ -134,10 +134,22 @@ describe('sandbox agent: HTTP API', () => {
     expect((await create(a, sb)).status).toBe(200);
     const s = await status(a);
     // The original's fields, and the extensions `draining` (the pool's scale-down, false until
-    // drained) and `runtime` (what runs the sandboxes: here the process runtime, not isolated).
+    // drained), `runtime` (what runs the sandboxes: here the process runtime, not isolated) and
+    // `bootId` (new at every start of the agent: a restart that took its sandboxes is told apart).
     expect(Object.keys(s).sort()).toEqual(
-      ['agentId', 'allocated', 'capacity', 'draining', 'images', 'nodeName', 'runtime', 'sandboxStatuses'].sort(),
+      [
+        'agentId',
+        'allocated',
+        'bootId',
+        'capacity',
+        'draining',
+        'images',
+        'nodeName',
+        'runtime',
+        'sandboxStatuses',
+      ].sort(),
     );
+    expect((s as { bootId?: string }).bootId).toMatch(/^[0-9a-f-]{36}$/);
     expect(s).toMatchObject({
       nodeName: 'node-a',
       capacity: 3,
