@@ -8,7 +8,7 @@
  * It also keeps the janitor Schedule in place (`sandbox-janitor/<task queue>`).
  */
 import http from 'node:http';
-import { Probes, apiserverReachable, temporalReachable } from '../health/probes.js';
+import { Probes, workerProbes } from '../health/probes.js';
 import type { AddressInfo } from 'node:net';
 import { ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
@@ -215,20 +215,7 @@ export async function startFastPath(
   const grpcServer = await startGrpcServer({ ...serving, port: fp.grpcPort });
   const httpServer = await startHttpServer({ ...serving, port: fp.httpPort });
 
-  const probes = new Probes({
-    // The sandbox worker ended: only a restart brings it back.
-    dead: () => (['FAILED', 'STOPPED'].includes(worker.getState()) ? `sandbox worker ${worker.getState()}` : undefined),
-    ready: [
-      temporalReachable(client),
-      apiserverReachable(kube),
-      {
-        name: 'sandbox-worker',
-        run: async () => {
-          if (worker.getState() !== 'RUNNING') throw new Error(worker.getState());
-        },
-      },
-    ],
-  });
+  const probes = new Probes(workerProbes('sandbox-worker', worker, client, kube));
   let metricsServer: http.Server | undefined;
   if (cfg.metricsPort !== undefined) {
     metricsServer = http.createServer((req, res) => {

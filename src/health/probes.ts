@@ -8,6 +8,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Client } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
 import type { KubeClient } from '../kube/client.js';
 
 export interface ReadinessCheck {
@@ -87,3 +88,24 @@ export const apiserverReachable = (kube: KubeClient): ReadinessCheck => ({
   name: 'apiserver',
   run: () => kube.version.getCode(),
 });
+
+/**
+ * A role that runs a Temporal worker: dead once the worker has ended (only a restart brings it
+ * back), ready while Temporal and the apiserver answer and the worker polls.
+ */
+export function workerProbes(name: string, worker: Worker, temporal: Client, kube: KubeClient): ProbeOptions {
+  const ended = () => ['FAILED', 'STOPPED'].includes(worker.getState());
+  return {
+    dead: () => (ended() ? `${name} ${worker.getState()}` : undefined),
+    ready: [
+      temporalReachable(temporal),
+      apiserverReachable(kube),
+      {
+        name,
+        run: async () => {
+          if (worker.getState() !== 'RUNNING') throw new Error(worker.getState());
+        },
+      },
+    ],
+  };
+}

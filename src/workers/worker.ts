@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import type { OperatorConfig } from '../config.js';
-import { Probes, apiserverReachable, temporalReachable } from '../health/probes.js';
+import { Probes, workerProbes } from '../health/probes.js';
 import { KubeClient } from '../kube/client.js';
 import { logger } from '../log.js';
 import { connectClient, connectWorker } from '../temporal/connection.js';
@@ -50,19 +50,7 @@ export async function createWorker(
     shutdownGraceTime: '10 seconds',
   });
   const cloudflareAccounts = new CloudflareAccountWorkers({ connection, cfg, kube, log });
-  const probes = new Probes({
-    dead: () => (['FAILED', 'STOPPED'].includes(worker.getState()) ? `worker ${worker.getState()}` : undefined),
-    ready: [
-      temporalReachable(temporal),
-      apiserverReachable(kube),
-      {
-        name: 'worker',
-        run: async () => {
-          if (worker.getState() !== 'RUNNING') throw new Error(worker.getState());
-        },
-      },
-    ],
-  });
+  const probes = new Probes(workerProbes('worker', worker, temporal, kube));
   // Probes only: the worker's metrics are the SDK's (DO_WORKER_METRICS_ADDRESS).
   let probeServer: http.Server | undefined;
   if (cfg.metricsPort !== undefined) {
