@@ -88,6 +88,46 @@ export function createFingerprint(spec: SandboxCreateSpec): string {
   ]);
 }
 
+/** What a sandbox name's workflow knows when a create arrives (its update validator's facts). */
+export interface CreateArrival {
+  namespace: string;
+  name: string;
+  /** The name is being deleted, or its run is ending. */
+  closing: boolean;
+  /** This run's create failed and the run is ending. */
+  failedEnding: boolean;
+  /** The create this incarnation answered (this run or, carried over continue-as-new, an earlier one). */
+  answered?: { fingerprint: string; tenant?: string };
+  /** The incarnation has a record (created with kubectl, or recorded by an earlier run). */
+  recorded: boolean;
+  call: { fingerprint: string; tenant?: string };
+}
+
+/**
+ * Why a create by name is refused; undefined when it is the incarnation's first create or a retry
+ * of the one it answered (same tenant, same spec). `Terminating` tells the fast path to wait for
+ * the ending run and try the next one. Another tenant's name is refused like any taken name, never
+ * answered with that tenant's sandbox (its ID, agent and endpoints) nor told how its spec differs.
+ */
+export function createConflict(
+  a: CreateArrival,
+): { reason: 'Terminating' | 'AlreadyExists'; message: string } | undefined {
+  const where = `${a.namespace}/${a.name}`;
+  if (a.closing)
+    return { reason: 'Terminating', message: `Sandbox ${where} is being deleted; create it again once it is gone` };
+  if (a.failedEnding)
+    return {
+      reason: 'Terminating',
+      message: `the previous create of ${where} failed and its run is ending; create it again`,
+    };
+  const taken = `a Sandbox named ${a.name} already exists in namespace ${a.namespace}`;
+  if (a.answered && a.answered.tenant !== a.call.tenant) return { reason: 'AlreadyExists', message: taken };
+  if (a.answered && a.answered.fingerprint !== a.call.fingerprint)
+    return { reason: 'AlreadyExists', message: `${taken} with another spec` };
+  if (!a.answered && a.recorded) return { reason: 'AlreadyExists', message: taken };
+  return undefined;
+}
+
 /** One workflow per Sandbox name; its runs are the name's incarnations (a recreate is a new run). */
 export function sandboxWorkflowId(namespace: string, name: string): string {
   return `sandbox/${namespace}/${name}`;
@@ -211,12 +251,14 @@ export interface OrphanVerdict {
 }
 
 /**
- * Whether the name's running creation is still writing the record of this very sandbox (its
- * stage `creating` or `recording`): the janitor spares it, a late record is not a refused one.
- * Another sandbox ID is an older incarnation's, and no run means nothing will record it.
+ * Whether the name's running workflow still holds this very sandbox: the janitor spares it. A
+ * late record is not a refused one, and a record written between the janitor's re-read and its
+ * question is no orphan either (the run has moved past `recording` by then). Not when the run
+ * gave it up (`unrecorded`: the record was refused, the janitor's to remove; `done`). Another
+ * sandbox ID is an older incarnation's, and no run means nothing will record it.
  */
-export function creationPending(run: { stage: string; sandboxId?: string } | undefined, sandboxId: string): boolean {
-  return !!run && run.sandboxId === sandboxId && (run.stage === 'creating' || run.stage === 'recording');
+export function runStillHolds(run: { stage: string; sandboxId?: string } | undefined, sandboxId: string): boolean {
+  return !!run && run.sandboxId === sandboxId && run.stage !== 'unrecorded' && run.stage !== 'done';
 }
 
 /**

@@ -5,12 +5,11 @@
  * costs no extra task round trip. Several replicas may run: each keeps its own table from the
  * agents' reports, and the agents' own admission keeps them from overfilling any agent.
  *
- * It also keeps the janitor Schedule in place (`sandbox-janitor/<task queue>`).
+ * It also keeps the janitor workflow running (`sandbox-janitor/<task queue>`; ./janitor.ts).
  */
 import http from 'node:http';
 import { Probes, workerProbes } from '../health/probes.js';
 import type { AddressInfo } from 'node:net';
-import { ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { createSandboxAgentActivities } from '../activities/sandbox/agents.js';
 import { createSandboxCreateActivities } from '../activities/sandbox/create.js';
@@ -29,16 +28,11 @@ import { connectClient, connectWorker } from '../temporal/connection.js';
 import { Dispatcher, createDispatchMetrics } from '../temporal/dispatch.js';
 import { K8sKind, K8sName, K8sNamespace } from '../temporal/search-attributes.js';
 import { workflowSource } from '../workers/bundle.js';
-import { upsertSchedule } from '../workers/schedules.js';
 import { delayActivityInterceptors, killAfterActivityInterceptors } from '../workers/fault-injection.js';
 import { installTemporalRuntime } from '../workers/runtime.js';
-import {
-  agentReportedSignal,
-  poolChangedSignal,
-  sandboxJanitorWorkflow,
-  sandboxWorkflow,
-} from '../workflows/sandbox/contract.js';
+import { agentReportedSignal, poolChangedSignal, sandboxWorkflow } from '../workflows/sandbox/contract.js';
 import { AgentClient } from './agent-client.js';
+import { ensureSandboxJanitor } from './janitor.js';
 import { AgentCredentials } from './agent-credentials.js';
 import { EnvSealer } from './sealed-env.js';
 import { startGrpcServer } from './grpc.js';
@@ -57,34 +51,6 @@ export interface RunningFastPath {
   registry: SandboxRegistry;
   /** Stops serving, drains the worker, stops the registry and the tenant provider. */
   close(): Promise<void>;
-}
-
-export function janitorScheduleId(taskQueue: string): string {
-  return `sandbox-janitor/${taskQueue}`;
-}
-
-/** Creates or updates the janitor Schedule (idempotent; every replica calls it on start). */
-export async function ensureSandboxJanitor(client: Client, taskQueue: string, fp: FastPathConfig): Promise<string> {
-  const scheduleId = janitorScheduleId(taskQueue);
-  const spec = { intervals: [{ every: fp.janitorIntervalMs }] };
-  const action = {
-    type: 'startWorkflow' as const,
-    workflowType: sandboxJanitorWorkflow,
-    taskQueue,
-    workflowId: scheduleId,
-    args: [{ orphanTimeoutSeconds: Math.ceil(fp.orphanTimeoutMs / 1000) }] as [{ orphanTimeoutSeconds: number }],
-    workflowExecutionTimeout: '10 minutes',
-  };
-  await upsertSchedule(client, {
-    scheduleId,
-    spec,
-    action,
-    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
-    memo: {
-      description: 'Removes sandboxes no Sandbox records (Fast) and fails records whose agent lost them (Strong).',
-    },
-  });
-  return scheduleId;
 }
 
 export async function startFastPath(

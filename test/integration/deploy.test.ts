@@ -52,7 +52,7 @@ import type { VolumeCaptureRequest, VolumeRestoreRequest } from '../../src/api/v
 import { syncStateName, type SyncTarget } from '../../src/domain/cloudflare/targets.js';
 import { checkpointNameFor, chunkNameFor, snapshotNameFor } from '../../src/domain/requests.js';
 import { sandboxTaskQueue } from '../../src/config.js';
-import { janitorScheduleId } from '../../src/fastpath/main.js';
+import { janitorWorkflowId } from '../../src/fastpath/janitor.js';
 import { AgentFleet } from '../../src/infra/agent-fleet.js';
 import { findBinary } from '../../src/infra/binaries.js';
 import { getFreePort, waitUntilReady, type ManagedProcess } from '../../src/infra/process.js';
@@ -61,6 +61,7 @@ import { createEtcdClient } from '../../src/tenancy/etcd.js';
 import { TenantPublisher } from '../../src/tenancy/publisher.js';
 import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../src/temporal/search-attributes.js';
 import { requestTtlSweepScheduleId } from '../../src/workers/schedules.js';
+import { runJanitorPassUpdate } from '../../src/workflows/sandbox/contract.js';
 import {
   createCredentials,
   deleteCreatedCredentials,
@@ -1403,14 +1404,10 @@ describe('RBAC, applied for real', () => {
 
           // The janitor: every agent's report against every Sandbox (a cluster-wide list).
           const c = await temporal();
-          const schedule = c.schedule.getHandle(janitorScheduleId(sandboxTaskQueue(taskQueue)));
-          const before = (await schedule.describe()).info.recentActions.length;
-          await schedule.trigger();
-          const run = await eventually('a janitor run started by the Schedule', async () => {
-            const actions = (await schedule.describe()).info.recentActions;
-            return actions.length > before ? actions.at(-1)!.action.workflow : undefined;
-          });
-          await c.workflow.getHandle(run.workflowId, run.firstExecutionRunId).result();
+          const summary = await c.workflow
+            .getHandle(janitorWorkflowId(sandboxTaskQueue(taskQueue)))
+            .executeUpdate(runJanitorPassUpdate);
+          expect(summary).toMatch(/agents and \d+ Sandboxes checked/);
 
           // Deletes: through the API (delete, UID precondition) and with kubectl; each workflow
           // removes the sandbox from its agent, then its finalizer (patch).
@@ -1456,9 +1453,9 @@ describe('RBAC, applied for real', () => {
       } finally {
         await (
           await temporal()
-        ).schedule
-          .getHandle(janitorScheduleId(sandboxTaskQueue(taskQueue)))
-          .delete()
+        ).workflow
+          .getHandle(janitorWorkflowId(sandboxTaskQueue(taskQueue)))
+          .terminate('test done')
           .catch(() => undefined);
         await fleet.stop();
         etcd.close();

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContainerdClient } from '../../src/agent/containerd/client.js';
 import { LABEL } from '../../src/agent/containerd/runtime.js';
 import { ALLOCATION_ANNOTATION } from '../../src/api/sandbox.js';
-import { sandboxJanitorWorkflow } from '../../src/workflows/sandbox/contract.js';
+import { runJanitorPassUpdate, sandboxJanitorWorkflow } from '../../src/workflows/sandbox/contract.js';
 import { eventually, stackInfo, temporal, uniq } from '../support/env.js';
 import { SandboxStack, grpcClient } from '../support/fastpath.js';
 
@@ -152,13 +152,16 @@ describe('a Fast record written late (a busy fast path), not refused', () => {
     await new Promise((r) => setTimeout(r, 4_000));
     expect(await stack.sandbox(name)).toBeUndefined();
     const client = await temporal();
-    const summary = await client.workflow.execute(sandboxJanitorWorkflow, {
+    // A janitor of this test's own, with a shorter orphan timeout, asked for one pass.
+    const janitor = await client.workflow.start(sandboxJanitorWorkflow, {
       taskQueue: stack.sandboxTaskQueue,
-      workflowId: uniq('janitor-pass'),
-      args: [{ orphanTimeoutSeconds: 2 }],
+      workflowId: uniq('janitor'),
+      args: [{ orphanTimeoutSeconds: 2, intervalMs: 3_600_000 }],
     });
+    const summary = await janitor.executeUpdate(runJanitorPassUpdate);
+    await janitor.terminate('test done');
     expect(summary).toContain(`spared sandbox ${res.sandboxId} on agent ${stack.namespace}/`);
-    expect(summary).toContain('its creation is still writing its record');
+    expect(summary).toContain('its workflow still holds it');
     expect((await stack.agentReports()).flatMap((r) => r.sandboxes.map((s) => s.sandboxId))).toContain(res.sandboxId);
     const sb = await completes(name);
     expect(sb.status?.sandboxID).toBe(res.sandboxId);

@@ -19,8 +19,9 @@ import {
   SANDBOX_FINALIZER,
   SandboxKind,
 } from '../../src/api/sandbox.js';
-import { TENANT_LABEL, sandboxWorkflowId } from '../../src/domain/sandbox.js';
+import { TENANT_LABEL, createFingerprint, sandboxWorkflowId } from '../../src/domain/sandbox.js';
 import { K8sUID } from '../../src/temporal/search-attributes.js';
+import { sandboxWorkflow, type AnsweredCreate, type CreateSandboxCall } from '../../src/workflows/sandbox/contract.js';
 import { eventually, historyText, replayAndRecord, temporal, uniq } from '../support/env.js';
 import { issueLeaf, newCa } from '../../src/admission/certs.js';
 import { fastPathClient } from '../../src/fastpath/grpc-client.js';
@@ -140,6 +141,44 @@ describe('Fast mode (the default)', () => {
     // The owner's own retry still gets its answer.
     expect(await create(spec({ name }))).toEqual(first);
     await running(name);
+    await deleteAndWait(name);
+  });
+});
+
+describe('idempotency by name survives the workflow continuing as new', () => {
+  it('a continued run answers the same create with the same sandbox; another spec or tenant is still refused', async () => {
+    const name = uniq('continued');
+    const first = await create(spec({ name }));
+    await running(name);
+    const client = await temporal();
+    const id = sandboxWorkflowId(stack.namespace, name);
+    // The create as the run received it (env values sealed), from its history.
+    const history = await client.workflow.getHandle(id).fetchHistory();
+    const accepted = history.events!.find((e) => e.workflowExecutionUpdateAcceptedEventAttributes)!;
+    const payload =
+      accepted.workflowExecutionUpdateAcceptedEventAttributes!.acceptedRequest!.input!.args!.payloads![0]!;
+    const call = JSON.parse(Buffer.from(payload.data!).toString()) as CreateSandboxCall;
+    // What continue-as-new carries, handed to a run of the same name (the first one ended without
+    // touching the sandbox, as a run that continued as new does).
+    await client.workflow.getHandle(id).terminate('test: stands in for continue-as-new');
+    const created: AnsweredCreate = {
+      fingerprint: createFingerprint(call.spec),
+      tenant: call.tenant,
+      answer: { status: 'ok', ...first },
+    };
+    await client.workflow.start(sandboxWorkflow, {
+      workflowId: id,
+      taskQueue: stack.sandboxTaskQueue,
+      args: [{ namespace: stack.namespace, name, created }],
+    });
+    expect(await create(spec({ name }))).toEqual(first);
+    const other = await grpcError(create(spec({ name }), String(stack.otherTenantId)));
+    expect(other.code).toBe(grpc.status.ALREADY_EXISTS);
+    expect(other.details).toBe(`a Sandbox named ${name} already exists in namespace ${stack.namespace}`);
+    const changed = await grpcError(create(spec({ name, args: ['different'] })));
+    expect(changed.code).toBe(grpc.status.ALREADY_EXISTS);
+    expect(changed.details).toContain('with another spec');
+    expect(await heldBy(first.sandboxId)).toHaveLength(1);
     await deleteAndWait(name);
   });
 });

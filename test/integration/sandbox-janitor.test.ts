@@ -10,7 +10,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandboxKind, type Sandbox } from '../../src/api/sandbox.js';
 import { sandboxWorkflowId } from '../../src/domain/sandbox.js';
-import { janitorScheduleId } from '../../src/fastpath/main.js';
+import { janitorWorkflowId } from '../../src/fastpath/janitor.js';
+import { janitorStateQuery } from '../../src/workflows/sandbox/contract.js';
 import { eventually, replayAndRecord, temporal, uniq } from '../support/env.js';
 import { SandboxStack, sandboxImage } from '../support/fastpath.js';
 
@@ -113,20 +114,23 @@ describe('Fast mode: a refused record leaves an orphan the janitor removes', () 
     // The recorded sandbox is untouched.
     expect(await holds(keep.sandboxId)).toBe(true);
 
-    // The janitor's own run says what it removed and why.
-    const schedule = await client.schedule.getHandle(janitorScheduleId(stack.sandboxTaskQueue)).describe();
-    const runs = schedule.info.recentActions.map((a) => a.action.workflow.workflowId);
-    const outputs = await Promise.all(
-      runs.map((id, i) =>
-        client.workflow
-          .getHandle(id, schedule.info.recentActions[i]!.action.workflow.firstExecutionRunId)
-          .result()
-          .catch(() => ''),
-      ),
+    // The janitor says what it removed and why: one long-lived workflow (not a run per pass), its
+    // state and its Web UI details.
+    const janitor = client.workflow.getHandle(janitorWorkflowId(stack.sandboxTaskQueue));
+    const state = await janitor.query(janitorStateQuery);
+    const removedLine = new RegExp(
+      `removed sandbox ${orphan.sandboxId} from agent ${stack.namespace}/${orphan.agentPod}: no Sandbox`,
     );
-    expect(outputs.join('\n')).toMatch(
-      new RegExp(`removed sandbox ${orphan.sandboxId} from agent ${stack.namespace}/${orphan.agentPod}: no Sandbox`),
-    );
+    expect(state.recent.join('\n')).toMatch(removedLine);
+    expect(state.passes).toBeGreaterThan(1);
+    expect((await janitor.describe()).status.name).toBe('RUNNING');
+    const runs = [];
+    for await (const run of client.workflow.list({ query: `WorkflowId = '${janitor.workflowId}'` })) runs.push(run);
+    expect(runs.map((r) => r.status.name)).toEqual(['RUNNING']);
+    // What the Web UI shows as "Current details" (its built-in metadata query).
+    const meta = await janitor.query<{ currentDetails: string }>('__temporal_workflow_metadata');
+    expect(meta.currentDetails).toMatch(removedLine);
+    expect(meta.currentDetails).toMatch(/orphans removed/);
   }, 120_000);
 });
 

@@ -4,13 +4,14 @@ import {
   AGENT_UNREACHABLE,
   agentGoneSinceMs,
   agentLossStep,
+  createConflict,
   createFingerprint,
   failureReason,
   invalidCreate,
   lifecycleStep,
   lostRecords,
   nextLookInMs,
-  creationPending,
+  runStillHolds,
   orphansOn,
   recoveryDeadlineMs,
   resetRequested,
@@ -239,13 +240,54 @@ describe('why a sandbox ended, on its Ready condition', () => {
   });
 });
 
-describe('creationPending (the janitor spares a sandbox whose record is late)', () => {
-  it('only for the sandbox the running creation is still writing the record of', () => {
-    expect(creationPending({ stage: 'recording', sandboxId: 'a' }, 'a')).toBe(true);
-    expect(creationPending({ stage: 'creating', sandboxId: 'a' }, 'a')).toBe(true);
-    expect(creationPending({ stage: 'recording', sandboxId: 'b' }, 'a')).toBe(false); // an older incarnation's
-    expect(creationPending({ stage: 'unrecorded', sandboxId: 'a' }, 'a')).toBe(false); // refused: the janitor's
-    expect(creationPending({ stage: 'live', sandboxId: 'a' }, 'a')).toBe(false);
-    expect(creationPending(undefined, 'a')).toBe(false);
+describe('runStillHolds (the janitor spares a sandbox whose record is late)', () => {
+  it('for the sandbox the running workflow holds, unless it gave it up', () => {
+    expect(runStillHolds({ stage: 'recording', sandboxId: 'a' }, 'a')).toBe(true);
+    expect(runStillHolds({ stage: 'creating', sandboxId: 'a' }, 'a')).toBe(true);
+    // Recorded between the janitor's re-read and its question: no orphan.
+    expect(runStillHolds({ stage: 'live', sandboxId: 'a' }, 'a')).toBe(true);
+    expect(runStillHolds({ stage: 'recording', sandboxId: 'b' }, 'a')).toBe(false); // an older incarnation's
+    expect(runStillHolds({ stage: 'unrecorded', sandboxId: 'a' }, 'a')).toBe(false); // refused: the janitor's
+    expect(runStillHolds({ stage: 'done', sandboxId: 'a' }, 'a')).toBe(false);
+    expect(runStillHolds(undefined, 'a')).toBe(false);
+  });
+});
+
+describe('createConflict (a create by name reaching the name’s workflow)', () => {
+  const base = { namespace: 'ns', name: 'sb', closing: false, failedEnding: false, recorded: false };
+  const call = { fingerprint: 'f1', tenant: 'acme' };
+
+  it('the first create of an incarnation goes ahead', () => {
+    expect(createConflict({ ...base, call })).toBeUndefined();
+  });
+
+  it('a retry of the answered create goes ahead (and gets the same answer), in this run or a continued one', () => {
+    expect(
+      createConflict({ ...base, recorded: true, answered: { fingerprint: 'f1', tenant: 'acme' }, call }),
+    ).toBeUndefined();
+  });
+
+  it('another spec is ALREADY_EXISTS saying so; another tenant is ALREADY_EXISTS revealing nothing', () => {
+    expect(createConflict({ ...base, answered: { fingerprint: 'f0', tenant: 'acme' }, call })).toEqual({
+      reason: 'AlreadyExists',
+      message: 'a Sandbox named sb already exists in namespace ns with another spec',
+    });
+    for (const fingerprint of ['f1', 'f0'])
+      expect(createConflict({ ...base, answered: { fingerprint, tenant: 'other' }, call })).toEqual({
+        reason: 'AlreadyExists',
+        message: 'a Sandbox named sb already exists in namespace ns',
+      });
+  });
+
+  it('a recorded incarnation that answered no create here (kubectl, or before continue-as-new carried it) is taken', () => {
+    expect(createConflict({ ...base, recorded: true, call })?.reason).toBe('AlreadyExists');
+  });
+
+  it('a closing or failed run asks the caller to wait for the next run', () => {
+    expect(createConflict({ ...base, closing: true, answered: call, call })?.reason).toBe('Terminating');
+    expect(createConflict({ ...base, failedEnding: true, call })).toEqual({
+      reason: 'Terminating',
+      message: 'the previous create of ns/sb failed and its run is ending; create it again',
+    });
   });
 });

@@ -7,7 +7,7 @@
  */
 import { SandboxKind, parseAllocation, type Sandbox } from '../../api/sandbox.js';
 import {
-  creationPending,
+  runStillHolds,
   lostRecords,
   orphansOn,
   type LostVerdict,
@@ -122,7 +122,7 @@ export function createSandboxJanitorActivities(
       if (o.claimName) {
         const run = await creationOf(o.namespace, o.claimName).catch(() => 'unknown' as const);
         if (run === 'unknown') return 'spared-unasked';
-        if (creationPending(run, o.sandboxId)) return 'spared-recording';
+        if (runStillHolds(run, o.sandboxId)) return 'spared-recording';
       }
       const a = registry.agent(o.namespace, o.agent);
       if (!a) return 'spared';

@@ -4,7 +4,7 @@
  * (update-with-start), the watcher signals through them.
  */
 export { sandboxWorkflow } from './sandbox.js';
-export { sandboxJanitorWorkflow, type SandboxJanitorInput } from './janitor.js';
+export * from './janitor.js';
 export * from './quota.js';
 export * from './messages.js';
 export * from './pool.js';

@@ -1,5 +1,12 @@
 /**
- * The orphan janitor, run by a Temporal Schedule (`sandbox-janitor/<task queue>`, overlap SKIP).
+ * The orphan janitor: one long-lived workflow per task queue (`sandbox-janitor/<task queue>`)
+ * that runs a pass every interval on a durable timer and continues-as-new when its history grows,
+ * so the Web UI lists one Running janitor instead of a completed run every 10 s. Its current
+ * details (the Web UI's "Current details") say what the last passes did; the `state` query
+ * returns the same as data; the `runPass` update runs a pass now and returns its summary
+ * (`temporal workflow update execute --name runPass`); the `configure` signal changes the
+ * interval or the orphan timeout (every fast-path replica sends its settings on start).
+ *
  * One pass: fresh agent reports against the Sandbox records (the seed's rules, with the agents'
  * own `createdAt`):
  *
@@ -11,27 +18,106 @@
  *   is handed to its workflow too — a backstop for the registry's hint, which a restarted fast
  *   path never sends for an agent it never saw: the workflow verifies and starts the recovery
  *   timeout, after which the failure policy applies.
- *
- * Its result (and the Web UI's details) says what it removed and why.
  */
-import { setCurrentDetails } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  defineUpdate,
+  setCurrentDetails,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { janitorSteps } from './activity-options.js';
 
 const SPARED = {
   spared: 'a record covers it now',
-  'spared-recording': 'its creation is still writing its record (late, not refused)',
-  'spared-unasked': 'Temporal could not say whether its creation is still writing its record; next pass',
+  'spared-recording': 'its workflow still holds it (its record is late or just written, not refused)',
+  'spared-unasked': 'Temporal could not say whether its workflow still holds it; next pass',
 };
 
-export interface SandboxJanitorInput {
+export interface JanitorSettings {
   orphanTimeoutSeconds: number;
+  /** Time between passes (the fast path's `DO_FASTPATH_JANITOR_INTERVAL`). */
+  intervalMs: number;
 }
 
-export async function sandboxJanitorWorkflow(input: SandboxJanitorInput): Promise<string> {
-  const scan = await janitorSteps.scanSandboxAgents(input);
+/** What the janitor has done, carried across continue-as-new. */
+export interface JanitorState {
+  passes: number;
+  removed: number;
+  lostReported: number;
+  /** The last pass: when it ended and its summary. */
+  last?: { at: string; summary: string };
+  /** The most recent lines of passes that did something (removed, spared or reported), newest last. */
+  recent: string[];
+}
+
+export interface SandboxJanitorInput extends JanitorSettings {
+  state?: JanitorState;
+}
+
+export const janitorStateQuery = defineQuery<JanitorState>('state');
+/** Runs a pass now (after the one in progress, if any) and returns its summary. */
+export const runJanitorPassUpdate = defineUpdate<string>('runPass');
+/** New settings from a fast-path replica: applied from the next wait on. */
+export const configureJanitorSignal = defineSignal<[JanitorSettings]>('configure');
+
+const RECENT_LINES = 50;
+/** Continue-as-new well before Temporal's suggestion too: a pass is about ten events. */
+const MAX_HISTORY_EVENTS = 5_000;
+
+export async function sandboxJanitorWorkflow(input: SandboxJanitorInput): Promise<void> {
+  const state: JanitorState = input.state ?? { passes: 0, removed: 0, lostReported: 0, recent: [] };
+  let settings: JanitorSettings = { orphanTimeoutSeconds: input.orphanTimeoutSeconds, intervalMs: input.intervalMs };
+  let settingsChanged = false;
+  /** The pass number an update waits for (a pass asked for runs at once). */
+  let wanted = 0;
+  let passing = false;
+
+  setHandler(janitorStateQuery, () => state);
+  setHandler(configureJanitorSignal, (next) => {
+    settingsChanged =
+      next.intervalMs !== settings.intervalMs || next.orphanTimeoutSeconds !== settings.orphanTimeoutSeconds;
+    settings = next;
+  });
+  setHandler(runJanitorPassUpdate, async () => {
+    // The pass that starts after this request answers it.
+    const target = state.passes + 1 + (passing ? 1 : 0);
+    wanted = Math.max(wanted, target);
+    await condition(() => state.passes >= target);
+    return state.last!.summary;
+  });
+
+  for (;;) {
+    passing = true;
+    const summary = await janitorPass(settings.orphanTimeoutSeconds, state);
+    passing = false;
+    state.passes++;
+    state.last = { at: new Date().toISOString(), summary };
+    setCurrentDetails(details(state, settings));
+    if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > MAX_HISTORY_EVENTS) {
+      await condition(allHandlersFinished);
+      return continueAsNew<typeof sandboxJanitorWorkflow>({ ...settings, state });
+    }
+    // Until the interval passes or a pass is asked for; new settings restart the wait.
+    for (;;) {
+      settingsChanged = false;
+      const woken = await condition(() => wanted > state.passes || settingsChanged, settings.intervalMs);
+      if (!woken || wanted > state.passes) break;
+    }
+  }
+}
+
+/** One pass; adds what it did to the state's counters and recent lines, returns its summary. */
+async function janitorPass(orphanTimeoutSeconds: number, state: JanitorState): Promise<string> {
+  const scan = await janitorSteps.scanSandboxAgents({ orphanTimeoutSeconds });
   const lines: string[] = [];
   for (const o of scan.orphans) {
     const r = await janitorSteps.removeOrphan(o);
+    if (r === 'removed') state.removed++;
     lines.push(
       r === 'removed'
         ? `removed sandbox ${o.sandboxId} from agent ${o.namespace}/${o.agent}: ${o.why}`
@@ -40,14 +126,28 @@ export async function sandboxJanitorWorkflow(input: SandboxJanitorInput): Promis
   }
   for (const l of scan.lost) {
     await janitorSteps.reportLostSandbox(l);
+    state.lostReported++;
     lines.push(
       l.why === 'missing'
         ? `Sandbox ${l.namespace}/${l.name}: agent ${l.agent} no longer has sandbox ${l.sandboxId}; its workflow marks it Failed`
         : `Sandbox ${l.namespace}/${l.name}: agent ${l.agent} does not report; its workflow applies the failure policy after the recovery timeout`,
     );
   }
+  const at = new Date().toISOString();
+  state.recent.push(...lines.map((line) => `${at} ${line}`));
+  state.recent.splice(0, Math.max(0, state.recent.length - RECENT_LINES));
   const head = `${scan.agents} agents and ${scan.records} Sandboxes checked; ${scan.orphans.length} orphans, ${scan.lost.length} lost`;
-  const summary = [head, ...lines].join('\n');
-  setCurrentDetails(summary);
-  return summary;
+  return [head, ...lines].join('\n');
+}
+
+/** The Web UI's current details: counters, the last pass, what recent passes did. */
+function details(state: JanitorState, settings: JanitorSettings): string {
+  return [
+    `Pass ${state.passes}, every ${settings.intervalMs / 1000} s (orphan timeout ${settings.orphanTimeoutSeconds} s).`,
+    `Since the first pass: ${state.removed} orphans removed, ${state.lostReported} lost sandboxes reported.`,
+    '',
+    `Last pass (${state.last!.at}): ${state.last!.summary}`,
+    '',
+    state.recent.length ? `Recent actions:\n${state.recent.join('\n')}` : 'No action yet.',
+  ].join('\n');
 }

@@ -13,6 +13,15 @@ export interface SandboxWorkflowInput {
   name: string;
   /** Carried across continue-as-new: the incarnation (Sandbox UID) this run followed. */
   previousUid?: string;
+  /** Carried across continue-as-new: the create this incarnation answered, so a retry by name still gets it. */
+  created?: AnsweredCreate;
+}
+
+/** A create's identity (spec fingerprint, tenant) and its successful answer — no spec, no env values. */
+export interface AnsweredCreate {
+  fingerprint: string;
+  tenant?: string;
+  answer: Ok<CreatedSandbox>;
 }
 
 /** A create through the fast path (gRPC CreateSandbox or HTTP). */

@@ -57,6 +57,7 @@ import {
   AGENT_UNREACHABLE,
   agentGoneSinceMs,
   agentLossStep,
+  createConflict,
   createFingerprint,
   createSpecOf,
   endpointsOf,
@@ -82,6 +83,7 @@ import {
   createSandboxUpdate,
   sandboxChangedSignal,
   sandboxStateQuery,
+  type AnsweredCreate,
   type CreateAnswer,
   type CreateSandboxCall,
   type SandboxState,
@@ -163,6 +165,7 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
         await condition(() => creation!.answer !== undefined);
         return creation.answer!;
       }
+      if (input.created) return input.created.answer; // answered by an earlier run (validated)
       creation = { fingerprint: createFingerprint(call.spec), call };
       state.mode = call.mode;
       stage('creating', `${call.mode} create in pool ${call.spec.poolRef}`);
@@ -171,35 +174,18 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
     },
     {
       validator: (call) => {
-        if (deletionRequested || state.stage === 'deleting' || state.stage === 'done')
-          throw ApplicationFailure.nonRetryable(
-            `Sandbox ${namespace}/${name} is being deleted; create it again once it is gone`,
-            'Terminating',
-          );
-        // A create that failed ends its run, which is a moment away: a retry is a new attempt in
-        // the next run (the fast path waits for this one to end), not this failure again.
-        if (creation?.answer?.status === 'failed' && !state.uid)
-          throw ApplicationFailure.nonRetryable(
-            `the previous create of ${namespace}/${name} failed and its run is ending; create it again`,
-            'Terminating',
-          );
-        // Another tenant's name: refused like any taken name, never answered with that tenant's
-        // sandbox (its ID, agent and endpoints) nor told how its spec differs.
-        if (creation && creation.call.tenant !== call.tenant)
-          throw ApplicationFailure.nonRetryable(
-            `a Sandbox named ${name} already exists in namespace ${namespace}`,
-            'AlreadyExists',
-          );
-        if (creation && creation.fingerprint !== createFingerprint(call.spec))
-          throw ApplicationFailure.nonRetryable(
-            `a Sandbox named ${name} already exists in namespace ${namespace} with another spec`,
-            'AlreadyExists',
-          );
-        if (!creation && state.uid)
-          throw ApplicationFailure.nonRetryable(
-            `a Sandbox named ${name} already exists in namespace ${namespace}`,
-            'AlreadyExists',
-          );
+        const conflict = createConflict({
+          namespace,
+          name,
+          closing: deletionRequested || state.stage === 'deleting' || state.stage === 'done',
+          // A create that failed ends its run, which is a moment away: a retry is a new attempt
+          // in the next run (the fast path waits for this one to end), not this failure again.
+          failedEnding: creation?.answer?.status === 'failed' && !state.uid,
+          answered: creation ? { fingerprint: creation.fingerprint, tenant: creation.call.tenant } : input.created,
+          recorded: Boolean(state.uid),
+          call: { fingerprint: createFingerprint(call.spec), tenant: call.tenant },
+        });
+        if (conflict) throw ApplicationFailure.nonRetryable(conflict.message, conflict.reason);
       },
     },
   );
@@ -564,7 +550,11 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
     );
     if (workflowInfo().continueAsNewSuggested && !hinted) {
       await condition(allHandlersFinished);
-      return continueAsNew<typeof sandboxWorkflow>({ namespace, name, previousUid: input.previousUid });
+      const created: AnsweredCreate | undefined =
+        creation?.answer?.status === 'ok'
+          ? { fingerprint: creation.fingerprint, tenant: creation.call.tenant, answer: creation.answer }
+          : input.created;
+      return continueAsNew<typeof sandboxWorkflow>({ namespace, name, previousUid: input.previousUid, created });
     }
   }
 
