@@ -134,6 +134,8 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       }
       await deleteFromTargets(uid, generation);
       if (lifecycleOf(kind) === 'tunnel') {
+        // The connector first: cloudflared stops before its tunnel is deleted under it.
+        if (patched('tunnel-connector')) await sourceSteps.removeTunnelConnector({ ref, uid });
         const creds = await sourceSteps.resolveCloudflareCredentials({ name: credentialsRefOf(kind, spec) });
         if (creds.status === 'ok')
           await cloudflareCalls(creds.cloudflareTaskQueue).removeTunnel({
@@ -292,6 +294,12 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       });
       if (tunnel.status === 'failed') return { status: 'failed', ...tunnel.outcome };
       tunnelId = tunnel.tunnelId;
+      // Its connector, now that the tunnel and its token Secret exist (patched: runs from before
+      // had no connector step).
+      if (patched('tunnel-connector')) {
+        const connector = await sourceSteps.applyTunnelConnector({ ref, uid: currentUid });
+        if (connector.status === 'failed') return { status: 'failed', ...connector.outcome };
+      }
     }
     if (zone === undefined)
       return {
