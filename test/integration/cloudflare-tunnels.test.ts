@@ -604,6 +604,55 @@ describe("the tunnel's connector: a cloudflared Deployment", () => {
     await eventually('the Tunnel gone', async () => !(await k.get(tunnelRef(squat))));
     expect((await deployment(squat))?.metadata?.uid).toBe(made.metadata?.uid);
   });
+  it("the original's v1alpha1 manifest (size, inline details, zoneId) carrying the original's finalizer: served, run with its size, its binding's CNAME without a zone lookup, deleted cleanly", async () => {
+    const t = uniq('v1a1');
+    const cfName = uniq('cf-v1a1');
+    const v1alpha1 = { apiVersion: `${CLOUDFLARE_GROUP}/v1alpha1`, kind: 'Tunnel', namespace: ns(), name: t };
+    // As the original's config/samples/networking_v1alpha1_tunnel.yaml, with credentialsRef (inline
+    // credentials alone are refused) and a finalizer the original put on it.
+    await k.apply({
+      apiVersion: v1alpha1.apiVersion,
+      kind: 'Tunnel',
+      metadata: { name: t, namespace: ns(), finalizers: ['cloudflare-operator.io/finalizer'] },
+      spec: {
+        newTunnel: { name: cfName },
+        size: 2,
+        cloudflare: {
+          domain: zoneName,
+          zoneId: suite.zoneId,
+          email: 'email@example.com',
+          accountId: account,
+          credentialsRef: { name: creds },
+        },
+      },
+    });
+    const read = (await k.get(v1alpha1)) as { spec: { size?: number; cloudflare: Record<string, unknown> } };
+    expect(read.spec.size).toBe(2);
+    expect(read.spec.cloudflare).toMatchObject({ email: 'email@example.com', zoneId: suite.zoneId });
+    await eventually('its connector with 2 replicas', async () => (await deployment(t))?.spec?.replicas === 2);
+
+    const lookups = async () => (await suite.fx.admin.requests({ method: 'GET', path: '^/zones$' })).length;
+    const before = await lookups();
+    const svc = uniq('svc');
+    await k.apply(service(svc, [{ port: 80 }]));
+    const b = uniq('bind');
+    await k.apply(binding(b, t, [{ name: svc }]));
+    await eventually('the binding Ready', async () => (await ready('TunnelBinding', b))?.status === 'True');
+    expect((await records()).some((r) => r.name === `${svc}.${zoneName}`)).toBe(true);
+    expect(await lookups()).toBe(before); // the zone ID given: no lookup
+
+    await k.delete({
+      apiVersion: `${CLOUDFLARE_GROUP}/${TUNNEL_BINDING_VERSION}`,
+      kind: 'TunnelBinding',
+      namespace: ns(),
+      name: b,
+    });
+    await k.delete(v1alpha1);
+    await eventually('deleted, the original finalizer released', async () => !(await k.get(v1alpha1)), {
+      timeoutMs: 120_000,
+    });
+    expect((await cfTunnels(cfName)).every((x) => x.deleted_at)).toBe(true);
+  });
 });
 
 describe('deleting a tunnel and its sources together', () => {

@@ -31,6 +31,7 @@ import {
   validateSource,
   waitingFor,
   zoneFromCredentials,
+  zoneIdOf,
   zoneOf,
   type SourceKind,
   type SourceSpec,
@@ -310,7 +311,7 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       };
     // A spec edit that keeps the zone costs no API call (the account's budget is shared).
     const cacheKey = `${creds.credentials}|${creds.accountId}|${zone}`;
-    let zoneId = zoneIds.get(cacheKey);
+    let zoneId = zoneIds.get(cacheKey) ?? zoneIdOf(spec);
     if (zoneId === undefined) {
       const found = await cloudflareCalls(creds.cloudflareTaskQueue).resolveZone({
         credentials: creds.credentials,
