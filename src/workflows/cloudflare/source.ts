@@ -47,7 +47,7 @@ import { sourceChangedSignal, syncReportedSignal, type SourceInput, type SyncRep
 const RESOLVE_RETRY_MS = 30_000;
 /** Retry of a source waiting for something another workflow makes (its tunnel's ID). */
 const WAITING_RETRY_MS = 5_000;
-/** Re-register when a target has not reported for this long. */
+/** Re-register when a target has not reported for this long (unless the input says otherwise). */
 const REREGISTER_MS = 5 * 60_000;
 
 export interface SourceWorkflowState {
@@ -56,6 +56,7 @@ export interface SourceWorkflowState {
 
 export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkflowState): Promise<void> {
   const { ref } = input;
+  const reregisterMs = input.reregisterMs ?? REREGISTER_MS;
   const kind = ref.kind as SourceKind;
   if (!isSourceKind(kind)) return;
   let hinted = true;
@@ -254,15 +255,18 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       }
     }
 
-    const waitMs = retryAt !== undefined ? Math.max(0, retryAt - Date.now()) : REREGISTER_MS;
+    const waitMs = retryAt !== undefined ? Math.max(0, retryAt - Date.now()) : reregisterMs;
     const woke = await condition(() => hinted || reported, waitMs);
     if (!woke && retryAt === undefined) {
-      registeredGeneration = -1; // silence: register again, looking the zone up afresh
-      zoneIds.clear();
+      // Silence: register again (a target whose workflow ended starts again; an unchanged
+      // registration costs it no Cloudflare call). The zone stays as looked up: a lookup per
+      // source every few minutes was most of an idle installation's API calls.
+      registeredGeneration = -1;
+      if (!patched('source-keeps-zone-on-silence')) zoneIds.clear();
     }
     if (workflowInfo().continueAsNewSuggested) {
       await condition(() => true);
-      await continueAsNew<typeof cloudflareSourceWorkflow>({ ref, targets });
+      await continueAsNew<typeof cloudflareSourceWorkflow>({ ref, targets, reregisterMs: input.reregisterMs });
     }
   }
 
