@@ -77,6 +77,8 @@ export interface CloudflareConfig {
    * Cloudflare's 1,200 requests per 5 minutes.
    */
   activitiesPerSecond: number;
+  /** Image of a Tunnel's cloudflared Deployment when its spec names none (`DO_CLOUDFLARED_IMAGE`). */
+  cloudflaredImage: string;
 }
 
 /** Controller-wide policy of fire-and-forget requests (the original's controller config). */
@@ -195,6 +197,8 @@ export function loadTemporalConnection(
   };
 }
 
+export const DEFAULT_CLOUDFLARED_IMAGE = 'cloudflare/cloudflared:2025.4.0';
+
 export function loadCloudflareConfig(env: NodeJS.ProcessEnv = process.env): CloudflareConfig {
   const clusterId = env.DO_CLUSTER_ID || 'default';
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/.test(clusterId))
@@ -213,6 +217,8 @@ export function loadCloudflareConfig(env: NodeJS.ProcessEnv = process.env): Clou
     observeIntervalMs: durationEnv(env, 'DO_CLOUDFLARE_OBSERVE_INTERVAL', '5m'),
     driftPolicy,
     activitiesPerSecond: rate,
+    // The original's default (its v1alpha1 CRD): a pinned release, not `latest`.
+    cloudflaredImage: env.DO_CLOUDFLARED_IMAGE || DEFAULT_CLOUDFLARED_IMAGE,
   };
 }
 

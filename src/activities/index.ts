@@ -12,6 +12,7 @@ import { createRestoreActivities } from './kubernetes/restores.js';
 import { createSnapshotActivities } from './kubernetes/snapshots.js';
 import { createVolumeActivities } from './kubernetes/volumes.js';
 import { createCloudflareSourceActivities } from './cloudflare/sources.js';
+import { createConnectorActivities } from './kubernetes/connector.js';
 
 export interface ActivityDeps {
   kube: KubeClient;
@@ -33,6 +34,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createSnapshotActivities(deps.kube),
     ...createRestoreActivities(deps.kube),
     ...(deps.cloudflare ? createCloudflareSourceActivities({ kube: deps.kube, ...deps.cloudflare }) : {}),
+    ...(deps.cloudflare ? createConnectorActivities(deps.kube, deps.cloudflare.config) : {}),
   };
 }
 

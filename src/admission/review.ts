@@ -77,8 +77,8 @@ export const REVIEWED_KINDS = {
  * A source that names no credentials uses the default ones, which an administrator chose.
  *
  * Tunnels: a Tunnel's creator must be allowed to create and update the Secret the worker writes
- * its credentials into (named after it, in its namespace; a ClusterTunnel's in the operator's
- * Cloudflare namespace); a TunnelBinding's or a class config's creator must be allowed
+ * its credentials into and the cloudflared Deployment that runs it (both named after it, in its
+ * namespace; a ClusterTunnel's in the operator's Cloudflare namespace); a TunnelBinding's or a class config's creator must be allowed
  * to `get` the Tunnel it routes traffic through (it writes with that Tunnel's credentials).
  */
 export function cloudflareChecks(
@@ -90,13 +90,18 @@ export function cloudflareChecks(
   const spec = (object.spec ?? {}) as Record<string, unknown>;
   const checks: TargetCheck[] = [];
   if (kind === 'Tunnel' || kind === 'ClusterTunnel')
-    checks.push({
-      apiVersion: 'v1',
-      kind: 'Secret',
-      namespace: kind === 'Tunnel' ? namespace : DEFAULT_CREDENTIALS_NAMESPACE,
-      name: object.metadata?.name ?? '',
-      verbs: ['create', 'update'],
-    });
+    for (const [apiVersion, objectKind] of [
+      ['v1', 'Secret'],
+      // Its connector: spec.deployPatch shapes the Pods (any image, volume, service account).
+      ['apps/v1', 'Deployment'],
+    ] as const)
+      checks.push({
+        apiVersion,
+        kind: objectKind,
+        namespace: kind === 'Tunnel' ? namespace : DEFAULT_CREDENTIALS_NAMESPACE,
+        name: object.metadata?.name ?? '',
+        verbs: ['create', 'update'],
+      });
   const tunnelRef = (
     kind === 'TunnelBinding'
       ? object.tunnelRef

@@ -56,10 +56,40 @@ export const NewTunnel = Type.Object(
   { description: 'A tunnel to create on Cloudflare. Mutually exclusive with existingTunnel.' },
 );
 
+/** A Pod toleration (core/v1 Toleration), for the v1alpha1 field `tolerations`. */
+export const Toleration = Type.Object({
+  key: Type.Optional(Type.String()),
+  operator: Type.Optional(Type.String()),
+  value: Type.Optional(Type.String()),
+  effect: Type.Optional(Type.String()),
+  tolerationSeconds: Type.Optional(Type.Integer({ format: 'int64' })),
+});
+
+/** The version the original served before v1alpha2, still served (same schema, see below). */
+export const TUNNEL_OLD_VERSION = 'v1alpha1';
+
 export const TunnelSpec = Type.Object({
   deployPatch: Type.Optional(
-    Type.String({ default: '{}', description: 'kubectl-style patch applied to the cloudflared Deployment.' }),
+    Type.String({
+      default: '{}',
+      description:
+        'Strategic merge patch (JSON or YAML, as `kubectl patch` takes) applied to the cloudflared Deployment ' +
+        'the operator builds, after size, image, nodeSelectors and tolerations.',
+    }),
   ),
+  // The original's v1alpha1 fields (served again at v1alpha1, where its manifests set them; also
+  // accepted at v1alpha2): the connector honours them before deployPatch. No defaults here, so a
+  // v1alpha2 object does not grow them: the connector's are 1 replica and the operator's image.
+  size: Type.Optional(
+    Type.Integer({ minimum: 0, format: 'int32', description: 'Replicas of the cloudflared Deployment (default 1).' }),
+  ),
+  image: Type.Optional(
+    Type.String({ description: "cloudflared image (default: the operator's, DO_CLOUDFLARED_IMAGE)." }),
+  ),
+  nodeSelectors: Type.Optional(
+    Type.Object({}, { additionalProperties: Type.String(), description: 'nodeSelector of the cloudflared Pods.' }),
+  ),
+  tolerations: Type.Optional(Type.Array(Toleration, { description: 'Tolerations of the cloudflared Pods.' })),
   noTlsVerify: Type.Optional(
     Type.Boolean({ default: false, description: 'Disables origin TLS certificate checks for HTTPS endpoints.' }),
   ),
@@ -119,6 +149,12 @@ export const TunnelKind = defineKind({
   spec: TunnelSpec,
   status: TunnelStatus,
   printerColumns: [...TUNNEL_COLUMNS],
+  olderVersions: [
+    {
+      name: TUNNEL_OLD_VERSION,
+      deprecationWarning: `${CLOUDFLARE_GROUP}/${TUNNEL_OLD_VERSION} Tunnel is deprecated; use ${CLOUDFLARE_GROUP}/${CLOUDFLARE_VERSION}`,
+    },
+  ],
 });
 
 export const ClusterTunnelKind = defineKind({
@@ -132,6 +168,12 @@ export const ClusterTunnelKind = defineKind({
   spec: TunnelSpec,
   status: TunnelStatus,
   printerColumns: [...TUNNEL_COLUMNS],
+  olderVersions: [
+    {
+      name: TUNNEL_OLD_VERSION,
+      deprecationWarning: `${CLOUDFLARE_GROUP}/${TUNNEL_OLD_VERSION} ClusterTunnel is deprecated; use ${CLOUDFLARE_GROUP}/${CLOUDFLARE_VERSION}`,
+    },
+  ],
 });
 
 // ---------------------------------------------------------------------------------------------

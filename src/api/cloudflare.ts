@@ -23,6 +23,32 @@ export const CLOUDFLARE_API_VERSION = `${CLOUDFLARE_GROUP}/${CLOUDFLARE_VERSION}
 /** Set on every source object (DeviceSettingsPolicy, ZoneRuleset, …) while it contributes to a sync state. */
 export const CLOUDFLARE_SOURCE_FINALIZER = 'cloudflare-operator.io/sync-source';
 
+/**
+ * The finalizers the original operators (StringKe's, adyanth's) put on the kinds served here. An
+ * object they made carries one; nothing here would ever remove it, so the deletion of a migrated
+ * object would hang. The source's workflow treats one like its own: the deletion removes the
+ * source's items, then releases them all.
+ */
+export const ORIGINAL_FINALIZERS: readonly string[] = [
+  'cloudflare-operator.io/finalizer',
+  'cloudflare.com/finalizer',
+  'cfargotunnel.com/finalizer',
+  'tunnelconfig.sync.cloudflare-operator.io/finalizer',
+  'tunnellifecycle.sync.cloudflare-operator.io/finalizer',
+  'cloudflare.com/devicesettingspolicy-finalizer',
+  'devicesettingspolicy.networking.cloudflare-operator.io/finalizer',
+  'cloudflare.com/zone-ruleset-finalizer',
+  'cloudflare.com/transform-rule-finalizer',
+  'cloudflare.com/redirect-rule-finalizer',
+  'cloudflare.com/virtualnetwork-finalizer',
+  'virtualnetwork.networking.cloudflare-operator.io/finalizer',
+  'dnsrecord.networking.cloudflare-operator.io/finalizer',
+  'cloudflare.com/domain-finalizer',
+  'gatewayconfiguration.networking.cloudflare-operator.io/finalizer',
+  'accessgroup.networking.cloudflare-operator.io/finalizer',
+  'accessidentityprovider.networking.cloudflare-operator.io/finalizer',
+];
+
 /** An integer enum as Kubernetes expects it (`type: integer, enum: [...]`), typed as a union. */
 function IntegerEnum<const T extends readonly number[]>(
   values: T,
@@ -312,6 +338,9 @@ export const CloudflareCredentialsKind = defineKind({
 export const CloudflareDetails = Type.Object({
   credentialsRef: Type.Optional(CredentialsReference),
   domain: Type.Optional(Type.String({ description: 'Cloudflare domain (unless credentialsRef has a defaultDomain).' })),
+  zoneId: Type.Optional(
+    Type.String({ description: "The zone's ID: used as it is instead of looking the domain's zone up." }),
+  ),
   secret: Type.Optional(Type.String({ description: 'Secret with the API key/token (legacy; use credentialsRef).' })),
   accountName: Type.Optional(Type.String()),
   accountId: Type.Optional(Type.String()),

@@ -19,7 +19,8 @@ export function renderCrdFiles(): Map<string, string> {
   for (const kind of ALL_KINDS) {
     const file = `${kind.group}_${kind.plural}.yaml`;
     names.push(file);
-    files.set(file, HEADER + stringify(crdOf(kind), { lineWidth: 0 }));
+    // YAML 1.1 quoting: kubectl (go-yaml) reads an unquoted on/off/yes/no as a boolean.
+    files.set(file, HEADER + stringify(crdOf(kind), { lineWidth: 0, version: '1.1' }));
   }
   files.set(
     'kustomization.yaml',

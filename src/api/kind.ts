@@ -36,6 +36,11 @@ export interface KindDefinition<Spec extends TSchema = TSchema, Status extends T
   rootRequired?: string[];
   /** Marks the version deprecated: the apiserver returns this warning with every request for it. */
   deprecationWarning?: string;
+  /**
+   * Older versions still served with the same schema (no conversion: the apiserver only rewrites
+   * `apiVersion`), for manifests written against them; each deprecated with its warning.
+   */
+  olderVersions?: { name: string; deprecationWarning: string }[];
 }
 
 export function defineKind<Spec extends TSchema, Status extends TSchema>(
@@ -80,6 +85,19 @@ export function crdOf(def: KindDefinition): Record<string, unknown> {
         ...(def.categories ? { categories: def.categories } : {}),
       },
       versions: [
+        ...(def.olderVersions ?? []).map((v) => ({
+          name: v.name,
+          served: true,
+          storage: false,
+          deprecated: true,
+          deprecationWarning: v.deprecationWarning,
+          subresources: { status: {} },
+          additionalPrinterColumns: [
+            ...def.printerColumns,
+            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+          ],
+          schema: { openAPIV3Schema },
+        })),
         {
           name: def.version,
           served: true,

@@ -28,7 +28,7 @@ export function defaultRoutes(cfg: OperatorConfig): Route[] {
     new RequestRoute(),
     new SandboxRoute(sandboxTaskQueue(cfg.temporal.taskQueue)),
     new SandboxPoolRoute(sandboxTaskQueue(cfg.temporal.taskQueue)),
-    new CloudflareSourceRoute(),
+    new CloudflareSourceRoute({ reregisterMs: cfg.cloudflare.observeIntervalMs }),
   ];
 }
 

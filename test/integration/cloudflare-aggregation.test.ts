@@ -322,6 +322,57 @@ describe('a source whose workflow starts over', () => {
   });
 });
 
+describe('an idle target costs its observation, not its sources', () => {
+  it('a source that hears nothing registers again without a zone lookup or a sync: no Cloudflare call, still Ready', async () => {
+    const zoneName = `${uniq('idle')}.example.com`;
+    const { zones } = await suite.fx.admin.seed({ zones: [{ name: zoneName, account_id: defaultAccount }] });
+    const zoneId = zones[0]!.id;
+    const name = uniq('idle');
+    await k.apply(
+      source(
+        'ZoneRuleset',
+        name,
+        { zone: zoneName, phase: PHASE, rules: [{ expression: 'ip.src in {8.8.8.0/24}', action: 'block' }] },
+        namespace,
+      ),
+    );
+    await eventually('Ready', async () => (await readyOf('ZoneRuleset', name, namespace))?.reason === 'Synced');
+    // Its workflow again, re-registering after 2 s of silence instead of the observation interval
+    // (5 min here): each silence is what every idle source does once per interval.
+    const c = await temporal();
+    const ref = { kind: 'ZoneRuleset', namespace, name };
+    const workflowId = sourceWorkflowId(ref);
+    await c.workflow.getHandle(workflowId).terminate('test: a short silence');
+    await c.workflow.signalWithStart(cloudflareSourceWorkflow, {
+      workflowId,
+      taskQueue: suite.taskQueue,
+      args: [{ ref, reregisterMs: 2_000 }],
+      signal: sourceChangedSignal,
+      signalArgs: [{ event: 'test' }],
+    });
+    const registrations = async () =>
+      ((await c.workflow.getHandle(workflowId).fetchHistory()).events ?? []).filter(
+        (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'registerCloudflareSource',
+      ).length;
+    await eventually('registered by the new run', async () => (await registrations()) >= 1);
+    await new Promise((r) => setTimeout(r, 1_000)); // its first registration's sync and zone lookup done
+    const mark = await requestMark(suite.fx.admin);
+    const before = await registrations();
+    await new Promise((r) => setTimeout(r, 9_000));
+    // It did register again (each silence) …
+    expect(await registrations()).toBeGreaterThanOrEqual(before + 2);
+    // … and Cloudflare saw nothing of it: no zone lookup, no GET of the entrypoint.
+    const calls = [
+      ...(await requestsSince(suite.fx.admin, mark, { path: '^/zones$' })),
+      ...(await requestsSince(suite.fx.admin, mark, { path: `^/zones/${zoneId}/` })),
+    ];
+    expect(calls.map((r) => `${r.method} ${r.path}`)).toEqual([]);
+    expect(await readyOf('ZoneRuleset', name, namespace)).toMatchObject({ status: 'True', reason: 'Synced' });
+    await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name });
+    await eventually('removed', async () => (await entrypointRules(suite.fx.cf, zoneId, PHASE)).length === 0);
+  });
+});
+
 describe('deleting a source while its target has no workflow', () => {
   it("starts the target for the removal: the deleted source's rule goes, the other source's rule stays", async () => {
     const zoneName = `${uniq('stopped')}.example.com`;

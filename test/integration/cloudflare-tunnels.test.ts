@@ -8,7 +8,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CLOUDFLARE_API_VERSION, CLOUDFLARE_GROUP } from '../../src/api/cloudflare.js';
+import { PatchStrategy, type KubernetesObject, type V1Deployment } from '@kubernetes/client-node';
 import { TUNNEL_BINDING_VERSION } from '../../src/api/cloudflare-tunnels.js';
+import { baseConnectorDeployment } from '../../src/domain/cloudflare/connector.js';
 import { CloudflareSyncStateKind, type CloudflareSyncState } from '../../src/api/cloudflare.js';
 import { syncStateName } from '../../src/domain/cloudflare/targets.js';
 import type { ManagedProcess } from '../../src/infra/process.js';
@@ -458,6 +460,198 @@ describe('Tunnel lifecycle', () => {
     expect((await cfTunnels(made.name)).filter((x) => !x.deleted_at).map((x) => x.id)).toEqual([made.id]);
     expect((await cfTunnels(racedName)).filter((x) => !x.deleted_at).map((x) => x.id)).toEqual([foreign.id]);
     expect((await cfTunnels(squatName)).filter((x) => !x.deleted_at)).toEqual([]);
+  });
+});
+
+describe("the tunnel's connector: a cloudflared Deployment", () => {
+  const deploymentRef = (name: string) => ({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns(), name });
+  const deployment = (name: string) => k.get<V1Deployment>(deploymentRef(name));
+
+  it('runs the tunnel with its token (remotely managed), shaped by size, image, tolerations and deployPatch as the apiserver merges it; follows spec changes; goes with the Tunnel; never takes a Deployment that is not its own', async () => {
+    const t = uniq('conn');
+    const deployPatch = JSON.stringify({
+      metadata: { annotations: { team: 'edge' } },
+      spec: {
+        template: {
+          spec: {
+            containers: [{ name: 'cloudflared', resources: { limits: { memory: '128Mi' } } }],
+            priorityClassName: 'system-cluster-critical',
+          },
+        },
+      },
+    });
+    await k.apply(
+      tunnel(t, {
+        newTunnel: { name: uniq('cf-conn') },
+        protocol: 'quic',
+        size: 2,
+        image: 'cloudflare/cloudflared:2025.1.0',
+        tolerations: [{ key: 'edge', operator: 'Exists', effect: 'NoSchedule' }],
+        deployPatch,
+      }),
+    );
+    const owner = await eventually('the tunnel', async () => {
+      const o = (await k.get(tunnelRef(t))) as (KubernetesObject & { status?: { tunnelId?: string } }) | undefined;
+      return o?.status?.tunnelId ? o : undefined;
+    });
+    const dep = await eventually('its Deployment', () => deployment(t));
+    expect(dep.metadata?.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'Tunnel', name: t, uid: owner.metadata!.uid, controller: true }),
+    ]);
+    expect(dep.metadata?.annotations?.team).toBe('edge');
+    expect(dep.spec?.replicas).toBe(2);
+    const pod = dep.spec!.template.spec!;
+    expect(pod.tolerations).toEqual([{ key: 'edge', operator: 'Exists', effect: 'NoSchedule' }]);
+    expect(pod.priorityClassName).toBe('system-cluster-critical');
+    // The patch merged into the operator's container by name: its args, token and probe stay.
+    expect(pod.containers).toHaveLength(1);
+    const c = pod.containers[0]!;
+    expect(c.image).toBe('cloudflare/cloudflared:2025.1.0');
+    expect(c.args).toEqual(['tunnel', '--no-autoupdate', '--protocol', 'quic', '--metrics', '0.0.0.0:2000', 'run']);
+    expect(c.env).toEqual([{ name: 'TUNNEL_TOKEN', valueFrom: { secretKeyRef: { name: t, key: 'token' } } }]);
+    expect(c.resources?.limits).toEqual({ memory: '128Mi' });
+    expect(c.livenessProbe?.httpGet?.path).toBe('/ready');
+    // The Secret it reads holds the tunnel's run token.
+    expect(await k.get({ apiVersion: 'v1', kind: 'Secret', namespace: ns(), name: t })).toBeTruthy();
+
+    // The same patch merged by the apiserver into the unpatched Deployment gives the same Pod template.
+    const base = baseConnectorDeployment(
+      {
+        apiVersion: CLOUDFLARE_API_VERSION,
+        kind: 'Tunnel',
+        name: `${t}-ref`,
+        uid: owner.metadata!.uid!,
+        spec: {
+          newTunnel: { name: 'x' },
+          protocol: 'quic',
+          size: 2,
+          image: 'cloudflare/cloudflared:2025.1.0',
+          tolerations: [{ key: 'edge', operator: 'Exists', effect: 'NoSchedule' }],
+          cloudflare: {},
+        } as never,
+      },
+      { namespace: ns(), secretName: t, defaultImage: 'unused' },
+    );
+    const ref = structuredClone(base) as unknown as KubernetesObject & { spec: V1Deployment['spec'] };
+    delete ref.metadata!.ownerReferences;
+    ref.spec!.selector = { matchLabels: { ref: `${t}-ref` } };
+    ref.spec!.template.metadata = { labels: { ref: `${t}-ref` } };
+    await k.create(ref);
+    const patch = JSON.parse(deployPatch) as { metadata?: Record<string, unknown> };
+    // KubernetesObjectApi.patch sends the object it is given as the patch body.
+    const merged = await k.objects.patch<V1Deployment>(
+      {
+        ...patch,
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { ...patch.metadata, name: `${t}-ref`, namespace: ns() },
+      } as KubernetesObject,
+      undefined,
+      undefined,
+      'test',
+      undefined,
+      PatchStrategy.StrategicMergePatch,
+    );
+    expect(dep.spec!.template.spec).toEqual(merged.spec!.template.spec);
+
+    // A spec change: the Deployment follows (a patch that no longer sets a field drops it).
+    await k.mergePatch(tunnelRef(t), {
+      spec: {
+        size: 1,
+        deployPatch: JSON.stringify({
+          spec: {
+            template: { spec: { containers: [{ name: 'cloudflared', resources: { requests: { cpu: '50m' } } }] } },
+          },
+        }),
+      },
+    });
+    await eventually('the Deployment updated', async () => {
+      const d = await deployment(t);
+      const r = d?.spec?.template.spec?.containers[0]?.resources;
+      return (
+        d?.spec?.replicas === 1 && r?.requests?.cpu === '50m' && !r.limits && !d.spec.template.spec?.priorityClassName
+      );
+    });
+
+    // A patch Kubernetes refuses is shown on the Tunnel, naming the field.
+    await k.mergePatch(tunnelRef(t), {
+      spec: { deployPatch: '{"spec": {"template": {"spec": {"containers": [{"name": "cloudflared", "image": ""}]}}}}' },
+    });
+    await eventually('the refusal on the Tunnel', async () => {
+      const r = await ready('Tunnel', t);
+      return r?.status === 'False' && r.reason === 'InvalidSpec' && r.message.includes('spec.deployPatch')
+        ? r
+        : undefined;
+    });
+    await k.mergePatch(tunnelRef(t), { spec: { deployPatch: '{}' } });
+
+    // Deleted with the Tunnel (before its tunnel).
+    await k.delete(tunnelRef(t));
+    await eventually('the Deployment gone', async () => !(await deployment(t)));
+
+    // A Deployment of the Tunnel's name that is not its own: never changed or deleted.
+    const squat = uniq('conn-squat');
+    const foreign = structuredClone(ref);
+    foreign.metadata = { name: squat, namespace: ns() };
+    const made = await k.create(foreign);
+    await k.apply(tunnel(squat, { newTunnel: { name: uniq('cf-squat') } }));
+    await eventually('ConnectorConflict', async () => {
+      const r = await ready('Tunnel', squat);
+      return r?.reason === 'ConnectorConflict' ? r : undefined;
+    });
+    expect((await deployment(squat))?.metadata?.resourceVersion).toBe(made.metadata?.resourceVersion);
+    await k.delete(tunnelRef(squat));
+    await eventually('the Tunnel gone', async () => !(await k.get(tunnelRef(squat))));
+    expect((await deployment(squat))?.metadata?.uid).toBe(made.metadata?.uid);
+  });
+  it("the original's v1alpha1 manifest (size, inline details, zoneId) carrying the original's finalizer: served, run with its size, its binding's CNAME without a zone lookup, deleted cleanly", async () => {
+    const t = uniq('v1a1');
+    const cfName = uniq('cf-v1a1');
+    const v1alpha1 = { apiVersion: `${CLOUDFLARE_GROUP}/v1alpha1`, kind: 'Tunnel', namespace: ns(), name: t };
+    // As the original's config/samples/networking_v1alpha1_tunnel.yaml, with credentialsRef (inline
+    // credentials alone are refused) and a finalizer the original put on it.
+    await k.apply({
+      apiVersion: v1alpha1.apiVersion,
+      kind: 'Tunnel',
+      metadata: { name: t, namespace: ns(), finalizers: ['cloudflare-operator.io/finalizer'] },
+      spec: {
+        newTunnel: { name: cfName },
+        size: 2,
+        cloudflare: {
+          domain: zoneName,
+          zoneId: suite.zoneId,
+          email: 'email@example.com',
+          accountId: account,
+          credentialsRef: { name: creds },
+        },
+      },
+    });
+    const read = (await k.get(v1alpha1)) as { spec: { size?: number; cloudflare: Record<string, unknown> } };
+    expect(read.spec.size).toBe(2);
+    expect(read.spec.cloudflare).toMatchObject({ email: 'email@example.com', zoneId: suite.zoneId });
+    await eventually('its connector with 2 replicas', async () => (await deployment(t))?.spec?.replicas === 2);
+
+    const lookups = async () => (await suite.fx.admin.requests({ method: 'GET', path: '^/zones$' })).length;
+    const before = await lookups();
+    const svc = uniq('svc');
+    await k.apply(service(svc, [{ port: 80 }]));
+    const b = uniq('bind');
+    await k.apply(binding(b, t, [{ name: svc }]));
+    await eventually('the binding Ready', async () => (await ready('TunnelBinding', b))?.status === 'True');
+    expect((await records()).some((r) => r.name === `${svc}.${zoneName}`)).toBe(true);
+    expect(await lookups()).toBe(before); // the zone ID given: no lookup
+
+    await k.delete({
+      apiVersion: `${CLOUDFLARE_GROUP}/${TUNNEL_BINDING_VERSION}`,
+      kind: 'TunnelBinding',
+      namespace: ns(),
+      name: b,
+    });
+    await k.delete(v1alpha1);
+    await eventually('deleted, the original finalizer released', async () => !(await k.get(v1alpha1)), {
+      timeoutMs: 120_000,
+    });
+    expect((await cfTunnels(cfName)).every((x) => x.deleted_at)).toBe(true);
   });
 });
 

@@ -1202,6 +1202,12 @@ describe('RBAC, applied for real', () => {
           async () => (await tunnelRules(tunnelId)).at(-1)?.service === 'http_status:410',
         );
         expect(await liveTunnels()).toEqual(expect.arrayContaining([tunnelId, clusterTunnelId]));
+        // Their connectors: a cloudflared Deployment next to each Secret (written with the worker's RBAC).
+        const connectors = [
+          { apiVersion: 'apps/v1', kind: 'Deployment', namespace: cfNs, name: tunName },
+          { apiVersion: 'apps/v1', kind: 'Deployment', namespace: DEFAULT_CREDENTIALS_NAMESPACE, name: clusterTunName },
+        ];
+        for (const ref of connectors) await eventually(`connector ${ref.namespace}/${ref.name}`, () => k.get(ref));
         await k.delete({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: cfNs, name: 'site' });
 
         for (const t of targets)
@@ -1240,6 +1246,8 @@ describe('RBAC, applied for real', () => {
           await eventually(`${describeObj(o)} gone (finalizer released)`, async () => !(await k.get(refOf(o))), {
             timeoutMs: 120_000,
           });
+        for (const ref of connectors)
+          await eventually(`connector ${ref.namespace}/${ref.name} deleted`, async () => !(await k.get(ref)));
         const tunnelTargets: SyncTarget[] = [
           { resourceType: 'TunnelConfiguration', accountId: account, tunnelId },
           { resourceType: 'TunnelConfiguration', accountId: account, tunnelId: clusterTunnelId },

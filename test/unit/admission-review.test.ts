@@ -71,9 +71,10 @@ describe('admission checks of Cloudflare sources', () => {
 describe('admission checks of the tunnel kinds', () => {
   const CF = 'networking.cloudflare-operator.io/v1alpha2';
 
-  it("a Tunnel's creator must be allowed to create and update the Secret its credentials go into", () => {
+  it("a Tunnel's creator must be allowed to create and update the Secret its credentials go into and its cloudflared Deployment", () => {
     expect(checksFor(request('Tunnel', 'CREATE', { newTunnel: { name: 'edge' } }))).toEqual([
       { apiVersion: 'v1', kind: 'Secret', namespace: 'team-a', name: 'x', verbs: ['create', 'update'] },
+      { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'team-a', name: 'x', verbs: ['create', 'update'] },
     ]);
     // A ClusterTunnel's Secret lives in the original's namespace; its credentials are checked too.
     expect(
@@ -88,6 +89,13 @@ describe('admission checks of the tunnel kinds', () => {
       {
         apiVersion: 'v1',
         kind: 'Secret',
+        namespace: 'cloudflare-operator-system',
+        name: 'x',
+        verbs: ['create', 'update'],
+      },
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
         namespace: 'cloudflare-operator-system',
         name: 'x',
         verbs: ['create', 'update'],

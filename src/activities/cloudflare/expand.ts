@@ -54,6 +54,7 @@ async function tunnelFacts(
     ...(obj.status?.tunnelId ? { tunnelId: obj.status.tunnelId } : {}),
     ...(cf?.credentialsRef?.name ? { credentialsRef: cf.credentialsRef.name } : {}),
     ...(cf?.domain ? { domain: cf.domain } : {}),
+    ...(cf?.domain && cf.zoneId ? { zoneId: cf.zoneId } : {}),
   };
 }
 

@@ -9,6 +9,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import {
   CLOUDFLARE_SOURCE_FINALIZER,
+  ORIGINAL_FINALIZERS,
   CloudflareSyncStateKind,
   type CloudflareSyncState,
 } from '../../api/cloudflare.js';
@@ -114,7 +115,10 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
         generation: m.generation ?? 0,
         createdAt: m.creationTimestamp ? new Date(m.creationTimestamp).toISOString() : '',
         deleting: !!m.deletionTimestamp,
-        finalized: (m.finalizers ?? []).includes(CLOUDFLARE_SOURCE_FINALIZER),
+        // An original's finalizer holds the deletion up like ours (released with it).
+        finalized: (m.finalizers ?? []).some(
+          (f) => f === CLOUDFLARE_SOURCE_FINALIZER || ORIGINAL_FINALIZERS.includes(f),
+        ),
         spec: workflowView(kind, view),
         viewDigest: viewDigest(withoutSecrets(kind, view)),
       });
@@ -126,10 +130,11 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
       const obj = await getObject<{ metadata?: { uid?: string; finalizers?: string[] } }>(kube, r);
       if (!obj || obj.metadata?.uid !== req.uid) return GONE;
       const current = obj.metadata.finalizers ?? [];
-      if (current.includes(CLOUDFLARE_SOURCE_FINALIZER) === req.present) return ok();
-      const finalizers = req.present
-        ? [...current, CLOUDFLARE_SOURCE_FINALIZER]
-        : current.filter((f) => f !== CLOUDFLARE_SOURCE_FINALIZER);
+      // Released together with ours: an original operator's finalizer on a migrated object.
+      const held = (f: string) =>
+        f === CLOUDFLARE_SOURCE_FINALIZER || (!req.present && ORIGINAL_FINALIZERS.includes(f));
+      if (current.some(held) === req.present) return ok();
+      const finalizers = req.present ? [...current, CLOUDFLARE_SOURCE_FINALIZER] : current.filter((f) => !held(f));
       try {
         // The full list with the resourceVersion: a concurrent change of the list is a conflict, retried.
         await kube.mergePatch(

@@ -52,6 +52,15 @@ export function zoneOf(kind: SourceKind, spec: SourceSpec): string | undefined {
   return rules(kind).zone(spec);
 }
 
+/**
+ * The zone's ID when the spec gives it with its zone (`cloudflare.zoneId`, the original's field;
+ * a binding's or class config's from its Tunnel): used instead of a lookup, as the original does.
+ */
+export function zoneIdOf(spec: SourceSpec): string | undefined {
+  const s = spec as { cloudflare?: { zoneId?: string }; tunnel?: { zoneId?: string } | null };
+  return s.cloudflare?.zoneId || s.tunnel?.zoneId || undefined;
+}
+
 /** The source's `status.state` for its Ready condition (`Ready`, the kind's syncing state, or `Error`). */
 export function stateOf(kind: SourceKind, ready: { status: string; reason: string }): string {
   const own = rules(kind).states;

@@ -52,6 +52,8 @@ export interface TunnelFacts {
   credentialsRef?: string;
   /** The Tunnel's zone (`spec.cloudflare.domain`): where the hostnames' CNAMEs go. */
   domain?: string;
+  /** That zone's ID when the Tunnel gives it (`spec.cloudflare.zoneId`): no lookup. */
+  zoneId?: string;
 }
 
 export interface ServicePortFacts {

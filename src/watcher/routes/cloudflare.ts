@@ -61,6 +61,9 @@ export class CloudflareSourceRoute implements Route {
   /** Whether the Gateway API informers run, or since when the look for it is in flight/was done. */
   private gatewayApi: 'watching' | number | undefined;
 
+  /** `reregisterMs`: a source's silence before it registers again (the observation interval). */
+  constructor(private readonly opts: { reregisterMs?: number } = {}) {}
+
   register(ctx: WatcherContext): void {
     this.ctx = ctx;
     for (const def of SOURCE_KINDS.map(kindDefinition))
@@ -132,7 +135,7 @@ export class CloudflareSourceRoute implements Route {
       await this.ctx.dispatcher.signalWithStart({
         workflow: cloudflareSourceWorkflow,
         workflowId,
-        args: [{ ref }],
+        args: [{ ref, ...(this.opts.reregisterMs ? { reregisterMs: this.opts.reregisterMs } : {}) }],
         signal: sourceChangedSignal,
         signalArgs: [{ event }],
         kind,

@@ -7,12 +7,13 @@
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { CloudflareSourceActivities } from '../../activities/cloudflare/sources.js';
+import type { ConnectorActivities } from '../../activities/kubernetes/connector.js';
 import type { CloudflareSyncActivities } from '../../activities/cloudflare/sync.js';
 import type { TunnelActivities } from '../../activities/cloudflare/tunnels.js';
 import { RETRY } from '../retry-policy.js';
 
-/** Reads and writes of source objects, credentials, registrations. */
-export const sourceSteps = proxyActivities<CloudflareSourceActivities>({
+/** Reads and writes of source objects, credentials, registrations, a tunnel's connector. */
+export const sourceSteps = proxyActivities<CloudflareSourceActivities & ConnectorActivities>({
   startToCloseTimeout: '30 seconds',
   retry: RETRY,
 });

@@ -89,4 +89,9 @@ export const syncStateQuery = defineQuery<SyncStateView>('syncState');
 
 export interface SourceInput {
   ref: SourceRef;
+  /**
+   * How long a source hears nothing before it registers again (default 5 min; the watcher passes
+   * the observation interval, so a shortened one shortens both).
+   */
+  reregisterMs?: number;
 }

@@ -31,6 +31,7 @@ import {
   validateSource,
   waitingFor,
   zoneFromCredentials,
+  zoneIdOf,
   zoneOf,
   type SourceKind,
   type SourceSpec,
@@ -46,7 +47,7 @@ import { sourceChangedSignal, syncReportedSignal, type SourceInput, type SyncRep
 const RESOLVE_RETRY_MS = 30_000;
 /** Retry of a source waiting for something another workflow makes (its tunnel's ID). */
 const WAITING_RETRY_MS = 5_000;
-/** Re-register when a target has not reported for this long. */
+/** Re-register when a target has not reported for this long (unless the input says otherwise). */
 const REREGISTER_MS = 5 * 60_000;
 
 export interface SourceWorkflowState {
@@ -55,6 +56,7 @@ export interface SourceWorkflowState {
 
 export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkflowState): Promise<void> {
   const { ref } = input;
+  const reregisterMs = input.reregisterMs ?? REREGISTER_MS;
   const kind = ref.kind as SourceKind;
   if (!isSourceKind(kind)) return;
   let hinted = true;
@@ -134,6 +136,8 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       }
       await deleteFromTargets(uid, generation);
       if (lifecycleOf(kind) === 'tunnel') {
+        // The connector first: cloudflared stops before its tunnel is deleted under it.
+        if (patched('tunnel-connector')) await sourceSteps.removeTunnelConnector({ ref, uid });
         const creds = await sourceSteps.resolveCloudflareCredentials({ name: credentialsRefOf(kind, spec) });
         if (creds.status === 'ok')
           await cloudflareCalls(creds.cloudflareTaskQueue).removeTunnel({
@@ -251,15 +255,18 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       }
     }
 
-    const waitMs = retryAt !== undefined ? Math.max(0, retryAt - Date.now()) : REREGISTER_MS;
+    const waitMs = retryAt !== undefined ? Math.max(0, retryAt - Date.now()) : reregisterMs;
     const woke = await condition(() => hinted || reported, waitMs);
     if (!woke && retryAt === undefined) {
-      registeredGeneration = -1; // silence: register again, looking the zone up afresh
-      zoneIds.clear();
+      // Silence: register again (a target whose workflow ended starts again; an unchanged
+      // registration costs it no Cloudflare call). The zone stays as looked up: a lookup per
+      // source every few minutes was most of an idle installation's API calls.
+      registeredGeneration = -1;
+      if (!patched('source-keeps-zone-on-silence')) zoneIds.clear();
     }
     if (workflowInfo().continueAsNewSuggested) {
       await condition(() => true);
-      await continueAsNew<typeof cloudflareSourceWorkflow>({ ref, targets });
+      await continueAsNew<typeof cloudflareSourceWorkflow>({ ref, targets, reregisterMs: input.reregisterMs });
     }
   }
 
@@ -292,6 +299,12 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       });
       if (tunnel.status === 'failed') return { status: 'failed', ...tunnel.outcome };
       tunnelId = tunnel.tunnelId;
+      // Its connector, now that the tunnel and its token Secret exist (patched: runs from before
+      // had no connector step).
+      if (patched('tunnel-connector')) {
+        const connector = await sourceSteps.applyTunnelConnector({ ref, uid: currentUid });
+        if (connector.status === 'failed') return { status: 'failed', ...connector.outcome };
+      }
     }
     if (zone === undefined)
       return {
@@ -302,7 +315,7 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       };
     // A spec edit that keeps the zone costs no API call (the account's budget is shared).
     const cacheKey = `${creds.credentials}|${creds.accountId}|${zone}`;
-    let zoneId = zoneIds.get(cacheKey);
+    let zoneId = zoneIds.get(cacheKey) ?? zoneIdOf(spec);
     if (zoneId === undefined) {
       const found = await cloudflareCalls(creds.cloudflareTaskQueue).resolveZone({
         credentials: creds.credentials,

@@ -56,10 +56,25 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
   let reaggregate = false;
   /** What each source was last told (result + generation), so unchanged results are not re-sent. */
   const told = new Map<string, string>();
+  /**
+   * The last report each source was given, and the sources that registered again unchanged since
+   * (silence, or their workflow starting over): they are told it again without a sync — the cost
+   * of an idle target is its observation, not its sources' re-registrations.
+   */
+  const lastReports = new Map<string, SyncReport>();
+  const retell = new Set<string>();
+  const quietReregistration = patched('sync-quiet-reregistration');
+  /** When the next observation is due: re-tellings do not put it off. */
+  let observeAt = Date.now() + settings.observeIntervalMs;
   const view: SyncStateView = { target: key, syncState, sources: [], configVersion };
 
   setHandler(registerSourceSignal, (reg) => {
     const k = refString(reg.ref);
+    const known = sources.get(k);
+    if (quietReregistration && known && !removals.has(k) && lastReports.has(k) && sameRegistration(known, reg)) {
+      retell.add(k);
+      return;
+    }
     sources.set(k, reg);
     removals.delete(k);
     credentials = reg.credentials;
@@ -75,6 +90,8 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
     sources.delete(k);
     removals.set(k, ref);
     told.delete(k);
+    lastReports.delete(k);
+    retell.delete(k);
     changed = true;
   });
   setHandler(reaggregateSignal, () => {
@@ -84,7 +101,26 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
 
   let indexedSources = '';
   for (;;) {
-    const woke = await condition(() => changed || reaggregate, settings.observeIntervalMs);
+    const woke = await condition(
+      () => changed || reaggregate || retell.size > 0,
+      quietReregistration ? Math.max(1, observeAt - Date.now()) : settings.observeIntervalMs,
+    );
+    if (woke && !changed && !reaggregate) {
+      // Only unchanged re-registrations: their last result again, no Cloudflare call.
+      const again = [...retell];
+      retell.clear();
+      await Promise.all(
+        again.map((k) => {
+          told.delete(k);
+          const reg = sources.get(k);
+          const report = lastReports.get(k);
+          return reg && report ? tell(reg.ref, report) : undefined;
+        }),
+      );
+      continue;
+    }
+    retell.clear(); // a sync follows: every registrant is told its result
+    observeAt = Date.now() + settings.observeIntervalMs;
     let trigger: 'change' | 'observe' | 'reaggregate' = reaggregate ? 'reaggregate' : woke ? 'change' : 'observe';
     if (trigger === 'change') {
       // Debounce: wait for a quiet window, but never longer than maxDebounceMs in all.
@@ -172,6 +208,9 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
         else if (v.result !== 'Gone' && v.result !== 'Elsewhere') reports.push(failed(v.ref, v.generation));
       for (const ref of gone) reports.push(failed(ref, 0));
     }
+    for (const [ref, report] of reports)
+      if (report.result === 'Removed') lastReports.delete(refString(ref));
+      else lastReports.set(refString(ref), report);
     await Promise.all(reports.map(([ref, report]) => tell(ref, report)));
     setCurrentDetails(
       [
@@ -210,6 +249,10 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
         configVersion,
       });
     }
+  }
+
+  function sameRegistration(a: SourceRegistration, b: SourceRegistration): boolean {
+    return a.uid === b.uid && a.generation === b.generation && a.credentials === b.credentials && a.anchor === b.anchor;
   }
 
   function reportOf(v: SourceVerdict, cloudflareId: string): SyncReport {

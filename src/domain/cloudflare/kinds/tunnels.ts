@@ -40,6 +40,7 @@ import {
   type TunnelIngressRule,
 } from '../tunnels.js';
 import type { SyncTarget } from '../targets.js';
+import { connectorDeployment } from '../connector.js';
 import type { ResolvedPlace, SourceKindRules } from './types.js';
 
 /** A catch-all cloudflared accepts: an http(s) URL, `http_status:NNN`, `hello_world`. */
@@ -52,6 +53,13 @@ function validateTunnel(spec: TunnelSpec): string[] {
   if (!!n === !!e) problems.push('spec: set exactly one of newTunnel and existingTunnel');
   if (n && !n.name.trim()) problems.push('spec.newTunnel.name: must not be empty');
   if (e && !e.id && !e.name) problems.push('spec.existingTunnel: set id or name');
+  // The connector's patch, tried on the Deployment the operator builds (a list item without its
+  // merge key is refused there too).
+  const connector = connectorDeployment(
+    { apiVersion: TunnelKind.apiVersion, kind: 'Tunnel', name: 'tunnel', uid: '', spec },
+    { namespace: 'default', secretName: 'tunnel', defaultImage: 'cloudflared' },
+  );
+  if ('problem' in connector) problems.push(connector.problem);
   if (spec.fallbackTarget !== undefined && !FALLBACK.test(spec.fallbackTarget))
     problems.push(
       `spec.fallbackTarget: ${JSON.stringify(spec.fallbackTarget)} is not a catch-all cloudflared accepts (http_status:404, https://…)`,
