@@ -117,13 +117,13 @@ async function devPayloadEncryption(stateDir: string) {
   return { keysDir, token, tokensFile, port, uiEndpoint: `http://127.0.0.1:${port}/${token}` };
 }
 
-/** The codec server as a child process, for the Web UI's origin. */
-async function startCodecServerProcess(
+/** The codec server as a child process, for the Web UI's origin; `ready` once it answers (the other roles start meanwhile). */
+function startCodecServerProcess(
   codec: Awaited<ReturnType<typeof devPayloadEncryption>>,
   info: { logsDir: string; temporal: { uiUrl?: string } },
   self: string[],
   env: NodeJS.ProcessEnv,
-): Promise<ManagedProcess> {
+): { process: ManagedProcess; ready: Promise<void> } {
   const proc = ManagedProcess.start({
     name: 'codec-server',
     command: process.execPath,
@@ -135,11 +135,12 @@ async function startCodecServerProcess(
     },
     logFile: path.join(info.logsDir, 'codec-server.log'),
   });
-  await waitUntilReady('codec server', async () => (await fetch(`http://127.0.0.1:${codec.port}/healthz`)).ok, {
-    timeoutMs: 30_000,
+  const ready = waitUntilReady('codec server', async () => (await fetch(`http://127.0.0.1:${codec.port}/healthz`)).ok, {
+    timeoutMs: 60_000,
     process: proc,
   });
-  return proc;
+  ready.catch(() => undefined); // awaited before the banner; not an unhandled rejection meanwhile
+  return { process: proc, ready };
 }
 
 async function portOr(preferred: number): Promise<number> {
@@ -168,7 +169,8 @@ export async function runDev(opts: DevOptions): Promise<void> {
   await seedDemoTenant(info.tenantEtcd.endpoint, { apiKey: demoApiKey });
   // Re-run this same CLI (same Node flags, e.g. the tsx loader) for each role.
   const self = [...process.execArgv, process.argv[1]!];
-  const children: ManagedProcess[] = [await startCodecServerProcess(codec, info, self, env)];
+  const codecServer = startCodecServerProcess(codec, info, self, env);
+  const children: ManagedProcess[] = [codecServer.process];
   const cloudflare =
     opts.cloudflare !== false ? await startCloudflareEmulatorProcess(opts, info, self, env) : undefined;
   if (cloudflare) children.push(cloudflare.process);
@@ -264,6 +266,7 @@ export async function runDev(opts: DevOptions): Promise<void> {
       }),
     );
   }
+  await codecServer.ready;
   // The image-only create of the banner: the demo image's own entrypoint (the process runtime needs a command).
   const demoImage = info.registry?.images.busybox ?? 'demo';
   // Short paths when under the working directory, absolute otherwise.
