@@ -41,7 +41,7 @@ import { KubeClient } from '../src/kube/client.js';
 import { logger } from '../src/log.js';
 import { createEtcdClient } from '../src/tenancy/etcd.js';
 import { TenantPublisher } from '../src/tenancy/publisher.js';
-import { connectClient, connectWorker } from '../src/temporal/connection.js';
+import { connectClient, connectWorker, dataConverterOf } from '../src/temporal/connection.js';
 import { writeWorkflowBundle } from '../src/workers/bundle.js';
 import { installTemporalRuntime } from '../src/workers/runtime.js';
 import { benchStack, machine, percentile, pool, REPO_ROOT, until } from './support.js';
@@ -490,6 +490,7 @@ try {
   const emptyQueue = 'bench-empty';
   const worker = await Worker.create({
     connection: await connectWorker(cfg.temporal),
+    dataConverter: dataConverterOf(cfg.temporal),
     namespace: cfg.temporal.namespace,
     taskQueue: emptyQueue,
     workflowsPath: path.join(import.meta.dirname, 'workflows', 'empty.ts'),

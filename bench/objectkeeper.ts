@@ -11,7 +11,7 @@ import { loadConfig } from '../src/config.js';
 import { followRefTo } from '../src/domain/objectkeeper.js';
 import { KubeClient } from '../src/kube/client.js';
 import { logger } from '../src/log.js';
-import { connectWorker } from '../src/temporal/connection.js';
+import { connectWorker, dataConverterOf } from '../src/temporal/connection.js';
 import { startWatcher } from '../src/watcher/main.js';
 import { workflowsEntry } from '../src/workers/bundle.js';
 import { installTemporalRuntime } from '../src/workers/runtime.js';
@@ -33,6 +33,7 @@ try {
   };
   const worker = await Worker.create({
     connection: await connectWorker(cfg.temporal),
+    dataConverter: dataConverterOf(cfg.temporal),
     taskQueue: 'bench',
     workflowsPath: workflowsEntry(),
     activities: createActivities({ kube, requests: cfg.requests }),

@@ -17,7 +17,7 @@ import { loadConfig } from '../src/config.js';
 import { isTerminal } from '../src/domain/requests.js';
 import { KubeClient } from '../src/kube/client.js';
 import { logger } from '../src/log.js';
-import { connectWorker } from '../src/temporal/connection.js';
+import { connectWorker, dataConverterOf } from '../src/temporal/connection.js';
 import { workflowsEntry } from '../src/workers/bundle.js';
 import { installTemporalRuntime } from '../src/workers/runtime.js';
 import { startWatcher } from '../src/watcher/main.js';
@@ -42,6 +42,7 @@ try {
   );
   const worker = await Worker.create({
     connection: await connectWorker(cfg.temporal),
+    dataConverter: dataConverterOf(cfg.temporal),
     taskQueue: 'bench',
     workflowsPath: workflowsEntry(),
     activities: createActivities({ kube, requests: cfg.requests }),

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { loadClientConfigProfile, toClientOptions } from '@temporalio/envconfig';
 import type { NativeConnectionOptions } from '@temporalio/worker';
 import { parseGoDuration } from './domain/duration.js';
+import { payloadKeysFromEnv, type PayloadKeyRing } from './temporal/payload-encryption.js';
 
 /**
  * Where and how every role reaches Temporal: loaded as the `temporal` CLI does (a TOML profile,
@@ -22,6 +23,11 @@ export interface TemporalConfig {
   tls?: NativeConnectionOptions['tls'];
   /** gRPC headers sent with every call (`TEMPORAL_GRPC_META_*`, a profile's `grpc_meta`). */
   metadata?: Record<string, string>;
+  /**
+   * The keys payloads are encrypted with (`DO_PAYLOAD_KEYS_DIR`, `DO_PAYLOAD_KEY_ID`): unset,
+   * payloads go to Temporal in plain text (src/temporal/payload-encryption.ts).
+   */
+  payloadKeys?: PayloadKeyRing;
 }
 
 /** The CLI flags that override a profile and the environment. */
@@ -155,7 +161,8 @@ export function loadConfig(
  * any), `TEMPORAL_ADDRESS`, `_NAMESPACE`, `_API_KEY`, `_TLS`, `_TLS_CLIENT_CERT_PATH`/`_DATA`,
  * `_TLS_CLIENT_KEY_PATH`/`_DATA`, `_TLS_SERVER_CA_CERT_PATH`/`_DATA`, `_TLS_SERVER_NAME` and
  * `_GRPC_META_*` over it, then the flags. An empty variable counts as unset, as it did before
- * envconfig (a Deployment's optional Secret reference yields one).
+ * envconfig (a Deployment's optional Secret reference yields one). Also the payload keys
+ * (`DO_PAYLOAD_KEYS_DIR`): every client and worker of a connection encodes payloads alike.
  */
 export function loadTemporalConnection(
   overrides: Partial<TemporalOverrides> = {},
@@ -194,6 +201,7 @@ export function loadTemporalConnection(
     ...(profile.apiKey !== undefined && { apiKey: profile.apiKey }),
     ...(tls !== undefined && { tls }),
     ...(profile.grpcMeta !== undefined && Object.keys(profile.grpcMeta).length > 0 && { metadata: profile.grpcMeta }),
+    ...(env.DO_PAYLOAD_KEYS_DIR && { payloadKeys: payloadKeysFromEnv(env) }),
   };
 }
 

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { CloudflareCredentialsKind } from '../api/cloudflare.js';
 import { AGENT_APP_LABEL, AGENT_APP_VALUE, AGENT_POOL_LABEL, SandboxPoolKind } from '../api/sandbox.js';
@@ -17,6 +17,7 @@ import { LocalStack, localTemporalEnv } from '../infra/stack.js';
 import { ManagedProcess, getFreePort, isPortFree, waitUntilReady } from '../infra/process.js';
 import { KubeClient } from '../kube/client.js';
 import { DEFAULT_CF_EMULATOR_PORT } from './cloudflare.js';
+import { DEFAULT_CODEC_SERVER_PORT } from './codec-server.js';
 import { untilShutdownSignal } from './signals.js';
 import { DEMO_TENANT, seedDemoTenant } from './tenants.js';
 
@@ -101,6 +102,47 @@ async function startCloudflareEmulatorProcess(
   return { process: proc, baseURL, token, tokenFile };
 }
 
+/**
+ * The payload key of the state dir (made once, kept: the dev server's database outlives a run)
+ * and a token for the codec server, whose endpoint the Web UI gets with the token as its first
+ * path segment (the dev UI has no login to forward a token from).
+ */
+async function devPayloadEncryption(stateDir: string) {
+  const keysDir = path.join(stateDir, 'payload-keys');
+  await mkdir(keysDir, { recursive: true, mode: 0o700 });
+  const keyFile = path.join(keysDir, 'dev-1');
+  if (!existsSync(keyFile)) await writeFile(keyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
+  const { token, file: tokensFile } = await stateSecret(stateDir, 'codec-server-token');
+  const port = await portOr(DEFAULT_CODEC_SERVER_PORT);
+  return { keysDir, token, tokensFile, port, uiEndpoint: `http://127.0.0.1:${port}/${token}` };
+}
+
+/** The codec server as a child process, for the Web UI's origin; `ready` once it answers (the other roles start meanwhile). */
+function startCodecServerProcess(
+  codec: Awaited<ReturnType<typeof devPayloadEncryption>>,
+  info: { logsDir: string; temporal: { uiUrl?: string } },
+  self: string[],
+  env: NodeJS.ProcessEnv,
+): { process: ManagedProcess; ready: Promise<void> } {
+  const proc = ManagedProcess.start({
+    name: 'codec-server',
+    command: process.execPath,
+    args: [...self, 'codec-server', '--host', '127.0.0.1', '--port', String(codec.port)],
+    env: {
+      ...env,
+      DO_CODEC_SERVER_TOKENS_FILE: codec.tokensFile,
+      DO_CODEC_SERVER_CORS_ORIGINS: info.temporal.uiUrl ?? '',
+    },
+    logFile: path.join(info.logsDir, 'codec-server.log'),
+  });
+  const ready = waitUntilReady('codec server', async () => (await fetch(`http://127.0.0.1:${codec.port}/healthz`)).ok, {
+    timeoutMs: 60_000,
+    process: proc,
+  });
+  ready.catch(() => undefined); // awaited before the banner; not an unhandled rejection meanwhile
+  return { process: proc, ready };
+}
+
 async function portOr(preferred: number): Promise<number> {
   return (await isPortFree(preferred)) ? preferred : getFreePort();
 }
@@ -116,16 +158,19 @@ export interface DevOptions {
 }
 
 export async function runDev(opts: DevOptions): Promise<void> {
-  const stack = await LocalStack.start({ stateDir: opts.stateDir, mode: 'dev' });
+  const codec = await devPayloadEncryption(opts.stateDir);
+  const stack = await LocalStack.start({ stateDir: opts.stateDir, mode: 'dev', uiCodecEndpoint: codec.uiEndpoint });
   const { info } = stack;
-  const env = { ...localTemporalEnv(info), KUBECONFIG: info.kubeconfig };
+  // Every role encrypts payloads with the state dir's key, as a Deployment with the keys' Secret.
+  const env = { ...localTemporalEnv(info), KUBECONFIG: info.kubeconfig, DO_PAYLOAD_KEYS_DIR: codec.keysDir };
   // A demo tenant (and the default resolver config unless one is set) in the tenant etcd, with an
   // API key for the sandbox fast path (the same across runs: kept in the state dir).
   const { token: demoApiKey } = await stateSecret(opts.stateDir, 'demo-api-key');
   await seedDemoTenant(info.tenantEtcd.endpoint, { apiKey: demoApiKey });
   // Re-run this same CLI (same Node flags, e.g. the tsx loader) for each role.
   const self = [...process.execArgv, process.argv[1]!];
-  const children: ManagedProcess[] = [];
+  const codecServer = startCodecServerProcess(codec, info, self, env);
+  const children: ManagedProcess[] = [codecServer.process];
   const cloudflare =
     opts.cloudflare !== false ? await startCloudflareEmulatorProcess(opts, info, self, env) : undefined;
   if (cloudflare) children.push(cloudflare.process);
@@ -221,6 +266,7 @@ export async function runDev(opts: DevOptions): Promise<void> {
       }),
     );
   }
+  await codecServer.ready;
   // The image-only create of the banner: the demo image's own entrypoint (the process runtime needs a command).
   const demoImage = info.registry?.images.busybox ?? 'demo';
   // Short paths when under the working directory, absolute otherwise.
@@ -233,7 +279,8 @@ export async function runDev(opts: DevOptions): Promise<void> {
       '',
       'durable-operators dev is running. Ctrl-C stops everything.',
       '',
-      `  Temporal UI       ${info.temporal.uiUrl}`,
+      `  Temporal UI       ${info.temporal.uiUrl}  (payloads encrypted; the UI decodes them through the codec server)`,
+      `  codec server      http://127.0.0.1:${codec.port}  (temporal workflow show --codec-endpoint http://127.0.0.1:${codec.port} --codec-auth "Bearer $(cat ${rel(codec.tokensFile)})" …)`,
       `  Temporal gRPC     ${info.temporal.address}  (temporal --address ${info.temporal.address} workflow list)`,
       `  kube-apiserver    ${info.kube.server}`,
       `  admission webhook ${info.admission.url}  (capture requests: their creator must be able to read each target)`,

@@ -13,6 +13,7 @@ import { INFRA_BINARIES, INFRA_VERSIONS } from '../infra/versions.js';
 import { logger } from '../log.js';
 import { registerCheckpointCommands } from './checkpoint.js';
 import { registerCloudflareCommands } from './cloudflare.js';
+import { registerCodecServerCommand } from './codec-server.js';
 import { runDev } from './dev.js';
 import { untilShutdownSignal } from './signals.js';
 import { registerSandboxCommands } from './sandbox.js';
@@ -381,6 +382,7 @@ connectionOptions(
 
 registerTenantCommands(program);
 registerCloudflareCommands(program);
+registerCodecServerCommand(program);
 registerCheckpointCommands(program);
 registerSandboxCommands(program);
 

@@ -24,7 +24,7 @@ import { poolWorkflowId } from '../domain/sandbox-pool.js';
 import { KubeClient } from '../kube/client.js';
 import { logger } from '../log.js';
 import { TenantProvider, type HoldsTenantSnapshot } from '../tenancy/index.js';
-import { connectClient, connectWorker } from '../temporal/connection.js';
+import { connectClient, connectWorker, dataConverterOf } from '../temporal/connection.js';
 import { Dispatcher, createDispatchMetrics } from '../temporal/dispatch.js';
 import { K8sKind, K8sName, K8sNamespace } from '../temporal/search-attributes.js';
 import { workflowSource } from '../workers/bundle.js';
@@ -126,6 +126,7 @@ export async function startFastPath(
     connection,
     namespace: cfg.temporal.namespace,
     taskQueue,
+    dataConverter: dataConverterOf(cfg.temporal),
     ...(cfg.identity ? { identity: cfg.identity } : {}),
     ...workflowSource(opts.workflowBundlePath, 'sandbox'),
     activities: {

@@ -347,6 +347,8 @@ export interface TemporalOptions {
   binary: string;
   port: number;
   uiPort?: number; // undefined = headless
+  /** The UI's remote codec endpoint (its browsers call `<endpoint>/decode`). */
+  uiCodecEndpoint?: string;
   /** SQLite file for persistence; undefined = in memory. */
   dbFile?: string;
   namespace: string;
@@ -396,6 +398,7 @@ export class TemporalDevServer extends BaseComponent {
       opts.namespace,
     ];
     if (opts.uiPort) args.push('--ui-port', String(opts.uiPort), '--ui-ip', '127.0.0.1');
+    if (opts.uiPort && opts.uiCodecEndpoint) args.push('--ui-codec-endpoint', opts.uiCodecEndpoint);
     else args.push('--headless');
     if (opts.dbFile) args.push('--db-filename', opts.dbFile);
     for (const sa of SEARCH_ATTRIBUTE_DEFINITIONS) args.push('--search-attribute', `${sa.name}=${sa.cliType}`);

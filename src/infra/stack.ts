@@ -45,6 +45,8 @@ export interface StackOptions {
    * host tools installed; `DO_CONTAINERD=0` turns it off whatever this says).
    */
   containerd?: boolean;
+  /** The Web UI's remote codec (`--ui-codec-endpoint`): the codec server dev starts after the stack. */
+  uiCodecEndpoint?: string;
 }
 
 export interface StackInfo {
@@ -191,6 +193,7 @@ export class LocalStack {
         binary: bins.temporal.path,
         port: ports.temporal,
         uiPort: opts.mode === 'dev' ? ports.temporalUi : undefined,
+        ...(opts.uiCodecEndpoint && { uiCodecEndpoint: opts.uiCodecEndpoint }),
         dbFile: opts.mode === 'dev' ? path.join(stateDir, 'temporal.sqlite') : undefined,
         namespace: 'default',
         logFile: path.join(logsDir, 'temporal.log'),

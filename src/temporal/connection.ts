@@ -2,8 +2,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { StatusObject } from '@grpc/grpc-js';
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
 import type { TemporalConfig } from '../config.js';
+import { logger } from '../log.js';
+import { EncryptionCodec } from './payload-encryption.js';
 
 /**
  * The client's connection with Temporal's default retries of failed calls, closed safely: the
@@ -28,7 +31,28 @@ export async function connectClient(cfg: TemporalConfig): Promise<Client> {
     await retries.drain();
     await close();
   };
-  return new Client({ connection, namespace: cfg.namespace });
+  return new Client({ connection, namespace: cfg.namespace, dataConverter: dataConverterOf(cfg) });
+}
+
+let told = false;
+
+/**
+ * How payloads are encoded, the same for every client and worker (`Worker.create({ dataConverter })`):
+ * encrypted with the configured keys, else plain — said once per process at start, loudly when
+ * plain, since then every value a workflow carries is readable in Temporal.
+ */
+export function dataConverterOf(cfg: Pick<TemporalConfig, 'payloadKeys'>): DataConverter {
+  const ring = cfg.payloadKeys;
+  if (!told) {
+    told = true;
+    if (ring)
+      logger.info({ encryptKeyId: ring.encryptKeyId, keyIds: ring.keyIds }, 'payloads to Temporal are encrypted');
+    else
+      logger.warn(
+        'payloads go to Temporal unencrypted (DO_PAYLOAD_KEYS_DIR unset or empty): workflow inputs and results are readable in its history',
+      );
+  }
+  return ring ? { payloadCodecs: [new EncryptionCodec(ring)] } : {};
 }
 
 export async function connectWorker(cfg: TemporalConfig): Promise<NativeConnection> {

@@ -13,6 +13,7 @@ import { createTunnelActivities } from '../activities/cloudflare/tunnels.js';
 import { cloudflareTaskQueue, type OperatorConfig } from '../config.js';
 import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../log.js';
+import { dataConverterOf } from '../temporal/connection.js';
 
 export interface CloudflareAccountWorkersOptions {
   connection: NativeConnection;
@@ -69,6 +70,7 @@ export class CloudflareAccountWorkers {
         connection: this.opts.connection,
         namespace: this.opts.cfg.temporal.namespace,
         taskQueue,
+        dataConverter: dataConverterOf(this.opts.cfg.temporal),
         activities: this.activities,
         maxTaskQueueActivitiesPerSecond: this.opts.cfg.cloudflare.activitiesPerSecond,
         ...(this.opts.cfg.identity ? { identity: `${this.opts.cfg.identity}/cloudflare-${accountId}` } : {}),

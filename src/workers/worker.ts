@@ -10,7 +10,7 @@ import type { OperatorConfig } from '../config.js';
 import { Probes, workerProbes } from '../health/probes.js';
 import { KubeClient } from '../kube/client.js';
 import { logger } from '../log.js';
-import { connectClient, connectWorker } from '../temporal/connection.js';
+import { connectClient, connectWorker, dataConverterOf } from '../temporal/connection.js';
 import { CloudflareAccountWorkers } from './cloudflare-accounts.js';
 import { workflowSource } from './bundle.js';
 import { killAfterActivityInterceptors } from './fault-injection.js';
@@ -38,6 +38,7 @@ export async function createWorker(
     connection,
     namespace: cfg.temporal.namespace,
     taskQueue: cfg.temporal.taskQueue,
+    dataConverter: dataConverterOf(cfg.temporal),
     ...(cfg.identity ? { identity: cfg.identity } : {}),
     ...workflowSource(opts.workflowBundlePath),
     activities: createActivities({

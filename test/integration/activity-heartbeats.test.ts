@@ -13,7 +13,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRequestActivities } from '../../src/activities/kubernetes/requests.js';
 import type { KubeClient } from '../../src/kube/client.js';
-import { connectWorker } from '../../src/temporal/connection.js';
+import { connectWorker, dataConverterOf } from '../../src/temporal/connection.js';
 import { kube, temporal, testConfig, uniq } from '../support/env.js';
 
 const k = kube();
@@ -39,6 +39,7 @@ async function runProbe(client: KubeClient): Promise<{ result: number; elapsedMs
   const cfg = testConfig(taskQueue);
   const worker = await Worker.create({
     connection: await connectWorker(cfg.temporal),
+    dataConverter: dataConverterOf(cfg.temporal),
     namespace: cfg.temporal.namespace,
     taskQueue,
     workflowsPath: new URL('../support/workflows/listing-probe.ts', import.meta.url).pathname,

@@ -14,7 +14,7 @@ import { isAlive } from '../../src/infra/process.js';
 import { LocalStack } from '../../src/infra/stack.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { logger } from '../../src/log.js';
-import { connectClient, connectWorker } from '../../src/temporal/connection.js';
+import { connectClient, connectWorker, dataConverterOf } from '../../src/temporal/connection.js';
 import { startWatcher } from '../../src/watcher/main.js';
 import { installTemporalRuntime } from '../../src/workers/runtime.js';
 import { REPO_ROOT, eventually, uniq } from '../support/env.js';
@@ -41,6 +41,7 @@ it('keeps watching across a kube-apiserver crash, then stops without leftovers',
   installTemporalRuntime(log);
   const worker = await Worker.create({
     connection: await connectWorker(cfg.temporal),
+    dataConverter: dataConverterOf(cfg.temporal),
     taskQueue: 'lifecycle',
     workflowBundle: { codePath: inject('workflowBundle') },
     activities: createActivities({ kube, requests: cfg.requests }),

@@ -20,7 +20,8 @@ import { ManagedProcess } from '../../src/infra/process.js';
 import { localTemporalEnv } from '../../src/infra/stack.js';
 import { KubeClient, apiMessage, statusCode } from '../../src/kube/client.js';
 import { logger } from '../../src/log.js';
-import { connectClient, connectWorker } from '../../src/temporal/connection.js';
+import { connectClient, connectWorker, dataConverterOf } from '../../src/temporal/connection.js';
+import type { PayloadKeyRing } from '../../src/temporal/payload-encryption.js';
 import { CloudflareAccountWorkers } from '../../src/workers/cloudflare-accounts.js';
 import { installTemporalRuntime } from '../../src/workers/runtime.js';
 import type { InformerOptions } from '../../src/watcher/informer.js';
@@ -36,6 +37,13 @@ export function uniq(prefix: string): string {
   return `${prefix}-${randomBytes(4).toString('hex')}`;
 }
 
+let payloadKeys: PayloadKeyRing | undefined;
+
+/** From now on, this file's clients and workers (testConfig) encrypt payloads with `keys`, as roles given DO_PAYLOAD_KEYS_DIR. */
+export function encryptPayloads(keys: PayloadKeyRing): void {
+  payloadKeys = keys;
+}
+
 export function testConfig(taskQueue: string, extra: Partial<OperatorConfig> = {}): OperatorConfig {
   const info = stackInfo();
   const base = loadConfig(
@@ -47,6 +55,7 @@ export function testConfig(taskQueue: string, extra: Partial<OperatorConfig> = {
     },
     {},
   );
+  if (payloadKeys) base.temporal.payloadKeys = payloadKeys;
   return { ...base, ...extra };
 }
 
@@ -81,6 +90,7 @@ export async function startTestWorker(
     connection,
     namespace: cfg.temporal.namespace,
     taskQueue,
+    dataConverter: dataConverterOf(cfg.temporal),
     workflowBundle: { codePath: inject('workflowBundle') },
     activities: createActivities({
       kube: kubeClient,
