@@ -265,6 +265,24 @@ export const CloudflareCredentialsSpec = Type.Object({
   isDefault: Type.Optional(
     Type.Boolean({ default: false, description: 'The credentials of resources that name none. At most one.' }),
   ),
+  // Added here (issue 23, D2): who may write with these credentials (src/domain/cloudflare/credentials-use.ts).
+  allowedNamespaces: Type.Optional(
+    Type.Array(Type.String({ minLength: 1 }), {
+      description:
+        'Namespaces whose resources may use these credentials ("*": every namespace). Unset: every namespace when named in credentialsRef, none as the default. Cluster-scoped resources are not restricted.',
+    }),
+  ),
+  allowedZones: Type.Optional(
+    Type.Array(Type.String({ minLength: 1 }), {
+      description: 'Zones (domain names) resources may write to with these credentials ("*": any). Unset: any zone.',
+    }),
+  ),
+  priorityNamespaces: Type.Optional(
+    Type.Array(Type.String({ minLength: 1 }), {
+      description:
+        'Namespaces whose resources may set a priority below their kind\'s default (ahead of the others) when using these credentials ("*": every namespace). Unset: none.',
+    }),
+  ),
 });
 
 export const CloudflareCredentialsStatus = Type.Object({

@@ -264,6 +264,46 @@ describe('a permanent error from Cloudflare', () => {
   });
 });
 
+describe('who may use credentials (issue 23, D2)', () => {
+  it('the workflow refuses what the credentials do not allow even when admission could not check it; allowed, it syncs', async () => {
+    if (!suite.worker) await startInProcessWorker();
+    const accountId = hexId();
+    const credentials = uniq('cf-late');
+    const zoneName = `${uniq('z')}.example.com`;
+    const { zones } = await suite.fx.admin.seed({
+      accounts: [{ id: accountId }],
+      zones: [{ name: zoneName, account_id: accountId }],
+    });
+    const zoneId = zones[0]!.id;
+    const name = uniq('early');
+    // Admitted: its credentials do not exist yet, so the webhook has nothing to check against.
+    await k.apply(
+      sourceObject(
+        'ZoneRuleset',
+        name,
+        { ...ruleset(zoneName, credentials, 'ip.src eq 192.0.2.77'), priority: 0 },
+        namespace,
+      ),
+    );
+    await readyWhen('ZoneRuleset', name, namespace, (c) => c.reason === 'CredentialsNotFound');
+
+    const use = (u: { allowedNamespaces: string[]; priorityNamespaces?: string[] }) =>
+      createCredentials(k, { name: credentials, namespace, accountId, use: u });
+    await use({ allowedNamespaces: ['elsewhere'] });
+    const notAllowed = await readyWhen('ZoneRuleset', name, namespace, (c) => c.reason === 'CredentialsNotAllowed');
+    expect(notAllowed.message).toContain(`may not be used from namespace "${namespace}"`);
+
+    await use({ allowedNamespaces: ['elsewhere', namespace] });
+    const ahead = await readyWhen('ZoneRuleset', name, namespace, (c) => c.reason === 'PriorityNotAllowed');
+    expect(ahead.message).toContain('priority 0');
+    expect(await suite.fx.admin.requests({ method: 'PUT', path: entrypointPath(zoneId) })).toEqual([]);
+
+    await use({ allowedNamespaces: ['elsewhere', namespace], priorityNamespaces: [namespace] });
+    await readyWhen('ZoneRuleset', name, namespace, (c) => c.status === 'True');
+    expect((await entrypointRules(suite.fx.cf, zoneId, PHASE)).map((r) => r.description)).toEqual([marker(name)]);
+  });
+});
+
 describe('bad input', () => {
   it('an invalid CIDR: InvalidSpec naming the field, nothing written to Cloudflare', async () => {
     if (!suite.worker) await startInProcessWorker();

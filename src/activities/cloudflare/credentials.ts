@@ -12,6 +12,7 @@ import {
   DEFAULT_CREDENTIALS_NAMESPACE,
   type CloudflareCredentials,
 } from '../../api/cloudflare.js';
+import type { CredentialsUsePolicy } from '../../domain/cloudflare/credentials-use.js';
 import type { KubeClient } from '../../kube/client.js';
 import { getObject, listAll } from '../kubernetes/calls.js';
 
@@ -62,6 +63,18 @@ export async function findCredentials(kube: KubeClient, name?: string): Promise<
       CREDENTIALS_FAILURES.ambiguousDefault,
     );
   return defaults[0]!;
+}
+
+/** Who may use the credentials, as src/domain/cloudflare/credentials-use.ts reads it. */
+export function credentialsUsePolicy(creds: CloudflareCredentials): CredentialsUsePolicy {
+  const { isDefault, allowedNamespaces, allowedZones, priorityNamespaces } = creds.spec;
+  return {
+    name: creds.metadata!.name!,
+    ...(isDefault ? { isDefault } : {}),
+    ...(allowedNamespaces ? { allowedNamespaces } : {}),
+    ...(allowedZones ? { allowedZones } : {}),
+    ...(priorityNamespaces ? { priorityNamespaces } : {}),
+  };
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   type CloudflareSyncState,
 } from '../../api/cloudflare.js';
 import { type CloudflareConfig, cloudflareTaskQueue } from '../../config.js';
+import type { CredentialsUsePolicy } from '../../domain/cloudflare/credentials-use.js';
 import { legacyCredentialsRefusal, type LegacyCredentials } from '../../domain/cloudflare/legacy-credentials.js';
 import { type SourceRef, refString } from '../../domain/cloudflare/markers.js';
 import { isSourceKind, kindDefinition, type SourceKind, type SourceSpec } from '../../domain/cloudflare/sources.js';
@@ -37,7 +38,7 @@ import {
 } from '../../workflows/cloudflare/contract.js';
 import { getObject, patchStatusUnlessGone } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
-import { findCredentials } from './credentials.js';
+import { credentialsUsePolicy, findCredentials } from './credentials.js';
 import { expandSource, viewDigest, withoutSecrets, workflowView } from './expand.js';
 
 export interface SourceSnapshot {
@@ -158,12 +159,16 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
      * The credentials a source uses (named, or the default) and their account; the default never
      * stands in for the original's inline credentials the spec sets (`legacy`).
      */
-    async resolveCloudflareCredentials(req: {
-      name?: string;
-      legacy?: LegacyCredentials;
-    }): Promise<
+    async resolveCloudflareCredentials(req: { name?: string; legacy?: LegacyCredentials }): Promise<
       Outcome<
-        { credentials: string; accountId: string; cloudflareTaskQueue: string; defaultDomain?: string },
+        {
+          credentials: string;
+          accountId: string;
+          cloudflareTaskQueue: string;
+          defaultDomain?: string;
+          /** Who may use them (the workflow decides with src/domain/cloudflare/credentials-use.ts). */
+          policy: CredentialsUsePolicy;
+        },
         { reason: string; message: string }
       >
     > {
@@ -179,6 +184,7 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
           accountId,
           cloudflareTaskQueue: cloudflareTaskQueue(taskQueue, accountId),
           ...(creds.spec.defaultDomain ? { defaultDomain: creds.spec.defaultDomain } : {}),
+          policy: credentialsUsePolicy(creds),
         });
       } catch (err) {
         if (err instanceof ApplicationFailure && err.nonRetryable)

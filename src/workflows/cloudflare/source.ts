@@ -22,6 +22,7 @@ import {
 import {
   anchorOf,
   credentialsRefOf,
+  credentialsUseOf,
   isSourceKind,
   lifecycleOf,
   targetsOf,
@@ -35,6 +36,7 @@ import {
   type SourceKind,
   type SourceSpec,
 } from '../../domain/cloudflare/sources.js';
+import { credentialsUseRefusal } from '../../domain/cloudflare/credentials-use.js';
 import { legacyCredentialsOf } from '../../domain/cloudflare/legacy-credentials.js';
 import { syncStateName, targetKey, type SyncTarget } from '../../domain/cloudflare/targets.js';
 import { setCondition, type Condition } from '../../domain/conditions.js';
@@ -275,6 +277,11 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       legacy: legacyCredentialsOf(spec),
     });
     if (creds.status === 'failed') return { status: 'failed', ...creds.outcome };
+    // Absent from results recorded before the rules existed: nothing to check on replay.
+    const refused =
+      creds.policy &&
+      credentialsUseRefusal(creds.policy, credentialsUseOf(kind, spec, ref.namespace, creds.defaultDomain));
+    if (refused) return { status: 'failed', ...refused };
     const zone = zoneOf(kind, spec) ?? (zoneFromCredentials(kind) ? creds.defaultDomain : undefined);
     if (zone === undefined && zoneFromCredentials(kind))
       return {

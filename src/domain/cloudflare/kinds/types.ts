@@ -53,6 +53,8 @@ export interface SourceKindRules<Spec = unknown> {
   priority(spec: Spec): number;
   /** The CloudflareCredentials the spec names; undefined = the default credentials. */
   credentialsRef(spec: Spec): string | undefined;
+  /** The credentials are those of a tunnel the source names (`get` on the tunnel authorises their use). */
+  credentialsOfTunnel?: boolean;
   /** The zone name the source writes to, when the kind is zone-scoped (looked up to a zone id). */
   zone(spec: Spec): string | undefined;
   /**
