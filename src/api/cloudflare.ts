@@ -186,6 +186,20 @@ export const CloudflareSyncStateStatus = Type.Object({
     Type.String({ description: 'Class of the last error, e.g. Auth, RateLimit, Validation.' }),
   ),
   failureReason: Type.Optional(Type.String({ description: 'Why syncStatus is Failed.' })),
+  rejectedSources: Type.Optional(
+    Type.Array(
+      Type.Object({
+        source: Type.String({ description: 'Kind/Namespace/Name of the source.' }),
+        generation: Type.Integer({ description: 'The generation of the source Cloudflare refused.' }),
+        reason: Type.String(),
+        message: Type.String({ description: "Cloudflare's answer." }),
+      }),
+      {
+        description:
+          'Sources whose items Cloudflare refused: left as they were while the others are written; tried again when something changes.',
+      },
+    ),
+  ),
   managedSettings: Type.Optional(
     Type.Array(ManagedSetting, {
       description:

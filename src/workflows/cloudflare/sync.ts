@@ -213,14 +213,15 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
   }
 
   function reportOf(v: SourceVerdict, cloudflareId: string): SyncReport {
-    // Not written with its own credentials: a failure of that source only, shown as such.
-    if (v.result === 'CredentialsConflict')
+    // Not written with its own credentials, or refused by Cloudflare while the others were
+    // written: a failure of that source only, shown as such.
+    if (v.result === 'CredentialsConflict' || v.result === 'Rejected')
       return {
         target: key,
         syncState,
         result: 'Failed',
         generation: v.generation,
-        reason: 'CredentialsConflict',
+        reason: v.result === 'Rejected' ? (v.reason ?? 'CloudflareInvalid') : 'CredentialsConflict',
         message: v.message,
       };
     const result = v.result === 'Synced' ? 'Synced' : v.result === 'Invalid' ? 'Invalid' : 'Conflict';
