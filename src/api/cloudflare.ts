@@ -358,16 +358,27 @@ export type CloudflareDetails = Static<typeof CloudflareDetails>;
 export const SPLIT_TUNNEL_MODES = ['exclude', 'include'] as const;
 export type SplitTunnelMode = (typeof SPLIT_TUNNEL_MODES)[number];
 
+/**
+ * Cloudflare takes at most 100 characters, and the ownership marker
+ * (`[managed-by:<clusterId>:DeviceSettingsPolicy/<name>]`) goes in the same field: the worker
+ * refuses a description whose marker would not fit (src/domain/cloudflare/kinds/device-settings-policy.ts).
+ */
+const DeviceListDescription = Type.String({
+  maxLength: 100,
+  description:
+    "At most 100 characters together with the ownership marker the operator appends ('[managed-by:<clusterId>:DeviceSettingsPolicy/<name>]').",
+});
+
 export const SplitTunnelEntry = Type.Object({
   address: Type.Optional(Type.String({ description: 'CIDR of the addresses to match (this or host).' })),
   host: Type.Optional(Type.String({ description: 'Domain name to match (this or address).' })),
-  description: Type.Optional(Type.String({ maxLength: 200 })),
+  description: Type.Optional(DeviceListDescription),
 });
 export type SplitTunnelEntry = Static<typeof SplitTunnelEntry>;
 
 export const FallbackDomainEntry = Type.Object({
   suffix: Type.String({ description: 'Domain suffix to match, e.g. internal.company.com.' }),
-  description: Type.Optional(Type.String({ maxLength: 200 })),
+  description: Type.Optional(DeviceListDescription),
   dnsServer: Type.Optional(Type.Array(Type.String(), { description: 'DNS server IPs for this domain.' })),
 });
 export type FallbackDomainEntry = Static<typeof FallbackDomainEntry>;

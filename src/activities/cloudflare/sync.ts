@@ -31,6 +31,7 @@ import {
   type SourceKind,
   type SourceSpec,
 } from '../../domain/cloudflare/sources.js';
+import type { ValidationContext } from '../../domain/cloudflare/kinds/index.js';
 import { targetCloudflareId, targetKey, type SyncTarget } from '../../domain/cloudflare/targets.js';
 import { credentialsConflictMessage, targetIdentity } from '../../domain/cloudflare/identity.js';
 import { setCondition, type Condition } from '../../domain/conditions.js';
@@ -171,6 +172,7 @@ export function collectSources(
   objects: Map<string, SourceObject>,
   previous: Map<string, ConfigSource>,
   identity: { established?: string; fallback?: string } = {},
+  validation: ValidationContext = {},
 ): {
   sources: RegisteredSource[];
   verdicts: SourceVerdict[];
@@ -228,7 +230,7 @@ export function collectSources(
       });
       continue;
     }
-    const problems = validateSource(kind, obj.spec, reg.ref);
+    const problems = validateSource(kind, obj.spec, reg.ref, validation);
     if (problems.length) {
       freeze();
       verdicts.push({
@@ -370,6 +372,7 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
       previous,
       // The workflow's credentials (its last registration's) only when no live source names any.
       { established: existing?.spec.credentialsRef?.name, fallback: request.credentials },
+      { clusterId: request.clusterId },
     );
     const kept = await unregisteredSources(kube, previous, request);
     for (const [key, record] of kept) {

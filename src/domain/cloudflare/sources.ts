@@ -7,7 +7,13 @@
  */
 import type { Contribution } from './aggregate.js';
 import type { CredentialsUse } from './credentials-use.js';
-import { SOURCE_KIND_RULES, type ResolvedPlace, type SourceKindRules, type SourceObjectMeta } from './kinds/index.js';
+import {
+  SOURCE_KIND_RULES,
+  type ResolvedPlace,
+  type SourceKindRules,
+  type SourceObjectMeta,
+  type ValidationContext,
+} from './kinds/index.js';
 import type { SyncTarget } from './targets.js';
 
 export type SourceKind = keyof typeof SOURCE_KIND_RULES;
@@ -131,8 +137,13 @@ export function statusFieldsOf(kind: SourceKind, spec: SourceSpec): Record<strin
 }
 
 /** Every problem of the spec, each naming the field (empty = valid). */
-export function validateSource(kind: SourceKind, spec: SourceSpec, object: SourceObjectMeta): string[] {
-  return rules(kind).validate(spec, object);
+export function validateSource(
+  kind: SourceKind,
+  spec: SourceSpec,
+  object: SourceObjectMeta,
+  context?: ValidationContext,
+): string[] {
+  return rules(kind).validate(spec, object, context);
 }
 
 /** Where the source's items go, once its account (and zone) are known. */
