@@ -23,6 +23,13 @@ export const CLOUDFLARE_API_VERSION = `${CLOUDFLARE_GROUP}/${CLOUDFLARE_VERSION}
 /** Set on every source object (DeviceSettingsPolicy, ZoneRuleset, …) while it contributes to a sync state. */
 export const CLOUDFLARE_SOURCE_FINALIZER = 'cloudflare-operator.io/sync-source';
 
+/**
+ * Annotation on a source: `Orphan` leaves its items in Cloudflare when it is deleted, and releases
+ * the object at once — also the way out when its credentials are gone and nothing can be removed.
+ * Unset (or `Delete`): its items are removed before the object goes.
+ */
+export const CLOUDFLARE_DELETION_POLICY_ANNOTATION = 'cloudflare-operator.io/deletion-policy';
+
 /** An integer enum as Kubernetes expects it (`type: integer, enum: [...]`), typed as a union. */
 function IntegerEnum<const T extends readonly number[]>(
   values: T,
@@ -135,6 +142,12 @@ export const ConfigSource = Type.Object({
     }),
   ),
   config: FreeForm('The configuration contributed by this source.'),
+  orphaned: Type.Optional(
+    Type.Boolean({
+      description:
+        'The source was deleted with deletion policy Orphan: its items stay in Cloudflare, never changed or removed.',
+    }),
+  ),
   lastUpdated: Type.Optional(Timestamp({ description: 'When this source was last updated.' })),
 });
 export type ConfigSource = Static<typeof ConfigSource>;

@@ -289,6 +289,44 @@ describe('a permanent error from Cloudflare', () => {
   });
 });
 
+describe('deletion policy Orphan (issue 23, D3)', () => {
+  it('releases a source at once even when its credentials are gone, and its rule stays in Cloudflare through later syncs', async () => {
+    if (!suite.worker) await startInProcessWorker();
+    const { zoneName, zoneId, credentials, accountId } = await freshZone();
+    const keep = uniq('orphan');
+    const peer = uniq('orphan-peer');
+    const kept = sourceObject('ZoneRuleset', keep, ruleset(zoneName, credentials, 'ip.src eq 192.0.2.61'), namespace);
+    await k.apply({
+      ...kept,
+      metadata: { ...kept.metadata, annotations: { 'cloudflare-operator.io/deletion-policy': 'Orphan' } },
+    });
+    await k.apply(sourceObject('ZoneRuleset', peer, ruleset(zoneName, credentials, 'ip.src eq 192.0.2.62'), namespace));
+    for (const n of [keep, peer]) await readyWhen('ZoneRuleset', n, namespace, (r) => r.status === 'True');
+
+    // The credentials' token is deleted first (an uninstall in the wrong order): nothing can be written.
+    await k.delete({ apiVersion: 'v1', kind: 'Secret', namespace, name: `${credentials}-token` });
+    await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name: keep });
+    await eventually(
+      'the orphaned source is released',
+      async () => !(await k.get({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name: keep })),
+      { timeoutMs: 30_000 },
+    );
+
+    // The token is back and the other source changes: its rule is written, the orphan's stays.
+    await createCredentials(k, { name: credentials, namespace, accountId });
+    await k.apply(sourceObject('ZoneRuleset', peer, ruleset(zoneName, credentials, 'ip.src eq 192.0.2.63'), namespace));
+    await eventually('the peer change is in Cloudflare', async () =>
+      (await entrypointRules(suite.fx.cf, zoneId, PHASE)).some((x) => x.expression === 'ip.src eq 192.0.2.63'),
+    );
+    const rules = await entrypointRules(suite.fx.cf, zoneId, PHASE);
+    expect(rules.find((x) => x.description === marker(keep))?.expression).toBe('ip.src eq 192.0.2.61');
+    const stateName = syncStateName({ resourceType: 'ZoneRuleset', accountId, zoneId, phase: PHASE });
+    expect((await syncState(stateName))?.spec.sources?.find((x) => x.ref.name === keep)).toMatchObject({
+      orphaned: true,
+    });
+  });
+});
+
 describe('who may use credentials (issue 23, D2)', () => {
   it('the workflow refuses what the credentials do not allow even when admission could not check it; allowed, it syncs', async () => {
     if (!suite.worker) await startInProcessWorker();

@@ -8,6 +8,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import {
+  CLOUDFLARE_DELETION_POLICY_ANNOTATION,
   CLOUDFLARE_SOURCE_FINALIZER,
   CloudflareSyncStateKind,
   type CloudflareSyncState,
@@ -51,6 +52,8 @@ export interface SourceSnapshot {
   spec: SourceSpec;
   /** Changes when the spec or anything it refers to changes (a Service, an Ingress of the class…). */
   viewDigest: string;
+  /** Deletion policy Orphan: its items stay in Cloudflare when it is deleted (set only then). */
+  orphan?: true;
 }
 
 function objectRef(ref: SourceRef) {
@@ -105,6 +108,7 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
             creationTimestamp?: string | Date;
             deletionTimestamp?: unknown;
             finalizers?: string[];
+            annotations?: Record<string, string>;
           }
         | undefined;
       if (!obj || !m?.uid) return GONE;
@@ -118,6 +122,9 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
         finalized: (m.finalizers ?? []).includes(CLOUDFLARE_SOURCE_FINALIZER),
         spec: workflowView(kind, view),
         viewDigest: viewDigest(withoutSecrets(kind, view)),
+        ...(m.annotations?.[CLOUDFLARE_DELETION_POLICY_ANNOTATION]?.toLowerCase() === 'orphan'
+          ? { orphan: true as const }
+          : {}),
       });
     },
 
@@ -217,8 +224,9 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
       target: SyncTarget;
       ref: SourceRef;
       uid: string;
+      orphan?: boolean;
     }): Promise<'sent' | 'not-running'> {
-      const removal = { ref: req.ref, uid: req.uid };
+      const removal = { ref: req.ref, uid: req.uid, ...(req.orphan ? { orphan: true } : {}) };
       try {
         await temporal.workflow.getHandle(syncWorkflowId(req.target)).signal(unregisterSourceSignal, removal);
         return 'sent';

@@ -37,7 +37,7 @@ import { credentialsConflictMessage, targetIdentity } from '../../domain/cloudfl
 import { setCondition, type Condition } from '../../domain/conditions.js';
 import { failedWith, ok, type Failed, type Ok } from '../../domain/results.js';
 import type { KubeClient } from '../../kube/client.js';
-import type { SourceRegistration } from '../../workflows/cloudflare/messages.js';
+import type { SourceRegistration, SourceRemoval } from '../../workflows/cloudflare/messages.js';
 import { faultPoint } from '../fault-points.js';
 import { getObject, heartbeat, listAll } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
@@ -56,7 +56,7 @@ export interface SyncTargetRequest {
    * nor removed — its object still there — has not registered with this run of the workflow
    * (started for a removal, or restarted): its items are kept as they are.
    */
-  removing?: SourceRef[];
+  removing?: SourceRemoval[];
   /** Why this sync runs: sources changed, the periodic observation, or a user's `reaggregate`. */
   trigger: 'change' | 'observe' | 'reaggregate';
   /** Digest of the desired managed subset last written (or found in place). */
@@ -375,6 +375,15 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
       { clusterId: request.clusterId },
     );
     const kept = await unregisteredSources(kube, previous, request);
+    // Orphaned sources (deletion policy Orphan): their items stay in Cloudflare as they are, for good.
+    const registered = new Set(request.sources.map((r) => refString(r.ref)));
+    for (const r of request.removing ?? [])
+      if (r.orphan) {
+        const record = previous.get(refString(r));
+        if (record) kept.set(refString(r), { ...record, orphaned: true });
+      }
+    for (const [key, record] of previous)
+      if (record.orphaned && !registered.has(key) && !kept.has(key)) kept.set(key, record);
     for (const [key, record] of kept) {
       frozen.add(key);
       frozenRecords.push(record);

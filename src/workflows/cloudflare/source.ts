@@ -134,6 +134,13 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
         const resolved = validateSource(kind, spec, ref).length ? undefined : await resolve(spec);
         if (resolved?.status === 'ok') targets = targetsOf(kind, spec, resolved, ref);
       }
+      if (src.orphan) {
+        // Deletion policy Orphan: the targets keep its items as they are; nothing to wait for —
+        // also the way out when its credentials are gone and Cloudflare cannot be written.
+        for (const t of targets) await sourceSteps.unregisterCloudflareSource({ target: t, ref, uid, orphan: true });
+        await sourceSteps.setCloudflareSourceFinalizer({ ref, uid, present: false });
+        return;
+      }
       await deleteFromTargets(uid, generation);
       if (lifecycleOf(kind) === 'tunnel') {
         const creds = await sourceSteps.resolveCloudflareCredentials({ name: credentialsRefOf(kind, spec) });

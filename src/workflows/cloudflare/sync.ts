@@ -34,6 +34,7 @@ import {
   syncStateQuery,
   unregisterSourceSignal,
   type SourceRegistration,
+  type SourceRemoval,
   type SyncReport,
   type SyncStateView,
   type SyncWorkflowInput,
@@ -48,7 +49,7 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
   const syncState = syncStateName(target);
   const api = cloudflareCalls(settings.cloudflareTaskQueue);
   const sources = new Map<string, SourceRegistration>((input.sources ?? []).map((r) => [refString(r.ref), r]));
-  const removals = new Map<string, SourceRef>((input.pendingRemovals ?? []).map((r) => [refString(r), r]));
+  const removals = new Map<string, SourceRemoval>((input.pendingRemovals ?? []).map((r) => [refString(r), r]));
   let credentials = input.credentials;
   let lastDigest = input.lastDigest;
   let configVersion = input.configVersion ?? 0;
@@ -68,12 +69,12 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
     // `Syncing` until told: the next result goes to it even when unchanged.
     if (patched('sync-tells-each-registrant')) told.delete(k);
   });
-  setHandler(unregisterSourceSignal, ({ ref, uid }) => {
+  setHandler(unregisterSourceSignal, ({ ref, uid, orphan }) => {
     const k = refString(ref);
     const current = sources.get(k);
     if (current && current.uid !== uid) return; // a newer object of the same name registered since
     sources.delete(k);
-    removals.set(k, ref);
+    removals.set(k, orphan ? { ...ref, orphan } : ref);
     told.delete(k);
     changed = true;
   });
