@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import type { KubeClient } from '../kube/client.js';
 import { logger as rootLogger, type Logger } from '../log.js';
 import { AccessReviewer } from './access.js';
+import { credentialsUseRefusalOf } from './cloudflare-credentials.js';
 import {
   allow,
   checksFor,
@@ -103,6 +104,11 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
     }
     try {
       const refusals = await reviewer.refusals(checks, userInfo);
+      const credentialsUse = refusals.length === 0 ? await credentialsUseRefusalOf(opts.kube, request) : undefined;
+      if (credentialsUse) {
+        log.info(ctx, 'admission: refused by the credentials');
+        return refuse(uid, 403, credentialsUse);
+      }
       if (refusals.length === 0) {
         log.info({ ...ctx, targets: checks.length }, 'admission: allowed');
         return allow(uid);

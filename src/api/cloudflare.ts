@@ -49,6 +49,13 @@ export const ORIGINAL_FINALIZERS: readonly string[] = [
   'accessidentityprovider.networking.cloudflare-operator.io/finalizer',
 ];
 
+/**
+ * Annotation on a source: `Orphan` leaves its items in Cloudflare when it is deleted, and releases
+ * the object at once — also the way out when its credentials are gone and nothing can be removed.
+ * Unset (or `Delete`): its items are removed before the object goes.
+ */
+export const CLOUDFLARE_DELETION_POLICY_ANNOTATION = 'cloudflare-operator.io/deletion-policy';
+
 /** An integer enum as Kubernetes expects it (`type: integer, enum: [...]`), typed as a union. */
 function IntegerEnum<const T extends readonly number[]>(
   values: T,
@@ -161,6 +168,12 @@ export const ConfigSource = Type.Object({
     }),
   ),
   config: FreeForm('The configuration contributed by this source.'),
+  orphaned: Type.Optional(
+    Type.Boolean({
+      description:
+        'The source was deleted with deletion policy Orphan: its items stay in Cloudflare, never changed or removed.',
+    }),
+  ),
   lastUpdated: Type.Optional(Timestamp({ description: 'When this source was last updated.' })),
 });
 export type ConfigSource = Static<typeof ConfigSource>;
@@ -212,6 +225,20 @@ export const CloudflareSyncStateStatus = Type.Object({
     Type.String({ description: 'Class of the last error, e.g. Auth, RateLimit, Validation.' }),
   ),
   failureReason: Type.Optional(Type.String({ description: 'Why syncStatus is Failed.' })),
+  rejectedSources: Type.Optional(
+    Type.Array(
+      Type.Object({
+        source: Type.String({ description: 'Kind/Namespace/Name of the source.' }),
+        generation: Type.Integer({ description: 'The generation of the source Cloudflare refused.' }),
+        reason: Type.String(),
+        message: Type.String({ description: "Cloudflare's answer." }),
+      }),
+      {
+        description:
+          'Sources whose items Cloudflare refused: left as they were while the others are written; tried again when something changes.',
+      },
+    ),
+  ),
   managedSettings: Type.Optional(
     Type.Array(ManagedSetting, {
       description:
@@ -291,6 +318,24 @@ export const CloudflareCredentialsSpec = Type.Object({
   isDefault: Type.Optional(
     Type.Boolean({ default: false, description: 'The credentials of resources that name none. At most one.' }),
   ),
+  // Added here (issue 23, D2): who may write with these credentials (src/domain/cloudflare/credentials-use.ts).
+  allowedNamespaces: Type.Optional(
+    Type.Array(Type.String({ minLength: 1 }), {
+      description:
+        'Namespaces whose resources may use these credentials ("*": every namespace). Unset: every namespace when named in credentialsRef, none as the default. Cluster-scoped resources are not restricted.',
+    }),
+  ),
+  allowedZones: Type.Optional(
+    Type.Array(Type.String({ minLength: 1 }), {
+      description: 'Zones (domain names) resources may write to with these credentials ("*": any). Unset: any zone.',
+    }),
+  ),
+  priorityNamespaces: Type.Optional(
+    Type.Array(Type.String({ minLength: 1 }), {
+      description:
+        'Namespaces whose resources may set a priority below their kind\'s default (ahead of the others) when using these credentials ("*": every namespace). Unset: none.',
+    }),
+  ),
 });
 
 export const CloudflareCredentialsStatus = Type.Object({
@@ -355,16 +400,27 @@ export type CloudflareDetails = Static<typeof CloudflareDetails>;
 export const SPLIT_TUNNEL_MODES = ['exclude', 'include'] as const;
 export type SplitTunnelMode = (typeof SPLIT_TUNNEL_MODES)[number];
 
+/**
+ * Cloudflare takes at most 100 characters, and the ownership marker
+ * (`[managed-by:<clusterId>:DeviceSettingsPolicy/<name>]`) goes in the same field: the worker
+ * refuses a description whose marker would not fit (src/domain/cloudflare/kinds/device-settings-policy.ts).
+ */
+const DeviceListDescription = Type.String({
+  maxLength: 100,
+  description:
+    "At most 100 characters together with the ownership marker the operator appends ('[managed-by:<clusterId>:DeviceSettingsPolicy/<name>]').",
+});
+
 export const SplitTunnelEntry = Type.Object({
   address: Type.Optional(Type.String({ description: 'CIDR of the addresses to match (this or host).' })),
   host: Type.Optional(Type.String({ description: 'Domain name to match (this or address).' })),
-  description: Type.Optional(Type.String({ maxLength: 200 })),
+  description: Type.Optional(DeviceListDescription),
 });
 export type SplitTunnelEntry = Static<typeof SplitTunnelEntry>;
 
 export const FallbackDomainEntry = Type.Object({
   suffix: Type.String({ description: 'Domain suffix to match, e.g. internal.company.com.' }),
-  description: Type.Optional(Type.String({ maxLength: 200 })),
+  description: Type.Optional(DeviceListDescription),
   dnsServer: Type.Optional(Type.Array(Type.String(), { description: 'DNS server IPs for this domain.' })),
 });
 export type FallbackDomainEntry = Static<typeof FallbackDomainEntry>;

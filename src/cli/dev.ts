@@ -92,6 +92,9 @@ async function startCloudflareEmulatorProcess(
       accountId: DEV_CLOUDFLARE.accountId,
       authType: 'apiToken',
       isDefault: true,
+      // A local playground: every namespace may use the default and set priorities.
+      allowedNamespaces: ['*'],
+      priorityNamespaces: ['*'],
       secretRef: {
         name: 'cloudflare-api-token',
         namespace: DEV_CLOUDFLARE.namespace,

@@ -289,6 +289,14 @@ describe('fail closed', () => {
   });
 });
 
+/** Writes `obj` as `as`; the apiserver must refuse it through the Cloudflare sources' webhook. Returns the message. */
+async function refusedBySourceWebhook(as: KubeClient, obj: KubernetesObject, write: () => Promise<unknown>) {
+  const r = await refusal(write, `${obj.kind} ${obj.metadata!.name}`);
+  expect(r.code, r.message).toBe(403);
+  expect(r.message).toContain(`admission webhook "${CLOUDFLARE_WEBHOOK_NAME}" denied the request`);
+  return r.message;
+}
+
 describe('Cloudflare source admission', () => {
   const CF = 'networking.cloudflare-operator.io/v1alpha2';
   const dnsRecord = (name: string, credentials?: string) =>
@@ -315,12 +323,6 @@ describe('Cloudflare source admission', () => {
         cloudflare: { credentialsRef: { name: 'team-a' } },
       },
     }) as KubernetesObject;
-  async function refusedBySourceWebhook(as: KubeClient, obj: KubernetesObject, write: () => Promise<unknown>) {
-    const r = await refusal(write, `${obj.kind} ${obj.metadata!.name}`);
-    expect(r.code, r.message).toBe(403);
-    expect(r.message).toContain(`admission webhook "${CLOUDFLARE_WEBHOOK_NAME}" denied the request`);
-    return r.message;
-  }
 
   it('a source may only name CloudflareCredentials its creator may get, on create and on every update', async () => {
     const dns = await userWith('dns-editor', [
@@ -371,6 +373,77 @@ describe('Cloudflare source admission', () => {
     const allowed = provider(uniq('idp'), 'shared-secret');
     await expect(idp.create(allowed)).resolves.toBeDefined();
     await admin.delete(refOf(allowed));
+  });
+});
+
+describe('who may use CloudflareCredentials (issue 23, D2)', () => {
+  const CF = 'networking.cloudflare-operator.io/v1alpha2';
+  const credsRef = (name: string) => ({ apiVersion: CF, kind: 'CloudflareCredentials', name });
+  const credentials = (name: string, spec: Record<string, unknown>) =>
+    ({
+      apiVersion: CF,
+      kind: 'CloudflareCredentials',
+      metadata: { name },
+      spec: { accountId: 'acc', authType: 'apiToken', secretRef: { name: 'cf-token', namespace: ns }, ...spec },
+    }) as KubernetesObject;
+  const redirect = (spec: Record<string, unknown>) =>
+    ({
+      apiVersion: CF,
+      kind: 'RedirectRule',
+      metadata: { name: uniq('redirect'), namespace: ns },
+      spec: {
+        zone: 'corp.example.com',
+        rules: [{ name: 'everything', expression: 'true', target: { url: 'https://elsewhere.example' } }],
+        ...spec,
+      },
+    }) as KubernetesObject;
+  const defaultName = uniq('shared-default');
+  const teamName = uniq('team-creds');
+
+  afterAll(async () => {
+    // A default left behind would be every later source's default.
+    for (const name of [defaultName, teamName]) await admin.delete(credsRef(name)).catch(() => undefined);
+  });
+
+  it('a namespace the credentials do not allow is refused, as is a priority ahead of the default; allowed, it is admitted', async () => {
+    // A namespace user with no RBAC on CloudflareCredentials at all: the default needs no grant.
+    const user = await userWith('redirect-editor', [
+      { apiGroups: ['networking.cloudflare-operator.io'], resources: ['redirectrules'], verbs: ['create'] },
+    ]);
+    await admin.create(credentials(defaultName, { isDefault: true, allowedNamespaces: ['platform'] }));
+    const takeover = redirect({ priority: 0 });
+    const refused = await refusedBySourceWebhook(user, takeover, () => user.create(takeover));
+    expect(refused).toContain('CredentialsNotAllowed');
+    expect(refused).toContain(`CloudflareCredentials ${defaultName} may not be used from namespace "${ns}"`);
+    expect(await admin.get(refOf(takeover)), 'nothing was created').toBeUndefined();
+
+    // The namespace allowed: a rule at the default priority is admitted, one ahead of it is not.
+    await admin.mergePatch(credsRef(defaultName), { spec: { allowedNamespaces: ['platform', ns] } });
+    const ahead = redirect({ priority: 0 });
+    const message = await eventually('the webhook sees the new list', async () => {
+      const m = await refusedBySourceWebhook(user, ahead, () => user.create(ahead));
+      return m.includes('PriorityNotAllowed') ? m : undefined;
+    });
+    expect(message).toContain('only namespaces listed in spec.priorityNamespaces');
+    await expect(user.create(redirect({}))).resolves.toBeDefined();
+
+    // Named credentials limited to a zone: another zone is refused.
+    await admin.create(credentials(teamName, { allowedNamespaces: [ns], allowedZones: ['team.example.com'] }));
+    await grantClusterWide('redirect-editor', [
+      {
+        apiGroups: ['networking.cloudflare-operator.io'],
+        resources: ['cloudflarecredentials'],
+        resourceNames: [teamName],
+        verbs: ['get'],
+      },
+    ]);
+    const otherZone = redirect({ credentialsRef: { name: teamName } });
+    expect(await refusedBySourceWebhook(user, otherZone, () => user.create(otherZone))).toContain(
+      `may not write to zone corp.example.com`,
+    );
+    await expect(
+      user.create(redirect({ credentialsRef: { name: teamName }, zone: 'team.example.com' })),
+    ).resolves.toBeDefined();
   });
 });
 

@@ -210,6 +210,21 @@ describe('contract: the SDK calls the sync uses', () => {
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Cloudflare.BadRequestError);
   });
+
+  it('a split-tunnel or fallback description over 100 characters is a BadRequestError; 100 is accepted', async () => {
+    const policies = cf.zeroTrust.devices.policies.default;
+    const at = (n: number) => 'd'.repeat(n);
+    const include = await policies.includes
+      .update({ account_id: ACCOUNT, body: [{ address: '10.9.0.0/16', description: at(101) }] })
+      .catch((e: unknown) => e);
+    expect(include).toBeInstanceOf(Cloudflare.BadRequestError);
+    const fallback = await policies.fallbackDomains
+      .update({ account_id: ACCOUNT, domains: [{ suffix: 'long.example', description: at(101) }] })
+      .catch((e: unknown) => e);
+    expect(fallback).toBeInstanceOf(Cloudflare.BadRequestError);
+    const ok = [{ address: '10.9.0.0/16', description: at(100) }];
+    expect((await policies.includes.update({ account_id: ACCOUNT, body: ok })).result).toEqual(ok);
+  });
 });
 
 describe('contract: DNS records', () => {

@@ -225,42 +225,145 @@ describe('429s from Cloudflare', () => {
 });
 
 describe('a permanent error from Cloudflare', () => {
-  it('shows a malformed expression on every source of the target, and recovers both when fixed', async () => {
+  it('one source Cloudflare refuses is frozen with its message; the others keep syncing and their deletions complete (D3)', async () => {
     if (!suite.worker) await startInProcessWorker();
     const { zoneName, zoneId, credentials, accountId } = await freshZone();
     const good = uniq('perm-good');
+    const other = uniq('perm-other');
     const bad = uniq('perm-bad');
     await k.apply(
       sourceObject('ZoneRuleset', good, ruleset(zoneName, credentials, 'ip.src in {192.0.2.0/24}'), namespace),
     );
-    await readyWhen('ZoneRuleset', good, namespace, (r) => r.status === 'True');
+    await k.apply(sourceObject('ZoneRuleset', other, ruleset(zoneName, credentials, 'ip.src eq 192.0.2.8'), namespace));
+    await k.apply(sourceObject('ZoneRuleset', bad, ruleset(zoneName, credentials, 'ip.src eq 192.0.2.9'), namespace));
+    for (const n of [good, other, bad]) await readyWhen('ZoneRuleset', n, namespace, (r) => r.status === 'True');
 
+    // The bad source's change is refused by Cloudflare: it alone shows Cloudflare's message.
     await k.apply(sourceObject('ZoneRuleset', bad, ruleset(zoneName, credentials, '(ip.src eq 192.0.2.9'), namespace));
-    for (const n of [bad, good]) {
-      const r = await readyWhen('ZoneRuleset', n, namespace, (c) => c.status === 'False' && c.reason !== 'Syncing');
-      expect(r.reason).toBe('CloudflareInvalid');
-      expect(r.message).toContain('filter parsing error');
-      expect(r.message).toContain('[20021]');
-    }
+    const r = await readyWhen('ZoneRuleset', bad, namespace, (c) => c.status === 'False' && c.reason !== 'Syncing');
+    expect(r.reason).toBe('CloudflareInvalid');
+    expect(r.message).toContain('filter parsing error');
+    expect(r.message).toContain('[20021]');
     const stateName = syncStateName({ resourceType: 'ZoneRuleset', accountId, zoneId, phase: PHASE });
-    const failed = await eventually('SyncState Failed', async () => {
-      const s = await syncState(stateName);
-      return s?.status?.syncStatus === 'Failed' ? s : undefined;
+    const state = await eventually('SyncState lists the refused source', async () => {
+      const st = await syncState(stateName);
+      return st?.status?.rejectedSources?.length ? st : undefined;
     });
-    expect(failed.status).toMatchObject({ failureReason: 'ValidationError', errorCategory: 'Permanent' });
-    expect(failed.status?.error).toContain('filter parsing error');
-    // Nothing was half-written: the good rule from before is still there, alone.
-    expect((await entrypointRules(suite.fx.cf, zoneId, PHASE)).map((r) => r.description)).toEqual([marker(good)]);
+    expect(state.status?.syncStatus).toBe('Synced');
+    expect(state.status?.rejectedSources?.[0]).toMatchObject({ source: `ZoneRuleset/${namespace}/${bad}` });
+    // Its last good rule stays in Cloudflare, as it was.
+    const before = await entrypointRules(suite.fx.cf, zoneId, PHASE);
+    expect(before.find((x) => x.description === marker(bad))?.expression).toBe('ip.src eq 192.0.2.9');
 
-    await k.apply(sourceObject('ZoneRuleset', bad, ruleset(zoneName, credentials, '(ip.src eq 192.0.2.9)'), namespace));
-    for (const n of [bad, good]) await readyWhen('ZoneRuleset', n, namespace, (r) => r.status === 'True');
-    const rules = await entrypointRules(suite.fx.cf, zoneId, PHASE);
-    expect(rules.map((r) => r.description).sort()).toEqual([marker(good), marker(bad)].sort());
-    expect(rules.find((r) => r.description === marker(bad))?.expression).toBe('(ip.src eq 192.0.2.9)');
-    await eventually(
-      'SyncState Synced again',
-      async () => (await syncState(stateName))?.status?.syncStatus === 'Synced',
+    // Another team changes its rule: written, and it stays Ready.
+    await k.apply(
+      sourceObject('ZoneRuleset', good, ruleset(zoneName, credentials, 'ip.src in {198.51.100.0/24}'), namespace),
     );
+    await eventually('the good change is in Cloudflare', async () =>
+      (await entrypointRules(suite.fx.cf, zoneId, PHASE)).some((x) => x.expression === 'ip.src in {198.51.100.0/24}'),
+    );
+    await readyWhen('ZoneRuleset', good, namespace, (c) => c.status === 'True');
+
+    // Another team deletes its source: its rule goes, its finalizer is released.
+    await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name: other });
+    await eventually(
+      'the deleted source is gone from Kubernetes',
+      async () => !(await k.get({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name: other })),
+      { timeoutMs: 30_000 },
+    );
+    const after = await entrypointRules(suite.fx.cf, zoneId, PHASE);
+    expect(after.map((x) => x.description).sort()).toEqual([marker(good), marker(bad)].sort());
+    expect(after.find((x) => x.description === marker(bad))?.expression).toBe('ip.src eq 192.0.2.9');
+
+    // Fixed: written, and the record of the refusal is gone.
+    await k.apply(
+      sourceObject('ZoneRuleset', bad, ruleset(zoneName, credentials, '(ip.src eq 192.0.2.10)'), namespace),
+    );
+    await readyWhen('ZoneRuleset', bad, namespace, (c) => c.status === 'True');
+    const rules = await entrypointRules(suite.fx.cf, zoneId, PHASE);
+    expect(rules.find((x) => x.description === marker(bad))?.expression).toBe('(ip.src eq 192.0.2.10)');
+    await eventually('SyncState without refused sources', async () => {
+      const st = await syncState(stateName);
+      return st?.status?.syncStatus === 'Synced' && !st.status.rejectedSources?.length;
+    });
+  });
+});
+
+describe('deletion policy Orphan (issue 23, D3)', () => {
+  it('releases a source at once even when its credentials are gone, and its rule stays in Cloudflare through later syncs', async () => {
+    if (!suite.worker) await startInProcessWorker();
+    const { zoneName, zoneId, credentials, accountId } = await freshZone();
+    const keep = uniq('orphan');
+    const peer = uniq('orphan-peer');
+    const kept = sourceObject('ZoneRuleset', keep, ruleset(zoneName, credentials, 'ip.src eq 192.0.2.61'), namespace);
+    await k.apply({
+      ...kept,
+      metadata: { ...kept.metadata, annotations: { 'cloudflare-operator.io/deletion-policy': 'Orphan' } },
+    });
+    await k.apply(sourceObject('ZoneRuleset', peer, ruleset(zoneName, credentials, 'ip.src eq 192.0.2.62'), namespace));
+    for (const n of [keep, peer]) await readyWhen('ZoneRuleset', n, namespace, (r) => r.status === 'True');
+
+    // The credentials' token is deleted first (an uninstall in the wrong order): nothing can be written.
+    await k.delete({ apiVersion: 'v1', kind: 'Secret', namespace, name: `${credentials}-token` });
+    await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name: keep });
+    await eventually(
+      'the orphaned source is released',
+      async () => !(await k.get({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name: keep })),
+      { timeoutMs: 30_000 },
+    );
+
+    // The token is back and the other source changes: its rule is written, the orphan's stays.
+    await createCredentials(k, { name: credentials, namespace, accountId });
+    await k.apply(sourceObject('ZoneRuleset', peer, ruleset(zoneName, credentials, 'ip.src eq 192.0.2.63'), namespace));
+    await eventually('the peer change is in Cloudflare', async () =>
+      (await entrypointRules(suite.fx.cf, zoneId, PHASE)).some((x) => x.expression === 'ip.src eq 192.0.2.63'),
+    );
+    const rules = await entrypointRules(suite.fx.cf, zoneId, PHASE);
+    expect(rules.find((x) => x.description === marker(keep))?.expression).toBe('ip.src eq 192.0.2.61');
+    const stateName = syncStateName({ resourceType: 'ZoneRuleset', accountId, zoneId, phase: PHASE });
+    expect((await syncState(stateName))?.spec.sources?.find((x) => x.ref.name === keep)).toMatchObject({
+      orphaned: true,
+    });
+  });
+});
+
+describe('who may use credentials (issue 23, D2)', () => {
+  it('the workflow refuses what the credentials do not allow even when admission could not check it; allowed, it syncs', async () => {
+    if (!suite.worker) await startInProcessWorker();
+    const accountId = hexId();
+    const credentials = uniq('cf-late');
+    const zoneName = `${uniq('z')}.example.com`;
+    const { zones } = await suite.fx.admin.seed({
+      accounts: [{ id: accountId }],
+      zones: [{ name: zoneName, account_id: accountId }],
+    });
+    const zoneId = zones[0]!.id;
+    const name = uniq('early');
+    // Admitted: its credentials do not exist yet, so the webhook has nothing to check against.
+    await k.apply(
+      sourceObject(
+        'ZoneRuleset',
+        name,
+        { ...ruleset(zoneName, credentials, 'ip.src eq 192.0.2.77'), priority: 0 },
+        namespace,
+      ),
+    );
+    await readyWhen('ZoneRuleset', name, namespace, (c) => c.reason === 'CredentialsNotFound');
+
+    const use = (u: { allowedNamespaces: string[]; priorityNamespaces?: string[] }) =>
+      createCredentials(k, { name: credentials, namespace, accountId, use: u });
+    await use({ allowedNamespaces: ['elsewhere'] });
+    const notAllowed = await readyWhen('ZoneRuleset', name, namespace, (c) => c.reason === 'CredentialsNotAllowed');
+    expect(notAllowed.message).toContain(`may not be used from namespace "${namespace}"`);
+
+    await use({ allowedNamespaces: ['elsewhere', namespace] });
+    const ahead = await readyWhen('ZoneRuleset', name, namespace, (c) => c.reason === 'PriorityNotAllowed');
+    expect(ahead.message).toContain('priority 0');
+    expect(await suite.fx.admin.requests({ method: 'PUT', path: entrypointPath(zoneId) })).toEqual([]);
+
+    await use({ allowedNamespaces: ['elsewhere', namespace], priorityNamespaces: [namespace] });
+    await readyWhen('ZoneRuleset', name, namespace, (c) => c.status === 'True');
+    expect((await entrypointRules(suite.fx.cf, zoneId, PHASE)).map((r) => r.description)).toEqual([marker(name)]);
   });
 });
 

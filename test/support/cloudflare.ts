@@ -76,7 +76,15 @@ export async function deleteCreatedCredentials(kube: KubeClient): Promise<void> 
  */
 export async function createCredentials(
   kube: KubeClient,
-  opts: { name: string; namespace: string; accountId: string; token?: string; isDefault?: boolean },
+  opts: {
+    name: string;
+    namespace: string;
+    accountId: string;
+    token?: string;
+    isDefault?: boolean;
+    /** Who may use them; unset: every namespace, and every namespace may set priorities (tests of other things). */
+    use?: { allowedNamespaces?: string[]; allowedZones?: string[]; priorityNamespaces?: string[] };
+  },
 ): Promise<void> {
   await kube.apply({
     apiVersion: 'v1',
@@ -94,6 +102,7 @@ export async function createCredentials(
       authType: 'apiToken',
       secretRef: { name: `${opts.name}-token`, namespace: opts.namespace },
       isDefault: opts.isDefault ?? false,
+      ...(opts.use ?? { allowedNamespaces: ['*'], priorityNamespaces: ['*'] }),
     },
   });
 }

@@ -68,4 +68,16 @@ describe('PUT of a phase entrypoint with a malformed expression', () => {
     expect(rs.version).toBe('1');
     expect(rs.rules.map((r) => r.expression)).toEqual([good.expression]);
   });
+
+  it('dry_run=true validates as an update does and persists nothing (result null)', async () => {
+    const phase = 'http_request_firewall_custom';
+    const before = await cf.rulesets.phases.get(phase, { zone_id: zoneId });
+    const rules = [{ action: 'block', expression: 'ip.src eq 198.51.100.1' } as never];
+    expect(await cf.rulesets.phases.update(phase, { zone_id: zoneId, rules, dry_run: true })).toBeNull();
+    const bad = [{ action: 'block', expression: 'ip.src eq (1' } as never];
+    await expect(
+      cf.rulesets.phases.update(phase, { zone_id: zoneId, rules: bad, dry_run: true }),
+    ).rejects.toMatchObject({ status: 400, errors: [expect.objectContaining({ code: 20021 })] });
+    expect(await cf.rulesets.phases.get(phase, { zone_id: zoneId })).toEqual(before);
+  });
 });

@@ -747,8 +747,11 @@ describe('admission webhook (deploy/webhook)', () => {
     expect(d.spec.replicas, 'failurePolicy Fail: one replica down must not block requests').toBeGreaterThan(1);
   });
 
-  it('may only create SubjectAccessReviews', () => {
-    expect(permissionsOf(objects, ADMISSION_SA)).toEqual({ 'authorization.k8s.io/subjectaccessreviews': ['create'] });
+  it('may only create SubjectAccessReviews and read CloudflareCredentials (who may use them)', () => {
+    expect(permissionsOf(objects, ADMISSION_SA)).toEqual({
+      'authorization.k8s.io/subjectaccessreviews': ['create'],
+      'networking.cloudflare-operator.io/cloudflarecredentials': ['get', 'list'],
+    });
   });
 });
 

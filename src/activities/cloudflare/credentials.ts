@@ -4,6 +4,7 @@
  * and a rotated token is used from the next call on. The SDK's own retries are off (Temporal's
  * retry policy owns retries, src/activities/cloudflare/errors.ts classifies).
  */
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { V1Secret } from '@kubernetes/client-node';
 import Cloudflare from 'cloudflare';
@@ -12,6 +13,7 @@ import {
   DEFAULT_CREDENTIALS_NAMESPACE,
   type CloudflareCredentials,
 } from '../../api/cloudflare.js';
+import type { CredentialsUsePolicy } from '../../domain/cloudflare/credentials-use.js';
 import type { KubeClient } from '../../kube/client.js';
 import { getObject, listAll } from '../kubernetes/calls.js';
 
@@ -64,6 +66,18 @@ export async function findCredentials(kube: KubeClient, name?: string): Promise<
   return defaults[0]!;
 }
 
+/** Who may use the credentials, as src/domain/cloudflare/credentials-use.ts reads it. */
+export function credentialsUsePolicy(creds: CloudflareCredentials): CredentialsUsePolicy {
+  const { isDefault, allowedNamespaces, allowedZones, priorityNamespaces } = creds.spec;
+  return {
+    name: creds.metadata!.name!,
+    ...(isDefault ? { isDefault } : {}),
+    ...(allowedNamespaces ? { allowedNamespaces } : {}),
+    ...(allowedZones ? { allowedZones } : {}),
+    ...(priorityNamespaces ? { priorityNamespaces } : {}),
+  };
+}
+
 /**
  * A Secret, read now (`namespace` defaults to the original's operator namespace), and a reader of
  * its keys. A missing Secret or key is permanent (`failureType`): the user must fix the reference.
@@ -96,17 +110,50 @@ export async function readSecretKey(
   return (await secretKeys(kube, ref, SECRET_INVALID))(ref.key);
 }
 
+/**
+ * The running activity's cancellation signal (undefined outside an activity). Every call of a
+ * client made in an activity stops when the activity is cancelled or times out (issue 23, D8):
+ * an attempt Temporal gave up on never keeps writing next to its retry.
+ */
+export function activitySignal(): AbortSignal | undefined {
+  try {
+    return Context.current().cancellationSignal;
+  } catch {
+    return undefined;
+  }
+}
+
+/** An SDK client with the given secret, its calls bound to the activity's cancellation. */
+export function cloudflareClient(
+  auth: { apiToken: string } | { apiKey: string; apiEmail: string },
+  baseURL?: string,
+  signal: AbortSignal | undefined = activitySignal(),
+): Cloudflare {
+  return new Cloudflare({
+    baseURL: baseURL ?? null,
+    maxRetries: 0,
+    timeout: 30_000,
+    ...auth,
+    // The SDK aborts its own signal on its timeout; either one stops the request.
+    ...(signal
+      ? { fetch: (url: string | URL | Request, init?: RequestInit) => fetch(url, withSignal(init, signal)) }
+      : {}),
+  });
+}
+
+function withSignal(init: RequestInit | undefined, signal: AbortSignal): RequestInit {
+  return { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal };
+}
+
 /** An SDK client for the credentials, with the API token (or key) read from the Secret now. */
 export async function clientFor(kube: KubeClient, credentialsName: string, baseURL?: string): Promise<Cloudflare> {
   const creds = await findCredentials(kube, credentialsName);
   const ref = creds.spec.secretRef;
   const read = await secretKeys(kube, ref, CREDENTIALS_FAILURES.secret, ` (CloudflareCredentials ${credentialsName})`);
-  const common = { baseURL: baseURL ?? null, maxRetries: 0, timeout: 30_000 } as const;
   if (creds.spec.authType === 'globalAPIKey')
-    return new Cloudflare({
-      ...common,
-      apiKey: read(ref.apiKeyKey ?? 'CLOUDFLARE_API_KEY'),
-      apiEmail: read(ref.emailKey ?? 'CLOUDFLARE_EMAIL'),
-    });
-  return new Cloudflare({ ...common, apiToken: read(ref.apiTokenKey ?? 'CLOUDFLARE_API_TOKEN') });
+    return cloudflareClient(
+      { apiKey: read(ref.apiKeyKey ?? 'CLOUDFLARE_API_KEY'), apiEmail: read(ref.emailKey ?? 'CLOUDFLARE_EMAIL') },
+      baseURL,
+    );
+  return cloudflareClient({ apiToken: read(ref.apiTokenKey ?? 'CLOUDFLARE_API_TOKEN') }, baseURL);
 }

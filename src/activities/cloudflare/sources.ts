@@ -8,12 +8,14 @@ import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import {
+  CLOUDFLARE_DELETION_POLICY_ANNOTATION,
   CLOUDFLARE_SOURCE_FINALIZER,
   ORIGINAL_FINALIZERS,
   CloudflareSyncStateKind,
   type CloudflareSyncState,
 } from '../../api/cloudflare.js';
 import { type CloudflareConfig, cloudflareTaskQueue } from '../../config.js';
+import type { CredentialsUsePolicy } from '../../domain/cloudflare/credentials-use.js';
 import { legacyCredentialsRefusal, type LegacyCredentials } from '../../domain/cloudflare/legacy-credentials.js';
 import { type SourceRef, refString } from '../../domain/cloudflare/markers.js';
 import { isSourceKind, kindDefinition, type SourceKind, type SourceSpec } from '../../domain/cloudflare/sources.js';
@@ -38,7 +40,7 @@ import {
 } from '../../workflows/cloudflare/contract.js';
 import { getObject, patchStatusUnlessGone } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
-import { findCredentials } from './credentials.js';
+import { credentialsUsePolicy, findCredentials } from './credentials.js';
 import { expandSource, viewDigest, withoutSecrets, workflowView } from './expand.js';
 
 export interface SourceSnapshot {
@@ -51,6 +53,8 @@ export interface SourceSnapshot {
   spec: SourceSpec;
   /** Changes when the spec or anything it refers to changes (a Service, an Ingress of the class…). */
   viewDigest: string;
+  /** Deletion policy Orphan: its items stay in Cloudflare when it is deleted (set only then). */
+  orphan?: true;
 }
 
 function objectRef(ref: SourceRef) {
@@ -105,6 +109,7 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
             creationTimestamp?: string | Date;
             deletionTimestamp?: unknown;
             finalizers?: string[];
+            annotations?: Record<string, string>;
           }
         | undefined;
       if (!obj || !m?.uid) return GONE;
@@ -121,6 +126,9 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
         ),
         spec: workflowView(kind, view),
         viewDigest: viewDigest(withoutSecrets(kind, view)),
+        ...(m.annotations?.[CLOUDFLARE_DELETION_POLICY_ANNOTATION]?.toLowerCase() === 'orphan'
+          ? { orphan: true as const }
+          : {}),
       });
     },
 
@@ -163,12 +171,16 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
      * The credentials a source uses (named, or the default) and their account; the default never
      * stands in for the original's inline credentials the spec sets (`legacy`).
      */
-    async resolveCloudflareCredentials(req: {
-      name?: string;
-      legacy?: LegacyCredentials;
-    }): Promise<
+    async resolveCloudflareCredentials(req: { name?: string; legacy?: LegacyCredentials }): Promise<
       Outcome<
-        { credentials: string; accountId: string; cloudflareTaskQueue: string; defaultDomain?: string },
+        {
+          credentials: string;
+          accountId: string;
+          cloudflareTaskQueue: string;
+          defaultDomain?: string;
+          /** Who may use them (the workflow decides with src/domain/cloudflare/credentials-use.ts). */
+          policy: CredentialsUsePolicy;
+        },
         { reason: string; message: string }
       >
     > {
@@ -184,6 +196,7 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
           accountId,
           cloudflareTaskQueue: cloudflareTaskQueue(taskQueue, accountId),
           ...(creds.spec.defaultDomain ? { defaultDomain: creds.spec.defaultDomain } : {}),
+          policy: credentialsUsePolicy(creds),
         });
       } catch (err) {
         if (err instanceof ApplicationFailure && err.nonRetryable)
@@ -216,8 +229,9 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
       target: SyncTarget;
       ref: SourceRef;
       uid: string;
+      orphan?: boolean;
     }): Promise<'sent' | 'not-running'> {
-      const removal = { ref: req.ref, uid: req.uid };
+      const removal = { ref: req.ref, uid: req.uid, ...(req.orphan ? { orphan: true } : {}) };
       try {
         await temporal.workflow.getHandle(syncWorkflowId(req.target)).signal(unregisterSourceSignal, removal);
         return 'sent';

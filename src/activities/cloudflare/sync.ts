@@ -17,7 +17,7 @@ import {
   type ConfigSource,
 } from '../../api/cloudflare.js';
 import type { CloudflareConfig } from '../../config.js';
-import type { RegisteredSource } from '../../domain/cloudflare/aggregate.js';
+import { orderSources, type RegisteredSource } from '../../domain/cloudflare/aggregate.js';
 import { type SourceRef, parseRefString, refString } from '../../domain/cloudflare/markers.js';
 import { canonical, planWrite, type Conflict, type WritePlan } from '../../domain/cloudflare/merge.js';
 import {
@@ -31,12 +31,13 @@ import {
   type SourceKind,
   type SourceSpec,
 } from '../../domain/cloudflare/sources.js';
+import type { ValidationContext } from '../../domain/cloudflare/kinds/index.js';
 import { targetCloudflareId, targetKey, type SyncTarget } from '../../domain/cloudflare/targets.js';
 import { credentialsConflictMessage, targetIdentity } from '../../domain/cloudflare/identity.js';
 import { setCondition, type Condition } from '../../domain/conditions.js';
 import { failedWith, ok, type Failed, type Ok } from '../../domain/results.js';
 import type { KubeClient } from '../../kube/client.js';
-import type { SourceRegistration } from '../../workflows/cloudflare/messages.js';
+import type { SourceRegistration, SourceRemoval } from '../../workflows/cloudflare/messages.js';
 import { faultPoint } from '../fault-points.js';
 import { getObject, heartbeat, listAll } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
@@ -55,7 +56,7 @@ export interface SyncTargetRequest {
    * nor removed — its object still there — has not registered with this run of the workflow
    * (started for a removal, or restarted): its items are kept as they are.
    */
-  removing?: SourceRef[];
+  removing?: SourceRemoval[];
   /** Why this sync runs: sources changed, the periodic observation, or a user's `reaggregate`. */
   trigger: 'change' | 'observe' | 'reaggregate';
   /** Digest of the desired managed subset last written (or found in place). */
@@ -75,10 +76,13 @@ export interface SourceVerdict {
   /**
    * Synced: in Cloudflare now. Invalid: its spec is wrong, its last good items stay.
    * CredentialsConflict: it names other credentials than the target is written with; its items
-   * stay as they are. Gone/Elsewhere: left out.
+   * stay as they are. Rejected: Cloudflare refused its items; its last good items stay as they
+   * are while the other sources are written. Gone/Elsewhere: left out.
    */
-  result: 'Synced' | 'Invalid' | 'Conflict' | 'CredentialsConflict' | 'Gone' | 'Elsewhere';
+  result: 'Synced' | 'Invalid' | 'Conflict' | 'CredentialsConflict' | 'Rejected' | 'Gone' | 'Elsewhere';
   message: string;
+  /** Rejected only: why Cloudflare refused the source's items (its failure type). */
+  reason?: string;
   /** Conflict only: every item of the source is held by someone else (nothing of it is in Cloudflare). */
   allHeld?: boolean;
 }
@@ -168,6 +172,7 @@ export function collectSources(
   objects: Map<string, SourceObject>,
   previous: Map<string, ConfigSource>,
   identity: { established?: string; fallback?: string } = {},
+  validation: ValidationContext = {},
 ): {
   sources: RegisteredSource[];
   verdicts: SourceVerdict[];
@@ -225,7 +230,7 @@ export function collectSources(
       });
       continue;
     }
-    const problems = validateSource(kind, obj.spec, reg.ref);
+    const problems = validateSource(kind, obj.spec, reg.ref, validation);
     if (problems.length) {
       freeze();
       verdicts.push({
@@ -269,6 +274,23 @@ async function unregisteredSources(
     if (obj && !obj.metadata?.deletionTimestamp) kept.set(key, record);
   }
   return kept;
+}
+
+/** A source whose items Cloudflare refused, at the generation it refused (recorded on the SyncState). */
+type RejectedSource = NonNullable<CloudflareSyncState['status']>['rejectedSources'] extends (infer R)[] | undefined
+  ? R
+  : never;
+
+/** Whether Cloudflare refused what was sent (a 4xx about the content), not who sent it or when. */
+function refusedContent(err: unknown): boolean {
+  const failure = cloudflareFailure(err, '');
+  return !!failure.nonRetryable && failure.type === CLOUDFLARE_FAILURE_TYPES.invalid;
+}
+
+function digestOf(desired: { item: unknown }[]): string {
+  return createHash('sha256')
+    .update(canonical(desired.map((d) => d.item)))
+    .digest('hex');
 }
 
 /** How a user of a kind that can adopt takes over an unmarked object. */
@@ -350,8 +372,18 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
       previous,
       // The workflow's credentials (its last registration's) only when no live source names any.
       { established: existing?.spec.credentialsRef?.name, fallback: request.credentials },
+      { clusterId: request.clusterId },
     );
     const kept = await unregisteredSources(kube, previous, request);
+    // Orphaned sources (deletion policy Orphan): their items stay in Cloudflare as they are, for good.
+    const registered = new Set(request.sources.map((r) => refString(r.ref)));
+    for (const r of request.removing ?? [])
+      if (r.orphan) {
+        const record = previous.get(refString(r));
+        if (record) kept.set(refString(r), { ...record, orphaned: true });
+      }
+    for (const [key, record] of previous)
+      if (record.orphaned && !registered.has(key) && !kept.has(key)) kept.set(key, record);
     for (const [key, record] of kept) {
       frozen.add(key);
       frozenRecords.push(record);
@@ -372,50 +404,152 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
       },
       secret: (ref) => readSecretKey(kube, ref),
     };
+    const rejected: RejectedSource[] = [];
+    /** Leaves a source Cloudflare refused out of this sync: its last good items stay as they are. */
+    const reject = (r: RejectedSource) => {
+      const i = sources.findIndex((s) => refString(s.ref) === r.source);
+      if (i < 0) return;
+      sources.splice(i, 1);
+      frozen.add(r.source);
+      const last = previous.get(r.source);
+      if (last) frozenRecords.push(last);
+      rejected.push(r);
+      const v = verdicts.find((x) => refString(x.ref) === r.source);
+      if (v) Object.assign(v, { result: 'Rejected', reason: r.reason, message: r.message });
+    };
+    // A periodic observation does not ask Cloudflare again about a generation it refused.
+    if (req.trigger === 'observe')
+      for (const r of existing?.status?.rejectedSources ?? [])
+        if (sources.some((s) => refString(s.ref) === r.source && s.generation === r.generation)) reject(r);
     try {
       const cf = await clientFor(kube, req.credentials, config.baseURL);
       const adapter = adapterFor(t);
-      const live = await adapter.read(cf, t, context);
+      let live = await adapter.read(cf, t, context);
       if (live.cloudflareId) cloudflareId = targetCloudflareId(t, live.cloudflareId);
       faultPoint('cloudflare-read');
-      // A target owned whole keeps a frozen source's last recorded configuration in the whole.
-      const whole = adapter.planWhole?.(
-        live.items,
-        [
-          ...sources,
-          ...frozenRecords.map((r) => ({ ...r, createdAt: '', generation: 0, uid: '' }) as RegisteredSource),
-        ],
-        req.clusterId,
-      );
-      const asked = whole ? whole.desired : adapter.desired(sources, req.clusterId);
-      const desired = adapter.complete ? await adapter.complete(asked, context, live.items) : asked;
-      const settings = adapter.planHeld?.(live.items, desired, existing?.status?.managedSettings ?? [], frozen);
-      const p =
-        whole?.plan ??
-        settings?.plan ??
-        planWrite(live.items, desired, adapter.codec, {
-          frozenOwners: frozen,
-          clusterId: req.clusterId,
-          adoptLegacy: req.adoptLegacyMarkers,
-          ...(adapter.ownedKinds ? { ownedKinds: new Set(adapter.ownedKinds) } : {}),
-        });
-      const digest = createHash('sha256')
-        .update(canonical(desired.map((d) => d.item)))
-        .digest('hex');
+      const createdAtOf = (key: string) => {
+        const at = objects.get(key)?.metadata?.creationTimestamp;
+        return at ? new Date(at).toISOString() : '';
+      };
+      /** The plan for the sources as they stand (frozen ones kept as they are) against `items`. */
+      const planFor = async (items: unknown[]) => {
+        // A target owned whole keeps a frozen source's last recorded configuration in the whole,
+        // in its own place in the order (its real creation time, not before everyone).
+        const whole = adapter.planWhole?.(
+          items,
+          [
+            ...sources,
+            ...frozenRecords.map(
+              (r) => ({ ...r, createdAt: createdAtOf(refString(r.ref)), generation: 0, uid: '' }) as RegisteredSource,
+            ),
+          ],
+          req.clusterId,
+        );
+        const asked = whole ? whole.desired : adapter.desired(sources, req.clusterId);
+        const desired = adapter.complete ? await adapter.complete(asked, context, items) : asked;
+        const settings = adapter.planHeld?.(items, desired, existing?.status?.managedSettings ?? [], frozen);
+        const p =
+          whole?.plan ??
+          settings?.plan ??
+          planWrite(items, desired, adapter.codec, {
+            frozenOwners: frozen,
+            clusterId: req.clusterId,
+            adoptLegacy: req.adoptLegacyMarkers,
+            ...(adapter.ownedKinds ? { ownedKinds: new Set(adapter.ownedKinds) } : {}),
+          });
+        return { desired, settings, p };
+      };
+      let { desired, settings, p } = await planFor(live.items);
+      let digest = digestOf(desired);
       const drifted = p.write && req.lastDigest === digest;
       // A user's `reaggregate` is an explicit request to write: it repairs even under observe.
       const driftLeft = drifted && req.driftPolicy === 'observe' && req.trigger !== 'reaggregate';
-      const wrote = p.write && !driftLeft;
+      let wrote = p.write && !driftLeft;
       if (wrote) {
         // A setting taken for the first time: remember what it was before changing it, so a crash
         // right after the write cannot lose the value to restore.
         if (settings?.takesNew)
           await recordSyncState(req, { cloudflareId, sources, frozenRecords }, () => ({
-            managedSettings: settings.held,
+            managedSettings: settings!.held,
           }));
-        const written = await adapter.write(cf, t, p, live.items, context);
-        if (written.cloudflareId) cloudflareId = targetCloudflareId(t, written.cloudflareId);
+        try {
+          const written = await adapter.write(cf, t, p, live.items, context);
+          if (written.cloudflareId) cloudflareId = targetCloudflareId(t, written.cloudflareId);
+        } catch (err) {
+          // Settings targets write setting by setting and remember what they hold: not bisected.
+          if (adapter.planHeld || !refusedContent(err)) throw err;
+          // Cloudflare refused the whole: find the sources whose change it refuses, write the rest.
+          const changed = orderSources(
+            sources.filter((s) => canonical(previous.get(refString(s.ref))?.config ?? null) !== canonical(s.config)),
+          );
+          if (changed.length === 0) throw err;
+          const trial = await isolateRefused(changed, err);
+          ({ desired, settings, p } = await planFor(live.items));
+          digest = digestOf(desired);
+          wrote = trial.wrote;
+          if (p.write) {
+            const written = await adapter.write(cf, t, p, live.items, context);
+            if (written.cloudflareId) cloudflareId = targetCloudflareId(t, written.cloudflareId);
+            wrote = true;
+          }
+        }
         faultPoint('cloudflare-write');
+      }
+
+      /**
+       * Tries the sources whose change Cloudflare may refuse one at a time, in priority order, on
+       * top of the others: first none of them (if Cloudflare refuses even that, the fault is not
+       * in a change and the target fails as a whole), then each in turn. A refused one is left
+       * out with Cloudflare's message. With a dry run (rulesets) nothing is written until the
+       * end; otherwise each accepted step is a real write, and the live state is read again.
+       */
+      async function isolateRefused(changed: RegisteredSource[], first: unknown): Promise<{ wrote: boolean }> {
+        let wroteAny = false;
+        const attempt = async (): Promise<void> => {
+          const step = await planFor(live.items);
+          if (!step.p.write) return;
+          if (adapter.check) await adapter.check(cf, t, step.p, live.items, context);
+          else {
+            await adapter.write(cf, t, step.p, live.items, context);
+            wroteAny = true;
+            live = await adapter.read(cf, t, context);
+          }
+        };
+        // Held back: kept as they are in Cloudflare (a whole-owned target with their last record).
+        for (const source of changed) {
+          const k = refString(source.ref);
+          sources.splice(sources.indexOf(source), 1);
+          frozen.add(k);
+          const last = previous.get(k);
+          if (last) frozenRecords.push(last);
+        }
+        try {
+          await attempt();
+        } catch (err) {
+          if (refusedContent(err)) throw first;
+          throw err;
+        }
+        for (const source of changed) {
+          const k = refString(source.ref);
+          sources.push(source);
+          frozen.delete(k);
+          const last = previous.get(k);
+          if (last) frozenRecords.splice(frozenRecords.indexOf(last), 1);
+          heartbeat();
+          try {
+            await attempt();
+          } catch (err) {
+            if (!refusedContent(err)) throw err;
+            const failure = cloudflareFailure(err, `sync ${targetKey(t)}`);
+            reject({
+              source: k,
+              generation: source.generation,
+              reason: failure.type ?? CLOUDFLARE_FAILURE_TYPES.invalid,
+              message: `${failure.message} (its items in Cloudflare stay as they were; the other sources are written)`,
+            });
+          }
+        }
+        return { wrote: wroteAny };
       }
       const configVersion = req.configVersion + (wrote ? 1 : 0);
       const wanted = new Map<string, number>();
@@ -482,6 +616,7 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
               : {}),
           },
           ...(settings ? { managedSettings: settings.held } : {}),
+          rejectedSources: rejected.length ? rejected : null,
           error: null,
           failureReason: null,
           errorCategory: null,

@@ -6,7 +6,14 @@
  * source, with the same functions.
  */
 import type { Contribution } from './aggregate.js';
-import { SOURCE_KIND_RULES, type ResolvedPlace, type SourceKindRules, type SourceObjectMeta } from './kinds/index.js';
+import type { CredentialsUse } from './credentials-use.js';
+import {
+  SOURCE_KIND_RULES,
+  type ResolvedPlace,
+  type SourceKindRules,
+  type SourceObjectMeta,
+  type ValidationContext,
+} from './kinds/index.js';
 import type { SyncTarget } from './targets.js';
 
 export type SourceKind = keyof typeof SOURCE_KIND_RULES;
@@ -45,6 +52,33 @@ export function priorityOf(kind: SourceKind, spec: SourceSpec): number {
 /** The CloudflareCredentials the spec names; undefined = the default credentials. */
 export function credentialsRefOf(kind: SourceKind, spec: SourceSpec): string | undefined {
   return rules(kind).credentialsRef(spec);
+}
+
+/** The kind writes with the credentials of a tunnel it names (TunnelBinding, the class configs). */
+export function usesTunnelCredentials(kind: SourceKind): boolean {
+  return rules(kind).credentialsOfTunnel ?? false;
+}
+
+/**
+ * What a source asks of the credentials it writes with, for ./credentials-use.ts to decide:
+ * `defaultDomain` is the credentials' (the zone of kinds that take it from there).
+ */
+export function credentialsUseOf(
+  kind: SourceKind,
+  spec: SourceSpec,
+  namespace: string | undefined,
+  defaultDomain?: string,
+): CredentialsUse {
+  const zone = zoneOf(kind, spec) ?? (zoneFromCredentials(kind) ? defaultDomain : undefined);
+  return {
+    kind,
+    namespace: isClusterScoped(kind) ? '' : (namespace ?? ''),
+    named: credentialsRefOf(kind, spec) !== undefined,
+    ...(zone !== undefined ? { zone } : {}),
+    priority: priorityOf(kind, spec),
+    defaultPriority: priorityOf(kind, {}),
+    ...(usesTunnelCredentials(kind) ? { throughTunnel: true } : {}),
+  };
 }
 
 /** The zone name a zone-scoped source writes to (undefined for account-scoped kinds). */
@@ -112,8 +146,13 @@ export function statusFieldsOf(kind: SourceKind, spec: SourceSpec): Record<strin
 }
 
 /** Every problem of the spec, each naming the field (empty = valid). */
-export function validateSource(kind: SourceKind, spec: SourceSpec, object: SourceObjectMeta): string[] {
-  return rules(kind).validate(spec, object);
+export function validateSource(
+  kind: SourceKind,
+  spec: SourceSpec,
+  object: SourceObjectMeta,
+  context?: ValidationContext,
+): string[] {
+  return rules(kind).validate(spec, object, context);
 }
 
 /** Where the source's items go, once its account (and zone) are known. */

@@ -47,14 +47,17 @@ export interface SyncWorkflowInput {
   /** Carried across continue-as-new. */
   sources?: SourceRegistration[];
   /** Removals not yet written to Cloudflare (carried across continue-as-new). */
-  pendingRemovals?: SourceRef[];
+  pendingRemovals?: SourceRemoval[];
   credentials?: string;
   lastDigest?: string;
   configVersion?: number;
 }
 
 export const registerSourceSignal = defineSignal<[SourceRegistration]>('registerSource');
-export const unregisterSourceSignal = defineSignal<[{ ref: SourceRef; uid: string }]>('unregisterSource');
+/** A source leaving a target; `orphan`: its items stay in Cloudflare (deletion policy Orphan). */
+export type SourceRemoval = SourceRef & { orphan?: boolean };
+export const unregisterSourceSignal =
+  defineSignal<[{ ref: SourceRef; uid: string; orphan?: boolean }]>('unregisterSource');
 /** Force a full GET-merge-write now (no debounce), e.g. after fixing something by hand. */
 export const reaggregateSignal = defineSignal<[]>('reaggregate');
 

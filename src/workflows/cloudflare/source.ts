@@ -22,6 +22,7 @@ import {
 import {
   anchorOf,
   credentialsRefOf,
+  credentialsUseOf,
   isSourceKind,
   lifecycleOf,
   targetsOf,
@@ -36,6 +37,7 @@ import {
   type SourceKind,
   type SourceSpec,
 } from '../../domain/cloudflare/sources.js';
+import { credentialsUseRefusal } from '../../domain/cloudflare/credentials-use.js';
 import { legacyCredentialsOf } from '../../domain/cloudflare/legacy-credentials.js';
 import { syncStateName, targetKey, type SyncTarget } from '../../domain/cloudflare/targets.js';
 import { setCondition, type Condition } from '../../domain/conditions.js';
@@ -133,6 +135,13 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
         // A new run for a source that registered in an earlier one: find its targets from the spec.
         const resolved = validateSource(kind, spec, ref).length ? undefined : await resolve(spec);
         if (resolved?.status === 'ok') targets = targetsOf(kind, spec, resolved, ref);
+      }
+      if (src.orphan) {
+        // Deletion policy Orphan: the targets keep its items as they are; nothing to wait for —
+        // also the way out when its credentials are gone and Cloudflare cannot be written.
+        for (const t of targets) await sourceSteps.unregisterCloudflareSource({ target: t, ref, uid, orphan: true });
+        await sourceSteps.setCloudflareSourceFinalizer({ ref, uid, present: false });
+        return;
       }
       await deleteFromTargets(uid, generation);
       if (lifecycleOf(kind) === 'tunnel') {
@@ -282,6 +291,11 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       legacy: legacyCredentialsOf(spec),
     });
     if (creds.status === 'failed') return { status: 'failed', ...creds.outcome };
+    // Absent from results recorded before the rules existed: nothing to check on replay.
+    const refused =
+      creds.policy &&
+      credentialsUseRefusal(creds.policy, credentialsUseOf(kind, spec, ref.namespace, creds.defaultDomain));
+    if (refused) return { status: 'failed', ...refused };
     const zone = zoneOf(kind, spec) ?? (zoneFromCredentials(kind) ? creds.defaultDomain : undefined);
     if (zone === undefined && zoneFromCredentials(kind))
       return {

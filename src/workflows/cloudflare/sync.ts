@@ -34,6 +34,7 @@ import {
   syncStateQuery,
   unregisterSourceSignal,
   type SourceRegistration,
+  type SourceRemoval,
   type SyncReport,
   type SyncStateView,
   type SyncWorkflowInput,
@@ -48,7 +49,7 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
   const syncState = syncStateName(target);
   const api = cloudflareCalls(settings.cloudflareTaskQueue);
   const sources = new Map<string, SourceRegistration>((input.sources ?? []).map((r) => [refString(r.ref), r]));
-  const removals = new Map<string, SourceRef>((input.pendingRemovals ?? []).map((r) => [refString(r), r]));
+  const removals = new Map<string, SourceRemoval>((input.pendingRemovals ?? []).map((r) => [refString(r), r]));
   let credentials = input.credentials;
   let lastDigest = input.lastDigest;
   let configVersion = input.configVersion ?? 0;
@@ -83,12 +84,12 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
     // `Syncing` until told: the next result goes to it even when unchanged.
     if (patched('sync-tells-each-registrant')) told.delete(k);
   });
-  setHandler(unregisterSourceSignal, ({ ref, uid }) => {
+  setHandler(unregisterSourceSignal, ({ ref, uid, orphan }) => {
     const k = refString(ref);
     const current = sources.get(k);
     if (current && current.uid !== uid) return; // a newer object of the same name registered since
     sources.delete(k);
-    removals.set(k, ref);
+    removals.set(k, orphan ? { ...ref, orphan } : ref);
     told.delete(k);
     lastReports.delete(k);
     retell.delete(k);
@@ -256,14 +257,15 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
   }
 
   function reportOf(v: SourceVerdict, cloudflareId: string): SyncReport {
-    // Not written with its own credentials: a failure of that source only, shown as such.
-    if (v.result === 'CredentialsConflict')
+    // Not written with its own credentials, or refused by Cloudflare while the others were
+    // written: a failure of that source only, shown as such.
+    if (v.result === 'CredentialsConflict' || v.result === 'Rejected')
       return {
         target: key,
         syncState,
         result: 'Failed',
         generation: v.generation,
-        reason: 'CredentialsConflict',
+        reason: v.result === 'Rejected' ? (v.reason ?? 'CloudflareInvalid') : 'CredentialsConflict',
         message: v.message,
       };
     const result = v.result === 'Synced' ? 'Synced' : v.result === 'Invalid' ? 'Invalid' : 'Conflict';

@@ -52,6 +52,11 @@ export interface TargetAdapter<I> {
    * with the live ones.
    */
   complete?(desired: DesiredItem<I>[], ctx: TargetContext, live: I[]): Promise<DesiredItem<I>[]>;
+  /**
+   * Asks Cloudflare whether it would accept the plan, writing nothing (a dry run), where the API
+   * has one: finding which source's items it refuses then costs no write.
+   */
+  check?(cf: Cloudflare, target: SyncTarget, plan: WritePlan<I>, live: I[], ctx: TargetContext): Promise<void>;
   /** Writes the plan (called only when it says to write); returns the object's id when it has one. */
   write(
     cf: Cloudflare,

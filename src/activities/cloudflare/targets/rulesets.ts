@@ -23,6 +23,14 @@ export const rulesetAdapter: TargetAdapter<RulesetRule> = {
       { id?: string; rules?: RulesetRule[] } | undefined;
     return rs ? { items: rs.rules ?? [], cloudflareId: rs.id } : { items: [] };
   },
+  async check(cf, target, plan) {
+    const t = target as RulesetTarget;
+    await cf.rulesets.phases.update(t.phase as never, {
+      zone_id: t.zoneId,
+      rules: plan.items.map(writableRule) as never,
+      dry_run: true,
+    });
+  },
   async write(cf, target, plan) {
     const t = target as RulesetTarget;
     const rs = (await cf.rulesets.phases.update(t.phase as never, {

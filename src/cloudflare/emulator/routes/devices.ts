@@ -1,7 +1,8 @@
 /**
  * Device settings policy lists (split-tunnel include/exclude, local domain fallback) of the
  * default profile and of a custom profile: GET the list, PUT the whole list (it replaces).
- * The SDK reads them as a `SinglePage`: `result` is the full array.
+ * The SDK reads them as a `SinglePage`: `result` is the full array. A description over 100
+ * characters is refused (400), as Cloudflare's schema says.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { Route, RouteContext } from '../router.js';
@@ -9,14 +10,18 @@ import type { DeviceList } from '../store.js';
 import { checkBody } from '../validate.js';
 import { accountFor } from './accounts.js';
 
+/** Cloudflare's schema: `teams-devices_split_tunnel_include.description` and the fallback domain's, `maxLength: 100`. */
+export const DEVICE_LIST_DESCRIPTION_MAX = 100;
+const Description = Type.Optional(Type.String({ maxLength: DEVICE_LIST_DESCRIPTION_MAX }));
+
 const SplitTunnelEntry = Type.Union([
-  Type.Object({ address: Type.String({ minLength: 1 }), description: Type.Optional(Type.String()) }),
-  Type.Object({ host: Type.String({ minLength: 1 }), description: Type.Optional(Type.String()) }),
+  Type.Object({ address: Type.String({ minLength: 1 }), description: Description }),
+  Type.Object({ host: Type.String({ minLength: 1 }), description: Description }),
 ]);
 
 const FallbackDomainEntry = Type.Object({
   suffix: Type.String({ minLength: 1 }),
-  description: Type.Optional(Type.String()),
+  description: Description,
   dns_server: Type.Optional(Type.Array(Type.String())),
 });
 

@@ -1,7 +1,8 @@
 /**
  * Phase entrypoint rulesets of a zone or an account: GET (404/10003 before the first PUT), PUT
  * (creates or replaces `rules[]`, assigns rule ids, bumps `version`; a rule whose expression is
- * obviously malformed is refused with 400/20021 "filter parsing error"), and `rulesets.list` (cursor).
+ * obviously malformed is refused with 400/20021 "filter parsing error"; `dry_run=true` validates
+ * and persists nothing), and `rulesets.list` (cursor).
  */
 import { Type } from '@sinclair/typebox';
 import { CfErrors } from '../envelope.js';
@@ -131,6 +132,8 @@ function putEntrypoint(ctx: RouteContext) {
     const bad = expressionError(rule.expression);
     if (bad) throw CfErrors.filterParsing(bad.line, bad.column, `${bad.detail} in ${JSON.stringify(rule.expression)}`);
   }
+  // `?dry_run=true`: validated as a real update, nothing persisted, `result: null`.
+  if (ctx.query.get('dry_run') === 'true') return { result: null };
   const ruleset = ctx.store.putEntrypoint(scope, id, phase, {
     ...(body.name !== undefined ? { name: body.name } : {}),
     ...(body.description !== undefined ? { description: body.description } : {}),

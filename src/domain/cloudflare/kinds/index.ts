@@ -34,4 +34,4 @@ export const SOURCE_KIND_RULES = {
   TunnelGatewayClassConfig: tunnelGatewayClassConfigRules,
 } as const satisfies Record<string, SourceKindRules<never>>;
 
-export type { ResolvedPlace, SourceKindRules, SourceObjectMeta } from './types.js';
+export type { ResolvedPlace, SourceKindRules, SourceObjectMeta, ValidationContext } from './types.js';

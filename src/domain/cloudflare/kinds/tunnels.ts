@@ -183,6 +183,7 @@ export const tunnelBindingRules: SourceKindRules<ExpandedTunnelBinding> = {
   getEach: true,
   priority: (spec) => spec.priority ?? 50,
   credentialsRef: (spec) => spec.tunnel?.credentialsRef,
+  credentialsOfTunnel: true,
   zone: (spec) => (spec.tunnelRef?.disableDNSUpdates ? undefined : spec.tunnel?.domain),
   anchor: (spec) => `tunnel:${spec.tunnel?.tunnelId ?? ''}`,
   validate(spec) {
@@ -219,6 +220,7 @@ export const tunnelIngressClassConfigRules: SourceKindRules<ExpandedIngressClass
   states: { ready: 'active', syncing: 'pending', error: 'error' },
   priority: () => 100,
   credentialsRef: (spec) => spec.tunnel?.credentialsRef,
+  credentialsOfTunnel: true,
   zone: (spec) => ((spec.dnsManagement ?? 'Automatic') === 'Automatic' ? spec.tunnel?.domain : undefined),
   anchor: (spec) => `tunnel:${spec.tunnel?.tunnelId ?? ''}`,
   validate(spec) {

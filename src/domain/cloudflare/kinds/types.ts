@@ -18,6 +18,11 @@ export interface ResolvedPlace {
   tunnelId?: string;
 }
 
+/** What validation may know besides the spec: the cluster id every marker carries. */
+export interface ValidationContext {
+  clusterId?: string;
+}
+
 /** The source object itself, beyond its spec (a kind may default a field to the object's name). */
 export interface SourceObjectMeta {
   name: string;
@@ -53,6 +58,8 @@ export interface SourceKindRules<Spec = unknown> {
   priority(spec: Spec): number;
   /** The CloudflareCredentials the spec names; undefined = the default credentials. */
   credentialsRef(spec: Spec): string | undefined;
+  /** The credentials are those of a tunnel the source names (`get` on the tunnel authorises their use). */
+  credentialsOfTunnel?: boolean;
   /** The zone name the source writes to, when the kind is zone-scoped (looked up to a zone id). */
   zone(spec: Spec): string | undefined;
   /**
@@ -60,8 +67,11 @@ export interface SourceKindRules<Spec = unknown> {
    * `defaultDomain` is the zone (and without one the source cannot be placed).
    */
   zoneFromCredentials?: boolean;
-  /** Every problem of the spec, each naming the field (empty = valid). */
-  validate(spec: Spec, object: SourceObjectMeta): string[];
+  /**
+   * Every problem of the spec, each naming the field (empty = valid). With `context.clusterId`
+   * (the sync knows it) also what only the ownership marker's length decides.
+   */
+  validate(spec: Spec, object: SourceObjectMeta, context?: ValidationContext): string[];
   /**
    * What places the source, when it is not its zone or credentials (`anchorOf` in ../sources.ts):
    * a TunnelBinding is placed by the tunnel it names.

@@ -1,0 +1,84 @@
+/**
+ * Who may use a CloudflareCredentials, decided purely (issue 23, D2): the credentials list the
+ * namespaces whose sources may write with them (`allowedNamespaces`), the zones they may write
+ * to (`allowedZones`), and the namespaces whose sources may set a priority ahead of their kind's
+ * default (`priorityNamespaces`). The admission webhook refuses a source against these rules, and
+ * the source's workflow checks them again with the credentials it resolves, so a source admitted
+ * before the rules changed, or while the webhook was not registered, is refused too.
+ *
+ * Why an allow-list on the credentials and not a SubjectAccessReview (`use` on the credentials):
+ * the worker writes long after admission and does not know who created a source, so it could not
+ * repeat a review made as that user; a list on the credentials is checked the same way at both
+ * places, and an administrator revokes a namespace by editing one object. Named credentials
+ * already need `get` on them (checked at admission), so without a list they stay usable from
+ * every namespace, as before; the default credentials need no grant at all, so without a list no
+ * namespaced source may use them.
+ *
+ * Cluster-scoped sources are made by cluster administrators and are not restricted. Sources that
+ * write through a tunnel they name (TunnelBinding, the class configs) use that tunnel's
+ * credentials: `get` on the tunnel authorises them, so only the priority rule applies to them.
+ */
+import type { CloudflareCredentialsSpec } from '../../api/cloudflare.js';
+
+/** What the rules read from a CloudflareCredentials. */
+export type CredentialsUsePolicy = Pick<
+  CloudflareCredentialsSpec,
+  'isDefault' | 'allowedNamespaces' | 'allowedZones' | 'priorityNamespaces'
+> & { name: string };
+
+/** A source asking to use the credentials. */
+export interface CredentialsUse {
+  kind: string;
+  /** '' for a cluster-scoped source. */
+  namespace: string;
+  /** The source named the credentials (credentialsRef); false: they are the default. */
+  named: boolean;
+  /** The zone it writes to, when it writes to one. */
+  zone?: string;
+  /** Its priority, and its kind's default (lower = ahead of the others). */
+  priority: number;
+  defaultPriority: number;
+  /** It writes with the credentials of a tunnel it names. */
+  throughTunnel?: boolean;
+}
+
+export const CREDENTIALS_NOT_ALLOWED = 'CredentialsNotAllowed';
+export const PRIORITY_NOT_ALLOWED = 'PriorityNotAllowed';
+
+const ANY = '*';
+const listed = (list: string[] | undefined, name: string) => !!list?.some((n) => n === ANY || n === name);
+const sameZone = (a: string, b: string) => a.replace(/\.$/, '').toLowerCase() === b.replace(/\.$/, '').toLowerCase();
+
+/** Why the source may not use the credentials (undefined: it may). */
+export function credentialsUseRefusal(
+  policy: CredentialsUsePolicy,
+  use: CredentialsUse,
+): { reason: string; message: string } | undefined {
+  const who = `CloudflareCredentials ${policy.name}`;
+  if (use.namespace && !use.throughTunnel) {
+    const allowed =
+      policy.allowedNamespaces !== undefined ? listed(policy.allowedNamespaces, use.namespace) : use.named;
+    if (!allowed)
+      return {
+        reason: CREDENTIALS_NOT_ALLOWED,
+        message:
+          policy.allowedNamespaces === undefined
+            ? `${who} is the default credentials and lists no spec.allowedNamespaces, so no namespaced ${use.kind} may use them: an administrator adds "${use.namespace}" there, or name credentials in spec.cloudflare.credentialsRef`
+            : `${who} may not be used from namespace "${use.namespace}" (spec.allowedNamespaces: ${policy.allowedNamespaces.join(', ') || 'none'})`,
+      };
+  }
+  if (use.zone !== undefined && policy.allowedZones !== undefined && !use.throughTunnel) {
+    const zone = use.zone;
+    if (!policy.allowedZones.some((z) => z === ANY || sameZone(z, zone)))
+      return {
+        reason: CREDENTIALS_NOT_ALLOWED,
+        message: `${who} may not write to zone ${zone} (spec.allowedZones: ${policy.allowedZones.join(', ') || 'none'})`,
+      };
+  }
+  if (use.namespace && use.priority < use.defaultPriority && !listed(policy.priorityNamespaces, use.namespace))
+    return {
+      reason: PRIORITY_NOT_ALLOWED,
+      message: `priority ${use.priority} would put this ${use.kind} ahead of the ${use.kind}s at the default ${use.defaultPriority}; only namespaces listed in spec.priorityNamespaces of ${who} may set a priority below ${use.defaultPriority}`,
+    };
+  return undefined;
+}

@@ -1,0 +1,65 @@
+/** Who may use a CloudflareCredentials (src/domain/cloudflare/credentials-use.ts, issue 23 D2). */
+import { describe, expect, it } from 'vitest';
+import { credentialsUseRefusal, type CredentialsUsePolicy } from '../../src/domain/cloudflare/credentials-use.js';
+import { credentialsUseOf } from '../../src/domain/cloudflare/sources.js';
+
+const redirect = (priority?: number, credentials?: string) => ({
+  zone: 'corp.example.com',
+  ...(priority !== undefined ? { priority } : {}),
+  ...(credentials ? { credentialsRef: { name: credentials } } : {}),
+  rules: [{ name: 'r', expression: 'true', target: { url: 'https://evil.example' } }],
+});
+const refusal = (policy: CredentialsUsePolicy, spec: Record<string, unknown>, ns = 'team-a', kind = 'RedirectRule') =>
+  credentialsUseRefusal(policy, credentialsUseOf(kind as never, spec, ns));
+
+describe('who may use CloudflareCredentials', () => {
+  it('the default credentials without allowedNamespaces serve no namespaced source; listed namespaces (or *) may', () => {
+    const def = { name: 'default', isDefault: true };
+    expect(refusal(def, redirect())).toMatchObject({
+      reason: 'CredentialsNotAllowed',
+      message: expect.stringContaining('lists no spec.allowedNamespaces') as unknown,
+    });
+    expect(refusal({ ...def, allowedNamespaces: ['team-a'] }, redirect())).toBeUndefined();
+    expect(refusal({ ...def, allowedNamespaces: ['*'] }, redirect())).toBeUndefined();
+    expect(refusal({ ...def, allowedNamespaces: ['team-b'] }, redirect())?.message).toContain(
+      'may not be used from namespace "team-a"',
+    );
+    // Cluster-scoped sources are made by administrators: not restricted.
+    expect(refusal(def, { mode: 'include', splitTunnel: [] }, '', 'DeviceSettingsPolicy')).toBeUndefined();
+  });
+
+  it('named credentials without a list stay usable from every namespace (get on them is checked); with one, only from those', () => {
+    expect(refusal({ name: 'team' }, redirect(undefined, 'team'))).toBeUndefined();
+    expect(refusal({ name: 'team', allowedNamespaces: ['team-b'] }, redirect(undefined, 'team'))?.reason).toBe(
+      'CredentialsNotAllowed',
+    );
+  });
+
+  it('allowedZones limits the zone written, case and trailing dot aside', () => {
+    const policy = { name: 'team', allowedZones: ['Corp.Example.com.'] };
+    expect(refusal(policy, redirect(undefined, 'team'))).toBeUndefined();
+    expect(refusal(policy, { ...redirect(undefined, 'team'), zone: 'other.example' })?.message).toContain(
+      'may not write to zone other.example',
+    );
+  });
+
+  it("a priority below the kind's default is reserved to priorityNamespaces; the default or a later one is anyone's", () => {
+    const policy = { name: 'default', isDefault: true, allowedNamespaces: ['*'] };
+    expect(refusal(policy, redirect(0))).toMatchObject({
+      reason: 'PriorityNotAllowed',
+      message: expect.stringContaining('priority 0') as unknown,
+    });
+    expect(refusal(policy, redirect(100))).toBeUndefined();
+    expect(refusal(policy, redirect(500))).toBeUndefined();
+    expect(refusal({ ...policy, priorityNamespaces: ['team-a'] }, redirect(0))).toBeUndefined();
+    // A DNSRecord's spec.priority is its MX priority, not a source priority.
+    expect(
+      refusal(
+        policy,
+        { name: 'mx', type: 'MX', content: 'mx.example.com', priority: 1, cloudflare: { domain: 'a.b' } },
+        'team-a',
+        'DNSRecord',
+      ),
+    ).toBeUndefined();
+  });
+});
