@@ -476,6 +476,8 @@ describe.each([
       } else if (e.valueFrom?.fieldRef?.fieldPath === 'metadata.name') env[e.name] = `${d.metadata.name}-abc12`;
       else throw new Error(`${e.name}: unsupported env source ${JSON.stringify(e.valueFrom)}`);
     }
+    // The kubelet mounts an absent optional Secret as an empty directory.
+    if (env.DO_PAYLOAD_KEYS_DIR) env.DO_PAYLOAD_KEYS_DIR = mkdtempSync(path.join(tmpdir(), 'payload-keys-'));
     return env;
   }
 
@@ -913,7 +915,8 @@ describe('deploy/examples', () => {
 
     it('the key Secret exists for the fast path only, with no usable key in it', () => {
       const fastpath = find<Deployment>(objects, 'Deployment', FASTPATH_SA.name, NAMESPACE)!;
-      const fastpathSecret = fastpath.spec.template.spec.volumes!.find((v) => v.secret)!.secret!.secretName;
+      const fastpathSecret = fastpath.spec.template.spec.volumes!.find((v) => v.name === 'agent-token')!.secret!
+        .secretName;
       expect(secrets.map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`)).toEqual([
         `Secret ${NAMESPACE}/${fastpathSecret}`,
       ]);
