@@ -23,6 +23,7 @@ import { sandboxTaskQueue, type FastPathConfig, type OperatorConfig } from '../c
 import { sandboxWorkflowId } from '../domain/sandbox.js';
 import { poolWorkflowId } from '../domain/sandbox-pool.js';
 import { KubeClient } from '../kube/client.js';
+import { EventRecorder } from '../kube/events.js';
 import { logger } from '../log.js';
 import { TenantProvider, type HoldsTenantSnapshot } from '../tenancy/index.js';
 import { connectClient, connectWorker } from '../temporal/connection.js';
@@ -155,7 +156,8 @@ export async function startFastPath(
 
   const connection = await connectWorker(cfg.temporal);
   const agentSteps = createSandboxAgentActivities(registry, agents, sealer, metrics);
-  const recordSteps = createSandboxRecordActivities(kube, sealer);
+  const events = new EventRecorder(kube, 'fastpath');
+  const recordSteps = createSandboxRecordActivities(kube, sealer, events);
   const worker = await Worker.create({
     connection,
     namespace: cfg.temporal.namespace,
@@ -166,7 +168,7 @@ export async function startFastPath(
       ...agentSteps,
       ...recordSteps,
       ...createSandboxCreateActivities(agentSteps, recordSteps, (id) => registry.holderOf(id)),
-      ...createSandboxPoolActivities(kube, agents, credentials),
+      ...createSandboxPoolActivities(kube, agents, credentials, events),
       ...createSandboxJanitorActivities(
         registry,
         agents,
