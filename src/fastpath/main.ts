@@ -47,6 +47,7 @@ import { SandboxIo } from './sandbox-io.js';
 import { startHttpServer } from './http.js';
 import { ServingTls } from './tls.js';
 import { runningSandbox } from './sandbox-runs.js';
+import { registerBuildInfo } from '../build-info.js';
 import { createFastPathMetrics } from './metrics.js';
 import { SandboxRegistry } from './registry.js';
 import { FastPathService } from './service.js';
@@ -110,6 +111,7 @@ export async function startFastPath(
   const sealer = new EnvSealer(agentKey);
   const agents = new AgentClient((url) => credentials.tokenFor(url));
   const metrics = createFastPathMetrics();
+  registerBuildInfo(metrics.registry, 'fastpath');
   const client = await connectClient(cfg.temporal);
   const dispatcher = new Dispatcher(client, taskQueue, createDispatchMetrics(metrics.registry, 'fastpath'), log);
 
