@@ -5,6 +5,7 @@
 import type { Client } from '@temporalio/client';
 import type { CloudflareConfig, RequestPolicy } from '../config.js';
 import type { KubeClient } from '../kube/client.js';
+import { EventRecorder } from '../kube/events.js';
 import { createManifestActivities } from './kubernetes/manifests.js';
 import { createObjectKeeperActivities } from './kubernetes/objectkeeper.js';
 import { createRequestActivities } from './kubernetes/requests.js';
@@ -23,17 +24,20 @@ export interface ActivityDeps {
    * The Cloudflare API activities run on per-account task queues (src/workers/cloudflare-accounts.ts).
    */
   cloudflare?: { temporal: Client; taskQueue: string; config: CloudflareConfig };
+  /** Where the transitions' Events go (default: the worker's reporting controller). */
+  events?: EventRecorder;
 }
 
 export function createActivities(deps: ActivityDeps) {
+  const events = deps.events ?? new EventRecorder(deps.kube, 'worker');
   return {
-    ...createObjectKeeperActivities(deps.kube),
-    ...createRequestActivities(deps.kube, deps.requests),
+    ...createObjectKeeperActivities(deps.kube, events),
+    ...createRequestActivities(deps.kube, deps.requests, events),
     ...createManifestActivities(deps.kube),
     ...createVolumeActivities(deps.kube),
     ...createSnapshotActivities(deps.kube),
     ...createRestoreActivities(deps.kube),
-    ...(deps.cloudflare ? createCloudflareSourceActivities({ kube: deps.kube, ...deps.cloudflare }) : {}),
+    ...(deps.cloudflare ? createCloudflareSourceActivities({ kube: deps.kube, events, ...deps.cloudflare }) : {}),
     ...(deps.cloudflare ? createConnectorActivities(deps.kube, deps.cloudflare.config) : {}),
   };
 }

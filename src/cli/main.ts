@@ -6,10 +6,10 @@
 import path from 'node:path';
 import { Command, Option } from 'commander';
 import { loadConfig, type OperatorConfig } from '../config.js';
-import { ensureAllBinaries, findBinary } from '../infra/binaries.js';
+import { ensureAllBinaries, ensureBinary, findBinary } from '../infra/binaries.js';
 import { INSTALL_HINT, findHostTools, installMissingHostTools } from '../infra/host-tools.js';
 import { LocalStack } from '../infra/stack.js';
-import { INFRA_BINARIES, INFRA_VERSIONS } from '../infra/versions.js';
+import { INFRA_BINARIES, INFRA_VERSIONS, TOOL_BINARIES } from '../infra/versions.js';
 import { logger } from '../log.js';
 import { registerCheckpointCommands } from './checkpoint.js';
 import { registerCloudflareCommands } from './cloudflare.js';
@@ -390,12 +390,12 @@ const infra = program.command('infra').description('Infrastructure binaries and 
 infra
   .command('provision')
   .description(
-    'Find or build Temporal CLI, etcd, kube-apiserver and kube-controller-manager (cached by version) and sandbox-init; as root, apt-get install the containerd tools if missing.',
+    'Find or build Temporal CLI, etcd, kube-apiserver, kube-controller-manager and helm (cached by version) and sandbox-init; as root, apt-get install the containerd tools if missing.',
   )
   .action(async () => {
-    const bins = await ensureAllBinaries();
-    for (const b of Object.values(bins))
-      console.log(`${b.name.padEnd(24)} ${b.version ?? '?'}\t${b.source}\t${b.path}`);
+    const bins = [...Object.values(await ensureAllBinaries())];
+    for (const tool of TOOL_BINARIES) bins.push(await ensureBinary(tool));
+    for (const b of bins) console.log(`${b.name.padEnd(24)} ${b.version ?? '?'}\t${b.source}\t${b.path}`);
     const installed = await installMissingHostTools((l) => process.stderr.write(`[infra] ${l}\n`));
     if (installed.length) console.log(`installed with apt-get: ${installed.join(' ')}`);
     const { tools, missing } = findHostTools();
@@ -409,7 +409,7 @@ infra
   .description('Show pinned versions and where each binary would come from, without building anything.')
   .action(() => {
     console.log(`pinned: ${JSON.stringify(INFRA_VERSIONS)}`);
-    for (const b of INFRA_BINARIES) {
+    for (const b of [...INFRA_BINARIES, ...TOOL_BINARIES]) {
       const attempts: string[] = [];
       const found = findBinary(b, attempts);
       console.log(

@@ -22,6 +22,7 @@ import { sandboxTaskQueue, type FastPathConfig, type OperatorConfig } from '../c
 import { sandboxWorkflowId } from '../domain/sandbox.js';
 import { poolWorkflowId } from '../domain/sandbox-pool.js';
 import { KubeClient } from '../kube/client.js';
+import { EventRecorder } from '../kube/events.js';
 import { logger } from '../log.js';
 import { TenantProvider, type HoldsTenantSnapshot } from '../tenancy/index.js';
 import { connectClient, connectWorker, dataConverterOf } from '../temporal/connection.js';
@@ -40,6 +41,7 @@ import { SandboxIo } from './sandbox-io.js';
 import { startHttpServer } from './http.js';
 import { ServingTls } from './tls.js';
 import { runningSandbox } from './sandbox-runs.js';
+import { registerBuildInfo } from '../build-info.js';
 import { createFastPathMetrics } from './metrics.js';
 import { SandboxRegistry } from './registry.js';
 import { FastPathService } from './service.js';
@@ -75,6 +77,7 @@ export async function startFastPath(
   const sealer = new EnvSealer(agentKey);
   const agents = new AgentClient((url) => credentials.tokenFor(url));
   const metrics = createFastPathMetrics();
+  registerBuildInfo(metrics.registry, 'fastpath');
   const client = await connectClient(cfg.temporal);
   const dispatcher = new Dispatcher(client, taskQueue, createDispatchMetrics(metrics.registry, 'fastpath'), log);
 
@@ -121,7 +124,8 @@ export async function startFastPath(
 
   const connection = await connectWorker(cfg.temporal);
   const agentSteps = createSandboxAgentActivities(registry, agents, sealer, metrics);
-  const recordSteps = createSandboxRecordActivities(kube, sealer);
+  const events = new EventRecorder(kube, 'fastpath');
+  const recordSteps = createSandboxRecordActivities(kube, sealer, events);
   const worker = await Worker.create({
     connection,
     namespace: cfg.temporal.namespace,
@@ -133,7 +137,7 @@ export async function startFastPath(
       ...agentSteps,
       ...recordSteps,
       ...createSandboxCreateActivities(agentSteps, recordSteps, (id) => registry.holderOf(id)),
-      ...createSandboxPoolActivities(kube, agents, credentials),
+      ...createSandboxPoolActivities(kube, agents, credentials, events),
       ...createSandboxJanitorActivities(
         registry,
         agents,

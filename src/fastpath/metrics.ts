@@ -1,6 +1,7 @@
 /**
  * The fast path's Prometheus metrics (prom-client), served on /metrics next to the HTTP face.
- * `fastpath_create_sandbox_duration_seconds{mode,success}` keeps the original's name.
+ * `fastpath_create_sandbox_duration_seconds{mode,success}` keeps the original's name; the others
+ * carry the project's prefix (`durable_operators_fastpath_…`).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
@@ -16,41 +17,41 @@ export function createFastPathMetrics(registry = new Registry()) {
       registers: [registry],
     }),
     createRejections: new Counter({
-      name: 'fastpath_create_rejections_total',
+      name: 'durable_operators_fastpath_create_rejections_total',
       help: 'Creates answered with an error, by mode and reason (ResourceExhausted, InvalidArgument, …).',
       labelNames: ['mode', 'code'] as const,
       registers: [registry],
     }),
     allocations: new Counter({
-      name: 'fastpath_allocations_total',
+      name: 'durable_operators_fastpath_allocations_total',
       help: 'Placements: placed on an agent, or exhausted (no agent had room).',
       labelNames: ['result'] as const,
       registers: [registry],
     }),
     agentRefusals: new Counter({
-      name: 'fastpath_agent_refusals_total',
+      name: 'durable_operators_fastpath_agent_refusals_total',
       help: 'Creates an agent refused (its own capacity and port check), by reason.',
       labelNames: ['reason'] as const,
       registers: [registry],
     }),
     janitorRemoved: new Counter({
-      name: 'fastpath_janitor_orphans_removed_total',
+      name: 'durable_operators_fastpath_janitor_orphans_removed_total',
       help: 'Sandboxes the janitor deleted on agents because no Sandbox records them.',
       registers: [registry],
     }),
     janitorLost: new Counter({
-      name: 'fastpath_janitor_lost_total',
+      name: 'durable_operators_fastpath_janitor_lost_total',
       help: 'Sandbox records the janitor found Bound/Running on an agent that no longer has them.',
       registers: [registry],
     }),
     agents: new Gauge({
-      name: 'fastpath_agents',
+      name: 'durable_operators_fastpath_agents',
       help: 'Agents the registry places on, by namespace and pool.',
       labelNames: ['namespace', 'pool'] as const,
       registers: [registry],
     }),
     slots: new Gauge({
-      name: 'fastpath_sandbox_slots',
+      name: 'durable_operators_fastpath_sandbox_slots',
       help: 'Sandbox slots per pool: capacity, and in use as the registry counts them.',
       labelNames: ['namespace', 'pool', 'kind'] as const,
       registers: [registry],

@@ -11,11 +11,17 @@ export const INFRA_VERSIONS = {
   kubernetes: '1.34.4',
   /** etcd server, for the Kubernetes control plane and the tenant configuration store. */
   etcd: '3.6.16',
+  /** helm, to render the chart in tests (charts/durable-operators); not part of the stack. */
+  helm: '3.22.0',
 } as const;
 
-export type InfraBinary = 'temporal' | 'kube-apiserver' | 'kube-controller-manager' | 'etcd';
+export type InfraBinary = 'temporal' | 'kube-apiserver' | 'kube-controller-manager' | 'etcd' | 'helm';
 
+/** What the local stack runs. */
 export const INFRA_BINARIES: readonly InfraBinary[] = ['temporal', 'etcd', 'kube-apiserver', 'kube-controller-manager'];
+
+/** Tools the tests use besides the stack (provisioned with it by `npm run infra`, so CI builds them once). */
+export const TOOL_BINARIES: readonly InfraBinary[] = ['helm'];
 
 export function versionOf(binary: InfraBinary): string {
   switch (binary) {
@@ -26,6 +32,8 @@ export function versionOf(binary: InfraBinary): string {
     case 'kube-apiserver':
     case 'kube-controller-manager':
       return INFRA_VERSIONS.kubernetes;
+    case 'helm':
+      return INFRA_VERSIONS.helm;
   }
 }
 

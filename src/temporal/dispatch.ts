@@ -21,6 +21,7 @@ import {
 import type { SearchAttributePair, SignalDefinition, Workflow } from '@temporalio/common';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Logger } from '../log.js';
+import { METRIC_PREFIX } from '../build-info.js';
 
 export interface StartRequest<W extends Workflow> {
   workflow: W;
@@ -35,11 +36,11 @@ export interface StartRequest<W extends Workflow> {
 }
 
 /**
- * The dispatcher's metrics, named after the process that dispatches (`do_watcher_…` for the
- * watcher), registered on that process's registry.
+ * The dispatcher's metrics, named after the process that dispatches (`durable_operators_watcher_…`
+ * for the watcher), registered on that process's registry.
  */
 export function createDispatchMetrics(registry: Registry, component: string) {
-  const name = (suffix: string) => `do_${component}_${suffix}`;
+  const name = (suffix: string) => `${METRIC_PREFIX}${component}_${suffix}`;
   return {
     workflowsStarted: new Counter({
       name: name('workflows_started_total'),

@@ -9,7 +9,7 @@ import { RELOAD_REASONS, WATCH_STATES, type TenantProvider } from './provider.js
 export function registerTenancyMetrics(registry: Registry, provider: TenantProvider) {
   return {
     snapshotRevision: new Gauge({
-      name: 'do_tenancy_snapshot_revision',
+      name: 'durable_operators_tenancy_snapshot_revision',
       help: 'etcd revision of the tenant configuration snapshot in force.',
       registers: [registry],
       collect() {
@@ -17,7 +17,7 @@ export function registerTenancyMetrics(registry: Registry, provider: TenantProvi
       },
     }),
     lastUpdate: new Gauge({
-      name: 'do_tenancy_last_update_timestamp_seconds',
+      name: 'durable_operators_tenancy_last_update_timestamp_seconds',
       help: 'When the snapshot in force was assembled (0 before the first load).',
       registers: [registry],
       collect() {
@@ -25,7 +25,7 @@ export function registerTenancyMetrics(registry: Registry, provider: TenantProvi
       },
     }),
     watchState: new Gauge({
-      name: 'do_tenancy_watch_state',
+      name: 'durable_operators_tenancy_watch_state',
       help: '1 for the current state of the etcd watch: live, reconnecting, cache (serving the file cache), starting, stopped.',
       labelNames: ['state'] as const,
       registers: [registry],
@@ -34,7 +34,7 @@ export function registerTenancyMetrics(registry: Registry, provider: TenantProvi
       },
     }),
     reloads: new Counter({
-      name: 'do_tenancy_reloads_total',
+      name: 'durable_operators_tenancy_reloads_total',
       help: 'Full reads of the tenant namespace, by reason (start, recover = leaving the cache, watch-canceled = e.g. compaction).',
       labelNames: ['reason'] as const,
       registers: [registry],
@@ -44,7 +44,7 @@ export function registerTenancyMetrics(registry: Registry, provider: TenantProvi
       },
     }),
     rejectedValues: new Counter({
-      name: 'do_tenancy_rejected_values_total',
+      name: 'durable_operators_tenancy_rejected_values_total',
       help: 'Malformed values skipped (the last valid value stays), by kind of key.',
       labelNames: ['kind'] as const,
       registers: [registry],
@@ -54,7 +54,7 @@ export function registerTenancyMetrics(registry: Registry, provider: TenantProvi
       },
     }),
     skippedItems: new Counter({
-      name: 'do_tenancy_skipped_items_total',
+      name: 'durable_operators_tenancy_skipped_items_total',
       help: 'Invalid parts of values skipped (an alias that is not a hostname, an unknown httpType) while the rest applied, by kind of key.',
       labelNames: ['kind'] as const,
       registers: [registry],
@@ -64,7 +64,7 @@ export function registerTenancyMetrics(registry: Registry, provider: TenantProvi
       },
     }),
     tenants: new Gauge({
-      name: 'do_tenancy_tenants',
+      name: 'durable_operators_tenancy_tenants',
       help: 'Tenants (with a meta key) in the snapshot in force.',
       registers: [registry],
       collect() {

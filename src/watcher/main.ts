@@ -6,6 +6,7 @@ import { KubeClient } from '../kube/client.js';
 import { logger as rootLogger, type Logger } from '../log.js';
 import { connectClient } from '../temporal/connection.js';
 import type { InformerOptions } from './informer.js';
+import { registerBuildInfo } from '../build-info.js';
 import { createWatcherMetrics, type WatcherMetrics } from './metrics.js';
 import { CloudflareSourceRoute } from './routes/cloudflare.js';
 import { ObjectKeeperRoute } from './routes/objectkeeper.js';
@@ -40,6 +41,7 @@ export async function startWatcher(
   const kube = KubeClient.fromKubeconfig(cfg.kubeconfig);
   const temporal = await connectClient(cfg.temporal);
   const metrics = createWatcherMetrics();
+  registerBuildInfo(metrics.registry, 'watcher');
   const watcher = new Watcher({
     kube,
     temporal,

@@ -12,6 +12,7 @@ import { createCloudflareSyncActivities } from '../activities/cloudflare/sync.js
 import { createTunnelActivities } from '../activities/cloudflare/tunnels.js';
 import { cloudflareTaskQueue, type OperatorConfig } from '../config.js';
 import type { KubeClient } from '../kube/client.js';
+import { EventRecorder } from '../kube/events.js';
 import type { Logger } from '../log.js';
 import { dataConverterOf } from '../temporal/connection.js';
 
@@ -32,7 +33,7 @@ export class CloudflareAccountWorkers {
 
   constructor(private readonly opts: CloudflareAccountWorkersOptions) {
     this.activities = {
-      ...createCloudflareSyncActivities(opts.kube, opts.cfg.cloudflare),
+      ...createCloudflareSyncActivities(opts.kube, opts.cfg.cloudflare, new EventRecorder(opts.kube, 'worker')),
       ...createTunnelActivities(opts.kube, opts.cfg.cloudflare),
     };
   }

@@ -5,7 +5,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Worker } from '@temporalio/worker';
+import { Registry } from 'prom-client';
 import { createActivities } from '../activities/index.js';
+import { registerBuildInfo } from '../build-info.js';
 import type { OperatorConfig } from '../config.js';
 import { Probes, workerProbes } from '../health/probes.js';
 import { KubeClient } from '../kube/client.js';
@@ -52,10 +54,16 @@ export async function createWorker(
   });
   const cloudflareAccounts = new CloudflareAccountWorkers({ connection, cfg, kube, log });
   const probes = new Probes(workerProbes('worker', worker, temporal, kube));
-  // Probes only: the worker's metrics are the SDK's (DO_WORKER_METRICS_ADDRESS).
+  // The probes and build_info; the worker's other metrics are the SDK's (DO_WORKER_METRICS_ADDRESS).
+  const registry = new Registry();
+  registerBuildInfo(registry, 'worker');
   let probeServer: http.Server | undefined;
   if (cfg.metricsPort !== undefined) {
-    probeServer = http.createServer((req, res) => void (probes.handle(req, res) || res.writeHead(404).end()));
+    probeServer = http.createServer((req, res) => {
+      if (probes.handle(req, res)) return;
+      if (req.url !== '/metrics') return void res.writeHead(404).end();
+      void registry.metrics().then((body) => res.writeHead(200, { 'content-type': registry.contentType }).end(body));
+    });
     await new Promise<void>((resolve) => probeServer!.listen(cfg.metricsPort, resolve));
   }
   return {

@@ -15,6 +15,7 @@ import { createRequestActivities } from '../../src/activities/kubernetes/request
 import type { KubeClient } from '../../src/kube/client.js';
 import { connectWorker, dataConverterOf } from '../../src/temporal/connection.js';
 import { kube, temporal, testConfig, uniq } from '../support/env.js';
+import { EventRecorder } from '../../src/kube/events.js';
 
 const k = kube();
 const ns = uniq('hb');
@@ -43,7 +44,7 @@ async function runProbe(client: KubeClient): Promise<{ result: number; elapsedMs
     namespace: cfg.temporal.namespace,
     taskQueue,
     workflowsPath: new URL('../support/workflows/listing-probe.ts', import.meta.url).pathname,
-    activities: createRequestActivities(client, cfg.requests),
+    activities: createRequestActivities(client, cfg.requests, new EventRecorder(client, 'worker')),
   });
   const c = await temporal();
   const started = Date.now();

@@ -82,4 +82,12 @@ describe('the worker’s probes', () => {
     relay.setCut(false);
     await eventually('ready again', async () => (await probe('/readyz')).status === 200, { timeoutMs: 120_000 });
   });
+
+  it('serves durable_operators_build_info on the same port, as every role does', async () => {
+    const metrics = await probe('/metrics');
+    expect(metrics.status).toBe(200);
+    expect(metrics.body).toMatch(
+      /^durable_operators_build_info\{version="\d+\.\d+\.\d+",role="worker",node_version="v[\d.]+"\} 1$/m,
+    );
+  });
 });

@@ -24,6 +24,7 @@ import {
   uniq,
 } from '../support/env.js';
 import { goneCheck, waitTerminal } from '../support/requests.js';
+import { EventRecorder } from '../../src/kube/events.js';
 
 const TASK_QUEUE = uniq('tq-ttl');
 const TTL_MS = 3_000;
@@ -169,7 +170,7 @@ describe('TTL sweep (the Schedule backstop), with no request workflows at all', 
     expect(deletingSince).toBeTruthy();
 
     // The sweep's listing, against the real apiserver: the held request is not a candidate.
-    const activities = createRequestActivities(k, requests);
+    const activities = createRequestActivities(k, requests, new EventRecorder(k, 'worker'));
     const candidates = (await activities.listExpiredRequests('ManifestCaptureRequest')).map((r) => r.uid);
     expect(candidates).toContain(expired.metadata!.uid);
     expect(candidates).not.toContain(held.metadata!.uid);

@@ -487,14 +487,27 @@ describe('metrics', () => {
           ?.split(' ')
           .pop() ?? NaN,
       );
+    expect(text).toMatch(
+      /^durable_operators_build_info\{version="\d+\.\d+\.\d+",role="fastpath",node_version="v[\d.]+"\} 1$/m,
+    );
     // The tests above made Fast and Strong sandboxes and were refused for bad input.
     expect(value(/^fastpath_create_sandbox_duration_seconds_count\{mode="fast",success="true"\}/)).toBeGreaterThan(0);
     expect(value(/^fastpath_create_sandbox_duration_seconds_count\{mode="strong",success="true"\}/)).toBeGreaterThan(0);
-    expect(value(/^fastpath_create_rejections_total\{mode="fast",code="InvalidArgument"\}/)).toBeGreaterThanOrEqual(3);
-    expect(value(/^fastpath_create_rejections_total\{mode="fast",code="NotFound"\}/)).toBeGreaterThanOrEqual(1);
-    expect(value(new RegExp(`^fastpath_agents\\{namespace="${stack.namespace}",pool="pool-a"\\}`))).toBe(2);
     expect(
-      value(new RegExp(`^fastpath_sandbox_slots\\{namespace="${stack.namespace}",pool="pool-a",kind="capacity"\\}`)),
+      value(/^durable_operators_fastpath_create_rejections_total\{mode="fast",code="InvalidArgument"\}/),
+    ).toBeGreaterThanOrEqual(3);
+    expect(
+      value(/^durable_operators_fastpath_create_rejections_total\{mode="fast",code="NotFound"\}/),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      value(new RegExp(`^durable_operators_fastpath_agents\\{namespace="${stack.namespace}",pool="pool-a"\\}`)),
+    ).toBe(2);
+    expect(
+      value(
+        new RegExp(
+          `^durable_operators_fastpath_sandbox_slots\\{namespace="${stack.namespace}",pool="pool-a",kind="capacity"\\}`,
+        ),
+      ),
     ).toBe(6);
   });
 });

@@ -410,14 +410,14 @@ describe('metrics', () => {
     const registry = new Registry();
     registerTenancyMetrics(registry, provider);
     const text = await registry.metrics();
-    expect(text).toContain(`do_tenancy_snapshot_revision ${provider.revision}`);
-    expect(text).toMatch(/do_tenancy_last_update_timestamp_seconds \d+/);
-    expect(text).toContain('do_tenancy_watch_state{state="live"} 1');
-    expect(text).toContain('do_tenancy_watch_state{state="reconnecting"} 0');
-    expect(text).toContain('do_tenancy_reloads_total{reason="start"} 1');
-    expect(text).toContain('do_tenancy_reloads_total{reason="watch-canceled"} 0');
-    expect(text).toMatch(/do_tenancy_rejected_values_total\{kind="database"\} 1/);
-    expect(text).toContain(`do_tenancy_tenants ${provider.snapshot.tenantCount}`);
+    expect(text).toContain(`durable_operators_tenancy_snapshot_revision ${provider.revision}`);
+    expect(text).toMatch(/durable_operators_tenancy_last_update_timestamp_seconds \d+/);
+    expect(text).toContain('durable_operators_tenancy_watch_state{state="live"} 1');
+    expect(text).toContain('durable_operators_tenancy_watch_state{state="reconnecting"} 0');
+    expect(text).toContain('durable_operators_tenancy_reloads_total{reason="start"} 1');
+    expect(text).toContain('durable_operators_tenancy_reloads_total{reason="watch-canceled"} 0');
+    expect(text).toMatch(/durable_operators_tenancy_rejected_values_total\{kind="database"\} 1/);
+    expect(text).toContain(`durable_operators_tenancy_tenants ${provider.snapshot.tenantCount}`);
   });
 });
 
@@ -444,9 +444,9 @@ describe('values the original accepts, with parts that mean nothing (issue 9)', 
       const registry = new Registry();
       registerTenancyMetrics(registry, own);
       const text = await registry.metrics();
-      expect(text).toContain('do_tenancy_skipped_items_total{kind="domain"} 2');
-      expect(text).toContain('do_tenancy_skipped_items_total{kind="resolver"} 1');
-      expect(text).toContain('do_tenancy_rejected_values_total{kind="resolver"} 0');
+      expect(text).toContain('durable_operators_tenancy_skipped_items_total{kind="domain"} 2');
+      expect(text).toContain('durable_operators_tenancy_skipped_items_total{kind="resolver"} 1');
+      expect(text).toContain('durable_operators_tenancy_rejected_values_total{kind="resolver"} 0');
       expect(lines).toEqual(
         expect.arrayContaining([
           expect.objectContaining({ level: 40, key: 'jxt/tenants/7/domain/aliases', item: '[1]' }),

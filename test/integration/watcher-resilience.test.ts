@@ -110,7 +110,9 @@ describe('watcher', () => {
     // A third start re-lists everything again: all deduplicated, still one execution each.
     const third = await watcher();
     await third.watcher.idle();
-    expect(await counter(third, 'do_watcher_workflows_deduplicated_total')).toBeGreaterThanOrEqual(created.length);
+    expect(await counter(third, 'durable_operators_watcher_workflows_deduplicated_total')).toBeGreaterThanOrEqual(
+      created.length,
+    );
     for (const keeper of created) expect(await executions(keeper)).toEqual(['RUNNING']);
     await third.stop();
   });
@@ -125,8 +127,8 @@ describe('watcher', () => {
     await Promise.all([a.watcher.idle(), b.watcher.idle()]);
     for (const keeper of keepers) expect(await executions(keeper)).toEqual(['RUNNING']);
     const started =
-      (await counter(a, 'do_watcher_workflows_started_total')) +
-      (await counter(b, 'do_watcher_workflows_started_total'));
+      (await counter(a, 'durable_operators_watcher_workflows_started_total')) +
+      (await counter(b, 'durable_operators_watcher_workflows_started_total'));
     expect(started).toBe(keepers.length);
   });
 

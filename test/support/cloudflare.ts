@@ -235,6 +235,8 @@ export interface CloudflareSuiteOptions {
   configOverrides?: Partial<CloudflareConfig>;
   /** Start the in-process worker in `beforeAll` (default true); otherwise the file calls `startWorker`. */
   inProcessWorker?: boolean;
+  /** Start a watcher on the file's task queue in `beforeAll` (default true). */
+  watcher?: boolean;
   /** Runs in `afterAll` after the in-process worker stopped, before the emulator closes. */
   afterWorkerStop?: () => Promise<void>;
 }
@@ -303,7 +305,7 @@ export function cloudflareSuite(opts: CloudflareSuiteOptions): CloudflareSuite {
         ...(opts.credentials.isDefault !== undefined ? { isDefault: opts.credentials.isDefault } : {}),
       });
     if (opts.inProcessWorker ?? true) await startWorker();
-    watcher = await startTestWatcher(taskQueue);
+    if (opts.watcher ?? true) watcher = await startTestWatcher(taskQueue);
   });
 
   afterAll(async () => {

@@ -412,6 +412,7 @@ describe('RBAC', () => {
     expect(Object.keys(perms)).toEqual([
       'core/pods',
       'core/secrets',
+      'events.k8s.io/events',
       'sandbox.fast.io/sandboxes',
       'sandbox.fast.io/sandboxes/status',
       'sandbox.fast.io/sandboxpools',
@@ -421,6 +422,8 @@ describe('RBAC', () => {
     expect(perms['core/pods']).toEqual(['create', 'delete', 'list']);
     expect(perms['sandbox.fast.io/sandboxpools']).toEqual(['get', 'list', 'patch']);
     expect(perms['sandbox.fast.io/sandboxpools/status']).toEqual(['patch']);
+    // Its Events: one per object and reason, a repeat counted in its series; never listed or deleted.
+    expect(perms['events.k8s.io/events']).toEqual(['create', 'get', 'patch']);
   });
 
   it('every kind the watcher lists and watches, the worker may read (a keeper re-reads what it follows)', () => {

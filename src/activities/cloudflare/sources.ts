@@ -30,6 +30,9 @@ import { GONE, failedWith, ok, type Found, type Outcome } from '../../domain/res
 import { CloudflareAccount, CloudflareTarget, K8sKind } from '../../temporal/search-attributes.js';
 import type { KubeClient } from '../../kube/client.js';
 import { apiMessage, statusCode } from '../../kube/client.js';
+import { isRetriedActivity, type EventRecorder } from '../../kube/events.js';
+import type { Condition } from '../../domain/conditions.js';
+import { sourceReadyEvent } from '../../domain/events.js';
 import {
   cloudflareSyncWorkflow,
   registerSourceSignal,
@@ -68,9 +71,10 @@ export interface CloudflareSourceDeps {
   temporal: Client;
   taskQueue: string;
   config: CloudflareConfig;
+  events: EventRecorder;
 }
 
-export function createCloudflareSourceActivities({ kube, temporal, taskQueue, config }: CloudflareSourceDeps) {
+export function createCloudflareSourceActivities({ kube, temporal, taskQueue, config, events }: CloudflareSourceDeps) {
   function settingsFor(accountId: string): SyncSettings {
     return {
       clusterId: config.clusterId,
@@ -164,7 +168,20 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
       uid: string;
       status: Record<string, unknown>;
     }): Promise<Found> {
-      return patchStatusUnlessGone(kube, objectRef(req.ref), req.status, req.uid);
+      // The Ready condition before: each sync tells every source its result, mostly unchanged.
+      const before = await getObject<KubernetesObject & { status?: { conditions?: Condition[] } }>(
+        kube,
+        objectRef(req.ref),
+      );
+      const readyOf = (conditions: unknown) => (conditions as Condition[] | undefined)?.find((c) => c.type === 'Ready');
+      const after = readyOf(req.status.conditions);
+      const written = await patchStatusUnlessGone(kube, objectRef(req.ref), req.status, req.uid);
+      if (written.status !== 'ok') return written;
+      // A retry may find its own earlier write: the Event that write should have had is still due.
+      const was =
+        before?.metadata?.uid === req.uid && !isRetriedActivity() ? readyOf(before.status?.conditions) : undefined;
+      await events.record({ ...objectRef(req.ref), uid: req.uid }, sourceReadyEvent(was, after));
+      return written;
     },
 
     /**

@@ -35,8 +35,10 @@ import type { ValidationContext } from '../../domain/cloudflare/kinds/index.js';
 import { targetCloudflareId, targetKey, type SyncTarget } from '../../domain/cloudflare/targets.js';
 import { credentialsConflictMessage, targetIdentity } from '../../domain/cloudflare/identity.js';
 import { setCondition, type Condition } from '../../domain/conditions.js';
+import { driftEvent } from '../../domain/events.js';
 import { failedWith, ok, type Failed, type Ok } from '../../domain/results.js';
 import type { KubeClient } from '../../kube/client.js';
+import type { EventRecorder } from '../../kube/events.js';
 import type { SourceRegistration, SourceRemoval } from '../../workflows/cloudflare/messages.js';
 import { faultPoint } from '../fault-points.js';
 import { getObject, heartbeat, listAll } from '../kubernetes/calls.js';
@@ -315,13 +317,17 @@ function recordedSources(spec: { sources: RegisteredSource[]; frozenRecords: Con
   return all.map((s) => ({ ...s, config: {} }));
 }
 
-export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<CloudflareConfig, 'baseURL'>) {
+export function createCloudflareSyncActivities(
+  kube: KubeClient,
+  config: Pick<CloudflareConfig, 'baseURL'>,
+  events: EventRecorder,
+) {
   /** Writes the SyncState's spec (what the sources contribute) and status; creates it on first sync. */
   async function recordSyncState(
     req: SyncTargetRequest,
     spec: { cloudflareId: string; sources: RegisteredSource[]; frozenRecords: ConfigSource[] },
     status: (previous: CloudflareSyncState | undefined) => Record<string, unknown>,
-  ): Promise<void> {
+  ): Promise<CloudflareSyncState> {
     const ref = syncStateRef(req.syncState);
     const t = req.target;
     const body: CloudflareSyncState = {
@@ -354,6 +360,7 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
         ...status(previous),
         observedGeneration: previous?.metadata?.generation ?? 0,
       });
+      return previous;
     } catch (err) {
       throw kubeFailure(err, `record CloudflareSyncState ${req.syncState}`);
     }
@@ -568,7 +575,7 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
           v.message = `${v.message ? `${v.message}; ` : ''}${c.key} is already held by ${holder}`;
         }
       }
-      await recordSyncState(req, { cloudflareId, sources, frozenRecords }, (prev) => {
+      const recorded = await recordSyncState(req, { cloudflareId, sources, frozenRecords }, (prev) => {
         let conditions: Condition[] = setCondition(
           prev?.status?.conditions as Condition[] | undefined,
           {
@@ -625,6 +632,18 @@ export function createCloudflareSyncActivities(kube: KubeClient, config: Pick<Cl
           conditions,
         };
       });
+      await events.record(
+        {
+          apiVersion: CLOUDFLARE_API_VERSION,
+          kind: CloudflareSyncStateKind.kind,
+          name: req.syncState,
+          ...(recorded.metadata?.uid ? { uid: recorded.metadata.uid } : {}),
+        },
+        driftEvent(
+          { drifted, left: driftLeft, differences: p.differences },
+          (recorded.status?.conditions as Condition[] | undefined)?.find((c) => c.type === 'Drifted'),
+        ),
+      );
       return ok({
         wrote,
         drifted,

@@ -3,11 +3,13 @@ import type { FollowObjectRef, ObjectKeeper, ObjectKeeperStatus } from '../../ap
 import { ObjectKeeperKind, objectKeeperRef } from '../../api/objectkeeper.js';
 import type { FollowedObservation, KeeperIdentity } from '../../domain/objectkeeper.js';
 import { GONE, ok, type Found } from '../../domain/results.js';
+import { keeperDeletedEvent } from '../../domain/events.js';
 import type { KubeClient } from '../../kube/client.js';
+import { isRetriedActivity, type EventRecorder } from '../../kube/events.js';
 import { getByUid, getObject, patchStatusUnlessGone } from './calls.js';
 import { kubeFailure } from './errors.js';
 
-export function createObjectKeeperActivities(kube: KubeClient) {
+export function createObjectKeeperActivities(kube: KubeClient, events: EventRecorder) {
   return {
     /** Fresh GET of the followed object. A kind the apiserver does not serve counts as absent. */
     async observeFollowedObject(ref: FollowObjectRef): Promise<FollowedObservation> {
@@ -49,12 +51,21 @@ export function createObjectKeeperActivities(kube: KubeClient) {
 
     /** Deletes the keeper (background propagation: the GC then removes what it owns); gone when already deleted. */
     async deleteObjectKeeper(ref: KeeperIdentity): Promise<Found> {
+      // Read first: the Event says why (the status tells a TTL from a lost followed object).
+      const keeper = await getByUid<ObjectKeeper>(kube, objectKeeperRef(ref.name), ref.uid);
+      let deleted: boolean;
       try {
-        const deleted = await kube.delete(objectKeeperRef(ref.name), { uid: ref.uid, propagationPolicy: 'Background' });
-        return deleted ? ok() : GONE;
+        deleted = await kube.delete(objectKeeperRef(ref.name), { uid: ref.uid, propagationPolicy: 'Background' });
       } catch (err) {
         throw kubeFailure(err, `delete ObjectKeeper ${ref.name}`);
       }
+      // Gone on a retry may be this activity's own delete, made before its Event.
+      if (keeper && (deleted || isRetriedActivity()))
+        await events.record(
+          { apiVersion: ObjectKeeperKind.apiVersion, kind: ObjectKeeperKind.kind, name: ref.name, uid: ref.uid },
+          keeperDeletedEvent(keeper.status ?? {}, new Date()),
+        );
+      return deleted ? ok() : GONE;
     },
   };
 }

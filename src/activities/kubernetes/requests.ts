@@ -22,7 +22,9 @@ import {
   type RequestView,
 } from '../../domain/requests.js';
 import { GONE, ok, type Found } from '../../domain/results.js';
+import { requestOutcomeEvent } from '../../domain/events.js';
 import { isAlreadyExists, type KubeClient } from '../../kube/client.js';
+import { isRetriedActivity, type EventRecorder } from '../../kube/events.js';
 import { getByUid, getObject, listAll, patchStatusUnlessGone } from './calls.js';
 import { kubeFailure } from './errors.js';
 
@@ -45,7 +47,7 @@ export function readRequestObject<T extends KubernetesObject = RequestObject>(
   return getByUid<T>(kube, { apiVersion, kind, namespace, name }, uid);
 }
 
-export function createRequestActivities(kube: KubeClient, policy: RequestPolicy) {
+export function createRequestActivities(kube: KubeClient, policy: RequestPolicy, events: EventRecorder) {
   const what = (ref: RequestRef) => `${ref.kind} ${ref.namespace}/${ref.name}`;
   const read = (ref: RequestRef) => readRequestObject(kube, ref);
   const patchStatus = (ref: RequestRef, status: Record<string, unknown>) =>
@@ -101,12 +103,21 @@ export function createRequestActivities(kube: KubeClient, policy: RequestPolicy)
     }): Promise<Found<{ alreadyTerminal: boolean }>> {
       const obj = await read(input.ref);
       if (!obj) return GONE;
-      if (isTerminal(obj.status?.conditions)) return ok({ alreadyTerminal: true });
+      const { apiVersion, kind, namespace, name, uid } = input.ref;
+      const recordOutcome = () =>
+        events.record({ apiVersion, kind, namespace, name, uid }, requestOutcomeEvent(input.outcome));
+      if (isTerminal(obj.status?.conditions)) {
+        // A retry may find its own write of the outcome, made before an Event could follow it.
+        if (isRetriedActivity()) await recordOutcome();
+        return ok({ alreadyTerminal: true });
+      }
       const now = new Date();
       const conditions = setCondition(obj.status?.conditions, outcomeCondition(input.outcome), now);
       const completionTimestamp = obj.status?.completionTimestamp ?? now.toISOString().replace(/\.\d+Z$/, 'Z');
       const patched = await patchStatus(input.ref, { ...input.fields, conditions, completionTimestamp });
-      return patched.status === 'ok' ? ok({ alreadyTerminal: false }) : patched;
+      if (patched.status !== 'ok') return patched;
+      await recordOutcome();
+      return ok({ alreadyTerminal: false });
     },
 
     /**

@@ -22,6 +22,7 @@ import {
 } from '../../api/sandbox.js';
 import { mapLimited } from '../../concurrency.js';
 import type { Condition } from '../../domain/conditions.js';
+import { poolScaledDownEvent, poolScaledUpEvent } from '../../domain/events.js';
 import { GONE, ok, type Found } from '../../domain/results.js';
 import {
   POOL_FINALIZER,
@@ -38,6 +39,7 @@ import type { AgentClient } from '../../fastpath/agent-client.js';
 import type { AgentCredentials } from '../../fastpath/agent-credentials.js';
 import { agentUrl } from '../../fastpath/registry.js';
 import { isAlreadyExists, statusCode, apiMessage, type KubeClient } from '../../kube/client.js';
+import { isRetriedActivity, type EventRecorder } from '../../kube/events.js';
 import { getObject, listAll, patchStatusUnlessGone } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
 
@@ -90,7 +92,12 @@ function isReady(pod: V1Pod): boolean {
   );
 }
 
-export function createSandboxPoolActivities(kube: KubeClient, agents: AgentClient, credentials: AgentCredentials) {
+export function createSandboxPoolActivities(
+  kube: KubeClient,
+  agents: AgentClient,
+  credentials: AgentCredentials,
+  events: EventRecorder,
+) {
   async function setDrain(r: AgentCallRef, on: boolean): Promise<DrainResult> {
     try {
       const report = await agents.drain(r.url, on);
@@ -257,6 +264,10 @@ export function createSandboxPoolActivities(kube: KubeClient, agents: AgentClien
             throw kubeFailure(err, `create agent Pod ${r.namespace}/${name}: the name is taken by another Pod`);
         }
       }
+      await events.record(
+        { ...poolRef(r), uid: r.uid },
+        poolScaledUpEvent(isRetriedActivity() ? r.names : created, r.perPod),
+      );
       return created;
     },
 
@@ -283,13 +294,18 @@ export function createSandboxPoolActivities(kube: KubeClient, agents: AgentClien
       }).length;
     },
 
-    /** Deletes an agent Pod, pinned to its UID; false when it was gone already. */
-    async deleteAgentPod(r: AgentPodRef): Promise<boolean> {
+    /** Deletes an agent Pod of `pool`, pinned to its UID; false when it was gone already. */
+    async deleteAgentPod(r: AgentPodRef & { pool?: PoolRef & { uid: string } }): Promise<boolean> {
+      let deleted: boolean;
       try {
-        return await kube.delete(podRef(r.namespace, r.pod), { uid: r.uid });
+        deleted = await kube.delete(podRef(r.namespace, r.pod), { uid: r.uid });
       } catch (err) {
         throw kubeFailure(err, `delete agent Pod ${r.namespace}/${r.pod}`);
       }
+      // Gone on a retry may be this activity's own delete, made before its Event.
+      if (r.pool && (deleted || isRetriedActivity()))
+        await events.record({ ...poolRef(r.pool), uid: r.pool.uid }, poolScaledDownEvent(r.pod));
+      return deleted;
     },
 
     /** The pool's status (status subresource, merge patch pinned to the UID). */

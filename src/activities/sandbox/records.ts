@@ -23,7 +23,9 @@ import {
   type Refusal,
   type SandboxStatusPatch,
 } from '../../domain/sandbox.js';
+import { sandboxStatusEvent } from '../../domain/events.js';
 import { apiMessage, isAlreadyExists, statusCode, type KubeClient } from '../../kube/client.js';
+import type { EventRecorder } from '../../kube/events.js';
 import { getObject, listAll, patchStatusUnlessGone } from '../kubernetes/calls.js';
 import type { EnvSealer } from '../../fastpath/sealed-env.js';
 import { kubeFailure } from '../kubernetes/errors.js';
@@ -41,7 +43,7 @@ const ref = (r: SandboxRef) => ({
   name: r.name,
 });
 
-export function createSandboxRecordActivities(kube: KubeClient, sealer: EnvSealer) {
+export function createSandboxRecordActivities(kube: KubeClient, sealer: EnvSealer, events: EventRecorder) {
   /** Merge patch of metadata pinned to the UID; gone when the object is gone or replaced. */
   async function patchMetadata(
     r: SandboxRef,
@@ -150,9 +152,14 @@ export function createSandboxRecordActivities(kube: KubeClient, sealer: EnvSeale
       return ok({ sandbox: envs ? { ...sb, spec: { ...sb.spec, envs } } : sb });
     },
 
-    /** A merge patch of status: fields set to null are removed (an assignment cleared). */
+    /**
+     * A merge patch of status: fields set to null are removed (an assignment cleared). The
+     * workflow writes status only when it changed, so a phase written is a transition (its Event).
+     */
     async patchSandboxStatus(req: SandboxRef & { uid: string; status: SandboxStatusPatch }): Promise<Found> {
-      return patchStatusUnlessGone(kube, ref(req), req.status as Record<string, unknown>, req.uid);
+      const written = await patchStatusUnlessGone(kube, ref(req), req.status as Record<string, unknown>, req.uid);
+      if (written.status === 'ok') await events.record({ ...ref(req), uid: req.uid }, sandboxStatusEvent(req.status));
+      return written;
     },
 
     /** Removes the allocation annotation once it is in status (the seed's hand-off; the original never did). */

@@ -126,7 +126,7 @@ export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<stri
     for (const pod of plan.remove) {
       // Not answering and nothing assigned: it cannot hold a sandbox; no agent to drain.
       if ((await poolSteps.sandboxesAssignedTo({ namespace, pod })) === 0)
-        await poolSteps.deleteAgentPod({ namespace, pod, uid: byPod.get(pod)!.uid });
+        await poolSteps.deleteAgentPod({ namespace, pod, uid: byPod.get(pod)!.uid, pool: ref });
       acted = true;
     }
     let keptAfterDrain = 0;
@@ -137,7 +137,7 @@ export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<stri
       acted = true;
       if (drained.status !== 'ok') continue; // no longer answering: the next pass sees it
       const assigned = await poolSteps.sandboxesAssignedTo({ namespace, pod });
-      if (drained.allocated === 0 && assigned === 0) await poolSteps.deleteAgentPod(agent);
+      if (drained.allocated === 0 && assigned === 0) await poolSteps.deleteAgentPod({ ...agent, pool: ref });
       else {
         // Something landed before the drain: it stays, and takes sandboxes again.
         keptAfterDrain++;

@@ -1,0 +1,287 @@
+/**
+ * charts/durable-operators rendered by the real `helm` (built from its Go module and cached by
+ * `npm run infra`, src/infra/binaries.ts), then:
+ *
+ * 1. a server-side dry run of every object against the stack's apiserver (schemas, CEL rules of
+ *    the CRDs for the agent pools, RBAC objects, webhook configuration); only kinds this apiserver
+ *    does not serve (the Prometheus Operator's and cert-manager's) are left out, and named;
+ * 2. against the kustomize base (deploy/, plus its webhook/cert-manager and monitoring/ parts):
+ *    the same objects (kind, name, namespace) but the Namespace (Helm's release namespace), the
+ *    same RBAC for every ServiceAccount, the same CRDs, the same Deployments in what the processes
+ *    see (command, ServiceAccount, ports, probes, environment variable names, volumes);
+ * 3. the values: roles switched off leave out their Deployment and RBAC; codec keys are mounted
+ *    from their Secret and named by DO_CODEC_KEYS_FILE in every role; the Temporal connection's
+ *    values reach every role; agent pools become SandboxPools; no cert-manager needs a caBundle.
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ensureBinary } from '../../src/infra/binaries.js';
+import { INFRA_VERSIONS } from '../../src/infra/versions.js';
+import { REPO_ROOT, kube } from '../support/env.js';
+import {
+  isClusterScoped,
+  objectId,
+  permissionsOf,
+  readObjects,
+  renderKustomization,
+  type KubeObject,
+} from '../support/kustomize.js';
+
+const run = promisify(execFile);
+const CHART = path.join(REPO_ROOT, 'charts/durable-operators');
+const NAMESPACE = 'durable-operators';
+const ROLES = ['worker', 'watcher', 'fastpath', 'admission'] as const;
+const k = kube();
+/** An agent pool's spec, as values give it (`--set-json agentPools=[…]`). */
+const POOL_SPEC = {
+  maxSandboxesPerPod: 4,
+  capacity: { poolMin: 1, poolMax: 3, bufferMin: 1, bufferMax: 4 },
+  agentTemplate: { metadata: { labels: { team: 'a' } }, spec: {} },
+};
+let helm: string;
+
+/**
+ * `helm template` of the chart into NAMESPACE, namespaced objects placed there as `helm install`
+ * does; each `set` is a `--set`, or (a JSON object) an agent pool.
+ */
+async function render(...set: string[]): Promise<KubeObject[]> {
+  const args = ['template', 'durable-operators', CHART, '--namespace', NAMESPACE, '--include-crds'];
+  args.push('--kube-version', INFRA_VERSIONS.kubernetes);
+  for (const s of set) args.push(...(s.startsWith('{') ? ['--set-json', `agentPools=[${s}]`] : ['--set', s]));
+  const { stdout } = await run(helm, args, { maxBuffer: 64 << 20 });
+  return parseAllDocuments(stdout)
+    .map((d) => d.toJS() as KubeObject | null)
+    .filter((o): o is KubeObject => Boolean(o))
+    .map((o) =>
+      isClusterScoped(o) || o.metadata.namespace ? o : { ...o, metadata: { ...o.metadata, namespace: NAMESPACE } },
+    );
+}
+
+const ids = (objs: KubeObject[]) => objs.map(objectId).sort();
+const ofKind = (objs: KubeObject[], kind: string) => objs.filter((o) => o.kind === kind);
+const serviceAccounts = (objs: KubeObject[]) =>
+  ofKind(objs, 'ServiceAccount').map((sa) => ({ name: sa.metadata.name, namespace: sa.metadata.namespace! }));
+
+/** What a Deployment's process sees, without labels and values that depend on the installation. */
+function processView(d: KubeObject) {
+  const pod = (d.spec as { template: { spec: Record<string, unknown> } }).template.spec;
+  const containers = pod.containers as Record<string, unknown>[];
+  return {
+    serviceAccountName: pod.serviceAccountName,
+    securityContext: pod.securityContext,
+    volumes: pod.volumes,
+    containers: containers.map((c) => ({
+      name: c.name,
+      args: c.args,
+      ports: c.ports,
+      livenessProbe: c.livenessProbe,
+      readinessProbe: c.readinessProbe,
+      securityContext: c.securityContext,
+      resources: c.resources,
+      volumeMounts: c.volumeMounts,
+      env: ((c.env ?? []) as { name: string }[]).map((e) => e.name).sort(),
+    })),
+  };
+}
+
+/** The kustomize base with the parts the chart renders by default (cert-manager) or on request (monitoring). */
+function kustomizeOutput(): { base: KubeObject[]; certManager: KubeObject[]; monitoring: KubeObject[] } {
+  const base = renderKustomization(path.join(REPO_ROOT, 'deploy'));
+  const inNamespace = (o: KubeObject) =>
+    isClusterScoped(o) ? o : { ...o, metadata: { ...o.metadata, namespace: NAMESPACE } };
+  const certManager = readObjects(path.join(REPO_ROOT, 'deploy/webhook/cert-manager/certificate.yaml')).map(
+    inNamespace,
+  );
+  const monitoring = ['service.yaml', 'service-monitor.yaml', 'prometheus-rule.yaml']
+    .flatMap((f) => readObjects(path.join(REPO_ROOT, 'deploy/monitoring', f)))
+    .map(inNamespace);
+  monitoring.push({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'durable-operators-dashboard', namespace: NAMESPACE, labels: { grafana_dashboard: '1' } },
+    data: {
+      'grafana-dashboard.json': readFileSync(path.join(REPO_ROOT, 'deploy/monitoring/grafana-dashboard.json'), 'utf8'),
+    },
+  });
+  return { base, certManager, monitoring };
+}
+
+beforeAll(async () => {
+  const started = Date.now();
+  helm = (await ensureBinary('helm')).path;
+  console.log(`[helm-chart] helm ready in ${Date.now() - started} ms: ${helm}`);
+}, 3_600_000); // a cold build of helm (no cache) takes about 16 minutes on 2 busy cores
+
+describe('the chart, rendered by helm', () => {
+  let chart: KubeObject[];
+  beforeAll(async () => {
+    chart = await render(
+      'monitoring.serviceMonitor=true',
+      'monitoring.prometheusRule=true',
+      'monitoring.dashboard=true',
+      JSON.stringify({ name: 'pool-a', spec: POOL_SPEC }),
+    );
+  });
+
+  it('passes a server-side dry run of every object the apiserver serves, persisting none', async () => {
+    await k.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+    const notServed: string[] = [];
+    for (const obj of chart) {
+      if (!(await k.objects.servedResource(obj.apiVersion, obj.kind))) {
+        notServed.push(`${obj.apiVersion} ${obj.kind}`);
+        continue;
+      }
+      const ref = {
+        apiVersion: obj.apiVersion,
+        kind: obj.kind,
+        namespace: obj.metadata.namespace,
+        name: obj.metadata.name,
+      };
+      const before = await k.get(ref);
+      const out = await k.apply(structuredClone(obj) as KubernetesObject, { dryRun: true }).catch((err: unknown) => {
+        throw new Error(`${objectId(obj)}: ${String((err as { body?: unknown }).body ?? err)}`);
+      });
+      expect(out.metadata?.name, objectId(obj)).toBe(obj.metadata.name);
+      if (!before) expect(await k.get(ref), `${objectId(obj)} persisted by a dry run`).toBeUndefined();
+    }
+    // Only the Prometheus Operator's and cert-manager's kinds, which this cluster does not run.
+    expect([...new Set(notServed)].sort()).toEqual([
+      'cert-manager.io/v1 Certificate',
+      'cert-manager.io/v1 Issuer',
+      'monitoring.coreos.com/v1 PrometheusRule',
+      'monitoring.coreos.com/v1 ServiceMonitor',
+    ]);
+  });
+
+  it('renders the objects of the kustomize base (but its Namespace), cert-manager and monitoring', () => {
+    const { base, certManager, monitoring } = kustomizeOutput();
+    const expected = [...base.filter((o) => o.kind !== 'Namespace'), ...certManager, ...monitoring];
+    expect(ids(chart.filter((o) => o.kind !== 'SandboxPool'))).toEqual(ids(expected));
+  });
+
+  it('grants every ServiceAccount exactly what deploy/ grants it', () => {
+    const { base } = kustomizeOutput();
+    expect(serviceAccounts(chart)).toEqual(serviceAccounts(base));
+    for (const sa of serviceAccounts(base)) expect(permissionsOf(chart, sa), sa.name).toEqual(permissionsOf(base, sa));
+  });
+
+  it('installs the CRDs of deploy/crds, unchanged', () => {
+    const { base } = kustomizeOutput();
+    const crds = (objs: KubeObject[]) =>
+      Object.fromEntries(ofKind(objs, 'CustomResourceDefinition').map((c) => [c.metadata.name, c.spec]));
+    expect(Object.keys(crds(chart)).length).toBeGreaterThan(20);
+    expect(crds(chart)).toEqual(crds(base));
+  });
+
+  it('runs each role as deploy/ does: command, ServiceAccount, ports, probes, settings, volumes', () => {
+    const { base } = kustomizeOutput();
+    for (const role of ROLES) {
+      const name = `durable-operators-${role}`;
+      const mine = ofKind(chart, 'Deployment').find((d) => d.metadata.name === name)!;
+      const theirs = ofKind(base, 'Deployment').find((d) => d.metadata.name === name)!;
+      expect(processView(mine), name).toEqual(processView(theirs));
+    }
+    for (const kind of ['Service', 'NetworkPolicy', 'ValidatingWebhookConfiguration'])
+      for (const theirs of ofKind(base, kind)) {
+        const mine = ofKind(chart, kind).find((o) => o.metadata.name === theirs.metadata.name)!;
+        const { metadata: _m, ...mineRest } = mine;
+        const { metadata: _t, ...theirsRest } = theirs;
+        expect(mineRest, `${kind} ${theirs.metadata.name}`).toEqual(theirsRest);
+      }
+  });
+
+  it('renders the monitoring of deploy/monitoring', () => {
+    const { monitoring } = kustomizeOutput();
+    for (const theirs of monitoring) {
+      const mine = chart.find((o) => objectId(o) === objectId(theirs))!;
+      const { metadata: _m, ...mineRest } = mine;
+      const { metadata: _t, ...theirsRest } = theirs;
+      expect(mineRest, objectId(theirs)).toEqual(theirsRest);
+    }
+  });
+
+  it('makes each agent pool a SandboxPool', () => {
+    expect(ofKind(chart, 'SandboxPool').map((p) => [p.metadata.namespace, p.metadata.name, p.spec])).toEqual([
+      [NAMESPACE, 'pool-a', POOL_SPEC],
+    ]);
+  });
+});
+
+describe('the values', () => {
+  it('a role switched off: no Deployment, no RBAC of its own', async () => {
+    const objs = await render('watcher.enabled=false', 'fastpath.enabled=false');
+    expect(
+      ofKind(objs, 'Deployment')
+        .map((d) => d.metadata.name)
+        .sort(),
+    ).toEqual(['durable-operators-admission', 'durable-operators-worker']);
+    expect(ofKind(objs, 'ClusterRole').map((r) => r.metadata.name)).not.toContain('durable-operators-watcher');
+    expect(ofKind(objs, 'NetworkPolicy')).toEqual([]);
+  });
+
+  it('codec keys: the Secret mounted read-only in every role that talks to Temporal, DO_CODEC_KEYS_FILE naming it', async () => {
+    const objs = await render('codec.keysSecretName=payload-keys', 'codec.key=keys.json');
+    for (const role of ['worker', 'watcher', 'fastpath']) {
+      const pod = (
+        ofKind(objs, 'Deployment').find((d) => d.metadata.name === `durable-operators-${role}`)!.spec as {
+          template: { spec: { containers: Record<string, unknown>[]; volumes: Record<string, unknown>[] } };
+        }
+      ).template.spec;
+      const c = pod.containers[0]!;
+      expect(c.env, role).toContainEqual({
+        name: 'DO_CODEC_KEYS_FILE',
+        value: '/etc/durable-operators/codec/keys.json',
+      });
+      expect(c.volumeMounts, role).toContainEqual({
+        name: 'codec-keys',
+        mountPath: '/etc/durable-operators/codec',
+        readOnly: true,
+      });
+      expect(pod.volumes, role).toContainEqual({
+        name: 'codec-keys',
+        secret: { secretName: 'payload-keys', items: [{ key: 'keys.json', path: 'keys.json' }], defaultMode: 0o440 },
+      });
+    }
+    const { base } = kustomizeOutput();
+    expect(JSON.stringify(base)).not.toContain('DO_CODEC_KEYS_FILE'); // off unless configured
+  });
+
+  it('the Temporal connection reaches every role: address, namespace, TLS server name, any envconfig variable', async () => {
+    const objs = await render(
+      'temporal.address=my-ns.a1b2c.tmprl.cloud:7233',
+      'temporal.namespace=my-ns.a1b2c',
+      'temporal.tls.serverName=my-ns.a1b2c.tmprl.cloud',
+      'temporal.extraEnv.TEMPORAL_TLS=true',
+    );
+    for (const role of ['worker', 'watcher', 'fastpath']) {
+      const env = (
+        ofKind(objs, 'Deployment').find((d) => d.metadata.name === `durable-operators-${role}`)!.spec as {
+          template: { spec: { containers: { env: unknown[] }[] } };
+        }
+      ).template.spec.containers[0]!.env;
+      expect(env, role).toEqual(
+        expect.arrayContaining([
+          { name: 'TEMPORAL_ADDRESS', value: 'my-ns.a1b2c.tmprl.cloud:7233' },
+          { name: 'TEMPORAL_NAMESPACE', value: 'my-ns.a1b2c' },
+          { name: 'TEMPORAL_TLS_SERVER_NAME', value: 'my-ns.a1b2c.tmprl.cloud' },
+          { name: 'TEMPORAL_TLS', value: 'true' },
+        ]),
+      );
+    }
+  });
+
+  it('without cert-manager: no Certificate, the caBundle given (and required)', async () => {
+    const objs = await render('admission.certManager=false', 'admission.caBundle=Q0EK');
+    expect(ofKind(objs, 'Certificate')).toEqual([]);
+    const webhook = ofKind(objs, 'ValidatingWebhookConfiguration')[0]!;
+    expect(webhook.metadata.annotations).toBeUndefined();
+    for (const w of webhook.webhooks as { clientConfig: { caBundle?: string } }[])
+      expect(w.clientConfig.caBundle).toBe('Q0EK');
+    await expect(render('admission.certManager=false')).rejects.toThrow(/admission.caBundle/);
+  });
+});
