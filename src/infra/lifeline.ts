@@ -66,7 +66,8 @@ export class Lifeline {
     const keepAlive = setInterval(() => {}, 1 << 30); // the watchdog is unref'd
     try {
       this.watchdog.stdin!.end();
-      await Promise.race([exited, sleep(30_000)]);
+      // An unref'd timer: once the watchdog has exited, nothing may keep this process alive for the rest of it.
+      await Promise.race([exited, sleep(30_000, undefined, { ref: false })]);
     } finally {
       clearInterval(keepAlive);
     }
