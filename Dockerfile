@@ -13,8 +13,8 @@ RUN cd src/agent/init && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /s
 FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
-# `npm install` rather than `npm ci`: see .ci/run (the lock file lacks some platforms' optional packages).
-RUN npm install --no-audit --no-fund
+# Exactly the lock file (as .ci/run installs).
+RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY bin ./bin

@@ -15,6 +15,8 @@ export default defineConfig({
           include: ['test/integration/**/*.test.ts'],
           // One real stack (etcd, kube-apiserver, controller-manager, Temporal) for the whole run.
           globalSetup: ['test/support/global-setup.ts'],
+          // A killed run takes its test files' processes along (the stack goes with its lifeline).
+          setupFiles: ['test/support/exit-with-runner.ts'],
           // Files share that stack and this 2-core machine: run them one at a time.
           fileParallelism: false,
           pool: 'forks',

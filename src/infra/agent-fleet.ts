@@ -20,7 +20,6 @@
  * through a 0600 file, never the command line or the log.
  */
 import { randomBytes, randomInt } from 'node:crypto';
-import { readFileSync, readdirSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
@@ -31,7 +30,7 @@ import { AgentCredentials } from '../fastpath/agent-credentials.js';
 import { DEFAULT_SNAPSHOTTER, LABEL, removeContainer } from '../agent/containerd/runtime.js';
 import { AGENT_APP_LABEL, AGENT_APP_VALUE, AGENT_POOL_LABEL, SandboxPoolKind } from '../api/sandbox.js';
 import { FIELD_MANAGER, isNotFound, type KubeClient } from '../kube/client.js';
-import { ManagedProcess, waitUntilReady } from './process.js';
+import { ManagedProcess, descendantGroups, killTree, signalGroup, waitUntilReady } from './process.js';
 
 export const AGENT_IMAGE = 'durable-operators:dev';
 const HOST_IP = '127.0.0.1';
@@ -580,47 +579,4 @@ function freePort(ip: string): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    /* already gone */
-  }
-}
-
-/**
- * The process groups of every descendant of `pid` (the agent's sandboxes run detached, each in
- * its own group), read from /proc. A container's death takes them all; a process group alone does not.
- */
-function descendantGroups(pid: number): number[] {
-  const procs: { pid: number; ppid: number; pgrp: number }[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const [, ppid, pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      procs.push({ pid: Number(entry), ppid: Number(ppid), pgrp: Number(pgrp) });
-    } catch {
-      // exited meanwhile
-    }
-  }
-  const tree = new Set([pid]);
-  for (let grew = true; grew;) {
-    grew = false;
-    for (const p of procs)
-      if (tree.has(p.ppid) && !tree.has(p.pid)) {
-        tree.add(p.pid);
-        grew = true;
-      }
-  }
-  return [...new Set(procs.filter((p) => tree.has(p.pid) && p.pid !== pid).map((p) => p.pgrp))];
-}
-
-/** SIGKILL of the agent's group and of every group its descendants run in. Synchronous. */
-function killTree(pid: number): void {
-  const groups = descendantGroups(pid);
-  signalGroup(pid, 'SIGKILL');
-  for (const g of groups) signalGroup(g, 'SIGKILL');
 }

@@ -1,13 +1,13 @@
 /**
  * Supervised child processes for the local stack: each runs in its own process group (so a
- * stop takes its children with it), logs to a file, and is tracked in a pid file so a later
- * run can reap what a crashed run left behind.
+ * stop takes its children with it), logs to a file, and is written to the stack's ledger so
+ * nothing of it outlives the stack (see lifeline.ts).
  */
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { closeSync, existsSync, openSync, readFileSync, readdirSync } from 'node:fs';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { recordProcess } from './ledger.js';
 
 export interface ProcessSpec {
   name: string;
@@ -48,6 +48,7 @@ export class ManagedProcess {
         child.once('error', () => resolve(-1));
       });
       child.unref();
+      recordProcess(spec.name, child.pid);
       return new ManagedProcess(spec, child.pid, exited);
     } finally {
       closeSync(fd);
@@ -92,7 +93,7 @@ export class ManagedProcess {
   }
 }
 
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
+export function signalGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);
   } catch {
@@ -160,33 +161,38 @@ export function isPortFree(port: number): Promise<boolean> {
   });
 }
 
-/** Pid bookkeeping so a run can reap processes a crashed earlier run left behind. */
-export interface PidRecord {
-  name: string;
-  pid: number;
-  command: string;
-}
-
-export async function writePidFile(file: string, records: PidRecord[]): Promise<void> {
-  await writeFile(file, JSON.stringify(records, null, 2));
-}
-
-export async function reapStale(file: string): Promise<PidRecord[]> {
-  if (!existsSync(file)) return [];
-  const records = JSON.parse(await readFile(file, 'utf8')) as PidRecord[];
-  const reaped: PidRecord[] = [];
-  for (const r of records) {
-    if (!isAlive(r.pid)) continue;
-    let cmdline = '';
+/**
+ * The process groups of every descendant of `pid` (detached children, such as an agent's
+ * sandboxes, each run in their own group), read from /proc. Killing `pid`'s group alone does not
+ * reach them.
+ */
+export function descendantGroups(pid: number): number[] {
+  const procs: { pid: number; ppid: number; pgrp: number }[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
     try {
-      cmdline = readFileSync(`/proc/${r.pid}/cmdline`, 'utf8');
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const [, ppid, pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      procs.push({ pid: Number(entry), ppid: Number(ppid), pgrp: Number(pgrp) });
     } catch {
-      continue;
+      // exited meanwhile
     }
-    if (!cmdline.startsWith(r.command)) continue; // pid reused by something else
-    signalGroup(r.pid, 'SIGKILL');
-    reaped.push(r);
   }
-  for (let i = 0; i < 50 && reaped.some((r) => isAlive(r.pid)); i++) await sleep(100);
-  return reaped;
+  const tree = new Set([pid]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const p of procs)
+      if (tree.has(p.ppid) && !tree.has(p.pid)) {
+        tree.add(p.pid);
+        grew = true;
+      }
+  }
+  return [...new Set(procs.filter((p) => tree.has(p.pid) && p.pid !== pid).map((p) => p.pgrp))];
+}
+
+/** SIGKILL of `pid`'s group and of every group its descendants run in. Synchronous. */
+export function killTree(pid: number): void {
+  const groups = descendantGroups(pid);
+  signalGroup(pid, 'SIGKILL');
+  for (const g of groups) signalGroup(g, 'SIGKILL');
 }

@@ -26,7 +26,9 @@ import {
 import { Containerd, cleanupContainerd } from './containerd.js';
 import { findHostTools, requireHostTools, type HostTools } from './host-tools.js';
 import { ensureImageLayout, pushImages, type SandboxImages } from './images.js';
-import { getFreePort, isPortFree, reapStale, writePidFile } from './process.js';
+import { LEDGER_ENV, recordContainerd } from './ledger.js';
+import { Lifeline, reapLedger } from './lifeline.js';
+import { getFreePort, isPortFree } from './process.js';
 import { ImageRegistry } from './registry.js';
 import { ensureSandboxInit } from './sandbox-init.js';
 import { installCrds } from '../kube/crds.js';
@@ -101,6 +103,8 @@ const DEV_PREFERRED_PORTS: Ports = {
 };
 
 export const STACK_INFO_FILE = 'stack.json';
+/** Every process of the stack, for the lifeline and the next start (see ledger.ts). */
+const LEDGER_FILE = 'processes.jsonl';
 /** The apiserver's audit log, in the logs dir (rotated at 100 MB, one backup kept). */
 const AUDIT_LOG = 'kube-apiserver-audit.log';
 
@@ -113,6 +117,8 @@ export class LocalStack {
     readonly temporal: TemporalDevServer,
     readonly tenantEtcd: Etcd,
     readonly admission: LocalAdmissionWebhook,
+    private readonly lifeline: Lifeline,
+    private readonly outerLedger: string | undefined,
     readonly registry?: ImageRegistry,
     readonly containerd?: Containerd,
   ) {}
@@ -139,25 +145,27 @@ export class LocalStack {
     const stateDir = path.resolve(opts.stateDir);
     const logsDir = path.join(stateDir, 'logs');
     await mkdir(logsDir, { recursive: true });
-    const pidFile = path.join(stateDir, 'pids.json');
-    const reaped = await reapStale(pidFile);
-    if (reaped.length)
-      log(`reaped ${reaped.length} processes left by an earlier run: ${reaped.map((r) => r.name).join(', ')}`);
+    // Whatever a run that ended without stopping left (its watchdog lost too): killed first.
+    const ledgerFile = path.join(stateDir, LEDGER_FILE);
+    const reaped = await reapLedger(ledgerFile);
+    if (reaped.length) log(`reaped ${reaped.length} processes left by an earlier run: ${reaped.join(', ')}`);
+    await rm(ledgerFile, { force: true });
 
     const bins = await ensureAllBinaries(log);
     const tools = containerdTools(opts, log);
     const ports = await choosePorts(stateDir, opts.mode);
     const started: Component[] = [];
-    const track = async () =>
-      writePidFile(
-        pidFile,
-        started.map((c) => ({ name: c.name, pid: c.process.pid, command: c.process.spec.command })),
-      );
+    // From here on every process this one starts (and its children start) is in the ledger, and
+    // the lifeline kills all of them if this process ends without stopping the stack.
+    const outerLedger = process.env[LEDGER_ENV];
+    process.env[LEDGER_ENV] = ledgerFile;
+    const lifeline = Lifeline.start(ledgerFile, path.join(logsDir, 'lifeline.log'));
     const t0 = Date.now();
     let admissionP: Promise<LocalAdmissionWebhook> | undefined;
     const containerdDir = path.join(stateDir, 'containerd');
     // A crashed run's containers: their shims outlive containerd, and nobody owns them any more.
     if (existsSync(containerdDir)) await cleanupContainerd(containerdDir);
+    if (tools) recordContainerd(ledgerFile, containerdDir);
     try {
       if (opts.mode === 'test') {
         // Tests start from a clean slate each run (the image layouts stay cached, see images.ts).
@@ -218,7 +226,6 @@ export class LocalStack {
         : [];
       const settled = await Promise.allSettled([kubeEtcdP, tenantEtcdP, temporalP, ...sandboxP]);
       for (const s of settled) if (s.status === 'fulfilled') started.push(s.value);
-      await track();
       for (const s of settled) if (s.status === 'rejected') throw s.reason;
       const [kubeEtcd, tenantEtcd, temporal, registry, containerd] = started as [
         Etcd,
@@ -245,7 +252,6 @@ export class LocalStack {
         audit,
       });
       started.push(apiserver);
-      await track();
       log(`kube-apiserver ready at ${apiserver.url} (${Date.now() - t0} ms)`);
 
       const caData = (await readFile(apiserver.caFile)).toString('base64');
@@ -276,12 +282,10 @@ export class LocalStack {
         logFile: path.join(logsDir, 'kube-controller-manager.log'),
       });
       started.push(controllerManager);
-      await track();
       log(`kube-controller-manager ready (${Date.now() - t0} ms)`);
 
       const admission = await admissionP;
       started.push(admission);
-      await track();
       await admission.register(kubeconfig);
       log(`admission webhook ready at ${admission.url} (${Date.now() - t0} ms)`);
 
@@ -326,6 +330,8 @@ export class LocalStack {
         temporal,
         tenantEtcd,
         admission,
+        lifeline,
+        outerLedger,
         registry,
         containerd,
       );
@@ -338,6 +344,8 @@ export class LocalStack {
       await Promise.allSettled(started.map((c) => c.stop()));
       // Still starting when something else failed: not in `started` yet.
       await admissionP?.then((a) => a.stop()).catch(() => {});
+      await lifeline.close();
+      restoreLedgerEnv(outerLedger);
       throw err;
     }
   }
@@ -356,8 +364,17 @@ export class LocalStack {
       this.containerd?.stop(),
       this.registry?.stop(),
     ]);
-    await rm(path.join(this.info.stateDir, 'pids.json'), { force: true });
+    // Anything else still in the ledger (a role or agent its starter did not stop) goes now.
+    await this.lifeline.close();
+    restoreLedgerEnv(this.outerLedger);
+    await rm(path.join(this.info.stateDir, LEDGER_FILE), { force: true });
   }
+}
+
+/** The ledger of an enclosing stack (a test starting a stack of its own), if any, is this process's again. */
+function restoreLedgerEnv(outer: string | undefined): void {
+  if (outer === undefined) delete process.env[LEDGER_ENV];
+  else process.env[LEDGER_ENV] = outer;
 }
 
 /** The host tools for containerd and the registry, or undefined when the stack runs without them. */

@@ -390,7 +390,7 @@ describe('deleting a source while its target has no workflow', () => {
       'both rules written',
       async () => (await entrypointRules(suite.fx.cf, zoneId, PHASE)).length === 2,
     );
-    // No workflow for the target (the README's upgrade procedure terminates them all).
+    // No workflow for the target (the upgrade procedure in docs/operations.md terminates them all).
     const target = { resourceType: 'ZoneRuleset' as const, accountId: defaultAccount, zoneId, phase: PHASE };
     await (await temporal()).workflow.getHandle(syncWorkflowId(target)).terminate('test: no target workflow');
 

@@ -284,9 +284,11 @@ describe('Dockerfile', () => {
     expect(dockerfile).toContain('DO_SANDBOX_INIT=/usr/local/bin/sandbox-init');
   });
 
-  it('installs (as CI does), builds, bundles the workflows, and prunes dev dependencies', () => {
+  it('installs exactly the lock (as CI does), builds, bundles the workflows, and prunes dev dependencies', () => {
     const runs = lines.filter((l) => l.startsWith('RUN ')).join('\n');
-    const order = ['npm install', 'npm run build', 'writeWorkflowBundle', 'npm prune --omit=dev'].map((s) =>
+    expect(runs).not.toContain('npm install');
+    expect(readFileSync(path.join(ROOT, '.ci/run'), 'utf8')).toMatch(/^npm ci\b/m);
+    const order = ['npm ci', 'npm run build', 'writeWorkflowBundle', 'npm prune --omit=dev'].map((s) =>
       runs.indexOf(s),
     );
     expect(order.every((i) => i >= 0)).toBe(true);

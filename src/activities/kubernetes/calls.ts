@@ -12,9 +12,13 @@ import { kubeFailure } from './errors.js';
 /**
  * Tells Temporal this activity is alive. The SDK throttles heartbeats, so calling this per item
  * is cheap; outside an activity (a CLI or a test calling the function directly) it does nothing.
+ * A local activity cannot heartbeat (no heartbeat timeout; Temporal's core answers
+ * `UnknownActivity` and logs a warning per call), and the same functions run as local activities
+ * in the short presets, so there it does nothing either.
  */
 export function heartbeat(details?: unknown): void {
-  asyncLocalStorage.getStore()?.heartbeat(details);
+  const activity = asyncLocalStorage.getStore();
+  if (activity && !activity.info.isLocal) activity.heartbeat(details);
 }
 
 const label = (ref: ObjectRef) => `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
