@@ -9,8 +9,8 @@
  *    the same objects (kind, name, namespace) but the Namespace (Helm's release namespace), the
  *    same RBAC for every ServiceAccount, the same CRDs, the same Deployments in what the processes
  *    see (command, ServiceAccount, ports, probes, environment variable names, volumes);
- * 3. the values: roles switched off leave out their Deployment and RBAC; codec keys are mounted
- *    from their Secret and named by DO_CODEC_KEYS_FILE in every role; the Temporal connection's
+ * 3. the values: roles switched off leave out their Deployment and RBAC; the payload keys'
+ *    optional Secret is mounted and named by DO_PAYLOAD_KEYS_DIR in every role; the Temporal connection's
  *    values reach every role; agent pools become SandboxPools; no cert-manager needs a caBundle.
  */
 import { execFile } from 'node:child_process';
@@ -224,31 +224,33 @@ describe('the values', () => {
     expect(ofKind(objs, 'NetworkPolicy')).toEqual([]);
   });
 
-  it('codec keys: the Secret mounted read-only in every role that talks to Temporal, DO_CODEC_KEYS_FILE naming it', async () => {
-    const objs = await render('codec.keysSecretName=payload-keys', 'codec.key=keys.json');
-    for (const role of ['worker', 'watcher', 'fastpath']) {
-      const pod = (
+  it('payload keys: the optional Secret mounted read-only in every role that talks to Temporal, DO_PAYLOAD_KEYS_DIR naming it', async () => {
+    const deployment = (objs: KubeObject[], role: string) =>
+      (
         ofKind(objs, 'Deployment').find((d) => d.metadata.name === `durable-operators-${role}`)!.spec as {
           template: { spec: { containers: Record<string, unknown>[]; volumes: Record<string, unknown>[] } };
         }
       ).template.spec;
+    const objs = await render('payloadKeys.secretName=team-keys', 'payloadKeys.encryptKeyId=2026-11');
+    for (const role of ['worker', 'watcher', 'fastpath']) {
+      const pod = deployment(objs, role);
       const c = pod.containers[0]!;
-      expect(c.env, role).toContainEqual({
-        name: 'DO_CODEC_KEYS_FILE',
-        value: '/etc/durable-operators/codec/keys.json',
-      });
+      expect(c.env, role).toContainEqual({ name: 'DO_PAYLOAD_KEYS_DIR', value: '/etc/durable-operators/payload-keys' });
+      expect(c.env, role).toContainEqual({ name: 'DO_PAYLOAD_KEY_ID', value: '2026-11' });
       expect(c.volumeMounts, role).toContainEqual({
-        name: 'codec-keys',
-        mountPath: '/etc/durable-operators/codec',
+        name: 'payload-keys',
+        mountPath: '/etc/durable-operators/payload-keys',
         readOnly: true,
       });
       expect(pod.volumes, role).toContainEqual({
-        name: 'codec-keys',
-        secret: { secretName: 'payload-keys', items: [{ key: 'keys.json', path: 'keys.json' }], defaultMode: 0o440 },
+        name: 'payload-keys',
+        secret: { secretName: 'team-keys', optional: true, defaultMode: 0o440 },
       });
     }
-    const { base } = kustomizeOutput();
-    expect(JSON.stringify(base)).not.toContain('DO_CODEC_KEYS_FILE'); // off unless configured
+    // Switched off: no mount, no variable (payloads plain, each role says so at start).
+    const off = await render('payloadKeys.secretName=');
+    for (const role of ['worker', 'watcher', 'fastpath'])
+      expect(JSON.stringify(deployment(off, role)), role).not.toMatch(/payload-keys|DO_PAYLOAD_KEY/);
   });
 
   it('the Temporal connection reaches every role: address, namespace, TLS server name, any envconfig variable', async () => {

@@ -29,7 +29,7 @@ RBAC, the webhook configuration and the NetworkPolicies have one source.
 {{- $text | replace "namespace: durable-operators\n" (printf "namespace: %s\n" $ns) | replace "inject-ca-from: durable-operators/" (printf "inject-ca-from: %s/" $ns) | replace ".durable-operators.svc" (printf ".%s.svc" $ns) -}}
 {{- end }}
 
-{{/* The Temporal connection (envconfig variables), the identity and the codec keys' file. */}}
+{{/* The Temporal connection (envconfig variables), the payload keys' directory and the identity. */}}
 {{- define "do.temporalEnv" -}}
 - name: TEMPORAL_ADDRESS
   value: {{ .Values.temporal.address | quote }}
@@ -73,14 +73,18 @@ RBAC, the webhook configuration and the NetworkPolicies have one source.
 - name: {{ $k }}
   value: {{ $v | quote }}
 {{- end }}
+{{- if .Values.payloadKeys.secretName }}
+- name: DO_PAYLOAD_KEYS_DIR
+  value: /etc/durable-operators/payload-keys
+{{- with .Values.payloadKeys.encryptKeyId }}
+- name: DO_PAYLOAD_KEY_ID
+  value: {{ . | quote }}
+{{- end }}
+{{- end }}
 - name: DO_IDENTITY
   valueFrom:
     fieldRef:
       fieldPath: metadata.name
-{{- if .Values.codec.keysSecretName }}
-- name: DO_CODEC_KEYS_FILE
-  value: /etc/durable-operators/codec/{{ .Values.codec.key }}
-{{- end }}
 {{- end }}
 
 {{- define "do.env" -}}
@@ -90,22 +94,20 @@ RBAC, the webhook configuration and the NetworkPolicies have one source.
 {{- end }}
 {{- end }}
 
-{{- define "do.codecMount" -}}
-{{- if .Values.codec.keysSecretName }}
-- name: codec-keys
-  mountPath: /etc/durable-operators/codec
+{{- define "do.payloadKeysMount" -}}
+{{- if .Values.payloadKeys.secretName }}
+- name: payload-keys
+  mountPath: /etc/durable-operators/payload-keys
   readOnly: true
 {{- end }}
 {{- end }}
 
-{{- define "do.codecVolume" -}}
-{{- if .Values.codec.keysSecretName }}
-- name: codec-keys
+{{- define "do.payloadKeysVolume" -}}
+{{- if .Values.payloadKeys.secretName }}
+- name: payload-keys
   secret:
-    secretName: {{ .Values.codec.keysSecretName }}
-    items:
-      - key: {{ .Values.codec.key }}
-        path: {{ .Values.codec.key }}
+    secretName: {{ .Values.payloadKeys.secretName }}
+    optional: true
     defaultMode: 288 # 0440
 {{- end }}
 {{- end }}
@@ -116,6 +118,14 @@ runAsUser: 1000
 runAsGroup: 1000
 seccompProfile:
   type: RuntimeDefault
+{{- end }}
+
+{{/* The roles that read the payload keys: their files are readable by this group only (0440). */}}
+{{- define "do.podSecurityContextReadingKeys" -}}
+{{ include "do.podSecurityContext" . }}
+{{- if .Values.payloadKeys.secretName }}
+fsGroup: 1000
+{{- end }}
 {{- end }}
 
 {{- define "do.containerSecurityContext" -}}
