@@ -453,7 +453,7 @@ describe('debounce', () => {
 });
 
 describe('debounce window', () => {
-  it('a stream of hints closer together than the quiet window becomes one sync after it', async () => {
+  it('a stream of changes closer together than the quiet window becomes one sync after it', async () => {
     const { zoneName, zoneId } = await freshZone();
     const target = rulesetTarget(zoneId, FIREWALL);
     // A long window (1.5 s) and a long cap, so the stream below (10 hints 300 ms apart) stays inside.
@@ -474,8 +474,9 @@ describe('debounce window', () => {
     };
     const handle = (await temporal()).workflow.getHandle(workflowId);
     const mark = await requestMark(suite.fx.admin);
+    // Each a change (what the source reads changed): an unchanged registration is no reason to sync.
     for (let i = 0; i < 10; i++) {
-      await handle.signal(registerSourceSignal, registration);
+      await handle.signal(registerSourceSignal, { ...registration, view: `changed-${i}` });
       await sleep(300);
     }
     const gets = () => requestsSince(suite.fx.admin, mark, { path: entrypointPath(zoneId, FIREWALL), method: 'GET' });

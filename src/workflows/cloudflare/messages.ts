@@ -39,6 +39,11 @@ export interface SourceRegistration {
    * claim. The target is written with one identity (src/domain/cloudflare/identity.ts decides).
    */
   credentials: string;
+  /**
+   * A digest of what the source's items are made of beyond its spec (the Ingresses, Services or
+   * routes it reads): a change there re-registers with the same generation, and must sync.
+   */
+  view?: string;
 }
 
 export interface SyncWorkflowInput {

@@ -191,7 +191,7 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
           for (const t of next)
             await sourceSteps.registerCloudflareSource({
               target: t,
-              registration: { ref, uid, generation, anchor, credentials: resolved.credentials },
+              registration: { ref, uid, generation, anchor, credentials: resolved.credentials, view: viewDigest },
             });
           for (const t of targets)
             if (!next.some((n) => targetKey(n) === targetKey(t))) {

@@ -253,7 +253,13 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
   }
 
   function sameRegistration(a: SourceRegistration, b: SourceRegistration): boolean {
-    return a.uid === b.uid && a.generation === b.generation && a.credentials === b.credentials && a.anchor === b.anchor;
+    return (
+      a.uid === b.uid &&
+      a.generation === b.generation &&
+      a.credentials === b.credentials &&
+      a.anchor === b.anchor &&
+      a.view === b.view
+    );
   }
 
   function reportOf(v: SourceVerdict, cloudflareId: string): SyncReport {
