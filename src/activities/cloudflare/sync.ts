@@ -544,6 +544,8 @@ export function createCloudflareSyncActivities(
           if (last) frozenRecords.splice(frozenRecords.indexOf(last), 1);
           heartbeat();
           try {
+            // One changed source: the refused write was already the others plus it.
+            if (changed.length === 1) throw first;
             await attempt();
           } catch (err) {
             if (!refusedContent(err)) throw err;
