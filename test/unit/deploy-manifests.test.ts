@@ -467,6 +467,7 @@ describe.each([
   const container = pod.containers[0]!;
 
   /** The environment the process sees, with Secrets resolved from `secrets` (absent = unset). */
+  let emptyKeysDir: string | undefined;
   function processEnv(secrets: Record<string, Record<string, string>> = {}): NodeJS.ProcessEnv {
     const env: NodeJS.ProcessEnv = {};
     for (const e of container.env ?? []) {
@@ -480,7 +481,8 @@ describe.each([
       else throw new Error(`${e.name}: unsupported env source ${JSON.stringify(e.valueFrom)}`);
     }
     // The kubelet mounts an absent optional Secret as an empty directory.
-    if (env.DO_PAYLOAD_KEYS_DIR) env.DO_PAYLOAD_KEYS_DIR = mkdtempSync(path.join(tmpdir(), 'payload-keys-'));
+    if (env.DO_PAYLOAD_KEYS_DIR)
+      env.DO_PAYLOAD_KEYS_DIR = emptyKeysDir ??= mkdtempSync(path.join(tmpdir(), 'payload-keys-'));
     return env;
   }
 
