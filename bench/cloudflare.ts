@@ -24,7 +24,7 @@ import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { CLOUDFLARE_API_VERSION } from '../src/api/cloudflare.js';
-import { EmulatorAdmin, startCloudflareEmulator } from '../src/cloudflare/emulator/index.js';
+import { EmulatorAdmin, startCloudflareEmulator } from '../test/emulators/cloudflare/index.js';
 import { loadCloudflareConfig, loadConfig } from '../src/config.js';
 import { desiredRules, type RegisteredSource } from '../src/domain/cloudflare/aggregate.js';
 import { rulesetRuleCodec, type RulesetRule } from '../src/domain/cloudflare/items.js';

@@ -17,7 +17,7 @@ import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { CLOUDFLARE_API_VERSION, CLOUDFLARE_GROUP } from '../src/api/cloudflare.js';
-import { EmulatorAdmin, startCloudflareEmulator } from '../src/cloudflare/emulator/index.js';
+import { EmulatorAdmin, startCloudflareEmulator } from '../test/emulators/cloudflare/index.js';
 import { loadCloudflareConfig, loadConfig } from '../src/config.js';
 import { KubeClient } from '../src/kube/client.js';
 import { logger } from '../src/log.js';

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { CloudflareCredentialsKind } from '../api/cloudflare.js';
 import { AGENT_APP_LABEL, AGENT_APP_VALUE, AGENT_POOL_LABEL, SandboxPoolKind } from '../api/sandbox.js';
 import { AgentFleet } from '../infra/agent-fleet.js';
@@ -16,7 +17,6 @@ import { PoolKubelets } from '../infra/pool-kubelets.js';
 import { LocalStack, localTemporalEnv } from '../infra/stack.js';
 import { ManagedProcess, getFreePort, isPortFree, waitUntilReady } from '../infra/process.js';
 import { KubeClient } from '../kube/client.js';
-import { DEFAULT_CF_EMULATOR_PORT } from './cloudflare.js';
 import { DEFAULT_CODEC_SERVER_PORT } from './codec-server.js';
 import { untilShutdownSignal } from './signals.js';
 import { DEMO_TENANT, seedDemoTenant } from './tenants.js';
@@ -32,6 +32,14 @@ async function stateSecret(stateDir: string, name: string): Promise<{ token: str
   if (!existsSync(file)) await writeFile(file, randomBytes(24).toString('hex'), { mode: 0o600 });
   return { token: (await readFile(file, 'utf8')).trim(), file };
 }
+
+/**
+ * The Cloudflare API emulator's entry point: a test tool under test/ (never in the image), run
+ * by tsx (a dev dependency, as dev itself is). Its port: `wrangler dev` uses 8787, this one stays
+ * clear of it.
+ */
+const CF_EMULATOR_MAIN = fileURLToPath(new URL('../../test/emulators/cloudflare/main.ts', import.meta.url));
+const DEFAULT_CF_EMULATOR_PORT = 28787;
 
 /** The account and zone the dev emulator starts with (what deploy/examples/cloudflare/ targets). */
 export const DEV_CLOUDFLARE = {
@@ -50,7 +58,6 @@ export const DEV_CLOUDFLARE = {
 async function startCloudflareEmulatorProcess(
   opts: DevOptions,
   info: { logsDir: string; kubeconfig: string },
-  self: string[],
   env: NodeJS.ProcessEnv,
 ): Promise<{ process: ManagedProcess; baseURL: string; token: string; tokenFile: string }> {
   const { token, file: tokenFile } = await stateSecret(opts.stateDir, 'cloudflare-token');
@@ -66,7 +73,17 @@ async function startCloudflareEmulatorProcess(
   const proc = ManagedProcess.start({
     name: 'cloudflare-emulator',
     command: process.execPath,
-    args: [...self, 'cloudflare-emulator', '--port', String(port), '--tokens-file', tokenFile, '--seed', seed],
+    args: [
+      '--import',
+      import.meta.resolve('tsx'),
+      CF_EMULATOR_MAIN,
+      '--port',
+      String(port),
+      '--tokens-file',
+      tokenFile,
+      '--seed',
+      seed,
+    ],
     env,
     logFile: path.join(info.logsDir, 'cloudflare-emulator.log'),
   });
@@ -174,8 +191,7 @@ export async function runDev(opts: DevOptions): Promise<void> {
   const self = [...process.execArgv, process.argv[1]!];
   const codecServer = startCodecServerProcess(codec, info, self, env);
   const children: ManagedProcess[] = [codecServer.process];
-  const cloudflare =
-    opts.cloudflare !== false ? await startCloudflareEmulatorProcess(opts, info, self, env) : undefined;
+  const cloudflare = opts.cloudflare !== false ? await startCloudflareEmulatorProcess(opts, info, env) : undefined;
   if (cloudflare) children.push(cloudflare.process);
   if (opts.worker) {
     children.push(

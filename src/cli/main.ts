@@ -12,7 +12,6 @@ import { LocalStack } from '../infra/stack.js';
 import { INFRA_BINARIES, INFRA_VERSIONS, TOOL_BINARIES } from '../infra/versions.js';
 import { logger } from '../log.js';
 import { registerCheckpointCommands } from './checkpoint.js';
-import { registerCloudflareCommands } from './cloudflare.js';
 import { registerCodecServerCommand } from './codec-server.js';
 import { runDev } from './dev.js';
 import { untilShutdownSignal } from './signals.js';
@@ -381,7 +380,6 @@ connectionOptions(
   );
 
 registerTenantCommands(program);
-registerCloudflareCommands(program);
 registerCodecServerCommand(program);
 registerCheckpointCommands(program);
 registerSandboxCommands(program);

@@ -7,7 +7,7 @@
 import Cloudflare from 'cloudflare';
 import { describe, expect, it } from 'vitest';
 import { CLOUDFLARE_API_VERSION, type CloudflareSyncState } from '../../src/api/cloudflare.js';
-import { tokenId } from '../../src/cloudflare/emulator/auth.js';
+import { tokenId } from '../emulators/cloudflare/auth.js';
 import { cloudflareSourceWorkflow, sourceChangedSignal } from '../../src/workflows/cloudflare/contract.js';
 import { sourceWorkflowId, syncStateName, syncWorkflowId } from '../../src/domain/cloudflare/targets.js';
 import { eventually, replayAndRecord, temporal, uniq } from '../support/env.js';

@@ -13,7 +13,7 @@ import Cloudflare, { type APIError } from 'cloudflare';
 import type { PhaseUpdateResponse } from 'cloudflare/resources/rulesets/phases/phases';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/env.js';
-import { EmulatorAdmin, startCloudflareEmulator, type RunningEmulator } from '../../src/cloudflare/emulator/index.js';
+import { EmulatorAdmin, startCloudflareEmulator, type RunningEmulator } from '../emulators/cloudflare/index.js';
 
 /** The SDK types an entrypoint as `Ruleset | unknown`; the emulator always answers a Ruleset. */
 type EntrypointRuleset = PhaseUpdateResponse.Ruleset;

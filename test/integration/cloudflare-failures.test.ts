@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CLOUDFLARE_API_VERSION, type CloudflareSyncState } from '../../src/api/cloudflare.js';
-import type { LoggedRequest } from '../../src/cloudflare/emulator/index.js';
+import type { LoggedRequest } from '../emulators/cloudflare/index.js';
 import { syncStateName } from '../../src/domain/cloudflare/targets.js';
 import type { ManagedProcess } from '../../src/infra/process.js';
 import { apiMessage } from '../../src/kube/client.js';

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import Cloudflare from 'cloudflare';
 import { afterAll, beforeAll } from 'vitest';
 import { CLOUDFLARE_API_VERSION, CLOUDFLARE_GROUP } from '../../src/api/cloudflare.js';
-import { EmulatorAdmin, startCloudflareEmulator, type RunningEmulator } from '../../src/cloudflare/emulator/index.js';
+import { EmulatorAdmin, startCloudflareEmulator, type RunningEmulator } from '../emulators/cloudflare/index.js';
 import { loadCloudflareConfig, type CloudflareConfig } from '../../src/config.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';

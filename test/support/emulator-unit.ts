@@ -3,10 +3,10 @@
  * each test, an active token, `dispatch` on it, and the API error of a call.
  */
 import { beforeEach } from 'vitest';
-import type { TokenRecord } from '../../src/cloudflare/emulator/auth.js';
-import { ApiError } from '../../src/cloudflare/emulator/envelope.js';
-import { dispatch } from '../../src/cloudflare/emulator/routes/index.js';
-import { EmulatorStore, type SeedDocument } from '../../src/cloudflare/emulator/store.js';
+import type { TokenRecord } from '../emulators/cloudflare/auth.js';
+import { ApiError } from '../emulators/cloudflare/envelope.js';
+import { dispatch } from '../emulators/cloudflare/routes/index.js';
+import { EmulatorStore, type SeedDocument } from '../emulators/cloudflare/store.js';
 
 export const TOKEN: TokenRecord = { token: 't', id: 'tid', status: 'active' };
 

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { cloudflareClient } from '../../src/activities/cloudflare/credentials.js';
-import { EmulatorAdmin, startCloudflareEmulator, type RunningEmulator } from '../../src/cloudflare/emulator/index.js';
+import { EmulatorAdmin, startCloudflareEmulator, type RunningEmulator } from '../emulators/cloudflare/index.js';
 
 let emulator: RunningEmulator;
 let admin: EmulatorAdmin;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AccessGroup, IdentityProvider } from '../../src/cloudflare/emulator/store.js';
+import type { AccessGroup, IdentityProvider } from '../emulators/cloudflare/store.js';
 import { emulatorUnit, errorOf } from '../support/emulator-unit.js';
 
 const emu = emulatorUnit({

@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  authorizeAccount,
-  authorizeMethod,
-  RateLimiter,
-  TokenAuth,
-  tokenId,
-} from '../../src/cloudflare/emulator/auth.js';
-import { ApiError } from '../../src/cloudflare/emulator/envelope.js';
+import { authorizeAccount, authorizeMethod, RateLimiter, TokenAuth, tokenId } from '../emulators/cloudflare/auth.js';
+import { ApiError } from '../emulators/cloudflare/envelope.js';
 
 function errorOf(fn: () => unknown): ApiError {
   try {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { TokenRecord } from '../../src/cloudflare/emulator/auth.js';
-import type { DnsRecord } from '../../src/cloudflare/emulator/store.js';
+import type { TokenRecord } from '../emulators/cloudflare/auth.js';
+import type { DnsRecord } from '../emulators/cloudflare/store.js';
 import { TOKEN, emulatorUnit, errorOf } from '../support/emulator-unit.js';
 
 const ZONE = 'zone1';

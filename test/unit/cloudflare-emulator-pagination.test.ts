@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/cloudflare/emulator/envelope.js';
-import { paginateCursor, paginatePage } from '../../src/cloudflare/emulator/pagination.js';
+import { ApiError } from '../emulators/cloudflare/envelope.js';
+import { paginateCursor, paginatePage } from '../emulators/cloudflare/pagination.js';
 
 const limits = { defaultPerPage: 20, minPerPage: 5, maxPerPage: 50 };
 const items = Array.from({ length: 12 }, (_, i) => i);

@@ -1,7 +1,7 @@
 import Cloudflare from 'cloudflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCloudflareEmulator, type RunningEmulator } from '../../src/cloudflare/emulator/index.js';
-import { expressionError } from '../../src/cloudflare/emulator/routes/rulesets.js';
+import { startCloudflareEmulator, type RunningEmulator } from '../emulators/cloudflare/index.js';
+import { expressionError } from '../emulators/cloudflare/routes/rulesets.js';
 
 describe('rule expression check', () => {
   it('passes balanced expressions, brackets inside strings included', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ZONE_SETTINGS } from '../../src/cloudflare/emulator/routes/settings.js';
+import { ZONE_SETTINGS } from '../emulators/cloudflare/routes/settings.js';
 import { emulatorUnit, errorOf } from '../support/emulator-unit.js';
 
 const emu = emulatorUnit({

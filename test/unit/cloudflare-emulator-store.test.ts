@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { FaultInjector } from '../../src/cloudflare/emulator/faults.js';
-import { Router } from '../../src/cloudflare/emulator/router.js';
-import { EmulatorStore } from '../../src/cloudflare/emulator/store.js';
-import { parseRateLimit, parseTokensFile } from '../../src/cli/cloudflare.js';
+import { FaultInjector } from '../emulators/cloudflare/faults.js';
+import { Router } from '../emulators/cloudflare/router.js';
+import { EmulatorStore } from '../emulators/cloudflare/store.js';
+import { parseRateLimit, parseTokensFile } from '../emulators/cloudflare/main.js';
 
 describe('entrypoint store', () => {
   it('creates on first PUT, keeps ids of named rules, bumps versions, replaces rules wholesale', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ingressError } from '../../src/cloudflare/emulator/routes/tunnels.js';
-import type { Tunnel, VirtualNetwork } from '../../src/cloudflare/emulator/store.js';
+import { ingressError } from '../emulators/cloudflare/routes/tunnels.js';
+import type { Tunnel, VirtualNetwork } from '../emulators/cloudflare/store.js';
 import { emulatorUnit, errorOf } from '../support/emulator-unit.js';
 
 const emu = emulatorUnit({ accounts: [{ id: 'acc' }, { id: 'other' }] }, '/accounts/acc');

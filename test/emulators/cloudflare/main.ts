@@ -1,5 +1,6 @@
 /**
- * `durable-operators cloudflare-emulator`: the local Cloudflare API emulator as a process.
+ * The local Cloudflare API emulator as a process: `npm run cloudflare-emulator -- [flags]`
+ * (`dev` starts it so). A test tool: it lives under test/, out of src/ and the image.
  *
  * Tokens come from --tokens-file (JSON `[{token, id?, status?, accounts?}]` or
  * `{tokens:[…]}`, or one token per line) and/or DO_CF_EMULATOR_TOKENS (comma-separated);
@@ -8,18 +9,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
 import { Command, Option } from 'commander';
-import {
-  CLOUDFLARE_DEFAULT_BUDGET,
-  startCloudflareEmulator,
-  type SeedDocument,
-  type TokenSpec,
-} from '../cloudflare/emulator/index.js';
-import { logger } from '../log.js';
-import { untilShutdownSignal } from './signals.js';
+import { untilShutdownSignal } from '../../../src/cli/signals.js';
+import { logger } from '../../../src/log.js';
+import { CLOUDFLARE_DEFAULT_BUDGET, startCloudflareEmulator, type SeedDocument, type TokenSpec } from './index.js';
 
 /** The emulator's preferred local port (`wrangler dev` uses 8787; this one stays clear of it). */
-export const DEFAULT_CF_EMULATOR_PORT = 28787;
+const DEFAULT_PORT = 28787;
 
 interface EmulatorFlags {
   host: string;
@@ -61,15 +58,14 @@ export function parseRateLimit(text: string): { requests: number; windowSeconds:
   return { requests, windowSeconds };
 }
 
-export function registerCloudflareCommands(program: Command): Command {
-  program
-    .command('cloudflare-emulator')
+export function emulatorCommand(): Command {
+  return new Command('cloudflare-emulator')
     .description('Run the local Cloudflare API emulator (point the cloudflare SDK at the printed base URL).')
     .addOption(new Option('--host <host>', 'listen address').env('DO_CF_EMULATOR_HOST').default('127.0.0.1'))
     .addOption(
       new Option('--port <port>', 'listen port (0 = any free port)')
         .env('DO_CF_EMULATOR_PORT')
-        .default(String(DEFAULT_CF_EMULATOR_PORT)),
+        .default(String(DEFAULT_PORT)),
     )
     .addOption(new Option('--tokens-file <path>', 'API tokens: JSON [{token,accounts?}] or one per line'))
     .addOption(new Option('--tokens <list>', 'API tokens, comma-separated').env('DO_CF_EMULATOR_TOKENS'))
@@ -112,5 +108,6 @@ export function registerCloudflareCommands(program: Command): Command {
       await emulator.close();
       logger.info('cloudflare emulator stopped');
     });
-  return program;
 }
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await emulatorCommand().parseAsync();
