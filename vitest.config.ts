@@ -1,30 +1,51 @@
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+
+/**
+ * The integration tests run as two projects side by side, each with its own real stack (etcd,
+ * kube-apiserver, controller-manager, Temporal, containerd) and its files one at a time: most
+ * of a test's time is waiting (timers, debounces, the apiserver), so two stacks on this 2-core
+ * machine nearly halve the run (CI stays under 45 minutes). `runtime` holds what starts
+ * processes, containers or whole stacks (sandboxes, agents, dev, deploy, the chart); `integration`
+ * everything else (requests, tenancy, Cloudflare). A file belongs to exactly one.
+ */
+const RUNTIME = [
+  'test/integration/sandbox-*.test.ts',
+  'test/integration/agent-*.test.ts',
+  'test/integration/containerd-*.test.ts',
+  'test/integration/dev*.test.ts',
+  'test/integration/stack-*.test.ts',
+  'test/integration/deploy*.test.ts',
+  'test/integration/helm-*.test.ts',
+  'test/integration/worker-*.test.ts',
+  'test/integration/probes.test.ts',
+];
+
+function integration(name: string, include: string[], exclude: string[] = []): TestProjectInlineConfiguration {
+  return {
+    test: {
+      name,
+      include,
+      exclude,
+      // One real stack per project for its whole run (state under .state/test/<name>).
+      globalSetup: ['test/support/global-setup.ts'],
+      // A killed run takes its test files' processes along (the stack goes with its lifeline).
+      setupFiles: ['test/support/exit-with-runner.ts'],
+      // Files share their project's stack: one at a time within a project.
+      fileParallelism: false,
+      pool: 'forks',
+      // Hang protection only; speed is measured in bench/, never asserted here.
+      testTimeout: 240_000,
+      hookTimeout: 600_000,
+    },
+  };
+}
 
 export default defineConfig({
   test: {
     projects: [
-      {
-        test: {
-          name: 'unit',
-          include: ['test/unit/**/*.test.ts'],
-        },
-      },
-      {
-        test: {
-          name: 'integration',
-          include: ['test/integration/**/*.test.ts'],
-          // One real stack (etcd, kube-apiserver, controller-manager, Temporal) for the whole run.
-          globalSetup: ['test/support/global-setup.ts'],
-          // A killed run takes its test files' processes along (the stack goes with its lifeline).
-          setupFiles: ['test/support/exit-with-runner.ts'],
-          // Files share that stack and this 2-core machine: run them one at a time.
-          fileParallelism: false,
-          pool: 'forks',
-          // Hang protection only; speed is measured in bench/, never asserted here.
-          testTimeout: 240_000,
-          hookTimeout: 600_000,
-        },
-      },
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      integration('integration', ['test/integration/**/*.test.ts'], RUNTIME),
+      integration('runtime', RUNTIME),
     ],
   },
 });

@@ -20,7 +20,8 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
-  const stateDir = path.resolve(process.env.DO_TEST_STATE_DIR ?? '.state/test');
+  // One stack per integration project (vitest.config.ts): `.state/test/<project>`.
+  const stateDir = path.resolve(process.env.DO_TEST_STATE_DIR ?? '.state/test', project.name);
   await mkdir(stateDir, { recursive: true });
   const t0 = Date.now();
   const stack = await LocalStack.start({ stateDir, mode: 'test' });
