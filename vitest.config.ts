@@ -42,6 +42,10 @@ function integration(name: string, include: string[], exclude: string[] = []): T
 
 export default defineConfig({
   test: {
+    // Vitest's default is one worker fewer than the cores — one on this machine, which would run
+    // the projects one file at a time after all. Each integration project still runs one file at
+    // a time; unit files share what is left.
+    maxWorkers: 3,
     projects: [
       { test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
       integration('integration', ['test/integration/**/*.test.ts'], RUNTIME),
