@@ -1,10 +1,11 @@
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
 /**
- * The integration tests run as two projects side by side, each with its own real stack (etcd,
- * kube-apiserver, controller-manager, Temporal, containerd) and its files one at a time: most
- * of a test's time is waiting (timers, debounces, the apiserver), so two stacks on this 2-core
- * machine nearly halve the run (CI stays under 45 minutes). `runtime` holds what starts
+ * The integration tests are two projects, each with its own real stack (etcd, kube-apiserver,
+ * controller-manager, Temporal, containerd) and its files one at a time. `npm test` runs the
+ * projects as three vitest processes side by side (vitest itself puts every one-worker project
+ * into one sequential queue): most of a test's time is waiting (timers, debounces, the
+ * apiserver), so two stacks on this 2-core machine nearly halve the run. `runtime` holds what starts
  * processes, containers or whole stacks (sandboxes, agents, dev, deploy, the chart); `integration`
  * everything else (requests, tenancy, Cloudflare). A file belongs to exactly one.
  */
@@ -42,10 +43,6 @@ function integration(name: string, include: string[], exclude: string[] = []): T
 
 export default defineConfig({
   test: {
-    // Vitest's default is one worker fewer than the cores — one on this machine, which would run
-    // the projects one file at a time after all. Each integration project still runs one file at
-    // a time; unit files share what is left.
-    maxWorkers: 3,
     projects: [
       { test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
       integration('integration', ['test/integration/**/*.test.ts'], RUNTIME),
