@@ -44,7 +44,16 @@ function integration(name: string, include: string[], exclude: string[] = []): T
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          // They run beside the integration stacks' start-up (`npm test`): hang protection, with
+          // room for a busy machine (replay of every recorded history, chunked snapshot writes).
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      },
       integration('integration', ['test/integration/**/*.test.ts'], RUNTIME),
       integration('runtime', RUNTIME),
     ],
