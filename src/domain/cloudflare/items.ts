@@ -33,6 +33,8 @@ export const rulesetRuleCodec: ItemCodec<RulesetRule> = {
     return out;
   },
   carryIdentity: (desired, live) => ({ ...desired, id: live.id, ...(desired.ref ? {} : { ref: live.ref }) }),
+  // Refs are unique in a ruleset; one the user set (not Cloudflare's default, the id) names its rule.
+  identityOf: (r) => (r.ref && r.ref !== r.id ? r.ref : undefined),
   label: (r) => `rule ${JSON.stringify(r.description ?? r.expression)}`,
 };
 

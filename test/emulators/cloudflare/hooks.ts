@@ -2,7 +2,7 @@
  * Test hooks under `/__emulator/` (the SDK never calls them), behind their own admin token:
  *
  *   POST   /__emulator/reset          empty the store, request log, faults and rate windows
- *   POST   /__emulator/seed           add accounts and zones: {accounts:[{id,name}], zones:[{id?,name,account_id}]}
+ *   POST   /__emulator/seed           add accounts and zones: {accounts:[{id,name}], zones:[{id?,name,account_id,plan?}]}
  *                                     and "dashboard-made" DNS records: {dns_records:[{zone_id,name,type,content,…}]}
  *   GET    /__emulator/requests       the request log (?method=PUT&path=regex); DELETE clears it
  *   POST   /__emulator/faults         inject a fault (see FaultSpec); GET lists; DELETE clears
@@ -30,6 +30,9 @@ const SeedBody = Type.Object({
         name: Type.String({ minLength: 1 }),
         account_id: Type.String({ minLength: 1 }),
         status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('pending')])),
+        plan: Type.Optional(
+          Type.Union([Type.Literal('free'), Type.Literal('pro'), Type.Literal('business'), Type.Literal('enterprise')]),
+        ),
       }),
     ),
   ),

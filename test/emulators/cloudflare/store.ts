@@ -5,6 +5,7 @@
  * Plain in-memory maps; `reset()` empties them and `seed()` fills them (test hooks).
  */
 import { randomUUID } from 'node:crypto';
+import { ZONE_PLANS, type ZonePlan } from './ruleset-limits.js';
 
 export interface Account {
   id: string;
@@ -59,7 +60,8 @@ export type DeviceEntry = Record<string, unknown>;
 
 export interface SeedDocument {
   accounts?: Array<{ id: string; name?: string }>;
-  zones?: Array<{ id?: string; name: string; account_id: string; status?: 'active' | 'pending' }>;
+  /** A zone's plan decides its rule quotas (ruleset-limits.ts); Free when absent, as a new zone. */
+  zones?: Array<{ id?: string; name: string; account_id: string; status?: 'active' | 'pending'; plan?: ZonePlan }>;
   /** "Dashboard-made" DNS records, stored as given (no duplicate checks); `name` relative or FQDN. */
   dns_records?: Array<{ zone_id: string } & Record<string, unknown>>;
 }
@@ -243,7 +245,7 @@ export class EmulatorStore {
     return account;
   }
 
-  addZone(z: { id?: string; name: string; account_id: string; status?: 'active' | 'pending' }): Zone {
+  addZone(z: { id?: string; name: string; account_id: string; status?: 'active' | 'pending'; plan?: ZonePlan }): Zone {
     const account = this.accounts.get(z.account_id) ?? this.addAccount(z.account_id);
     const at = this.now().toISOString();
     const zone: Zone = {
@@ -259,7 +261,7 @@ export class EmulatorStore {
       owner: { id: null, name: null, type: 'user' },
       permissions: ['#zone:read', '#zone:edit'],
       meta: { phishing_detected: false, page_rule_quota: 3 },
-      plan: { id: '0feeeeeeeeeeeeeeeeeeeeeeeeeeeeee', name: 'Free Website' },
+      plan: { ...ZONE_PLANS[z.plan ?? 'free'] },
       created_on: at,
       modified_on: at,
       activated_on: at,
