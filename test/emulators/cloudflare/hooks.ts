@@ -7,7 +7,7 @@
  *   GET    /__emulator/requests       the request log (?method=PUT&path=regex); DELETE clears it
  *   POST   /__emulator/faults         inject a fault (see FaultSpec); GET lists; DELETE clears
  *   PUT    /__emulator/rate-limit     the per-token budget: {requests, windowSeconds}
- *   POST   /__emulator/tokens         add a token: {token, id?, status?, accounts?, readOnly?}
+ *   POST   /__emulator/tokens         add a token: {token, id?, status?, accounts?, readOnly?, permissions?}
  */
 import { Type } from '@sinclair/typebox';
 import type { RateLimiter, TokenAuth } from './auth.js';
@@ -57,6 +57,7 @@ const TokenBody = Type.Object({
   status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('disabled'), Type.Literal('expired')])),
   accounts: Type.Optional(Type.Array(Type.String())),
   readOnly: Type.Optional(Type.Boolean()),
+  permissions: Type.Optional(Type.Array(Type.String())),
 });
 
 export interface HookDeps {
