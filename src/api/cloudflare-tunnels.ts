@@ -104,7 +104,12 @@ export const TunnelSpec = Type.Object({
   existingTunnel: Type.Optional(ExistingTunnel),
   newTunnel: Type.Optional(NewTunnel),
   enableWarpRouting: Type.Optional(
-    Type.Boolean({ default: false, description: 'Routes WARP clients to private networks through this tunnel.' }),
+    Type.Boolean({
+      default: false,
+      description:
+        "Accepted for the original's manifests; no effect. Cloudflare routes WARP clients through a tunnel once a " +
+        'private network route targets it (its configuration has no warp-routing field any more).',
+    }),
   ),
   priority: SourcePriority(TUNNEL_SETTINGS_PRIORITY),
 });

@@ -255,7 +255,11 @@ describe('markers per cluster id', () => {
       source('ZoneRuleset', x, zoneRuleset(zoneName, [{ expression: 'ip.src eq 198.51.100.10', action: 'block' }])),
     );
     await k.apply(
-      source('ZoneRuleset', y, zoneRuleset(zoneName, [{ expression: 'ip.src eq 198.51.100.20', action: 'log' }])),
+      source(
+        'ZoneRuleset',
+        y,
+        zoneRuleset(zoneName, [{ expression: 'ip.src eq 198.51.100.20', action: 'managed_challenge' }]),
+      ),
     );
     const created = await rulesWhen(zoneId, FIREWALL, 'ours next to theirs', (r) => r.length === 4);
     await untouched(created);

@@ -60,11 +60,11 @@ async function cfTunnels(name?: string) {
   return out;
 }
 
-async function configOf(tunnelId: string): Promise<{ version: number; ingress: Rule[]; warp?: boolean }> {
+async function configOf(tunnelId: string): Promise<{ version: number; ingress: Rule[] }> {
   const c = (await suite.fx.cf.zeroTrust.tunnels.cloudflared.configurations.get(tunnelId, {
     account_id: account,
-  })) as { version?: number; config?: { ingress?: Rule[]; 'warp-routing'?: { enabled?: boolean } } | null };
-  return { version: c.version ?? 0, ingress: c.config?.ingress ?? [], warp: c.config?.['warp-routing']?.enabled };
+  })) as { version?: number; config?: { ingress?: Rule[] } | null };
+  return { version: c.version ?? 0, ingress: c.config?.ingress ?? [] };
 }
 
 const records = () => zoneRecords(suite.fx.cf, suite.zoneId);

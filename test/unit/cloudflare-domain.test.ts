@@ -34,6 +34,7 @@ import {
   splitTunnelCodec,
 } from '../../src/domain/cloudflare/items.js';
 import { type DesiredItem, type MergeOptions, canonical, planWrite } from '../../src/domain/cloudflare/merge.js';
+import { zoneRulesetRules } from '../../src/domain/cloudflare/kinds/rulesets.js';
 
 const CLUSTER = 'cluster-a';
 const OTHER = 'cluster-b';
@@ -692,6 +693,20 @@ describe('merge: rulesets (rulesetRuleCodec)', () => {
     expect(nth(withRef.items, 0)).toMatchObject({ id: nth(live, 0).id, ref: 'mine' });
   });
 
+  it('a rule with an explicit ref keeps its live identity when a rule is inserted before it: refs stay unique (D17)', () => {
+    const rules = (...rs: { expression: string; ref?: string }[]) =>
+      rulesOf(source(teamA, { rules: rs.map((r) => ({ action: 'block', ...r })) }));
+    const live = readBack(plan([], rules({ expression: 'A', ref: 'a' }, { expression: 'B' })).items);
+    // The user prepends C (no ref): C must not take A's ref, A keeps its rule (id and ref).
+    const p = plan(live, rules({ expression: 'C' }, { expression: 'A', ref: 'a' }, { expression: 'B' }));
+    const refs = p.items.map((x) => x.ref).filter((r): r is string => r !== undefined);
+    expect(new Set(refs).size).toBe(refs.length);
+    const ids = p.items.map((x) => x.id).filter((id): id is string => id !== undefined);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(p.items.find((x) => x.expression === 'A')).toMatchObject({ id: nth(live, 0).id, ref: 'a' });
+    expect(p.items.find((x) => x.expression === 'C')!.ref).not.toBe('a');
+  });
+
   it('no identity is carried across sources', () => {
     const live = readBack(plan([], rulesOf(srcA())).items);
     const p = plan(live, rulesOf(srcB()));
@@ -863,5 +878,22 @@ describe('merge: canonical', () => {
   it('sorts keys at every depth and drops undefined', () => {
     expect(canonical({ b: 1, a: { d: undefined, c: [{ z: 1, y: 2 }] } })).toBe('{"a":{"c":[{"y":2,"z":1}]},"b":1}');
     expect(canonical({ a: 1, b: undefined })).toBe(canonical({ a: 1 }));
+  });
+});
+
+describe('ZoneRuleset validation: what the Ruleset Engine would refuse with a 400 is refused with its reason', () => {
+  const problems = (phase: string, rules: object[]) =>
+    zoneRulesetRules.validate({ zone: 'a.example', phase, rules } as never, { name: 'x' } as never);
+
+  it('an action its phase does not take', () => {
+    expect(problems('http_request_transform', [{ action: 'block', expression: 'true' }])).toEqual([
+      expect.stringContaining('spec.rules[0].action: block is not an action of phase http_request_transform'),
+    ]);
+    expect(problems('http_request_firewall_custom', [{ action: 'block', expression: 'true' }])).toEqual([]);
+  });
+
+  it('a ref used twice', () => {
+    const rule = { action: 'block', expression: 'true', ref: 'r' };
+    expect(problems('http_request_firewall_custom', [rule, rule])).toEqual(['spec.rules[1].ref: "r" is used twice']);
   });
 });

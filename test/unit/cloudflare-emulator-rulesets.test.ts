@@ -81,3 +81,82 @@ describe('PUT of a phase entrypoint with a malformed expression', () => {
     expect(await cf.rulesets.phases.get(phase, { zone_id: zoneId })).toEqual(before);
   });
 });
+
+describe('PUT of a phase entrypoint: what the Ruleset Engine refuses beyond the body shape', () => {
+  let emulator: RunningEmulator;
+  let cf: Cloudflare;
+  const free = 'f'.repeat(32);
+  const enterprise = 'e'.repeat(32);
+  const custom = 'http_request_firewall_custom';
+
+  beforeAll(async () => {
+    emulator = await startCloudflareEmulator({
+      tokens: [{ token: 'good' }],
+      seed: {
+        zones: [
+          { id: free, name: 'free.example', account_id: 'a' },
+          { id: enterprise, name: 'ent.example', account_id: 'a', plan: 'enterprise' },
+        ],
+      },
+    });
+    cf = new Cloudflare({ apiToken: 'good', baseURL: emulator.baseURL, maxRetries: 0 });
+  });
+  afterAll(() => emulator?.close());
+
+  const put = async (zoneId: string, phase: string, rules: object[]) =>
+    (await cf.rulesets.phases.update(phase as never, { zone_id: zoneId, rules: rules as never })) as {
+      rules: unknown[];
+    };
+  const block = (n: number) => ({ action: 'block', expression: `ip.src eq 192.0.2.${n}` });
+  const refusal = (pointer: string) => ({
+    status: 400,
+    errors: [expect.objectContaining({ code: 20200, source: { pointer } })],
+  });
+
+  it('refuses an action the phase does not take (block in a transform phase, rewrite in custom rules)', async () => {
+    await expect(put(free, 'http_request_transform', [block(1)])).rejects.toMatchObject(refusal('/rules/0/action'));
+    await expect(
+      put(free, custom, [block(1), { action: 'rewrite', expression: 'true', action_parameters: {} }]),
+    ).rejects.toMatchObject(refusal('/rules/1/action'));
+    await expect(cf.rulesets.phases.get('http_request_transform', { zone_id: free })).rejects.toMatchObject({
+      status: 404,
+    });
+  });
+
+  it('refuses log in custom rules below Enterprise, takes it on Enterprise', async () => {
+    const log = { action: 'log', expression: 'ip.src eq 192.0.2.9' };
+    await expect(put(free, custom, [log])).rejects.toMatchObject(refusal('/rules/0/action'));
+    expect((await put(enterprise, custom, [log])).rules).toHaveLength(1);
+  });
+
+  it('refuses two rules with the same ref (D17) and persists nothing', async () => {
+    await put(free, custom, [block(1)]);
+    await expect(
+      put(free, custom, [
+        { ...block(2), ref: 'same' },
+        { ...block(3), ref: 'same' },
+      ]),
+    ).rejects.toMatchObject(refusal('/rules/1/ref'));
+    const rs = await cf.rulesets.phases.get(custom, { zone_id: free });
+    expect(rs.rules.map((r) => r.expression)).toEqual([block(1).expression]);
+  });
+
+  it("refuses more rules than the zone's plan allows: Free 5 custom rules, 10 redirects; Enterprise 1,000", async () => {
+    const n = (count: number) => Array.from({ length: count }, (_, i) => block(i));
+    expect((await put(free, custom, n(5))).rules).toHaveLength(5);
+    await expect(put(free, custom, n(6))).rejects.toMatchObject(refusal('/rules'));
+    // dry_run validates the same way
+    await expect(
+      cf.rulesets.phases.update(custom, { zone_id: free, rules: n(6) as never, dry_run: true }),
+    ).rejects.toMatchObject(refusal('/rules'));
+    expect((await put(enterprise, custom, n(6))).rules).toHaveLength(6);
+    const redirect = (i: number) => ({
+      action: 'redirect',
+      expression: `http.request.uri.path eq "/${i}"`,
+      action_parameters: { from_value: { target_url: { value: 'https://example.com/' } } },
+    });
+    const redirects = (count: number) => Array.from({ length: count }, (_, i) => redirect(i));
+    expect((await put(free, 'http_request_dynamic_redirect', redirects(10))).rules).toHaveLength(10);
+    await expect(put(free, 'http_request_dynamic_redirect', redirects(11))).rejects.toMatchObject(refusal('/rules'));
+  });
+});

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FaultInjector } from '../emulators/cloudflare/faults.js';
 import { Router } from '../emulators/cloudflare/router.js';
-import { EmulatorStore } from '../emulators/cloudflare/store.js';
+import { DEFAULT_DEVICE_LISTS, EmulatorStore } from '../emulators/cloudflare/store.js';
 import { parseRateLimit, parseTokensFile } from '../emulators/cloudflare/main.js';
 
 describe('entrypoint store', () => {
@@ -44,7 +44,9 @@ describe('entrypoint store', () => {
     store.putDeviceList('a', 'p1', 'include', [{ address: '172.16.0.0/12' }]);
     expect(store.getDeviceList('a', undefined, 'include')).toEqual([{ address: '10.0.0.0/8' }]);
     expect(store.getDeviceList('a', 'p1', 'include')).toEqual([{ address: '172.16.0.0/12' }]);
-    expect(store.getDeviceList('a', undefined, 'exclude')).toEqual([]);
+    // Never written: the default profile's exclude list is Cloudflare's default one, a custom profile's is empty.
+    expect(store.getDeviceList('a', undefined, 'exclude')).toEqual(DEFAULT_DEVICE_LISTS.exclude);
+    expect(store.getDeviceList('a', 'p1', 'exclude')).toEqual([]);
   });
 
   it('seeds zones with their accounts and lists them in name order', () => {

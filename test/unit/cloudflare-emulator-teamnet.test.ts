@@ -118,7 +118,6 @@ describe('tunnels', () => {
         { hostname: 'app.example.com', service: 'http://app.default.svc:80', originRequest: { noTLSVerify: true } },
         { service: 'http_status:404' },
       ],
-      'warp-routing': { enabled: true },
     };
     const v1 = call('PUT', `${T}/${t.id}/configurations`, { config });
     expect(v1).toMatchObject({ tunnel_id: t.id, account_id: 'acc', version: 1, config, source: 'cloudflare' });

@@ -35,7 +35,7 @@ const src = (
 describe('aggregateTunnelConfig', () => {
   const tunnel = src('Tunnel', 't', 10, {
     rules: [],
-    settings: { fallbackTarget: 'http_status:503', warpRouting: true, originRequest: { noTLSVerify: true } },
+    settings: { fallbackTarget: 'http_status:503', originRequest: { noTLSVerify: true } },
   });
 
   it('one configuration: most specific rules first, the Tunnel settings, its catch-all last', () => {
@@ -59,7 +59,6 @@ describe('aggregateTunnelConfig', () => {
         { hostname: '*.example.com', service: 'http://wild:80' },
         { service: 'http_status:503' },
       ],
-      'warp-routing': { enabled: true },
       originRequest: { noTLSVerify: true },
     });
   });
@@ -89,11 +88,8 @@ describe('aggregateTunnelConfig', () => {
     expect(conflicts[0]).toMatchObject({ owner: 'TunnelBinding/ns/rogue', key: 'the catch-all rule' });
   });
 
-  it('with no source left, the catch-all alone (http_status:404, warp routing off)', () => {
-    expect(aggregateTunnelConfig([]).config).toEqual({
-      ingress: [{ service: 'http_status:404' }],
-      'warp-routing': { enabled: false },
-    });
+  it('with no source left, the catch-all alone (http_status:404)', () => {
+    expect(aggregateTunnelConfig([]).config).toEqual({ ingress: [{ service: 'http_status:404' }] });
   });
 
   it('the adapter writes only when the configuration differs from the live one', () => {
@@ -113,6 +109,32 @@ describe('aggregateTunnelConfig', () => {
     const repaired = tunnelConfigurationAdapter.planWhole!([edited], [ingress, tunnel], 'c');
     expect(repaired.plan.write).toBe(true);
     expect(repaired.plan.differences).toContain('missing in Cloudflare: rule a.x → http://a:80');
+  });
+});
+
+describe('warp-routing (D15): Cloudflare no longer stores nor answers it', () => {
+  it('a Tunnel with enableWarpRouting writes no warp-routing, and reads back equal: an observation writes nothing', () => {
+    const target = { resourceType: 'TunnelConfiguration', accountId: 'a', tunnelId: 't' } as const;
+    const spec = { enableWarpRouting: true, cloudflare: { accountId: 'a', domain: 'x' } };
+    const warp = src(
+      'Tunnel',
+      't',
+      10,
+      tunnelRules.contribution(spec as never, target, { name: 't' } as never) as never,
+    );
+    const ingress = src('TunnelIngressClassConfig', 'cfg', 100, {
+      rules: [{ hostname: 'a.x', service: 'http://a:80' }],
+    });
+    const written = tunnelConfigurationAdapter.planWhole!([], [warp, ingress], 'c').plan.items[0]!;
+    expect(written).not.toHaveProperty('warp-routing');
+    // What the configurations GET answers: the schema's fields only (ingress, originRequest).
+    const live = {
+      ingress: written.ingress,
+      ...(written.originRequest ? { originRequest: written.originRequest } : {}),
+    };
+    const observed = tunnelConfigurationAdapter.planWhole!([live], [warp, ingress], 'c');
+    expect(observed.plan.write).toBe(false);
+    expect(observed.plan.differences).toEqual([]);
   });
 });
 

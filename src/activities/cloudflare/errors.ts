@@ -112,7 +112,12 @@ export function cloudflareFailure(err: unknown, action: string): ApplicationFail
   if (status === undefined || status >= 500 || status === 408 || status === 409)
     return ApplicationFailure.retryable(message, CLOUDFLARE_FAILURE_TYPES.unavailable);
   if (status === 401 || status === 403 || codes.some((c) => c !== undefined && AUTH_CODES.has(c)))
-    return ApplicationFailure.nonRetryable(message, CLOUDFLARE_FAILURE_TYPES.auth);
+    // Cloudflare answers a missing permission as it answers a bad token ("Authentication
+    // error"): say which it may be, so the status tells the user what to grant.
+    return ApplicationFailure.nonRetryable(
+      `${message} (the credentials' token is not valid, or lacks the permission this call needs — e.g. Edit where it may only Read — or access to this account or zone)`,
+      CLOUDFLARE_FAILURE_TYPES.auth,
+    );
   if (status === 404) return ApplicationFailure.nonRetryable(message, CLOUDFLARE_FAILURE_TYPES.notFound);
   return ApplicationFailure.nonRetryable(message, CLOUDFLARE_FAILURE_TYPES.invalid);
 }

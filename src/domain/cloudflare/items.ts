@@ -3,6 +3,7 @@
  * (snake_case, as the API and the `cloudflare` SDK take them), and how each is compared, keyed
  * and marked (src/domain/cloudflare/merge.ts).
  */
+import { cidrOf } from './kinds/validation.js';
 import { canonical, type ItemCodec } from './merge.js';
 
 /** A rule of a phase entrypoint ruleset, as written. `id` only on rules read back (or carried). */
@@ -33,6 +34,8 @@ export const rulesetRuleCodec: ItemCodec<RulesetRule> = {
     return out;
   },
   carryIdentity: (desired, live) => ({ ...desired, id: live.id, ...(desired.ref ? {} : { ref: live.ref }) }),
+  // Refs are unique in a ruleset; one the user set (not Cloudflare's default, the id) names its rule.
+  identityOf: (r) => (r.ref && r.ref !== r.id ? r.ref : undefined),
   label: (r) => `rule ${JSON.stringify(r.description ?? r.expression)}`,
 };
 
@@ -43,10 +46,15 @@ export interface SplitTunnelEntry {
   description?: string;
 }
 
+/** Cloudflare answers addresses in CIDR form (a bare IP as `/32`, `/128`): compared as such. */
 export const splitTunnelCodec: ItemCodec<SplitTunnelEntry> = {
   descriptionOf: (e) => e.description,
-  comparable: (e) => ({ address: e.address, host: e.host?.toLowerCase(), description: e.description ?? '' }),
-  keyOf: (e) => (e.address ? `address:${e.address}` : e.host ? `host:${e.host.toLowerCase()}` : undefined),
+  comparable: (e) => ({
+    address: e.address && cidrOf(e.address),
+    host: e.host?.toLowerCase(),
+    description: e.description ?? '',
+  }),
+  keyOf: (e) => (e.address ? `address:${cidrOf(e.address)}` : e.host ? `host:${e.host.toLowerCase()}` : undefined),
   label: (e) => `entry ${e.address ?? e.host}`,
 };
 
@@ -199,12 +207,34 @@ const SCIM_DEFAULTS = {
   user_deprovision: false,
 };
 
+/**
+ * Config fields Cloudflare fills in when they are left out, by provider type (seen coming back
+ * in Terraform's drift reports, cloudflare/terraform-provider-cloudflare#5650, #5532, #4497), and
+ * the ones only Cloudflare sets (`redirect_url`): a provider read back with them is unchanged.
+ */
+const IDP_CONFIG_DEFAULTS: Readonly<Record<string, Readonly<Record<string, unknown>>>> = {
+  azureAD: { claims: [], conditional_access_enabled: false, support_groups: false, pkce_enabled: false },
+  oidc: { claims: [], scopes: ['openid', 'email', 'profile'], email_claim_name: 'email', pkce_enabled: false },
+  okta: { claims: [], pkce_enabled: false },
+  onelogin: { claims: [], pkce_enabled: false },
+  pingone: { claims: [], pkce_enabled: false },
+  'google-apps': { claims: [], pkce_enabled: false },
+  google: { claims: [], pkce_enabled: false },
+  saml: { attributes: [], header_attributes: [], sign_request: false },
+};
+const IDP_SERVER_CONFIG = new Set(['redirect_url']);
+
+function comparableIdpConfig(type: string, config: Record<string, unknown>): Record<string, unknown> {
+  const set = Object.entries(config).filter(([k, v]) => !IDP_SERVER_CONFIG.has(k) && v !== undefined);
+  return { ...IDP_CONFIG_DEFAULTS[type], ...Object.fromEntries(set) };
+}
+
 export const identityProviderCodec: ItemCodec<IdentityProviderItem> = {
   descriptionOf: (p) => p.marker,
   comparable: (p) => ({
     name: p.name,
     type: p.type,
-    config: p.config,
+    config: comparableIdpConfig(p.type, p.config),
     scim_config: { ...SCIM_DEFAULTS, ...(p.scim_config ?? {}) },
     marker: p.marker,
     secret_digest: p.secret_digest,

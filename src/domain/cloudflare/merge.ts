@@ -25,6 +25,11 @@ export interface ItemCodec<T> {
   keyOf?(item: T): string | undefined;
   /** Keeps server-assigned identity (a rule's id) when a live item of ours is replaced. */
   carryIdentity?(desired: T, live: T): T;
+  /**
+   * A name the user gave the item that must stay unique (a rule's explicit `ref`): a desired item
+   * with one takes the identity of the live item with the same name, never another's by position.
+   */
+  identityOf?(item: T): string | undefined;
   /** How the item is named in messages. */
   label(item: T): string;
 }
@@ -186,20 +191,53 @@ export function planWrite<T>(
     if (list) list.push(l.item);
     else liveByOwner.set(l.owner, [l.item]);
   }
-  const seen = new Map<string, number>();
-  const ours = accepted.map((d) => {
-    const owner = refString(d.owner);
-    const n = seen.get(owner) ?? 0;
-    seen.set(owner, n + 1);
-    const previous = liveByOwner.get(owner)?.[n];
-    return previous && codec.carryIdentity ? codec.carryIdentity(d.item, previous) : d.item;
-  });
+  const ours = carryIdentities(accepted, liveByOwner, codec);
 
   const mine = ownership.map((o, i) => isOurs(o, opts) || adoptedBy.has(i));
   const kept = live.filter((_, i) => !mine[i]);
   const at = firstOurs < 0 ? kept.length : mine.slice(0, firstOurs).filter((m) => !m).length;
   const items = [...kept.slice(0, at), ...ours, ...kept.slice(at)];
   return { items, write, differences: write ? differences : [], conflicts, counts };
+}
+
+/**
+ * Each desired item with the identity of a live item of its source: first by name (an explicit
+ * `ref` keeps its rule even when rules are inserted before it), then the n-th remaining desired
+ * item takes the n-th remaining live one.
+ */
+function carryIdentities<T>(
+  accepted: readonly DesiredItem<T>[],
+  liveByOwner: ReadonlyMap<string, T[]>,
+  codec: ItemCodec<T>,
+): T[] {
+  const carry = codec.carryIdentity;
+  if (!carry) return accepted.map((d) => d.item);
+  const named = (item: T) => codec.identityOf?.(item);
+  const previous = new Map<number, T>();
+  const claimed = new Set<T>();
+  accepted.forEach((d, i) => {
+    const name = named(d.item);
+    const live = name === undefined ? undefined : liveByOwner.get(refString(d.owner))?.find((l) => named(l) === name);
+    if (live && !claimed.has(live)) {
+      previous.set(i, live);
+      claimed.add(live);
+    }
+  });
+  const rest = new Map<string, T[]>();
+  for (const [owner, list] of liveByOwner)
+    rest.set(
+      owner,
+      list.filter((l) => !claimed.has(l)),
+    );
+  accepted.forEach((d, i) => {
+    if (previous.has(i)) return;
+    const next = rest.get(refString(d.owner))?.shift();
+    if (next) previous.set(i, next);
+  });
+  return accepted.map((d, i) => {
+    const live = previous.get(i);
+    return live ? carry(d.item, live) : d.item;
+  });
 }
 
 /**

@@ -28,10 +28,13 @@ export interface TunnelIngressRule {
   originRequest?: Record<string, unknown>;
 }
 
-/** What a Tunnel's own spec sets for its whole configuration. */
+/**
+ * What a Tunnel's own spec sets for its whole configuration. Not WARP routing: Cloudflare routes
+ * WARP traffic to a tunnel once a private network route targets it, and its configuration no
+ * longer has a `warp-routing` field (gone from the API schema; cloudflared ignores it since 2023.9).
+ */
 export interface TunnelSettings {
   fallbackTarget: string;
-  warpRouting: boolean;
   originRequest?: Record<string, unknown>;
 }
 
@@ -92,10 +95,9 @@ export function compareRules(a: TunnelIngressRule, b: TunnelIngressRule): number
   return pa < pb ? -1 : pa > pb ? 1 : 0;
 }
 
-/** The configuration as Cloudflare stores it (`config` of the PUT). */
+/** The configuration as Cloudflare stores it (`config` of the PUT and GET). */
 export interface TunnelConfig {
   ingress: TunnelIngressRule[];
-  'warp-routing'?: { enabled: boolean };
   originRequest?: Record<string, unknown>;
 }
 
@@ -132,7 +134,6 @@ export function aggregateTunnelConfig(sources: RegisteredSource[]): AggregatedTu
   const rules = [...kept.values()].map((k) => k.rule).sort(compareRules);
   const config: TunnelConfig = {
     ingress: [...rules, { service: settings?.fallbackTarget || DEFAULT_FALLBACK_TARGET }],
-    'warp-routing': { enabled: settings?.warpRouting ?? false },
     ...(settings?.originRequest && Object.keys(settings.originRequest).length
       ? { originRequest: settings.originRequest }
       : {}),

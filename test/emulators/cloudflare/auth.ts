@@ -16,6 +16,8 @@ export interface TokenSpec {
    * every write answers 403/10000, as Cloudflare answers a token lacking the Edit permission.
    */
   readOnly?: boolean;
+  /** The token's permissions (permissions.ts, e.g. `zone:read`, `rulesets:edit`); absent = all. */
+  permissions?: string[];
 }
 
 export interface TokenRecord {
@@ -24,6 +26,7 @@ export interface TokenRecord {
   status: 'active' | 'disabled' | 'expired';
   accounts?: ReadonlySet<string>;
   readOnly?: boolean;
+  permissions?: ReadonlySet<string>;
 }
 
 /** Budget of requests per token in a fixed window. Cloudflare's default: 1200 per 5 minutes. */
@@ -49,6 +52,7 @@ export class TokenAuth {
       status: spec.status ?? 'active',
       ...(spec.accounts ? { accounts: new Set(spec.accounts) } : {}),
       ...(spec.readOnly ? { readOnly: true } : {}),
+      ...(spec.permissions ? { permissions: new Set(spec.permissions) } : {}),
     });
   }
 

@@ -9,6 +9,8 @@ export interface CfErrorData {
   code: number;
   message: string;
   error_chain?: CfErrorData[];
+  /** Where in the body the problem is (ruleset errors: `{pointer: '/rules/0/action'}`). */
+  source?: { pointer: string };
 }
 
 export interface ResultInfo {
@@ -96,6 +98,13 @@ export const CfErrors = {
    */
   filterParsing: (line: number, column: number, detail: string) =>
     new ApiError(400, [{ code: 20021, message: `filter parsing error (${line}:${column}): ${detail}` }]),
+  /**
+   * A phase entrypoint Cloudflare's Ruleset Engine refuses (400) with the offending field's
+   * pointer, as its errors come (e.g. 20217 with `source.pointer: "/kind"`). Code 20200 is
+   * guessed: an action the phase does not take, a duplicate rule ref, more rules than the plan allows.
+   */
+  rulesetInvalid: (pointer: string, message: string) =>
+    new ApiError(400, [{ code: 20200, message, source: { pointer } }]),
   /** DNS: a record with the same type, name and content exists (81058, 400; real). */
   dnsIdentical: () => new ApiError(400, [{ code: 81058, message: 'An identical record already exists.' }]),
   /** DNS: a CNAME and another record on one name (81053, 400; real). */

@@ -2,12 +2,12 @@
  * Test hooks under `/__emulator/` (the SDK never calls them), behind their own admin token:
  *
  *   POST   /__emulator/reset          empty the store, request log, faults and rate windows
- *   POST   /__emulator/seed           add accounts and zones: {accounts:[{id,name}], zones:[{id?,name,account_id}]}
+ *   POST   /__emulator/seed           add accounts and zones: {accounts:[{id,name}], zones:[{id?,name,account_id,plan?}]}
  *                                     and "dashboard-made" DNS records: {dns_records:[{zone_id,name,type,content,…}]}
  *   GET    /__emulator/requests       the request log (?method=PUT&path=regex); DELETE clears it
  *   POST   /__emulator/faults         inject a fault (see FaultSpec); GET lists; DELETE clears
  *   PUT    /__emulator/rate-limit     the per-token budget: {requests, windowSeconds}
- *   POST   /__emulator/tokens         add a token: {token, id?, status?, accounts?, readOnly?}
+ *   POST   /__emulator/tokens         add a token: {token, id?, status?, accounts?, readOnly?, permissions?}
  */
 import { Type } from '@sinclair/typebox';
 import type { RateLimiter, TokenAuth } from './auth.js';
@@ -30,6 +30,9 @@ const SeedBody = Type.Object({
         name: Type.String({ minLength: 1 }),
         account_id: Type.String({ minLength: 1 }),
         status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('pending')])),
+        plan: Type.Optional(
+          Type.Union([Type.Literal('free'), Type.Literal('pro'), Type.Literal('business'), Type.Literal('enterprise')]),
+        ),
       }),
     ),
   ),
@@ -54,6 +57,7 @@ const TokenBody = Type.Object({
   status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('disabled'), Type.Literal('expired')])),
   accounts: Type.Optional(Type.Array(Type.String())),
   readOnly: Type.Optional(Type.Boolean()),
+  permissions: Type.Optional(Type.Array(Type.String())),
 });
 
 export interface HookDeps {

@@ -1,7 +1,7 @@
 /**
  * The local Cloudflare API emulator: node:http, routes under `/client/v4` (point the SDK's
  * `baseURL` at `<url>/client/v4`), test hooks under `/__emulator`. Per request: log → injected
- * fault → token auth → per-token budget → route → envelope.
+ * fault → token auth → per-token budget → route → token permission → envelope.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -18,6 +18,7 @@ import {
 import { ApiError, CfErrors, failure, success, type Envelope } from './envelope.js';
 import { FaultInjector } from './faults.js';
 import { handleHook, HOOK_PREFIX, type HookDeps } from './hooks.js';
+import { authorizePermission } from './permissions.js';
 import { RequestLog } from './request-log.js';
 import { apiRouter as router } from './routes/index.js';
 import { EmulatorStore, type SeedDocument } from './store.js';
@@ -104,6 +105,7 @@ export async function startCloudflareEmulator(options: EmulatorOptions): Promise
       if (!decision.allowed) throw CfErrors.rateLimited(decision.retryAfterSeconds, rateHeaders);
       const { route, params } = router.match(method, path);
       authorizeMethod(token, method);
+      authorizePermission(token, method, path);
       const out = route.handler({ method, path, params, query: url.searchParams, body, token, store });
       status = 200;
       send(res, status, success(out.result, out.result_info), rateHeaders);

@@ -5,6 +5,7 @@
  * Plain in-memory maps; `reset()` empties them and `seed()` fills them (test hooks).
  */
 import { randomUUID } from 'node:crypto';
+import { ZONE_PLANS, type ZonePlan } from './ruleset-limits.js';
 
 export interface Account {
   id: string;
@@ -59,7 +60,8 @@ export type DeviceEntry = Record<string, unknown>;
 
 export interface SeedDocument {
   accounts?: Array<{ id: string; name?: string }>;
-  zones?: Array<{ id?: string; name: string; account_id: string; status?: 'active' | 'pending' }>;
+  /** A zone's plan decides its rule quotas (ruleset-limits.ts); Free when absent, as a new zone. */
+  zones?: Array<{ id?: string; name: string; account_id: string; status?: 'active' | 'pending'; plan?: ZonePlan }>;
   /** "Dashboard-made" DNS records, stored as given (no duplicate checks); `name` relative or FQDN. */
   dns_records?: Array<{ zone_id: string } & Record<string, unknown>>;
 }
@@ -243,7 +245,7 @@ export class EmulatorStore {
     return account;
   }
 
-  addZone(z: { id?: string; name: string; account_id: string; status?: 'active' | 'pending' }): Zone {
+  addZone(z: { id?: string; name: string; account_id: string; status?: 'active' | 'pending'; plan?: ZonePlan }): Zone {
     const account = this.accounts.get(z.account_id) ?? this.addAccount(z.account_id);
     const at = this.now().toISOString();
     const zone: Zone = {
@@ -259,7 +261,7 @@ export class EmulatorStore {
       owner: { id: null, name: null, type: 'user' },
       permissions: ['#zone:read', '#zone:edit'],
       meta: { phishing_detected: false, page_rule_quota: 3 },
-      plan: { id: '0feeeeeeeeeeeeeeeeeeeeeeeeeeeeee', name: 'Free Website' },
+      plan: { ...ZONE_PLANS[z.plan ?? 'free'] },
       created_on: at,
       modified_on: at,
       activated_on: at,
@@ -331,8 +333,11 @@ export class EmulatorStore {
     return ruleset;
   }
 
+  /** A list as stored; the default profile's never-written exclude and fallback lists are Cloudflare's defaults. */
   getDeviceList(accountId: string, policyId: string | undefined, list: DeviceList): DeviceEntry[] {
-    return this.deviceLists.get(`${accountId}/${policyId ?? 'default'}/${list}`) ?? [];
+    const stored = this.deviceLists.get(`${accountId}/${policyId ?? 'default'}/${list}`);
+    if (stored) return stored;
+    return policyId === undefined ? DEFAULT_DEVICE_LISTS[list].map((e) => ({ ...e })) : [];
   }
 
   /** Whole-list PUT: the body replaces the list. */
@@ -347,6 +352,49 @@ export class EmulatorStore {
     return copy;
   }
 }
+
+/**
+ * What a new account's default device profile holds before anyone writes it (Cloudflare's
+ * documented defaults: local and reserved ranges excluded from the tunnel, local-only domain
+ * suffixes resolved by the device's own DNS). The include list starts empty.
+ */
+export const DEFAULT_DEVICE_LISTS: Readonly<Record<DeviceList, readonly DeviceEntry[]>> = {
+  include: [],
+  exclude: [
+    '10.0.0.0/8',
+    '100.64.0.0/10',
+    '169.254.0.0/16',
+    '172.16.0.0/12',
+    '192.0.0.0/24',
+    '192.168.0.0/16',
+    '224.0.0.0/24',
+    '240.0.0.0/4',
+    '255.255.255.255/32',
+    'fe80::/10',
+    'fd00::/8',
+    'ff01::/16',
+    'ff02::/16',
+    'ff03::/16',
+    'ff04::/16',
+    'ff05::/16',
+  ].map((address) => ({ address })),
+  fallback_domains: [
+    'intranet',
+    'internal',
+    'private',
+    'localdomain',
+    'domain',
+    'lan',
+    'home',
+    'host',
+    'corp',
+    'local',
+    'localhost',
+    'home.arpa',
+    'invalid',
+    'test',
+  ].map((suffix) => ({ suffix })),
+};
 
 function strip(rule: Partial<Rule>): Record<string, unknown> {
   const { version: _v, last_updated: _l, ...rest } = rule;

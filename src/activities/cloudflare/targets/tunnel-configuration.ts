@@ -21,7 +21,7 @@ type ConfigTarget = Extract<SyncTarget, { resourceType: 'TunnelConfiguration' }>
 
 const nonEmpty = (o: Record<string, unknown> | undefined) => (o && Object.keys(o).length ? o : undefined);
 
-/** The configuration as compared: absent and empty mean the same, warp routing off by default. */
+/** The configuration as compared: absent and empty mean the same. */
 function normalised(c: TunnelConfig): unknown {
   return {
     ingress: c.ingress.map((r) => ({
@@ -30,7 +30,6 @@ function normalised(c: TunnelConfig): unknown {
       service: r.service,
       originRequest: nonEmpty(r.originRequest),
     })),
-    warp: c['warp-routing']?.enabled ?? false,
     originRequest: nonEmpty(c.originRequest),
   };
 }
@@ -53,7 +52,7 @@ function differences(want: TunnelConfig, have: TunnelConfig | undefined): string
     ...have.ingress.filter((_, i) => !w.includes(h[i]!)).map((r) => `not wanted or changed in Cloudflare: ${label(r)}`),
   ];
   if (canonical(normalised({ ...want, ingress: [] })) !== canonical(normalised({ ...have, ingress: [] })))
-    out.push('warp-routing or originRequest differ');
+    out.push('originRequest differs');
   return out.length ? out : ['rules in another order'];
 }
 

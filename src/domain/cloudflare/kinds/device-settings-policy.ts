@@ -7,7 +7,7 @@ import type { FallbackDomain, SplitTunnelEntry } from '../items.js';
 import type { DeviceListName } from '../targets.js';
 import type { SourceKindRules } from './types.js';
 import { describe, marker } from '../markers.js';
-import { HOSTNAME, validAddress, validIp } from './validation.js';
+import { HOSTNAME, cidrOf, validAddress, validIp } from './validation.js';
 
 /** Cloudflare's limit on a split-tunnel entry's or fallback domain's description. */
 export const DEVICE_LIST_DESCRIPTION_MAX = 100;
@@ -74,7 +74,8 @@ export const deviceSettingsPolicyRules: SourceKindRules<DeviceSettingsPolicySpec
     const list = target.list === 'include' ? s.splitTunnelInclude : s.splitTunnelExclude;
     return {
       entries: (list ?? []).map((e): SplitTunnelEntry => ({
-        ...(e.address ? { address: e.address } : { host: e.host }),
+        // In CIDR form, as Cloudflare's schema asks and answers it.
+        ...(e.address ? { address: cidrOf(e.address) } : { host: e.host }),
         description: e.description ?? '',
       })),
     };

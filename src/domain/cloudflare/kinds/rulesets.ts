@@ -32,6 +32,43 @@ export function phaseOf(kind: RulesetKind, spec: RulesetSourceSpec): string {
   }
 }
 
+/**
+ * The actions Cloudflare's Ruleset Engine takes in each phase (developers.cloudflare.com/ruleset-engine);
+ * any other is a 400 on the PUT, refused here with the reason before it can freeze the source.
+ */
+const PHASE_ACTIONS: Partial<Record<string, readonly string[]>> = {
+  http_request_firewall_custom: ['block', 'challenge', 'js_challenge', 'managed_challenge', 'log', 'skip', 'execute'],
+  http_ratelimit: ['block', 'challenge', 'js_challenge', 'managed_challenge', 'log'],
+  http_request_firewall_managed: ['execute', 'skip', 'log'],
+  http_response_firewall_managed: ['execute', 'skip', 'log'],
+  http_request_transform: ['rewrite'],
+  http_request_late_transform: ['rewrite'],
+  http_response_headers_transform: ['rewrite'],
+  http_request_dynamic_redirect: ['redirect'],
+  http_request_redirect: ['redirect'],
+  http_request_origin: ['route'],
+  http_request_cache_settings: ['set_cache_settings'],
+  http_config_settings: ['set_config'],
+  http_response_compression: ['compress_response'],
+  http_custom_errors: ['serve_error'],
+};
+
+/** A ZoneRuleset's rules: actions its phase takes, refs unique (Cloudflare refuses a duplicate). */
+function zoneRulesetProblems(spec: ZoneRulesetSpec): string[] {
+  const problems: string[] = [];
+  const allowed = PHASE_ACTIONS[spec.phase];
+  const refs = new Set<string>();
+  (spec.rules ?? []).forEach((r, i) => {
+    if (allowed && !allowed.includes(r.action))
+      problems.push(
+        `spec.rules[${i}].action: ${r.action} is not an action of phase ${spec.phase} (${allowed.join(', ')})`,
+      );
+    if (r.ref && refs.has(r.ref)) problems.push(`spec.rules[${i}].ref: ${JSON.stringify(r.ref)} is used twice`);
+    if (r.ref) refs.add(r.ref);
+  });
+  return problems;
+}
+
 function validate(kind: RulesetKind, spec: RulesetSourceSpec): string[] {
   const problems: string[] = [];
   const zone = spec.zone ?? '';
@@ -41,6 +78,7 @@ function validate(kind: RulesetKind, spec: RulesetSourceSpec): string[] {
   rules.forEach((r, i) => {
     if (!r.expression?.trim()) problems.push(`spec.rules[${i}].expression: must not be empty`);
   });
+  if (kind === 'ZoneRuleset') problems.push(...zoneRulesetProblems(spec as ZoneRulesetSpec));
   if (kind === 'TransformRule') {
     const s = spec as TransformRuleSpec;
     s.rules.forEach((r, i) => {

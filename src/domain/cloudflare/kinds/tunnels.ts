@@ -93,7 +93,6 @@ function tunnelKindRules(definition: typeof TunnelKind, clusterScoped: boolean):
         rules: [],
         settings: {
           fallbackTarget: spec.fallbackTarget || DEFAULT_FALLBACK_TARGET,
-          warpRouting: spec.enableWarpRouting ?? false,
           ...(Object.keys(originRequest).length ? { originRequest } : {}),
         },
       };

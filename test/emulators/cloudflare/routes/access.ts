@@ -5,7 +5,7 @@
  * 404/12119 (guessed).
  *
  * Identity providers keep their secrets (`config.client_secret`) but never answer them, as the real
- * API redacts them; a PUT without `client_secret` keeps the stored one (so a read-modify-write does
+ * API redacts them; answers carry the config fields Cloudflare fills in (IDP_CONFIG_DEFAULTS); a PUT without `client_secret` keeps the stored one (so a read-modify-write does
  * not lose it). `scim_config.secret` is generated when SCIM is first enabled and answered once.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -91,9 +91,33 @@ function filtered<T extends { name: string }>(list: readonly T[], query: URLSear
     .filter((x) => !search || x.name.toLowerCase().includes(search));
 }
 
-/** An identity provider as answered: secrets removed, the SCIM secret only when just generated. */
+/**
+ * Config fields Cloudflare fills in when a create or update leaves them out, by IdP type (what
+ * Terraform's permanent-drift reports show coming back: cloudflare/terraform-provider-cloudflare
+ * #5650, #5532, #4497; the exact set per type is not published). One-time PIN answers its
+ * `redirect_url`, which nobody writes.
+ */
+export const IDP_CONFIG_DEFAULTS: Readonly<Record<string, Readonly<Record<string, unknown>>>> = {
+  azureAD: { claims: [], conditional_access_enabled: false, support_groups: false, pkce_enabled: false },
+  oidc: { claims: [], scopes: ['openid', 'email', 'profile'], email_claim_name: 'email', pkce_enabled: false },
+  okta: { claims: [], pkce_enabled: false },
+  onelogin: { claims: [], pkce_enabled: false },
+  pingone: { claims: [], pkce_enabled: false },
+  'google-apps': { claims: [], pkce_enabled: false },
+  google: { claims: [], pkce_enabled: false },
+  saml: { attributes: [], header_attributes: [], sign_request: false },
+};
+
+/** An identity provider as answered: server-filled config, secrets removed, the SCIM secret only when just generated. */
 export function redactIdp(idp: IdentityProvider, showScimSecret = false): IdentityProvider {
-  const config = Object.fromEntries(Object.entries(idp.config).filter(([k]) => !IDP_SECRET_KEYS.includes(k)));
+  const filled: Record<string, unknown> = {
+    ...structuredClone(IDP_CONFIG_DEFAULTS[idp.type] ?? {}),
+    ...idp.config,
+    ...(idp.type === 'onetimepin'
+      ? { redirect_url: 'https://emulator.cloudflareaccess.com/cdn-cgi/access/callback' }
+      : {}),
+  };
+  const config = Object.fromEntries(Object.entries(filled).filter(([k]) => !IDP_SECRET_KEYS.includes(k)));
   const { secret, ...scim } = idp.scim_config;
   return { ...idp, config, scim_config: showScimSecret && secret !== undefined ? { ...scim, secret } : scim };
 }

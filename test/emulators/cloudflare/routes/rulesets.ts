@@ -1,14 +1,16 @@
 /**
  * Phase entrypoint rulesets of a zone or an account: GET (404/10003 before the first PUT), PUT
  * (creates or replaces `rules[]`, assigns rule ids, bumps `version`; a rule whose expression is
- * obviously malformed is refused with 400/20021 "filter parsing error"; `dry_run=true` validates
- * and persists nothing), and `rulesets.list` (cursor).
+ * obviously malformed is refused with 400/20021 "filter parsing error", an action the phase does
+ * not take, a duplicate rule ref or more rules than the zone's plan allows with 400/20200
+ * (ruleset-limits.ts); `dry_run=true` validates and persists nothing), and `rulesets.list` (cursor).
  */
 import { Type } from '@sinclair/typebox';
 import { CfErrors } from '../envelope.js';
 import { paginateCursor } from '../pagination.js';
 import type { Route, RouteContext } from '../router.js';
 import type { Scope } from '../store.js';
+import { planOf, ruleProblem } from '../ruleset-limits.js';
 import { checkBody } from '../validate.js';
 import { accountFor } from './accounts.js';
 import { zoneFor } from './zones.js';
@@ -102,8 +104,11 @@ export function expressionError(expression: string): { line: number; column: num
 
 export const RULESET_PAGE_LIMITS = { defaultPerPage: 20, minPerPage: 1, maxPerPage: 50 };
 
-function scopeOf(ctx: RouteContext): { scope: Scope; id: string } {
-  if (ctx.params.zone_id !== undefined) return { scope: 'zones', id: zoneFor(ctx).id };
+function scopeOf(ctx: RouteContext): { scope: Scope; id: string; plan?: ReturnType<typeof planOf> } {
+  if (ctx.params.zone_id !== undefined) {
+    const zone = zoneFor(ctx);
+    return { scope: 'zones', id: zone.id, plan: planOf(zone.plan) };
+  }
   return { scope: 'accounts', id: accountFor(ctx).id };
 }
 
@@ -122,7 +127,7 @@ function getEntrypoint(ctx: RouteContext) {
 }
 
 function putEntrypoint(ctx: RouteContext) {
-  const { scope, id } = scopeOf(ctx);
+  const { scope, id, plan } = scopeOf(ctx);
   const phase = phaseOf(ctx);
   const body = checkBody(EntrypointBody, ctx.body ?? {});
   if (body.phase !== undefined && body.phase !== phase) {
@@ -132,6 +137,8 @@ function putEntrypoint(ctx: RouteContext) {
     const bad = expressionError(rule.expression);
     if (bad) throw CfErrors.filterParsing(bad.line, bad.column, `${bad.detail} in ${JSON.stringify(rule.expression)}`);
   }
+  const problem = ruleProblem(phase, body.rules ?? [], plan);
+  if (problem) throw CfErrors.rulesetInvalid(problem.pointer, problem.message);
   // `?dry_run=true`: validated as a real update, nothing persisted, `result: null`.
   if (ctx.query.get('dry_run') === 'true') return { result: null };
   const ruleset = ctx.store.putEntrypoint(scope, id, phase, {

@@ -4,7 +4,8 @@
  * `include_prefix`, `exclude_prefix`), get, PATCH (`name`, `tunnel_secret`), DELETE (soft:
  * `deleted_at`), `/token` (base64 of `{"a":account,"t":tunnel,"s":secret}` as cloudflared reads it),
  * DELETE `/connections`, and the remote configuration GET/PUT (`version` +1 per PUT; the ingress
- * is checked as cloudflared checks it: the last rule is a catch-all, no catch-all before it).
+ * is checked as cloudflared checks it: the last rule is a catch-all, no catch-all before it; only
+ * the schema's `ingress` and `originRequest` are kept — `warp-routing` is not).
  *
  * Codes: a live tunnel of the same name 409/1013 (cloudflared's API client maps a create's 409 to
  * "tunnel with name already exists"; 1013 and its message as users' logs show them); not found
@@ -48,7 +49,6 @@ const ConfigBody = Type.Object(
       {
         ingress: Type.Optional(Type.Array(IngressRule)),
         originRequest: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-        'warp-routing': Type.Optional(Type.Object({ enabled: Type.Optional(Type.Boolean()) })),
       },
       { additionalProperties: true },
     ),
@@ -108,6 +108,17 @@ export function ingressError(
     return 'The last ingress rule must match all URLs (i.e. it should not have a hostname or path filter)';
   }
   return undefined;
+}
+
+/**
+ * What Cloudflare keeps of a PUT configuration: the fields of its schema, `ingress` and
+ * `originRequest`. Others are dropped, `warp-routing` among them: it left the schema in 2025
+ * (WARP traffic reaches a tunnel once a private network route targets it; cloudflared ignores
+ * `warp-routing.enabled` since 2023.9), so it is neither stored nor answered.
+ */
+function storedConfig(config: Record<string, unknown>): Record<string, unknown> {
+  const { ingress, originRequest } = structuredClone(config);
+  return { ...(ingress !== undefined ? { ingress } : {}), ...(originRequest !== undefined ? { originRequest } : {}) };
 }
 
 function configOf(ctx: RouteContext, accountId: string, tunnel: Tunnel): TunnelConfiguration {
@@ -244,7 +255,7 @@ export const tunnelRoutes: Route[] = [
       const next: TunnelConfiguration = {
         ...previous,
         version: previous.version + 1,
-        config: structuredClone(body.config) as Record<string, unknown>,
+        config: storedConfig(body.config),
         source: 'cloudflare',
         created_at: ctx.store.timestamp(),
       };
