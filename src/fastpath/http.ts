@@ -234,7 +234,8 @@ export async function startHttpServer(opts: {
       send(res, 500, { error: 'Internal', message: (err as Error).message });
     });
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
-    const route = routeOf(new URL(req.url ?? '/', 'http://fastpath').pathname);
+    // The path as sent (no URL parsing here: a malformed one must reach handle(), which refuses it).
+    const route = routeOf((req.url ?? '/').split('?')[0]!);
     if (!route) return void answer(req, res);
     void inServerSpan(
       `${req.method} ${route}`,

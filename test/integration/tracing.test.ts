@@ -9,6 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../support/env.js';
@@ -85,6 +86,19 @@ describe('tracing', () => {
     expect(receiver.trace(viaHttp.traceId)).toEqual([]);
     expect(await fastPathLog()).not.toContain('tracing:');
   }, 90_000);
+
+  it('names a span without parsing the path: a malformed one is answered, the server stays up', async () => {
+    const { port } = new URL(stack.httpBase);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => socket.end('GET //[ HTTP/1.1\r\nHost: x\r\n\r\n'));
+      let text = '';
+      socket.on('data', (d: Buffer) => (text += d.toString()));
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 [45]\d\d /);
+    expect((await fetch(`${stack.httpBase}/healthz`)).status).toBe(200);
+  });
 
   it('with OTEL_EXPORTER_OTLP_ENDPOINT, a gRPC and an HTTP create each make one trace through the workflow', async () => {
     await stack.child!.stop();
