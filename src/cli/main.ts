@@ -64,6 +64,15 @@ function configFrom(flags: ConnectionFlags): OperatorConfig {
   });
 }
 
+/**
+ * OpenTelemetry tracing for a role that runs a Temporal client or worker, when the OTEL_*
+ * variables ask for it (src/tracing): before any client connects, so every one carries it.
+ */
+async function tracingOf(role: string) {
+  const { startTracing } = await import('../tracing/tracing.js');
+  return startTracing(role, logger.child({ role }));
+}
+
 connectionOptions(program.command('worker').description('Run the Temporal worker (all workflows and activities).'))
   .addOption(
     new Option(
@@ -74,6 +83,7 @@ connectionOptions(program.command('worker').description('Run the Temporal worker
   .action(async (flags: ConnectionFlags) => {
     const { createWorker } = await import('../workers/worker.js');
     const cfg = configFrom(flags);
+    const tracing = await tracingOf('worker');
     const worker = await createWorker(cfg);
     const { ensureRequestTtlSweep } = await import('../workers/schedules.js');
     const { connectClient } = await import('../temporal/connection.js');
@@ -86,6 +96,7 @@ connectionOptions(program.command('worker').description('Run the Temporal worker
     );
     // The Temporal runtime shuts the worker down gracefully on SIGINT/SIGTERM.
     await worker.run();
+    await tracing?.shutdown();
     logger.info('worker stopped');
   });
 
@@ -98,10 +109,12 @@ connectionOptions(program.command('watcher').description('Watch Kubernetes and s
   .action(async (flags: ConnectionFlags) => {
     const { startWatcher } = await import('../watcher/main.js');
     const cfg = configFrom(flags);
+    const tracing = await tracingOf('watcher');
     const running = await startWatcher(cfg);
     logger.info({ taskQueue: cfg.temporal.taskQueue, metricsPort: running.metricsPort }, 'watcher running');
     await untilShutdownSignal();
     await running.stop();
+    await tracing?.shutdown();
     logger.info('watcher stopped');
   });
 
@@ -369,12 +382,15 @@ connectionOptions(
         ...(flags.agentTokenFile ? { DO_AGENT_TOKEN_FILE: flags.agentTokenFile } : {}),
         ...(flags.tenantEtcd ? { DO_TENANT_ETCD: flags.tenantEtcd } : {}),
       });
+      const tracing = await tracingOf('fastpath');
       // Listening before the start: a SIGTERM during start-up still ends in a clean stop.
       const shutdown = untilShutdownSignal();
       const running = await startFastPath(cfg, fp);
       logger.info({ grpcPort: running.grpcPort, httpPort: running.httpPort }, 'fastpath running');
       await shutdown;
       await running.close();
+      // After the worker's drain: the last workflow and activity spans are in the processor.
+      await tracing?.shutdown();
       logger.info('fastpath stopped');
     },
   );

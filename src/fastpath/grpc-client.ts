@@ -12,8 +12,13 @@ import { loadFastpathDefinition, loadSandboxIoDefinition } from './proto.js';
 export const TENANT_HEADER = 'x-tenant-id';
 
 export interface FastPathGrpc {
-  /** One unary call; `tenant` '' sends no tenant header. */
-  call<Res = Record<string, unknown>>(method: string, req: Record<string, unknown>, tenant?: string): Promise<Res>;
+  /** One unary call; `tenant` '' sends no tenant header; `extra`: more metadata (e.g. a W3C `traceparent`). */
+  call<Res = Record<string, unknown>>(
+    method: string,
+    req: Record<string, unknown>,
+    tenant?: string,
+    extra?: Record<string, string>,
+  ): Promise<Res>;
   close(): void;
 }
 
@@ -45,8 +50,9 @@ export function fastPathClient(address: string, defaultTenant: string, apiKey?: 
   };
   const client = new pkg.fastpath.v1.FastPathService(address, channelCredentials(tls));
   return {
-    call(method, req, tenant = defaultTenant) {
+    call(method, req, tenant = defaultTenant, extra = {}) {
       const md = metadata(tenant, apiKey);
+      for (const [k, v] of Object.entries(extra)) md.set(k, v);
       return new Promise((resolve, reject) =>
         (client[method] as UnaryMethod)(req, md, (err, res) => (err ? reject(err) : resolve(res as never))),
       );

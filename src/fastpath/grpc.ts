@@ -7,6 +7,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { writeWithBackpressure } from '../concurrency.js';
 import type { HoldsTenantSnapshot } from '../tenancy/index.js';
+import { inServerSpan } from '../tracing/server-spans.js';
 import type { Logger } from '../log.js';
 import type { AgentExecEvent } from './agent-client.js';
 import { loadFastpathDefinition, loadSandboxIoDefinition } from './proto.js';
@@ -26,6 +27,23 @@ const GRPC_CODES: Record<FastPathError['code'], grpc.status> = {
   Unauthenticated: grpc.status.UNAUTHENTICATED,
   PermissionDenied: grpc.status.PERMISSION_DENIED,
 };
+
+const FAST_PATH_SERVICE = 'fastpath.v1.FastPathService';
+
+/** The statuses that are the server's failure rather than the caller's (OpenTelemetry's gRPC conventions). */
+const SERVER_ERRORS = new Set<grpc.status>([
+  grpc.status.UNKNOWN,
+  grpc.status.DEADLINE_EXCEEDED,
+  grpc.status.UNIMPLEMENTED,
+  grpc.status.INTERNAL,
+  grpc.status.UNAVAILABLE,
+  grpc.status.DATA_LOSS,
+]);
+
+/** The status a call that failed with `err` ends with. */
+function statusOf(err: unknown): grpc.status {
+  return err instanceof FastPathError ? GRPC_CODES[err.code] : grpc.status.INTERNAL;
+}
 
 /** The caller's tenant: resolved from the call's metadata, authenticated by its key or verified certificate. */
 function callerTenant(tenants: HoldsTenantSnapshot, call: grpc.ServerUnaryCall<unknown, unknown>): string {
@@ -62,21 +80,24 @@ export async function startGrpcServer(opts: {
     fastpath: { v1: { FastPathService: grpc.ServiceClientConstructor } };
   };
   const unary =
-    <Req, Res>(fn: (req: Req, tenant: string) => Promise<Res>): grpc.handleUnaryCall<Req, Res> =>
+    <Req, Res>(method: string, fn: (req: Req, tenant: string) => Promise<Res>): grpc.handleUnaryCall<Req, Res> =>
     (call, callback) => {
-      let tenant: string;
-      try {
-        tenant = callerTenant(opts.tenants, call);
-      } catch (err) {
-        return reply(err, callback);
-      }
-      fn(call.request, tenant).then(
+      inServerSpan(
+        `${FAST_PATH_SERVICE}/${method}`,
+        call.metadata.getMap(),
+        { 'rpc.system': 'grpc', 'rpc.service': FAST_PATH_SERVICE, 'rpc.method': method },
+        async () => fn(call.request, callerTenant(opts.tenants, call)),
+        (r) => {
+          const code = 'err' in r ? statusOf(r.err) : grpc.status.OK;
+          return { error: SERVER_ERRORS.has(code), attributes: { 'rpc.grpc.status_code': code } };
+        },
+      ).then(
         (res) => callback(null, res),
         (err: unknown) => reply(err, callback),
       );
     };
   const reply = (err: unknown, callback: grpc.sendUnaryData<never>) => {
-    if (err instanceof FastPathError) return callback({ code: GRPC_CODES[err.code], details: err.message });
+    if (err instanceof FastPathError) return callback({ code: statusOf(err), details: err.message });
     opts.log.error({ err }, 'fast-path call failed');
     callback({ code: grpc.status.INTERNAL, details: (err as Error).message });
   };
@@ -127,11 +148,11 @@ export async function startGrpcServer(opts: {
     });
   }
   server.addService(pkg.fastpath.v1.FastPathService.service, {
-    CreateSandbox: unary(s.create.bind(s)),
-    DeleteSandbox: unary(s.delete.bind(s)),
-    UpdateSandbox: unary(s.update.bind(s)),
-    ListSandboxes: unary(s.list.bind(s)),
-    GetSandbox: unary(s.get.bind(s)),
+    CreateSandbox: unary('CreateSandbox', s.create.bind(s)),
+    DeleteSandbox: unary('DeleteSandbox', s.delete.bind(s)),
+    UpdateSandbox: unary('UpdateSandbox', s.update.bind(s)),
+    ListSandboxes: unary('ListSandboxes', s.list.bind(s)),
+    GetSandbox: unary('GetSandbox', s.get.bind(s)),
   });
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(

@@ -21,6 +21,7 @@ import { MAX_EXEC_STDIN_BYTES, decodeBase64 } from '../agent/api.js';
 import { writeWithBackpressure } from '../concurrency.js';
 import type { Logger } from '../log.js';
 import type { HoldsTenantSnapshot } from '../tenancy/index.js';
+import { inServerSpan } from '../tracing/server-spans.js';
 import { decodeJson } from './proto.js';
 import type { SandboxIo } from './sandbox-io.js';
 import { FastPathError, type CreateRequest, type FastPathService, type UpdateRequest } from './service.js';
@@ -43,6 +44,20 @@ const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_EXEC_BODY_BYTES = MAX_BODY_BYTES + 2 * MAX_EXEC_STDIN_BYTES;
 const ITEM = /^\/api\/v1\/namespaces\/([^/]+)\/sandboxes(?:\/([^/]+))?$/;
 const IO = /^\/api\/v1\/namespaces\/([^/]+)\/sandboxes\/([^/]+)\/(logs|exec)$/;
+
+/** The route template of an API path (the server span's name), or undefined for /healthz. */
+function routeOf(pathname: string): string | undefined {
+  if (pathname === '/healthz') return undefined;
+  if (pathname === '/api/v1/sandboxes') return pathname;
+  const io = IO.exec(pathname);
+  if (io) return `/api/v1/namespaces/{namespace}/sandboxes/{name}/${io[3]}`;
+  const m = ITEM.exec(pathname);
+  if (m)
+    return m[2] === undefined
+      ? '/api/v1/namespaces/{namespace}/sandboxes'
+      : '/api/v1/namespaces/{namespace}/sandboxes/{name}';
+  return 'unknown';
+}
 
 /**
  * `GET …/logs[?follow=true]`: the output as text/plain, chunked while it follows.
@@ -209,7 +224,7 @@ export async function startHttpServer(opts: {
         throw new FastPathError('InvalidArgument', `${req.method} is not allowed here`);
     }
   };
-  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+  const answer = (req: IncomingMessage, res: ServerResponse) =>
     handle(req, res).catch((err: unknown) => {
       // A stream that failed after its first byte can only be cut.
       if (res.headersSent) return void res.destroy();
@@ -218,6 +233,17 @@ export async function startHttpServer(opts: {
       opts.log.error({ err }, 'fast-path HTTP call failed');
       send(res, 500, { error: 'Internal', message: (err as Error).message });
     });
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    // The path as sent (no URL parsing here: a malformed one must reach handle(), which refuses it).
+    const route = routeOf((req.url ?? '/').split('?')[0]!);
+    if (!route) return void answer(req, res);
+    void inServerSpan(
+      `${req.method} ${route}`,
+      req.headers,
+      { 'http.request.method': req.method ?? '', 'http.route': route },
+      () => answer(req, res),
+      () => ({ error: res.statusCode >= 500, attributes: { 'http.response.status_code': res.statusCode } }),
+    );
   };
   let server;
   if (opts.tls) {

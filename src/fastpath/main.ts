@@ -26,6 +26,7 @@ import { EventRecorder } from '../kube/events.js';
 import { logger } from '../log.js';
 import { TenantProvider, type HoldsTenantSnapshot } from '../tenancy/index.js';
 import { connectClient, connectWorker, dataConverterOf } from '../temporal/connection.js';
+import { tracedWorkerOptions } from '../tracing/temporal.js';
 import { Dispatcher, createDispatchMetrics } from '../temporal/dispatch.js';
 import { K8sKind, K8sName, K8sNamespace } from '../temporal/search-attributes.js';
 import { workflowSource } from '../workers/bundle.js';
@@ -126,46 +127,48 @@ export async function startFastPath(
   const agentSteps = createSandboxAgentActivities(registry, agents, sealer, metrics);
   const events = new EventRecorder(kube, 'fastpath');
   const recordSteps = createSandboxRecordActivities(kube, sealer, events);
-  const worker = await Worker.create({
-    connection,
-    namespace: cfg.temporal.namespace,
-    taskQueue,
-    dataConverter: dataConverterOf(cfg.temporal),
-    ...(cfg.identity ? { identity: cfg.identity } : {}),
-    ...workflowSource(opts.workflowBundlePath, 'sandbox'),
-    activities: {
-      ...agentSteps,
-      ...recordSteps,
-      ...createSandboxCreateActivities(agentSteps, recordSteps, (id) => registry.holderOf(id)),
-      ...createSandboxPoolActivities(kube, agents, credentials, events),
-      ...createSandboxJanitorActivities(
-        registry,
-        agents,
-        kube,
-        metrics,
-        async (lost) => {
-          await client.workflow.signalWithStart(sandboxWorkflow, {
-            workflowId: sandboxWorkflowId(lost.namespace, lost.name),
-            taskQueue,
-            args: [{ namespace: lost.namespace, name: lost.name }],
-            signal: agentReportedSignal,
-            signalArgs: [
-              { agent: lost.agent, sandboxId: lost.sandboxId, phase: 'missing', message: 'janitor: agent lost it' },
-            ],
-            typedSearchAttributes: [
-              { key: K8sKind, value: SandboxKind.kind },
-              { key: K8sNamespace, value: lost.namespace },
-              { key: K8sName, value: lost.name },
-            ],
-          });
-        },
-        fp.namespace,
-        async (namespace, name) => (await runningSandbox(client, namespace, name))?.state,
-      ),
-    },
-    interceptors: { activity: [...killAfterActivityInterceptors(), ...delayActivityInterceptors()] },
-    shutdownGraceTime: '10 seconds',
-  });
+  const worker = await Worker.create(
+    tracedWorkerOptions({
+      connection,
+      namespace: cfg.temporal.namespace,
+      taskQueue,
+      dataConverter: dataConverterOf(cfg.temporal),
+      ...(cfg.identity ? { identity: cfg.identity } : {}),
+      ...workflowSource(opts.workflowBundlePath, 'sandbox'),
+      activities: {
+        ...agentSteps,
+        ...recordSteps,
+        ...createSandboxCreateActivities(agentSteps, recordSteps, (id) => registry.holderOf(id)),
+        ...createSandboxPoolActivities(kube, agents, credentials, events),
+        ...createSandboxJanitorActivities(
+          registry,
+          agents,
+          kube,
+          metrics,
+          async (lost) => {
+            await client.workflow.signalWithStart(sandboxWorkflow, {
+              workflowId: sandboxWorkflowId(lost.namespace, lost.name),
+              taskQueue,
+              args: [{ namespace: lost.namespace, name: lost.name }],
+              signal: agentReportedSignal,
+              signalArgs: [
+                { agent: lost.agent, sandboxId: lost.sandboxId, phase: 'missing', message: 'janitor: agent lost it' },
+              ],
+              typedSearchAttributes: [
+                { key: K8sKind, value: SandboxKind.kind },
+                { key: K8sNamespace, value: lost.namespace },
+                { key: K8sName, value: lost.name },
+              ],
+            });
+          },
+          fp.namespace,
+          async (namespace, name) => (await runningSandbox(client, namespace, name))?.state,
+        ),
+      },
+      interceptors: { activity: [...killAfterActivityInterceptors(), ...delayActivityInterceptors()] },
+      shutdownGraceTime: '10 seconds',
+    }),
+  );
   const workerRun = worker.run();
   workerRun.catch((err: unknown) => log.error({ err }, 'sandbox worker stopped'));
   const janitor = await ensureSandboxJanitor(client, taskQueue, fp);

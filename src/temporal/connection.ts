@@ -6,6 +6,7 @@ import type { DataConverter } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
 import type { TemporalConfig } from '../config.js';
 import { logger } from '../log.js';
+import { tracingClientInterceptors } from '../tracing/temporal.js';
 import { EncryptionCodec } from './payload-encryption.js';
 
 /**
@@ -31,7 +32,13 @@ export async function connectClient(cfg: TemporalConfig): Promise<Client> {
     await retries.drain();
     await close();
   };
-  return new Client({ connection, namespace: cfg.namespace, dataConverter: dataConverterOf(cfg) });
+  const interceptors = tracingClientInterceptors();
+  return new Client({
+    connection,
+    namespace: cfg.namespace,
+    dataConverter: dataConverterOf(cfg),
+    ...(interceptors ? { interceptors } : {}),
+  });
 }
 
 let told = false;

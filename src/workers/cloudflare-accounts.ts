@@ -15,6 +15,7 @@ import type { KubeClient } from '../kube/client.js';
 import { EventRecorder } from '../kube/events.js';
 import type { Logger } from '../log.js';
 import { dataConverterOf } from '../temporal/connection.js';
+import { tracedWorkerOptions } from '../tracing/temporal.js';
 
 export interface CloudflareAccountWorkersOptions {
   connection: NativeConnection;
@@ -67,16 +68,18 @@ export class CloudflareAccountWorkers {
     for (const accountId of accounts) {
       if (this.workers.has(accountId) || this.stopped) continue;
       const taskQueue = cloudflareTaskQueue(this.opts.cfg.temporal.taskQueue, accountId);
-      const worker = await Worker.create({
-        connection: this.opts.connection,
-        namespace: this.opts.cfg.temporal.namespace,
-        taskQueue,
-        dataConverter: dataConverterOf(this.opts.cfg.temporal),
-        activities: this.activities,
-        maxTaskQueueActivitiesPerSecond: this.opts.cfg.cloudflare.activitiesPerSecond,
-        ...(this.opts.cfg.identity ? { identity: `${this.opts.cfg.identity}/cloudflare-${accountId}` } : {}),
-        shutdownGraceTime: '10 seconds',
-      });
+      const worker = await Worker.create(
+        tracedWorkerOptions({
+          connection: this.opts.connection,
+          namespace: this.opts.cfg.temporal.namespace,
+          taskQueue,
+          dataConverter: dataConverterOf(this.opts.cfg.temporal),
+          activities: this.activities,
+          maxTaskQueueActivitiesPerSecond: this.opts.cfg.cloudflare.activitiesPerSecond,
+          ...(this.opts.cfg.identity ? { identity: `${this.opts.cfg.identity}/cloudflare-${accountId}` } : {}),
+          shutdownGraceTime: '10 seconds',
+        }),
+      );
       const running = worker.run().catch((err: Error) => {
         this.opts.log.error({ accountId, err: err.message }, 'Cloudflare account worker failed');
         this.workers.delete(accountId);

@@ -13,6 +13,7 @@ import { Probes, workerProbes } from '../health/probes.js';
 import { KubeClient } from '../kube/client.js';
 import { logger } from '../log.js';
 import { connectClient, connectWorker, dataConverterOf } from '../temporal/connection.js';
+import { tracedWorkerOptions } from '../tracing/temporal.js';
 import { CloudflareAccountWorkers } from './cloudflare-accounts.js';
 import { workflowSource } from './bundle.js';
 import { killAfterActivityInterceptors } from './fault-injection.js';
@@ -36,22 +37,24 @@ export async function createWorker(
   const connection = await connectWorker(cfg.temporal);
   const kube = KubeClient.fromKubeconfig(cfg.kubeconfig);
   const temporal = await connectClient(cfg.temporal);
-  const worker = await Worker.create({
-    connection,
-    namespace: cfg.temporal.namespace,
-    taskQueue: cfg.temporal.taskQueue,
-    dataConverter: dataConverterOf(cfg.temporal),
-    ...(cfg.identity ? { identity: cfg.identity } : {}),
-    ...workflowSource(opts.workflowBundlePath),
-    activities: createActivities({
-      kube,
-      requests: cfg.requests,
-      cloudflare: { temporal, taskQueue: cfg.temporal.taskQueue, config: cfg.cloudflare },
+  const worker = await Worker.create(
+    tracedWorkerOptions({
+      connection,
+      namespace: cfg.temporal.namespace,
+      taskQueue: cfg.temporal.taskQueue,
+      dataConverter: dataConverterOf(cfg.temporal),
+      ...(cfg.identity ? { identity: cfg.identity } : {}),
+      ...workflowSource(opts.workflowBundlePath),
+      activities: createActivities({
+        kube,
+        requests: cfg.requests,
+        cloudflare: { temporal, taskQueue: cfg.temporal.taskQueue, config: cfg.cloudflare },
+      }),
+      interceptors: { activity: killAfterActivityInterceptors() },
+      // Activities are short apiserver calls; let in-flight ones finish on SIGTERM.
+      shutdownGraceTime: '10 seconds',
     }),
-    interceptors: { activity: killAfterActivityInterceptors() },
-    // Activities are short apiserver calls; let in-flight ones finish on SIGTERM.
-    shutdownGraceTime: '10 seconds',
-  });
+  );
   const cloudflareAccounts = new CloudflareAccountWorkers({ connection, cfg, kube, log });
   const probes = new Probes(workerProbes('worker', worker, temporal, kube));
   // The probes and build_info; the worker's other metrics are the SDK's (DO_WORKER_METRICS_ADDRESS).

@@ -282,6 +282,31 @@ describe('the values', () => {
     }
   });
 
+  it('tracing: tracing.otlpEndpoint (and its extra OTEL_* variables) reaches every role that talks to Temporal; none by default', async () => {
+    const env = (objs: KubeObject[], role: string) =>
+      (
+        ofKind(objs, 'Deployment').find((d) => d.metadata.name === `durable-operators-${role}`)!.spec as {
+          template: { spec: { containers: { env?: unknown[] }[] } };
+        }
+      ).template.spec.containers[0]!.env ?? [];
+    const objs = await render(
+      'tracing.otlpEndpoint=http://otel-collector.observability:4318',
+      'tracing.extraEnv.OTEL_TRACES_SAMPLER=parentbased_traceidratio',
+    );
+    for (const role of ['worker', 'watcher', 'fastpath'])
+      expect(env(objs, role), role).toEqual(
+        expect.arrayContaining([
+          { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: 'http://otel-collector.observability:4318' },
+          { name: 'OTEL_TRACES_SAMPLER', value: 'parentbased_traceidratio' },
+        ]),
+      );
+    // The webhook runs no Temporal client: nothing of its own to trace.
+    expect(JSON.stringify(env(objs, 'admission'))).not.toContain('OTEL_');
+    const off = await render('tracing.extraEnv.OTEL_TRACES_SAMPLER=always_on');
+    for (const role of ['worker', 'watcher', 'fastpath', 'admission'])
+      expect(JSON.stringify(env(off, role)), role).not.toContain('OTEL_');
+  });
+
   it('without cert-manager: no Certificate, the caBundle given (and required)', async () => {
     const objs = await render('admission.certManager=false', 'admission.caBundle=Q0EK');
     expect(ofKind(objs, 'Certificate')).toEqual([]);

@@ -29,7 +29,7 @@ RBAC, the webhook configuration and the NetworkPolicies have one source.
 {{- $text | replace "namespace: durable-operators\n" (printf "namespace: %s\n" $ns) | replace "inject-ca-from: durable-operators/" (printf "inject-ca-from: %s/" $ns) | replace ".durable-operators.svc" (printf ".%s.svc" $ns) -}}
 {{- end }}
 
-{{/* The Temporal connection (envconfig variables), the payload keys' directory and the identity. */}}
+{{/* The Temporal connection (envconfig variables), the payload keys' directory, the identity and tracing. */}}
 {{- define "do.temporalEnv" -}}
 - name: TEMPORAL_ADDRESS
   value: {{ .Values.temporal.address | quote }}
@@ -85,6 +85,14 @@ RBAC, the webhook configuration and the NetworkPolicies have one source.
   valueFrom:
     fieldRef:
       fieldPath: metadata.name
+{{- with .Values.tracing.otlpEndpoint }}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ . | quote }}
+{{- range $k, $v := $.Values.tracing.extraEnv }}
+- name: {{ $k }}
+  value: {{ $v | quote }}
+{{- end }}
+{{- end }}
 {{- end }}
 
 {{- define "do.env" -}}
