@@ -21,7 +21,8 @@ it('the build compiles src/ only: no test tool (the Cloudflare emulator) reaches
     .split('\n')
     .filter(Boolean)
     .map((f) => path.relative(REPO_ROOT, f))
-    .filter((f) => !f.startsWith('node_modules/'));
+    // Dependencies wherever node_modules resolves to (a worktree's is a link to another checkout's).
+    .filter((f) => !f.split(path.sep).includes('node_modules'));
   expect(ours.length).toBeGreaterThan(100);
   expect(ours.filter((f) => !f.startsWith('src/'))).toEqual([]);
   expect(ours.filter((f) => /emulator/i.test(f))).toEqual([]);
