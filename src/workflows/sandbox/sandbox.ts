@@ -60,6 +60,7 @@ import {
   createConflict,
   createFingerprint,
   createSpecOf,
+  deletesOwnRecord,
   endpointsOf,
   failurePolicyOf,
   lifecycleStep,
@@ -98,6 +99,8 @@ import { releaseSlotSignal } from './quota.js';
 const ONE_ROUND_TRIP = 'sandbox-create-one-round-trip';
 /** Runs from before it took a delete that came ahead of the Fast record as a delete. */
 const DELETE_BEFORE_RECORD = 'sandbox-delete-before-record';
+/** Runs from before it deleted the Fast record written while the create's delete was on its way. */
+const DELETE_AFTER_RECORD = 'sandbox-delete-after-record';
 /** Patch: when no agent is left after one did not answer, the answer says so (not the pool's "full"). */
 const UNANSWERED_AGENT_ANSWER = 'sandbox-unanswered-agent-answer';
 /** A sandbox missing from an agent that restarted since its placement: the agent's loss, not the sandbox's alone. */
@@ -153,9 +156,13 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
   // A deletion hint closes the name to creates at once (before the run has read the record):
   // a create right after DeleteSandbox must make a new incarnation, not get this one back.
   let deletionRequested = false;
+  // The fast path's DeleteSandbox reached this creation (no record found): it may arrive only after
+  // the record is written (the hint waits while the record write holds the workflow task).
+  let creationDeleted = false;
   setHandler(sandboxChangedSignal, (change) => {
     hinted = true;
     if (change?.event === 'Deleting') deletionRequested = true;
+    if (change?.event === 'Deleting' && !change.uid) creationDeleted = true;
   });
   setHandler(agentReportedSignal, () => void (hinted = true));
   setHandler(
@@ -489,6 +496,14 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
     }
     const ref = { namespace, name, uid: state.uid! };
 
+    if (
+      deletesOwnRecord({ creationDeleted, recordedHere: recorded, recordDeleting: !!sb.metadata?.deletionTimestamp }) &&
+      patched(DELETE_AFTER_RECORD)
+    ) {
+      stage('deleting', 'deleted while its record was being written; deleting the record');
+      await sandboxCalls.requestSandboxDeletion(ref);
+      continue; // read again: the deletion below removes the sandbox and the finalizer
+    }
     if (sb.metadata?.deletionTimestamp) {
       await deleteSandbox(sb, ref);
       return finish(`Sandbox ${namespace}/${name} deleted`);
