@@ -272,6 +272,19 @@ export function deleteReachesCreation(run: { stage: string; mode?: ConsistencyMo
 }
 
 /**
+ * Whether a Fast create's run, told of a deletion between its answer and its record, records
+ * nothing and removes the sandbox from its agent.
+ */
+export function deletesBeforeRecord(run: {
+  deletionRequested: boolean;
+  fastCreate: boolean;
+  placed: boolean;
+  recorded: boolean;
+}): boolean {
+  return run.deletionRequested && run.fastCreate && run.placed && !run.recorded;
+}
+
+/**
  * Whether the run deletes the record it has just written: its Fast create was deleted (the fast
  * path's delete reached it, see deleteReachesCreation) while the record was on its way, and the
  * record is not being deleted already.
