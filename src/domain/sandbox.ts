@@ -262,6 +262,42 @@ export function runStillHolds(run: { stage: string; sandboxId?: string } | undef
 }
 
 /**
+ * Whether a DeleteSandbox that found no record is for the name's running workflow: a Fast create
+ * whose record is not written yet (`creating`, `recording`). The run is told and deletes the
+ * sandbox — before its record, or the record once written. Strong writes its record before it
+ * answers, so a delete finds that record or there is nothing to delete.
+ */
+export function deleteReachesCreation(run: { stage: string; mode?: ConsistencyMode } | undefined): boolean {
+  return run?.mode === 'fast' && (run.stage === 'creating' || run.stage === 'recording');
+}
+
+/**
+ * Whether a Fast create's run, told of a deletion between its answer and its record, records
+ * nothing and removes the sandbox from its agent.
+ */
+export function deletesBeforeRecord(run: {
+  deletionRequested: boolean;
+  fastCreate: boolean;
+  placed: boolean;
+  recorded: boolean;
+}): boolean {
+  return run.deletionRequested && run.fastCreate && run.placed && !run.recorded;
+}
+
+/**
+ * Whether the run deletes the record it has just written: its Fast create was deleted (the fast
+ * path's delete reached it, see deleteReachesCreation) while the record was on its way, and the
+ * record is not being deleted already.
+ */
+export function deletesOwnRecord(run: {
+  creationDeleted: boolean;
+  recordedHere: boolean;
+  recordDeleting: boolean;
+}): boolean {
+  return run.creationDeleted && run.recordedHere && !run.recordDeleting;
+}
+
+/**
  * Fast mode's orphans on one agent: sandboxes no Sandbox record covers, older than the orphan
  * timeout (by the agent's own `createdAt`, so a sandbox whose record is still being written is
  * spared). A record covers a sandbox when it names the sandbox's ID (status or pending

@@ -25,6 +25,7 @@ import { SandboxKind, type Sandbox } from '../api/sandbox.js';
 import { quotaWorkflowId, sandboxPlacementRefusal, slotKey } from '../domain/sandbox-quota.js';
 import {
   TENANT_LABEL,
+  deleteReachesCreation,
   invalidCreate,
   sandboxWorkflowId,
   type ConsistencyMode,
@@ -309,8 +310,8 @@ export class FastPathService {
    */
   private async creatingFor(namespace: string, name: string, tenant: string): Promise<boolean> {
     const run = await this.runOf(namespace, name, tenant);
-    // Strong writes its record before it answers: a delete during one finds it, or NOT_FOUND is true.
-    if (run?.state.mode !== 'fast' || (run.state.stage !== 'creating' && run.state.stage !== 'recording')) return false;
+    if (!run || !deleteReachesCreation(run.state)) return false;
+    // No UID: the creation's own delete (the run deletes its record should it be written meanwhile).
     await run.handle.signal(sandboxChangedSignal, { event: 'Deleting' });
     return true;
   }

@@ -169,3 +169,35 @@ describe('a Fast record written late (a busy fast path), not refused', () => {
     await restart();
   }, 180_000);
 });
+
+describe('a delete that reaches a Fast creation while its record is being written', () => {
+  it('the record, once written, is deleted: DeleteSandbox answered OK leaves no record and no sandbox', async () => {
+    await stack.child!.stop();
+    // The record write's first attempt is held 12 s: past the 8 s after which the worker extends its
+    // workflow task, so the delete's question to the run is answered (stage `recording`) and its
+    // hint arrives while the write is still under way — the run learns of it after the record exists.
+    await restart({ DO_FAULT_DELAY_ACTIVITY: 'createSandboxRecord=12s' });
+    const name = uniq('late-deleted');
+    const res = await stack.grpc.call<{ sandboxId: string }>('CreateSandbox', {
+      namespace: stack.namespace,
+      name,
+      ...spec,
+    });
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(await stack.sandbox(name)).toBeUndefined();
+    expect(await stack.grpc.call('DeleteSandbox', { sandboxName: name, namespace: stack.namespace })).toMatchObject({
+      success: true,
+    });
+    await eventually(
+      `no Sandbox ${name} and no sandbox ${res.sandboxId} on the agents`,
+      async () => {
+        const held = (await stack.agentReports()).some((r) => r.sandboxes.some((s) => s.sandboxId === res.sandboxId));
+        return !held && !(await stack.sandbox(name));
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    await noLeaks();
+    await stack.child!.stop();
+    await restart();
+  }, 180_000);
+});

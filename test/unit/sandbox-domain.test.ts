@@ -6,6 +6,8 @@ import {
   agentLossStep,
   createConflict,
   createFingerprint,
+  deleteReachesCreation,
+  deletesOwnRecord,
   failureReason,
   invalidCreate,
   lifecycleStep,
@@ -250,6 +252,27 @@ describe('runStillHolds (the janitor spares a sandbox whose record is late)', ()
     expect(runStillHolds({ stage: 'unrecorded', sandboxId: 'a' }, 'a')).toBe(false); // refused: the janitor's
     expect(runStillHolds({ stage: 'done', sandboxId: 'a' }, 'a')).toBe(false);
     expect(runStillHolds(undefined, 'a')).toBe(false);
+  });
+});
+
+describe('a delete that finds no record (DeleteSandbox reaching a Fast creation)', () => {
+  it('is the running Fast create’s while its record is not written yet', () => {
+    expect(deleteReachesCreation({ stage: 'creating', mode: 'fast' })).toBe(true);
+    expect(deleteReachesCreation({ stage: 'recording', mode: 'fast' })).toBe(true);
+    // Recorded: the delete finds the record. Strong records before answering. No run: NOT_FOUND.
+    expect(deleteReachesCreation({ stage: 'live', mode: 'fast' })).toBe(false);
+    expect(deleteReachesCreation({ stage: 'unrecorded', mode: 'fast' })).toBe(false);
+    expect(deleteReachesCreation({ stage: 'creating', mode: 'strong' })).toBe(false);
+    expect(deleteReachesCreation({ stage: 'scheduling' })).toBe(false);
+    expect(deleteReachesCreation(undefined)).toBe(false);
+  });
+
+  it('makes the run delete the record it wrote meanwhile, once', () => {
+    const run = { creationDeleted: true, recordedHere: true, recordDeleting: false };
+    expect(deletesOwnRecord(run)).toBe(true);
+    expect(deletesOwnRecord({ ...run, recordDeleting: true })).toBe(false); // already being deleted
+    expect(deletesOwnRecord({ ...run, recordedHere: false })).toBe(false); // not this run's record
+    expect(deletesOwnRecord({ ...run, creationDeleted: false })).toBe(false); // a watcher's hint: the record says
   });
 });
 

@@ -184,6 +184,18 @@ export function createSandboxRecordActivities(kube: KubeClient, sealer: EnvSeale
 
     setSandboxFinalizer,
 
+    /**
+     * Deletes the record, its finalizer kept: the workflow then removes the sandbox from its agent
+     * and the finalizer, as for any deletion (a Fast create deleted while its record was written).
+     */
+    async requestSandboxDeletion(req: SandboxRef & { uid: string }): Promise<Found> {
+      try {
+        return (await kube.delete(ref(req), { uid: req.uid })) ? ok() : GONE;
+      } catch (err) {
+        throw kubeFailure(err, `delete Sandbox ${req.namespace}/${req.name}`);
+      }
+    },
+
     /** Strong mode's rollback: the record of a sandbox no agent took goes away entirely. */
     async deleteSandboxRecord(req: SandboxRef & { uid: string }): Promise<void> {
       const r = await setSandboxFinalizer({ ...req, present: false });

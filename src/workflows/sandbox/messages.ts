@@ -49,6 +49,10 @@ export const createSandboxUpdate = defineUpdate<CreateAnswer, [CreateSandboxCall
 /** What the watcher saw happen to the Sandbox (shown in history; the workflow re-reads anyway). */
 export interface SandboxChange {
   event: string;
+  /**
+   * The record's UID. `Deleting` without one is the fast path's DeleteSandbox reaching a Fast
+   * create whose record it did not find: the run deletes the sandbox, and its record if written.
+   */
   uid?: string;
 }
 /** Hint from the watcher: the Sandbox was created, changed or is being deleted. Verified by a fresh read. */
