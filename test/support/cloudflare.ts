@@ -343,3 +343,16 @@ export function cloudflareSuite(opts: CloudflareSuiteOptions): CloudflareSuite {
     readyOf: (kind, name, ns) => readyOf(k, kind, name, ns),
   };
 }
+
+/**
+ * Empties a custom object's status the way a restore without status does (Velero, `kubectl get
+ * -o yaml | kubectl apply` into a new cluster): every key of it nulled through the status subresource.
+ */
+export async function clearStatus(
+  k: KubeClient,
+  ref: { apiVersion: string; kind: string; plural: string; name: string; namespace?: string },
+): Promise<void> {
+  const obj = (await k.get(ref)) as { status?: Record<string, unknown> } | undefined;
+  const keys = Object.keys(obj?.status ?? {});
+  if (keys.length) await k.patchCustomStatus(ref, Object.fromEntries(keys.map((key) => [key, null])));
+}
