@@ -59,6 +59,7 @@ describe('AccessGroup', () => {
   it('a crash between the create and recording the ID leaves exactly one group, and it is ours', async () => {
     const doomed = spawnRole('worker', suite.taskQueue, 'cf-access-created', {
       CLOUDFLARE_API_BASE_URL: suite.fx.emulator.baseURL,
+      DO_CLUSTER_ID: 'default', // as the in-process worker (test/support/cloudflare.ts)
       DO_FAULT_KILL_AT: 'cloudflare-created',
       DO_CLOUDFLARE_DEBOUNCE: '200ms',
     });

@@ -310,6 +310,7 @@ describe('Tunnel lifecycle', () => {
     await suite.stopWorker();
     const doomed = spawnRole('worker', suite.taskQueue, 'cf-tunnel-created', {
       CLOUDFLARE_API_BASE_URL: suite.fx.emulator.baseURL,
+      DO_CLUSTER_ID: 'default', // as the in-process worker (test/support/cloudflare.ts)
       DO_FAULT_KILL_AT: 'cloudflare-created',
       DO_CLOUDFLARE_DEBOUNCE: '200ms',
     });

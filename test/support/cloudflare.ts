@@ -276,6 +276,8 @@ export function cloudflareSuite(opts: CloudflareSuiteOptions): CloudflareSuite {
 
   const cloudflareConfig = (): CloudflareConfig => ({
     ...loadCloudflareConfig({}),
+    // The markers the files expect; '' (derived from kube-system) where a file overrides it.
+    clusterId: 'default',
     baseURL: fx!.emulator.baseURL,
     ...opts.configOverrides,
   });
