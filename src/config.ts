@@ -208,8 +208,9 @@ export function loadTemporalConnection(
 export const DEFAULT_CLOUDFLARED_IMAGE = 'cloudflare/cloudflared:2025.4.0';
 
 export function loadCloudflareConfig(env: NodeJS.ProcessEnv = process.env): CloudflareConfig {
-  const clusterId = env.DO_CLUSTER_ID || 'default';
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/.test(clusterId))
+  // Unset: '' — the worker derives it from the kube-system namespace's UID (src/kube/cluster-identity.ts).
+  const clusterId = env.DO_CLUSTER_ID || '';
+  if (clusterId && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/.test(clusterId))
     throw new Error(`DO_CLUSTER_ID must be 1–63 letters, digits, '.', '_' or '-', got ${JSON.stringify(clusterId)}`);
   const driftPolicy = env.DO_CLOUDFLARE_DRIFT_POLICY || 'repair';
   if (driftPolicy !== 'repair' && driftPolicy !== 'observe')

@@ -56,6 +56,21 @@ export const ORIGINAL_FINALIZERS: readonly string[] = [
  */
 export const CLOUDFLARE_DELETION_POLICY_ANNOTATION = 'cloudflare-operator.io/deletion-policy';
 
+/**
+ * Annotation on a Tunnel, ClusterTunnel, AccessGroup or AccessIdentityProvider: the ID of the
+ * Cloudflare object the operator made for it. Its status says the same, but status is not kept by
+ * backup/restore or `kubectl get -o yaml | kubectl apply`, and a SyncState may be deleted: the
+ * annotation is what lets the operator know its object again (checked against the name it wants).
+ */
+export const CLOUDFLARE_ID_ANNOTATION = 'cloudflare-operator.io/cloudflare-id';
+
+/**
+ * Annotation on a settings target's CloudflareSyncState: its `status.managedSettings` (who holds
+ * which setting and the value it had before the operator took it), kept where a lost status does
+ * not take it.
+ */
+export const MANAGED_SETTINGS_ANNOTATION = 'cloudflare-operator.io/managed-settings';
+
 /** An integer enum as Kubernetes expects it (`type: integer, enum: [...]`), typed as a union. */
 function IntegerEnum<const T extends readonly number[]>(
   values: T,

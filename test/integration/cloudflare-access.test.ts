@@ -7,10 +7,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ManagedProcess } from '../../src/infra/process.js';
-import { CLOUDFLARE_API_VERSION, type CloudflareSyncState } from '../../src/api/cloudflare.js';
+import {
+  CLOUDFLARE_API_VERSION,
+  CLOUDFLARE_ID_ANNOTATION,
+  CloudflareSyncStateKind,
+  type CloudflareSyncState,
+} from '../../src/api/cloudflare.js';
 import { sourceWorkflowId, syncStateName, syncWorkflowId } from '../../src/domain/cloudflare/targets.js';
 import { eventually, historyText, spawnRole, temporal, uniq, waitForWorker } from '../support/env.js';
-import { cloudflareSuite, hexId, secret, sourceObject } from '../support/cloudflare.js';
+import { clearStatus, cloudflareSuite, hexId, secret, sourceObject } from '../support/cloudflare.js';
 
 const account = hexId();
 const creds = uniq('cf-acc-acct');
@@ -54,6 +59,7 @@ describe('AccessGroup', () => {
   it('a crash between the create and recording the ID leaves exactly one group, and it is ours', async () => {
     const doomed = spawnRole('worker', suite.taskQueue, 'cf-access-created', {
       CLOUDFLARE_API_BASE_URL: suite.fx.emulator.baseURL,
+      DO_CLUSTER_ID: 'default', // as the in-process worker (test/support/cloudflare.ts)
       DO_FAULT_KILL_AT: 'cloudflare-created',
       DO_CLOUDFLARE_DEBOUNCE: '200ms',
     });
@@ -142,6 +148,50 @@ describe('AccessGroup', () => {
       const all = await groups();
       return !all.some((g) => g.name === `Staff ${staff}`) && all.some((g) => g.id === byHand.id);
     });
+  });
+
+  it('the group stays ours when its SyncState forgets it (status lost as in a restore, SyncState deleted): updated in place, never a Conflict, deleted with its resource', async () => {
+    if (!suite.worker) await suite.startWorker(); // when run alone (the first test starts it)
+    const name = uniq('restored');
+    const spec = (exclude: string[]) => ({
+      include: [{ emailDomain: { domain: 'example.com' } }],
+      ...(exclude.length ? { exclude: [{ ipRanges: { ip: exclude } }] } : {}),
+    });
+    await k.apply(accessGroup(name, spec([])));
+    const created = await eventually('the group created', async () => (await groups()).find((g) => g.name === name));
+    await eventually('Synced', async () => (await ready(name))?.reason === 'Synced');
+    const annotations = async () =>
+      ((await k.get(ref(name))) as { metadata?: { annotations?: Record<string, string> } } | undefined)?.metadata
+        ?.annotations ?? {};
+    expect((await annotations())[CLOUDFLARE_ID_ANNOTATION]).toBe(created.id);
+    const state = {
+      apiVersion: CLOUDFLARE_API_VERSION,
+      kind: 'CloudflareSyncState',
+      plural: CloudflareSyncStateKind.plural,
+      name: syncStateName({ resourceType: 'AccessGroup', accountId: account, name }),
+    };
+
+    await clearStatus(k, state); // as a restore brings it back
+    await k.apply(accessGroup(name, spec(['203.0.113.0/24'])));
+    const updated = await eventually('updated in place', async () =>
+      (await groups()).find((g) => g.name === name && g.exclude.length === 1),
+    );
+    expect(updated.id).toBe(created.id);
+    await eventually('Synced again', async () => (await ready(name))?.reason === 'Synced');
+
+    await k.delete(state); // deleted by a user
+    await k.apply(accessGroup(name, spec(['203.0.113.0/24', '198.51.100.7'])));
+    const again = await eventually('updated in place again', async () =>
+      (await groups()).find((g) => g.name === name && g.exclude.length === 2),
+    );
+    expect(again.id).toBe(created.id);
+    await eventually('Synced, not Conflict', async () => (await ready(name))?.reason === 'Synced');
+    expect((await groups()).filter((g) => g.name === name)).toHaveLength(1);
+    expect((await statusOf(name))?.groupId).toBe(created.id);
+
+    await clearStatus(k, state);
+    await k.delete(ref(name));
+    await eventually('deleted with its resource', async () => !(await groups()).some((g) => g.name === name));
   });
 
   it('a create Cloudflare refused leaves no intent: a group of that name made by hand later is never taken, nor deleted with the resource', async () => {

@@ -92,6 +92,7 @@ describe('a worker killed in the middle of a sync', () => {
 
       const doomed = spawnRole('worker', taskQueue, `cf-failures-${point}`, {
         CLOUDFLARE_API_BASE_URL: suite.fx.emulator.baseURL,
+        DO_CLUSTER_ID: 'default', // as the in-process worker (test/support/cloudflare.ts)
         DO_FAULT_KILL_AT: point,
         DO_CLOUDFLARE_DEBOUNCE: '200ms',
       });
@@ -150,6 +151,7 @@ describe('a worker killed right after a zone setting is written', () => {
 
     const doomed = spawnRole('worker', taskQueue, 'cf-failures-settings', {
       CLOUDFLARE_API_BASE_URL: suite.fx.emulator.baseURL,
+      DO_CLUSTER_ID: 'default', // as the in-process worker (test/support/cloudflare.ts)
       DO_FAULT_KILL_AT: 'cloudflare-write',
       DO_CLOUDFLARE_DEBOUNCE: '200ms',
     });

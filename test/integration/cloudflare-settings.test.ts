@@ -8,10 +8,10 @@
  * read and set only through the official SDK.
  */
 import { describe, expect, it } from 'vitest';
-import { CLOUDFLARE_API_VERSION, type CloudflareSyncState } from '../../src/api/cloudflare.js';
+import { CLOUDFLARE_API_VERSION, CloudflareSyncStateKind, type CloudflareSyncState } from '../../src/api/cloudflare.js';
 import { syncStateName } from '../../src/domain/cloudflare/targets.js';
 import { eventually, uniq } from '../support/env.js';
-import { cloudflareSuite, hexId, sourceObject } from '../support/cloudflare.js';
+import { clearStatus, cloudflareSuite, hexId, sourceObject } from '../support/cloudflare.js';
 
 const account = hexId();
 const creds = uniq('cf-set-acct');
@@ -96,6 +96,28 @@ describe('CloudflareDomain', () => {
     );
     await eventually('the SyncState deleted', async () => !(await syncState()));
     expect(await setting('rocket_loader')).toBe('on'); // never ours
+  });
+
+  it('restoreOnDelete survives a lost SyncState status (a restore without status): the value from before the operator is written back', async () => {
+    await suite.fx.cf.zones.settings.edit('browser_check', { zone_id: suite.zoneId, value: 'off' } as never);
+    const checker = uniq('checker');
+    await k.apply(domain(checker, { restoreOnDelete: true, security: { browserCheck: true } }));
+    await eventually('taken', async () => (await setting('browser_check')) === 'on');
+    const st = await eventually('the value before recorded', async () => {
+      const s = await syncState();
+      return s?.status?.managedSettings?.some((m) => m.setting === 'browser_check') ? s : undefined;
+    });
+    await eventually('Synced', async () => (await ready(checker))?.reason === 'Synced');
+
+    await clearStatus(k, {
+      apiVersion: CLOUDFLARE_API_VERSION,
+      kind: 'CloudflareSyncState',
+      plural: CloudflareSyncStateKind.plural,
+      name: st.metadata!.name!,
+    });
+    expect((await syncState())?.status?.managedSettings).toBeUndefined();
+    await k.delete(ref(checker));
+    await eventually('restored', async () => (await setting('browser_check')) === 'off');
   });
 
   it('a value Cloudflare refuses is the resource’s status with Cloudflare’s message; fixing it recovers', async () => {

@@ -7,7 +7,7 @@
  * garbage collection) and etcd; Cloudflare is the emulator, read only through the official SDK.
  */
 import { describe, expect, it } from 'vitest';
-import { CLOUDFLARE_API_VERSION, CLOUDFLARE_GROUP } from '../../src/api/cloudflare.js';
+import { CLOUDFLARE_API_VERSION, CLOUDFLARE_GROUP, CLOUDFLARE_ID_ANNOTATION } from '../../src/api/cloudflare.js';
 import { PatchStrategy, type KubernetesObject, type V1Deployment } from '@kubernetes/client-node';
 import { TUNNEL_BINDING_VERSION } from '../../src/api/cloudflare-tunnels.js';
 import { baseConnectorDeployment } from '../../src/domain/cloudflare/connector.js';
@@ -16,6 +16,7 @@ import { syncStateName } from '../../src/domain/cloudflare/targets.js';
 import type { ManagedProcess } from '../../src/infra/process.js';
 import { eventually, spawnRole, uniq, waitForWorker } from '../support/env.js';
 import {
+  clearStatus,
   cloudflareSuite,
   hexId,
   secret as markSecret,
@@ -309,6 +310,7 @@ describe('Tunnel lifecycle', () => {
     await suite.stopWorker();
     const doomed = spawnRole('worker', suite.taskQueue, 'cf-tunnel-created', {
       CLOUDFLARE_API_BASE_URL: suite.fx.emulator.baseURL,
+      DO_CLUSTER_ID: 'default', // as the in-process worker (test/support/cloudflare.ts)
       DO_FAULT_KILL_AT: 'cloudflare-created',
       DO_CLOUDFLARE_DEBOUNCE: '200ms',
     });
@@ -345,6 +347,39 @@ describe('Tunnel lifecycle', () => {
     } finally {
       if (!suite.worker) await suite.startWorker();
     }
+  });
+
+  it('a Tunnel whose status was lost (restored from a backup) knows its tunnel again by its annotation: no TunnelNameTaken, and its deletion deletes the tunnel', async () => {
+    const t = uniq('restored');
+    const cfName = uniq('cf-restored');
+    await k.apply(tunnel(t, { newTunnel: { name: cfName } }));
+    const first = await eventually('active', async () => {
+      const st = await tunnelStatus(t);
+      return st?.state === 'active' && st.tunnelId ? st : undefined;
+    });
+    const annotations = async () =>
+      ((await k.get(tunnelRef(t))) as { metadata?: { annotations?: Record<string, string> } } | undefined)?.metadata
+        ?.annotations ?? {};
+    expect((await annotations())[CLOUDFLARE_ID_ANNOTATION]).toBe(first.tunnelId);
+    await eventually('configured', async () => (await configOf(first.tunnelId!)).ingress.length > 0);
+
+    const statusRef = { ...tunnelRef(t), plural: 'tunnels' };
+    await clearStatus(k, statusRef);
+    await k.apply(tunnel(t, { newTunnel: { name: cfName }, fallbackTarget: 'http_status:503' }));
+    await eventually('its tunnel again, configured', async () => {
+      const ready = await suite.readyOf('Tunnel', t, ns());
+      expect(ready?.reason).not.toBe('TunnelNameTaken');
+      const st = await tunnelStatus(t);
+      return (
+        st?.tunnelId === first.tunnelId &&
+        (await configOf(first.tunnelId!)).ingress.at(-1)?.service === 'http_status:503'
+      );
+    });
+    expect((await cfTunnels(cfName)).filter((x) => !x.deleted_at).map((x) => x.id)).toEqual([first.tunnelId]);
+
+    await clearStatus(k, statusRef);
+    await k.delete(tunnelRef(t));
+    await eventually('deleted with its Tunnel', async () => (await cfTunnels(cfName)).every((x) => x.deleted_at));
   });
 
   it('adopts an existing tunnel by name and leaves it on delete; never takes a tunnel or a Secret that is not its own; bad specs say which field', async () => {

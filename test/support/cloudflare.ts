@@ -276,6 +276,8 @@ export function cloudflareSuite(opts: CloudflareSuiteOptions): CloudflareSuite {
 
   const cloudflareConfig = (): CloudflareConfig => ({
     ...loadCloudflareConfig({}),
+    // The markers the files expect; '' (derived from kube-system) where a file overrides it.
+    clusterId: 'default',
     baseURL: fx!.emulator.baseURL,
     ...opts.configOverrides,
   });
@@ -342,4 +344,17 @@ export function cloudflareSuite(opts: CloudflareSuiteOptions): CloudflareSuite {
     stopWorker,
     readyOf: (kind, name, ns) => readyOf(k, kind, name, ns),
   };
+}
+
+/**
+ * Empties a custom object's status the way a restore without status does (Velero, `kubectl get
+ * -o yaml | kubectl apply` into a new cluster): every key of it nulled through the status subresource.
+ */
+export async function clearStatus(
+  k: KubeClient,
+  ref: { apiVersion: string; kind: string; plural: string; name: string; namespace?: string },
+): Promise<void> {
+  const obj = (await k.get(ref)) as { status?: Record<string, unknown> } | undefined;
+  const keys = Object.keys(obj?.status ?? {});
+  if (keys.length) await k.patchCustomStatus(ref, Object.fromEntries(keys.map((key) => [key, null])));
 }

@@ -511,9 +511,9 @@ describe.each([
   });
 
   if (role === 'worker') {
-    it('talks to the real Cloudflare API, as cluster `default`, unless told otherwise', () => {
+    it('talks to the real Cloudflare API, as the cluster its kube-system UID names, unless told otherwise', () => {
       const cfg = loadConfig({}, processEnv());
-      expect(cfg.cloudflare.clusterId).toBe('default');
+      expect(cfg.cloudflare.clusterId, 'unset: derived at start (src/kube/cluster-identity.ts)').toBe('');
       expect(cfg.cloudflare.baseURL, 'CLOUDFLARE_API_BASE_URL unset: the real API').toBeUndefined();
       // Shown, commented out, for a proxy or an emulator.
       expect(readFileSync(path.join(DEPLOY, 'worker.yaml'), 'utf8')).toMatch(/# +- name: CLOUDFLARE_API_BASE_URL\n/);

@@ -31,6 +31,7 @@ import { CloudflareAccount, CloudflareTarget, K8sKind } from '../../temporal/sea
 import type { KubeClient } from '../../kube/client.js';
 import { apiMessage, statusCode } from '../../kube/client.js';
 import { isRetriedActivity, type EventRecorder } from '../../kube/events.js';
+import { defaultClusterId } from '../../kube/cluster-identity.js';
 import type { Condition } from '../../domain/conditions.js';
 import { sourceReadyEvent } from '../../domain/events.js';
 import {
@@ -75,9 +76,20 @@ export interface CloudflareSourceDeps {
 }
 
 export function createCloudflareSourceActivities({ kube, temporal, taskQueue, config, events }: CloudflareSourceDeps) {
-  function settingsFor(accountId: string): SyncSettings {
+  /** DO_CLUSTER_ID, else the id derived from this cluster's kube-system namespace (read once). */
+  let clusterId: Promise<string> | undefined;
+  function ourClusterId(): Promise<string> {
+    if (config.clusterId) return Promise.resolve(config.clusterId);
+    clusterId ??= defaultClusterId(kube).catch((err: unknown) => {
+      clusterId = undefined; // asked again by the retry
+      throw kubeFailure(err, 'read the kube-system namespace (the default cluster id)');
+    });
+    return clusterId;
+  }
+
+  async function settingsFor(accountId: string): Promise<SyncSettings> {
     return {
-      clusterId: config.clusterId,
+      clusterId: await ourClusterId(),
       adoptLegacyMarkers: config.adoptLegacyMarkers,
       debounceMs: config.debounceMs,
       maxDebounceMs: config.maxDebounceMs,
@@ -88,11 +100,12 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
   }
 
   /** How a target's sync workflow is started (by a registration, or for a removal). */
-  function syncWorkflowStart(t: SyncTarget, input: Partial<SyncWorkflowInput>) {
+  async function syncWorkflowStart(t: SyncTarget, input: Partial<SyncWorkflowInput>) {
+    const settings = await settingsFor(t.accountId);
     return {
       workflowId: syncWorkflowId(t),
       taskQueue,
-      args: [{ target: t, settings: settingsFor(t.accountId), ...input }] as [SyncWorkflowInput],
+      args: [{ target: t, settings, ...input }] as [SyncWorkflowInput],
       typedSearchAttributes: [
         { key: K8sKind, value: 'CloudflareSyncState' },
         { key: CloudflareTarget, value: [targetKey(t)] },
@@ -229,7 +242,7 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
     }): Promise<{ syncState: string; workflowId: string }> {
       const t = req.target;
       await temporal.workflow.signalWithStart(cloudflareSyncWorkflow, {
-        ...syncWorkflowStart(t, {}),
+        ...(await syncWorkflowStart(t, {})),
         signal: registerSourceSignal,
         signalArgs: [req.registration],
       });
@@ -263,7 +276,7 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
       const credentials = state?.spec.credentialsRef?.name;
       if (!credentials) return 'not-running';
       await temporal.workflow.signalWithStart(cloudflareSyncWorkflow, {
-        ...syncWorkflowStart(req.target, { credentials }),
+        ...(await syncWorkflowStart(req.target, { credentials })),
         signal: unregisterSourceSignal,
         signalArgs: [removal],
       });

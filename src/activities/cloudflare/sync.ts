@@ -12,13 +12,16 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import {
   CLOUDFLARE_API_VERSION,
+  CLOUDFLARE_ID_ANNOTATION,
   CloudflareSyncStateKind,
+  MANAGED_SETTINGS_ANNOTATION,
+  type ManagedSetting,
   type CloudflareSyncState,
   type ConfigSource,
 } from '../../api/cloudflare.js';
 import type { CloudflareConfig } from '../../config.js';
 import { orderSources, type RegisteredSource } from '../../domain/cloudflare/aggregate.js';
-import { type SourceRef, parseRefString, refString } from '../../domain/cloudflare/markers.js';
+import { type SourceRef, marker, parseRefString, refString } from '../../domain/cloudflare/markers.js';
 import { canonical, planWrite, type Conflict, type WritePlan } from '../../domain/cloudflare/merge.js';
 import {
   anchorOf,
@@ -37,7 +40,7 @@ import { credentialsConflictMessage, targetIdentity } from '../../domain/cloudfl
 import { setCondition, type Condition } from '../../domain/conditions.js';
 import { driftEvent } from '../../domain/events.js';
 import { failedWith, ok, type Failed, type Ok } from '../../domain/results.js';
-import type { KubeClient } from '../../kube/client.js';
+import { statusCode, type KubeClient } from '../../kube/client.js';
 import type { EventRecorder } from '../../kube/events.js';
 import type { SourceRegistration, SourceRemoval } from '../../workflows/cloudflare/messages.js';
 import { faultPoint } from '../fault-points.js';
@@ -317,6 +320,19 @@ function recordedSources(spec: { sources: RegisteredSource[]; frozenRecords: Con
   return all.map((s) => ({ ...s, config: {} }));
 }
 
+/** What a settings target's SyncState says it holds: its status, else its annotation. */
+function heldSettingsOf(state: CloudflareSyncState | undefined): ManagedSetting[] {
+  if (state?.status?.managedSettings) return state.status.managedSettings;
+  const kept = state?.metadata?.annotations?.[MANAGED_SETTINGS_ANNOTATION];
+  if (!kept) return [];
+  try {
+    const parsed = JSON.parse(kept) as unknown;
+    return Array.isArray(parsed) ? (parsed as ManagedSetting[]) : [];
+  } catch {
+    return []; // unreadable (edited by hand): as if nothing were held
+  }
+}
+
 export function createCloudflareSyncActivities(
   kube: KubeClient,
   config: Pick<CloudflareConfig, 'baseURL'>,
@@ -325,7 +341,13 @@ export function createCloudflareSyncActivities(
   /** Writes the SyncState's spec (what the sources contribute) and status; creates it on first sync. */
   async function recordSyncState(
     req: SyncTargetRequest,
-    spec: { cloudflareId: string; sources: RegisteredSource[]; frozenRecords: ConfigSource[] },
+    spec: {
+      cloudflareId: string;
+      sources: RegisteredSource[];
+      frozenRecords: ConfigSource[];
+      /** A settings target's holdings, kept in an annotation too (a lost status must not lose them). */
+      managedSettings?: ManagedSetting[];
+    },
     status: (previous: CloudflareSyncState | undefined) => Record<string, unknown>,
   ): Promise<CloudflareSyncState> {
     const ref = syncStateRef(req.syncState);
@@ -343,6 +365,9 @@ export function createCloudflareSyncActivities(
             .slice(0, 63)
             .replace(/[^A-Za-z0-9]+$/, ''),
         },
+        ...(spec.managedSettings
+          ? { annotations: { [MANAGED_SETTINGS_ANNOTATION]: JSON.stringify(spec.managedSettings) } }
+          : {}),
       },
       spec: {
         resourceType: t.resourceType,
@@ -400,6 +425,14 @@ export function createCloudflareSyncActivities(
     const now = () => new Date();
     let cloudflareId = existing?.spec.cloudflareId ?? targetCloudflareId(t);
     const memoryData: Record<string, string> = { ...(existing?.status?.resultData ?? {}) };
+    /** A settings target's holdings: its status, else the annotation that keeps them when the status is lost. */
+    let heldSettings = adapterFor(t).planHeld ? heldSettingsOf(existing) : undefined;
+    const record = (status: (previous: CloudflareSyncState | undefined) => Record<string, unknown>) =>
+      recordSyncState(
+        req,
+        { cloudflareId, sources, frozenRecords, ...(heldSettings ? { managedSettings: heldSettings } : {}) },
+        status,
+      );
     const context: TargetContext = {
       data: memoryData,
       async remember(patch) {
@@ -407,10 +440,59 @@ export function createCloudflareSyncActivities(
           if (v === null) delete memoryData[k];
           else memoryData[k] = v;
         }
-        await recordSyncState(req, { cloudflareId, sources, frozenRecords }, () => ({ resultData: patch }));
+        await record(() => ({ resultData: patch }));
       },
       secret: (ref) => readSecretKey(kube, ref),
+      claims: () => (claimed ??= claimsOf(req, objects)),
+      async claim(ownerMarker, id) {
+        await context.claims(); // fills `claimers`
+        const owner = claimers.get(ownerMarker);
+        if (!owner?.metadata?.uid) return;
+        try {
+          await kube.mergePatch(
+            {
+              apiVersion: owner.apiVersion!,
+              kind: owner.kind!,
+              name: owner.metadata.name!,
+              ...(owner.metadata.namespace ? { namespace: owner.metadata.namespace } : {}),
+            },
+            { metadata: { annotations: { [CLOUDFLARE_ID_ANNOTATION]: id } } },
+            { uid: owner.metadata.uid },
+          );
+        } catch (err) {
+          if (statusCode(err) !== 404 && statusCode(err) !== 409) throw kubeFailure(err, `annotate ${ownerMarker}`);
+        }
+      },
     };
+    let claimed: Promise<Map<string, string>> | undefined;
+    const claimers = new Map<string, SourceObject>();
+    /** The sources' recorded IDs by marker: the registered ones read already, the removed ones now. */
+    async function claimsOf(r: SyncTargetRequest, read: Map<string, SourceObject>): Promise<Map<string, string>> {
+      const owners: Array<[SourceRef, SourceObject | undefined]> = r.sources.map((reg) => [
+        reg.ref,
+        read.get(refString(reg.ref)),
+      ]);
+      for (const ref of r.removing ?? [])
+        if (isSourceKind(ref.kind)) {
+          const def = kindDefinition(ref.kind);
+          const obj = await getObject<SourceObject>(kube, {
+            apiVersion: def.apiVersion,
+            kind: def.kind,
+            namespace: ref.namespace,
+            name: ref.name,
+          });
+          owners.push([ref, obj]);
+        }
+      const out = new Map<string, string>();
+      for (const [ref, obj] of owners) {
+        if (!obj) continue;
+        const m = marker(r.clusterId, ref);
+        claimers.set(m, obj);
+        const id = obj.metadata?.annotations?.[CLOUDFLARE_ID_ANNOTATION];
+        if (id) out.set(m, id);
+      }
+      return out;
+    }
     const rejected: RejectedSource[] = [];
     /** Leaves a source Cloudflare refused out of this sync: its last good items stay as they are. */
     const reject = (r: RejectedSource) => {
@@ -454,7 +536,7 @@ export function createCloudflareSyncActivities(
         );
         const asked = whole ? whole.desired : adapter.desired(sources, req.clusterId);
         const desired = adapter.complete ? await adapter.complete(asked, context, items) : asked;
-        const settings = adapter.planHeld?.(items, desired, existing?.status?.managedSettings ?? [], frozen);
+        const settings = adapter.planHeld?.(items, desired, heldSettings ?? [], frozen);
         const p =
           whole?.plan ??
           settings?.plan ??
@@ -475,10 +557,11 @@ export function createCloudflareSyncActivities(
       if (wrote) {
         // A setting taken for the first time: remember what it was before changing it, so a crash
         // right after the write cannot lose the value to restore.
-        if (settings?.takesNew)
-          await recordSyncState(req, { cloudflareId, sources, frozenRecords }, () => ({
-            managedSettings: settings!.held,
-          }));
+        if (settings?.takesNew) {
+          const held = settings.held;
+          heldSettings = held;
+          await record(() => ({ managedSettings: held }));
+        }
         try {
           const written = await adapter.write(cf, t, p, live.items, context);
           if (written.cloudflareId) cloudflareId = targetCloudflareId(t, written.cloudflareId);
@@ -577,7 +660,8 @@ export function createCloudflareSyncActivities(
           v.message = `${v.message ? `${v.message}; ` : ''}${c.key} is already held by ${holder}`;
         }
       }
-      const recorded = await recordSyncState(req, { cloudflareId, sources, frozenRecords }, (prev) => {
+      if (settings) heldSettings = settings.held;
+      const recorded = await record((prev) => {
         let conditions: Condition[] = setCondition(
           prev?.status?.conditions as Condition[] | undefined,
           {
@@ -662,7 +746,7 @@ export function createCloudflareSyncActivities(
     } catch (err) {
       const failure = err instanceof ApplicationFailure ? err : cloudflareFailure(err, `sync ${targetKey(t)}`);
       const permanent = failure.nonRetryable;
-      await recordSyncState(req, { cloudflareId, sources, frozenRecords }, (prev) => ({
+      await record((prev) => ({
         syncStatus: permanent ? 'Failed' : 'Error',
         error: failure.message,
         errorCategory: permanent ? 'Permanent' : 'Transient',

@@ -9,6 +9,9 @@
  * live tunnel of that name with the intent recorded takes it as the one it made; without the
  * intent, a tunnel of that name is someone else's and is never taken (use existingTunnel to adopt
  * it). A create Cloudflare refuses with 409 (the name taken meanwhile) clears the intent.
+ * The ID is recorded in the annotation `cloudflare-operator.io/cloudflare-id` too, before the
+ * status: a Tunnel whose status was lost (restored from a backup, re-applied in a new cluster)
+ * knows its tunnel again by it — if that tunnel still has the name it wants.
  *
  * Credentials go into a Secret named after the Tunnel (in its namespace; a ClusterTunnel's in
  * the operator's Cloudflare namespace) with the keys cloudflared reads: `credentials.json`
@@ -21,7 +24,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { PatchStrategy, setHeaderOptions, type KubernetesObject } from '@kubernetes/client-node';
 import type Cloudflare from 'cloudflare';
-import { DEFAULT_CREDENTIALS_NAMESPACE } from '../../api/cloudflare.js';
+import { CLOUDFLARE_ID_ANNOTATION, DEFAULT_CREDENTIALS_NAMESPACE } from '../../api/cloudflare.js';
 import { ClusterTunnelKind, TunnelKind, type TunnelSpec, type TunnelStatus } from '../../api/cloudflare-tunnels.js';
 import type { CloudflareConfig } from '../../config.js';
 import type { SourceRef } from '../../domain/cloudflare/markers.js';
@@ -54,6 +57,11 @@ interface CfTunnel {
   deleted_at?: string | null;
 }
 
+/** The ID the Tunnel's annotation records (src/api/cloudflare.ts CLOUDFLARE_ID_ANNOTATION). */
+function claimedTunnelId(obj: TunnelObject): string | undefined {
+  return obj.metadata?.annotations?.[CLOUDFLARE_ID_ANNOTATION] || undefined;
+}
+
 export function createTunnelActivities(kube: KubeClient, config: Pick<CloudflareConfig, 'baseURL'>) {
   function objectRef(ref: SourceRef) {
     const def = ref.kind === 'ClusterTunnel' ? ClusterTunnelKind : TunnelKind;
@@ -65,6 +73,21 @@ export function createTunnelActivities(kube: KubeClient, config: Pick<Cloudflare
       await kube.patchCustomStatus(objectRef(ref), status, uid);
     } catch (err) {
       throw kubeFailure(err, `status of ${ref.kind} ${ref.name}`);
+    }
+  }
+
+  /** Records the tunnel's ID on the Tunnel itself, where a lost status does not take it. */
+  async function claimTunnel(req: TunnelRequest, tunnelId: string): Promise<void> {
+    try {
+      await kube.mergePatch(
+        objectRef(req.ref),
+        { metadata: { annotations: { [CLOUDFLARE_ID_ANNOTATION]: tunnelId } } },
+        {
+          uid: req.uid,
+        },
+      );
+    } catch (err) {
+      throw kubeFailure(err, `annotate ${req.ref.kind} ${req.ref.name}`);
     }
   }
 
@@ -103,6 +126,12 @@ export function createTunnelActivities(kube: KubeClient, config: Pick<Cloudflare
       if (mine) return ok(mine);
       // Deleted outside the operator: made again below, under the same name.
     }
+    const claimed = claimedTunnelId(obj);
+    if (claimed && claimed !== status?.tunnelId) {
+      // The status was lost: the annotation's tunnel, if it is still the one of this name.
+      const mine = await getLive(cf, req.accountId, claimed);
+      if (mine?.name === name) return ok(mine);
+    }
     const sameName = await findByName(cf, req.accountId, name);
     if (sameName) {
       if (status?.state === 'creating' && status.tunnelName === name) return ok(sameName); // our crashed create
@@ -132,6 +161,7 @@ export function createTunnelActivities(kube: KubeClient, config: Pick<Cloudflare
     faultPoint('cloudflare-created');
     // The ID before anything else can fail (the credentials Secret): a later attempt finds its
     // tunnel by it, and a deletion deletes it — never a leak, never a TunnelNameTaken of our own.
+    await claimTunnel(req, created.id);
     await patchStatus(req.ref, req.uid, { tunnelId: created.id, tunnelName: name, accountId: req.accountId });
     return ok(created);
   }
@@ -220,6 +250,8 @@ export function createTunnelActivities(kube: KubeClient, config: Pick<Cloudflare
       if (found.status === 'failed') return found;
       const tunnel = found;
       heartbeat();
+      // Made before the annotation existed: recorded now.
+      if (obj.spec.newTunnel && claimedTunnelId(obj) !== tunnel.id) await claimTunnel(req, tunnel.id);
       const secret = await writeCredentials(cf, req, obj, tunnel);
       if (obj.status?.tunnelId !== tunnel.id || obj.status?.state !== 'active' || obj.status.tunnelName !== tunnel.name)
         await patchStatus(req.ref, req.uid, {
@@ -244,10 +276,17 @@ export function createTunnelActivities(kube: KubeClient, config: Pick<Cloudflare
   async function removeTunnel(req: TunnelRequest): Promise<void> {
     const obj = await getObject<TunnelObject>(kube, objectRef(req.ref));
     if (!obj || obj.metadata?.uid !== req.uid) return;
-    const tunnelId = obj.status?.tunnelId;
-    if (!tunnelId || !obj.spec.newTunnel) return;
+    if (!obj.spec.newTunnel) return;
+    const claimed = claimedTunnelId(obj);
+    let tunnelId = obj.status?.tunnelId;
     try {
       const cf = await clientFor(kube, req.credentials, config.baseURL);
+      if (!tunnelId && claimed) {
+        // The status was lost: the annotation's tunnel, only if it still has the name it made.
+        const live = await getLive(cf, req.accountId, claimed);
+        if (live?.name === obj.spec.newTunnel.name) tunnelId = claimed;
+      }
+      if (!tunnelId) return;
       // Its private network routes first (they only point at this tunnel), as the original does.
       const routes: string[] = [];
       for await (const r of cf.zeroTrust.networks.routes.list({ account_id: req.accountId, tunnel_id: tunnelId }))

@@ -22,6 +22,14 @@ export interface TargetContext {
   readonly data: Readonly<Record<string, string>>;
   /** Merges `patch` into the SyncState's `status.resultData` now (null removes a key). */
   remember(patch: Record<string, string | null>): Promise<void>;
+  /**
+   * The IDs the target's sources (registered or being removed) record in their
+   * `cloudflare-operator.io/cloudflare-id` annotation, by their marker: ownership that survives
+   * a lost SyncState status.
+   */
+  claims(): Promise<ReadonlyMap<string, string>>;
+  /** Records `id` in the annotation of the source whose marker this is. */
+  claim(marker: string, id: string): Promise<void>;
   secret(ref: { namespace?: string; name: string; key: string }): Promise<string>;
 }
 

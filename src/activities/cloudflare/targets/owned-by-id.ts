@@ -7,6 +7,10 @@
  * it as the one it created instead of making a second. A POST Cloudflare refuses clears the
  * intent (it made nothing). An object of that name the operator did
  * not create is returned without a marker: the merge keeps it and reports its name as held.
+ *
+ * The ID is also recorded on the source itself (annotation `cloudflare-operator.io/cloudflare-id`):
+ * when the SyncState has forgotten it (status dropped by a restore, SyncState deleted), an object
+ * of the target's name with the ID a source's annotation records is that source's again.
  */
 import type { ItemCodec, WritePlan } from '../../../domain/cloudflare/merge.js';
 import { faultPoint } from '../../fault-points.js';
@@ -41,8 +45,19 @@ export async function readOwnedById<I extends OwnedItem>(
   const { id, marker, creating, creatingMarker } = ctx.data;
   if (id) {
     const found = await calls.get(id);
-    if (found) return { items: [{ ...found, ...(marker ? { marker } : {}) }], cloudflareId: id };
+    if (found) {
+      if (marker && (await ctx.claims()).get(marker) !== id) await ctx.claim(marker, id); // made before annotations
+      return { items: [{ ...found, ...(marker ? { marker } : {}) }], cloudflareId: id };
+    }
     await ctx.remember({ id: null }); // deleted in the dashboard: made again by the write
+  }
+  // The SyncState forgot it: the ID a source's annotation records, if it still has the name.
+  for (const [claimer, claimed] of await ctx.claims()) {
+    if (claimed === id) continue; // just found gone
+    const found = await calls.get(claimed);
+    if (found?.name !== name) continue;
+    await ctx.remember({ id: claimed, marker: claimer, creating: null, creatingMarker: null });
+    return { items: [{ ...found, marker: claimer }], cloudflareId: claimed };
   }
   const named = await calls.named(name);
   // An intent with no ID: the crashed attempt's POST went through, and that object is ours.
@@ -85,6 +100,7 @@ export async function writeOwnedById<I extends OwnedItem>(
       }
       faultPoint('cloudflare-created');
       await ctx.remember({ id, marker: item.marker ?? null, creating: null, creatingMarker: null });
+      if (item.marker) await ctx.claim(item.marker, id);
       return id;
     },
   });
