@@ -639,7 +639,7 @@ describe('rate limits and faults', () => {
     expect((await admin.requests({ path: '/devices/policy/include$' })).length).toBe(3); // 1 + maxRetries 2
   });
 
-  it('the per-token budget answers 429 with Retry-After and rate-limit headers', async () => {
+  it('the budget answers 429 with Retry-After and rate-limit headers', async () => {
     await admin.setRateLimit({ requests: 2, windowSeconds: 60 });
     const noRetry = client(TOKEN, 0);
     await noRetry.user.tokens.verify();
@@ -648,8 +648,29 @@ describe('rate limits and faults', () => {
     const err = await noRetry.user.tokens.verify().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Cloudflare.RateLimitError);
     expect(Number((err as APIError).headers?.get('retry-after'))).toBeGreaterThan(0);
-    // the budget is per token: another token is not throttled
+    // the budget is the user's: another user's token is not throttled
     await expect(client('scoped-token', 0).user.tokens.verify()).resolves.toMatchObject({ status: 'active' });
+    await admin.setRateLimit({ requests: 1200, windowSeconds: 300 });
+  });
+
+  it("the budget is the user's across their tokens, and a breach blocks all of them for the window (issue 23, E5)", async () => {
+    await admin.addToken({ token: 'alice-1', user: 'alice' });
+    await admin.addToken({ token: 'alice-2', user: 'alice' });
+    await admin.setRateLimit({ requests: 3, windowSeconds: 60 });
+    await client('alice-1', 0).user.tokens.verify();
+    await client('alice-2', 0).user.tokens.verify();
+    await client('alice-1', 0).user.tokens.verify();
+    const breach = await client('alice-2', 0)
+      .user.tokens.verify()
+      .catch((e: unknown) => e);
+    expect(breach).toBeInstanceOf(Cloudflare.RateLimitError);
+    // blocked for a whole window from the breach, whichever token asks
+    const blocked = await client('alice-1', 0)
+      .zones.get({ zone_id: ZONE })
+      .catch((e: unknown) => e);
+    expect(blocked).toBeInstanceOf(Cloudflare.RateLimitError);
+    expect(Number((blocked as APIError).headers?.get('retry-after'))).toBeGreaterThan(55);
+    await expect(client(TOKEN, 0).user.tokens.verify()).resolves.toMatchObject({ status: 'active' });
     await admin.setRateLimit({ requests: 1200, windowSeconds: 300 });
   });
 

@@ -1,6 +1,7 @@
 /**
- * Token authentication (`Authorization: Bearer <token>`) and the per-token request budget.
- * Tokens are configured up front; a token may be limited to some accounts (its zones included).
+ * Token authentication (`Authorization: Bearer <token>`) and the request budget of the user a
+ * token belongs to. Tokens are configured up front; a token may be limited to some accounts (its
+ * zones included).
  */
 import { CfErrors } from './envelope.js';
 
@@ -16,6 +17,11 @@ export interface TokenSpec {
    * every write answers 403/10000, as Cloudflare answers a token lacking the Edit permission.
    */
   readOnly?: boolean;
+  /**
+   * The Cloudflare user the token belongs to: Cloudflare's budget is the user's, shared by all
+   * their tokens (and the dashboard). Absent: a user of its own.
+   */
+  user?: string;
 }
 
 export interface TokenRecord {
@@ -24,9 +30,11 @@ export interface TokenRecord {
   status: 'active' | 'disabled' | 'expired';
   accounts?: ReadonlySet<string>;
   readOnly?: boolean;
+  /** Whose budget the token spends (the token's id when its spec names no user). */
+  user: string;
 }
 
-/** Budget of requests per token in a fixed window. Cloudflare's default: 1200 per 5 minutes. */
+/** Budget of requests per user in a fixed window. Cloudflare's default: 1200 per 5 minutes. */
 export interface RateLimitBudget {
   requests: number;
   windowSeconds: number;
@@ -49,6 +57,7 @@ export class TokenAuth {
       status: spec.status ?? 'active',
       ...(spec.accounts ? { accounts: new Set(spec.accounts) } : {}),
       ...(spec.readOnly ? { readOnly: true } : {}),
+      user: spec.user ?? `token:${spec.id ?? tokenId(spec.token)}`,
     });
   }
 
@@ -93,9 +102,13 @@ export type RateDecision =
   | { allowed: true; remaining: number; resetSeconds: number }
   | { allowed: false; retryAfterSeconds: number; resetSeconds: number };
 
-/** Fixed-window request budget per key (token). `now` is injectable for tests. */
+/**
+ * Fixed-window request budget per key (a user). A breach blocks the key for a whole window from
+ * then on, as Cloudflare does ("all API calls for the next five minutes will be blocked"):
+ * https://developers.cloudflare.com/fundamentals/api/reference/limits/. `now` is injectable for tests.
+ */
 export class RateLimiter {
-  private readonly windows = new Map<string, { start: number; used: number }>();
+  private readonly windows = new Map<string, { start: number; used: number; blockedUntil?: number }>();
 
   constructor(
     private budget: RateLimitBudget,
@@ -119,12 +132,19 @@ export class RateLimiter {
     const now = this.now();
     const windowMs = this.budget.windowSeconds * 1000;
     let w = this.windows.get(key);
-    if (!w || now - w.start >= windowMs) {
+    if (w?.blockedUntil !== undefined && now < w.blockedUntil) {
+      const left = Math.max(1, Math.ceil((w.blockedUntil - now) / 1000));
+      return { allowed: false, retryAfterSeconds: left, resetSeconds: left };
+    }
+    if (!w || w.blockedUntil !== undefined || now - w.start >= windowMs) {
       w = { start: now, used: 0 };
       this.windows.set(key, w);
     }
     const resetSeconds = Math.max(1, Math.ceil((w.start + windowMs - now) / 1000));
-    if (w.used >= this.budget.requests) return { allowed: false, retryAfterSeconds: resetSeconds, resetSeconds };
+    if (w.used >= this.budget.requests) {
+      w.blockedUntil = now + windowMs;
+      return { allowed: false, retryAfterSeconds: this.budget.windowSeconds, resetSeconds: this.budget.windowSeconds };
+    }
     w.used++;
     return { allowed: true, remaining: this.budget.requests - w.used, resetSeconds };
   }

@@ -6,8 +6,8 @@
  *                                     and "dashboard-made" DNS records: {dns_records:[{zone_id,name,type,content,…}]}
  *   GET    /__emulator/requests       the request log (?method=PUT&path=regex); DELETE clears it
  *   POST   /__emulator/faults         inject a fault (see FaultSpec); GET lists; DELETE clears
- *   PUT    /__emulator/rate-limit     the per-token budget: {requests, windowSeconds}
- *   POST   /__emulator/tokens         add a token: {token, id?, status?, accounts?, readOnly?}
+ *   PUT    /__emulator/rate-limit     the per-user budget: {requests, windowSeconds}
+ *   POST   /__emulator/tokens         add a token: {token, id?, status?, accounts?, readOnly?, user?}
  */
 import { Type } from '@sinclair/typebox';
 import type { RateLimiter, TokenAuth } from './auth.js';
@@ -54,6 +54,7 @@ const TokenBody = Type.Object({
   status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('disabled'), Type.Literal('expired')])),
   accounts: Type.Optional(Type.Array(Type.String())),
   readOnly: Type.Optional(Type.Boolean()),
+  user: Type.Optional(Type.String({ minLength: 1 })),
 });
 
 export interface HookDeps {
