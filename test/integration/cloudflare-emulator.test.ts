@@ -337,6 +337,16 @@ describe('contract: DNS records', () => {
     expect((failed as APIError).errors[0]?.code).toBe(81044);
     expect((await cf.dns.records.get(second!.id, { zone_id: ZONE })).id).toBe(second!.id);
   });
+
+  it("a batch holds at most 200 operations on a Free zone (Cloudflare's limit), all kinds together", async () => {
+    const posts = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ type: 'TXT' as const, name: `b${i}`, content: 'v', ttl: 1 as const }));
+    const over = await cf.dns.records
+      .batch({ zone_id: ZONE, posts: posts(200), deletes: [{ id: 'x' }] })
+      .catch((e: unknown) => e);
+    expect(over).toBeInstanceOf(Cloudflare.BadRequestError);
+    expect((await cf.dns.records.batch({ zone_id: ZONE, posts: posts(200) })).posts).toHaveLength(200);
+  });
 });
 
 describe('contract: zone settings and gateway configuration', () => {
