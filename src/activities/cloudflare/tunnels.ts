@@ -30,6 +30,7 @@ import { statusCode, type KubeClient } from '../../kube/client.js';
 import { faultPoint } from '../fault-points.js';
 import { getObject, heartbeat } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
+import type { CallBudget } from './call-budget.js';
 import { clientFor } from './credentials.js';
 import { cloudflareFailure, isCloudflareNameTaken, unlessNotFound } from './errors.js';
 
@@ -54,7 +55,12 @@ interface CfTunnel {
   deleted_at?: string | null;
 }
 
-export function createTunnelActivities(kube: KubeClient, config: Pick<CloudflareConfig, 'baseURL'>) {
+export function createTunnelActivities(
+  kube: KubeClient,
+  config: Pick<CloudflareConfig, 'baseURL'>,
+  budget?: CallBudget,
+) {
+  const pacing = budget ? { budget, priority: 'change' as const } : undefined;
   function objectRef(ref: SourceRef) {
     const def = ref.kind === 'ClusterTunnel' ? ClusterTunnelKind : TunnelKind;
     return { apiVersion: def.apiVersion, kind: def.kind, plural: def.plural, namespace: ref.namespace, name: ref.name };
@@ -215,7 +221,7 @@ export function createTunnelActivities(kube: KubeClient, config: Pick<Cloudflare
       return ok({ tunnelId: id, tunnelName: obj.status?.tunnelName ?? '', secret: '' });
     }
     try {
-      const cf = await clientFor(kube, req.credentials, config.baseURL);
+      const cf = await clientFor(kube, req.credentials, config.baseURL, pacing);
       const found = await tunnelOf(cf, req, obj);
       if (found.status === 'failed') return found;
       const tunnel = found;
@@ -247,7 +253,7 @@ export function createTunnelActivities(kube: KubeClient, config: Pick<Cloudflare
     const tunnelId = obj.status?.tunnelId;
     if (!tunnelId || !obj.spec.newTunnel) return;
     try {
-      const cf = await clientFor(kube, req.credentials, config.baseURL);
+      const cf = await clientFor(kube, req.credentials, config.baseURL, pacing);
       // Its private network routes first (they only point at this tunnel), as the original does.
       const routes: string[] = [];
       for await (const r of cf.zeroTrust.networks.routes.list({ account_id: req.accountId, tunnel_id: tunnelId }))
