@@ -78,11 +78,17 @@ export interface CloudflareConfig {
   /** `repair` (default): re-apply what drifted; `observe`: report it only. */
   driftPolicy: 'repair' | 'observe';
   /**
-   * Cloudflare activities per second per account, across all workers (a task queue per account
-   * with this server-side limit). Each makes at most two API calls: the default 2/s stays within
-   * Cloudflare's 1,200 requests per 5 minutes.
+   * Cloudflare's API limit per user (`DO_CLOUDFLARE_API_LIMIT`, default `1200/5m`): every call is
+   * paced by its credentials' owner's budget (src/activities/cloudflare/call-budget.ts).
    */
-  activitiesPerSecond: number;
+  apiLimit: { requests: number; windowMs: number };
+  /** The fraction of `apiLimit` the operator uses (`DO_CLOUDFLARE_API_SHARE`, default 0.8). */
+  apiShare: number;
+  /**
+   * Optional cap on Cloudflare activity starts per second per account task queue, enforced by
+   * Temporal (`DO_CLOUDFLARE_ACTIVITIES_PER_SECOND`; unset: none — the call budget is the throttle).
+   */
+  activitiesPerSecond?: number;
   /** Image of a Tunnel's cloudflared Deployment when its spec names none (`DO_CLOUDFLARED_IMAGE`). */
   cloudflaredImage: string;
 }
@@ -215,8 +221,20 @@ export function loadCloudflareConfig(env: NodeJS.ProcessEnv = process.env): Clou
   const driftPolicy = env.DO_CLOUDFLARE_DRIFT_POLICY || 'repair';
   if (driftPolicy !== 'repair' && driftPolicy !== 'observe')
     throw new Error(`DO_CLOUDFLARE_DRIFT_POLICY must be repair or observe, got ${JSON.stringify(driftPolicy)}`);
-  const rate = Number(env.DO_CLOUDFLARE_ACTIVITIES_PER_SECOND || '2');
-  if (!(rate > 0)) throw new Error('DO_CLOUDFLARE_ACTIVITIES_PER_SECOND must be a positive number');
+  const rate = env.DO_CLOUDFLARE_ACTIVITIES_PER_SECOND ? Number(env.DO_CLOUDFLARE_ACTIVITIES_PER_SECOND) : undefined;
+  if (rate !== undefined && !(rate > 0))
+    throw new Error('DO_CLOUDFLARE_ACTIVITIES_PER_SECOND must be a positive number');
+  const limit = /^(\d+)\/(.+)$/.exec(env.DO_CLOUDFLARE_API_LIMIT || '1200/5m');
+  const apiLimit = limit && {
+    requests: Number(limit[1]),
+    windowMs: durationEnv({ w: limit[2] }, 'w', '5m'),
+  };
+  if (!apiLimit || !(apiLimit.requests > 0) || !(apiLimit.windowMs > 0))
+    throw new Error(
+      `DO_CLOUDFLARE_API_LIMIT must be requests/duration such as 1200/5m, got ${JSON.stringify(env.DO_CLOUDFLARE_API_LIMIT)}`,
+    );
+  const apiShare = Number(env.DO_CLOUDFLARE_API_SHARE || '0.8');
+  if (!(apiShare > 0 && apiShare <= 1)) throw new Error('DO_CLOUDFLARE_API_SHARE must be a number in (0, 1]');
   return {
     baseURL: env.CLOUDFLARE_API_BASE_URL || undefined,
     clusterId,
@@ -225,13 +243,15 @@ export function loadCloudflareConfig(env: NodeJS.ProcessEnv = process.env): Clou
     maxDebounceMs: durationEnv(env, 'DO_CLOUDFLARE_MAX_DEBOUNCE', '5s'),
     observeIntervalMs: durationEnv(env, 'DO_CLOUDFLARE_OBSERVE_INTERVAL', '5m'),
     driftPolicy,
-    activitiesPerSecond: rate,
+    apiLimit,
+    apiShare,
+    ...(rate !== undefined ? { activitiesPerSecond: rate } : {}),
     // The original's default (its v1alpha1 CRD): a pinned release, not `latest`.
     cloudflaredImage: env.DO_CLOUDFLARED_IMAGE || DEFAULT_CLOUDFLARED_IMAGE,
   };
 }
 
-/** The task queue of one Cloudflare account's API calls: its server-side rate limit is the account's throttle. */
+/** The task queue of one Cloudflare account's API calls. */
 export function cloudflareTaskQueue(taskQueue: string, accountId: string): string {
   return `${taskQueue}-cloudflare-${accountId}`;
 }

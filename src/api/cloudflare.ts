@@ -325,6 +325,14 @@ export type CredentialsSecretReference = Static<typeof CredentialsSecretReferenc
 export const CloudflareCredentialsSpec = Type.Object({
   accountId: Type.String({ description: 'The Cloudflare account ID.' }),
   accountName: Type.Optional(Type.String({ description: 'Human-readable account name (reference only).' })),
+  // Added here (issue 23, D7): Cloudflare's rate limit is per user, and a token does not say whose it is.
+  user: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        "The Cloudflare user the token belongs to (e.g. their email). Cloudflare's API rate limit is per user, across all their tokens and accounts: credentials naming the same user share one call budget. Unset: the Global API Key's email, else the account (credentials of one account share a budget).",
+    }),
+  ),
   // Required in the original, with a default: the apiserver fills it in before validating, so
   // optional-with-default here admits exactly the same objects.
   authType: Type.Optional(StringEnum(CLOUDFLARE_AUTH_TYPES, { default: 'apiToken' })),

@@ -1,21 +1,37 @@
 /**
- * A worker per Cloudflare account: every Cloudflare API call of an account runs as an activity
- * on that account's task queue (`<queue>-cloudflare-<accountId>`), whose server-side rate limit
- * (`maxTaskQueueActivitiesPerSecond`) is enforced by Temporal across every worker replica — one
- * throttle per account, shared by all its workflows, which a per-process token bucket could not
- * be. The accounts come from the CloudflareCredentials objects, listed every few seconds.
+ * Workers per Cloudflare account: every Cloudflare API call of an account runs as an activity on
+ * that account's task queues — `<queue>-cloudflare-<accountId>` for changes and its `-observe`
+ * sibling for periodic observations. The accounts come from the CloudflareCredentials objects,
+ * listed every few seconds.
+ *
+ * The throttle is not the task queues' (issue 23, D7): Temporal can rate-limit activity starts,
+ * but one activity makes one call or hundreds, and Cloudflare's limit is per user across accounts.
+ * Every call waits for its credentials' owner's budget inside the SDK's fetch
+ * (src/activities/cloudflare/call-budget.ts); this process's share of each budget is the limit
+ * over the number of worker replicas polling these queues, read from Temporal every 10 s. The
+ * observe queue's worker runs a few activities at a time, so a backlog of observations waits on
+ * the server and the activities of changes, taken at once, go first in the budget's queue.
  */
-import type { NativeConnection } from '@temporalio/worker';
-import { Worker } from '@temporalio/worker';
+import { Worker, type NativeConnection } from '@temporalio/worker';
+import { temporal as proto } from '@temporalio/proto';
 import { CloudflareCredentialsKind, type CloudflareCredentials } from '../api/cloudflare.js';
+import { CallBudget } from '../activities/cloudflare/call-budget.js';
 import { createCloudflareSyncActivities } from '../activities/cloudflare/sync.js';
 import { createTunnelActivities } from '../activities/cloudflare/tunnels.js';
 import { cloudflareTaskQueue, type OperatorConfig } from '../config.js';
+import { observeTaskQueue } from '../domain/cloudflare/targets.js';
 import type { KubeClient } from '../kube/client.js';
 import { EventRecorder } from '../kube/events.js';
 import type { Logger } from '../log.js';
 import { dataConverterOf } from '../temporal/connection.js';
 import { tracedWorkerOptions } from '../tracing/temporal.js';
+
+/** Observations one replica runs at once per account: the rest wait on the server, behind no change. */
+const OBSERVATIONS_AT_ONCE = 2;
+/** How often the number of replicas sharing the budget is read again. */
+const REPLICAS_REFRESH_MS = 10_000;
+/** Temporal's default number of partitions of a task queue (matching.numTaskqueueReadPartitions). */
+const QUEUE_PARTITIONS = 4;
 
 export interface CloudflareAccountWorkersOptions {
   connection: NativeConnection;
@@ -27,16 +43,56 @@ export interface CloudflareAccountWorkersOptions {
 }
 
 export class CloudflareAccountWorkers {
-  private readonly workers = new Map<string, { worker: Worker; running: Promise<void> }>();
+  private readonly workers = new Map<string, { workers: Worker[]; running: Promise<void> }>();
   private timer?: NodeJS.Timeout;
   private stopped = false;
   private readonly activities;
+  /** The budgets of the credentials' owners, shared by every account served here. */
+  readonly budget: CallBudget;
+  private replicas = 1;
+  private replicasReadAt = 0;
 
   constructor(private readonly opts: CloudflareAccountWorkersOptions) {
+    const { cloudflare } = opts.cfg;
+    this.budget = new CallBudget({
+      limit: cloudflare.apiLimit,
+      share: cloudflare.apiShare,
+      replicas: () => this.replicas,
+    });
     this.activities = {
-      ...createCloudflareSyncActivities(opts.kube, opts.cfg.cloudflare, new EventRecorder(opts.kube, 'worker')),
-      ...createTunnelActivities(opts.kube, opts.cfg.cloudflare),
+      ...createCloudflareSyncActivities(opts.kube, cloudflare, new EventRecorder(opts.kube, 'worker'), this.budget),
+      ...createTunnelActivities(opts.kube, cloudflare, this.budget),
     };
+  }
+
+  /**
+   * The worker replicas polling a Cloudflare task queue now (this one included): Temporal lists
+   * a queue's recent pollers, each replica under its own identity. Any account's queue does — every
+   * replica serves every account. A queue is split in partitions (4 by default) and each lists only
+   * its own pollers, so every partition is asked, as `temporal task-queue describe
+   * --partitions-legacy` does.
+   */
+  private async readReplicas(): Promise<void> {
+    const [accountId] = this.workers.keys();
+    if (!accountId || Date.now() - this.replicasReadAt < REPLICAS_REFRESH_MS) return;
+    this.replicasReadAt = Date.now();
+    const name = cloudflareTaskQueue(this.opts.cfg.temporal.taskQueue, accountId);
+    const partitions = [name, ...Array.from({ length: QUEUE_PARTITIONS - 1 }, (_, i) => `/_sys/${name}/${i + 1}`)];
+    const identities = new Set<string>();
+    for (const partition of partitions) {
+      const res = await this.opts.connection.workflowService.describeTaskQueue({
+        namespace: this.opts.cfg.temporal.namespace,
+        taskQueue: { name: partition, kind: proto.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+        taskQueueType: proto.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+      });
+      for (const p of res.pollers ?? []) identities.add(p.identity ?? '');
+    }
+    this.replicas = Math.max(1, identities.size);
+  }
+
+  /** How many replicas share each budget, as last read. */
+  replicaCount(): number {
+    return this.replicas;
   }
 
   /** The accounts being served now. */
@@ -67,32 +123,45 @@ export class CloudflareAccountWorkers {
       if (c.spec?.accountId) accounts.add(c.spec.accountId);
     for (const accountId of accounts) {
       if (this.workers.has(accountId) || this.stopped) continue;
-      const taskQueue = cloudflareTaskQueue(this.opts.cfg.temporal.taskQueue, accountId);
-      const worker = await Worker.create(
-        tracedWorkerOptions({
-          connection: this.opts.connection,
-          namespace: this.opts.cfg.temporal.namespace,
-          taskQueue,
-          dataConverter: dataConverterOf(this.opts.cfg.temporal),
-          activities: this.activities,
-          maxTaskQueueActivitiesPerSecond: this.opts.cfg.cloudflare.activitiesPerSecond,
-          ...(this.opts.cfg.identity ? { identity: `${this.opts.cfg.identity}/cloudflare-${accountId}` } : {}),
-          shutdownGraceTime: '10 seconds',
-        }),
+      const changes = cloudflareTaskQueue(this.opts.cfg.temporal.taskQueue, accountId);
+      const { activitiesPerSecond } = this.opts.cfg.cloudflare;
+      const workers = await Promise.all(
+        [changes, observeTaskQueue(changes)].map((taskQueue) =>
+          Worker.create(
+            tracedWorkerOptions({
+              connection: this.opts.connection,
+              namespace: this.opts.cfg.temporal.namespace,
+              taskQueue,
+              dataConverter: dataConverterOf(this.opts.cfg.temporal),
+              activities: this.activities,
+              ...(activitiesPerSecond ? { maxTaskQueueActivitiesPerSecond: activitiesPerSecond } : {}),
+              ...(taskQueue !== changes ? { maxConcurrentActivityTaskExecutions: OBSERVATIONS_AT_ONCE } : {}),
+              ...(this.opts.cfg.identity ? { identity: `${this.opts.cfg.identity}/cloudflare-${accountId}` } : {}),
+              shutdownGraceTime: '10 seconds',
+            }),
+          ),
+        ),
       );
-      const running = worker.run().catch((err: Error) => {
-        this.opts.log.error({ accountId, err: err.message }, 'Cloudflare account worker failed');
-        this.workers.delete(accountId);
-      });
-      this.workers.set(accountId, { worker, running });
-      this.opts.log.info({ accountId, taskQueue }, 'serving Cloudflare account');
+      const running = Promise.all(workers.map((w) => w.run()))
+        .then(() => undefined)
+        .catch((err: Error) => {
+          this.opts.log.error({ accountId, err: err.message }, 'Cloudflare account worker failed');
+          for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+          this.workers.delete(accountId);
+        });
+      this.workers.set(accountId, { workers, running });
+      this.opts.log.info({ accountId, taskQueue: changes }, 'serving Cloudflare account');
     }
+    await this.readReplicas().catch((err: Error) => {
+      this.opts.log.warn({ err: err.message }, 'reading the Cloudflare worker replicas failed');
+    });
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    for (const { worker } of this.workers.values()) if (worker.getState() === 'RUNNING') worker.shutdown();
+    for (const { workers } of this.workers.values())
+      for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
     await Promise.all([...this.workers.values()].map((w) => w.running));
   }
 }

@@ -337,6 +337,16 @@ describe('contract: DNS records', () => {
     expect((failed as APIError).errors[0]?.code).toBe(81044);
     expect((await cf.dns.records.get(second!.id, { zone_id: ZONE })).id).toBe(second!.id);
   });
+
+  it("a batch holds at most 200 operations on a Free zone (Cloudflare's limit), all kinds together", async () => {
+    const posts = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ type: 'TXT' as const, name: `b${i}`, content: 'v', ttl: 1 as const }));
+    const over = await cf.dns.records
+      .batch({ zone_id: ZONE, posts: posts(200), deletes: [{ id: 'x' }] })
+      .catch((e: unknown) => e);
+    expect(over).toBeInstanceOf(Cloudflare.BadRequestError);
+    expect((await cf.dns.records.batch({ zone_id: ZONE, posts: posts(200) })).posts).toHaveLength(200);
+  });
 });
 
 describe('contract: zone settings and gateway configuration', () => {
@@ -639,7 +649,7 @@ describe('rate limits and faults', () => {
     expect((await admin.requests({ path: '/devices/policy/include$' })).length).toBe(3); // 1 + maxRetries 2
   });
 
-  it('the per-token budget answers 429 with Retry-After and rate-limit headers', async () => {
+  it('the budget answers 429 with Retry-After and rate-limit headers', async () => {
     await admin.setRateLimit({ requests: 2, windowSeconds: 60 });
     const noRetry = client(TOKEN, 0);
     await noRetry.user.tokens.verify();
@@ -648,8 +658,29 @@ describe('rate limits and faults', () => {
     const err = await noRetry.user.tokens.verify().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Cloudflare.RateLimitError);
     expect(Number((err as APIError).headers?.get('retry-after'))).toBeGreaterThan(0);
-    // the budget is per token: another token is not throttled
+    // the budget is the user's: another user's token is not throttled
     await expect(client('scoped-token', 0).user.tokens.verify()).resolves.toMatchObject({ status: 'active' });
+    await admin.setRateLimit({ requests: 1200, windowSeconds: 300 });
+  });
+
+  it("the budget is the user's across their tokens, and a breach blocks all of them for the window (issue 23, E5)", async () => {
+    await admin.addToken({ token: 'alice-1', user: 'alice' });
+    await admin.addToken({ token: 'alice-2', user: 'alice' });
+    await admin.setRateLimit({ requests: 3, windowSeconds: 60 });
+    await client('alice-1', 0).user.tokens.verify();
+    await client('alice-2', 0).user.tokens.verify();
+    await client('alice-1', 0).user.tokens.verify();
+    const breach = await client('alice-2', 0)
+      .user.tokens.verify()
+      .catch((e: unknown) => e);
+    expect(breach).toBeInstanceOf(Cloudflare.RateLimitError);
+    // blocked for a whole window from the breach, whichever token asks
+    const blocked = await client('alice-1', 0)
+      .zones.get({ zone_id: ZONE })
+      .catch((e: unknown) => e);
+    expect(blocked).toBeInstanceOf(Cloudflare.RateLimitError);
+    expect(Number((blocked as APIError).headers?.get('retry-after'))).toBeGreaterThan(55);
+    await expect(client(TOKEN, 0).user.tokens.verify()).resolves.toMatchObject({ status: 'active' });
     await admin.setRateLimit({ requests: 1200, windowSeconds: 300 });
   });
 
@@ -693,7 +724,7 @@ describe('rate limits and faults', () => {
   });
 });
 
-describe('the cloudflare-emulator CLI role', () => {
+describe('the emulator as a process (npm run cloudflare-emulator)', () => {
   it('serves the tokens file and seed it was given, and stops on SIGTERM', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'cf-emulator-'));
     try {
@@ -707,8 +738,7 @@ describe('the cloudflare-emulator CLI role', () => {
         [
           '--import',
           'tsx',
-          path.join(REPO_ROOT, 'src/cli/main.ts'),
-          'cloudflare-emulator',
+          path.join(REPO_ROOT, 'test/emulators/cloudflare/main.ts'),
           '--port',
           '0',
           '--tokens-file',

@@ -82,6 +82,8 @@ export async function createCredentials(
     accountId: string;
     token?: string;
     isDefault?: boolean;
+    /** The Cloudflare user they act as (whose API budget they share). */
+    user?: string;
     /** Who may use them; unset: every namespace, and every namespace may set priorities (tests of other things). */
     use?: { allowedNamespaces?: string[]; allowedZones?: string[]; priorityNamespaces?: string[] };
   },
@@ -102,6 +104,7 @@ export async function createCredentials(
       authType: 'apiToken',
       secretRef: { name: `${opts.name}-token`, namespace: opts.namespace },
       isDefault: opts.isDefault ?? false,
+      ...(opts.user ? { user: opts.user } : {}),
       ...(opts.use ?? { allowedNamespaces: ['*'], priorityNamespaces: ['*'] }),
     },
   });

@@ -8,7 +8,7 @@ import { ApiError } from '../emulators/cloudflare/envelope.js';
 import { dispatch } from '../emulators/cloudflare/routes/index.js';
 import { EmulatorStore, type SeedDocument } from '../emulators/cloudflare/store.js';
 
-export const TOKEN: TokenRecord = { token: 't', id: 'tid', status: 'active' };
+export const TOKEN: TokenRecord = { token: 't', id: 'tid', status: 'active', user: 'token:tid' };
 
 /** The status and first error code of the `ApiError` `fn` throws (fails when it throws none). */
 export function errorOf(fn: () => unknown): { status: number; code: number | undefined } {

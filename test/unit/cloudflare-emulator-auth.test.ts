@@ -67,15 +67,17 @@ describe('token auth', () => {
 });
 
 describe('rate limiter', () => {
-  it('allows the budget per key per window, then answers Retry-After until the window ends', () => {
+  it('allows the budget per key per window; a breach blocks the key for a whole window from then on', () => {
     let now = 0;
     const limiter = new RateLimiter({ requests: 2, windowSeconds: 10 }, () => now);
     expect(limiter.take('t')).toMatchObject({ allowed: true, remaining: 1 });
     expect(limiter.take('t')).toMatchObject({ allowed: true, remaining: 0 });
     now = 2_500;
-    expect(limiter.take('t')).toEqual({ allowed: false, retryAfterSeconds: 8, resetSeconds: 8 });
+    expect(limiter.take('t')).toEqual({ allowed: false, retryAfterSeconds: 10, resetSeconds: 10 });
     expect(limiter.take('other')).toMatchObject({ allowed: true });
-    now = 10_000;
+    now = 10_000; // the window has ended, the block (from 2.5 s) has not
+    expect(limiter.take('t')).toEqual({ allowed: false, retryAfterSeconds: 3, resetSeconds: 3 });
+    now = 12_500;
     expect(limiter.take('t')).toMatchObject({ allowed: true, remaining: 1 });
   });
 

@@ -16,6 +16,8 @@ import {
 import type { CredentialsUsePolicy } from '../../domain/cloudflare/credentials-use.js';
 import type { KubeClient } from '../../kube/client.js';
 import { getObject, listAll } from '../kubernetes/calls.js';
+import type { CallBudget, CallPriority } from './call-budget.js';
+import { retryAfterMs } from './errors.js';
 
 /** Failure types a source shows as its reason (non-retryable: the user must fix something). */
 export const CREDENTIALS_FAILURES = {
@@ -123,37 +125,90 @@ export function activitySignal(): AbortSignal | undefined {
   }
 }
 
-/** An SDK client with the given secret, its calls bound to the activity's cancellation. */
+/** A budget the calls of a client spend (call-budget.ts): whose, and how urgent. */
+export interface ClientBudget {
+  budget: CallBudget;
+  key: string;
+  priority: CallPriority;
+}
+
+/**
+ * An SDK client with the given secret, its calls bound to the activity's cancellation and, when
+ * given, paced by the budget of the credentials' owner: every request waits for the budget first
+ * (the SDK makes every call through this `fetch`), and a 429 holds the owner's other calls too.
+ */
 export function cloudflareClient(
   auth: { apiToken: string } | { apiKey: string; apiEmail: string },
   baseURL?: string,
   signal: AbortSignal | undefined = activitySignal(),
+  paced?: ClientBudget,
 ): Cloudflare {
+  const send = async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const bound = signal ? withSignal(init, signal) : init;
+    if (!paced) return fetch(url, bound);
+    await paced.budget.take(paced.key, paced.priority, bound?.signal ?? undefined);
+    const response = await fetch(url, bound);
+    if (response.status === 429)
+      paced.budget.block(paced.key, retryAfterMs(response.headers) ?? RATE_LIMITED_DEFAULT_MS);
+    return response;
+  };
   return new Cloudflare({
     baseURL: baseURL ?? null,
     maxRetries: 0,
     timeout: 30_000,
     ...auth,
     // The SDK aborts its own signal on its timeout; either one stops the request.
-    ...(signal
-      ? { fetch: (url: string | URL | Request, init?: RequestInit) => fetch(url, withSignal(init, signal)) }
-      : {}),
+    ...(signal || paced ? { fetch: send } : {}),
   });
 }
+
+/** A 429 without Retry-After: Cloudflare blocks a user who broke the limit for 5 minutes. */
+const RATE_LIMITED_DEFAULT_MS = 300_000;
 
 function withSignal(init: RequestInit | undefined, signal: AbortSignal): RequestInit {
   return { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal };
 }
 
-/** An SDK client for the credentials, with the API token (or key) read from the Secret now. */
-export async function clientFor(kube: KubeClient, credentialsName: string, baseURL?: string): Promise<Cloudflare> {
+/**
+ * Whose budget credentials spend. Cloudflare's limit is per user, but neither an API token nor
+ * `/user/tokens/verify` says which user owns it (the verify answer is the token's id only), so
+ * the credentials say it: `spec.user` names the owner (credentials naming the same user share one
+ * budget, whatever their accounts); without it, a Global API Key's email is its user; otherwise
+ * the account — credentials of one account share a budget (too careful when they are several
+ * users' tokens, too generous when one user's tokens reach several accounts: name the user then).
+ */
+export function budgetKeyOf(creds: CloudflareCredentials, email?: string): string {
+  if (creds.spec.user) return `user:${creds.spec.user.toLowerCase()}`;
+  if (email) return `user:${email.toLowerCase()}`;
+  return `account:${creds.spec.accountId}`;
+}
+
+/**
+ * An SDK client for the credentials, with the API token (or key) read from the Secret now; its
+ * calls spend the budget of the credentials' owner when one is given.
+ */
+export async function clientFor(
+  kube: KubeClient,
+  credentialsName: string,
+  baseURL?: string,
+  pacing?: { budget: CallBudget; priority: CallPriority },
+): Promise<Cloudflare> {
   const creds = await findCredentials(kube, credentialsName);
   const ref = creds.spec.secretRef;
   const read = await secretKeys(kube, ref, CREDENTIALS_FAILURES.secret, ` (CloudflareCredentials ${credentialsName})`);
-  if (creds.spec.authType === 'globalAPIKey')
+  if (creds.spec.authType === 'globalAPIKey') {
+    const apiEmail = read(ref.emailKey ?? 'CLOUDFLARE_EMAIL');
     return cloudflareClient(
-      { apiKey: read(ref.apiKeyKey ?? 'CLOUDFLARE_API_KEY'), apiEmail: read(ref.emailKey ?? 'CLOUDFLARE_EMAIL') },
+      { apiKey: read(ref.apiKeyKey ?? 'CLOUDFLARE_API_KEY'), apiEmail },
       baseURL,
+      activitySignal(),
+      pacing && { ...pacing, key: budgetKeyOf(creds, apiEmail) },
     );
-  return cloudflareClient({ apiToken: read(ref.apiTokenKey ?? 'CLOUDFLARE_API_TOKEN') }, baseURL);
+  }
+  return cloudflareClient(
+    { apiToken: read(ref.apiTokenKey ?? 'CLOUDFLARE_API_TOKEN') },
+    baseURL,
+    activitySignal(),
+    pacing && { ...pacing, key: budgetKeyOf(creds) },
+  );
 }

@@ -46,6 +46,7 @@ import type { SourceRegistration, SourceRemoval } from '../../workflows/cloudfla
 import { faultPoint } from '../fault-points.js';
 import { getObject, heartbeat, listAll } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
+import type { CallBudget, CallPriority } from './call-budget.js';
 import { clientFor, readSecretKey } from './credentials.js';
 import { expandSource, isExpanded } from './expand.js';
 import { CLOUDFLARE_FAILURE_TYPES, cloudflareFailure, failureReasonOf } from './errors.js';
@@ -337,7 +338,10 @@ export function createCloudflareSyncActivities(
   kube: KubeClient,
   config: Pick<CloudflareConfig, 'baseURL'>,
   events: EventRecorder,
+  budget?: CallBudget,
 ) {
+  /** Observations spend the budget after changes (call-budget.ts). */
+  const pacing = (priority: CallPriority) => (budget ? { budget, priority } : undefined);
   /** Writes the SyncState's spec (what the sources contribute) and status; creates it on first sync. */
   async function recordSyncState(
     req: SyncTargetRequest,
@@ -511,7 +515,12 @@ export function createCloudflareSyncActivities(
       for (const r of existing?.status?.rejectedSources ?? [])
         if (sources.some((s) => refString(s.ref) === r.source && s.generation === r.generation)) reject(r);
     try {
-      const cf = await clientFor(kube, req.credentials, config.baseURL);
+      const cf = await clientFor(
+        kube,
+        req.credentials,
+        config.baseURL,
+        pacing(req.trigger === 'observe' ? 'observe' : 'change'),
+      );
       const adapter = adapterFor(t);
       let live = await adapter.read(cf, t, context);
       if (live.cloudflareId) cloudflareId = targetCloudflareId(t, live.cloudflareId);
@@ -790,7 +799,7 @@ export function createCloudflareSyncActivities(
     accountId: string;
   }): Promise<Ok<{ zoneId: string }> | Failed<{ reason: string; message: string }>> {
     try {
-      const cf = await clientFor(kube, req.credentials, config.baseURL);
+      const cf = await clientFor(kube, req.credentials, config.baseURL, pacing('change'));
       for await (const z of cf.zones.list({ name: req.zone, account: { id: req.accountId } }))
         return ok({ zoneId: z.id });
       return failedWith({

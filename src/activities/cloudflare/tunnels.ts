@@ -33,6 +33,7 @@ import { statusCode, type KubeClient } from '../../kube/client.js';
 import { faultPoint } from '../fault-points.js';
 import { getObject, heartbeat } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
+import type { CallBudget } from './call-budget.js';
 import { clientFor } from './credentials.js';
 import { cloudflareFailure, isCloudflareNameTaken, unlessNotFound } from './errors.js';
 
@@ -62,7 +63,12 @@ function claimedTunnelId(obj: TunnelObject): string | undefined {
   return obj.metadata?.annotations?.[CLOUDFLARE_ID_ANNOTATION] || undefined;
 }
 
-export function createTunnelActivities(kube: KubeClient, config: Pick<CloudflareConfig, 'baseURL'>) {
+export function createTunnelActivities(
+  kube: KubeClient,
+  config: Pick<CloudflareConfig, 'baseURL'>,
+  budget?: CallBudget,
+) {
+  const pacing = budget ? { budget, priority: 'change' as const } : undefined;
   function objectRef(ref: SourceRef) {
     const def = ref.kind === 'ClusterTunnel' ? ClusterTunnelKind : TunnelKind;
     return { apiVersion: def.apiVersion, kind: def.kind, plural: def.plural, namespace: ref.namespace, name: ref.name };
@@ -245,7 +251,7 @@ export function createTunnelActivities(kube: KubeClient, config: Pick<Cloudflare
       return ok({ tunnelId: id, tunnelName: obj.status?.tunnelName ?? '', secret: '' });
     }
     try {
-      const cf = await clientFor(kube, req.credentials, config.baseURL);
+      const cf = await clientFor(kube, req.credentials, config.baseURL, pacing);
       const found = await tunnelOf(cf, req, obj);
       if (found.status === 'failed') return found;
       const tunnel = found;
@@ -280,7 +286,7 @@ export function createTunnelActivities(kube: KubeClient, config: Pick<Cloudflare
     const claimed = claimedTunnelId(obj);
     let tunnelId = obj.status?.tunnelId;
     try {
-      const cf = await clientFor(kube, req.credentials, config.baseURL);
+      const cf = await clientFor(kube, req.credentials, config.baseURL, pacing);
       if (!tunnelId && claimed) {
         // The status was lost: the annotation's tunnel, only if it still has the name it made.
         const live = await getLive(cf, req.accountId, claimed);

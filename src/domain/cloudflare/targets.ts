@@ -163,3 +163,11 @@ export function syncStateName(t: SyncTarget): string {
   if (full.length <= 63 && !lossy) return full;
   return `${full.slice(0, 54).replace(/-+$/, '')}-${fnv1a(targetKey(t))}`;
 }
+
+/**
+ * The task queue of an account's periodic observations, beside its changes' queue: a backlog of
+ * observations waits on the Temporal server, behind no change (issue 23, D7).
+ */
+export function observeTaskQueue(accountQueue: string): string {
+  return `${accountQueue}-observe`;
+}

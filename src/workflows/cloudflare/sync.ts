@@ -24,7 +24,7 @@ import {
 } from '@temporalio/workflow';
 import type { SourceVerdict, SyncResult } from '../../activities/cloudflare/sync.js';
 import { type SourceRef, refString } from '../../domain/cloudflare/markers.js';
-import { sourceWorkflowId, syncStateName, targetKey } from '../../domain/cloudflare/targets.js';
+import { observeTaskQueue, sourceWorkflowId, syncStateName, targetKey } from '../../domain/cloudflare/targets.js';
 import { CloudflareSources } from '../../temporal/search-attributes.js';
 import { cloudflareCalls } from './activity-options.js';
 import {
@@ -48,6 +48,8 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
   const key = targetKey(target);
   const syncState = syncStateName(target);
   const api = cloudflareCalls(settings.cloudflareTaskQueue);
+  /** Periodic observations run on their own queue, behind no change (issue 23, D7). */
+  const observeApi = cloudflareCalls(observeTaskQueue(settings.cloudflareTaskQueue));
   const sources = new Map<string, SourceRegistration>((input.sources ?? []).map((r) => [refString(r.ref), r]));
   const removals = new Map<string, SourceRemoval>((input.pendingRemovals ?? []).map((r) => [refString(r), r]));
   let credentials = input.credentials;
@@ -145,7 +147,8 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
       upsertSearchAttributes([{ key: CloudflareSources, value: names }]);
     }
     const gone = [...removals.values()];
-    const result: SyncResult = await api.syncTarget({
+    const calls = trigger === 'observe' && patched('sync-observe-queue') ? observeApi : api;
+    const result: SyncResult = await calls.syncTarget({
       target,
       credentials,
       syncState,

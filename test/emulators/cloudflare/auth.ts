@@ -1,6 +1,7 @@
 /**
- * Token authentication (`Authorization: Bearer <token>`) and the per-token request budget.
- * Tokens are configured up front; a token may be limited to some accounts (its zones included).
+ * Token authentication (`Authorization: Bearer <token>`) and the request budget of the user a
+ * token belongs to. Tokens are configured up front; a token may be limited to some accounts (its
+ * zones included).
  */
 import { CfErrors } from './envelope.js';
 
@@ -18,6 +19,11 @@ export interface TokenSpec {
   readOnly?: boolean;
   /** The token's permissions (permissions.ts, e.g. `zone:read`, `rulesets:edit`); absent = all. */
   permissions?: string[];
+  /**
+   * The Cloudflare user the token belongs to: Cloudflare's budget is the user's, shared by all
+   * their tokens (and the dashboard). Absent: a user of its own.
+   */
+  user?: string;
 }
 
 export interface TokenRecord {
@@ -27,9 +33,11 @@ export interface TokenRecord {
   accounts?: ReadonlySet<string>;
   readOnly?: boolean;
   permissions?: ReadonlySet<string>;
+  /** Whose budget the token spends (the token's id when its spec names no user). */
+  user: string;
 }
 
-/** Budget of requests per token in a fixed window. Cloudflare's default: 1200 per 5 minutes. */
+/** Budget of requests per user in a fixed window. Cloudflare's default: 1200 per 5 minutes. */
 export interface RateLimitBudget {
   requests: number;
   windowSeconds: number;
@@ -53,6 +61,7 @@ export class TokenAuth {
       ...(spec.accounts ? { accounts: new Set(spec.accounts) } : {}),
       ...(spec.readOnly ? { readOnly: true } : {}),
       ...(spec.permissions ? { permissions: new Set(spec.permissions) } : {}),
+      user: spec.user ?? `token:${spec.id ?? tokenId(spec.token)}`,
     });
   }
 
@@ -97,9 +106,13 @@ export type RateDecision =
   | { allowed: true; remaining: number; resetSeconds: number }
   | { allowed: false; retryAfterSeconds: number; resetSeconds: number };
 
-/** Fixed-window request budget per key (token). `now` is injectable for tests. */
+/**
+ * Fixed-window request budget per key (a user). A breach blocks the key for a whole window from
+ * then on, as Cloudflare does ("all API calls for the next five minutes will be blocked"):
+ * https://developers.cloudflare.com/fundamentals/api/reference/limits/. `now` is injectable for tests.
+ */
 export class RateLimiter {
-  private readonly windows = new Map<string, { start: number; used: number }>();
+  private readonly windows = new Map<string, { start: number; used: number; blockedUntil?: number }>();
 
   constructor(
     private budget: RateLimitBudget,
@@ -123,12 +136,19 @@ export class RateLimiter {
     const now = this.now();
     const windowMs = this.budget.windowSeconds * 1000;
     let w = this.windows.get(key);
-    if (!w || now - w.start >= windowMs) {
+    if (w?.blockedUntil !== undefined && now < w.blockedUntil) {
+      const left = Math.max(1, Math.ceil((w.blockedUntil - now) / 1000));
+      return { allowed: false, retryAfterSeconds: left, resetSeconds: left };
+    }
+    if (!w || w.blockedUntil !== undefined || now - w.start >= windowMs) {
       w = { start: now, used: 0 };
       this.windows.set(key, w);
     }
     const resetSeconds = Math.max(1, Math.ceil((w.start + windowMs - now) / 1000));
-    if (w.used >= this.budget.requests) return { allowed: false, retryAfterSeconds: resetSeconds, resetSeconds };
+    if (w.used >= this.budget.requests) {
+      w.blockedUntil = now + windowMs;
+      return { allowed: false, retryAfterSeconds: this.budget.windowSeconds, resetSeconds: this.budget.windowSeconds };
+    }
     w.used++;
     return { allowed: true, remaining: this.budget.requests - w.used, resetSeconds };
   }

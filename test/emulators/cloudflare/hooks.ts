@@ -6,8 +6,8 @@
  *                                     and "dashboard-made" DNS records: {dns_records:[{zone_id,name,type,content,…}]}
  *   GET    /__emulator/requests       the request log (?method=PUT&path=regex); DELETE clears it
  *   POST   /__emulator/faults         inject a fault (see FaultSpec); GET lists; DELETE clears
- *   PUT    /__emulator/rate-limit     the per-token budget: {requests, windowSeconds}
- *   POST   /__emulator/tokens         add a token: {token, id?, status?, accounts?, readOnly?, permissions?}
+ *   PUT    /__emulator/rate-limit     the per-user budget: {requests, windowSeconds}
+ *   POST   /__emulator/tokens         add a token: {token, id?, status?, accounts?, readOnly?, permissions?, user?}
  */
 import { Type } from '@sinclair/typebox';
 import type { RateLimiter, TokenAuth } from './auth.js';
@@ -58,6 +58,7 @@ const TokenBody = Type.Object({
   accounts: Type.Optional(Type.Array(Type.String())),
   readOnly: Type.Optional(Type.Boolean()),
   permissions: Type.Optional(Type.Array(Type.String())),
+  user: Type.Optional(Type.String({ minLength: 1 })),
 });
 
 export interface HookDeps {

@@ -1,7 +1,7 @@
 /**
  * The local Cloudflare API emulator: node:http, routes under `/client/v4` (point the SDK's
  * `baseURL` at `<url>/client/v4`), test hooks under `/__emulator`. Per request: log → injected
- * fault → token auth → per-token budget → route → token permission → envelope.
+ * fault → token auth → the token's user's budget → route → token permission → envelope.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -100,7 +100,7 @@ export async function startCloudflareEmulator(options: EmulatorOptions): Promise
       } else {
         token = auth.authenticate(req.headers.authorization);
       }
-      const decision = limiter.take(token.token);
+      const decision = limiter.take(token.user);
       const rateHeaders = limiter.headers(decision);
       if (!decision.allowed) throw CfErrors.rateLimited(decision.retryAfterSeconds, rateHeaders);
       const { route, params } = router.match(method, path);

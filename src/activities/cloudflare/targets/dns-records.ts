@@ -1,19 +1,26 @@
 /**
  * DNS record sets: the target is (zone, name, type); its items are the records of that name and
- * type. Read: one filtered list (`name.exact` + `type`). Write: object by object
- * (./per-object.ts), PATCH by id so an adopted or changed record keeps its id.
+ * type. Read: one filtered list (`name.exact` + `type`). Write: the plan's deletes, patches (by
+ * id, so an adopted or changed record keeps its id) and creates (./per-object.ts) in
+ * `dns_records/batch` calls.
  */
 import type Cloudflare from 'cloudflare';
 import { desiredRecords } from '../../../domain/cloudflare/aggregate.js';
 import { dnsRecordCodec, type DnsRecordItem } from '../../../domain/cloudflare/items.js';
 import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
 import type { TargetAdapter } from './adapter.js';
-import { writeObjects } from './per-object.js';
+import { objectChanges, type ObjectChanges } from './per-object.js';
 
 type RecordTarget = Extract<SyncTarget, { resourceType: 'DNSRecord' }>;
 
 /** Cloudflare's largest page of DNS records. */
 const DNS_PER_PAGE_MAX = 5000;
+
+/**
+ * Operations per `dns_records/batch` call: Cloudflare's limit on the Free plan (3,500 on Pro and
+ * above), https://developers.cloudflare.com/dns/manage-dns-records/how-to/batch-record-changes/.
+ */
+export const DNS_BATCH_MAX = 200;
 
 /** The fields a record is written with (the SDK's create/edit body, without the zone). */
 export function recordBody(r: DnsRecordItem): Record<string, unknown> {
@@ -66,6 +73,37 @@ export async function readRecords(
   });
 }
 
+/**
+ * Writes a zone's record changes with `dns_records/batch` (issue 23, D7): one call per
+ * DNS_BATCH_MAX changes instead of one per record — 1,500 tunnel hostnames are 8 calls, not
+ * 1,500. Deletes, then patches, then creates, as Cloudflare orders a batch; chunks keep that order
+ * (the deletes free the names the creates need). Each batch is one transaction at Cloudflare: one
+ * it refuses changes nothing, and the retry reads and plans again. Returns the id of the last
+ * record of ours written or kept.
+ */
+export async function writeRecordBatches(
+  cf: Cloudflare,
+  zoneId: string,
+  changes: ObjectChanges<DnsRecordItem>,
+): Promise<string | undefined> {
+  type Op = { deletes: { id: string } } | { patches: Record<string, unknown> } | { posts: Record<string, unknown> };
+  const ops: Op[] = [
+    ...changes.removes.map((id): Op => ({ deletes: { id } })),
+    ...changes.updates.map(({ id, item }): Op => ({ patches: { id, ...recordBody(item) } })),
+    ...changes.creates.map((item): Op => ({ posts: recordBody(item) })),
+  ];
+  let lastId = changes.lastKept;
+  for (let i = 0; i < ops.length; i += DNS_BATCH_MAX) {
+    const body: Record<string, unknown[]> = {};
+    for (const op of ops.slice(i, i + DNS_BATCH_MAX))
+      for (const [kind, value] of Object.entries(op)) (body[kind] ??= []).push(value);
+    const done = await cf.dns.records.batch({ zone_id: zoneId, ...body } as never);
+    const posted = done.posts ?? [];
+    if (posted.length) lastId = posted[posted.length - 1]!.id;
+  }
+  return lastId;
+}
+
 export const dnsRecordAdapter: TargetAdapter<DnsRecordItem> = {
   codec: dnsRecordCodec,
   ownedKinds: ['DNSRecord'],
@@ -78,14 +116,9 @@ export const dnsRecordAdapter: TargetAdapter<DnsRecordItem> = {
   },
   async write(cf, target, plan, live) {
     const t = target as RecordTarget;
-    const api = cf.dns.records;
-    const cloudflareId = await writeObjects(plan, live, dnsRecordCodec, {
-      // Every record in the set has this name and type: any of ours being removed can be reused.
-      reuses: () => true,
-      remove: async (id) => void (await api.delete(id, { zone_id: t.zoneId })),
-      update: async (id, item) => void (await api.edit(id, { zone_id: t.zoneId, ...recordBody(item) } as never)),
-      create: async (item) => (await api.create({ zone_id: t.zoneId, ...recordBody(item) } as never)).id,
-    });
+    // Every record in the set has this name and type: any of ours being removed can be reused.
+    const changes = objectChanges(plan, live, dnsRecordCodec, () => true);
+    const cloudflareId = await writeRecordBatches(cf, t.zoneId, changes);
     return cloudflareId ? { cloudflareId } : {};
   },
 };

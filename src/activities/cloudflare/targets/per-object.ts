@@ -17,13 +17,22 @@ export interface ObjectCalls<I> {
   reuses(removed: I, item: I): boolean;
 }
 
-/** Applies the plan object by object; returns the id of the last object of ours written or kept. */
-export async function writeObjects<I extends { id?: string }>(
+/** What a plan asks of the objects: deletes, then updates (by id), then creates, in that order. */
+export interface ObjectChanges<I> {
+  removes: string[];
+  updates: Array<{ id: string; item: I; was: I | undefined }>;
+  creates: I[];
+  /** The id of the last object of ours written or kept (a create's is known once made). */
+  lastKept: string | undefined;
+}
+
+/** The calls a plan needs: ours no longer wanted, ours that changed, the wanted ones missing. */
+export function objectChanges<I extends { id?: string }>(
   plan: WritePlan<I>,
   live: readonly I[],
   codec: ItemCodec<I>,
-  calls: ObjectCalls<I>,
-): Promise<string | undefined> {
+  reuses: ObjectCalls<I>['reuses'],
+): ObjectChanges<I> {
   const same = (a: I, b: I) => canonical(codec.comparable(a)) === canonical(codec.comparable(b));
   // The plan keeps everyone else's objects as the very objects read; the others in it are ours.
   const kept = new Set(plan.items.filter((i) => live.includes(i)));
@@ -31,19 +40,34 @@ export async function writeObjects<I extends { id?: string }>(
   const removed = live.filter((l) => !kept.has(l) && !ours.some((o) => o.id !== undefined && o.id === l.id));
   const results = ours.map((item): { item: I; was?: I } => {
     if (item.id !== undefined) return { item, was: live.find((l) => l.id === item.id) };
-    const i = removed.findIndex((l) => calls.reuses(l, item));
+    const i = removed.findIndex((l) => reuses(l, item));
     return i < 0 ? { item } : { item: { ...item, id: removed[i]!.id }, was: removed.splice(i, 1)[0] };
   });
-  let lastId: string | undefined;
+  const changes: ObjectChanges<I> = { removes: [], updates: [], creates: [], lastKept: undefined };
   // Deletes first: they free the names the creates may need.
-  for (const l of removed) if (l.id) await calls.remove(l.id);
+  for (const l of removed) if (l.id) changes.removes.push(l.id);
   for (const { item, was } of results) {
-    if (item.id !== undefined) {
-      lastId = item.id;
-      if (!was || !same(item, was)) await calls.update(item.id, item, was);
+    if (item.id === undefined) {
+      changes.creates.push(item);
       continue;
     }
-    lastId = await calls.create(item);
+    changes.lastKept = item.id;
+    if (!was || !same(item, was)) changes.updates.push({ id: item.id, item, was });
   }
+  return changes;
+}
+
+/** Applies the plan object by object; returns the id of the last object of ours written or kept. */
+export async function writeObjects<I extends { id?: string }>(
+  plan: WritePlan<I>,
+  live: readonly I[],
+  codec: ItemCodec<I>,
+  calls: ObjectCalls<I>,
+): Promise<string | undefined> {
+  const changes = objectChanges(plan, live, codec, (removed, item) => calls.reuses(removed, item));
+  let lastId = changes.lastKept;
+  for (const id of changes.removes) await calls.remove(id);
+  for (const { id, item, was } of changes.updates) await calls.update(id, item, was);
+  for (const item of changes.creates) lastId = await calls.create(item);
   return lastId;
 }

@@ -2,8 +2,8 @@
  * The CNAMEs of a zone's tunnel hostnames: one target per zone, so every Tunnel source wanting a
  * hostname of the zone meets in one place (priority decides; the loser is told who holds it).
  * Read: the zone's records, every type, one page of 5,000 (a CNAME cannot share its name with
- * any record, so a record of any type at a hostname is in the way). Write: record by record,
- * like a DNSRecord set. Only records marked by a tunnel source of this cluster are ours here: a
+ * any record, so a record of any type at a hostname is in the way). Write: in `dns_records/batch`
+ * calls of up to 200 changes, like a DNSRecord set. Only records marked by a tunnel source of this cluster are ours here: a
  * DNSRecord's record is its own target's, and an unmarked one is never taken over.
  */
 import { desiredRecords } from '../../../domain/cloudflare/aggregate.js';
@@ -11,8 +11,8 @@ import { dnsRecordCodec, type DnsRecordItem } from '../../../domain/cloudflare/i
 import type { ItemCodec } from '../../../domain/cloudflare/merge.js';
 import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
 import type { TargetAdapter } from './adapter.js';
-import { readRecords, recordBody } from './dns-records.js';
-import { writeObjects } from './per-object.js';
+import { readRecords, writeRecordBatches } from './dns-records.js';
+import { objectChanges } from './per-object.js';
 
 type TunnelDnsTarget = Extract<SyncTarget, { resourceType: 'TunnelDNS' }>;
 
@@ -40,13 +40,13 @@ export const tunnelDnsAdapter: TargetAdapter<DnsRecordItem> = {
   },
   async write(cf, target, plan, live) {
     const t = target as TunnelDnsTarget;
-    const api = cf.dns.records;
-    await writeObjects(plan, live, tunnelRecordCodec, {
-      reuses: (removed, item) => removed.name.toLowerCase() === item.name.toLowerCase() && removed.type === item.type,
-      remove: async (id) => void (await api.delete(id, { zone_id: t.zoneId })),
-      update: async (id, item) => void (await api.edit(id, { zone_id: t.zoneId, ...recordBody(item) } as never)),
-      create: async (item) => (await api.create({ zone_id: t.zoneId, ...recordBody(item) } as never)).id,
-    });
+    const changes = objectChanges(
+      plan,
+      live,
+      tunnelRecordCodec,
+      (removed, item) => removed.name.toLowerCase() === item.name.toLowerCase() && removed.type === item.type,
+    );
+    await writeRecordBatches(cf, t.zoneId, changes);
     return {};
   },
 };

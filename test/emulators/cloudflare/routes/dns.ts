@@ -37,6 +37,8 @@ const RecordFields = {
 
 const CreateBody = Type.Object(RecordFields, { additionalProperties: true });
 const PatchBody = Type.Partial(Type.Object(RecordFields, { additionalProperties: true }));
+/** https://developers.cloudflare.com/dns/manage-dns-records/how-to/batch-record-changes/ */
+const DNS_BATCH_MAX_FREE = 200;
 const BatchBody = Type.Object({
   deletes: Type.Optional(Type.Array(Type.Object({ id: Type.String({ minLength: 1 }) }))),
   patches: Type.Optional(
@@ -332,6 +334,11 @@ export const dnsRoutes: Route[] = [
     handler: (ctx) => {
       const { zone, list } = records(ctx);
       const body = checkBody(BatchBody, ctx.body ?? {});
+      // A Free zone takes at most 200 operations per batch (3,500 on paid plans); code 9102 guessed.
+      const ops = ['deletes', 'patches', 'puts', 'posts'] as const;
+      const count = ops.reduce((n, k) => n + (body[k]?.length ?? 0), 0);
+      if (count > DNS_BATCH_MAX_FREE)
+        throw CfErrors.dnsInvalid(9102, `A batch may hold at most ${DNS_BATCH_MAX_FREE} operations, got ${count}`);
       const { next, result } = applyBatch(list, zone, body, ctx.store.timestamp());
       list.splice(0, list.length, ...next);
       return { result };
