@@ -299,7 +299,7 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
       const { retryElsewhere, agentId } = r as Partial<AgentCreateRefusal & { agentId: string }>;
       // The allocation found no agent left after one did not answer: that agent's failure is why.
       if (!agentId && unanswered && patched(UNANSWERED_AGENT_ANSWER)) return unanswered;
-      last = refusal(r.code, r.message);
+      last = { ...refusal(r.code, r.message), ...(r.reason ? { reason: r.reason } : {}) };
       if (!retryElsewhere || !agentId) return last;
       if (r.code === 'Unavailable') unanswered = last;
       exclude.push(agentId);
@@ -603,7 +603,7 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
           phase: 'Pending',
           assignedPod: null,
           nodeName: null,
-          conditions: [readyCondition('False', 'Unschedulable', placed.message)],
+          conditions: [readyCondition('False', placed.reason ?? 'Unschedulable', placed.message)],
         },
       });
       stage('scheduling', `waiting for room: ${placed.message}`);
