@@ -13,6 +13,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CLOUDFLARE_WEBHOOK_NAME,
+  SANDBOX_ENV_WEBHOOK_NAME,
   SANDBOX_POOL_WEBHOOK_NAME,
   WEBHOOK_CONFIGURATION_NAME,
   WEBHOOK_NAME,
@@ -147,8 +148,8 @@ describe('ManifestCaptureRequest admission', () => {
       name: WEBHOOK_CONFIGURATION_NAME,
     });
     expect(registered, 'the local stack registers the webhook').toBeDefined();
-    const [capture, cloudflare, pools] = validatingWebhookConfiguration({ url: '' }).webhooks;
-    expect(registered!.webhooks).toHaveLength(3);
+    const [capture, cloudflare, pools, sandboxEnv] = validatingWebhookConfiguration({ url: '' }).webhooks;
+    expect(registered!.webhooks).toHaveLength(4);
     expect(registered!.webhooks[0]).toMatchObject({
       name: WEBHOOK_NAME,
       failurePolicy: 'Fail',
@@ -164,6 +165,13 @@ describe('ManifestCaptureRequest admission', () => {
       name: SANDBOX_POOL_WEBHOOK_NAME,
       failurePolicy: 'Fail',
       rules: pools!.rules,
+    });
+    // The apiserver accepted the matchConditions (CEL) that keep every other Sandbox write away.
+    expect(registered!.webhooks[3]).toMatchObject({
+      name: SANDBOX_ENV_WEBHOOK_NAME,
+      failurePolicy: 'Fail',
+      rules: sandboxEnv!.rules,
+      matchConditions: sandboxEnv!.matchConditions,
     });
   });
 
