@@ -15,7 +15,8 @@ import type { CaptureTarget } from '../api/manifests.js';
 import { canonical } from '../domain/cloudflare/merge.js';
 import { credentialsRefOf, isSourceKind, type SourceSpec } from '../domain/cloudflare/sources.js';
 import { REQUEST_KINDS } from '../api/request-kinds.js';
-import { SandboxPoolKind } from '../api/sandbox.js';
+import { SandboxKind, SandboxPoolKind, type EnvVar } from '../api/sandbox.js';
+import { envSourceOf } from '../domain/sandbox-env.js';
 import type { VolumeCaptureMode, VolumeTarget } from '../api/volumes.js';
 
 /** The part of an `admission.k8s.io/v1` AdmissionRequest the webhook reads. */
@@ -152,6 +153,20 @@ export function sandboxPoolChecks(namespace: string): TargetCheck[] {
 }
 
 /**
+ * A Sandbox's `envs[].valueFrom` makes the fast path read a Secret's or ConfigMap's key, with its
+ * own permissions, and give the value to the sandbox — which its creator can read from inside. So
+ * its creator must be allowed to `get` each object named (optional ones too), in the Sandbox's
+ * namespace: reviewed on CREATE and on an UPDATE that changes envs (a reset or a recreate reads
+ * them again).
+ */
+export function sandboxChecks(spec: { envs?: EnvVar[] }, namespace: string): TargetCheck[] {
+  return (spec.envs ?? []).flatMap((e) => {
+    const source = e.valueFrom && envSourceOf(namespace, e.valueFrom);
+    return source ? [{ apiVersion: 'v1', kind: source.kind, namespace, name: source.name, verbs: ['get'] }] : [];
+  });
+}
+
+/**
  * The objects a new request names and the verbs required on each:
  * - ManifestCaptureRequest: `get` on every target (the worker reads and stores it);
  * - VolumeCaptureRequest: `get` on every PersistentVolumeClaim, and `delete` too in Detach mode,
@@ -177,6 +192,13 @@ export function checksFor(req: AdmissionRequest): TargetCheck[] | undefined {
     )
       return [];
     if (cloudflare) return cloudflare;
+    if (req.kind.group === SandboxKind.group && req.kind.kind === SandboxKind.kind)
+      // The fast path's own writes (finalizer, annotations) never change envs: never refused.
+      return req.operation === 'UPDATE' &&
+        canonical((req.oldObject?.spec as { envs?: unknown } | undefined)?.envs ?? []) ===
+          canonical((spec as { envs?: unknown }).envs ?? [])
+        ? []
+        : sandboxChecks(spec, namespace);
     if (req.kind.group === SandboxPoolKind.group && req.kind.kind === SandboxPoolKind.kind)
       return req.operation === 'UPDATE' && canonical(req.oldObject?.spec ?? {}) === canonical(spec)
         ? []
@@ -237,6 +259,8 @@ function describeRefusal(r: Refusal, user: UserInfo): string {
 export function refusalMessage(kind: string, refusals: Refusal[], user: UserInfo): string {
   const listed = refusals.slice(0, MAX_LISTED).map((r) => describeRefusal(r, user));
   const more = refusals.length > MAX_LISTED ? `; and ${refusals.length - MAX_LISTED} more` : '';
+  if (kind === SandboxKind.kind)
+    return `a Sandbox's envs[].valueFrom makes the operator read the Secret or ConfigMap it names into the sandbox, so its creator must be allowed to get it, and is not: ${listed.join('; ')}${more}`;
   if (kind === SandboxPoolKind.kind)
     return `a SandboxPool makes the operator create its agent Pods from spec.agentTemplate, so its creator must be allowed to create Pods in its namespace, and is not: ${listed.join('; ')}`;
   return (

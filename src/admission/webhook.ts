@@ -14,17 +14,20 @@
  *
  * Why failurePolicy Fail: the check is a security boundary. With Ignore, an unreachable or slow
  * webhook would silently admit every request unchecked. Failing closed only blocks CREATE of the
- * capture kinds, and CREATE/UPDATE of the Cloudflare source kinds and SandboxPools (also the fast
- * path's finalizer writes on pools), while the webhook is down; it
+ * capture kinds, CREATE/UPDATE of the Cloudflare source kinds and SandboxPools (also the fast
+ * path's finalizer writes on pools), and CREATE or an envs change of a Sandbox naming a Secret or
+ * ConfigMap (matchConditions keep every other Sandbox write away), while the webhook is down; it
  * intercepts nothing else (a capture request's spec is immutable, so its targets cannot change
  * after admission; status writes of the worker never pass through it — the status subresource is
  * not in the rules), so the operators keep running.
  *
- * Three webhooks, one server and path: capture requests (CREATE, namespaced), Cloudflare sources
- * (CREATE and UPDATE, any scope: they may name other credentials or Secrets on any edit) and
- * SandboxPools (CREATE and UPDATE: their agentTemplate becomes Pods the fast path creates).
+ * Four webhooks, one server and path: capture requests (CREATE, namespaced), Cloudflare sources
+ * (CREATE and UPDATE, any scope: they may name other credentials or Secrets on any edit),
+ * SandboxPools (CREATE and UPDATE: their agentTemplate becomes Pods the fast path creates) and
+ * Sandboxes whose envs name a Secret or ConfigMap (CREATE, and UPDATE of envs: the fast path reads
+ * them into the sandbox).
  */
-import { SandboxPoolKind } from '../api/sandbox.js';
+import { SandboxKind, SandboxPoolKind } from '../api/sandbox.js';
 import { SOURCE_KINDS, kindDefinition } from '../domain/cloudflare/sources.js';
 import { REVIEWED_KINDS } from './review.js';
 
@@ -32,6 +35,7 @@ export const WEBHOOK_CONFIGURATION_NAME = 'durable-operators-admission';
 export const WEBHOOK_NAME = 'capture-requests.admission.durable-operators.io';
 export const CLOUDFLARE_WEBHOOK_NAME = 'cloudflare-sources.admission.durable-operators.io';
 export const SANDBOX_POOL_WEBHOOK_NAME = 'sandbox-pools.admission.durable-operators.io';
+export const SANDBOX_ENV_WEBHOOK_NAME = 'sandbox-env.admission.durable-operators.io';
 export const WEBHOOK_PATH = '/validate-capture-requests';
 /** How long the apiserver waits for an answer before failing the request (closed). */
 export const WEBHOOK_TIMEOUT_SECONDS = 15;
@@ -81,6 +85,32 @@ export function sandboxPoolWebhookRules() {
   ];
 }
 
+/** Sandboxes: their creator must be allowed to get the Secrets and ConfigMaps their envs name. */
+export function sandboxEnvWebhookRules() {
+  return [
+    {
+      apiGroups: [SandboxKind.group],
+      apiVersions: [SandboxKind.version],
+      operations: ['CREATE', 'UPDATE'],
+      resources: [SandboxKind.plural],
+      scope: 'Namespaced',
+    },
+  ];
+}
+
+/**
+ * Only Sandboxes whose envs name a Secret or ConfigMap reach the webhook, and on UPDATE only
+ * when their envs changed: the fast path's own writes (every Fast and Strong record, the
+ * finalizer, the hand-off) never wait for it, nor fail while it is down.
+ */
+export const SANDBOX_ENV_MATCH_CONDITIONS = [
+  {
+    name: 'names-a-secret-or-configmap',
+    expression:
+      "has(object.spec) && has(object.spec.envs) && object.spec.envs.exists(e, has(e.valueFrom)) && (request.operation == 'CREATE' || !has(oldObject.spec.envs) || object.spec.envs != oldObject.spec.envs)",
+  },
+];
+
 export function validatingWebhookConfiguration(clientConfig: ClientConfig) {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
@@ -111,6 +141,17 @@ export function validatingWebhookConfiguration(clientConfig: ClientConfig) {
         name: SANDBOX_POOL_WEBHOOK_NAME,
         clientConfig,
         rules: sandboxPoolWebhookRules(),
+        failurePolicy: 'Fail',
+        matchPolicy: 'Equivalent',
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+        timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS,
+      },
+      {
+        name: SANDBOX_ENV_WEBHOOK_NAME,
+        clientConfig,
+        rules: sandboxEnvWebhookRules(),
+        matchConditions: SANDBOX_ENV_MATCH_CONDITIONS,
         failurePolicy: 'Fail',
         matchPolicy: 'Equivalent',
         sideEffects: 'None',

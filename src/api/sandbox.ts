@@ -83,26 +83,68 @@ export type RuntimeType = (typeof RUNTIME_TYPES)[number];
 
 const int32 = { format: 'int32' } as const;
 
+/** A key of a Secret or ConfigMap in the Sandbox's namespace (corev1.SecretKeySelector / ConfigMapKeySelector). */
+const KeySelector = (kind: 'Secret' | 'ConfigMap') =>
+  Type.Object({
+    name: ObjectName({ description: `Name of the ${kind}, in the Sandbox's namespace.` }),
+    key: Type.String({
+      minLength: 1,
+      maxLength: 253,
+      description: `The key of the ${kind} whose value the variable gets.`,
+    }),
+    optional: Type.Optional(
+      Type.Boolean({
+        description: `true: leave the variable out when the ${kind} or its key does not exist (as for a Pod); otherwise the sandbox is not created (Ready=False CreateContainerConfigError) until it does.`,
+      }),
+    ),
+  });
+
+const Unsupported = (why: string) =>
+  Type.Optional(
+    Type.Object({}, { 'x-kubernetes-preserve-unknown-fields': true, description: `Not supported (refused): ${why}.` }),
+  );
+
 /**
- * corev1.EnvVar. `valueFrom` keeps the original's schema but is refused (it was silently dropped):
- * resolving it would have the fast path read any Secret a Sandbox names, cluster-wide.
+ * corev1.EnvVar. `valueFrom.secretKeyRef` and `configMapKeyRef` are read when the sandbox is
+ * created on its agent — by the fast path, in the Sandbox's namespace; the value goes to the agent
+ * only, never into workflow history or the Sandbox's status. The admission webhook admits a
+ * Sandbox naming one only if its creator may `get` it. The other sources of a Pod's env are
+ * refused with their reason (the original accepted `valueFrom` and silently dropped it).
  */
 export const EnvVar = withCel(
   Type.Object({
     name: Type.String({ minLength: 1, description: 'Name of the environment variable.' }),
     value: Type.Optional(Type.String()),
     valueFrom: Type.Optional(
-      Type.Object(
-        {},
-        { 'x-kubernetes-preserve-unknown-fields': true, description: 'corev1.EnvVarSource: not supported (refused).' },
+      withCel(
+        Type.Object(
+          {
+            secretKeyRef: Type.Optional(KeySelector('Secret')),
+            configMapKeyRef: Type.Optional(KeySelector('ConfigMap')),
+            fieldRef: Unsupported('a sandbox is not a Pod, it has no Pod fields'),
+            resourceFieldRef: Unsupported('a sandbox has no container resources of its own to refer to'),
+            fileKeyRef: Unsupported('a sandbox has no volumes'),
+          },
+          { description: 'corev1.EnvVarSource: secretKeyRef or configMapKeyRef.' },
+        ),
+        [
+          {
+            rule: '!has(self.fieldRef) && !has(self.resourceFieldRef) && !has(self.fileKeyRef)',
+            message:
+              'valueFrom: only secretKeyRef and configMapKeyRef are supported (a sandbox is not a Pod: no Pod fields, container resources or volumes to refer to)',
+          },
+          {
+            rule: 'has(self.secretKeyRef) != has(self.configMapKeyRef)',
+            message: 'valueFrom must set exactly one of secretKeyRef or configMapKeyRef',
+          },
+        ],
       ),
     ),
   }),
   [
     {
-      rule: '!has(self.valueFrom)',
-      message:
-        'valueFrom is not supported: the fast path does not read Secrets or ConfigMaps for sandboxes; set value (it never enters workflow history)',
+      rule: '!has(self.valueFrom) || !has(self.value) || size(self.value) == 0',
+      message: 'valueFrom may not be specified when value is not empty',
     },
   ],
 );

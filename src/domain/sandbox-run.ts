@@ -51,6 +51,8 @@ export interface PlacementRefusalFacts {
   message: string;
   retryElsewhere?: boolean;
   agentId?: string;
+  /** The Ready condition's reason when it is not the usual one (e.g. CreateContainerConfigError). */
+  reason?: string;
 }
 
 export type PlacementTry =
@@ -65,7 +67,7 @@ export type PlacementTry =
  * no agent left, an agent that did not answer is why — not the pool's "full".
  */
 export function afterPlacementRefusal(r: PlacementRefusalFacts, unanswered: Refusal | undefined): PlacementTry {
-  const answer = refusal(r.code, r.message);
+  const answer = { ...refusal(r.code, r.message), ...(r.reason ? { reason: r.reason } : {}) };
   if (!r.agentId) return { next: 'answer', refusal: answer, ...(unanswered ? { unansweredInstead: unanswered } : {}) };
   if (!r.retryElsewhere) return { next: 'answer', refusal: answer };
   return {
@@ -101,13 +103,13 @@ export function handOffStatus(alloc: SandboxAllocation, found: Incarnation | und
   };
 }
 
-/** No agent has room now: Pending, unassigned, and why. */
-export function unschedulableStatus(why: string, now: Date): SandboxStatusPatch {
+/** No agent has room now (or, `reason`, what it needs is missing): Pending, unassigned, and why. */
+export function unschedulableStatus(why: string, now: Date, reason = 'Unschedulable'): SandboxStatusPatch {
   return {
     phase: 'Pending',
     assignedPod: null,
     nodeName: null,
-    conditions: [readyCondition('False', 'Unschedulable', why, now)],
+    conditions: [readyCondition('False', reason, why, now)],
   };
 }
 

@@ -46,6 +46,8 @@ export type RefusalCode =
 export interface Refusal {
   code: RefusalCode;
   message: string;
+  /** The Ready condition's reason when it is not the usual one (e.g. CreateContainerConfigError). */
+  reason?: string;
 }
 
 export const refusal = (code: RefusalCode, message: string): Refusal => ({ code, message });

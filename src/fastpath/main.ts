@@ -12,6 +12,7 @@ import { Probes, workerProbes } from '../health/probes.js';
 import type { AddressInfo } from 'node:net';
 import { Worker } from '@temporalio/worker';
 import { createSandboxAgentActivities } from '../activities/sandbox/agents.js';
+import { createSandboxEnvResolver } from '../activities/sandbox/env.js';
 import { createSandboxCreateActivities } from '../activities/sandbox/create.js';
 import { createSandboxJanitorActivities } from '../activities/sandbox/janitor.js';
 import { createSandboxPoolActivities } from '../activities/sandbox/pools.js';
@@ -124,7 +125,7 @@ export async function startFastPath(
   await registry.start();
 
   const connection = await connectWorker(cfg.temporal);
-  const agentSteps = createSandboxAgentActivities(registry, agents, sealer, metrics);
+  const agentSteps = createSandboxAgentActivities(registry, agents, createSandboxEnvResolver(kube, sealer), metrics);
   const events = new EventRecorder(kube, 'fastpath');
   const recordSteps = createSandboxRecordActivities(kube, sealer, events);
   const worker = await Worker.create(

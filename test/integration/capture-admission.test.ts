@@ -13,13 +13,14 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CLOUDFLARE_WEBHOOK_NAME,
+  SANDBOX_ENV_WEBHOOK_NAME,
   SANDBOX_POOL_WEBHOOK_NAME,
   WEBHOOK_CONFIGURATION_NAME,
   WEBHOOK_NAME,
   validatingWebhookConfiguration,
 } from '../../src/admission/webhook.js';
 import { KubeClient, apiMessage, isNotFound } from '../../src/kube/client.js';
-import { eventually, kube, refusal, serviceAccountKubeconfig, uniq, waitUntilAllowed } from '../support/env.js';
+import { eventually, kube, refusal, serviceAccountWith, uniq, waitUntilAllowed } from '../support/env.js';
 
 const SNAPSHOTTER = 'state-snapshotter.deckhouse.io/v1alpha1';
 const STORAGE = 'storage.deckhouse.io/v1alpha1';
@@ -27,29 +28,7 @@ const admin = kube();
 const ns = uniq('admission');
 
 /** A ServiceAccount in `ns` bound to a Role with `rules`, and a client authenticated as it. */
-async function userWith(name: string, rules: object[]): Promise<KubeClient> {
-  await admin.create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: ns } });
-  await admin.create({
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata: { name, namespace: ns },
-    rules,
-  } as never);
-  await admin.create({
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name, namespace: ns },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-    subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
-  } as never);
-  const file = await serviceAccountKubeconfig(ns, name, ns);
-  const first = rules[0] as { apiGroups: string[]; resources: string[]; verbs: string[] };
-  await waitUntilAllowed(
-    { namespace: ns, name },
-    { namespace: ns, group: first.apiGroups[0]!, resource: first.resources[0]!, verb: first.verbs[0]! },
-  );
-  return KubeClient.fromKubeconfig(file);
-}
+const userWith = (name: string, rules: object[]) => serviceAccountWith(ns, name, rules);
 
 function mcr(targets: { apiVersion: string; kind: string; name: string }[]): KubernetesObject {
   return {
@@ -169,8 +148,8 @@ describe('ManifestCaptureRequest admission', () => {
       name: WEBHOOK_CONFIGURATION_NAME,
     });
     expect(registered, 'the local stack registers the webhook').toBeDefined();
-    const [capture, cloudflare, pools] = validatingWebhookConfiguration({ url: '' }).webhooks;
-    expect(registered!.webhooks).toHaveLength(3);
+    const [capture, cloudflare, pools, sandboxEnv] = validatingWebhookConfiguration({ url: '' }).webhooks;
+    expect(registered!.webhooks).toHaveLength(4);
     expect(registered!.webhooks[0]).toMatchObject({
       name: WEBHOOK_NAME,
       failurePolicy: 'Fail',
@@ -186,6 +165,13 @@ describe('ManifestCaptureRequest admission', () => {
       name: SANDBOX_POOL_WEBHOOK_NAME,
       failurePolicy: 'Fail',
       rules: pools!.rules,
+    });
+    // The apiserver accepted the matchConditions (CEL) that keep every other Sandbox write away.
+    expect(registered!.webhooks[3]).toMatchObject({
+      name: SANDBOX_ENV_WEBHOOK_NAME,
+      failurePolicy: 'Fail',
+      rules: sandboxEnv!.rules,
+      matchConditions: sandboxEnv!.matchConditions,
     });
   });
 

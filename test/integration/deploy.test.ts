@@ -125,6 +125,7 @@ const examples = [
     'cloudflare/device-settings-policies.yaml',
     'cloudflare/zone-rulesets.yaml',
     'cloudflare/virtual-network.yaml',
+    'sandbox-env-from.yaml',
   ].flatMap((f) => readObjects(path.join(REPO_ROOT, 'deploy/examples', f))),
   ...tokenSecrets(Buffer.from('0123456789abcdef').toString('base64')),
 ];
@@ -496,7 +497,7 @@ describe('RBAC, applied for real', () => {
     },
   );
 
-  it('only the worker may read Secrets, by name, in its own namespace only (capturing them is an explicit opt-in); the fast path only creates them', async () => {
+  it('only the worker may read Secrets, by name, in its own namespace only (capturing them is an explicit opt-in); the fast path only creates them (reading them for Sandboxes is a per-namespace opt-in)', async () => {
     // The worker gets a Cloudflare token from the Secret its CloudflareCredentials names; a
     // Secret elsewhere needs a Role there (deploy/rbac/worker.yaml).
     await waitUntilAllowed(
@@ -515,6 +516,18 @@ describe('RBAC, applied for real', () => {
       expect(await allowed(fastpath, { verb, resource: 'secrets', namespace: 'default' }), `fast path ${verb}s`).toBe(
         verb === 'create',
       );
+    // Sandboxes' valueFrom: a ClusterRole bound nowhere by deploy/ (a namespace opts in with
+    // deploy/examples/sandbox-env-from.yaml), granting get on Secrets and ConfigMaps and nothing else.
+    expect(pick('ClusterRole').find((r) => r.metadata.name === 'durable-operators-fastpath-sandbox-env')).toMatchObject(
+      {
+        rules: [{ apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['get'] }],
+      },
+    );
+    expect(
+      [...pick('ClusterRoleBinding'), ...pick('RoleBinding')].filter(
+        (b) => (b as { roleRef?: { name?: string } }).roleRef?.name === 'durable-operators-fastpath-sandbox-env',
+      ),
+    ).toEqual([]);
   });
 
   describe('worker, watcher and fast path running as their ServiceAccounts', () => {
@@ -1279,6 +1292,16 @@ describe('RBAC, applied for real', () => {
       const pool = 'pool-a';
       await k.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: sbxNs } });
       created.unshift({ apiVersion: 'v1', kind: 'Namespace', name: sbxNs });
+      // The namespace opts in to valueFrom as deploy/examples/sandbox-env-from.yaml shows: the fast
+      // path may then get its Secrets (the kubectl Sandbox below takes one), and only here.
+      for (const binding of readObjects(path.join(REPO_ROOT, 'deploy/examples/sandbox-env-from.yaml')))
+        await k.create({ ...binding, metadata: { ...binding.metadata, namespace: sbxNs } } as never);
+      await k.create({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'app', namespace: sbxNs },
+        stringData: { token: uniq('deploy-env-s3cr3t') },
+      } as never);
       await k.create({
         apiVersion: SandboxPoolKind.apiVersion,
         kind: SandboxPoolKind.kind,
@@ -1387,12 +1410,13 @@ describe('RBAC, applied for real', () => {
             namespace: sbxNs,
             consistencyMode: 'STRONG',
           });
-          // kubectl-created: the watcher (list + watch) starts its workflow, which adds the finalizer.
+          // kubectl-created: the watcher (list + watch) starts its workflow, which adds the finalizer;
+          // its env from a Secret is read by the fast path (get, allowed by the example's RoleBinding).
           await k.create({
             apiVersion: SandboxKind.apiVersion,
             kind: SandboxKind.kind,
             metadata: { name: kubectl, namespace: sbxNs },
-            spec,
+            spec: { ...spec, envs: [{ name: 'TOKEN', valueFrom: { secretKeyRef: { name: 'app', key: 'token' } } }] },
           } as never);
           for (const name of [fast, strong, kubectl]) await running(name);
 

@@ -229,6 +229,21 @@ describe('the values', () => {
     expect(ofKind(objs, 'NetworkPolicy')).toEqual([]);
   });
 
+  it("sandboxEnvNamespaces: deploy/examples/sandbox-env-from.yaml's RoleBinding in each namespace listed, none by default", async () => {
+    const example = readObjects(path.join(REPO_ROOT, 'deploy/examples/sandbox-env-from.yaml'))[0]!;
+    const bindings = (objs: KubeObject[]) =>
+      ofKind(objs, 'RoleBinding').filter((b) => b.metadata.name === example.metadata.name);
+    expect(bindings(await render())).toEqual([]);
+    const objs = await render('fastpath.sandboxEnvNamespaces={team-a,team-b}');
+    expect(bindings(objs)).toEqual(
+      ['team-a', 'team-b'].map((ns) => ({ ...example, metadata: { ...example.metadata, namespace: ns } })),
+    );
+    expect(permissionsOf(objs, { name: 'durable-operators-fastpath', namespace: NAMESPACE })).toMatchObject({
+      'core/secrets (in team-a)': ['get'],
+      'core/configmaps (in team-b)': ['get'],
+    });
+  });
+
   it('payload keys: the optional Secret mounted read-only in every role that talks to Temporal, DO_PAYLOAD_KEYS_DIR naming it', async () => {
     const deployment = (objs: KubeObject[], role: string) =>
       (

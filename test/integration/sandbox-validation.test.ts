@@ -89,10 +89,38 @@ describe('Sandbox validation', () => {
     [{ ...validSandbox, recoveryTimeoutSeconds: 0 }, 'spec.recoveryTimeoutSeconds'],
     [{ ...validSandbox, expireTime: 'tomorrow' }, 'spec.expireTime'],
     [{ ...validSandbox, envs: [{ value: 'x' }] }, 'spec.envs[0].name: Required value'],
-    // Refused, not silently dropped (the fast path would have to read any Secret a Sandbox names).
+    // valueFrom: a Secret's or ConfigMap's key; what a sandbox cannot have is refused, never dropped.
     [
-      { ...validSandbox, envs: [{ name: 'A', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] },
-      'spec.envs[0]: Invalid value: "object": valueFrom is not supported',
+      { ...validSandbox, envs: [{ name: 'A', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }] },
+      'valueFrom: only secretKeyRef and configMapKeyRef are supported',
+    ],
+    [
+      { ...validSandbox, envs: [{ name: 'A', valueFrom: { resourceFieldRef: { resource: 'limits.cpu' } } }] },
+      'valueFrom: only secretKeyRef and configMapKeyRef are supported',
+    ],
+    [
+      { ...validSandbox, envs: [{ name: 'A', valueFrom: {} }] },
+      'valueFrom must set exactly one of secretKeyRef or configMapKeyRef',
+    ],
+    [
+      {
+        ...validSandbox,
+        envs: [
+          {
+            name: 'A',
+            valueFrom: { secretKeyRef: { name: 's', key: 'k' }, configMapKeyRef: { name: 'c', key: 'k' } },
+          },
+        ],
+      },
+      'valueFrom must set exactly one of secretKeyRef or configMapKeyRef',
+    ],
+    [
+      { ...validSandbox, envs: [{ name: 'A', value: 'x', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] },
+      'valueFrom may not be specified when value is not empty',
+    ],
+    [
+      { ...validSandbox, envs: [{ name: 'A', valueFrom: { secretKeyRef: { name: 's' } } }] },
+      'secretKeyRef.key: Required value',
     ],
   ])('%j is refused: %s', async (spec, expected) => {
     const r = await refusal(() => k.create(sandbox(spec)), JSON.stringify(spec));

@@ -291,6 +291,31 @@ export async function waitUntilAllowed(
   });
 }
 
+/**
+ * A user for admission and RBAC tests: a ServiceAccount of `namespace` bound to a Role with
+ * `rules` there, and a client authenticated as it (a real token, so the apiserver authenticates
+ * it and RBAC decides). Returns once the first rule is in force.
+ */
+export async function serviceAccountWith(namespace: string, name: string, rules: object[]): Promise<KubeClient> {
+  const admin = kube();
+  const rbac = { apiVersion: 'rbac.authorization.k8s.io/v1', metadata: { name, namespace } };
+  await admin.create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } });
+  await admin.create({ ...rbac, kind: 'Role', rules } as never);
+  await admin.create({
+    ...rbac,
+    kind: 'RoleBinding',
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+    subjects: [{ kind: 'ServiceAccount', name, namespace }],
+  } as never);
+  const file = await serviceAccountKubeconfig(namespace, name, namespace);
+  const first = rules[0] as { apiGroups: string[]; resources: string[]; verbs: string[] };
+  await waitUntilAllowed(
+    { namespace, name },
+    { namespace, group: first.apiGroups[0]!, resource: first.resources[0]!, verb: first.verbs[0]! },
+  );
+  return KubeClient.fromKubeconfig(file);
+}
+
 /** Runs a write the apiserver must refuse; returns the status code and its message (throws if accepted). */
 export async function refusal(
   write: () => Promise<unknown>,

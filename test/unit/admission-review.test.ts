@@ -1,6 +1,13 @@
-/** What the admission webhook checks for the Cloudflare source kinds and SandboxPools, decided purely (src/admission/review.ts). */
+/** What the admission webhook checks for the Cloudflare source kinds, SandboxPools and Sandboxes, decided purely (src/admission/review.ts). */
 import { describe, expect, it } from 'vitest';
-import { checksFor, refusalMessage, sandboxPoolChecks, type AdmissionRequest } from '../../src/admission/review.js';
+import {
+  checksFor,
+  refusalMessage,
+  sandboxChecks,
+  sandboxPoolChecks,
+  type AdmissionRequest,
+} from '../../src/admission/review.js';
+import type { EnvVar } from '../../src/api/sandbox.js';
 
 const request = (kind: string, operation: string, spec: unknown, oldSpec?: unknown): AdmissionRequest => ({
   uid: 'u',
@@ -164,6 +171,40 @@ describe('admission checks of SandboxPools', () => {
     );
     expect(message).toBe(
       'a SandboxPool makes the operator create its agent Pods from spec.agentTemplate, so its creator must be allowed to create Pods in its namespace, and is not: Pods (v1): user "bob" may not create pods in namespace "team-a"',
+    );
+  });
+});
+
+describe('admission checks of Sandboxes (envs[].valueFrom)', () => {
+  const sb = (operation: string, spec: unknown, oldSpec?: unknown): AdmissionRequest => ({
+    ...request('Sandbox', operation, spec, oldSpec),
+    kind: { group: 'sandbox.fast.io', version: 'v1alpha1', kind: 'Sandbox' },
+  });
+  const spec = (...envs: EnvVar[]) => ({ image: 'i', poolRef: 'p', envs });
+  const fromSecret = { name: 'A', valueFrom: { secretKeyRef: { name: 'db', key: 'pw', optional: true } } };
+  const fromConfigMap = { name: 'B', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'mode' } } };
+
+  it("its creator must be allowed to get each Secret and ConfigMap named (optional too), in the Sandbox's namespace", () => {
+    const checks = [
+      { apiVersion: 'v1', kind: 'Secret', namespace: 'team-a', name: 'db', verbs: ['get'] },
+      { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'team-a', name: 'cfg', verbs: ['get'] },
+    ];
+    expect(checksFor(sb('CREATE', spec(fromSecret, fromConfigMap, { name: 'C', value: 'x' })))).toEqual(checks);
+    expect(checksFor(sb('UPDATE', spec(fromSecret, fromConfigMap), spec()))).toEqual(checks);
+    // The fast path's writes (finalizer, hand-off, status) leave envs as they were: never refused.
+    expect(checksFor(sb('UPDATE', { ...spec(fromSecret), expireTime: 'x' }, spec(fromSecret)))).toEqual([]);
+    expect(checksFor(sb('CREATE', spec({ name: 'C', value: 'x' })))).toEqual([]);
+    expect(checksFor(sb('DELETE', spec(fromSecret)))).toBeUndefined();
+  });
+
+  it('a refusal says why the Sandbox needs the right and what is missing', () => {
+    const [target] = sandboxChecks(spec(fromSecret), 'team-a');
+    expect(
+      refusalMessage('Sandbox', [{ reason: 'denied', target: target!, verb: 'get', resource: 'secrets' }], {
+        username: 'bob',
+      }),
+    ).toBe(
+      `a Sandbox's envs[].valueFrom makes the operator read the Secret or ConfigMap it names into the sandbox, so its creator must be allowed to get it, and is not: Secret "db" (v1): user "bob" may not get secrets in namespace "team-a"`,
     );
   });
 });

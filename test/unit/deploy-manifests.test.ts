@@ -261,6 +261,7 @@ describe('deploy/ kustomization', () => {
           (kind) => `${kind}/${FASTPATH_SA.name}`,
         ),
         'ClusterRole/durable-operators-capture-targets',
+        'ClusterRole/durable-operators-fastpath-sandbox-env',
         'ClusterRole/durable-operators-watcher',
         'ClusterRole/durable-operators-worker',
         'ClusterRoleBinding/durable-operators-capture-targets',
@@ -424,6 +425,20 @@ describe('RBAC', () => {
     expect(perms['sandbox.fast.io/sandboxpools/status']).toEqual(['patch']);
     // Its Events: one per object and reason, a repeat counted in its series; never listed or deleted.
     expect(perms['events.k8s.io/events']).toEqual(['create', 'get', 'patch']);
+    // It reads no Secret: Sandboxes' valueFrom needs a namespace's own RoleBinding of this ClusterRole.
+    expect(perms['core/secrets']).toEqual(['create']);
+    const sandboxEnv = 'durable-operators-fastpath-sandbox-env';
+    expect(find(objects, 'ClusterRole', sandboxEnv)!.rules).toEqual([
+      { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['get'] },
+    ]);
+    const example = readObjects(path.join(DEPLOY, 'examples', 'sandbox-env-from.yaml'));
+    expect(example.map((o) => [o.kind, (o as { roleRef?: { name: string } }).roleRef?.name])).toEqual([
+      ['RoleBinding', sandboxEnv],
+    ]);
+    expect(permissionsOf([...objects, ...example], FASTPATH_SA)).toMatchObject({
+      'core/secrets (in default)': ['get'],
+      'core/configmaps (in default)': ['get'],
+    });
   });
 
   it('every kind the watcher lists and watches, the worker may read (a keeper re-reads what it follows)', () => {
@@ -683,8 +698,8 @@ describe('admission webhook (deploy/webhook)', () => {
     expect(svc!.port).toBe(service.spec.ports[0]!.port);
   });
 
-  it('fails closed and reviews only CREATE of the capture kinds, and CREATE/UPDATE of the Cloudflare sources and SandboxPools', () => {
-    const [capture, cloudflare, pools] = vwc.webhooks;
+  it('fails closed and reviews only CREATE of the capture kinds, and CREATE/UPDATE of the Cloudflare sources, SandboxPools and Sandboxes naming a Secret', () => {
+    const [capture, cloudflare, pools, sandboxEnv] = vwc.webhooks;
     expect(pools!.failurePolicy).toBe('Fail');
     expect(pools!.rules).toEqual([
       {
@@ -714,6 +729,14 @@ describe('admission webhook (deploy/webhook)', () => {
         operations: ['CREATE', 'UPDATE'],
         resources: ['tunnelbindings'],
       }),
+    ]);
+    // Sandboxes only when their envs name a Secret or ConfigMap: the fast path's record writes never wait for it.
+    expect(sandboxEnv!.failurePolicy).toBe('Fail');
+    expect(sandboxEnv!.rules).toEqual([
+      expect.objectContaining({ resources: ['sandboxes'], operations: ['CREATE', 'UPDATE'] }),
+    ]);
+    expect(sandboxEnv!.matchConditions).toEqual([
+      expect.objectContaining({ expression: expect.stringContaining('has(e.valueFrom)') }),
     ]);
     // Never the status subresource: the worker's status writes must not depend on the webhook.
     const resources = (cloudflare!.rules as { resources: string[] }[]).flatMap((r) => r.resources);

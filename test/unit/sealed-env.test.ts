@@ -1,6 +1,6 @@
 /** Sandboxes' env values sealed before they reach Temporal (src/fastpath/sealed-env.ts). */
 import { describe, expect, it } from 'vitest';
-import { EnvSealer, SEALED_PREFIX } from '../../src/fastpath/sealed-env.js';
+import { EnvSealer, SEALED_PREFIX, SEALED_SOURCE_PREFIX } from '../../src/fastpath/sealed-env.js';
 
 describe('EnvSealer', () => {
   const sealer = new EnvSealer('agent-key-1');
@@ -27,5 +27,26 @@ describe('EnvSealer', () => {
 
   it('passes values recorded before sealing existed through unchanged', () => {
     expect(sealer.open('A', 'plain')).toBe('plain');
+  });
+});
+
+describe('EnvSealer: references (envs[].valueFrom)', () => {
+  const sealer = new EnvSealer('agent-key-1');
+  const source = { kind: 'Secret' as const, namespace: 'team-a', name: 'db', key: 'pw', optional: false };
+
+  it('seals a reference that opens as a reference, never as a value', () => {
+    const sealed = sealer.sealSource('A', source);
+    expect(sealed.startsWith(SEALED_SOURCE_PREFIX)).toBe(true);
+    expect(sealed).not.toContain('team-a');
+    expect(sealer.openEntry('A', sealed)).toEqual({ source });
+    expect(() => sealer.open('A', sealed)).toThrow('env A is a reference to a Secret, not a value');
+    expect(sealer.openEntry('A', sealer.seal('A', 'v'))).toEqual({ value: 'v' });
+  });
+
+  it('cannot be forged from a sealed value, nor moved to another variable', () => {
+    // A value sealed under a reference's prefix (e.g. a user's literal made to look like one) does not open.
+    const value = sealer.seal('A', JSON.stringify(source)).slice(SEALED_PREFIX.length);
+    expect(() => sealer.openEntry('A', SEALED_SOURCE_PREFIX + value)).toThrow(/env A/);
+    expect(() => sealer.openEntry('B', sealer.sealSource('A', source))).toThrow(/env B/);
   });
 });

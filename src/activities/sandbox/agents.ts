@@ -18,8 +18,8 @@ import type { AgentClient } from '../../fastpath/agent-client.js';
 import { AgentCallError } from '../../fastpath/agent-client.js';
 import type { FastPathMetrics } from '../../fastpath/metrics.js';
 import type { SandboxRegistry } from '../../fastpath/registry.js';
-import type { EnvSealer } from '../../fastpath/sealed-env.js';
 import { heartbeat } from '../kubernetes/calls.js';
+import type { SandboxEnvResolver } from './env.js';
 
 /** A create's first attempt reaches placement within this of its run's start; later ones are replays. */
 export const FRESH_RUN_MS = 2_000;
@@ -56,7 +56,7 @@ export type AgentView =
 export function createSandboxAgentActivities(
   registry: SandboxRegistry,
   agents: AgentClient,
-  sealer: EnvSealer,
+  envs: SandboxEnvResolver,
   metrics?: Pick<FastPathMetrics, 'agentRefusals'>,
 ) {
   /**
@@ -109,12 +109,16 @@ export function createSandboxAgentActivities(
       spec: AgentSandboxSpec;
     }): Promise<Outcome<{ createdAt: number }, AgentCreateRefusal>> {
       const { placement, spec } = req;
-      // The agent gets the env values themselves; the workflow (history) only sealed ones.
-      const result = await agents
-        .create(placement.url, { ...spec, env: sealer.openEnvs(spec.env ?? {}) })
-        .catch((err: unknown) => {
-          throw agentFailure(err);
-        });
+      // The agent gets the env values themselves (references read now); the workflow (history)
+      // only sealed ones. An env that cannot be made stops the create here: nothing on an agent.
+      const env = await envs.resolve(spec.env ?? {});
+      if (!('env' in env)) {
+        registry.table.release(placement.agentId, req.reservation);
+        return failedWith({ ...refusal('FailedPrecondition', env.message), reason: env.reason, retryElsewhere: false });
+      }
+      const result = await agents.create(placement.url, { ...spec, env: env.env }).catch((err: unknown) => {
+        throw agentFailure(err);
+      });
       if (result.status === 'ok') {
         if (req.reservation !== spec.sandboxId)
           registry.table.rekey(placement.agentId, req.reservation, spec.sandboxId);

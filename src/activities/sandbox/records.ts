@@ -24,6 +24,7 @@ import {
   type SandboxStatusPatch,
 } from '../../domain/sandbox.js';
 import { sandboxStatusEvent } from '../../domain/events.js';
+import { envSourceOf } from '../../domain/sandbox-env.js';
 import { apiMessage, isAlreadyExists, statusCode, type KubeClient } from '../../kube/client.js';
 import type { EventRecorder } from '../../kube/events.js';
 import { getObject, listAll, patchStatusUnlessGone } from '../kubernetes/calls.js';
@@ -142,13 +143,19 @@ export function createSandboxRecordActivities(kube: KubeClient, sealer: EnvSeale
       }
     },
 
-    /** A fresh read of the Sandbox, its env values sealed (the result is recorded in history). */
+    /**
+     * A fresh read of the Sandbox, its env values sealed (the result is recorded in history); an
+     * env's valueFrom becomes a sealed reference, read by createOnAgent (./env.ts) in the
+     * Sandbox's namespace.
+     */
     async readSandbox(r: SandboxRef): Promise<Found<{ sandbox: Sandbox }>> {
       const sb = await getObject<Sandbox>(kube, ref(r));
       if (!sb) return GONE;
-      const envs = sb.spec?.envs?.map((e) =>
-        e.value === undefined ? e : { ...e, value: sealer.seal(e.name, e.value) },
-      );
+      const envs = sb.spec?.envs?.map((e) => {
+        const source = e.valueFrom && envSourceOf(r.namespace, e.valueFrom);
+        if (source) return { name: e.name, value: sealer.sealSource(e.name, source) };
+        return e.value === undefined ? e : { ...e, value: sealer.seal(e.name, e.value) };
+      });
       return ok({ sandbox: envs ? { ...sb, spec: { ...sb.spec, envs } } : sb });
     },
 

@@ -470,7 +470,7 @@ export class SandboxRun {
     if ('code' in placed) {
       const r = await sandboxCalls.patchSandboxStatus({
         ...ref,
-        status: unschedulableStatus(placed.message, new Date()),
+        status: unschedulableStatus(placed.message, new Date(), placed.reason),
       });
       this.reportPhase('scheduling', `waiting for room: ${placed.message}`);
       if (r.status === 'gone') return 'gone';
