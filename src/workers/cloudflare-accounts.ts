@@ -13,7 +13,7 @@
  * the server and the activities of changes, taken at once, go first in the budget's queue.
  */
 import { Worker, type NativeConnection } from '@temporalio/worker';
-import { temporal as proto } from '@temporalio/proto';
+import protoPackage from '@temporalio/proto';
 import { CloudflareCredentialsKind, type CloudflareCredentials } from '../api/cloudflare.js';
 import { CallBudget } from '../activities/cloudflare/call-budget.js';
 import { createCloudflareSyncActivities } from '../activities/cloudflare/sync.js';
@@ -26,6 +26,8 @@ import type { Logger } from '../log.js';
 import { dataConverterOf } from '../temporal/connection.js';
 import { tracedWorkerOptions } from '../tracing/temporal.js';
 
+// A CommonJS module: under Node's ESM loader (the roles run so) its namespace has no named exports.
+const enums = protoPackage.temporal.api.enums.v1;
 /** Observations one replica runs at once per account: the rest wait on the server, behind no change. */
 const OBSERVATIONS_AT_ONCE = 2;
 /** How often the number of replicas sharing the budget is read again. */
@@ -82,8 +84,8 @@ export class CloudflareAccountWorkers {
     for (const partition of partitions) {
       const res = await this.opts.connection.workflowService.describeTaskQueue({
         namespace: this.opts.cfg.temporal.namespace,
-        taskQueue: { name: partition, kind: proto.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
-        taskQueueType: proto.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+        taskQueue: { name: partition, kind: enums.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+        taskQueueType: enums.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
       });
       for (const p of res.pollers ?? []) identities.add(p.identity ?? '');
     }
