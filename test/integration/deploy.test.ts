@@ -445,6 +445,8 @@ describe('RBAC, applied for real', () => {
     group?: string;
     subresource?: string;
     namespace?: string;
+    /** One object's name, for a grant limited by resourceNames. */
+    name?: string;
   }
 
   async function allowed(sa: string, c: Check): Promise<boolean> {
@@ -461,6 +463,7 @@ describe('RBAC, applied for real', () => {
             group: c.group ?? '',
             subresource: c.subresource,
             namespace: c.namespace,
+            name: c.name,
           },
         },
       },
@@ -481,7 +484,16 @@ describe('RBAC, applied for real', () => {
       const checks = resources.flatMap((g) => VERBS.map((verb) => ({ ...g, verb })));
       const review = (c: (typeof checks)[number]) => {
         const [resource, subresource] = c.resource.split('/');
-        return allowed(sa, { verb: c.verb, group: c.group, resource: resource!, subresource, namespace: c.namespace });
+        // A grant limited by resourceNames is asked about the first object it names.
+        const name = c.names?.[0];
+        return allowed(sa, {
+          verb: c.verb,
+          group: c.group,
+          resource: resource!,
+          subresource,
+          namespace: c.namespace,
+          name,
+        });
       };
       // The authorizer sees new bindings through its informers: wait for every grant's first verb.
       for (const g of new Map(grants.map((x) => [x.role, x])).values())
@@ -861,7 +873,8 @@ describe('RBAC, applied for real', () => {
       const zoneName = `${uniq('deploy-cf')}.example.com`;
       const { zones } = await fx.admin.seed({
         accounts: [{ id: account }],
-        zones: [{ name: zoneName, account_id: account }],
+        // 17 rules in a phase: more than the Free plan's 10 transform or redirect rules.
+        zones: [{ name: zoneName, account_id: account, plan: 'business' }],
       });
       const zoneId = zones[0]!.id;
       // As deploy/examples/cloudflare/credentials.yaml has it: the Secret in the operator's namespace.

@@ -17,6 +17,7 @@ import { objectKeeperWorkflowId } from '../../src/domain/objectkeeper.js';
 import { ManagedProcess, isAlive } from '../../src/infra/process.js';
 import { readStackInfo } from '../../src/infra/stack.js';
 import { KubeClient } from '../../src/kube/client.js';
+import { defaultClusterId } from '../../src/kube/cluster-identity.js';
 import { connectClient } from '../../src/temporal/connection.js';
 import { REPO_ROOT, eventually, uniq } from '../support/env.js';
 
@@ -190,9 +191,11 @@ it('starts everything, stops everything on Ctrl-C, and a second run resumes the 
       .catch(() => undefined)) as { rules?: { description?: string }[] } | undefined;
     return rs?.rules?.length === 2 ? rs.rules : undefined;
   });
+  // The cluster's id in ownership markers: derived from kube-system's UID (DO_CLUSTER_ID unset, as dev runs).
+  const cluster = await defaultClusterId(kube);
   expect(rules.map((r) => r.description)).toEqual([
-    'Team A blocks 1.2.3.0/24 [managed-by:default:ZoneRuleset/default/waf-rules-team-a]',
-    'Team B blocks 5.6.7.0/24 [managed-by:default:ZoneRuleset/default/waf-rules-team-b]',
+    `Team A blocks 1.2.3.0/24 [managed-by:${cluster}:ZoneRuleset/default/waf-rules-team-a]`,
+    `Team B blocks 5.6.7.0/24 [managed-by:${cluster}:ZoneRuleset/default/waf-rules-team-b]`,
   ]);
   const records = await eventually('the example DNS records in the emulator', async () => {
     const out: string[] = [];
@@ -201,10 +204,10 @@ it('starts everything, stops everything on Ctrl-C, and a second run resumes the 
     return out.length === 4 ? out.sort() : undefined;
   });
   expect(records).toEqual([
-    'CNAME www.example.com Managed by durable-operators [managed-by:default:DNSRecord/default/www]',
-    'MX example.com [managed-by:default:DNSRecord/default/mail]',
-    'SRV _sip._tcp.example.com [managed-by:default:DNSRecord/default/sip]',
-    'TXT example.com [managed-by:default:DNSRecord/default/spf]',
+    `CNAME www.example.com Managed by durable-operators [managed-by:${cluster}:DNSRecord/default/www]`,
+    `MX example.com [managed-by:${cluster}:DNSRecord/default/mail]`,
+    `SRV _sip._tcp.example.com [managed-by:${cluster}:DNSRecord/default/sip]`,
+    `TXT example.com [managed-by:${cluster}:DNSRecord/default/spf]`,
   ]);
 
   const tree = await ctrlC(dev);

@@ -245,6 +245,8 @@ export interface Grant {
   /** The role granting it, and for a RoleBinding the namespace it is limited to. */
   role: string;
   namespace?: string;
+  /** The rule's resourceNames: the grant holds for these objects only. */
+  names?: string[];
 }
 
 /** `<group or core>/<resource>[/<subresource>] <verb>`: how grants and audited calls are named. */
@@ -273,7 +275,14 @@ export function grantsOf(objs: KubeObject[], sa: ServiceAccountRef): Grant[] {
       for (const group of rule.apiGroups ?? [])
         for (const resource of rule.resources ?? [])
           for (const verb of rule.verbs)
-            out.push({ group, resource, verb, role: `${b.roleRef.kind} ${b.roleRef.name}`, namespace });
+            out.push({
+              group,
+              resource,
+              verb,
+              role: `${b.roleRef.kind} ${b.roleRef.name}`,
+              namespace,
+              ...(rule.resourceNames ? { names: rule.resourceNames } : {}),
+            });
     }
   }
   return out;
