@@ -101,6 +101,7 @@ import {
   type KubeObject,
 } from '../support/kustomize.js';
 import { goneCheck, refOf as refOfRequest, waitTerminal, type RequestLike } from '../support/requests.js';
+import { defaultClusterId } from '../../src/kube/cluster-identity.js';
 
 const execFileAsync = promisify(execFile);
 const k = kube();
@@ -1183,9 +1184,11 @@ describe('RBAC, applied for real', () => {
         await eventually(`AccessIdentityProvider ${idpName} in Cloudflare`, async () =>
           (await providers()).includes(idpName),
         );
+        // deploy/ leaves DO_CLUSTER_ID unset: the worker's id is derived from kube-system's UID.
+        const cluster = await defaultClusterId(k);
         await eventually(`DNSRecord ${dnsName} in Cloudflare`, async () => {
           const found = (await dnsRecords()).filter((r) => r.name === `www.${zoneName}`);
-          return found.length === 1 && found[0]!.comment === `[managed-by:default:DNSRecord/${cfNs}/${dnsName}]`;
+          return found.length === 1 && found[0]!.comment === `[managed-by:${cluster}:DNSRecord/${cfNs}/${dnsName}]`;
         });
         // The tunnel: its ID, both rules in one configuration with the catch-all last, their CNAMEs.
         const tunnelId = await eventually(`Tunnel ${tunName} has its tunnel`, () =>

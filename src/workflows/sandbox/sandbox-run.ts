@@ -71,6 +71,12 @@ const ONE_ROUND_TRIP = 'sandbox-create-one-round-trip';
 const UNANSWERED_AGENT_ANSWER = 'sandbox-unanswered-agent-answer';
 /** A sandbox missing from an agent that restarted since its placement: the agent's loss, not the sandbox's alone. */
 const AGENT_RESTARTED = 'sandbox-agent-restarted';
+/**
+ * Patch: sandbox IDs derived from the run's ID, not uuid4(). The workflow's random numbers are
+ * shared with interceptors (OpenTelemetry draws span IDs from them) on paths a replay skips
+ * (update validators), so after a crash the replay derived another ID for the same sandbox.
+ */
+const SANDBOX_ID_FROM_RUN = 'sandbox-id-from-run';
 /** A bound on agents tried after refusals; each refusal excludes its agent, so the table runs out first. */
 const MAX_PLACEMENT_TRIES = 64;
 /** A sandbox no agent has room for is tried again this often (or on the next hint). */
@@ -125,6 +131,8 @@ export class SandboxRun {
   creationDeleted = false;
   private phaseIndexed = false;
   private uidIndexed?: string;
+  /** Sandbox IDs this run has made (each incarnation a new one). */
+  private idsMade = 0;
 
   constructor(private readonly input: SandboxWorkflowInput) {
     this.namespace = input.namespace;
@@ -305,8 +313,16 @@ export class SandboxRun {
     return last ?? refusal('ResourceExhausted', `no agent of pool ${poolRef} took the sandbox`);
   }
 
+  /** A new sandbox ID (32 hex): the run's ID with the count of IDs made so far mixed into its tail. */
+  private newSandboxId(): string {
+    if (!patched(SANDBOX_ID_FROM_RUN)) return uuid4().replaceAll('-', '');
+    const hex = workflowInfo().runId.replaceAll('-', '');
+    const tail = ((parseInt(hex.slice(24), 16) ^ this.idsMade++) >>> 0).toString(16).padStart(8, '0');
+    return hex.slice(0, 24) + tail;
+  }
+
   private async createFast(call: CreateSandboxCall): Promise<CreateAnswer> {
-    const sandboxId = uuid4().replaceAll('-', '');
+    const sandboxId = this.newSandboxId();
     const { spec } = call;
     return answering(async () => {
       const placed = patched(ONE_ROUND_TRIP)
@@ -583,7 +599,7 @@ export class SandboxRun {
     if (step === 'recreate') {
       this.reportPhase('scheduling', `${lostFor}; placing it again (failurePolicy AutoRecreate)`);
       // A new sandbox ID, so the old agent's copy (should it return) is never taken for this one.
-      this.nextSandboxId = uuid4().replaceAll('-', '');
+      this.nextSandboxId = this.newSandboxId();
       const status = agentLostStatus(step, lostFor, sandboxId, new Date());
       if ((await sandboxCalls.patchSandboxStatus({ ...ref, status })).status === 'ok') this.state.phase = 'Pending';
       return;
@@ -611,7 +627,7 @@ export class SandboxRun {
       this.forgetPlacement();
     }
     const status = lifecycleStatus(lifecycle, removed, new Date());
-    if (lifecycle.step === 'reset') this.nextSandboxId = uuid4().replaceAll('-', '');
+    if (lifecycle.step === 'reset') this.nextSandboxId = this.newSandboxId();
     if ((await sandboxCalls.patchSandboxStatus({ ...ref, status })).status === 'ok') this.state.phase = status.phase!;
   }
 
