@@ -80,21 +80,18 @@ export class CloudflareAccountWorkers {
     this.replicasReadAt = Date.now();
     const name = cloudflareTaskQueue(this.opts.cfg.temporal.taskQueue, accountId);
     const partitions = [name, ...Array.from({ length: QUEUE_PARTITIONS - 1 }, (_, i) => `/_sys/${name}/${i + 1}`)];
-    const identities = new Set<string>();
-    for (const partition of partitions) {
-      const res = await this.opts.connection.workflowService.describeTaskQueue({
-        namespace: this.opts.cfg.temporal.namespace,
-        taskQueue: { name: partition, kind: enums.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
-        taskQueueType: enums.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
-      });
-      for (const p of res.pollers ?? []) identities.add(p.identity ?? '');
-    }
+    // The partitions are independent reads: asked at once, not one round trip after another.
+    const described = await Promise.all(
+      partitions.map((partition) =>
+        this.opts.connection.workflowService.describeTaskQueue({
+          namespace: this.opts.cfg.temporal.namespace,
+          taskQueue: { name: partition, kind: enums.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+          taskQueueType: enums.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+        }),
+      ),
+    );
+    const identities = new Set(described.flatMap((res) => (res.pollers ?? []).map((p) => p.identity ?? '')));
     this.replicas = Math.max(1, identities.size);
-  }
-
-  /** How many replicas share each budget, as last read. */
-  replicaCount(): number {
-    return this.replicas;
   }
 
   /** The accounts being served now. */
