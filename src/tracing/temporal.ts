@@ -2,10 +2,12 @@
  * Temporal's OpenTelemetry interceptors (@temporalio/interceptors-opentelemetry), wired into the
  * project's clients and workers. The workflow interceptors are in every workflow bundle whether
  * tracing is on or not: the workflow code is then the same either way, so turning tracing on or
- * off never changes how a running workflow replays. With tracing off their spans go to a sink
- * that drops them, and clients and activities get no interceptor at all.
+ * off never changes how a running workflow replays. They make spans only in a run started with a
+ * trace context (./workflow-interceptors.ts); with tracing off clients and activities get no
+ * interceptor at all, and the workflow sink drops what it is given.
  */
-import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import {
   OpenTelemetryActivityInboundInterceptor,
   OpenTelemetryActivityOutboundInterceptor,
@@ -19,9 +21,13 @@ import type { InjectedSinks, WorkerOptions } from '@temporalio/worker';
 import { activeTracing } from './tracing.js';
 
 /** The workflow interceptor modules every bundle carries (bundleWorkflowCode's workflowInterceptorModules). */
-export const WORKFLOW_INTERCEPTOR_MODULES: string[] = [
-  createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
-];
+export const WORKFLOW_INTERCEPTOR_MODULES: string[] = [sibling('workflow-interceptors')];
+
+/** A module beside this one: its .ts when running from sources, its .js when compiled. */
+function sibling(name: string): string {
+  const ts = fileURLToPath(new URL(`./${name}.ts`, import.meta.url));
+  return existsSync(ts) ? ts : fileURLToPath(new URL(`./${name}.js`, import.meta.url));
+}
 
 /** The client's interceptors: the trace context of the caller goes into each workflow call's headers. */
 export function tracingClientInterceptors(): ClientInterceptors | undefined {

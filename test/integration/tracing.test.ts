@@ -6,13 +6,18 @@
  * HTTP create that carry a W3C traceparent each make one trace: the fast path's server span,
  * child of the caller's span; the Temporal client's update-with-start; the sandbox workflow's
  * RunWorkflow, its update handler and its activities — every span's parent in the same trace.
+ * A run started without a trace context makes no spans (tracing off costs the workflows nothing)
+ * until a message that carries one arrives.
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import path from 'node:path';
+import { Client, type WorkflowClientInterceptor } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually } from '../support/env.js';
+import { runJanitorPassUpdate, sandboxJanitorWorkflow } from '../../src/workflows/sandbox/contract.js';
+import { eventually, temporal, uniq } from '../support/env.js';
 import { SandboxStack, grpcClient } from '../support/fastpath.js';
 import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 
@@ -167,4 +172,47 @@ describe('tracing', () => {
     for (const secret of [SECRET, stack.agentKey, stack.token]) expect(everything).not.toContain(secret);
     expect(receiver.refused).toEqual([]);
   }, 150_000);
+
+  it('a run started without a trace context makes no spans, until a message with one arrives', async () => {
+    // The fast path traces (the test above restarted it with the OTEL variables); this run is
+    // started and updated by a client that does not trace, as `temporal workflow start` would.
+    const plain = await temporal();
+    const workflowId = uniq('janitor-untraced');
+    const handle = await plain.workflow.start(sandboxJanitorWorkflow, {
+      workflowId,
+      taskQueue: stack.sandboxTaskQueue,
+      args: [{ orphanTimeoutSeconds: 3600, intervalMs: 3_600_000 }],
+    });
+    try {
+      await handle.executeUpdate(runJanitorPassUpdate, { updateId: 'untraced-pass' });
+      // A caller's trace context in the header Temporal's client interceptor writes.
+      const caller = callerSpan();
+      const withTraceContext: WorkflowClientInterceptor = {
+        startUpdate: (input, next) =>
+          next({
+            ...input,
+            headers: {
+              ...input.headers,
+              '_tracer-data': defaultPayloadConverter.toPayload({ traceparent: caller.traceparent }),
+            },
+          }),
+      };
+      const traced = new Client({
+        connection: plain.connection,
+        namespace: plain.options.namespace,
+        interceptors: { workflow: [withTraceContext] },
+      });
+      await traced.workflow.getHandle(workflowId).executeUpdate(runJanitorPassUpdate, { updateId: 'traced-pass' });
+      const updateSpan = (id: string) =>
+        receiver.spans.find((s) => s.name === 'HandleUpdate:runPass' && s.attributes.temporalUpdateId === id);
+      await eventually("the traced update's span, in the caller's trace", async () => updateSpan('traced-pass'), {
+        timeoutMs: 30_000,
+      });
+      expect(updateSpan('traced-pass')!.traceId).toBe(caller.traceId);
+      // Exported together with the traced one (the batch waits 200 ms): the untraced one made none.
+      expect(updateSpan('untraced-pass')).toBeUndefined();
+    } finally {
+      await handle.terminate('test done');
+    }
+  }, 90_000);
 });
