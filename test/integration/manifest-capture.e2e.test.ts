@@ -267,7 +267,9 @@ describe('ManifestCaptureRequest', () => {
     expect(after.status).toEqual(done.status);
     expect(after.metadata!.resourceVersion).toBe(done.metadata!.resourceVersion);
     const history = await rerun.fetchHistory();
-    const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes);
+    const markers = (history.events ?? []).filter(
+      (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+    );
     const activities = markers.map((e) => {
       const data = e.markerRecordedEventAttributes!.details!.data!.payloads![0]!.data!;
       return (JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type: string }).activity_type;
