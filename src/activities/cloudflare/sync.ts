@@ -598,11 +598,13 @@ export function createCloudflareSyncActivities(
       let wrote = p.write && !driftLeft;
       if (wrote) {
         // A setting taken for the first time: remember what it was before changing it, so a crash
-        // right after the write cannot lose the value to restore.
+        // right after the write cannot lose the value to restore — still remembering the settings
+        // this write releases, whose restore may not have happened when it crashes.
         if (settings?.takesNew) {
-          const held = settings.held;
+          const held = settings.heldWhileWriting;
           heldSettings = held;
           await record(() => ({ managedSettings: held }));
+          faultPoint('cloudflare-settings-recorded');
         }
         try {
           const written = await adapter.write(cf, t, p, live.items, context);
