@@ -189,6 +189,12 @@ export const ConfigSource = Type.Object({
         'The source was deleted with deletion policy Orphan: its items stay in Cloudflare, never changed or removed.',
     }),
   ),
+  createdAt: Type.Optional(
+    Timestamp({
+      description:
+        "The source object's creation time: its place among sources of equal priority, kept when its object is gone (orphaned).",
+    }),
+  ),
   lastUpdated: Type.Optional(Timestamp({ description: 'When this source was last updated.' })),
 });
 export type ConfigSource = Static<typeof ConfigSource>;
@@ -201,6 +207,13 @@ export const CloudflareSyncStateSpec = Type.Object({
   credentialsRef: CredentialsReference,
   sources: Type.Optional(
     Type.Array(ConfigSource, { description: 'Configuration from each contributing Kubernetes resource.' }),
+  ),
+  packedConfigs: Type.Optional(
+    Type.String({
+      description:
+        "The sources' configurations as base64 of gzip'd JSON (source → configuration), in place of sources[].config " +
+        'once those pass 256 KiB: what a source whose spec became invalid keeps contributing.',
+    }),
   ),
 });
 

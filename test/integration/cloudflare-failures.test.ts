@@ -184,6 +184,61 @@ describe('a worker killed right after a zone setting is written', () => {
   });
 });
 
+describe('a worker killed between recording the settings it holds and writing them', () => {
+  it('a sync that takes one setting and releases another with restoreOnDelete still restores the released one', async () => {
+    if (!suite.worker) await startInProcessWorker();
+    const { zoneName, zoneId, credentials } = await freshZone();
+    const value = async (id: string) =>
+      ((await suite.fx.cf.zones.settings.get(id as never, { zone_id: zoneId })) as { value?: unknown }).value;
+    // Set by hand before the operator: the values to restore.
+    await suite.fx.cf.zones.settings.edit('always_use_https', { zone_id: zoneId, value: 'off' } as never);
+    await suite.fx.cf.zones.settings.edit('min_tls_version', { zone_id: zoneId, value: '1.1' } as never);
+    const name = uniq('release-and-take');
+    const ref = { apiVersion: CLOUDFLARE_API_VERSION, kind: 'CloudflareDomain', name };
+    const domain = (ssl: Record<string, unknown>) =>
+      sourceObject('CloudflareDomain', name, {
+        domain: zoneName,
+        credentialsRef: { name: credentials },
+        restoreOnDelete: true,
+        ssl,
+      });
+    await k.apply(domain({ alwaysUseHttps: true }));
+    await eventually('always_use_https taken', async () => (await value('always_use_https')) === 'on');
+    await readyWhen('CloudflareDomain', name, undefined, (r) => r.reason === 'Synced');
+
+    await stopInProcessWorker(); // only the doomed child may run the next sync
+    const doomed = spawnRole('worker', taskQueue, 'cf-failures-settings-recorded', {
+      CLOUDFLARE_API_BASE_URL: suite.fx.emulator.baseURL,
+      DO_CLUSTER_ID: 'default', // as the in-process worker (test/support/cloudflare.ts)
+      DO_FAULT_KILL_AT: 'cloudflare-settings-recorded',
+      DO_CLOUDFLARE_DEBOUNCE: '200ms',
+    });
+    children.push(doomed);
+    await waitForWorker(taskQueue, doomed);
+    // One sync: min_tls_version taken for the first time (recorded before any write), always_use_https released.
+    await k.apply(domain({ minTLSVersion: '1.3' }));
+    const code = await Promise.race([
+      doomed.exited,
+      new Promise<'alive'>((r) => setTimeout(() => r('alive'), 120_000)),
+    ]);
+    expect(code, doomed.logTail()).not.toBe('alive');
+    expect(doomed.logTail(50)).toContain('fault injection: SIGKILL at cloudflare-settings-recorded');
+    expect([await value('always_use_https'), await value('min_tls_version')]).toEqual(['on', '1.1']); // nothing written
+
+    await startInProcessWorker();
+    await eventually('the new setting taken', async () => (await value('min_tls_version')) === '1.3', {
+      timeoutMs: 150_000,
+    });
+    await readyWhen('CloudflareDomain', name, undefined, (r) => r.reason === 'Synced');
+    // Had the record before the write left the released setting out, nothing would know what to restore.
+    expect(await value('always_use_https'), 'the released setting restored').toBe('off');
+    await k.delete(ref);
+    await eventually('min_tls_version restored on delete', async () => (await value('min_tls_version')) === '1.1', {
+      timeoutMs: 120_000,
+    });
+  });
+});
+
 describe('429s from Cloudflare', () => {
   it('survives a storm of 429s: both rulesets end up in Cloudflare, retried after Retry-After, not hammered', async () => {
     if (!suite.worker) await startInProcessWorker();

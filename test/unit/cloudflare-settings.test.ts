@@ -168,6 +168,32 @@ describe('planSettings', () => {
     expect(released.held).toEqual([]);
   });
 
+  it('a sync that takes one setting and releases another records both before writing (D22)', () => {
+    const before = domain('swap', { ssl: { alwaysUseHttps: true }, restoreOnDelete: true });
+    const after = domain('swap', { ssl: { minTLSVersion: '1.3' }, restoreOnDelete: true });
+    const taken = planSettings(
+      live({ min_tls_version: '1.0', always_use_https: 'off' }),
+      desiredSettings([before]),
+      [],
+    );
+    const swap = planSettings(
+      live({ min_tls_version: '1.0', always_use_https: 'on' }),
+      desiredSettings([after]),
+      taken.held,
+    );
+    expect(swap.takesNew).toBe(true);
+    expect(swap.plan.items).toEqual([
+      { id: 'min_tls_version', value: '1.3' },
+      { id: 'always_use_https', value: 'off' },
+    ]);
+    expect(swap.held.map((h) => h.setting)).toEqual(['min_tls_version']);
+    // Recorded before the write: a crash before the restore still knows what to restore.
+    expect(swap.heldWhileWriting).toEqual([
+      { setting: 'min_tls_version', previous: '"1.0"', heldBy: 'CloudflareDomain/swap', restoreOnDelete: true },
+      { setting: 'always_use_https', previous: '"off"', heldBy: 'CloudflareDomain/swap', restoreOnDelete: true },
+    ]);
+  });
+
   it("a frozen (invalid) source's settings are left as they are and still held", () => {
     const taken = planSettings(live({ min_tls_version: '1.0' }), desiredSettings([strict]), []);
     const p = planSettings(

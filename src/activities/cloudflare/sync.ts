@@ -51,6 +51,7 @@ import { clientFor, readSecretKey } from './credentials.js';
 import { expandSource, isExpanded } from './expand.js';
 import { CLOUDFLARE_FAILURE_TYPES, cloudflareFailure, failureReasonOf } from './errors.js';
 import { adapterFor, type TargetContext } from './targets/index.js';
+import { packConfigs, unpackConfigs } from '../../codec/packed-configs.js';
 
 export interface SyncTargetRequest {
   target: SyncTarget;
@@ -277,7 +278,9 @@ async function unregisteredSources(
       namespace: record.ref.namespace,
       name: record.ref.name,
     });
-    if (obj && !obj.metadata?.deletionTimestamp) kept.set(key, record);
+    const at = obj?.metadata?.creationTimestamp;
+    if (obj && !obj.metadata?.deletionTimestamp)
+      kept.set(key, at && !record.createdAt ? { ...record, createdAt: new Date(at).toISOString() } : record);
   }
   return kept;
 }
@@ -304,21 +307,50 @@ function adoptHint(kind: string): string {
   return kind === 'DNSRecord' ? '; set spec.adoptExisting: true to take it over' : '';
 }
 
-/** Above this, the SyncState lists its sources without their configurations (etcd objects stay small). */
+/** Above this, the SyncState's sources carry no plain configuration: they are packed (etcd objects stay small). */
 const MAX_RECORDED_CONFIG_BYTES = 256 * 1024;
+/** The packed configurations stay well inside etcd's 1.5 MiB per object, beside the rest of the SyncState. */
+const MAX_PACKED_CONFIG_CHARS = 1024 * 1024;
 
-/** `spec.sources` of the SyncState: every source with its configuration, unless that would be too large. */
-function recordedSources(spec: { sources: RegisteredSource[]; frozenRecords: ConfigSource[] }): ConfigSource[] {
+/**
+ * `spec.sources` of the SyncState: every source with its configuration, plain when small, else
+ * packed in `spec.packedConfigs`. A source that becomes invalid keeps contributing the
+ * configuration recorded here (a target owned whole re-aggregates it), so it is never dropped;
+ * only past even the packed limit are the configurations of the sources not frozen left out.
+ */
+export function recordedSources(
+  spec: { sources: RegisteredSource[]; frozenRecords: ConfigSource[] },
+  limits = { plain: MAX_RECORDED_CONFIG_BYTES, packed: MAX_PACKED_CONFIG_CHARS },
+): { sources: ConfigSource[]; packedConfigs?: string } {
   const all: ConfigSource[] = [
     ...spec.sources.map((s) => ({
       ref: s.ref,
       priority: s.priority,
+      ...(s.createdAt ? { createdAt: s.createdAt } : {}),
       config: s.config as unknown as ConfigSource['config'],
     })),
     ...spec.frozenRecords,
   ];
-  if (JSON.stringify(all).length <= MAX_RECORDED_CONFIG_BYTES) return all;
-  return all.map((s) => ({ ...s, config: {} }));
+  if (JSON.stringify(all).length <= limits.plain) return { sources: all };
+  const configs = Object.fromEntries(all.map((s) => [refString(s.ref), s.config]));
+  let packedConfigs = packConfigs(configs);
+  if (packedConfigs.length > limits.packed) {
+    const frozen = new Set(spec.frozenRecords.map((r) => refString(r.ref)));
+    packedConfigs = packConfigs(Object.fromEntries(Object.entries(configs).filter(([k]) => frozen.has(k))));
+  }
+  return { sources: all.map((s) => ({ ...s, config: {} })), packedConfigs };
+}
+
+/** The sources a SyncState records, by source, with their configurations unpacked. */
+export function recordedConfigsOf(state: CloudflareSyncState | undefined): Map<string, ConfigSource> {
+  const packed = state?.spec.packedConfigs ? unpackConfigs(state.spec.packedConfigs) : {};
+  return new Map(
+    (state?.spec.sources ?? []).map((s) => {
+      const key = refString(s.ref);
+      const config = packed[key] as ConfigSource['config'] | undefined;
+      return [key, config ? { ...s, config } : s];
+    }),
+  );
 }
 
 /** What a settings target's SyncState says it holds: its status, else its annotation. */
@@ -379,7 +411,7 @@ export function createCloudflareSyncActivities(
         accountId: t.accountId,
         ...('zoneId' in t ? { zoneId: t.zoneId } : {}),
         credentialsRef: { name: req.credentials },
-        sources: recordedSources(spec),
+        ...recordedSources(spec),
       },
     };
     try {
@@ -398,7 +430,7 @@ export function createCloudflareSyncActivities(
   async function syncTarget(request: SyncTargetRequest): Promise<SyncResult> {
     const t = request.target;
     const existing = await getObject<CloudflareSyncState>(kube, syncStateRef(request.syncState));
-    const previous = new Map((existing?.spec.sources ?? []).map((s) => [refString(s.ref), s]));
+    const previous = recordedConfigsOf(existing);
     const objects = await readSources(kube, request.sources);
     heartbeat();
     const { sources, verdicts, frozen, frozenRecords, credentials } = collectSources(
@@ -525,9 +557,10 @@ export function createCloudflareSyncActivities(
       let live = await adapter.read(cf, t, context);
       if (live.cloudflareId) cloudflareId = targetCloudflareId(t, live.cloudflareId);
       faultPoint('cloudflare-read');
-      const createdAtOf = (key: string) => {
-        const at = objects.get(key)?.metadata?.creationTimestamp;
-        return at ? new Date(at).toISOString() : '';
+      /** A frozen source's place among equal priorities: its object's creation time, else the one recorded. */
+      const createdAtOf = (r: ConfigSource) => {
+        const at = objects.get(refString(r.ref))?.metadata?.creationTimestamp;
+        return at ? new Date(at).toISOString() : (r.createdAt ?? '');
       };
       /** The plan for the sources as they stand (frozen ones kept as they are) against `items`. */
       const planFor = async (items: unknown[]) => {
@@ -538,7 +571,7 @@ export function createCloudflareSyncActivities(
           [
             ...sources,
             ...frozenRecords.map(
-              (r) => ({ ...r, createdAt: createdAtOf(refString(r.ref)), generation: 0, uid: '' }) as RegisteredSource,
+              (r) => ({ ...r, createdAt: createdAtOf(r), generation: 0, uid: '' }) as RegisteredSource,
             ),
           ],
           req.clusterId,
@@ -565,11 +598,13 @@ export function createCloudflareSyncActivities(
       let wrote = p.write && !driftLeft;
       if (wrote) {
         // A setting taken for the first time: remember what it was before changing it, so a crash
-        // right after the write cannot lose the value to restore.
+        // right after the write cannot lose the value to restore — still remembering the settings
+        // this write releases, whose restore may not have happened when it crashes.
         if (settings?.takesNew) {
-          const held = settings.held;
+          const held = settings.heldWhileWriting;
           heldSettings = held;
           await record(() => ({ managedSettings: held }));
+          faultPoint('cloudflare-settings-recorded');
         }
         try {
           const written = await adapter.write(cf, t, p, live.items, context);

@@ -29,7 +29,12 @@ export interface SettingsPlan {
   plan: WritePlan<SettingItem>;
   /** What the SyncState remembers after this sync. */
   held: ManagedSetting[];
-  /** True when `held` takes a setting it did not hold before: record it before writing. */
+  /**
+   * What it must remember while the write runs: `held` and every setting the write releases —
+   * a crash before a released setting's restore must not lose the value to restore.
+   */
+  heldWhileWriting: ManagedSetting[];
+  /** True when `held` takes a setting it did not hold before: record `heldWhileWriting` before writing. */
   takesNew: boolean;
 }
 
@@ -87,9 +92,11 @@ export function planSettings(
       differences.push(`setting ${id}: ${liveJson ?? 'unset'} in Cloudflare, ${json(d.item.value)} wanted`);
     }
   }
+  const released: ManagedSetting[] = [];
   for (const h of held) {
     if (winners.has(h.setting) || frozen.has(h.setting)) continue;
     // Released: nobody sets it any more.
+    released.push(h);
     if (h.restoreOnDelete && h.previous !== undefined && json(liveById.get(h.setting)) !== h.previous) {
       writes.push({ id: h.setting, value: JSON.parse(h.previous) as unknown });
       differences.push(`setting ${h.setting}: released by ${h.heldBy}, restored to ${h.previous}`);
@@ -113,6 +120,7 @@ export function planSettings(
       },
     },
     held: next,
+    heldWhileWriting: [...next, ...released],
     takesNew,
   };
 }
