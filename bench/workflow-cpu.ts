@@ -1,0 +1,90 @@
+/**
+ * CPU of the sandbox workflow's own code per sandbox life, by replaying recorded histories
+ * (test/fixtures/histories) with the fast path's workflow bundle — no server, no agent: what the
+ * worker's workflow thread spends on a create → hand-off → delete, which on the create path is
+ * CPU the answer waits behind. Replays measure CPU, not a wait, so the figures hold up on a shared
+ * machine better than a latency does; rounds alternate between the cases.
+ *
+ *   npx tsx bench/workflow-cpu.ts [lives per round, default 100] [rounds, default 3]
+ *
+ * Cases, each the Fast and the Strong recorded life:
+ *   - traced: runs that make OpenTelemetry spans (recorded before runs without a trace context
+ *     stopped making them, which replay on that path — as a traced run does);
+ *   - untraced: runs started without a trace context (tracing off).
+ */
+import { readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { DefaultLogger, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflows } from '../src/workers/bundle.js';
+import { REPO_ROOT, machine } from './support.js';
+
+const LIVES = Number(process.argv[2] ?? 100);
+const ROUNDS = Number(process.argv[3] ?? 3);
+
+const CASES = {
+  traced: ['sandbox-fast-deleted', 'sandbox-strong-deleted'],
+  untraced: ['sandbox-fast-deleted-untraced', 'sandbox-strong-deleted-untraced'],
+} as const;
+
+Runtime.install({ logger: new DefaultLogger('ERROR') });
+
+async function histories(names: readonly string[]): Promise<unknown[]> {
+  return Promise.all(
+    names.map(async (n) =>
+      JSON.parse(await readFile(path.join(REPO_ROOT, 'test/fixtures/histories', `${n}.json`), 'utf8')),
+    ),
+  );
+}
+
+/** CPU (all threads of this process) and wall time per replayed life. */
+async function replay(bundle: WorkflowBundleWithSourceMap, lives: unknown[]) {
+  async function* all() {
+    for (let i = 0; i < LIVES; i++)
+      for (const [j, history] of lives.entries()) yield { workflowId: `life-${i}-${j}`, history };
+  }
+  const cpu = process.cpuUsage();
+  const t0 = performance.now();
+  const options = {
+    workflowBundle: bundle,
+    replayName: 'bench',
+    // The sink the tracing interceptors export to; a worker with tracing off drops the spans too.
+    sinks: { exporter: { export: { fn: () => undefined } } },
+  };
+  for await (const r of Worker.runReplayHistories(options, all())) if (r.error) throw r.error;
+  const used = process.cpuUsage(cpu);
+  const n = LIVES * lives.length;
+  return { cpuMs: (used.user + used.system) / 1000 / n, wallMs: (performance.now() - t0) / n };
+}
+
+const bundle = await bundleWorkflows('sandbox');
+const loaded = { traced: await histories(CASES.traced), untraced: await histories(CASES.untraced) };
+console.log(
+  `machine: ${machine()}; load average at start: ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
+console.log(`command: npx tsx bench/workflow-cpu.ts ${LIVES} ${ROUNDS}`);
+await replay(bundle, loaded.untraced); // warm-up: the bundle's first contexts, the JIT
+const results: Record<keyof typeof CASES, number[]> = { traced: [], untraced: [] };
+for (let round = 0; round < ROUNDS; round++)
+  for (const name of ['traced', 'untraced'] as const) {
+    const r = await replay(bundle, loaded[name]);
+    results[name].push(r.cpuMs);
+    console.log(
+      `round ${round + 1}, ${name}: ${r.cpuMs.toFixed(1)} ms CPU, ${r.wallMs.toFixed(1)} ms wall per sandbox life`,
+    );
+  }
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const traced = median(results.traced);
+const untraced = median(results.untraced);
+console.log(
+  `median CPU per sandbox life: traced ${traced.toFixed(1)} ms, untraced ${untraced.toFixed(1)} ms (${(untraced / traced).toFixed(2)} × traced)`,
+);
+console.log(
+  `load average at end: ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
