@@ -13,79 +13,33 @@
  *
  * Usage: npx tsx bench/cloudflare-idle.ts [N=500] [WINDOW_S=30] [WINDOWS=3]
  */
-import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { CLOUDFLARE_API_VERSION } from '../src/api/cloudflare.js';
-import { EmulatorAdmin, startCloudflareEmulator } from '../test/emulators/cloudflare/index.js';
-import { loadCloudflareConfig, loadConfig } from '../src/config.js';
-import { KubeClient } from '../src/kube/client.js';
-import { logger } from '../src/log.js';
-import { startWatcher } from '../src/watcher/main.js';
-import { writeWorkflowBundle } from '../src/workers/bundle.js';
-import { createWorker } from '../src/workers/worker.js';
-import { benchStack, machine, until } from './support.js';
+import { cloudflareBench, machine, until } from './support.js';
 
 const [N = 500, WINDOW_S = 30, WINDOWS = 3] = process.argv.slice(2).map(Number);
 const hex = () => randomBytes(16).toString('hex');
 console.log(`# bench/cloudflare-idle.ts N=${N} WINDOW_S=${WINDOW_S} WINDOWS=${WINDOWS}`);
 console.log(`# machine: ${machine()}`);
 
-const stack = await benchStack('cloudflare-idle');
-const kube = KubeClient.fromKubeconfig(stack.info.kubeconfig);
 const TOKEN = `op-${hex()}`;
-const emulator = await startCloudflareEmulator({
+const bench = await cloudflareBench('cloudflare-idle', {
   tokens: [{ token: TOKEN, id: 'operator' }],
-  rateLimit: { requests: 1_000_000, windowSeconds: 1 },
-});
-const admin = new EmulatorAdmin(emulator.url, emulator.adminToken);
-const taskQueue = `bench-cfi-${hex().slice(0, 8)}`;
-const base = loadConfig(
-  {
-    temporalAddress: stack.info.temporal.address,
-    namespace: stack.info.temporal.namespace,
-    taskQueue,
-    kubeconfig: stack.info.kubeconfig,
-  },
-  {},
-);
-const cfg = {
-  ...base,
   cloudflare: {
-    ...loadCloudflareConfig({}),
-    baseURL: emulator.baseURL,
     observeIntervalMs: WINDOW_S * 1000,
     // Creating N records fast; the idle windows do not come near this throttle.
     activitiesPerSecond: 50,
   },
-};
-const bundle = path.join(stack.info.stateDir, 'workflow-bundle.js');
-await writeWorkflowBundle(bundle);
-logger.level = 'warn';
-process.env.DO_TEMPORAL_LOG_LEVEL = 'WARN';
-const worker = await createWorker(cfg, { workflowBundlePath: bundle });
-const running = worker.run();
-const watcher = await startWatcher(cfg, { log: logger.child({ role: 'watcher' }) });
+});
+const { kube, emulator, admin } = bench;
 const ns = 'bench-cfi';
 
 try {
   await kube.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-  const accountId = hex();
-  await admin.seed({ accounts: [{ id: accountId }] });
+  const { accountId, credentials } = await bench.account(TOKEN);
   const zoneName = `z${hex().slice(0, 10)}.example.com`;
   const { zones } = await admin.seed({ zones: [{ name: zoneName, account_id: accountId }] });
   const zoneId = zones[0]!.id;
-  await kube.apply({
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: 'cf', namespace: ns },
-    stringData: { CLOUDFLARE_API_TOKEN: TOKEN },
-  } as never);
-  await kube.apply({
-    apiVersion: CLOUDFLARE_API_VERSION,
-    kind: 'CloudflareCredentials',
-    metadata: { name: 'bench-idle' },
-    spec: { accountId, authType: 'apiToken', secretRef: { name: 'cf', namespace: ns } },
-  });
   const t0 = Date.now();
   for (let i = 0; i < N; i++)
     await kube.apply({
@@ -96,7 +50,7 @@ try {
         name: `r${i}`,
         type: 'A',
         content: `192.0.2.${(i % 250) + 1}`,
-        cloudflare: { credentialsRef: { name: 'bench-idle' }, domain: zoneName },
+        cloudflare: { credentialsRef: { name: credentials }, domain: zoneName },
       },
     });
   // Read from the emulator's memory: the bench's polling must not show in the request log.
@@ -126,9 +80,5 @@ try {
       `observation interval; Cloudflare's budget: 1,200 per 5 min`,
   );
 } finally {
-  await watcher.stop();
-  worker.worker.shutdown();
-  await running.catch(() => undefined);
-  await emulator.close();
-  await stack.stop();
+  await bench.stop();
 }

@@ -1,8 +1,12 @@
-/** Shared bench helpers: a private stack, percentiles, and a machine line for RESULTS.md. */
+/** Shared bench helpers: a private stack (and the Cloudflare benches' setup), percentiles, and a machine line for RESULTS.md. */
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { CloudflareConfig, OperatorConfig } from '../src/config.js';
 import { LocalStack } from '../src/infra/stack.js';
+import type { KubeClient } from '../src/kube/client.js';
+import type { EmulatorAdmin, RunningEmulator, TokenSpec } from '../test/emulators/cloudflare/index.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -53,4 +57,126 @@ export async function until(
     if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+}
+
+/** A running Cloudflare bench: a private stack, the emulator, the operator's worker and watcher in this process. */
+export interface CloudflareBench {
+  stack: LocalStack;
+  kube: KubeClient;
+  emulator: RunningEmulator;
+  admin: EmulatorAdmin;
+  cfg: OperatorConfig;
+  /**
+   * A Cloudflare account in the emulator whose CloudflareCredentials (`credentials`, in the
+   * namespace `bench-<name>-creds`) hold `token`; `user` names the Cloudflare user (the budget).
+   */
+  account(token: string, user?: string): Promise<{ accountId: string; credentials: string }>;
+  /** Stops the worker and starts another with these Cloudflare settings (its call budgets start afresh). */
+  restartWorker(cloudflare: Partial<CloudflareConfig>): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The Cloudflare benches' setup: a private stack (real Temporal, apiserver, etcd), the emulator
+ * in this process with `tokens` and no rate limit (a bench sets one where it measures it), the
+ * worker with `cloudflare` over the default settings, and the watcher.
+ */
+export async function cloudflareBench(
+  name: string,
+  opts: { tokens: TokenSpec[]; cloudflare?: Partial<CloudflareConfig> },
+): Promise<CloudflareBench> {
+  // Imported here: the benches without Cloudflare do not load the worker, the watcher and the emulator.
+  const [{ CLOUDFLARE_API_VERSION }, { loadCloudflareConfig, loadConfig }, { KubeClient }, { logger }] =
+    await Promise.all([
+      import('../src/api/cloudflare.js'),
+      import('../src/config.js'),
+      import('../src/kube/client.js'),
+      import('../src/log.js'),
+    ]);
+  const [{ startWatcher }, { writeWorkflowBundle }, { createWorker }, { EmulatorAdmin, startCloudflareEmulator }] =
+    await Promise.all([
+      import('../src/watcher/main.js'),
+      import('../src/workers/bundle.js'),
+      import('../src/workers/worker.js'),
+      import('../test/emulators/cloudflare/index.js'),
+    ]);
+  const stack = await benchStack(name);
+  const kube = KubeClient.fromKubeconfig(stack.info.kubeconfig);
+  const emulator = await startCloudflareEmulator({
+    tokens: opts.tokens,
+    rateLimit: { requests: 1_000_000, windowSeconds: 1 },
+  });
+  const admin = new EmulatorAdmin(emulator.url, emulator.adminToken);
+  const base = loadConfig(
+    {
+      temporalAddress: stack.info.temporal.address,
+      namespace: stack.info.temporal.namespace,
+      taskQueue: `bench-${name}-${randomBytes(4).toString('hex')}`,
+      kubeconfig: stack.info.kubeconfig,
+    },
+    {},
+  );
+  let cfg: OperatorConfig = {
+    ...base,
+    cloudflare: { ...loadCloudflareConfig({}), baseURL: emulator.baseURL, ...opts.cloudflare },
+  };
+  const bundle = path.join(stack.info.stateDir, 'workflow-bundle.js');
+  await writeWorkflowBundle(bundle);
+  logger.level = 'warn';
+  process.env.DO_TEMPORAL_LOG_LEVEL = 'WARN';
+  const startWorker = async () => {
+    const worker = await createWorker(cfg, { workflowBundlePath: bundle });
+    return { worker, running: worker.run() };
+  };
+  let current = await startWorker();
+  const stopWorker = async () => {
+    current.worker.worker.shutdown();
+    await current.running.catch(() => undefined);
+  };
+  const watcher = await startWatcher(cfg, { log: logger.child({ role: 'watcher' }) });
+  const credsNamespace = `bench-${name}-creds`;
+  await kube.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: credsNamespace } });
+  return {
+    stack,
+    kube,
+    emulator,
+    admin,
+    get cfg() {
+      return cfg;
+    },
+    async account(token, user) {
+      const accountId = randomBytes(16).toString('hex');
+      const credentials = `bench-${accountId.slice(0, 8)}`;
+      await admin.seed({ accounts: [{ id: accountId }] });
+      await kube.apply({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: credentials, namespace: credsNamespace },
+        stringData: { CLOUDFLARE_API_TOKEN: token },
+      } as never);
+      await kube.apply({
+        apiVersion: CLOUDFLARE_API_VERSION,
+        kind: 'CloudflareCredentials',
+        metadata: { name: credentials },
+        spec: {
+          accountId,
+          authType: 'apiToken',
+          secretRef: { name: credentials, namespace: credsNamespace },
+          ...(user ? { user } : {}),
+        },
+      });
+      return { accountId, credentials };
+    },
+    async restartWorker(cloudflare) {
+      await stopWorker();
+      cfg = { ...cfg, cloudflare: { ...cfg.cloudflare, ...cloudflare } };
+      current = await startWorker();
+    },
+    async stop() {
+      await watcher.stop();
+      await stopWorker();
+      await emulator.close();
+      await stack.stop();
+    },
+  };
 }

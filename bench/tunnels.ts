@@ -14,17 +14,9 @@
  * Usage: npx tsx bench/tunnels.ts [HOSTNAMES=500] [ROUNDS=10] [BURST=50]
  */
 import { performance } from 'node:perf_hooks';
-import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { CLOUDFLARE_API_VERSION, CLOUDFLARE_GROUP } from '../src/api/cloudflare.js';
-import { EmulatorAdmin, startCloudflareEmulator } from '../test/emulators/cloudflare/index.js';
-import { loadCloudflareConfig, loadConfig } from '../src/config.js';
-import { KubeClient } from '../src/kube/client.js';
-import { logger } from '../src/log.js';
-import { startWatcher } from '../src/watcher/main.js';
-import { writeWorkflowBundle } from '../src/workers/bundle.js';
-import { createWorker } from '../src/workers/worker.js';
-import { benchStack, machine, percentile, pool, until } from './support.js';
+import { cloudflareBench, machine, percentile, pool, until } from './support.js';
 
 const [HOSTNAMES = 500, ROUNDS = 10, BURST = 50] = process.argv.slice(2).map(Number);
 const hex = () => randomBytes(16).toString('hex');
@@ -33,32 +25,9 @@ const ms = (n: number) => `${n.toFixed(0)} ms`;
 console.log(`# bench/tunnels.ts HOSTNAMES=${HOSTNAMES} ROUNDS=${ROUNDS} BURST=${BURST}`);
 console.log(`# machine: ${machine()}`);
 
-const stack = await benchStack('tunnels');
-const kube = KubeClient.fromKubeconfig(stack.info.kubeconfig);
 const TOKEN = `op-${hex()}`;
-const emulator = await startCloudflareEmulator({
-  tokens: [{ token: TOKEN, id: 'operator' }],
-  rateLimit: { requests: 1_000_000, windowSeconds: 1 },
-});
-const admin = new EmulatorAdmin(emulator.url, emulator.adminToken);
-const taskQueue = `bench-tun-${hex().slice(0, 8)}`;
-const base = loadConfig(
-  {
-    temporalAddress: stack.info.temporal.address,
-    namespace: stack.info.temporal.namespace,
-    taskQueue,
-    kubeconfig: stack.info.kubeconfig,
-  },
-  {},
-);
-const cfg = { ...base, cloudflare: { ...loadCloudflareConfig({}), baseURL: emulator.baseURL } };
-const bundle = path.join(stack.info.stateDir, 'workflow-bundle.js');
-await writeWorkflowBundle(bundle);
-logger.level = 'warn';
-process.env.DO_TEMPORAL_LOG_LEVEL = 'WARN';
-const worker = await createWorker(cfg, { workflowBundlePath: bundle });
-const running = worker.run();
-const watcher = await startWatcher(cfg, { log: logger.child({ role: 'watcher' }) });
+const bench = await cloudflareBench('tunnels', { tokens: [{ token: TOKEN, id: 'operator' }] });
+const { kube, emulator, admin } = bench;
 
 /** The tunnel's ingress rules from the emulator's memory (the bench's polling spends no API call). */
 const rules = (tunnelId: string) =>
@@ -71,7 +40,7 @@ const configCalls = async (tunnelId: string) => {
 };
 
 /** A namespace with a Tunnel, its class config and IngressClass, a Service; returns the tunnel's ID. */
-async function tunnelSetup(name: string, accountId: string, credentials: string, zoneName: string) {
+async function tunnelSetup(name: string, credentials: string, zoneName: string) {
   const ns = `bench-${name}`;
   await kube.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
   await kube.apply({
@@ -157,30 +126,17 @@ async function changes(ns: string, tunnelId: string, zoneName: string, count: nu
 }
 
 try {
-  const accountId = hex();
+  const { accountId, credentials } = await bench.account(TOKEN);
   const zoneName = `t${hex().slice(0, 8)}.example.com`;
-  await admin.seed({ accounts: [{ id: accountId }], zones: [{ name: zoneName, account_id: accountId }] });
-  await kube.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench-tun-creds' } });
-  await kube.apply({
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: 'bench-tun', namespace: 'bench-tun-creds' },
-    stringData: { CLOUDFLARE_API_TOKEN: TOKEN },
-  } as never);
-  await kube.apply({
-    apiVersion: CLOUDFLARE_API_VERSION,
-    kind: 'CloudflareCredentials',
-    metadata: { name: 'bench-tun' },
-    spec: { accountId, authType: 'apiToken', secretRef: { name: 'bench-tun', namespace: 'bench-tun-creds' } },
-  });
+  await admin.seed({ zones: [{ name: zoneName, account_id: accountId }] });
 
   // The baseline: one Ingress.
-  const small = await tunnelSetup('small', accountId, 'bench-tun', zoneName);
+  const small = await tunnelSetup('small', credentials, zoneName);
   await kube.apply(ingress(small.ns, 0, `small.${zoneName}`));
   await until('the baseline rule', () => rules(small.tunnelId).length === 2);
 
   // 1. HOSTNAMES Ingresses at once.
-  const big = await tunnelSetup('big', accountId, 'bench-tun', zoneName);
+  const big = await tunnelSetup('big', credentials, zoneName);
   await admin.clearRequests();
   const t0 = performance.now();
   await pool(
@@ -238,9 +194,5 @@ try {
     `burst of ${BURST} Ingress changes: ${burst.puts} configuration PUTs, in Cloudflare after ${ms(burstMs)}`,
   );
 } finally {
-  await watcher.stop();
-  worker.worker.shutdown();
-  await running.catch(() => undefined);
-  await emulator.close();
-  await stack.stop();
+  await bench.stop();
 }
