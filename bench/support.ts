@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { CloudflareConfig, OperatorConfig } from '../src/config.js';
 import { LocalStack } from '../src/infra/stack.js';
 import type { KubeClient } from '../src/kube/client.js';
+import type { OperatorWorker } from '../src/workers/worker.js';
 import type { EmulatorAdmin, RunningEmulator, TokenSpec } from '../test/emulators/cloudflare/index.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -66,11 +67,17 @@ export interface CloudflareBench {
   emulator: RunningEmulator;
   admin: EmulatorAdmin;
   cfg: OperatorConfig;
+  /** The worker now running (restartWorker replaces it). */
+  readonly worker: OperatorWorker;
   /**
    * A Cloudflare account in the emulator whose CloudflareCredentials (`credentials`, in the
    * namespace `bench-<name>-creds`) hold `token`; `user` names the Cloudflare user (the budget).
    */
   account(token: string, user?: string): Promise<{ accountId: string; credentials: string }>;
+  /** A namespace `bench-<name>` with a Tunnel, its TunnelIngressClassConfig and IngressClass, a Service `web`; waits for the tunnel's ID. */
+  ingressTunnel(name: string, credentials: string, zoneName: string): Promise<{ ns: string; tunnelId: string }>;
+  /** The tunnel's ingress rules, from the emulator's memory (polling them spends no API call). */
+  tunnelRules(tunnelId: string): Array<{ hostname?: string; service: string }>;
   /** Stops the worker and starts another with these Cloudflare settings (its call budgets start afresh). */
   restartWorker(cloudflare: Partial<CloudflareConfig>): Promise<void>;
   stop(): Promise<void>;
@@ -86,13 +93,17 @@ export async function cloudflareBench(
   opts: { tokens: TokenSpec[]; cloudflare?: Partial<CloudflareConfig> },
 ): Promise<CloudflareBench> {
   // Imported here: the benches without Cloudflare do not load the worker, the watcher and the emulator.
-  const [{ CLOUDFLARE_API_VERSION }, { loadCloudflareConfig, loadConfig }, { KubeClient }, { logger }] =
-    await Promise.all([
-      import('../src/api/cloudflare.js'),
-      import('../src/config.js'),
-      import('../src/kube/client.js'),
-      import('../src/log.js'),
-    ]);
+  const [
+    { CLOUDFLARE_API_VERSION, CLOUDFLARE_GROUP },
+    { loadCloudflareConfig, loadConfig },
+    { KubeClient },
+    { logger },
+  ] = await Promise.all([
+    import('../src/api/cloudflare.js'),
+    import('../src/config.js'),
+    import('../src/kube/client.js'),
+    import('../src/log.js'),
+  ]);
   const [{ startWatcher }, { writeWorkflowBundle }, { createWorker }, { EmulatorAdmin, startCloudflareEmulator }] =
     await Promise.all([
       import('../src/watcher/main.js'),
@@ -144,6 +155,9 @@ export async function cloudflareBench(
     get cfg() {
       return cfg;
     },
+    get worker() {
+      return current.worker;
+    },
     async account(token, user) {
       const accountId = randomBytes(16).toString('hex');
       const credentials = `bench-${accountId.slice(0, 8)}`;
@@ -167,6 +181,59 @@ export async function cloudflareBench(
       });
       return { accountId, credentials };
     },
+    async ingressTunnel(name, credentials, zoneName) {
+      const ns = `bench-${name}`;
+      await kube.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+      await kube.apply({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'web', namespace: ns },
+        spec: { ports: [{ port: 80, targetPort: 80 }] },
+      } as never);
+      await kube.apply({
+        apiVersion: CLOUDFLARE_API_VERSION,
+        kind: 'Tunnel',
+        metadata: { name, namespace: ns },
+        spec: {
+          newTunnel: { name: `${name}-${randomBytes(3).toString('hex')}` },
+          cloudflare: { credentialsRef: { name: credentials }, domain: zoneName },
+        },
+      });
+      await kube.apply({
+        apiVersion: CLOUDFLARE_API_VERSION,
+        kind: 'TunnelIngressClassConfig',
+        metadata: { name: 'cfg', namespace: ns },
+        spec: { tunnelRef: { kind: 'Tunnel', name } },
+      });
+      await kube.apply({
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'IngressClass',
+        metadata: { name: ns },
+        spec: {
+          controller: 'cloudflare-operator.io/tunnel-ingress-controller',
+          parameters: {
+            apiGroup: CLOUDFLARE_GROUP,
+            kind: 'TunnelIngressClassConfig',
+            name: 'cfg',
+            namespace: ns,
+            scope: 'Namespace',
+          },
+        },
+      } as never);
+      let tunnelId = '';
+      await until(`tunnel ${name}`, async () => {
+        const t = (await kube.get({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'Tunnel', namespace: ns, name })) as
+          { status?: { tunnelId?: string } } | undefined;
+        tunnelId = t?.status?.tunnelId ?? '';
+        return !!tunnelId;
+      });
+      return { ns, tunnelId };
+    },
+    tunnelRules(tunnelId) {
+      const config = emulator.store.tunnelConfigs.get(tunnelId)?.config as
+        { ingress?: Array<{ hostname?: string; service: string }> } | undefined;
+      return config?.ingress ?? [];
+    },
     async restartWorker(cloudflare) {
       await stopWorker();
       cfg = { ...cfg, cloudflare: { ...cfg.cloudflare, ...cloudflare } };
@@ -177,6 +244,26 @@ export async function cloudflareBench(
       await stopWorker();
       await emulator.close();
       await stack.stop();
+    },
+  };
+}
+
+/** An Ingress of the IngressClass `ns` (as ingressTunnel makes it) with one host, h<i>.<zoneName>, to the Service `web`. */
+export function hostIngress(ns: string, i: number, zoneName: string, port = 80) {
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: { name: `h${i}`, namespace: ns },
+    spec: {
+      ingressClassName: ns,
+      rules: [
+        {
+          host: `h${i}.${zoneName}`,
+          http: {
+            paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: port } } } }],
+          },
+        },
+      ],
     },
   };
 }
