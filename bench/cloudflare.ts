@@ -16,27 +16,19 @@
  * 4. Convergence: TARGETS zones with one ZoneRuleset each, created at once, until every rule is
  *    in Cloudflare — with Cloudflare's own budget (1,200 requests / 5 min) and then with a token
  *    limited to 20 requests / 10 s (429 + Retry-After), each on its own account; the operator's
- *    own throttle is the default 2 activities per second per account.
+ *    own throttle is the default call budget of each credentials' owner (0.8 × 1,200 per 5 min).
  *
  * Usage: npx tsx bench/cloudflare.ts [BURST=100] [ROUNDS=5] [SOURCES=1000] [ITEMS=10] [TARGETS=50]
  */
 import { performance } from 'node:perf_hooks';
-import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { CLOUDFLARE_API_VERSION } from '../src/api/cloudflare.js';
-import { EmulatorAdmin, startCloudflareEmulator } from '../test/emulators/cloudflare/index.js';
-import { loadCloudflareConfig, loadConfig } from '../src/config.js';
 import { desiredRules, type RegisteredSource } from '../src/domain/cloudflare/aggregate.js';
 import { rulesetRuleCodec, type RulesetRule } from '../src/domain/cloudflare/items.js';
 import { planWrite } from '../src/domain/cloudflare/merge.js';
 import { syncWorkflowId, type SyncTarget } from '../src/domain/cloudflare/targets.js';
-import { KubeClient } from '../src/kube/client.js';
-import { logger } from '../src/log.js';
 import { connectClient } from '../src/temporal/connection.js';
-import { startWatcher } from '../src/watcher/main.js';
-import { writeWorkflowBundle } from '../src/workers/bundle.js';
-import { createWorker } from '../src/workers/worker.js';
-import { benchStack, machine, percentile, prng, until } from './support.js';
+import { cloudflareBench, machine, percentile, prng, until } from './support.js';
 
 const [BURST = 100, ROUNDS = 5, SOURCES = 1000, ITEMS = 10, TARGETS = 50] = process.argv.slice(2).map(Number);
 const PHASE = 'http_request_firewall_custom';
@@ -105,61 +97,19 @@ console.log(`# machine: ${machine()}`);
 }
 
 // --- the stack -----------------------------------------------------------------------------------
-const stack = await benchStack('cloudflare');
-const kube = KubeClient.fromKubeconfig(stack.info.kubeconfig);
 const OP_TOKEN = `op-${hex()}`;
 const LIMITED_TOKEN = `limited-${hex()}`;
-const emulator = await startCloudflareEmulator({
+// The default throttle: the call budget of each credentials' owner.
+const bench = await cloudflareBench('cloudflare', {
   tokens: [
     { token: OP_TOKEN, id: 'operator' },
     { token: LIMITED_TOKEN, id: 'limited' },
   ],
-  rateLimit: { requests: 1_000_000, windowSeconds: 1 },
 });
-const admin = new EmulatorAdmin(emulator.url, emulator.adminToken);
-const taskQueue = `bench-cf-${hex().slice(0, 8)}`;
-const base = loadConfig(
-  {
-    temporalAddress: stack.info.temporal.address,
-    namespace: stack.info.temporal.namespace,
-    taskQueue,
-    kubeconfig: stack.info.kubeconfig,
-  },
-  {},
-);
-const cfg = {
-  ...base,
-  cloudflare: { ...loadCloudflareConfig({}), baseURL: emulator.baseURL }, // the default throttle: 2 activities/s per account
-};
-const bundle = path.join(stack.info.stateDir, 'workflow-bundle.js');
-await writeWorkflowBundle(bundle);
-logger.level = 'warn';
-process.env.DO_TEMPORAL_LOG_LEVEL = 'WARN';
-const worker = await createWorker(cfg, { workflowBundlePath: bundle });
-const running = worker.run();
-const watcher = await startWatcher(cfg, { log: logger.child({ role: 'watcher' }) });
+const { kube, emulator, admin, cfg } = bench;
 const temporal = await connectClient(cfg.temporal);
 const ns = 'bench-cf';
 await kube.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-
-async function account(token: string): Promise<{ accountId: string; credentials: string }> {
-  const accountId = hex();
-  const credentials = `bench-${accountId.slice(0, 8)}`;
-  await admin.seed({ accounts: [{ id: accountId }] });
-  await kube.apply({
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: credentials, namespace: ns },
-    stringData: { CLOUDFLARE_API_TOKEN: token },
-  } as never);
-  await kube.apply({
-    apiVersion: CLOUDFLARE_API_VERSION,
-    kind: 'CloudflareCredentials',
-    metadata: { name: credentials },
-    spec: { accountId, authType: 'apiToken', secretRef: { name: credentials, namespace: ns } },
-  });
-  return { accountId, credentials };
-}
 
 async function zone(accountId: string): Promise<{ zoneId: string; zoneName: string }> {
   const zoneName = `z${hex().slice(0, 10)}.example.com`;
@@ -193,7 +143,7 @@ const operatorCalls = (log: { method: string; tokenId?: string }[]) => {
 };
 
 try {
-  const main = await account(OP_TOKEN);
+  const main = await bench.account(OP_TOKEN);
 
   // --- 1. calls per sync -----------------------------------------------------------------------
   {
@@ -402,7 +352,7 @@ try {
       { requests: 20, windowSeconds: 10 },
     ],
   ] as const) {
-    const acct = await account(token);
+    const acct = await bench.account(token);
     const zones = await Promise.all(Array.from({ length: TARGETS }, () => zone(acct.accountId)));
     await admin.setRateLimit(budget ?? { requests: 1200, windowSeconds: 300 });
     await admin.clearRequests();
@@ -434,10 +384,6 @@ try {
     await admin.setRateLimit({ requests: 1_000_000, windowSeconds: 1 });
   }
 } finally {
-  await watcher.stop();
-  worker.worker.shutdown();
-  await running.catch(() => undefined);
   await temporal.connection.close();
-  await emulator.close();
-  await stack.stop();
+  await bench.stop();
 }

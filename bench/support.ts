@@ -1,8 +1,13 @@
-/** Shared bench helpers: a private stack, percentiles, and a machine line for RESULTS.md. */
+/** Shared bench helpers: a private stack (and the Cloudflare benches' setup), percentiles, and a machine line for RESULTS.md. */
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { CloudflareConfig, OperatorConfig } from '../src/config.js';
 import { LocalStack } from '../src/infra/stack.js';
+import type { KubeClient } from '../src/kube/client.js';
+import type { OperatorWorker } from '../src/workers/worker.js';
+import type { EmulatorAdmin, RunningEmulator, TokenSpec } from '../test/emulators/cloudflare/index.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -53,4 +58,212 @@ export async function until(
     if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+}
+
+/** A running Cloudflare bench: a private stack, the emulator, the operator's worker and watcher in this process. */
+export interface CloudflareBench {
+  stack: LocalStack;
+  kube: KubeClient;
+  emulator: RunningEmulator;
+  admin: EmulatorAdmin;
+  cfg: OperatorConfig;
+  /** The worker now running (restartWorker replaces it). */
+  readonly worker: OperatorWorker;
+  /**
+   * A Cloudflare account in the emulator whose CloudflareCredentials (`credentials`, in the
+   * namespace `bench-<name>-creds`) hold `token`; `user` names the Cloudflare user (the budget).
+   */
+  account(token: string, user?: string): Promise<{ accountId: string; credentials: string }>;
+  /** A namespace `bench-<name>` with a Tunnel, its TunnelIngressClassConfig and IngressClass, a Service `web`; waits for the tunnel's ID. */
+  ingressTunnel(name: string, credentials: string, zoneName: string): Promise<{ ns: string; tunnelId: string }>;
+  /** The tunnel's ingress rules, from the emulator's memory (polling them spends no API call). */
+  tunnelRules(tunnelId: string): Array<{ hostname?: string; service: string }>;
+  /** Stops the worker and starts another with these Cloudflare settings (its call budgets start afresh). */
+  restartWorker(cloudflare: Partial<CloudflareConfig>): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The Cloudflare benches' setup: a private stack (real Temporal, apiserver, etcd), the emulator
+ * in this process with `tokens` and no rate limit (a bench sets one where it measures it), the
+ * worker with `cloudflare` over the default settings, and the watcher.
+ */
+export async function cloudflareBench(
+  name: string,
+  opts: { tokens: TokenSpec[]; cloudflare?: Partial<CloudflareConfig> },
+): Promise<CloudflareBench> {
+  // Imported here: the benches without Cloudflare do not load the worker, the watcher and the emulator.
+  const [
+    { CLOUDFLARE_API_VERSION, CLOUDFLARE_GROUP },
+    { loadCloudflareConfig, loadConfig },
+    { KubeClient },
+    { logger },
+  ] = await Promise.all([
+    import('../src/api/cloudflare.js'),
+    import('../src/config.js'),
+    import('../src/kube/client.js'),
+    import('../src/log.js'),
+  ]);
+  const [{ startWatcher }, { writeWorkflowBundle }, { createWorker }, { EmulatorAdmin, startCloudflareEmulator }] =
+    await Promise.all([
+      import('../src/watcher/main.js'),
+      import('../src/workers/bundle.js'),
+      import('../src/workers/worker.js'),
+      import('../test/emulators/cloudflare/index.js'),
+    ]);
+  const stack = await benchStack(name);
+  const kube = KubeClient.fromKubeconfig(stack.info.kubeconfig);
+  const emulator = await startCloudflareEmulator({
+    tokens: opts.tokens,
+    rateLimit: { requests: 1_000_000, windowSeconds: 1 },
+  });
+  const admin = new EmulatorAdmin(emulator.url, emulator.adminToken);
+  const base = loadConfig(
+    {
+      temporalAddress: stack.info.temporal.address,
+      namespace: stack.info.temporal.namespace,
+      taskQueue: `bench-${name}-${randomBytes(4).toString('hex')}`,
+      kubeconfig: stack.info.kubeconfig,
+    },
+    {},
+  );
+  let cfg: OperatorConfig = {
+    ...base,
+    cloudflare: { ...loadCloudflareConfig({}), baseURL: emulator.baseURL, ...opts.cloudflare },
+  };
+  const bundle = path.join(stack.info.stateDir, 'workflow-bundle.js');
+  await writeWorkflowBundle(bundle);
+  logger.level = 'warn';
+  process.env.DO_TEMPORAL_LOG_LEVEL = 'WARN';
+  const startWorker = async () => {
+    const worker = await createWorker(cfg, { workflowBundlePath: bundle });
+    return { worker, running: worker.run() };
+  };
+  let current = await startWorker();
+  const stopWorker = async () => {
+    current.worker.worker.shutdown();
+    await current.running.catch(() => undefined);
+  };
+  const watcher = await startWatcher(cfg, { log: logger.child({ role: 'watcher' }) });
+  const credsNamespace = `bench-${name}-creds`;
+  await kube.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: credsNamespace } });
+  return {
+    stack,
+    kube,
+    emulator,
+    admin,
+    get cfg() {
+      return cfg;
+    },
+    get worker() {
+      return current.worker;
+    },
+    async account(token, user) {
+      const accountId = randomBytes(16).toString('hex');
+      const credentials = `bench-${accountId.slice(0, 8)}`;
+      await admin.seed({ accounts: [{ id: accountId }] });
+      await kube.apply({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: credentials, namespace: credsNamespace },
+        stringData: { CLOUDFLARE_API_TOKEN: token },
+      } as never);
+      await kube.apply({
+        apiVersion: CLOUDFLARE_API_VERSION,
+        kind: 'CloudflareCredentials',
+        metadata: { name: credentials },
+        spec: {
+          accountId,
+          authType: 'apiToken',
+          secretRef: { name: credentials, namespace: credsNamespace },
+          ...(user ? { user } : {}),
+        },
+      });
+      return { accountId, credentials };
+    },
+    async ingressTunnel(name, credentials, zoneName) {
+      const ns = `bench-${name}`;
+      await kube.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+      await kube.apply({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'web', namespace: ns },
+        spec: { ports: [{ port: 80, targetPort: 80 }] },
+      } as never);
+      await kube.apply({
+        apiVersion: CLOUDFLARE_API_VERSION,
+        kind: 'Tunnel',
+        metadata: { name, namespace: ns },
+        spec: {
+          newTunnel: { name: `${name}-${randomBytes(3).toString('hex')}` },
+          cloudflare: { credentialsRef: { name: credentials }, domain: zoneName },
+        },
+      });
+      await kube.apply({
+        apiVersion: CLOUDFLARE_API_VERSION,
+        kind: 'TunnelIngressClassConfig',
+        metadata: { name: 'cfg', namespace: ns },
+        spec: { tunnelRef: { kind: 'Tunnel', name } },
+      });
+      await kube.apply({
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'IngressClass',
+        metadata: { name: ns },
+        spec: {
+          controller: 'cloudflare-operator.io/tunnel-ingress-controller',
+          parameters: {
+            apiGroup: CLOUDFLARE_GROUP,
+            kind: 'TunnelIngressClassConfig',
+            name: 'cfg',
+            namespace: ns,
+            scope: 'Namespace',
+          },
+        },
+      } as never);
+      let tunnelId = '';
+      await until(`tunnel ${name}`, async () => {
+        const t = (await kube.get({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'Tunnel', namespace: ns, name })) as
+          { status?: { tunnelId?: string } } | undefined;
+        tunnelId = t?.status?.tunnelId ?? '';
+        return !!tunnelId;
+      });
+      return { ns, tunnelId };
+    },
+    tunnelRules(tunnelId) {
+      const config = emulator.store.tunnelConfigs.get(tunnelId)?.config as
+        { ingress?: Array<{ hostname?: string; service: string }> } | undefined;
+      return config?.ingress ?? [];
+    },
+    async restartWorker(cloudflare) {
+      await stopWorker();
+      cfg = { ...cfg, cloudflare: { ...cfg.cloudflare, ...cloudflare } };
+      current = await startWorker();
+    },
+    async stop() {
+      await watcher.stop();
+      await stopWorker();
+      await emulator.close();
+      await stack.stop();
+    },
+  };
+}
+
+/** An Ingress of the IngressClass `ns` (as ingressTunnel makes it) with one host, h<i>.<zoneName>, to the Service `web`. */
+export function hostIngress(ns: string, i: number, zoneName: string, port = 80) {
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: { name: `h${i}`, namespace: ns },
+    spec: {
+      ingressClassName: ns,
+      rules: [
+        {
+          host: `h${i}.${zoneName}`,
+          http: {
+            paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: port } } } }],
+          },
+        },
+      ],
+    },
+  };
 }

@@ -14,17 +14,8 @@
  * Usage: npx tsx bench/tunnels.ts [HOSTNAMES=500] [ROUNDS=10] [BURST=50]
  */
 import { performance } from 'node:perf_hooks';
-import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { CLOUDFLARE_API_VERSION, CLOUDFLARE_GROUP } from '../src/api/cloudflare.js';
-import { EmulatorAdmin, startCloudflareEmulator } from '../test/emulators/cloudflare/index.js';
-import { loadCloudflareConfig, loadConfig } from '../src/config.js';
-import { KubeClient } from '../src/kube/client.js';
-import { logger } from '../src/log.js';
-import { startWatcher } from '../src/watcher/main.js';
-import { writeWorkflowBundle } from '../src/workers/bundle.js';
-import { createWorker } from '../src/workers/worker.js';
-import { benchStack, machine, percentile, pool, until } from './support.js';
+import { cloudflareBench, hostIngress, machine, percentile, pool, until } from './support.js';
 
 const [HOSTNAMES = 500, ROUNDS = 10, BURST = 50] = process.argv.slice(2).map(Number);
 const hex = () => randomBytes(16).toString('hex');
@@ -33,109 +24,16 @@ const ms = (n: number) => `${n.toFixed(0)} ms`;
 console.log(`# bench/tunnels.ts HOSTNAMES=${HOSTNAMES} ROUNDS=${ROUNDS} BURST=${BURST}`);
 console.log(`# machine: ${machine()}`);
 
-const stack = await benchStack('tunnels');
-const kube = KubeClient.fromKubeconfig(stack.info.kubeconfig);
 const TOKEN = `op-${hex()}`;
-const emulator = await startCloudflareEmulator({
-  tokens: [{ token: TOKEN, id: 'operator' }],
-  rateLimit: { requests: 1_000_000, windowSeconds: 1 },
-});
-const admin = new EmulatorAdmin(emulator.url, emulator.adminToken);
-const taskQueue = `bench-tun-${hex().slice(0, 8)}`;
-const base = loadConfig(
-  {
-    temporalAddress: stack.info.temporal.address,
-    namespace: stack.info.temporal.namespace,
-    taskQueue,
-    kubeconfig: stack.info.kubeconfig,
-  },
-  {},
-);
-const cfg = { ...base, cloudflare: { ...loadCloudflareConfig({}), baseURL: emulator.baseURL } };
-const bundle = path.join(stack.info.stateDir, 'workflow-bundle.js');
-await writeWorkflowBundle(bundle);
-logger.level = 'warn';
-process.env.DO_TEMPORAL_LOG_LEVEL = 'WARN';
-const worker = await createWorker(cfg, { workflowBundlePath: bundle });
-const running = worker.run();
-const watcher = await startWatcher(cfg, { log: logger.child({ role: 'watcher' }) });
+const bench = await cloudflareBench('tunnels', { tokens: [{ token: TOKEN, id: 'operator' }] });
+const { kube, emulator, admin } = bench;
 
-/** The tunnel's ingress rules from the emulator's memory (the bench's polling spends no API call). */
-const rules = (tunnelId: string) =>
-  ((emulator.store.tunnelConfigs.get(tunnelId)?.config as { ingress?: Array<{ hostname?: string; service: string }> })
-    ?.ingress ?? []) as Array<{ hostname?: string; service: string }>;
+const rules = (tunnelId: string) => bench.tunnelRules(tunnelId);
 
 const configCalls = async (tunnelId: string) => {
   const log = await admin.requests({ path: `/cfd_tunnel/${tunnelId}/configurations$` });
   return { gets: log.filter((r) => r.method === 'GET').length, puts: log.filter((r) => r.method === 'PUT').length };
 };
-
-/** A namespace with a Tunnel, its class config and IngressClass, a Service; returns the tunnel's ID. */
-async function tunnelSetup(name: string, accountId: string, credentials: string, zoneName: string) {
-  const ns = `bench-${name}`;
-  await kube.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-  await kube.apply({
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: { name: 'web', namespace: ns },
-    spec: { ports: [{ port: 80, targetPort: 80 }] },
-  } as never);
-  await kube.apply({
-    apiVersion: CLOUDFLARE_API_VERSION,
-    kind: 'Tunnel',
-    metadata: { name, namespace: ns },
-    spec: {
-      newTunnel: { name: `${name}-${hex().slice(0, 6)}` },
-      cloudflare: { credentialsRef: { name: credentials }, domain: zoneName },
-    },
-  });
-  await kube.apply({
-    apiVersion: CLOUDFLARE_API_VERSION,
-    kind: 'TunnelIngressClassConfig',
-    metadata: { name: 'cfg', namespace: ns },
-    spec: { tunnelRef: { kind: 'Tunnel', name } },
-  });
-  await kube.apply({
-    apiVersion: 'networking.k8s.io/v1',
-    kind: 'IngressClass',
-    metadata: { name: ns },
-    spec: {
-      controller: 'cloudflare-operator.io/tunnel-ingress-controller',
-      parameters: {
-        apiGroup: CLOUDFLARE_GROUP,
-        kind: 'TunnelIngressClassConfig',
-        name: 'cfg',
-        namespace: ns,
-        scope: 'Namespace',
-      },
-    },
-  } as never);
-  let tunnelId = '';
-  await until(`tunnel ${name}`, async () => {
-    const t = (await kube.get({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'Tunnel', namespace: ns, name })) as
-      { status?: { tunnelId?: string } } | undefined;
-    tunnelId = t?.status?.tunnelId ?? '';
-    return !!tunnelId;
-  });
-  return { ns, tunnelId };
-}
-
-const ingress = (ns: string, i: number, zoneName: string, port = 80) => ({
-  apiVersion: 'networking.k8s.io/v1',
-  kind: 'Ingress',
-  metadata: { name: `h${i}`, namespace: ns },
-  spec: {
-    ingressClassName: ns,
-    rules: [
-      {
-        host: `h${i}.${zoneName}`,
-        http: {
-          paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: port } } } }],
-        },
-      },
-    ],
-  },
-});
 
 /** ROUNDS changes of one Ingress's port, each waited for in Cloudflare: latencies and calls per change. */
 async function changes(ns: string, tunnelId: string, zoneName: string, count: number) {
@@ -146,7 +44,7 @@ async function changes(ns: string, tunnelId: string, zoneName: string, count: nu
     const port = 8000 + r;
     await admin.clearRequests();
     const t0 = performance.now();
-    await kube.apply(ingress(ns, i, zoneName, port));
+    await kube.apply(hostIngress(ns, i, zoneName, port));
     await until('the change in Cloudflare', () => rules(tunnelId).some((x) => x.service.endsWith(`svc:${port}`)));
     times.push(performance.now() - t0);
     await new Promise((res) => setTimeout(res, 1500)); // the sync's status writes and any straggler
@@ -157,36 +55,23 @@ async function changes(ns: string, tunnelId: string, zoneName: string, count: nu
 }
 
 try {
-  const accountId = hex();
+  const { accountId, credentials } = await bench.account(TOKEN);
   const zoneName = `t${hex().slice(0, 8)}.example.com`;
-  await admin.seed({ accounts: [{ id: accountId }], zones: [{ name: zoneName, account_id: accountId }] });
-  await kube.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench-tun-creds' } });
-  await kube.apply({
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: 'bench-tun', namespace: 'bench-tun-creds' },
-    stringData: { CLOUDFLARE_API_TOKEN: TOKEN },
-  } as never);
-  await kube.apply({
-    apiVersion: CLOUDFLARE_API_VERSION,
-    kind: 'CloudflareCredentials',
-    metadata: { name: 'bench-tun' },
-    spec: { accountId, authType: 'apiToken', secretRef: { name: 'bench-tun', namespace: 'bench-tun-creds' } },
-  });
+  await admin.seed({ zones: [{ name: zoneName, account_id: accountId }] });
 
   // The baseline: one Ingress.
-  const small = await tunnelSetup('small', accountId, 'bench-tun', zoneName);
-  await kube.apply(ingress(small.ns, 0, `small.${zoneName}`));
+  const small = await bench.ingressTunnel('small', credentials, zoneName);
+  await kube.apply(hostIngress(small.ns, 0, `small.${zoneName}`));
   await until('the baseline rule', () => rules(small.tunnelId).length === 2);
 
   // 1. HOSTNAMES Ingresses at once.
-  const big = await tunnelSetup('big', accountId, 'bench-tun', zoneName);
+  const big = await bench.ingressTunnel('big', credentials, zoneName);
   await admin.clearRequests();
   const t0 = performance.now();
   await pool(
     Array.from({ length: HOSTNAMES }, (_, i) => i),
     8,
-    (i) => kube.apply(ingress(big.ns, i, zoneName)),
+    (i) => kube.apply(hostIngress(big.ns, i, zoneName)),
   );
   const applied = performance.now() - t0;
   await until('every rule in Cloudflare', () => rules(big.tunnelId).length === HOSTNAMES + 1, 600_000);
@@ -225,7 +110,7 @@ try {
   await pool(
     Array.from({ length: BURST }, (_, i) => i),
     8,
-    (i) => kube.apply(ingress(big.ns, i, zoneName, port)),
+    (i) => kube.apply(hostIngress(big.ns, i, zoneName, port)),
   );
   await until(
     'the burst in Cloudflare',
@@ -238,9 +123,5 @@ try {
     `burst of ${BURST} Ingress changes: ${burst.puts} configuration PUTs, in Cloudflare after ${ms(burstMs)}`,
   );
 } finally {
-  await watcher.stop();
-  worker.worker.shutdown();
-  await running.catch(() => undefined);
-  await emulator.close();
-  await stack.stop();
+  await bench.stop();
 }
