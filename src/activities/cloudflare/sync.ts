@@ -47,7 +47,7 @@ import { faultPoint } from '../fault-points.js';
 import { getObject, heartbeat, listAll } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
 import type { CallBudget, CallPriority } from './call-budget.js';
-import { clientFor, readSecretKey } from './credentials.js';
+import { activitySignal, clientFor, readSecretKey } from './credentials.js';
 import { expandSource, isExpanded } from './expand.js';
 import { CLOUDFLARE_FAILURE_TYPES, cloudflareFailure, failureReasonOf } from './errors.js';
 import { adapterFor, type TargetContext } from './targets/index.js';
@@ -753,6 +753,8 @@ export function createCloudflareSyncActivities(
         ...(kept.size ? { kept: kept.size } : {}),
       });
     } catch (err) {
+      // Cancelled: nothing to record — the sync that follows writes the status.
+      if (activitySignal()?.aborted) throw err;
       const failure = err instanceof ApplicationFailure ? err : cloudflareFailure(err, `sync ${targetKey(t)}`);
       const permanent = failure.nonRetryable;
       await record((prev) => ({
@@ -827,9 +829,17 @@ export function createCloudflareSyncActivities(
  */
 async function whileAlive<T>(fn: () => Promise<T>): Promise<T> {
   heartbeat();
-  const timer = setInterval(() => heartbeat(), 3_000);
+  // Every second: a heartbeat is also how a cancellation reaches the attempt (the account workers
+  // send them at most a second apart), so a change waits at most about that for an observation.
+  const timer = setInterval(() => heartbeat(), 1_000);
   try {
     return await fn();
+  } catch (err) {
+    // Cancelled (a change interrupted an observation, or Temporal gave up on the attempt): its
+    // aborted call is reported as the cancellation it is, not as a Cloudflare failure to retry.
+    const signal = activitySignal();
+    if (signal?.aborted) throw signal.reason ?? err;
+    throw err;
   } finally {
     clearInterval(timer);
   }
