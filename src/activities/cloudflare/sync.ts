@@ -51,6 +51,7 @@ import { activitySignal, clientFor, readSecretKey } from './credentials.js';
 import { expandSource, isExpanded } from './expand.js';
 import { CLOUDFLARE_FAILURE_TYPES, cloudflareFailure, failureReasonOf } from './errors.js';
 import { adapterFor, type TargetContext } from './targets/index.js';
+import { permissionFor, type Access } from '../../domain/cloudflare/permissions.js';
 
 export interface SyncTargetRequest {
   target: SyncTarget;
@@ -514,6 +515,14 @@ export function createCloudflareSyncActivities(
     if (req.trigger === 'observe')
       for (const r of existing?.status?.rejectedSources ?? [])
         if (sources.some((s) => refString(s.ref) === r.source && s.generation === r.generation)) reject(r);
+    /** The kind of call under way: Cloudflare's refusal of it names the permission it needs. */
+    let access: Access = 'Read';
+    const editing = async <T>(call: () => Promise<T>): Promise<T> => {
+      access = 'Edit';
+      const out = await call();
+      access = 'Read';
+      return out;
+    };
     try {
       const cf = await clientFor(
         kube,
@@ -572,7 +581,7 @@ export function createCloudflareSyncActivities(
           await record(() => ({ managedSettings: held }));
         }
         try {
-          const written = await adapter.write(cf, t, p, live.items, context);
+          const written = await editing(() => adapter.write(cf, t, p, live.items, context));
           if (written.cloudflareId) cloudflareId = targetCloudflareId(t, written.cloudflareId);
         } catch (err) {
           // Settings targets write setting by setting and remember what they hold: not bisected.
@@ -587,7 +596,7 @@ export function createCloudflareSyncActivities(
           digest = digestOf(desired);
           wrote = trial.wrote;
           if (p.write) {
-            const written = await adapter.write(cf, t, p, live.items, context);
+            const written = await editing(() => adapter.write(cf, t, p, live.items, context));
             if (written.cloudflareId) cloudflareId = targetCloudflareId(t, written.cloudflareId);
             wrote = true;
           }
@@ -607,9 +616,9 @@ export function createCloudflareSyncActivities(
         const attempt = async (): Promise<void> => {
           const step = await planFor(live.items);
           if (!step.p.write) return;
-          if (adapter.check) await adapter.check(cf, t, step.p, live.items, context);
+          if (adapter.check) await editing(() => adapter.check!(cf, t, step.p, live.items, context));
           else {
-            await adapter.write(cf, t, step.p, live.items, context);
+            await editing(() => adapter.write(cf, t, step.p, live.items, context));
             wroteAny = true;
             live = await adapter.read(cf, t, context);
           }
@@ -641,6 +650,7 @@ export function createCloudflareSyncActivities(
             await attempt();
           } catch (err) {
             if (!refusedContent(err)) throw err;
+            access = 'Read'; // the refused write is over
             const failure = cloudflareFailure(err, `sync ${targetKey(t)}`);
             reject({
               source: k,
@@ -755,7 +765,10 @@ export function createCloudflareSyncActivities(
     } catch (err) {
       // Cancelled: nothing to record — the sync that follows writes the status.
       if (activitySignal()?.aborted) throw err;
-      const failure = err instanceof ApplicationFailure ? err : cloudflareFailure(err, `sync ${targetKey(t)}`);
+      const failure =
+        err instanceof ApplicationFailure
+          ? err
+          : cloudflareFailure(err, `sync ${targetKey(t)}`, permissionFor(t, access));
       const permanent = failure.nonRetryable;
       await record((prev) => ({
         syncStatus: permanent ? 'Failed' : 'Error',
@@ -809,7 +822,10 @@ export function createCloudflareSyncActivities(
         message: `zone ${req.zone} not found in account ${req.accountId} with credentials ${req.credentials}`,
       });
     } catch (err) {
-      const failure = err instanceof ApplicationFailure ? err : cloudflareFailure(err, `look up zone ${req.zone}`);
+      const failure =
+        err instanceof ApplicationFailure
+          ? err
+          : cloudflareFailure(err, `look up zone ${req.zone}`, 'Zone Read (zone-level)');
       if (!failure.nonRetryable) throw failure;
       return failedWith({ reason: failure.type ?? 'CloudflareInvalid', message: failure.message });
     }
