@@ -137,6 +137,10 @@ export class CloudflareAccountWorkers {
               ...(taskQueue !== changes ? { maxConcurrentActivityTaskExecutions: OBSERVATIONS_AT_ONCE } : {}),
               ...(this.opts.cfg.identity ? { identity: `${this.opts.cfg.identity}/cloudflare-${accountId}` } : {}),
               shutdownGraceTime: '10 seconds',
+              // Heartbeats (one a second while a call runs) reach Temporal without the default
+              // 12 s throttle: a cancellation comes back on them, and an observation a change
+              // cancels must stop at once (workflows/cloudflare/sync.ts).
+              maxHeartbeatThrottleInterval: '1 second',
             }),
           ),
         ),

@@ -378,9 +378,12 @@ describe('deletion policy Orphan (issue 23, D3)', () => {
     const rules = await entrypointRules(suite.fx.cf, zoneId, PHASE);
     expect(rules.find((x) => x.description === marker(keep))?.expression).toBe('ip.src eq 192.0.2.61');
     const stateName = syncStateName({ resourceType: 'ZoneRuleset', accountId, zoneId, phase: PHASE });
-    expect((await syncState(stateName))?.spec.sources?.find((x) => x.ref.name === keep)).toMatchObject({
-      orphaned: true,
-    });
+    // The SyncState is recorded after the write the loop above saw.
+    await eventually(
+      'the orphan recorded on the SyncState',
+      async () => (await syncState(stateName))?.spec.sources?.find((x) => x.ref.name === keep)?.orphaned === true,
+      { timeoutMs: 10_000 },
+    );
   });
 });
 

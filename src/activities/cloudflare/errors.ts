@@ -88,7 +88,8 @@ export function cloudflareMessages(err: InstanceType<typeof Cloudflare.APIError>
   return parts.join('; ') || `HTTP ${err.status ?? 'error'}`;
 }
 
-export function cloudflareFailure(err: unknown, action: string): ApplicationFailure {
+/** `needs`: the permission the failed call needs (domain/cloudflare/permissions.ts), named on a 403. */
+export function cloudflareFailure(err: unknown, action: string, needs?: string): ApplicationFailure {
   if (err instanceof ApplicationFailure) return err;
   if (!(err instanceof Cloudflare.APIError)) {
     return ApplicationFailure.retryable(
@@ -115,7 +116,11 @@ export function cloudflareFailure(err: unknown, action: string): ApplicationFail
     // Cloudflare answers a missing permission as it answers a bad token ("Authentication
     // error"): say which it may be, so the status tells the user what to grant.
     return ApplicationFailure.nonRetryable(
-      `${message} (the credentials' token is not valid, or lacks the permission this call needs — e.g. Edit where it may only Read — or access to this account or zone)`,
+      `${message} (the credentials' token is not valid, or lacks ${
+        needs
+          ? `the permission this call needs: ${needs} —`
+          : 'the permission this call needs — e.g. Edit where it may only Read —'
+      } or access to this account or zone)`,
       CLOUDFLARE_FAILURE_TYPES.auth,
     );
   if (status === 404) return ApplicationFailure.nonRetryable(message, CLOUDFLARE_FAILURE_TYPES.notFound);

@@ -47,11 +47,12 @@ import { faultPoint } from '../fault-points.js';
 import { getObject, heartbeat, listAll } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
 import type { CallBudget, CallPriority } from './call-budget.js';
-import { clientFor, readSecretKey } from './credentials.js';
+import { activitySignal, clientFor, readSecretKey } from './credentials.js';
 import { expandSource, isExpanded } from './expand.js';
 import { CLOUDFLARE_FAILURE_TYPES, cloudflareFailure, failureReasonOf } from './errors.js';
 import { adapterFor, type TargetContext } from './targets/index.js';
 import { packConfigs, unpackConfigs } from '../../codec/packed-configs.js';
+import { permissionFor, type Access } from '../../domain/cloudflare/permissions.js';
 
 export interface SyncTargetRequest {
   target: SyncTarget;
@@ -546,6 +547,14 @@ export function createCloudflareSyncActivities(
     if (req.trigger === 'observe')
       for (const r of existing?.status?.rejectedSources ?? [])
         if (sources.some((s) => refString(s.ref) === r.source && s.generation === r.generation)) reject(r);
+    /** The kind of call under way: Cloudflare's refusal of it names the permission it needs. */
+    let access: Access = 'Read';
+    const editing = async <T>(call: () => Promise<T>): Promise<T> => {
+      access = 'Edit';
+      const out = await call();
+      access = 'Read';
+      return out;
+    };
     try {
       const cf = await clientFor(
         kube,
@@ -607,7 +616,7 @@ export function createCloudflareSyncActivities(
           faultPoint('cloudflare-settings-recorded');
         }
         try {
-          const written = await adapter.write(cf, t, p, live.items, context);
+          const written = await editing(() => adapter.write(cf, t, p, live.items, context));
           if (written.cloudflareId) cloudflareId = targetCloudflareId(t, written.cloudflareId);
         } catch (err) {
           // Settings targets write setting by setting and remember what they hold: not bisected.
@@ -622,7 +631,7 @@ export function createCloudflareSyncActivities(
           digest = digestOf(desired);
           wrote = trial.wrote;
           if (p.write) {
-            const written = await adapter.write(cf, t, p, live.items, context);
+            const written = await editing(() => adapter.write(cf, t, p, live.items, context));
             if (written.cloudflareId) cloudflareId = targetCloudflareId(t, written.cloudflareId);
             wrote = true;
           }
@@ -642,9 +651,9 @@ export function createCloudflareSyncActivities(
         const attempt = async (): Promise<void> => {
           const step = await planFor(live.items);
           if (!step.p.write) return;
-          if (adapter.check) await adapter.check(cf, t, step.p, live.items, context);
+          if (adapter.check) await editing(() => adapter.check!(cf, t, step.p, live.items, context));
           else {
-            await adapter.write(cf, t, step.p, live.items, context);
+            await editing(() => adapter.write(cf, t, step.p, live.items, context));
             wroteAny = true;
             live = await adapter.read(cf, t, context);
           }
@@ -676,6 +685,7 @@ export function createCloudflareSyncActivities(
             await attempt();
           } catch (err) {
             if (!refusedContent(err)) throw err;
+            access = 'Read'; // the refused write is over
             const failure = cloudflareFailure(err, `sync ${targetKey(t)}`);
             reject({
               source: k,
@@ -788,7 +798,12 @@ export function createCloudflareSyncActivities(
         ...(kept.size ? { kept: kept.size } : {}),
       });
     } catch (err) {
-      const failure = err instanceof ApplicationFailure ? err : cloudflareFailure(err, `sync ${targetKey(t)}`);
+      // Cancelled: nothing to record — the sync that follows writes the status.
+      if (activitySignal()?.aborted) throw err;
+      const failure =
+        err instanceof ApplicationFailure
+          ? err
+          : cloudflareFailure(err, `sync ${targetKey(t)}`, permissionFor(t, access));
       const permanent = failure.nonRetryable;
       await record((prev) => ({
         syncStatus: permanent ? 'Failed' : 'Error',
@@ -842,7 +857,10 @@ export function createCloudflareSyncActivities(
         message: `zone ${req.zone} not found in account ${req.accountId} with credentials ${req.credentials}`,
       });
     } catch (err) {
-      const failure = err instanceof ApplicationFailure ? err : cloudflareFailure(err, `look up zone ${req.zone}`);
+      const failure =
+        err instanceof ApplicationFailure
+          ? err
+          : cloudflareFailure(err, `look up zone ${req.zone}`, 'Zone Read (zone-level)');
       if (!failure.nonRetryable) throw failure;
       return failedWith({ reason: failure.type ?? 'CloudflareInvalid', message: failure.message });
     }
@@ -862,9 +880,17 @@ export function createCloudflareSyncActivities(
  */
 async function whileAlive<T>(fn: () => Promise<T>): Promise<T> {
   heartbeat();
-  const timer = setInterval(() => heartbeat(), 3_000);
+  // Every second: a heartbeat is also how a cancellation reaches the attempt (the account workers
+  // send them at most a second apart), so a change waits at most about that for an observation.
+  const timer = setInterval(() => heartbeat(), 1_000);
   try {
     return await fn();
+  } catch (err) {
+    // Cancelled (a change interrupted an observation, or Temporal gave up on the attempt): its
+    // aborted call is reported as the cancellation it is, not as a Cloudflare failure to retry.
+    const signal = activitySignal();
+    if (signal?.aborted) throw signal.reason ?? err;
+    throw err;
   } finally {
     clearInterval(timer);
   }

@@ -5,7 +5,7 @@
  * every workflow and worker. Retries are Temporal's: the SDK's are off, a 429 comes back with
  * `nextRetryDelay` = Retry-After, and permanent errors are non-retryable (errors.ts).
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { CloudflareSourceActivities } from '../../activities/cloudflare/sources.js';
 import type { ConnectorActivities } from '../../activities/kubernetes/connector.js';
 import type { CloudflareSyncActivities } from '../../activities/cloudflare/sync.js';
@@ -26,5 +26,8 @@ export function cloudflareCalls(taskQueue: string) {
     // The activities heartbeat every 3 s while they run: a dead worker's call is retried after this.
     heartbeatTimeout: '15 seconds',
     retry: { ...RETRY, maximumInterval: '60 seconds' },
+    // A cancelled call (an observation a change interrupts) is waited for until its attempt has
+    // stopped: the target's workflow stays its one writer, never writing next to a zombie.
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   });
 }

@@ -11,6 +11,7 @@
  * its items, the SyncState is deleted and the workflow ends.
  */
 import {
+  CancellationScope,
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
@@ -22,7 +23,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { SourceVerdict, SyncResult } from '../../activities/cloudflare/sync.js';
+import type { SourceVerdict, SyncResult, SyncTargetRequest } from '../../activities/cloudflare/sync.js';
 import { type SourceRef, refString } from '../../domain/cloudflare/markers.js';
 import { observeTaskQueue, sourceWorkflowId, syncStateName, targetKey } from '../../domain/cloudflare/targets.js';
 import { CloudflareSources } from '../../temporal/search-attributes.js';
@@ -147,8 +148,7 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
       upsertSearchAttributes([{ key: CloudflareSources, value: names }]);
     }
     const gone = [...removals.values()];
-    const calls = trigger === 'observe' && patched('sync-observe-queue') ? observeApi : api;
-    const result: SyncResult = await calls.syncTarget({
+    const request: SyncTargetRequest = {
       target,
       credentials,
       syncState,
@@ -160,7 +160,13 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
       clusterId: settings.clusterId,
       adoptLegacyMarkers: settings.adoptLegacyMarkers,
       driftPolicy: settings.driftPolicy,
-    });
+    };
+    const result =
+      trigger === 'observe' && patched('sync-observe-queue')
+        ? await observeUnlessChanged(request)
+        : await api.syncTarget(request);
+    // A change came during the observation: its sync, next, reads the target again.
+    if (!result) continue;
 
     const reports: Array<[SourceRef, SyncReport]> = [];
     if (result.status === 'ok') {
@@ -252,6 +258,41 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
         lastDigest,
         configVersion,
       });
+    }
+  }
+
+  /**
+   * A periodic observation that gives way to a change (issue 23, D7): the workflow is its
+   * target's one writer, so while an observation runs (its calls waiting for the user's API
+   * budget behind other targets' observations, or Cloudflare slow to answer) a change could only
+   * be synced after it. A change (or a `reaggregate`) arriving meanwhile cancels the observation's
+   * activity and waits for the cancellation to complete (activity-options.ts): its calls are
+   * aborted, it records nothing, and no call of it runs next to the change's sync, which reads the
+   * target again (what the observation was for); the next observation is due an interval later.
+   * Undefined when cancelled so; an observation that finished first is its result as before.
+   */
+  async function observeUnlessChanged(request: SyncTargetRequest): Promise<SyncResult | undefined> {
+    let interrupted = false;
+    const scope = new CancellationScope();
+    try {
+      return await scope.run(async () => {
+        void condition(() => changed || reaggregate).then(
+          () => {
+            if (!patched('sync-change-cancels-observation')) return;
+            interrupted = true;
+            scope.cancel();
+          },
+          () => undefined, // the observation ended first: the watch is dropped with the scope
+        );
+        try {
+          return await observeApi.syncTarget(request);
+        } finally {
+          if (!interrupted) scope.cancel();
+        }
+      });
+    } catch (err) {
+      if (interrupted) return undefined;
+      throw err;
     }
   }
 
