@@ -57,7 +57,7 @@ import { faultPoint } from '../fault-points.js';
 import { getObject, heartbeat, listAll } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
 import type { CallBudget, CallPriority } from './call-budget.js';
-import { clientFor, readSecretKey } from './credentials.js';
+import { clientFor, digestKeyOf, readSecretKey } from './credentials.js';
 import { expandSource, isExpanded } from './expand.js';
 import { CLOUDFLARE_FAILURE_TYPES, cloudflareFailure, failureReasonOf } from './errors.js';
 import { adapterFor, type TargetContext } from './targets/index.js';
@@ -457,6 +457,7 @@ export function createCloudflareSyncActivities(
         await record(() => ({ resultData: patch }));
       },
       secret: (ref) => readSecretKey(kube, ref),
+      digestKey: () => (digestKey ??= digestKeyOf(kube, req.credentials)),
       claims: () => (claimed ??= claimsOf(req, objects)),
       async claim(ownerMarker, id) {
         await context.claims(); // fills `claimers`
@@ -479,6 +480,7 @@ export function createCloudflareSyncActivities(
       },
     };
     let claimed: Promise<Map<string, string>> | undefined;
+    let digestKey: Promise<Buffer> | undefined;
     const claimers = new Map<string, SourceObject>();
     /** The sources' recorded IDs by marker: the registered ones read already, the removed ones now. */
     async function claimsOf(r: SyncTargetRequest, read: Map<string, SourceObject>): Promise<Map<string, string>> {
