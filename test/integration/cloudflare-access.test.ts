@@ -5,6 +5,7 @@
  * second group. Real Temporal, kube-apiserver and etcd; Cloudflare is the emulator, read and
  * seeded only through the official SDK; the crash is a SIGKILL of a real worker process.
  */
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { ManagedProcess } from '../../src/infra/process.js';
 import {
@@ -291,15 +292,34 @@ describe('AccessIdentityProvider', () => {
       return o?.status?.providerId === mine[0]!.id;
     });
 
+    // The SyncState (cluster-scoped, widely readable) keeps a digest keyed by what only the worker
+    // holds, not the plain SHA-256 of the secret, which would let its readers test guesses (D25).
+    const target = { resourceType: 'AccessIdentityProvider' as const, accountId: account, name };
+    const storedDigest = async () =>
+      (
+        (await k.get({
+          apiVersion: CLOUDFLARE_API_VERSION,
+          kind: 'CloudflareSyncState',
+          name: syncStateName(target),
+        })) as { status?: { resultData?: { secretDigest?: string } } } | undefined
+      )?.status?.resultData?.secretDigest;
+    const firstDigest = await eventually('the digest recorded', storedDigest);
+    const sha256 = (v: string) => createHash('sha256').update(v).digest('hex');
+    expect(sha256(first)).not.toContain(firstDigest.replace(/^hmac-sha256:/, ''));
+    expect(firstDigest).toMatch(/^hmac-sha256:[0-9a-f]{32}$/);
+
     // Rotated: the next sync (here a user's reaggregate) writes the new value.
     const second = secretValue(2);
     await setSecret(secretName, second);
     const c = await temporal();
-    const target = { resourceType: 'AccessIdentityProvider' as const, accountId: account, name };
     await c.workflow.getHandle(syncWorkflowId(target)).signal('reaggregate');
     await eventually('the rotated secret written', async () =>
       (await writesOf(name)).some((w) => w.config.client_secret === second),
     );
+    await eventually('the digest of the rotated secret recorded', async () => {
+      const d = await storedDigest();
+      return d && d !== firstDigest && !sha256(second).includes(d.replace(/^hmac-sha256:/, ''));
+    });
 
     // Neither value is in any history or in the SyncState.
     // (Payloads decoded: a JSON.stringify of the history would show them only in base64.)

@@ -831,3 +831,97 @@ describe('Gateway API: HTTPRoutes of a TunnelGatewayClassConfig', () => {
     await eventually('the Tunnel released', async () => !(await k.get(tunnelRef(t))));
   });
 });
+
+describe('hostnames of several zones on one tunnel (adyanth/cloudflare-operator#60)', () => {
+  it("each hostname's CNAME goes to the zone that holds it; moving or removing a hostname removes its record there; a hostname no zone of the credentials holds is named on the status", async () => {
+    const zone2 = `${uniq('tun2')}.example`;
+    const elsewhere = `${uniq('tun3')}.example`; // a zone of another account: not visible to the credentials
+    const seeded = await suite.fx.admin.seed({
+      accounts: [{ id: hexId(), name: 'someone else' }],
+      zones: [{ name: zone2, account_id: account }],
+    });
+    const zone2Id = seeded.zones[0]!.id;
+    const other = seeded.accounts[0]!.id;
+    await suite.fx.admin.seed({ zones: [{ name: elsewhere, account_id: other }] });
+    const records2 = () => zoneRecords(suite.fx.cf, zone2Id);
+
+    const t = uniq('zones');
+    await k.apply(tunnel(t, { newTunnel: { name: uniq('cf-zones') } }));
+    const tunnelId = await eventually('the tunnel', async () => (await tunnelStatus(t))?.tunnelId);
+    const cname = `${tunnelId}.cfargotunnel.com`;
+    await k.apply(service('web', [{ port: 80 }]));
+    const one = `one.${zoneName}`;
+    const two = `two.${zone2}`;
+    const three = `three.${elsewhere}`;
+    const b = uniq('bind-zones');
+    const subject = (fqdn: string) => ({ name: 'web', spec: { fqdn } });
+    await k.apply(binding(b, t, [subject(one), subject(two), subject(three)]));
+
+    const cnameAt = (rs: Array<{ name: string; type: string; content?: string }>, host: string) =>
+      rs.some((r) => r.name === host && r.type === 'CNAME' && r.content === cname);
+    await eventually(
+      'each CNAME in its own zone',
+      async () => cnameAt(await records(), one) && cnameAt(await records2(), two),
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    expect((await records()).some((r) => r.name === two)).toBe(false);
+    // An Ingress of a class config on the same tunnel: its host's CNAME in the second zone too.
+    const cls = uniq('zones-class');
+    const fromIngress = `ing.${zone2}`;
+    await k.apply(
+      sourceObject('TunnelIngressClassConfig', `${cls}-cfg`, { tunnelRef: { kind: 'Tunnel', name: t } }, ns()),
+    );
+    await k.apply(tunnelIngressClass(cls, `${cls}-cfg`, ns()));
+    await k.apply(ingress(`${cls}-ing`, cls, fromIngress, [{ path: '/', service: 'web', port: 80 }]));
+    await eventually("the Ingress host's CNAME in its zone", async () => cnameAt(await records2(), fromIngress), {
+      timeoutMs: 60_000,
+    });
+    const status = await eventually('the hostname without a zone named on the status', async () => {
+      const c = await ready('TunnelBinding', b);
+      return c?.reason === 'SyncedWithoutDNS' ? c : undefined;
+    });
+    expect(status.status).toBe('True');
+    expect(status.message).toContain(`${three} (no zone CloudflareCredentials ${creds} can see holds it)`);
+    // Every rule is in the tunnel's configuration: only that CNAME is missing.
+    const hosts = (await configOf(tunnelId)).ingress.map((r) => r.hostname).filter(Boolean);
+    expect(hosts.sort()).toEqual([three, one, two, fromIngress].sort());
+
+    // `one` moves to the second zone, `two` and `three` go: the first zone keeps nothing of the binding.
+    const moved = `one.${zone2}`;
+    await k.apply(binding(b, t, [subject(moved)]));
+    await eventually(
+      'the moved CNAME in its new zone only, the removed one gone',
+      async () => {
+        const [rs1, rs2] = [await records(), await records2()];
+        return !rs1.some((r) => r.name === one) && cnameAt(rs2, moved) && !rs2.some((r) => r.name === two);
+      },
+      { timeoutMs: 60_000 },
+    );
+    await eventually('Synced', async () => (await ready('TunnelBinding', b))?.reason === 'Synced');
+
+    await k.delete({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: ns(), name: `${cls}-ing` });
+    await eventually(
+      "the Ingress host's CNAME removed",
+      async () => !(await records2()).some((r) => r.name === fromIngress),
+    );
+    await k.delete({
+      apiVersion: CLOUDFLARE_API_VERSION,
+      kind: 'TunnelIngressClassConfig',
+      namespace: ns(),
+      name: `${cls}-cfg`,
+    });
+    const bindingRef = {
+      apiVersion: `${CLOUDFLARE_GROUP}/${TUNNEL_BINDING_VERSION}`,
+      kind: 'TunnelBinding',
+      namespace: ns(),
+      name: b,
+    };
+    await k.delete(bindingRef);
+    await eventually('the binding released', async () => !(await k.get(bindingRef)));
+    expect((await records2()).some((r) => r.name === moved)).toBe(false);
+    await k.delete(tunnelRef(t));
+    await eventually('the Tunnel released', async () => !(await k.get(tunnelRef(t))));
+  });
+});

@@ -1,14 +1,21 @@
 /** The AccessGroup and AccessIdentityProvider kinds, decided purely: wire shapes, validation, targets, ownership by marker. */
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { identityProviderAdapter } from '../../src/activities/cloudflare/targets/identity-providers.js';
+import type { TargetContext } from '../../src/activities/cloudflare/targets/index.js';
 import { desiredOwnedObjects } from '../../src/domain/cloudflare/aggregate.js';
-import { accessGroupCodec, type AccessGroupItem } from '../../src/domain/cloudflare/items.js';
+import {
+  accessGroupCodec,
+  type AccessGroupItem,
+  type IdentityProviderItem,
+} from '../../src/domain/cloudflare/items.js';
 import { accessGroupRules, wireRules } from '../../src/domain/cloudflare/kinds/access-group.js';
 import {
   accessIdentityProviderRules,
   wireConfig,
   withoutInlineSecrets,
 } from '../../src/domain/cloudflare/kinds/access-identity-provider.js';
-import { planWrite } from '../../src/domain/cloudflare/merge.js';
+import { planWrite, type DesiredItem } from '../../src/domain/cloudflare/merge.js';
 import { targetKey } from '../../src/domain/cloudflare/targets.js';
 
 const account = '0123456789abcdef0123456789abcdef';
@@ -153,5 +160,40 @@ describe('AccessIdentityProvider rules', () => {
       'spec.config.certsUrl: an oidc provider needs it',
     ]);
     expect(accessIdentityProviderRules.validate({ type: 'onetimepin' } as never, { name: 'p' })).toEqual([]);
+  });
+});
+
+describe('AccessIdentityProvider client secret digest (issue 23, D25)', () => {
+  const secretRef = { namespace: 'ops', name: 'idp', key: 'clientSecret' };
+  const want = (): DesiredItem<IdentityProviderItem>[] => [
+    {
+      owner: { kind: 'AccessIdentityProvider', name: 'gh' },
+      item: { name: 'gh', type: 'github', config: { client_id: 'c' }, secret_ref: secretRef },
+    },
+  ];
+  /** What the SyncState would keep for this secret under this key. */
+  const stored = async (secret: string, key: string) => {
+    const ctx = {
+      data: {},
+      remember: async () => undefined,
+      claims: async () => new Map<string, string>(),
+      claim: async () => undefined,
+      secret: async () => secret,
+      digestKey: async () => Buffer.from(key),
+    } satisfies TargetContext;
+    const [done] = await identityProviderAdapter.complete!(want(), ctx, []);
+    return done!.item.secret_digest!;
+  };
+
+  it('is keyed by the worker-held key: not the plain SHA-256 of the secret, another with another key; a changed secret still changes it', async () => {
+    const secret = 'a-client-secret-of-moderate-entropy';
+    const plain = createHash('sha256').update(secret).digest('hex');
+    const digest = await stored(secret, 'key-one');
+    expect(digest).toBeTruthy();
+    expect(plain).not.toContain(digest.replace(/^[a-z0-9-]+:/, ''));
+    expect(digest).not.toBe(plain.slice(0, 16));
+    expect(await stored(secret, 'key-two')).not.toBe(digest);
+    expect(await stored(secret, 'key-one')).toBe(digest); // stable under one key: no rewrite per sync
+    expect(await stored(`${secret}-rotated`, 'key-one')).not.toBe(digest);
   });
 });

@@ -11,7 +11,9 @@ import {
   httpRouteRules,
   ingressPath,
   ingressRules,
+  placeHostnames,
   tunnelDnsRecords,
+  unplacedMessage,
   type TunnelContribution,
 } from '../../src/domain/cloudflare/tunnels.js';
 import { tunnelConfigurationAdapter } from '../../src/activities/cloudflare/targets/tunnel-configuration.js';
@@ -295,6 +297,40 @@ describe('tunnel CNAMEs', () => {
     ).toEqual([
       { name: 'a.example.com', type: 'CNAME', content: 'T.cfargotunnel.com', ttl: 1, proxied: true },
       { name: 'example.com', type: 'CNAME', content: 'T.cfargotunnel.com', ttl: 1, proxied: true },
+    ]);
+  });
+
+  it('each hostname in the most specific zone the credentials see; none held by a visible zone, a wildcard, a zone not allowed: no CNAME, with the reason', () => {
+    const zones = [
+      { id: 'Z1', name: 'example.com' },
+      { id: 'Z2', name: 'other.org' },
+      { id: 'Z3', name: 'sub.example.com' },
+    ];
+    const hosts = ['a.example.com', 'b.other.org', 'x.sub.example.com', 'c.nowhere.net', '*.example.com'];
+    const placed = placeHostnames(hosts, zones, { credentials: 'cf' });
+    expect(placed.zones).toEqual([
+      { zoneId: 'Z1', zoneName: 'example.com', subzones: ['sub.example.com'] },
+      { zoneId: 'Z2', zoneName: 'other.org' },
+      { zoneId: 'Z3', zoneName: 'sub.example.com' },
+    ]);
+    expect(placed.unplaced.map((u) => u.hostname)).toEqual(['c.nowhere.net', '*.example.com']);
+    expect(unplacedMessage(placed.unplaced)).toContain(
+      'c.nowhere.net (no zone CloudflareCredentials cf can see holds it)',
+    );
+    // The parent zone's target leaves the subzone's hostname to the subzone's target.
+    expect(tunnelDnsRecords(hosts, 'example.com', 'T', true, ['sub.example.com']).map((r) => r.name)).toEqual([
+      'a.example.com',
+    ]);
+    expect(tunnelDnsRecords(hosts, 'sub.example.com', 'T', true).map((r) => r.name)).toEqual(['x.sub.example.com']);
+    // allowedZones: the tunnel's own zone stays allowed (its CNAMEs were always made), another needs listing.
+    const limited = placeHostnames(hosts.slice(0, 2), zones, {
+      credentials: 'cf',
+      tunnelDomain: 'example.com',
+      allowedZones: ['dev.example.net'],
+    });
+    expect(limited.zones.map((z) => z.zoneName)).toEqual(['example.com']);
+    expect(limited.unplaced).toEqual([
+      { hostname: 'b.other.org', reason: 'zone other.org is not in spec.allowedZones of CloudflareCredentials cf' },
     ]);
   });
 

@@ -4,6 +4,7 @@
  * and a rotated token is used from the next call on. The SDK's own retries are off (Temporal's
  * retry policy owns retries, src/activities/cloudflare/errors.ts classifies).
  */
+import { hkdfSync } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { V1Secret } from '@kubernetes/client-node';
@@ -183,6 +184,22 @@ export function budgetKeyOf(creds: CloudflareCredentials, email?: string): strin
   return `account:${creds.spec.accountId}`;
 }
 
+/** The credentials' API token (or Global API Key and its email), read from their Secret now. */
+async function credentialsAuth(
+  kube: KubeClient,
+  credentialsName: string,
+): Promise<{ creds: CloudflareCredentials; auth: { apiToken: string } | { apiKey: string; apiEmail: string } }> {
+  const creds = await findCredentials(kube, credentialsName);
+  const ref = creds.spec.secretRef;
+  const read = await secretKeys(kube, ref, CREDENTIALS_FAILURES.secret, ` (CloudflareCredentials ${credentialsName})`);
+  if (creds.spec.authType === 'globalAPIKey')
+    return {
+      creds,
+      auth: { apiKey: read(ref.apiKeyKey ?? 'CLOUDFLARE_API_KEY'), apiEmail: read(ref.emailKey ?? 'CLOUDFLARE_EMAIL') },
+    };
+  return { creds, auth: { apiToken: read(ref.apiTokenKey ?? 'CLOUDFLARE_API_TOKEN') } };
+}
+
 /**
  * An SDK client for the credentials, with the API token (or key) read from the Secret now; its
  * calls spend the budget of the credentials' owner when one is given.
@@ -193,22 +210,19 @@ export async function clientFor(
   baseURL?: string,
   pacing?: { budget: CallBudget; priority: CallPriority },
 ): Promise<Cloudflare> {
-  const creds = await findCredentials(kube, credentialsName);
-  const ref = creds.spec.secretRef;
-  const read = await secretKeys(kube, ref, CREDENTIALS_FAILURES.secret, ` (CloudflareCredentials ${credentialsName})`);
-  if (creds.spec.authType === 'globalAPIKey') {
-    const apiEmail = read(ref.emailKey ?? 'CLOUDFLARE_EMAIL');
-    return cloudflareClient(
-      { apiKey: read(ref.apiKeyKey ?? 'CLOUDFLARE_API_KEY'), apiEmail },
-      baseURL,
-      activitySignal(),
-      pacing && { ...pacing, key: budgetKeyOf(creds, apiEmail) },
-    );
-  }
-  return cloudflareClient(
-    { apiToken: read(ref.apiTokenKey ?? 'CLOUDFLARE_API_TOKEN') },
-    baseURL,
-    activitySignal(),
-    pacing && { ...pacing, key: budgetKeyOf(creds) },
-  );
+  const { creds, auth } = await credentialsAuth(kube, credentialsName);
+  const email = 'apiEmail' in auth ? auth.apiEmail : undefined;
+  return cloudflareClient(auth, baseURL, activitySignal(), pacing && { ...pacing, key: budgetKeyOf(creds, email) });
+}
+
+/**
+ * The key of digests of secrets kept where many may read them (a SyncState, issue 23 D25):
+ * derived (HKDF-SHA256) from the credentials' API token or key, which the worker reads and those
+ * readers do not — the same on every replica and after every restart, changed only when the
+ * token is rotated. Never leaves the activity.
+ */
+export async function digestKeyOf(kube: KubeClient, credentialsName: string): Promise<Buffer> {
+  const { auth } = await credentialsAuth(kube, credentialsName);
+  const material = 'apiToken' in auth ? auth.apiToken : auth.apiKey;
+  return Buffer.from(hkdfSync('sha256', material, '', 'durable-operators/cloudflare-secret-digest', 32));
 }

@@ -26,16 +26,26 @@ import { canonical, planWrite, type Conflict, type WritePlan } from '../../domai
 import {
   anchorOf,
   contributionFor,
+  dnsHostnamesOf,
   isSourceKind,
   kindDefinition,
   listedWhenMany,
   priorityOf,
   validateSource,
+  zoneIdOf,
+  zoneOf,
   type SourceKind,
   type SourceSpec,
 } from '../../domain/cloudflare/sources.js';
 import type { ValidationContext } from '../../domain/cloudflare/kinds/index.js';
 import { targetCloudflareId, targetKey, type SyncTarget } from '../../domain/cloudflare/targets.js';
+import {
+  MAX_UNPLACED_SHOWN,
+  inZone,
+  placeHostnames,
+  type HostnameZone,
+  type UnplacedHostname,
+} from '../../domain/cloudflare/tunnels.js';
 import { credentialsConflictMessage, targetIdentity } from '../../domain/cloudflare/identity.js';
 import { setCondition, type Condition } from '../../domain/conditions.js';
 import { driftEvent } from '../../domain/events.js';
@@ -47,7 +57,7 @@ import { faultPoint } from '../fault-points.js';
 import { getObject, heartbeat, listAll } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
 import type { CallBudget, CallPriority } from './call-budget.js';
-import { activitySignal, clientFor, readSecretKey } from './credentials.js';
+import { activitySignal, clientFor, digestKeyOf, readSecretKey } from './credentials.js';
 import { expandSource, isExpanded } from './expand.js';
 import { CLOUDFLARE_FAILURE_TYPES, cloudflareFailure, failureReasonOf } from './errors.js';
 import { adapterFor, type TargetContext } from './targets/index.js';
@@ -252,7 +262,7 @@ export function collectSources(
     sources.push({
       ...base,
       priority: priorityOf(kind, obj.spec),
-      config: contributionFor(kind, obj.spec, target, reg.ref),
+      config: contributionFor(kind, obj.spec, target, reg.ref, reg.subzones ? { subzones: reg.subzones } : undefined),
     });
     verdicts.push({ ref: reg.ref, generation, result: 'Synced', message: '' });
   }
@@ -480,6 +490,7 @@ export function createCloudflareSyncActivities(
         await record(() => ({ resultData: patch }));
       },
       secret: (ref) => readSecretKey(kube, ref),
+      digestKey: () => (digestKey ??= digestKeyOf(kube, req.credentials)),
       claims: () => (claimed ??= claimsOf(req, objects)),
       async claim(ownerMarker, id) {
         await context.claims(); // fills `claimers`
@@ -502,6 +513,7 @@ export function createCloudflareSyncActivities(
       },
     };
     let claimed: Promise<Map<string, string>> | undefined;
+    let digestKey: Promise<Buffer> | undefined;
     const claimers = new Map<string, SourceObject>();
     /** The sources' recorded IDs by marker: the registered ones read already, the removed ones now. */
     async function claimsOf(r: SyncTargetRequest, read: Map<string, SourceObject>): Promise<Map<string, string>> {
@@ -866,8 +878,65 @@ export function createCloudflareSyncActivities(
     }
   }
 
+  /**
+   * Where the CNAME of each hostname of a tunnel source goes (src/domain/cloudflare/tunnels.ts
+   * decides): the source read fresh here — a class config's Ingresses and routes stay out of its
+   * workflow's history —, the zones holding its hostnames from one listing of the account's zones
+   * (50 a page), none when the Tunnel gives its zone's ID and that zone holds every hostname (as
+   * the original). Only the zones used and the first unplaced hostnames go back to the workflow.
+   */
+  async function placeTunnelHostnames(req: {
+    ref: SourceRef;
+    credentials: string;
+    accountId: string;
+    allowedZones?: string[];
+  }): Promise<
+    | Ok<{ zones: HostnameZone[]; unplaced: UnplacedHostname[]; unplacedCount: number }>
+    | Failed<{ reason: string; message: string }>
+  > {
+    const kind = req.ref.kind;
+    if (!isSourceKind(kind)) return ok({ zones: [], unplaced: [], unplacedCount: 0 });
+    const def = kindDefinition(kind);
+    const obj = await getObject<SourceObject>(kube, {
+      apiVersion: def.apiVersion,
+      kind: def.kind,
+      namespace: req.ref.namespace,
+      name: req.ref.name,
+    });
+    const spec = obj && (isExpanded(kind) ? await expandSource(kube, kind, obj) : obj.spec);
+    const hostnames = (spec && dnsHostnamesOf(kind, spec)) ?? [];
+    const tunnelDomain = spec ? zoneOf(kind, spec) : undefined;
+    const givenZoneId = spec ? zoneIdOf(spec) : undefined;
+    const named = hostnames.filter((h) => !h.startsWith('*'));
+    let zones: Array<{ id: string; name: string }> = [];
+    if (tunnelDomain && givenZoneId && named.every((h) => inZone(h, tunnelDomain)))
+      zones = [{ id: givenZoneId, name: tunnelDomain.toLowerCase() }];
+    else if (named.length)
+      try {
+        const cf = await clientFor(kube, req.credentials, config.baseURL, pacing('change'));
+        for await (const z of cf.zones.list({ account: { id: req.accountId }, per_page: 50 }))
+          if (named.some((h) => inZone(h, z.name))) zones.push({ id: z.id, name: z.name.toLowerCase() });
+      } catch (err) {
+        const failure = err instanceof ApplicationFailure ? err : cloudflareFailure(err, 'list the zones');
+        if (!failure.nonRetryable) throw failure;
+        return failedWith({ reason: failure.type ?? 'CloudflareInvalid', message: failure.message });
+      }
+    const placed = placeHostnames(hostnames, zones, {
+      credentials: req.credentials,
+      ...(tunnelDomain ? { tunnelDomain } : {}),
+      ...(req.allowedZones ? { allowedZones: req.allowedZones } : {}),
+    });
+    return ok({
+      zones: placed.zones,
+      unplaced: placed.unplaced.slice(0, MAX_UNPLACED_SHOWN),
+      unplacedCount: placed.unplaced.length,
+    });
+  }
+
   return {
     syncTarget: (req: SyncTargetRequest) => whileAlive(() => syncTarget(req)),
+    placeTunnelHostnames: (req: Parameters<typeof placeTunnelHostnames>[0]) =>
+      whileAlive(() => placeTunnelHostnames(req)),
     deleteSyncState: (req: { syncState: string }) => whileAlive(() => deleteSyncState(req)),
     resolveZone: (req: Parameters<typeof resolveZone>[0]) => whileAlive(() => resolveZone(req)),
   };

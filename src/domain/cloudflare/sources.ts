@@ -9,6 +9,7 @@ import type { Contribution } from './aggregate.js';
 import type { CredentialsUse } from './credentials-use.js';
 import {
   SOURCE_KIND_RULES,
+  type RegistrationHints,
   type ResolvedPlace,
   type SourceKindRules,
   type SourceObjectMeta,
@@ -84,6 +85,18 @@ export function credentialsUseOf(
 /** The zone name a zone-scoped source writes to (undefined for account-scoped kinds). */
 export function zoneOf(kind: SourceKind, spec: SourceSpec): string | undefined {
   return rules(kind).zone(spec);
+}
+
+/** The hostnames whose CNAMEs the source manages, each in its own zone (undefined: none). */
+export function dnsHostnamesOf(kind: SourceKind, spec: SourceSpec): string[] | undefined {
+  return rules(kind).dnsHostnames?.(spec);
+}
+
+/** What the registration with `target` tells its sync besides the spec (empty for most targets). */
+export function registrationHints(target: SyncTarget, place: ResolvedPlace): RegistrationHints {
+  if (target.resourceType !== 'TunnelDNS') return {};
+  const subzones = place.dnsZones?.find((z) => z.zoneId === target.zoneId)?.subzones;
+  return subzones?.length ? { subzones } : {};
 }
 
 /**
@@ -171,6 +184,7 @@ export function contributionFor(
   spec: SourceSpec,
   target: SyncTarget,
   object: SourceObjectMeta,
+  hints?: RegistrationHints,
 ): Contribution {
-  return rules(kind).contribution(spec, target, object);
+  return rules(kind).contribution(spec, target, object, hints);
 }

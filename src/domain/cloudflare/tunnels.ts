@@ -153,16 +153,102 @@ export function inZone(host: string, zone: string): boolean {
   return h === z || h.endsWith(`.${z}`);
 }
 
-/** The CNAMEs a tunnel source wants in one zone: each hostname of it → `<tunnelId>.cfargotunnel.com`. */
+/**
+ * The CNAMEs a tunnel source wants in one zone: each hostname of it → `<tunnelId>.cfargotunnel.com`,
+ * except those under one of `subzones` (zones inside this one the credentials see: a hostname's
+ * CNAME goes to the most specific zone that holds it).
+ */
 export function tunnelDnsRecords(
   hostnames: readonly string[],
   zone: string,
   tunnelId: string,
   proxied: boolean,
+  subzones: readonly string[] = [],
 ): DnsRecordItem[] {
   return hostnames
-    .filter((h) => inZone(h, zone) && !h.startsWith('*'))
+    .filter((h) => inZone(h, zone) && !h.startsWith('*') && !subzones.some((s) => inZone(h, s)))
     .map((name) => ({ name, type: 'CNAME', content: tunnelCname(tunnelId), ttl: 1, proxied }));
+}
+
+/** The zone that holds `host`: the longest of `zones` it is in (undefined: none). */
+export function zoneOfHostname(host: string, zones: readonly string[]): string | undefined {
+  let best: string | undefined;
+  for (const z of zones) if (inZone(host, z) && (!best || z.length > best.length)) best = z;
+  return best;
+}
+
+/** A zone the hostnames of a tunnel source have CNAMEs in, and the zones inside it that hold others. */
+export interface HostnameZone {
+  zoneId: string;
+  zoneName: string;
+  /** Zones under this one holding some of the hostnames (their CNAMEs go there, not here). */
+  subzones?: string[];
+}
+
+/** A hostname that gets no CNAME, and why (shown on the source's status). */
+export interface UnplacedHostname {
+  hostname: string;
+  reason: string;
+}
+
+/**
+ * Where each hostname's CNAME goes: the most specific zone the credentials see that holds it
+ * (adyanth/cloudflare-operator#60: a tunnel's hostnames may span zones). A hostname no visible
+ * zone holds, a wildcard, or one in a zone outside the credentials' `allowedZones` (the tunnel's
+ * own zone is always allowed: its CNAMEs were always made) gets none, with the reason.
+ */
+export function placeHostnames(
+  hostnames: readonly string[],
+  zones: ReadonlyArray<{ id: string; name: string }>,
+  rules: { credentials: string; tunnelDomain?: string; allowedZones?: readonly string[] },
+): { zones: HostnameZone[]; unplaced: UnplacedHostname[] } {
+  const names = zones.map((z) => z.name.toLowerCase());
+  const used = new Map<string, HostnameZone>();
+  const unplaced: UnplacedHostname[] = [];
+  const same = (a: string, b: string) => inZone(a, b) && inZone(b, a);
+  const allowed = (zone: string) =>
+    !rules.allowedZones ||
+    (rules.tunnelDomain !== undefined && same(zone, rules.tunnelDomain)) ||
+    rules.allowedZones.some((z) => z === '*' || same(zone, z));
+  for (const hostname of hostnames) {
+    if (hostname.startsWith('*')) {
+      unplaced.push({ hostname, reason: 'a wildcard hostname gets no CNAME (make it with a DNSRecord)' });
+      continue;
+    }
+    const zone = zoneOfHostname(hostname, names);
+    if (!zone) {
+      unplaced.push({
+        hostname,
+        reason: `no zone CloudflareCredentials ${rules.credentials} can see holds it`,
+      });
+      continue;
+    }
+    if (!allowed(zone)) {
+      unplaced.push({
+        hostname,
+        reason: `zone ${zone} is not in spec.allowedZones of CloudflareCredentials ${rules.credentials}`,
+      });
+      continue;
+    }
+    if (!used.has(zone)) used.set(zone, { zoneId: zones[names.indexOf(zone)]!.id, zoneName: zone });
+  }
+  const placed = [...used.values()].sort((a, b) => (a.zoneName < b.zoneName ? -1 : a.zoneName > b.zoneName ? 1 : 0));
+  for (const z of placed) {
+    const inside = placed.filter((o) => o !== z && inZone(o.zoneName, z.zoneName)).map((o) => o.zoneName);
+    if (inside.length) z.subzones = inside;
+  }
+  return { zones: placed, unplaced };
+}
+
+/** How many hostnames without a CNAME a status names (the others are counted). */
+export const MAX_UNPLACED_SHOWN = 10;
+
+/** The status words for hostnames that get no CNAME (empty when every one gets its CNAME). */
+export function unplacedMessage(unplaced: readonly UnplacedHostname[], count = unplaced.length): string {
+  if (!count) return '';
+  const shown = unplaced.slice(0, MAX_UNPLACED_SHOWN).map((u) => `${u.hostname} (${u.reason})`);
+  const more = count > shown.length ? `, and ${count - shown.length} more` : '';
+  return `no CNAME for ${shown.join(', ')}${more}`;
 }
 
 // ---------------------------------------------------------------------------------------------

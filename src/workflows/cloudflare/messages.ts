@@ -44,6 +44,8 @@ export interface SourceRegistration {
    * routes it reads): a change there re-registers with the same generation, and must sync.
    */
   view?: string;
+  /** TunnelDNS: zones inside the target's zone holding some of the source's hostnames (their CNAMEs go there). */
+  subzones?: string[];
 }
 
 export interface SyncWorkflowInput {

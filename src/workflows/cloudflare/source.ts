@@ -23,8 +23,10 @@ import {
   anchorOf,
   credentialsRefOf,
   credentialsUseOf,
+  dnsHostnamesOf,
   isSourceKind,
   lifecycleOf,
+  registrationHints,
   targetsOf,
   stateOf,
   statusFieldsOf,
@@ -40,10 +42,18 @@ import {
 import { credentialsUseRefusal } from '../../domain/cloudflare/credentials-use.js';
 import { legacyCredentialsOf } from '../../domain/cloudflare/legacy-credentials.js';
 import { syncStateName, targetKey, type SyncTarget } from '../../domain/cloudflare/targets.js';
+import { unplacedMessage, type HostnameZone, type UnplacedHostname } from '../../domain/cloudflare/tunnels.js';
 import { setCondition, type Condition } from '../../domain/conditions.js';
 import { CloudflareTarget } from '../../temporal/search-attributes.js';
 import { cloudflareCalls, sourceSteps } from './activity-options.js';
 import { sourceChangedSignal, syncReportedSignal, type SourceInput, type SyncReport } from './messages.js';
+
+/** Where a tunnel source's hostnames' CNAMEs go, and the first of those that get none. */
+interface HostnamePlacement {
+  zones: HostnameZone[];
+  unplaced: UnplacedHostname[];
+  unplacedCount: number;
+}
 
 /** Retry of a resolution that failed for a reason outside the source (missing credentials, unknown zone). */
 const RESOLVE_RETRY_MS = 30_000;
@@ -83,6 +93,10 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
   let currentUid = '';
   /** Zone ids looked up in this run, by credentials, account and zone name (forgotten on silence). */
   const zoneIds = new Map<string, string>();
+  /** Where the hostnames' CNAMEs went at the last placement, by credentials, rules and view (one listing per change). */
+  let placement: { key: string; placed: HostnamePlacement } | undefined;
+  /** The placement last registered: its hostnames that get no CNAME, and why, show on the status. */
+  let registeredPlacement: HostnamePlacement = { zones: [], unplaced: [], unplacedCount: 0 };
 
   const writeStatus = async (
     uid: string,
@@ -133,7 +147,7 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       if (!src.finalized) return; // not ours to hold up
       if (targets.length === 0) {
         // A new run for a source that registered in an earlier one: find its targets from the spec.
-        const resolved = validateSource(kind, spec, ref).length ? undefined : await resolve(spec);
+        const resolved = validateSource(kind, spec, ref).length ? undefined : await resolve(spec, viewDigest);
         if (resolved?.status === 'ok') targets = targetsOf(kind, spec, resolved, ref);
       }
       if (src.orphan) {
@@ -181,17 +195,26 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
           message: `${problems.join('; ')}${targets.length ? ' (the last valid configuration stays in Cloudflare)' : ''}`,
         });
       } else {
-        const resolved = await resolve(spec);
+        const resolved = await resolve(spec, viewDigest);
         if (resolved.status === 'failed') {
           retryAt = Date.now() + RESOLVE_RETRY_MS;
           await writeStatus(uid, generation, { status: 'False', reason: resolved.reason, message: resolved.message });
         } else {
           const next = targetsOf(kind, spec, resolved, ref);
           const anchor = anchorOf(kind, spec);
+          registeredPlacement = resolved.placement ?? { zones: [], unplaced: [], unplacedCount: 0 };
           for (const t of next)
             await sourceSteps.registerCloudflareSource({
               target: t,
-              registration: { ref, uid, generation, anchor, credentials: resolved.credentials, view: viewDigest },
+              registration: {
+                ref,
+                uid,
+                generation,
+                anchor,
+                credentials: resolved.credentials,
+                view: viewDigest,
+                ...registrationHints(t, resolved),
+              },
             });
           for (const t of targets)
             if (!next.some((n) => targetKey(n) === targetKey(t))) {
@@ -249,15 +272,19 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       else if (synced) {
         const idField = statusIdFieldOf(kind);
         const id = current.find((r) => r?.cloudflareId)?.cloudflareId;
+        // Hostnames no zone of the credentials holds: their rules are in, their CNAMEs are not.
+        const noDns = unplacedMessage(registeredPlacement.unplaced, registeredPlacement.unplacedCount);
         await writeStatus(
           uid,
           generation,
           {
             status: 'True',
-            reason: conflict ? 'SyncedWithConflicts' : 'Synced',
+            reason: conflict ? 'SyncedWithConflicts' : noDns ? 'SyncedWithoutDNS' : 'Synced',
             message: conflict
-              ? `in Cloudflare except: ${conflict.message}`
-              : `in Cloudflare (${targets.map(syncStateName).join(', ')})`,
+              ? `in Cloudflare except: ${conflict.message}${noDns ? `; ${noDns}` : ''}`
+              : noDns
+                ? `in Cloudflare (${targets.map(syncStateName).join(', ')}) except: ${noDns}`
+                : `in Cloudflare (${targets.map(syncStateName).join(', ')})`,
           },
           { ...statusFieldsOf(kind, spec), ...(idField && id ? { [idField]: id } : {}) },
         );
@@ -272,6 +299,8 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       // source every few minutes was most of an idle installation's API calls.
       registeredGeneration = -1;
       if (!patched('source-keeps-zone-on-silence')) zoneIds.clear();
+      // A hostname no zone held may have one now (a zone added to the account): look again.
+      if (registeredPlacement.unplacedCount) placement = undefined;
     }
     if (workflowInfo().continueAsNewSuggested) {
       await condition(() => true);
@@ -279,11 +308,24 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
     }
   }
 
-  /** Credentials, account and zone of the spec just read (no second read). */
+  /**
+   * Credentials, account and zone of the spec just read (no second read); `view`, the view's
+   * digest: a tunnel source's hostnames are placed in their zones again when it changes.
+   */
   async function resolve(
     spec: SourceSpec,
+    view: string,
   ): Promise<
-    | { status: 'ok'; credentials: string; accountId: string; zoneId?: string; zoneName?: string; tunnelId?: string }
+    | {
+        status: 'ok';
+        credentials: string;
+        accountId: string;
+        zoneId?: string;
+        zoneName?: string;
+        tunnelId?: string;
+        dnsZones?: HostnameZone[];
+        placement?: HostnamePlacement;
+      }
     | { status: 'failed'; reason: string; message: string }
   > {
     const creds = await sourceSteps.resolveCloudflareCredentials({
@@ -319,6 +361,30 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
         const connector = await sourceSteps.applyTunnelConnector({ ref, uid: currentUid });
         if (connector.status === 'failed') return { status: 'failed', ...connector.outcome };
       }
+    }
+    // Each hostname's CNAME in the zone that holds it (patched: runs from before looked up the
+    // Tunnel's zone alone, and dropped the other hostnames).
+    if (dnsHostnamesOf(kind, spec) !== undefined && patched('tunnel-dns-zone-per-hostname')) {
+      const allowedZones = creds.policy?.allowedZones;
+      const key = JSON.stringify([creds.credentials, creds.accountId, allowedZones ?? null, view]);
+      if (placement?.key !== key) {
+        const placed = await cloudflareCalls(creds.cloudflareTaskQueue).placeTunnelHostnames({
+          ref,
+          credentials: creds.credentials,
+          accountId: creds.accountId,
+          ...(allowedZones ? { allowedZones } : {}),
+        });
+        if (placed.status === 'failed') return { status: 'failed', ...placed.outcome };
+        const { status: _ok, ...result } = placed;
+        placement = { key, placed: result };
+      }
+      return {
+        status: 'ok',
+        credentials: creds.credentials,
+        accountId: creds.accountId,
+        dnsZones: placement.placed.zones,
+        placement: placement.placed,
+      };
     }
     if (zone === undefined)
       return {

@@ -302,7 +302,8 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
       a.generation === b.generation &&
       a.credentials === b.credentials &&
       a.anchor === b.anchor &&
-      a.view === b.view
+      a.view === b.view &&
+      String(a.subzones ?? '') === String(b.subzones ?? '')
     );
   }
 

@@ -31,6 +31,11 @@ export interface TargetContext {
   /** Records `id` in the annotation of the source whose marker this is. */
   claim(marker: string, id: string): Promise<void>;
   secret(ref: { namespace?: string; name: string; key: string }): Promise<string>;
+  /**
+   * The key of digests of such secrets kept on the SyncState (../credentials.ts `digestKeyOf`:
+   * from the target's credentials, held by the worker only).
+   */
+  digestKey(): Promise<Buffer>;
 }
 
 export interface TargetAdapter<I> {

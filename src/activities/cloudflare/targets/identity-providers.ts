@@ -3,9 +3,11 @@
  * provider, owned by the ID the SyncState remembers (./owned-by-id.ts). The client secret is
  * read from its Secret when the provider is written, and only a digest of it is kept
  * (`status.resultData.secretDigest`), so a rotated Secret is noticed and written — Cloudflare
- * never answers the secret back.
+ * never answers the secret back. The digest is keyed (HMAC) by a key the worker alone holds: the
+ * SyncState is cluster-scoped and widely readable, and an unkeyed hash there would let its
+ * readers test guesses of the secret (issue 23, D25).
  */
-import { createHash } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type Cloudflare from 'cloudflare';
 import { desiredOwnedObjects } from '../../../domain/cloudflare/aggregate.js';
 import { identityProviderCodec, type IdentityProviderItem } from '../../../domain/cloudflare/items.js';
@@ -32,8 +34,13 @@ const item = (p: LiveProvider): IdentityProviderItem => ({
   ...(p.scim_config ? { scim_config: p.scim_config } : {}),
 });
 
-/** A short digest of a secret: enough to notice a rotation, useless to recover the value. */
-const digest = (secret: string) => createHash('sha256').update(secret).digest('hex').slice(0, 16);
+/**
+ * A keyed digest of a secret: enough to notice a rotation, useless to recover or test the value
+ * without the key. The `hmac-sha256:` prefix tells it from the former unkeyed 16-hex digest, which
+ * never equals it: a provider recorded with that one is written once more, then carries this.
+ */
+const digest = (key: Buffer, secret: string) =>
+  `hmac-sha256:${createHmac('sha256', key).update(secret).digest('hex').slice(0, 32)}`;
 
 function calls(cf: Cloudflare, t: ProviderTarget, ctx: TargetContext): OwnedObjectCalls<IdentityProviderItem> {
   const api = cf.zeroTrust.identityProviders;
@@ -42,7 +49,7 @@ function calls(cf: Cloudflare, t: ProviderTarget, ctx: TargetContext): OwnedObje
   const body = async (p: IdentityProviderItem) => {
     const secret = p.secret_ref ? await ctx.secret(p.secret_ref) : undefined;
     return {
-      digest: secret === undefined ? null : digest(secret),
+      digest: secret === undefined ? null : digest(await ctx.digestKey(), secret),
       params: {
         ...account,
         name: p.name,
@@ -86,7 +93,13 @@ export const identityProviderAdapter: TargetAdapter<IdentityProviderItem> = {
     Promise.all(
       desired.map(async (d) =>
         d.item.secret_ref
-          ? { ...d, item: { ...d.item, secret_digest: digest(await ctx.secret(d.item.secret_ref)) } }
+          ? {
+              ...d,
+              item: {
+                ...d.item,
+                secret_digest: digest(await ctx.digestKey(), await ctx.secret(d.item.secret_ref)),
+              },
+            }
           : d,
       ),
     ),

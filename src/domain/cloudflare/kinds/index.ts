@@ -34,4 +34,10 @@ export const SOURCE_KIND_RULES = {
   TunnelGatewayClassConfig: tunnelGatewayClassConfigRules,
 } as const satisfies Record<string, SourceKindRules<never>>;
 
-export type { ResolvedPlace, SourceKindRules, SourceObjectMeta, ValidationContext } from './types.js';
+export type {
+  RegistrationHints,
+  ResolvedPlace,
+  SourceKindRules,
+  SourceObjectMeta,
+  ValidationContext,
+} from './types.js';

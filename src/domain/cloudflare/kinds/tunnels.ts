@@ -4,7 +4,8 @@
  * TunnelBinding (its Services' rules, 50), TunnelIngressClassConfig (the rules of every
  * Ingress of its class, 100) and TunnelGatewayClassConfig (every HTTPRoute of its class's
  * Gateways, 100). All meet in one target per tunnel, `TunnelConfiguration`; the
- * hostnames of the rules get their CNAMEs in the zone's `TunnelDNS` target.
+ * hostnames of the rules get their CNAMEs in the `TunnelDNS` target of the zone that holds each
+ * (the most specific zone the credentials see: one tunnel's hostnames may span zones).
  *
  * A binding or a class config names its tunnel; the activity that reads it (src/activities/
  * cloudflare/expand.ts) adds what it refers to — the Tunnel's ID, credentials and zone, the
@@ -41,7 +42,7 @@ import {
 } from '../tunnels.js';
 import type { SyncTarget } from '../targets.js';
 import { connectorDeployment } from '../connector.js';
-import type { ResolvedPlace, SourceKindRules } from './types.js';
+import type { RegistrationHints, ResolvedPlace, SourceKindRules } from './types.js';
 
 /** A catch-all cloudflared accepts: an http(s) URL, `http_status:NNN`, `hello_world`. */
 const FALLBACK = /^(https?:\/\/\S+|http_status:[1-5]\d\d|hello_world)$/;
@@ -148,23 +149,35 @@ function waitingForTunnel(spec: NamesTunnel): { reason: string; message: string 
   return undefined;
 }
 
-/** The configuration of the named tunnel, and the zone's CNAMEs when the source manages DNS. */
+/** The configuration of the named tunnel, and the CNAMEs of each zone its hostnames are in when the source manages DNS. */
 function tunnelTargets(spec: NamesTunnel, place: ResolvedPlace): SyncTarget[] {
   const tunnelId = spec.tunnel?.tunnelId;
   if (!tunnelId) return [];
+  // Runs recorded before hostnames were placed per zone: the Tunnel's zone alone.
+  const zones =
+    place.dnsZones ?? (place.zoneId && place.zoneName ? [{ zoneId: place.zoneId, zoneName: place.zoneName }] : []);
   return [
     { resourceType: 'TunnelConfiguration', accountId: place.accountId, tunnelId },
-    ...(place.zoneId && place.zoneName
-      ? [{ resourceType: 'TunnelDNS' as const, accountId: place.accountId, zoneId: place.zoneId, zone: place.zoneName }]
-      : []),
+    ...zones.map((z) => ({
+      resourceType: 'TunnelDNS' as const,
+      accountId: place.accountId,
+      zoneId: z.zoneId,
+      zone: z.zoneName,
+    })),
   ];
 }
 
-function tunnelContribution(spec: NamesTunnel, target: SyncTarget, rules: TunnelIngressRule[], proxied: boolean) {
+function tunnelContribution(
+  spec: NamesTunnel,
+  target: SyncTarget,
+  rules: TunnelIngressRule[],
+  proxied: boolean,
+  hints: RegistrationHints | undefined,
+) {
   const tunnelId = spec.tunnel?.tunnelId;
   if (target.resourceType === 'TunnelConfiguration' && target.tunnelId === tunnelId) return { rules };
   if (target.resourceType === 'TunnelDNS' && tunnelId)
-    return { entries: tunnelDnsRecords(hostnamesOf(rules), target.zone, tunnelId, proxied) };
+    return { entries: tunnelDnsRecords(hostnamesOf(rules), target.zone, tunnelId, proxied, hints?.subzones) };
   return { rules: [] };
 }
 
@@ -184,6 +197,7 @@ export const tunnelBindingRules: SourceKindRules<ExpandedTunnelBinding> = {
   credentialsRef: (spec) => spec.tunnel?.credentialsRef,
   credentialsOfTunnel: true,
   zone: (spec) => (spec.tunnelRef?.disableDNSUpdates ? undefined : spec.tunnel?.domain),
+  dnsHostnames: (spec) => (spec.tunnelRef?.disableDNSUpdates ? undefined : hostnamesOf(bindingRulesOf(spec).rules)),
   anchor: (spec) => `tunnel:${spec.tunnel?.tunnelId ?? ''}`,
   validate(spec) {
     const ref = spec.tunnelRef;
@@ -202,7 +216,8 @@ export const tunnelBindingRules: SourceKindRules<ExpandedTunnelBinding> = {
     };
   },
   targets: tunnelTargets,
-  contribution: (spec, target) => tunnelContribution(spec, target, bindingRulesOf(spec).rules, true),
+  contribution: (spec, target, _object, hints) =>
+    tunnelContribution(spec, target, bindingRulesOf(spec).rules, true, hints),
 };
 
 function ingressRulesOf(spec: ExpandedIngressClassConfig) {
@@ -221,6 +236,8 @@ export const tunnelIngressClassConfigRules: SourceKindRules<ExpandedIngressClass
   credentialsRef: (spec) => spec.tunnel?.credentialsRef,
   credentialsOfTunnel: true,
   zone: (spec) => ((spec.dnsManagement ?? 'Automatic') === 'Automatic' ? spec.tunnel?.domain : undefined),
+  dnsHostnames: (spec) =>
+    (spec.dnsManagement ?? 'Automatic') === 'Automatic' ? hostnamesOf(ingressRulesOf(spec).rules) : undefined,
   anchor: (spec) => `tunnel:${spec.tunnel?.tunnelId ?? ''}`,
   validate(spec) {
     const ref = spec.tunnelRef;
@@ -242,7 +259,8 @@ export const tunnelIngressClassConfigRules: SourceKindRules<ExpandedIngressClass
     };
   },
   targets: tunnelTargets,
-  contribution: (spec, target) => tunnelContribution(spec, target, ingressRulesOf(spec).rules, spec.dnsProxied ?? true),
+  contribution: (spec, target, _object, hints) =>
+    tunnelContribution(spec, target, ingressRulesOf(spec).rules, spec.dnsProxied ?? true, hints),
 };
 
 /** A TunnelGatewayClassConfig as the sync reads it: its spec, the Gateways of its class, their HTTPRoutes. */
@@ -275,5 +293,8 @@ export const tunnelGatewayClassConfigRules: SourceKindRules<ExpandedGatewayClass
       ...(spec.tunnel?.tunnelId ? { tunnelId: spec.tunnel.tunnelId } : {}),
     };
   },
-  contribution: (spec, target) => tunnelContribution(spec, target, routeRulesOf(spec).rules, spec.dnsProxied ?? true),
+  dnsHostnames: (spec) =>
+    (spec.dnsManagement ?? 'Automatic') === 'Automatic' ? hostnamesOf(routeRulesOf(spec).rules) : undefined,
+  contribution: (spec, target, _object, hints) =>
+    tunnelContribution(spec, target, routeRulesOf(spec).rules, spec.dnsProxied ?? true, hints),
 };

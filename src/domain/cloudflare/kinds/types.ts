@@ -6,6 +6,7 @@
 import type { KindDefinition } from '../../../api/kind.js';
 import type { Contribution } from '../aggregate.js';
 import type { SyncTarget } from '../targets.js';
+import type { HostnameZone } from '../tunnels.js';
 
 /** What a source resolves before it knows its targets. */
 export interface ResolvedPlace {
@@ -16,6 +17,17 @@ export interface ResolvedPlace {
   zoneName?: string;
   /** The tunnel the source configures: created or adopted by a Tunnel's own workflow (`lifecycle`). */
   tunnelId?: string;
+  /**
+   * The zones its hostnames' CNAMEs go to (`dnsHostnames`), each the most specific zone the
+   * credentials see that holds them; unset for runs recorded before (one zone: `zoneId`).
+   */
+  dnsZones?: HostnameZone[];
+}
+
+/** What a source's registration with one target says besides its spec (read with it by the sync). */
+export interface RegistrationHints {
+  /** TunnelDNS: zones inside the target's zone that hold some of the source's hostnames. */
+  subzones?: string[];
 }
 
 /** What validation may know besides the spec: the cluster id every marker carries. */
@@ -63,6 +75,11 @@ export interface SourceKindRules<Spec = unknown> {
   /** The zone name the source writes to, when the kind is zone-scoped (looked up to a zone id). */
   zone(spec: Spec): string | undefined;
   /**
+   * The hostnames whose CNAMEs the source manages, each in the zone that holds it (a tunnel
+   * source with DNS management on); undefined: it manages none.
+   */
+  dnsHostnames?(spec: Spec): string[] | undefined;
+  /**
    * The kind always writes to a zone: when `zone(spec)` names none, the credentials'
    * `defaultDomain` is the zone (and without one the source cannot be placed).
    */
@@ -89,5 +106,5 @@ export interface SourceKindRules<Spec = unknown> {
   /** Where the source's items go, once its account (and zone) are known. */
   targets(spec: Spec, place: ResolvedPlace, object: SourceObjectMeta): SyncTarget[];
   /** What the source contributes to one target (empty when it does not feed that target). */
-  contribution(spec: Spec, target: SyncTarget, object: SourceObjectMeta): Contribution;
+  contribution(spec: Spec, target: SyncTarget, object: SourceObjectMeta, hints?: RegistrationHints): Contribution;
 }
