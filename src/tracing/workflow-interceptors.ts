@@ -4,8 +4,8 @@
  * started with a trace context.
  *
  * Why: with tracing off, the OpenTelemetry interceptors still made a span around every workflow
- * call, activity and timer — a fifth to a quarter of the workflow thread's CPU per sandbox
- * (replays of recorded sandbox histories: 80 → 62–68 ms per sandbox life; bench/RESULTS.md).
+ * call, activity and timer — 13% of the workflow code's CPU per sandbox life on a quiet machine,
+ * 21% on a loaded one (bench/workflow-cpu.ts: 73 → 64 ms; bench/RESULTS.md).
  * A client with tracing on always sends its trace context in the `_tracer-data` header, so the
  * header decides, and it is in the run's history: a replay decides the same way.
  *
