@@ -447,7 +447,7 @@ export class ContainerdRuntime implements SandboxRuntime {
     }
   }
 
-  /** Hands a warm container to a sandbox: its record first (so a crash after is re-adopted as the sandbox), then the process. */
+  /** Hands a warm container to a sandbox: its record and its process, at once. */
   private async startWarm(
     slot: WarmSlot,
     spec: AgentSandboxSpec,
@@ -468,21 +468,27 @@ export class ContainerdRuntime implements SandboxRuntime {
       const process = { ...(slot.spec.process as Record<string, unknown>), args, env, cwd };
       const resources = linuxResources(limits);
       const ociSpec = { ...slot.spec, process, linux: { ...(slot.spec.linux as object), resources } };
-      await client.updateContainer(
+      // The record (labels + spec) and the hand-off at once: a crash between them leaves either a
+      // container without the sandbox's label (removed at restart by `adopt`) or a labelled one
+      // whose init never got its process (it exits: reported as the sandbox's exit) — and either
+      // way a create that was never answered. The limits are set before the process runs.
+      const recorded = client.updateContainer(
         { id: containerId, labels: this.labelsOf(spec, held), spec: jsonAny(OCI_TYPE_URL.spec, ociSpec) },
         ['labels', 'spec'],
       );
-      if (JSON.stringify(limits) !== JSON.stringify(slot.limits)) await client.updateTask(containerId, resources);
-      await slot.stdin.write(`${JSON.stringify({ args, env, cwd })}\n`);
-      await slot.stdin.close();
-      const answer = JSON.parse(
-        await Promise.race([
+      const handedOff = (async () => {
+        if (JSON.stringify(limits) !== JSON.stringify(slot.limits)) await client.updateTask(containerId, resources);
+        await slot.stdin.write(`${JSON.stringify({ args, env, cwd })}\n`);
+        await slot.stdin.close();
+        return Promise.race([
           slot.answer,
           new Promise<string>((_, reject) =>
             setTimeout(() => reject(new Error('the warm container did not answer')), 10_000).unref(),
           ),
-        ]),
-      ) as { ok?: boolean; error?: string };
+        ]);
+      })();
+      const [, answered] = await Promise.all([recorded, handedOff]);
+      const answer = JSON.parse(answered) as { ok?: boolean; error?: string };
       if (!answer.ok) throw new SandboxSpecError(`cannot start the sandbox: ${answer.error ?? 'unknown error'}`);
       const cgroupsPath = slot.cgroupsPath;
       this.follow(
