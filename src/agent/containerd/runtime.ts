@@ -113,6 +113,9 @@ export interface WarmImage {
   count: number;
 }
 
+/** How long a refill waits after a warm create while the image has warm containers left. */
+const REFILL_AFTER_MS = 250;
+
 /** Where sandbox-init is mounted in a warm container. */
 export const INIT_PATH = '/.fast-sandbox/init';
 
@@ -395,9 +398,15 @@ export class ContainerdRuntime implements SandboxRuntime {
     const limits = this.limitsOf(spec);
     if ('error' in limits) throw new SandboxSpecError(limits.error);
     const slot = this.warm.get(spec.image)?.shift();
-    // The next warm container is made once this answer is out, never on its path.
+    // The next warm container is made once this answer is out, never on its path — and, while
+    // another warm container of the image waits, only once the answer has had time to reach its
+    // caller: a container start is ~100 ms of CPU (containerd, shim, runc) on the cores the fast
+    // path and Temporal complete the create on (bench/RESULTS.md).
     if (slot)
-      return this.startWarm(slot, spec, limits, held, onExit).finally(() => setImmediate(() => void this.fill()));
+      return this.startWarm(slot, spec, limits, held, onExit).finally(() => {
+        const delay = this.warm.get(spec.image)?.length ? REFILL_AFTER_MS : 0;
+        setTimeout(() => void this.fill(), delay).unref();
+      });
     const id = spec.sandboxId;
     const image = await this.images.ensure(spec.image);
     const ociSpec = this.specFor(image, spec, id, limits, false);
