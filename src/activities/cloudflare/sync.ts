@@ -147,19 +147,25 @@ function syncStateRef(name: string) {
  * The registered sources' objects, fresh: a GET each when few, one list per kind when many
  * (except the kinds with one source per target, always a GET each).
  */
+/** A source object as it stands now, by its reference (none when it is gone or not a source kind). */
+async function getSource(kube: KubeClient, ref: SourceRef): Promise<SourceObject | undefined> {
+  if (!isSourceKind(ref.kind)) return undefined;
+  const def = kindDefinition(ref.kind);
+  return getObject<SourceObject>(kube, {
+    apiVersion: def.apiVersion,
+    kind: def.kind,
+    namespace: ref.namespace,
+    name: ref.name,
+  });
+}
+
 async function readSources(kube: KubeClient, regs: SourceRegistration[]): Promise<Map<string, SourceObject>> {
   const found = new Map<string, SourceObject>();
   const many = regs.length > 16;
   const kinds = [...new Set(regs.map((r) => r.ref.kind))].filter(isSourceKind).filter(listedWhenMany);
   for (const r of regs) {
     if (!isSourceKind(r.ref.kind) || (many && listedWhenMany(r.ref.kind))) continue;
-    const def = kindDefinition(r.ref.kind);
-    const obj = await getObject<SourceObject>(kube, {
-      apiVersion: def.apiVersion,
-      kind: def.kind,
-      namespace: r.ref.namespace,
-      name: r.ref.name,
-    });
+    const obj = await getSource(kube, r.ref);
     if (obj) found.set(refString(r.ref), obj);
   }
   if (many)
@@ -282,13 +288,7 @@ async function unregisteredSources(
   const kept = new Map<string, ConfigSource>();
   for (const [key, record] of previous) {
     if (known.has(key) || !isSourceKind(record.ref.kind)) continue;
-    const def = kindDefinition(record.ref.kind);
-    const obj = await getObject<SourceObject>(kube, {
-      apiVersion: def.apiVersion,
-      kind: def.kind,
-      namespace: record.ref.namespace,
-      name: record.ref.name,
-    });
+    const obj = await getSource(kube, record.ref);
     const at = obj?.metadata?.creationTimestamp;
     if (obj && !obj.metadata?.deletionTimestamp)
       kept.set(key, at && !record.createdAt ? { ...record, createdAt: new Date(at).toISOString() } : record);
@@ -521,17 +521,7 @@ export function createCloudflareSyncActivities(
         reg.ref,
         read.get(refString(reg.ref)),
       ]);
-      for (const ref of r.removing ?? [])
-        if (isSourceKind(ref.kind)) {
-          const def = kindDefinition(ref.kind);
-          const obj = await getObject<SourceObject>(kube, {
-            apiVersion: def.apiVersion,
-            kind: def.kind,
-            namespace: ref.namespace,
-            name: ref.name,
-          });
-          owners.push([ref, obj]);
-        }
+      for (const ref of r.removing ?? []) if (isSourceKind(ref.kind)) owners.push([ref, await getSource(kube, ref)]);
       const out = new Map<string, string>();
       for (const [ref, obj] of owners) {
         if (!obj) continue;
@@ -896,13 +886,7 @@ export function createCloudflareSyncActivities(
   > {
     const kind = req.ref.kind;
     if (!isSourceKind(kind)) return ok({ zones: [], unplaced: [], unplacedCount: 0 });
-    const def = kindDefinition(kind);
-    const obj = await getObject<SourceObject>(kube, {
-      apiVersion: def.apiVersion,
-      kind: def.kind,
-      namespace: req.ref.namespace,
-      name: req.ref.name,
-    });
+    const obj = await getSource(kube, req.ref);
     const spec = obj && (isExpanded(kind) ? await expandSource(kube, kind, obj) : obj.spec);
     const hostnames = (spec && dnsHostnamesOf(kind, spec)) ?? [];
     const tunnelDomain = spec ? zoneOf(kind, spec) : undefined;
