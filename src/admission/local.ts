@@ -12,6 +12,7 @@ import { readFile } from 'node:fs/promises';
 import https from 'node:https';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { AllowedCapabilities } from '../domain/sandbox-capabilities.js';
 import { BaseComponent } from '../infra/components.js';
 import { ManagedProcess, waitUntilReady } from '../infra/process.js';
 import { KubeClient } from '../kube/client.js';
@@ -26,6 +27,8 @@ export interface LocalAdmissionOptions {
   kubeconfig: string;
   logFile: string;
   readyTimeoutMs?: number;
+  /** Capabilities SandboxPools may add beyond the default set, per namespace (`--sandbox-capabilities`). */
+  sandboxCapabilities?: AllowedCapabilities;
 }
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -79,6 +82,9 @@ export class LocalAdmissionWebhook extends BaseComponent {
         this.cert.keyFile,
         '--kubeconfig',
         this.opts.kubeconfig,
+        ...(this.opts.sandboxCapabilities
+          ? ['--sandbox-capabilities', JSON.stringify(this.opts.sandboxCapabilities)]
+          : []),
       ],
       // tsx is resolved from the package root.
       cwd: path.resolve(HERE, '..', '..'),

@@ -16,6 +16,11 @@ import { canonical } from '../domain/cloudflare/merge.js';
 import { credentialsRefOf, isSourceKind, type SourceSpec } from '../domain/cloudflare/sources.js';
 import { REQUEST_KINDS } from '../api/request-kinds.js';
 import { SandboxKind, SandboxPoolKind, type EnvVar } from '../api/sandbox.js';
+import {
+  capabilitiesRefusal,
+  type AllowedCapabilities,
+  type CapabilitiesSpec,
+} from '../domain/sandbox-capabilities.js';
 import { envSourceOf } from '../domain/sandbox-env.js';
 import type { VolumeCaptureMode, VolumeTarget } from '../api/volumes.js';
 
@@ -150,6 +155,21 @@ export function cloudflareChecks(
  */
 export function sandboxPoolChecks(namespace: string): TargetCheck[] {
   return [{ apiVersion: 'v1', kind: 'Pod', namespace, name: '', verbs: ['create'] }];
+}
+
+/**
+ * A SandboxPool's sandboxes get the capabilities its `sandboxSecurityContext` asks for: one beyond
+ * the default set only in a namespace the operator allowed it for (`allowed`, the admission
+ * role's setting). Why it is refused, or undefined. Reviewed with the pool's other checks (CREATE,
+ * and an UPDATE that changes the spec).
+ */
+export function sandboxPoolCapabilitiesRefusal(
+  req: AdmissionRequest,
+  allowed: AllowedCapabilities,
+): string | undefined {
+  if (req.kind.group !== SandboxPoolKind.group || req.kind.kind !== SandboxPoolKind.kind) return undefined;
+  const spec = req.object?.spec as { sandboxSecurityContext?: { capabilities?: CapabilitiesSpec } } | undefined;
+  return capabilitiesRefusal(req.namespace ?? '', spec?.sandboxSecurityContext?.capabilities, allowed);
 }
 
 /**

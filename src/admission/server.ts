@@ -13,6 +13,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { KubeClient } from '../kube/client.js';
 import { logger as rootLogger, type Logger } from '../log.js';
+import type { AllowedCapabilities } from '../domain/sandbox-capabilities.js';
 import { AccessReviewer } from './access.js';
 import { credentialsUseRefusalOf } from './cloudflare-credentials.js';
 import {
@@ -21,6 +22,7 @@ import {
   describeUser,
   refuse,
   refusalMessage,
+  sandboxPoolCapabilitiesRefusal,
   type AdmissionRequest,
   type AdmissionResponse,
   type AdmissionReview,
@@ -34,6 +36,8 @@ export interface AdmissionServerOptions {
   host?: string;
   certFile: string;
   keyFile: string;
+  /** Per capability, the namespaces whose SandboxPools may add it (`*`: all); none when unset. */
+  allowedCapabilities?: AllowedCapabilities;
   log?: Logger;
 }
 
@@ -104,6 +108,12 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
     }
     try {
       const refusals = await reviewer.refusals(checks, userInfo);
+      const capabilities =
+        refusals.length === 0 ? sandboxPoolCapabilitiesRefusal(request, opts.allowedCapabilities ?? {}) : undefined;
+      if (capabilities) {
+        log.info(ctx, 'admission: refused by the allowed sandbox capabilities');
+        return refuse(uid, 403, capabilities);
+      }
       const credentialsUse = refusals.length === 0 ? await credentialsUseRefusalOf(opts.kube, request) : undefined;
       if (credentialsUse) {
         log.info(ctx, 'admission: refused by the credentials');

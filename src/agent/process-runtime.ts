@@ -59,10 +59,21 @@ export class ProcessRuntime implements SandboxRuntime {
 
   readonly unsupported?: string;
 
-  constructor(private readonly opts: { logLimitBytes?: number; host?: string; runtimeType?: string } = {}) {
+  constructor(
+    private readonly opts: {
+      logLimitBytes?: number;
+      host?: string;
+      runtimeType?: string;
+      /** The pool's sandboxSecurityContext.capabilities: not honoured here, so every create is refused. */
+      capabilities?: { add?: string[]; drop?: string[] };
+    } = {},
+  ) {
     if (opts.runtimeType === 'gvisor')
       this.unsupported =
         'runtimeType gvisor needs the containerd runtime with runsc; this agent runs the process runtime, which isolates nothing';
+    else if (opts.capabilities?.add?.length || opts.capabilities?.drop?.length)
+      this.unsupported =
+        "the pool's sandboxSecurityContext.capabilities need the containerd runtime; this agent runs the process runtime, which sets no capabilities";
   }
 
   validate(spec: AgentSandboxSpec): string | undefined {

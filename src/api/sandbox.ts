@@ -9,6 +9,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { Conditions, ObjectName, StringEnum, Timestamp, withCel } from './schema.js';
 import { defineKind } from './kind.js';
+import { ALL, CAPABILITY_NAMES } from './capabilities.js';
 
 export const SANDBOX_GROUP = 'sandbox.fast.io';
 
@@ -275,6 +276,38 @@ export const SandboxPoolSpec = Type.Object({
         pids: Type.Optional(Type.Integer({ ...int32, minimum: 1, description: 'Most processes at once.' })),
       },
       { description: 'Extension: the limits of sandboxes that set none (default: pids 1024, no cpu/memory limit).' },
+    ),
+  ),
+  sandboxSecurityContext: Type.Optional(
+    Type.Object(
+      {
+        capabilities: Type.Optional(
+          Type.Object(
+            {
+              add: Type.Optional(
+                Type.Array(StringEnum(CAPABILITY_NAMES), {
+                  'x-kubernetes-list-type': 'set',
+                  maxItems: CAPABILITY_NAMES.length,
+                  description:
+                    'Capabilities added to the default set (names without CAP_). One beyond the default set is admitted only in namespaces the operator allowed it for.',
+                }),
+              ),
+              drop: Type.Optional(
+                Type.Array(StringEnum([ALL, ...CAPABILITY_NAMES]), {
+                  'x-kubernetes-list-type': 'set',
+                  maxItems: CAPABILITY_NAMES.length + 1,
+                  description: `Capabilities removed from the default set; ${ALL} removes every one before the adds.`,
+                }),
+              ),
+            },
+            {
+              description:
+                "The sandboxes' Linux capabilities, as a container's securityContext.capabilities: drop (ALL: every one), then add. Default: CHOWN, DAC_OVERRIDE, FSETID, FOWNER, SETGID, SETUID, SETPCAP, NET_BIND_SERVICE, KILL. Kubernetes' restricted profile: drop [ALL], add at most [NET_BIND_SERVICE].",
+            },
+          ),
+        ),
+      },
+      { description: "Extension: the security settings of the pool's sandboxes (containerd runtime)." },
     ),
   ),
   imagePullSecrets: Type.Optional(

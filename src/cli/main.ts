@@ -133,12 +133,30 @@ program
       .env('DO_ADMISSION_TLS_KEY')
       .default('/etc/durable-operators/admission-tls/tls.key'),
   )
+  .addOption(
+    new Option(
+      '--sandbox-capabilities <json>',
+      'capabilities SandboxPools may add beyond the default set, per namespace: {"NET_RAW": ["team-a"], "SYS_PTRACE": ["*"]}',
+    ).env('DO_ADMISSION_SANDBOX_CAPABILITIES'),
+  )
   .addOption(new Option('--kubeconfig <path>', 'kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)'))
   .action(
-    async (flags: { port: string; host: string; tlsCertFile: string; tlsKeyFile: string; kubeconfig?: string }) => {
+    async (flags: {
+      port: string;
+      host: string;
+      tlsCertFile: string;
+      tlsKeyFile: string;
+      sandboxCapabilities?: string;
+      kubeconfig?: string;
+    }) => {
       const { startAdmissionServer } = await import('../admission/server.js');
       const { KubeClient } = await import('../kube/client.js');
+      const { parseAllowedCapabilities } = await import('../domain/sandbox-capabilities.js');
+      const allowedCapabilities = parseAllowedCapabilities(flags.sandboxCapabilities);
+      if (Object.keys(allowedCapabilities).length)
+        logger.info({ allowedCapabilities }, 'admission: sandbox capabilities allowed beyond the default set');
       const running = await startAdmissionServer({
+        allowedCapabilities,
         // Not loadConfig(): the webhook never talks to Temporal, so its settings cannot stop it.
         kube: KubeClient.fromKubeconfig(flags.kubeconfig ?? (process.env.KUBECONFIG || undefined)),
         port: Number(flags.port),
@@ -232,6 +250,17 @@ program
     new Option('--default-memory <quantity>', 'memory limit of sandboxes that set none').env('SANDBOX_DEFAULT_MEMORY'),
   )
   .addOption(new Option('--default-pids <n>', 'most processes per sandbox (default 1024)').env('SANDBOX_DEFAULT_PIDS'))
+  .addOption(
+    new Option(
+      '--capabilities-add <list>',
+      "capabilities added to the sandboxes' default set, e.g. NET_RAW,SYS_PTRACE (the pool's sandboxSecurityContext)",
+    ).env('SANDBOX_CAPABILITIES_ADD'),
+  )
+  .addOption(
+    new Option('--capabilities-drop <list>', 'capabilities removed from the default set first (ALL: every one)').env(
+      'SANDBOX_CAPABILITIES_DROP',
+    ),
+  )
   .addOption(new Option('--port <port>', 'HTTP port').env('DO_AGENT_PORT').default('5758'))
   .addOption(new Option('--host <address>', 'address to listen on').env('DO_AGENT_HOST').default('0.0.0.0'))
   .addOption(new Option('--agent-id <id>', 'agent ID reported in status (the Pod name)').env('POD_NAME'))
@@ -268,6 +297,8 @@ program
       warmImages?: string;
       initBinary?: string;
       pullSecretsDir?: string;
+      capabilitiesAdd?: string;
+      capabilitiesDrop?: string;
     }) => {
       const { startAgentServer } = await import('../agent/server.js');
       const { loadAgentToken } = await import('../agent/auth.js');
@@ -277,10 +308,18 @@ program
       if (!Number.isInteger(capacity) || capacity < 0) throw new Error(`--capacity: not a count: ${flags.capacity}`);
       const agentId = flags.agentId ?? os.hostname();
       const host = !flags.host || flags.host === '0.0.0.0' ? (process.env.POD_IP ?? '0.0.0.0') : flags.host;
+      const { parseCapabilityList } = await import('../domain/sandbox-capabilities.js');
+      const capabilities = {
+        add: parseCapabilityList(flags.capabilitiesAdd),
+        drop: parseCapabilityList(flags.capabilitiesDrop),
+      };
       let chosen: { runtime: import('../agent/runtime.js').SandboxRuntime; label: string };
       if (flags.runtime === 'process') {
         const { ProcessRuntime } = await import('../agent/process-runtime.js');
-        chosen = { runtime: new ProcessRuntime({ host, runtimeType: flags.runtimeType }), label: 'process' };
+        chosen = {
+          runtime: new ProcessRuntime({ host, runtimeType: flags.runtimeType, capabilities }),
+          label: 'process',
+        };
       } else {
         const { containerdRuntime } = await import('../agent/containerd/setup.js');
         const pids = flags.defaultPids === undefined ? undefined : Number(flags.defaultPids);
@@ -300,6 +339,7 @@ program
           warm: flags.warmImages,
           initBinary: flags.initBinary,
           pullSecretsDir: flags.pullSecretsDir,
+          capabilities,
         });
       }
       const running = await startAgentServer({

@@ -30,6 +30,7 @@ import {
   type SandboxPoolStatus,
 } from '../api/sandbox.js';
 import { setCondition, type Condition } from './conditions.js';
+import type { CapabilitiesSpec } from './sandbox-capabilities.js';
 
 /** Set on every SandboxPool; removed once no sandbox uses the pool and its agent Pods are gone. */
 export const POOL_FINALIZER = 'sandbox.fast.io/pool-protection';
@@ -332,6 +333,7 @@ export interface PoolRuntime {
   sandboxResources?: { cpu?: string; memory?: string; pids?: number };
   warmImages?: { image: string; count: number }[];
   imagePullSecrets?: { name: string }[];
+  sandboxSecurityContext?: { capabilities?: CapabilitiesSpec };
 }
 
 /** The pool as controller owner of what its workflow makes (agent Pods, their token Secret). */
@@ -362,6 +364,7 @@ export const PULL_SECRETS_DIR = '/etc/sandbox-agent/pull-secrets';
 /** The pool's runtime settings as the agent's environment (the original's RUNTIME_TYPE, and the extensions). */
 export function runtimeEnv(r: PoolRuntime | undefined): Record<string, string> {
   const res = r?.sandboxResources;
+  const caps = r?.sandboxSecurityContext?.capabilities;
   return {
     RUNTIME_TYPE: r?.runtimeType ?? 'container',
     ...(res?.cpu ? { SANDBOX_DEFAULT_CPU: res.cpu } : {}),
@@ -370,6 +373,9 @@ export function runtimeEnv(r: PoolRuntime | undefined): Record<string, string> {
     ...(r?.warmImages?.length
       ? { SANDBOX_WARM_IMAGES: r.warmImages.map((w) => `${w.image}=${w.count}`).join(',') }
       : {}),
+    // Always set, empty or not: only the pool's field (checked at admission) decides them, never the template.
+    SANDBOX_CAPABILITIES_ADD: (caps?.add ?? []).join(','),
+    SANDBOX_CAPABILITIES_DROP: (caps?.drop ?? []).join(','),
   };
 }
 
@@ -385,7 +391,7 @@ interface ContainerLike {
  * owner, and in the agent container (the one named `agent`, else the first) AGENT_CAPACITY =
  * maxSandboxesPerPod, POD_NAME, POD_UID, POD_NAMESPACE and POD_IP from the downward API unless the
  * template sets them, and the pool's runtime settings (RUNTIME_TYPE, as the original, and the
- * sandbox defaults and warm images), which the pool's fields decide over the template.
+ * sandbox defaults, warm images and capabilities), which the pool's fields decide over the template.
  */
 export function agentPod(input: AgentPodInput): Record<string, unknown> {
   const meta = (input.template.metadata ?? {}) as {

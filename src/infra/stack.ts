@@ -33,6 +33,7 @@ import { ImageRegistry } from './registry.js';
 import { ensureSandboxInit } from './sandbox-init.js';
 import { installCrds } from '../kube/crds.js';
 import { LocalAdmissionWebhook } from '../admission/local.js';
+import type { AllowedCapabilities } from '../domain/sandbox-capabilities.js';
 
 export type StackMode = 'dev' | 'test';
 
@@ -49,6 +50,8 @@ export interface StackOptions {
   containerd?: boolean;
   /** The Web UI's remote codec (`--ui-codec-endpoint`): the codec server dev starts after the stack. */
   uiCodecEndpoint?: string;
+  /** The admission webhook's sandbox capabilities allowed per namespace (none by default). */
+  admissionSandboxCapabilities?: AllowedCapabilities;
 }
 
 export interface StackInfo {
@@ -272,6 +275,7 @@ export class LocalStack {
         certDir: path.join(stateDir, 'pki', 'admission'),
         kubeconfig,
         logFile: path.join(logsDir, 'admission.log'),
+        ...(opts.admissionSandboxCapabilities ? { sandboxCapabilities: opts.admissionSandboxCapabilities } : {}),
       });
       admissionP.catch(() => {}); // awaited below; a failure surfaces there
       const controllerManager = await ControllerManager.start({

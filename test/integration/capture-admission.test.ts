@@ -20,6 +20,7 @@ import {
   validatingWebhookConfiguration,
 } from '../../src/admission/webhook.js';
 import { KubeClient, apiMessage, isNotFound } from '../../src/kube/client.js';
+import { NET_RAW_NAMESPACE } from '../support/admission.js';
 import { eventually, kube, refusal, serviceAccountWith, uniq, waitUntilAllowed } from '../support/env.js';
 
 const SNAPSHOTTER = 'state-snapshotter.deckhouse.io/v1alpha1';
@@ -433,6 +434,8 @@ describe('who may use CloudflareCredentials (issue 23, D2)', () => {
   });
 });
 
+type KernelPool = KubernetesObject & { spec: Record<string, unknown> };
+
 describe('SandboxPool admission', () => {
   const sandboxPool = (name: string, image: string): KubernetesObject =>
     ({
@@ -477,5 +480,57 @@ describe('SandboxPool admission', () => {
     // A change that leaves the spec as it was (a label, the fast path's finalizer) is never refused.
     await expect(poolsOnly.mergePatch(refOf(ok), { metadata: { labels: { team: 'a' } } })).resolves.toBeDefined();
     await admin.delete(refOf(ok));
+  });
+
+  it('adds a capability beyond the default set only in a namespace the operator allowed it for (review N1, N10)', async () => {
+    const pool = (namespace: string, capabilities: object): KernelPool => {
+      const p = sandboxPool(uniq('pool'), 'durable-operators:dev') as KernelPool;
+      return {
+        ...p,
+        metadata: { ...p.metadata, namespace },
+        spec: { ...p.spec, sandboxSecurityContext: { capabilities } },
+      };
+    };
+    // The admin may create Pods anywhere: the capability is the only reason to refuse.
+    const raw = pool(ns, { add: ['NET_RAW'] });
+    const r = await refusal(() => admin.create(raw), 'a pool adding NET_RAW');
+    expect(r.code, r.message).toBe(403);
+    expect(r.message).toContain(`admission webhook "${SANDBOX_POOL_WEBHOOK_NAME}" denied the request`);
+    expect(r.message).toContain(
+      `adds NET_RAW, beyond the sandboxes' default set (CHOWN, DAC_OVERRIDE, FSETID, FOWNER, SETGID, SETUID, SETPCAP, NET_BIND_SERVICE, KILL), and the operator has not allowed it in namespace "${ns}": an administrator lists the namespace under NET_RAW in the setting admission.sandboxCapabilities (DO_ADMISSION_SANDBOX_CAPABILITIES)`,
+    );
+    expect(await admin.get(refOf(raw)), 'nothing was created').toBeUndefined();
+
+    // Within the default set (Kubernetes' restricted profile here) nothing needs allowing.
+    const restricted = pool(ns, { drop: ['ALL'], add: ['NET_BIND_SERVICE'] });
+    await expect(admin.create(restricted)).resolves.toBeDefined();
+    // Adding it later is refused the same way.
+    const added = await refusal(
+      () =>
+        admin.mergePatch(refOf(restricted), {
+          spec: { sandboxSecurityContext: { capabilities: { add: ['NET_RAW'] } } },
+        }),
+      'an update adding NET_RAW',
+    );
+    expect(added.code, added.message).toBe(403);
+    expect(added.message).toContain('adds NET_RAW');
+    await admin.delete(refOf(restricted));
+
+    // Where the operator allowed NET_RAW (test/support/admission.ts): admitted, and only NET_RAW.
+    await admin.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NET_RAW_NAMESPACE } } as never);
+    try {
+      const allowed = pool(NET_RAW_NAMESPACE, { add: ['NET_RAW'] });
+      await expect(admin.create(allowed)).resolves.toBeDefined();
+      await admin.delete(refOf(allowed));
+      const ptrace = await refusal(
+        () => admin.create(pool(NET_RAW_NAMESPACE, { add: ['NET_RAW', 'SYS_PTRACE'] })),
+        'a pool adding SYS_PTRACE',
+      );
+      expect(ptrace.code, ptrace.message).toBe(403);
+      expect(ptrace.message).toContain(`adds SYS_PTRACE, beyond`);
+      expect(ptrace.message).toContain(`namespace "${NET_RAW_NAMESPACE}"`);
+    } finally {
+      await admin.delete({ apiVersion: 'v1', kind: 'Namespace', name: NET_RAW_NAMESPACE });
+    }
   });
 });

@@ -20,6 +20,7 @@ import { promisify } from 'node:util';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { parseAllowedCapabilities } from '../../src/domain/sandbox-capabilities.js';
 import { ensureBinary } from '../../src/infra/binaries.js';
 import { INFRA_VERSIONS } from '../../src/infra/versions.js';
 import { REPO_ROOT, kube } from '../support/env.js';
@@ -320,6 +321,22 @@ describe('the values', () => {
     const off = await render('tracing.extraEnv.OTEL_TRACES_SAMPLER=always_on');
     for (const role of ['worker', 'watcher', 'fastpath', 'admission'])
       expect(JSON.stringify(env(off, role)), role).not.toContain('OTEL_');
+  });
+
+  it('admission.sandboxCapabilities reaches the webhook as DO_ADMISSION_SANDBOX_CAPABILITIES, which it reads; unset by default', async () => {
+    const env = (objs: KubeObject[]) =>
+      (
+        ofKind(objs, 'Deployment').find((d) => d.metadata.name === 'durable-operators-admission')!.spec as {
+          template: { spec: { containers: { env?: { name: string; value: string }[] }[] } };
+        }
+      ).template.spec.containers[0]!.env ?? [];
+    const objs = await render(
+      'admission.sandboxCapabilities.NET_RAW={team-a,team-b}',
+      'admission.sandboxCapabilities.SYS_PTRACE={*}',
+    );
+    const [setting] = env(objs).filter((e) => e.name === 'DO_ADMISSION_SANDBOX_CAPABILITIES');
+    expect(parseAllowedCapabilities(setting?.value)).toEqual({ NET_RAW: ['team-a', 'team-b'], SYS_PTRACE: ['*'] });
+    expect(env(await render()).map((e) => e.name)).not.toContain('DO_ADMISSION_SANDBOX_CAPABILITIES');
   });
 
   it('without cert-manager: no Certificate, the caBundle given (and required)', async () => {

@@ -9,6 +9,7 @@ import type { TestProject } from 'vitest/node';
 import { LocalStack, type StackInfo } from '../../src/infra/stack.js';
 import { isAlive } from '../../src/infra/process.js';
 import { writeWorkflowBundle } from '../../src/workers/bundle.js';
+import { ADMISSION_SANDBOX_CAPABILITIES } from './admission.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -24,7 +25,11 @@ export default async function setup(project: TestProject) {
   const stateDir = path.resolve(process.env.DO_TEST_STATE_DIR ?? '.state/test', project.name);
   await mkdir(stateDir, { recursive: true });
   const t0 = Date.now();
-  const stack = await LocalStack.start({ stateDir, mode: 'test' });
+  const stack = await LocalStack.start({
+    stateDir,
+    mode: 'test',
+    admissionSandboxCapabilities: ADMISSION_SANDBOX_CAPABILITIES,
+  });
   const bundle = path.join(stateDir, 'workflow-bundle.js');
   const sandboxBundle = path.join(stateDir, 'sandbox-workflow-bundle.js');
   await Promise.all([writeWorkflowBundle(bundle), writeWorkflowBundle(sandboxBundle, 'sandbox')]);

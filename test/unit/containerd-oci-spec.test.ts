@@ -105,12 +105,54 @@ describe('the container spec is isolated by default', () => {
     ]);
   });
 
-  it("containerd's default capabilities, no_new_privs and the default seccomp profile", () => {
-    expect(spec.process.capabilities.bounding).toEqual(DEFAULT_CAPABILITIES);
-    expect(spec.process.capabilities.effective).not.toContain('CAP_SYS_ADMIN');
+  it("containerd's default capabilities less NET_RAW, MKNOD, SETFCAP, SYS_CHROOT and AUDIT_WRITE; no_new_privs; the default seccomp profile", () => {
+    // containerd's defaultUnixCaps (pkg/oci/spec.go, unchanged from 1.6 to 2.x) without those five.
+    const containerd = [
+      ...['CAP_CHOWN', 'CAP_DAC_OVERRIDE', 'CAP_FSETID', 'CAP_FOWNER', 'CAP_MKNOD', 'CAP_NET_RAW', 'CAP_SETGID'],
+      ...['CAP_SETUID', 'CAP_SETFCAP', 'CAP_SETPCAP', 'CAP_NET_BIND_SERVICE', 'CAP_SYS_CHROOT', 'CAP_KILL'],
+      'CAP_AUDIT_WRITE',
+    ];
+    const dropped = ['CAP_MKNOD', 'CAP_NET_RAW', 'CAP_SETFCAP', 'CAP_SYS_CHROOT', 'CAP_AUDIT_WRITE'];
+    expect([...DEFAULT_CAPABILITIES].sort()).toEqual(containerd.filter((c) => !dropped.includes(c)).sort());
+    for (const set of ['bounding', 'effective', 'permitted'] as const)
+      expect(spec.process.capabilities[set]).toEqual(DEFAULT_CAPABILITIES);
     expect(spec.process.noNewPrivileges).toBe(true);
     expect(spec.linux.seccomp).toMatchObject({ defaultAction: 'SCMP_ACT_ERRNO' });
-    expect(spec.linux.maskedPaths).toContain('/proc/kcore');
+  });
+
+  it("the pool's capabilities replace the default set, and the seccomp profile follows them", () => {
+    const withCaps = (capabilities: string[]) =>
+      containerSpec({ ...input, capabilities }) as unknown as typeof spec & {
+        linux: { seccomp: { syscalls: { names: string[]; action: string; args?: unknown[] }[] } };
+      };
+    const allows = (s: ReturnType<typeof withCaps>, name: string) =>
+      s.linux.seccomp.syscalls.some((r) => r.action === 'SCMP_ACT_ALLOW' && r.names.includes(name) && !r.args);
+    const restricted = withCaps(['CAP_NET_BIND_SERVICE']);
+    expect(restricted.process.capabilities).toEqual({
+      bounding: ['CAP_NET_BIND_SERVICE'],
+      effective: ['CAP_NET_BIND_SERVICE'],
+      permitted: ['CAP_NET_BIND_SERVICE'],
+    });
+    const ptrace = withCaps([...DEFAULT_CAPABILITIES, 'CAP_SYS_PTRACE']);
+    expect(ptrace.process.capabilities.bounding).toContain('CAP_SYS_PTRACE');
+    expect(allows(ptrace, 'process_vm_readv')).toBe(true);
+    expect(allows(spec as never, 'process_vm_readv')).toBe(false);
+  });
+
+  it('masks the /proc paths containerd masks, /sys/firmware and /sys/devices/virtual/powercap (RAPL energy counters)', () => {
+    expect(spec.linux.maskedPaths).toEqual([
+      '/proc/acpi',
+      '/proc/asound',
+      '/proc/kcore',
+      '/proc/keys',
+      '/proc/latency_stats',
+      '/proc/timer_list',
+      '/proc/timer_stats',
+      '/proc/sched_debug',
+      '/sys/firmware',
+      '/sys/devices/virtual/powercap',
+      '/proc/scsi',
+    ]);
   });
 
   it('nothing of the agent is mounted: only kernel filesystems', () => {

@@ -1,8 +1,9 @@
 import { describe, it, expect } from 'vitest';
 import { DEFAULT_CAPABILITIES } from '../../src/agent/containerd/oci-spec.js';
+import { CAPABILITY_NAMES } from '../../src/domain/sandbox-capabilities.js';
 import { defaultSeccompProfile, type LinuxSeccomp } from '../../src/agent/containerd/seccomp.js';
 
-/** containerd's default process capabilities (oci.defaultUnixCaps), as the container spec gives them. */
+/** The sandboxes' default process capabilities, as the container spec gives them. */
 const DEFAULT_CAPS = DEFAULT_CAPABILITIES;
 
 /** Whether some rule allows the syscall whatever its arguments. */
@@ -24,12 +25,19 @@ describe('defaultSeccompProfile', () => {
     expect(profile.defaultErrnoRet).toBeUndefined();
   });
 
-  it.each(['read', 'write', 'execve', 'openat', 'exit_group', 'clock_gettime', 'io_uring_setup'])(
-    'allows %s',
-    (name) => {
-      expect(allowed(profile, name)).toBe(true);
-    },
-  );
+  it.each(['read', 'write', 'execve', 'openat', 'exit_group', 'clock_gettime'])('allows %s', (name) => {
+    expect(allowed(profile, name)).toBe(true);
+  });
+
+  it('refuses io_uring_setup, io_uring_enter and io_uring_register, whatever the capabilities (as containerd 2.0 and Docker 25)', () => {
+    const everything = defaultSeccompProfile(
+      CAPABILITY_NAMES.map((n) => `CAP_${n}`),
+      'x64',
+    );
+    for (const p of [profile, everything])
+      for (const name of ['io_uring_setup', 'io_uring_enter', 'io_uring_register'])
+        expect(rulesFor(p, name), name).toEqual([]);
+  });
 
   it.each([
     'mount',
@@ -51,9 +59,9 @@ describe('defaultSeccompProfile', () => {
     expect(rulesFor(profile, name).filter((rule) => rule.action === 'SCMP_ACT_ALLOW')).toEqual([]);
   });
 
-  it('allows chroot, because CAP_SYS_CHROOT is a default capability', () => {
-    expect(allowed(profile, 'chroot')).toBe(true);
-    expect(allowed(defaultSeccompProfile(['CAP_CHOWN'], 'x64'), 'chroot')).toBe(false);
+  it('allows chroot only with CAP_SYS_CHROOT, which the default set no longer holds', () => {
+    expect(allowed(profile, 'chroot')).toBe(false);
+    expect(allowed(defaultSeccompProfile([...DEFAULT_CAPS, 'CAP_SYS_CHROOT'], 'x64'), 'chroot')).toBe(true);
   });
 
   it('gives each capability containerd knows its syscalls', () => {
@@ -154,11 +162,11 @@ describe('defaultSeccompProfile', () => {
     expect(rulesFor(defaultSeccompProfile(DEFAULT_CAPS, 'mipsel'), 'clone3')[0]?.errnoRet).toBe(89);
   });
 
-  it("has containerd 1.6.20's rules, in its order, for the default capabilities on x64", () => {
-    expect(profile.syscalls).toHaveLength(11);
-    expect(profile.syscalls[0]?.names).toHaveLength(349);
+  it("has containerd 1.6.20's rules less io_uring, in its order, for the default capabilities on x64", () => {
+    expect(profile.syscalls).toHaveLength(10);
+    expect(profile.syscalls[0]?.names).toHaveLength(346);
     expect(profile.syscalls.map((rule) => (rule.names.length === 1 ? rule.names[0] : rule.names.length))).toEqual([
-      349,
+      346,
       'personality',
       'personality',
       'personality',
@@ -166,7 +174,6 @@ describe('defaultSeccompProfile', () => {
       'personality',
       'ptrace',
       2,
-      'chroot',
       'clone',
       'clone3',
     ]);

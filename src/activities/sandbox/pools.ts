@@ -173,6 +173,7 @@ export function createSandboxPoolActivities(
           ...(pool.spec.sandboxResources ? { sandboxResources: pool.spec.sandboxResources } : {}),
           ...(pool.spec.warmImages ? { warmImages: pool.spec.warmImages } : {}),
           ...(pool.spec.imagePullSecrets ? { imagePullSecrets: pool.spec.imagePullSecrets } : {}),
+          ...(pool.spec.sandboxSecurityContext ? { sandboxSecurityContext: pool.spec.sandboxSecurityContext } : {}),
         },
         ...(pool.status?.conditions ? { conditions: pool.status.conditions as Condition[] } : {}),
         facts: {

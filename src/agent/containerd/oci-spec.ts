@@ -6,9 +6,11 @@
  * new PID, mount, IPC and UTS namespaces; the network namespace of the agent Pod (as the
  * original: endpoints are `podIP:port`); the image's root filesystem and nothing of the agent's
  * (only the agent's resolv.conf, read-only, so names resolve as in the Pod); containerd's default
- * capability set, `noNewPrivileges`, containerd's default seccomp profile, masked and read-only
- * /proc paths; the image's user. Limits: memory (no swap), CPU quota, pids.
+ * capability set less five (or the pool's), `noNewPrivileges`, containerd's default seccomp
+ * profile, masked and read-only /proc and /sys paths; the image's user. Limits: memory (no swap),
+ * CPU quota, pids.
  */
+import { DEFAULT_CAPABILITY_NAMES, ociCapability } from '../../domain/sandbox-capabilities.js';
 import { defaultSeccompProfile } from './seccomp.js';
 
 /** The parts of an OCI image config (`config` of application/vnd.oci.image.config.v1+json) used here. */
@@ -36,23 +38,11 @@ export interface ProcessRequest {
   workingDir?: string;
 }
 
-/** containerd's default capabilities (oci.defaultUnixCaps), the same as Docker's. */
-export const DEFAULT_CAPABILITIES = [
-  'CAP_CHOWN',
-  'CAP_DAC_OVERRIDE',
-  'CAP_FSETID',
-  'CAP_FOWNER',
-  'CAP_MKNOD',
-  'CAP_NET_RAW',
-  'CAP_SETGID',
-  'CAP_SETUID',
-  'CAP_SETFCAP',
-  'CAP_SETPCAP',
-  'CAP_NET_BIND_SERVICE',
-  'CAP_SYS_CHROOT',
-  'CAP_KILL',
-  'CAP_AUDIT_WRITE',
-];
+/**
+ * The default capabilities (OCI names): containerd's `defaultUnixCaps` less NET_RAW, MKNOD,
+ * SETFCAP, SYS_CHROOT and AUDIT_WRITE (why: src/domain/sandbox-capabilities.ts).
+ */
+export const DEFAULT_CAPABILITIES: readonly string[] = DEFAULT_CAPABILITY_NAMES.map(ociCapability);
 
 const MASKED_PATHS = [
   '/proc/acpi',
@@ -64,6 +54,8 @@ const MASKED_PATHS = [
   '/proc/timer_stats',
   '/proc/sched_debug',
   '/sys/firmware',
+  // RAPL energy counters, a side channel on what the node runs (masked by containerd since 1.6.26, 1.7.11).
+  '/sys/devices/virtual/powercap',
   '/proc/scsi',
 ];
 const READONLY_PATHS = ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'];
@@ -127,6 +119,8 @@ export interface ContainerSpecInput {
   arch?: NodeJS.Architecture;
   /** `os.release()`: containerd's profile allows ptrace from kernel 4.8 on. */
   kernelRelease?: string;
+  /** The process's capabilities (OCI names; the pool's setting), DEFAULT_CAPABILITIES when unset. */
+  capabilities?: readonly string[];
 }
 
 export function containerSpec(input: ContainerSpecInput): Record<string, unknown> {
@@ -135,7 +129,8 @@ export function containerSpec(input: ContainerSpecInput): Record<string, unknown
   const args = input.argsOverride ?? resolveArgs(input.image, input.request);
   if (args.length === 0)
     throw new Error('the image has no Entrypoint or Cmd and the sandbox gives no command: nothing to run');
-  const caps = DEFAULT_CAPABILITIES;
+  // Fresh arrays: the spec is serialised, and the seccomp profile follows the same set.
+  const caps = [...(input.capabilities ?? DEFAULT_CAPABILITIES)];
   const { limits } = input;
   return {
     ociVersion: '1.0.2-dev',
@@ -145,7 +140,7 @@ export function containerSpec(input: ContainerSpecInput): Record<string, unknown
       args,
       env: resolveEnv(input.image, input.request, input.extraEnv),
       cwd: input.request.workingDir || input.image.WorkingDir || '/',
-      capabilities: { bounding: caps, effective: caps, permitted: caps },
+      capabilities: { bounding: caps, effective: [...caps], permitted: [...caps] },
       rlimits: [{ type: 'RLIMIT_NOFILE', hard: 1024, soft: 1024 }],
       noNewPrivileges: true,
     },

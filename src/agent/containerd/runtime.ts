@@ -106,6 +106,8 @@ export interface ContainerdRuntimeOptions {
   warm?: WarmImage[];
   logLimitBytes?: number;
   pullAuth?: (ref: string) => RegistryAuth | undefined;
+  /** The sandboxes' capabilities (OCI names; the pool's sandboxSecurityContext), else the default set. */
+  capabilities?: readonly string[];
 }
 
 export interface WarmImage {
@@ -388,6 +390,7 @@ export class ContainerdRuntime implements SandboxRuntime {
         limits,
         binds: warm ? [{ source: this.opts.initBinary!, destination: INIT_PATH, exec: true }] : [],
         kernelRelease: os.release(),
+        capabilities: this.opts.capabilities,
       });
     } catch (err) {
       throw new SandboxSpecError(`image ${JSON.stringify(image.ref)}: ${(err as Error).message}`);

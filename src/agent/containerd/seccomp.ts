@@ -2,7 +2,9 @@
  * containerd's default seccomp profile: a TypeScript translation of `DefaultProfile` in
  * containerd v1.6.20 `contrib/seccomp/seccomp_default.go` (tag v1.6.20, commit
  * 2806fc1057397dbaeefbea0e4e17bddfbd388f38), the profile containerd (and its CRI plugin's
- * `runtime/default`) gives a container. Pure: no I/O.
+ * `runtime/default`) gives a container, less `io_uring_setup`, `io_uring_enter` and
+ * `io_uring_register`: containerd 2.0 (commit a48ddf4a2) and Docker 25 refuse them, a frequent
+ * path to kernel privilege escalations. Pure: no I/O.
  *
  * The result has the OCI runtime spec's `linux.seccomp` JSON shape, and the same rules in the same
  * order as containerd's `json.Marshal` of its `specs.LinuxSeccomp`: empty `args`, a zero
@@ -169,9 +171,6 @@ const ALWAYS_ALLOWED: readonly string[] = [
   'ioprio_set',
   'io_setup',
   'io_submit',
-  'io_uring_enter',
-  'io_uring_register',
-  'io_uring_setup',
   'ipc',
   'kill',
   'landlock_add_rule',
@@ -513,8 +512,8 @@ function allow(names: readonly string[]): SeccompSyscall {
 }
 
 /**
- * containerd 1.6's default seccomp profile (contrib/seccomp DefaultProfile), for the given process
- * capabilities and architecture.
+ * containerd 1.6's default seccomp profile (contrib/seccomp DefaultProfile) without io_uring, for
+ * the given process capabilities and architecture.
  *
  * @param capabilities the process's bounding capabilities, OCI names (`CAP_SYS_ADMIN`); each
  *   one containerd knows adds its rule, in this order (a repeated capability repeats its rule).

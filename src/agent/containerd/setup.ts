@@ -6,6 +6,7 @@
  */
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { ociCapability, sandboxCapabilities, type CapabilitiesSpec } from '../../domain/sandbox-capabilities.js';
 import { ContainerdClient } from './client.js';
 import { pullSecretsAuth } from './pull-secrets.js';
 import { ContainerdRuntime, type ContainerdRuntimeOptions, type WarmImage } from './runtime.js';
@@ -33,6 +34,8 @@ export interface ContainerdFlags {
   warm?: string;
   /** Where the pool's image pull Secrets are mounted (docker config JSON files). */
   pullSecretsDir?: string;
+  /** The pool's sandboxSecurityContext.capabilities (Kubernetes names). */
+  capabilities?: CapabilitiesSpec;
 }
 
 /** `image=count,…` as warm images, or what is wrong with it. */
@@ -83,6 +86,9 @@ export async function containerdRuntime(
     throw new Error(
       `no containerd socket at ${flags.socket} (mount the node's containerd socket, or --runtime process)`,
     );
+  // A setting the agent cannot honour stops it: the pool's schema admits only known names.
+  const caps = sandboxCapabilities(flags.capabilities);
+  if ('error' in caps) throw new Error(`--capabilities-add/--capabilities-drop: ${caps.error}`);
   const client = new ContainerdClient(flags.socket, flags.namespace);
   // A pool asking for what this node cannot do: the agent still runs, refuses every create with
   // the reason and reports it, so the pool shows Ready=False RuntimeUnsupported — never runc instead.
@@ -129,6 +135,7 @@ export async function containerdRuntime(
     initBinary,
     warm,
     unsupported,
+    capabilities: caps.map(ociCapability),
     ...(flags.pullSecretsDir ? { pullAuth: pullSecretsAuth(flags.pullSecretsDir) } : {}),
   });
   return { runtime, label: `containerd/${isolation}` };
