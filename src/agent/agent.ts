@@ -61,6 +61,8 @@ export function exitMessage(exit: SandboxExit): string {
 export class SandboxAgent {
   private readonly held = new Map<string, Held>();
   private readonly ports = new Map<number, string>();
+  /** Where the agent itself listens: a sandbox exposing it would take over the agent's endpoint. */
+  private readonly ownPorts = new Set<number>();
   private readonly images = new Set<string>();
   private shuttingDown = false;
   private draining = false;
@@ -68,6 +70,11 @@ export class SandboxAgent {
   private readonly bootId = randomUUID();
 
   constructor(readonly opts: AgentOptions) {}
+
+  /** The port the agent serves on: refused to every sandbox's exposedPorts. */
+  reserveOwnPort(port: number): void {
+    this.ownPorts.add(port);
+  }
 
   create(spec: AgentSandboxSpec): Promise<Answer<CreateSandboxResponse>> {
     const id = spec.sandboxId;
@@ -80,6 +87,17 @@ export class SandboxAgent {
     const invalid = this.opts.runtime.validate(spec);
     if (invalid)
       return Promise.resolve({ status: 400, body: { success: false, message: invalid, sandboxId: id, createdAt: 0 } });
+    const own = (spec.exposedPorts ?? []).find((p) => this.ownPorts.has(p));
+    if (own !== undefined)
+      return Promise.resolve({
+        status: 400,
+        body: {
+          success: false,
+          message: `sandbox.exposedPorts: port ${own} is the agent's own port; a sandbox may not expose it`,
+          sandboxId: id,
+          createdAt: 0,
+        },
+      });
     if (this.shuttingDown) return refuse('ShuttingDown', `agent ${this.opts.agentId} is shutting down`);
     if (this.draining && !this.held.has(id))
       return refuse('Draining', `agent ${this.opts.agentId} is draining: its pool is removing it`);

@@ -245,6 +245,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
     });
   });
   const port = (server.address() as AddressInfo).port;
+  agent.reserveOwnPort(port);
   const host = opts.host && opts.host !== '0.0.0.0' ? opts.host : '127.0.0.1';
   log.info({ port, capacity: opts.capacity, runtime: opts.runtimeLabel ?? runtime.name }, 'sandbox agent listening');
 

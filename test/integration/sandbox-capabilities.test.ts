@@ -1,10 +1,12 @@
 /**
- * What a sandbox may do with the kernel (issue 31; review N1, N10), with real agent processes on
- * the stack's containerd and runc:
+ * What a sandbox may do with the kernel (issue 31; review N1, N10, N14, N15), with real agent
+ * processes on the stack's containerd and runc:
  * - the default capability set has no NET_RAW: packet and raw sockets fail with EPERM, and
  *   io_uring is refused by the seccomp profile;
  * - an agent given NET_RAW by its pool (SANDBOX_CAPABILITIES_ADD, as agentPod() sets it) opens
- *   them; one given Kubernetes' restricted set (drop ALL, add NET_BIND_SERVICE) holds only that.
+ *   them; one given Kubernetes' restricted set (drop ALL, add NET_BIND_SERVICE) holds only that;
+ * - the agent's own port is refused as an exposed port;
+ * - a restarted agent re-adopts only the containers labelled with its own Pod UID and namespace.
  * The probe (test/fixtures/probes/sandbox-probe.c) is built static here and handed to each
  * sandbox on an exec's stdin: the busybox images have no libc and no raw-socket tool.
  */
@@ -14,6 +16,8 @@ import { readFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ContainerdClient } from '../../src/agent/containerd/client.js';
+import { LABEL } from '../../src/agent/containerd/runtime.js';
 import { CAPABILITY_NAMES, DEFAULT_CAPABILITY_NAMES } from '../../src/domain/sandbox-capabilities.js';
 import { AgentClient } from '../../src/fastpath/agent-client.js';
 import { ManagedProcess, getFreePort } from '../../src/infra/process.js';
@@ -158,5 +162,47 @@ describe('capabilities', () => {
     const id = await agent.run();
     expect(await effective(agent, id)).toEqual(['NET_BIND_SERVICE']);
     expect(await probe(agent, id)).toEqual({ packet: 'EPERM', raw: 'EPERM', io_uring: 'EPERM' });
+  });
+});
+
+describe('the agent', () => {
+  it("refuses its own port as a sandbox's exposed port (review N15)", async () => {
+    const agent = await startAgent();
+    const sandboxId = uniq('sb');
+    const r = await agents.create(agent.url, { sandboxId, image: images.busybox, exposedPorts: [agent.port] } as never);
+    expect(r).toMatchObject({
+      status: 'refused',
+      httpStatus: 400,
+      message: `sandbox.exposedPorts: port ${agent.port} is the agent's own port; a sandbox may not expose it`,
+    });
+    expect(await agent.sandboxIds()).toEqual([]);
+  });
+
+  it('re-adopts only the containers of its own Pod: a namesake with another UID or namespace takes none (review N14)', async () => {
+    const client = new ContainerdClient(ctd.socket, ctd.namespace);
+    try {
+      const pod = { POD_UID: randomBytes(8).toString('hex'), POD_NAMESPACE: 'team-a' };
+      const owner = await startAgent(pod);
+      const id = await owner.run();
+      await owner.proc.kill(); // as a crash: its sandboxes keep running in containerd
+      // Another pool's Pod with the same name: another UID, or the same UID string in another namespace.
+      for (const other of [
+        { ...pod, POD_UID: randomBytes(8).toString('hex') },
+        { ...pod, POD_NAMESPACE: 'team-b' },
+      ]) {
+        const namesake = await new Agent(owner.name, other).start();
+        try {
+          expect(await namesake.sandboxIds()).toEqual([]);
+        } finally {
+          await namesake.stop();
+        }
+      }
+      // Left where it was: the owner's restart finds it running.
+      expect(await client.listContainers([`labels."${LABEL.id}"==${id}`])).toHaveLength(1);
+      await owner.start(owner.port);
+      expect(await owner.sandboxIds()).toEqual([id]);
+    } finally {
+      client.close();
+    }
   });
 });

@@ -851,9 +851,15 @@ export class ContainerdRuntime implements SandboxRuntime {
    */
   async adopt(onExit: (sandboxId: string, exit: SandboxExit) => void): Promise<AdoptedSandbox[]> {
     const { client } = this.opts;
-    const containers = await client.listContainers([
-      `labels."${LABEL.agentName}"==${JSON.stringify(this.opts.agentName)}`,
-    ]);
+    // Name, UID and namespace: a Pod named like another pool's agent is not it. (containerd drops
+    // empty labels, so an unset UID or namespace is compared here, not in the filter.)
+    const containers = (
+      await client.listContainers([`labels."${LABEL.agentName}"==${JSON.stringify(this.opts.agentName)}`])
+    ).filter(
+      (c) =>
+        (c.labels[LABEL.agentUid] ?? '') === (this.opts.agentUid ?? '') &&
+        (c.labels[LABEL.namespace] ?? '') === (this.opts.agentNamespace ?? ''),
+    );
     const out: AdoptedSandbox[] = [];
     for (const c of containers) {
       const l = c.labels;
