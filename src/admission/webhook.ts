@@ -23,7 +23,8 @@
  *
  * Four webhooks, one server and path: capture requests (CREATE, namespaced), Cloudflare sources
  * (CREATE and UPDATE, any scope: they may name other credentials or Secrets on any edit),
- * SandboxPools (CREATE and UPDATE: their agentTemplate becomes Pods the fast path creates) and
+ * SandboxPools (CREATE and UPDATE: their agentTemplate becomes Pods the fast path creates, and a
+ * capability beyond the sandboxes' default set needs the operator's allowance) and
  * Sandboxes whose envs name a Secret or ConfigMap (CREATE, and UPDATE of envs: the fast path reads
  * them into the sandbox).
  */
