@@ -10,9 +10,10 @@ import {
   parseDeleteRequest,
   parseDrainRequest,
   parseExecRequest,
+  parseReapRequest,
   specFingerprint,
 } from '../../src/agent/api.js';
-import { SandboxAgent, exitMessage } from '../../src/agent/agent.js';
+import { REAP_MARGIN_MS, SandboxAgent, exitMessage } from '../../src/agent/agent.js';
 import { ProcessRuntime } from '../../src/agent/process-runtime.js';
 import type { SandboxRuntime } from '../../src/agent/runtime.js';
 import { bearerChecker, loadAgentToken } from '../../src/agent/auth.js';
@@ -209,6 +210,46 @@ describe('agent drain', () => {
     expect(parseDrainRequest({ drain: false })).toEqual({ ok: true, value: { drain: false } });
     expect(parseDrainRequest({ drain: 'yes' })).toMatchObject({ ok: false });
     expect(parseDrainRequest([])).toMatchObject({ ok: false });
+  });
+});
+
+describe('agent reap (review N4)', () => {
+  it('gives the runtime the live UIDs and a cutoff before the listing, less the margin', async () => {
+    const calls: { live: string[]; createdBefore: number }[] = [];
+    const runtime = {
+      name: 'fake',
+      reapDeadAgents: (live: ReadonlySet<string>, createdBefore: number) => {
+        calls.push({ live: [...live], createdBefore });
+        return Promise.resolve({ removed: [] });
+      },
+    } as unknown as SandboxRuntime;
+    const agent = new SandboxAgent({ agentId: 'a', nodeName: 'n', capacity: 1, runtime, killGraceMs: 10 });
+    const before = Date.now();
+    await agent.reap({ liveAgentUids: ['u1', 'u2'], listedMsAgo: 2_000 });
+    expect(calls[0]!.live).toEqual(['u1', 'u2']);
+    expect(calls[0]!.createdBefore).toBeLessThanOrEqual(before + 10 - 2_000 - REAP_MARGIN_MS);
+    expect(calls[0]!.createdBefore).toBeGreaterThanOrEqual(before - 2_000 - REAP_MARGIN_MS - 1_000);
+  });
+
+  it('the process runtime has nothing to reap, and says so', async () => {
+    const agent = new SandboxAgent({
+      agentId: 'a',
+      nodeName: 'n',
+      capacity: 1,
+      runtime: new ProcessRuntime({}),
+      killGraceMs: 10,
+    });
+    expect(await agent.reap({ liveAgentUids: [], listedMsAgo: 0 })).toEqual({
+      removed: [],
+      skipped: 'the process runtime leaves nothing behind a dead agent',
+    });
+  });
+
+  it('reap bodies', () => {
+    expect(parseReapRequest({ liveAgentUids: ['u'], listedMsAgo: 5 })).toMatchObject({ ok: true });
+    expect(parseReapRequest({ liveAgentUids: [''], listedMsAgo: 5 })).toMatchObject({ ok: false });
+    expect(parseReapRequest({ liveAgentUids: ['u'], listedMsAgo: -1 })).toMatchObject({ ok: false });
+    expect(parseReapRequest({ liveAgentUids: ['u'] })).toMatchObject({ ok: false });
   });
 });
 
