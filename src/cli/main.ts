@@ -227,9 +227,22 @@ program
       'SANDBOX_PULL_SECRETS_DIR',
     ),
   )
-  .addOption(new Option('--default-cpu <quantity>', 'CPU limit of sandboxes that set none').env('SANDBOX_DEFAULT_CPU'))
   .addOption(
-    new Option('--default-memory <quantity>', 'memory limit of sandboxes that set none').env('SANDBOX_DEFAULT_MEMORY'),
+    new Option('--default-cpu <quantity>', 'CPU limit of sandboxes that set none (containerd; default 1)').env(
+      'SANDBOX_DEFAULT_CPU',
+    ),
+  )
+  .addOption(
+    new Option(
+      '--default-memory <quantity>',
+      'memory limit of sandboxes that set none (containerd; default 512Mi)',
+    ).env('SANDBOX_DEFAULT_MEMORY'),
+  )
+  .addOption(
+    new Option(
+      '--cgroup-parent <path>',
+      "parent of the sandboxes' cgroups, a cgroupfs path (default /fast-sandbox)",
+    ).env('DO_AGENT_CGROUP_PARENT'),
   )
   .addOption(new Option('--default-pids <n>', 'most processes per sandbox (default 1024)').env('SANDBOX_DEFAULT_PIDS'))
   .addOption(new Option('--port <port>', 'HTTP port').env('DO_AGENT_PORT').default('5758'))
@@ -265,6 +278,7 @@ program
       defaultCpu?: string;
       defaultMemory?: string;
       defaultPids?: string;
+      cgroupParent?: string;
       warmImages?: string;
       initBinary?: string;
       pullSecretsDir?: string;
@@ -300,6 +314,7 @@ program
           warm: flags.warmImages,
           initBinary: flags.initBinary,
           pullSecretsDir: flags.pullSecretsDir,
+          cgroupParent: flags.cgroupParent,
         });
       }
       const running = await startAgentServer({
