@@ -59,10 +59,26 @@ export class ProcessRuntime implements SandboxRuntime {
 
   readonly unsupported?: string;
 
-  constructor(private readonly opts: { logLimitBytes?: number; host?: string; runtimeType?: string } = {}) {
+  constructor(
+    private readonly opts: {
+      logLimitBytes?: number;
+      host?: string;
+      /** The pool's runtimeType (the agent's RUNTIME_TYPE); undefined only when embedded (tests). */
+      runtimeType?: string;
+      /** Serve `runtimeType: container` anyway (`--allow-unisolated`: development machines without containerd). */
+      allowUnisolated?: boolean;
+    } = {},
+  ) {
     if (opts.runtimeType === 'gvisor')
       this.unsupported =
         'runtimeType gvisor needs the containerd runtime with runsc; this agent runs the process runtime, which isolates nothing';
+    // A pool asking for containers is never served without isolation unless its agent was told
+    // to (review N6): the agent reports why, and its pool shows Ready=False RuntimeUnsupported.
+    else if (opts.runtimeType !== undefined && !opts.allowUnisolated)
+      this.unsupported =
+        `runtimeType ${opts.runtimeType || 'container'} needs the containerd runtime; this agent runs the process runtime, ` +
+        "which isolates nothing (sandboxes would run as the agent's user, with its files and network). Run the agent " +
+        'with --runtime containerd, or pass --allow-unisolated to serve the pool without isolation (development only)';
   }
 
   validate(spec: AgentSandboxSpec): string | undefined {

@@ -187,6 +187,12 @@ program
       .default('containerd'),
   )
   .addOption(
+    new Option(
+      '--allow-unisolated',
+      'let --runtime process serve runtimeType container: sandboxes are NOT ISOLATED (development only)',
+    ),
+  )
+  .addOption(
     new Option('--runtime-type <type>', "the pool's runtimeType: container (runc) or gvisor (runsc)")
       .env('RUNTIME_TYPE')
       .default('container'),
@@ -268,6 +274,7 @@ program
       killGrace: string;
       tokenFile?: string;
       runtime: string;
+      allowUnisolated?: boolean;
       runtimeType: string;
       containerdSocket: string;
       containerdNamespace: string;
@@ -293,8 +300,29 @@ program
       const host = !flags.host || flags.host === '0.0.0.0' ? (process.env.POD_IP ?? '0.0.0.0') : flags.host;
       let chosen: { runtime: import('../agent/runtime.js').SandboxRuntime; label: string };
       if (flags.runtime === 'process') {
+        // Limits the pool asks for are never dropped (review N6): no agent rather than unlimited sandboxes.
+        const limits = Object.entries({
+          '--default-cpu (SANDBOX_DEFAULT_CPU)': flags.defaultCpu,
+          '--default-memory (SANDBOX_DEFAULT_MEMORY)': flags.defaultMemory,
+          '--default-pids (SANDBOX_DEFAULT_PIDS)': flags.defaultPids,
+        }).filter(([, v]) => v);
+        if (limits.length)
+          throw new Error(
+            `the process runtime cannot enforce ${limits.map(([k]) => k).join(', ')} (the pool's sandboxResources): ` +
+              'not starting rather than running sandboxes without them; use --runtime containerd',
+          );
         const { ProcessRuntime } = await import('../agent/process-runtime.js');
-        chosen = { runtime: new ProcessRuntime({ host, runtimeType: flags.runtimeType }), label: 'process' };
+        const runtime = new ProcessRuntime({
+          host,
+          runtimeType: flags.runtimeType,
+          allowUnisolated: flags.allowUnisolated,
+        });
+        if (flags.allowUnisolated && !runtime.unsupported)
+          logger.warn(
+            { runtimeType: flags.runtimeType },
+            'process runtime with --allow-unisolated: sandboxes are NOT ISOLATED (they run as this agent, with its files and network)',
+          );
+        chosen = { runtime, label: 'process' };
       } else {
         const { containerdRuntime } = await import('../agent/containerd/setup.js');
         const pids = flags.defaultPids === undefined ? undefined : Number(flags.defaultPids);

@@ -1,7 +1,9 @@
 /** The sandbox agent's pure parts: body validation, the log ring buffer, the token check. */
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import {
   MAX_EXEC_STDIN_BYTES,
@@ -251,6 +253,32 @@ describe('agent reap (review N4)', () => {
     expect(parseReapRequest({ liveAgentUids: ['u'], listedMsAgo: -1 })).toMatchObject({ ok: false });
     expect(parseReapRequest({ liveAgentUids: ['u'] })).toMatchObject({ ok: false });
   });
+});
+
+describe('the process runtime never serves a pool asking for isolation (review N6)', () => {
+  it('refuses runtimeType container unless --allow-unisolated; gvisor always', () => {
+    expect(new ProcessRuntime({ runtimeType: 'container' }).unsupported).toMatch(
+      /^runtimeType container needs the containerd runtime; this agent runs the process runtime, which isolates nothing .*--allow-unisolated/,
+    );
+    expect(new ProcessRuntime({ runtimeType: 'container', allowUnisolated: true }).unsupported).toBeUndefined();
+    expect(new ProcessRuntime({ runtimeType: 'gvisor', allowUnisolated: true }).unsupported).toMatch(/runsc/);
+  });
+
+  it('an agent given the pool’s limits does not start on the process runtime', async () => {
+    const run = promisify(execFile);
+    const err = (await run(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', 'agent', '--runtime', 'process', '--port', '0'],
+      { env: { ...process.env, DO_AGENT_TOKEN: 't', SANDBOX_DEFAULT_MEMORY: '512Mi' }, timeout: 25_000 },
+    ).then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as { code?: number; stderr?: string } | undefined;
+    expect(err?.code).not.toBe(0);
+    expect(err?.stderr).toMatch(
+      /the process runtime cannot enforce --default-memory \(SANDBOX_DEFAULT_MEMORY\) .*not starting rather than running sandboxes without them/,
+    );
+  }, 30_000);
 });
 
 describe('agent delete when the runtime refuses', () => {
