@@ -197,7 +197,7 @@ try {
       out(summary(`bare containerd runsc create+start c=${c}`, await bare(client, images, c, ctd.runscBinary)));
 
   const sleepCmd = { command: ['sleep', '3600'] };
-  const proc = await startAgent('process', ['--runtime', 'process']);
+  const proc = await startAgent('process', ['--runtime', 'process', '--allow-unisolated']);
   await measure('process', proc.url, false, { command: ['/bin/sleep', '3600'] });
   const cold = await startAgent('runc-cold', containerdArgs());
   await measure('runc cold', cold.url, false, sleepCmd);

@@ -14,9 +14,14 @@ import {
   type AgentSandboxSpec,
   type AgentStatusReport,
   type CreateSandboxResponse,
+  type ReapRequest,
+  type ReapResponse,
 } from './api.js';
 import type { LogBuffer } from './log-buffer.js';
 import { SandboxSpecError, type ExecExit, type ExecSink, type SandboxExit, type SandboxRuntime } from './runtime.js';
+
+/** Containers made within this long before the caller's listing are spared (its latency, clock steps). */
+export const REAP_MARGIN_MS = 5_000;
 
 /** HTTP status of a refused create (no room, a port taken, an id reused for another spec). */
 export const REFUSED_STATUS = 409;
@@ -273,6 +278,17 @@ export class SandboxAgent {
     stdin?: Buffer,
   ): Promise<ExecExit> | undefined {
     return this.held.has(id) ? this.opts.runtime.exec(id, command, sink, abort, stdin) : undefined;
+  }
+
+  /**
+   * Removes the containers of the namespace's agents that are gone (review N4): the caller listed
+   * the agent Pods that exist `listedMsAgo` before it sent this; containers made since (less a
+   * margin for the call's latency) are spared, their agent may be newer than the listing.
+   */
+  async reap(req: ReapRequest): Promise<ReapResponse> {
+    const r = this.opts.runtime;
+    if (!r.reapDeadAgents) return { removed: [], skipped: `the ${r.name} runtime leaves nothing behind a dead agent` };
+    return r.reapDeadAgents(new Set(req.liveAgentUids), Date.now() - req.listedMsAgo - REAP_MARGIN_MS);
   }
 
   /** Refuses new creates and stops every sandbox; resolves when none runs. */

@@ -115,6 +115,39 @@ export function parseDrainRequest(body: unknown): Parsed<DrainRequest> {
   return { ok: true, value: body };
 }
 
+/**
+ * Which agent Pods of the agent's namespace exist (their UIDs, from a listing `listedMsAgo`
+ * milliseconds before the call was sent): the agent removes its node's containers of the
+ * namespace's other agents, those not among them (POST /api/v1/agent/reap, review N4).
+ */
+export const ReapRequest = Type.Object({
+  liveAgentUids: Type.Array(Type.String({ minLength: 1 }), { maxItems: 100_000 }),
+  listedMsAgo: Type.Integer({ minimum: 0 }),
+});
+export type ReapRequest = Static<typeof ReapRequest>;
+const reapCheck = TypeCompiler.Compile(ReapRequest);
+
+/** A container the agent removed because its agent Pod is gone. */
+export interface ReapedContainer {
+  containerId: string;
+  agentName: string;
+  agentUid: string;
+  /** The sandbox it ran (absent for a warm container nobody took). */
+  sandboxId?: string;
+}
+
+export interface ReapResponse {
+  removed: ReapedContainer[];
+  /** Why nothing could be checked (the agent does not know its own Pod's UID or namespace). */
+  skipped?: string;
+}
+
+export function parseReapRequest(body: unknown): Parsed<ReapRequest> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || !reapCheck.Check(body))
+    return { ok: false, message: 'body must be a JSON object {"liveAgentUids":["<uid>",...],"listedMsAgo":<ms>}' };
+  return { ok: true, value: body };
+}
+
 /** A create body, or the first thing wrong with it, named precisely. */
 export function parseCreateRequest(body: unknown): Parsed<CreateSandboxRequest> {
   if (typeof body !== 'object' || body === null || Array.isArray(body))

@@ -63,7 +63,10 @@ export class ProcessRuntime implements SandboxRuntime {
     private readonly opts: {
       logLimitBytes?: number;
       host?: string;
+      /** The pool's runtimeType (the agent's RUNTIME_TYPE); undefined only when embedded (tests). */
       runtimeType?: string;
+      /** Serve `runtimeType: container` anyway (`--allow-unisolated`: development machines without containerd). */
+      allowUnisolated?: boolean;
       /** The pool's sandboxSecurityContext.capabilities: not honoured here, so every create is refused. */
       capabilities?: { add?: string[]; drop?: string[] };
     } = {},
@@ -74,6 +77,13 @@ export class ProcessRuntime implements SandboxRuntime {
     else if (opts.capabilities?.add?.length || opts.capabilities?.drop?.length)
       this.unsupported =
         "the pool's sandboxSecurityContext.capabilities need the containerd runtime; this agent runs the process runtime, which sets no capabilities";
+    // A pool asking for containers is never served without isolation unless its agent was told
+    // to (review N6): the agent reports why, and its pool shows Ready=False RuntimeUnsupported.
+    else if (opts.runtimeType !== undefined && !opts.allowUnisolated)
+      this.unsupported =
+        `runtimeType ${opts.runtimeType || 'container'} needs the containerd runtime; this agent runs the process runtime, ` +
+        "which isolates nothing (sandboxes would run as the agent's user, with its files and network). Run the agent " +
+        'with --runtime containerd, or pass --allow-unisolated to serve the pool without isolation (development only)';
   }
 
   validate(spec: AgentSandboxSpec): string | undefined {

@@ -3,7 +3,7 @@
  * gVisor's runsc), or, by explicit choice on machines without containerd, as a plain process
  * group (`process-runtime.ts`, which isolates nothing).
  */
-import type { AgentSandboxSpec } from './api.js';
+import type { AgentSandboxSpec, ReapResponse } from './api.js';
 import type { LogBuffer } from './log-buffer.js';
 
 /** How a sandbox ended: by itself (`code`/`signal`), or because the agent stopped it. */
@@ -95,6 +95,12 @@ export interface SandboxRuntime {
   remove(sandboxId: string): void;
   /** Stops every sandbox; resolves when none runs. */
   stopAll(graceMs: number): Promise<void>;
+  /**
+   * Removes what agents that are gone left on this node (their Pod UIDs are not in
+   * `liveAgentUids`; only what was made before `createdBefore`, ms since the epoch). Runtimes whose
+   * sandboxes die with their agent have none.
+   */
+  reapDeadAgents?(liveAgentUids: ReadonlySet<string>, createdBefore: number): Promise<ReapResponse>;
   /** Lets go of what the runtime holds open (connections), after `stopAll`. */
   close?(): void;
   /** Last resort (process `exit`): SIGKILL everything now, synchronously. */

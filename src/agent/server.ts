@@ -8,6 +8,7 @@
  *   GET  /api/v1/agent/logs?sandboxId=&follow=true                             → text/plain (chunked when following)
  *   POST /api/v1/agent/exec {sandboxId, command[], stdin?: base64}             → NDJSON {stdout|stderr: base64}…, {exitCode, signal?}
  *   POST /api/v1/agent/drain {drain: true|false}                               → the status report, after the change
+ *   POST /api/v1/agent/reap  {liveAgentUids[], listedMsAgo}                    → {removed: [{containerId, agentName, agentUid, sandboxId?}], skipped?}
  *
  * 400: a bad body (the message names the field); 401: no or wrong token; 404: unknown route or
  * (logs) sandbox; 409: a create refused (`reason`: CapacityExceeded, PortInUse,
@@ -26,6 +27,7 @@ import {
   parseDeleteRequest,
   parseDrainRequest,
   parseExecRequest,
+  parseReapRequest,
 } from './api.js';
 import { SandboxAgent } from './agent.js';
 import { bearerChecker } from './auth.js';
@@ -151,6 +153,18 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
         log.info({ draining: report.draining, allocated: report.allocated }, 'drain changed');
         return sendJson(res, 200, report);
       }
+      case `POST ${AGENT_API_PREFIX}/reap`: {
+        // The janitor: the namespace's agent Pods that exist; the node's containers of the others go.
+        const parsed = parseReapRequest(await readJson(req, 16 * MAX_BODY_BYTES));
+        if (!parsed.ok) throw new HttpError(400, parsed.message);
+        const answer = await agent.reap(parsed.value);
+        for (const c of answer.removed)
+          log.warn(
+            { containerId: c.containerId, deadAgent: c.agentName, deadAgentUid: c.agentUid },
+            'removed a container of an agent whose Pod is gone',
+          );
+        return sendJson(res, 200, answer);
+      }
       case `GET ${AGENT_API_PREFIX}/logs`: {
         const id = url.searchParams.get('sandboxId');
         if (!id) throw new HttpError(400, 'sandboxId is required (query parameter)');
@@ -219,7 +233,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
       default:
         if (
           url.pathname.startsWith(`${AGENT_API_PREFIX}/`) &&
-          ['create', 'delete', 'status', 'logs', 'exec', 'drain'].includes(
+          ['create', 'delete', 'status', 'logs', 'exec', 'drain', 'reap'].includes(
             url.pathname.slice(AGENT_API_PREFIX.length + 1),
           )
         )

@@ -275,7 +275,7 @@ export const SandboxPoolSpec = Type.Object({
         memory: Type.Optional(Type.String({ maxLength: 32, description: 'Memory limit, a quantity (256Mi).' })),
         pids: Type.Optional(Type.Integer({ ...int32, minimum: 1, description: 'Most processes at once.' })),
       },
-      { description: 'Extension: the limits of sandboxes that set none (default: pids 1024, no cpu/memory limit).' },
+      { description: 'Extension: the limits of sandboxes that set none (default: cpu 1, memory 512Mi, pids 1024).' },
     ),
   ),
   sandboxSecurityContext: Type.Optional(

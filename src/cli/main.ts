@@ -205,6 +205,12 @@ program
       .default('containerd'),
   )
   .addOption(
+    new Option(
+      '--allow-unisolated',
+      'let --runtime process serve runtimeType container: sandboxes are NOT ISOLATED (development only)',
+    ),
+  )
+  .addOption(
     new Option('--runtime-type <type>', "the pool's runtimeType: container (runc) or gvisor (runsc)")
       .env('RUNTIME_TYPE')
       .default('container'),
@@ -245,9 +251,22 @@ program
       'SANDBOX_PULL_SECRETS_DIR',
     ),
   )
-  .addOption(new Option('--default-cpu <quantity>', 'CPU limit of sandboxes that set none').env('SANDBOX_DEFAULT_CPU'))
   .addOption(
-    new Option('--default-memory <quantity>', 'memory limit of sandboxes that set none').env('SANDBOX_DEFAULT_MEMORY'),
+    new Option('--default-cpu <quantity>', 'CPU limit of sandboxes that set none (containerd; default 1)').env(
+      'SANDBOX_DEFAULT_CPU',
+    ),
+  )
+  .addOption(
+    new Option(
+      '--default-memory <quantity>',
+      'memory limit of sandboxes that set none (containerd; default 512Mi)',
+    ).env('SANDBOX_DEFAULT_MEMORY'),
+  )
+  .addOption(
+    new Option(
+      '--cgroup-parent <path>',
+      "parent of the sandboxes' cgroups, a cgroupfs path (default /fast-sandbox)",
+    ).env('DO_AGENT_CGROUP_PARENT'),
   )
   .addOption(new Option('--default-pids <n>', 'most processes per sandbox (default 1024)').env('SANDBOX_DEFAULT_PIDS'))
   .addOption(
@@ -284,6 +303,7 @@ program
       killGrace: string;
       tokenFile?: string;
       runtime: string;
+      allowUnisolated?: boolean;
       runtimeType: string;
       containerdSocket: string;
       containerdNamespace: string;
@@ -294,6 +314,7 @@ program
       defaultCpu?: string;
       defaultMemory?: string;
       defaultPids?: string;
+      cgroupParent?: string;
       warmImages?: string;
       initBinary?: string;
       pullSecretsDir?: string;
@@ -315,11 +336,30 @@ program
       };
       let chosen: { runtime: import('../agent/runtime.js').SandboxRuntime; label: string };
       if (flags.runtime === 'process') {
+        // Limits the pool asks for are never dropped (review N6): no agent rather than unlimited sandboxes.
+        const limits = Object.entries({
+          '--default-cpu (SANDBOX_DEFAULT_CPU)': flags.defaultCpu,
+          '--default-memory (SANDBOX_DEFAULT_MEMORY)': flags.defaultMemory,
+          '--default-pids (SANDBOX_DEFAULT_PIDS)': flags.defaultPids,
+        }).filter(([, v]) => v);
+        if (limits.length)
+          throw new Error(
+            `the process runtime cannot enforce ${limits.map(([k]) => k).join(', ')} (the pool's sandboxResources): ` +
+              'not starting rather than running sandboxes without them; use --runtime containerd',
+          );
         const { ProcessRuntime } = await import('../agent/process-runtime.js');
-        chosen = {
-          runtime: new ProcessRuntime({ host, runtimeType: flags.runtimeType, capabilities }),
-          label: 'process',
-        };
+        const runtime = new ProcessRuntime({
+          host,
+          runtimeType: flags.runtimeType,
+          allowUnisolated: flags.allowUnisolated,
+          capabilities,
+        });
+        if (flags.allowUnisolated && !runtime.unsupported)
+          logger.warn(
+            { runtimeType: flags.runtimeType },
+            'process runtime with --allow-unisolated: sandboxes are NOT ISOLATED (they run as this agent, with its files and network)',
+          );
+        chosen = { runtime, label: 'process' };
       } else {
         const { containerdRuntime } = await import('../agent/containerd/setup.js');
         const pids = flags.defaultPids === undefined ? undefined : Number(flags.defaultPids);
@@ -340,6 +380,7 @@ program
           initBinary: flags.initBinary,
           pullSecretsDir: flags.pullSecretsDir,
           capabilities,
+          cgroupParent: flags.cgroupParent,
         });
       }
       const running = await startAgentServer({

@@ -386,6 +386,30 @@ export function lostRecords(
   return out;
 }
 
+/** An agent the janitor may ask to reap its node's containers of dead agents. */
+export interface ReaperCandidate {
+  namespace: string;
+  node: string;
+  pod: string;
+  /** Its last report's runtime (`containerd/runc`…); only containerd keeps containers beyond their agent. */
+  runtime?: string;
+}
+
+/**
+ * One agent per namespace and node (the first by name, so passes agree): it removes the node's
+ * containers of its namespace's agents that are gone (review N4). Agents of another runtime, or
+ * on no known node, are never asked.
+ */
+export function reapersOf(agents: readonly ReaperCandidate[]): ReaperCandidate[] {
+  const chosen = new Map<string, ReaperCandidate>();
+  for (const a of [...agents].sort((x, y) => x.pod.localeCompare(y.pod))) {
+    if (!a.node || !a.runtime?.startsWith('containerd')) continue;
+    const key = `${a.namespace}\u0000${a.node}`;
+    if (!chosen.has(key)) chosen.set(key, a);
+  }
+  return [...chosen.values()];
+}
+
 // ---- lifecycle: expiry and reset ----
 
 /**

@@ -4,7 +4,7 @@
  * connection. The bearer token is the agent's pool's (src/fastpath/agent-credentials.ts); it is
  * never logged.
  */
-import type { AgentSandboxSpec, AgentStatusReport, CreateSandboxResponse } from '../agent/api.js';
+import type { AgentSandboxSpec, AgentStatusReport, CreateSandboxResponse, ReapResponse } from '../agent/api.js';
 import { AGENT_API_PREFIX } from '../agent/api.js';
 
 /** The original's controller gave each agent call 5 s. */
@@ -143,6 +143,16 @@ export class AgentClient {
       throw new AgentCallError(`agent ${url}: drain: HTTP ${res.status}`, res.status);
     }
     return (await res.json()) as AgentStatusReport;
+  }
+
+  /** Asks the agent to remove its node's containers of its namespace's agents not in `liveAgentUids`. */
+  async reap(url: string, liveAgentUids: string[], listedMsAgo: number): Promise<ReapResponse> {
+    const res = await this.call(url, 'reap', { liveAgentUids, listedMsAgo: Math.max(0, Math.round(listedMsAgo)) });
+    if (!res.ok) {
+      const body = (await res.json().catch(() => ({}))) as { message?: string };
+      throw new AgentCallError(`agent ${url}: reap: ${body.message ?? `HTTP ${res.status}`}`, res.status);
+    }
+    return (await res.json()) as ReapResponse;
   }
 
   async status(url: string): Promise<AgentStatusReport> {

@@ -118,6 +118,10 @@ export class SandboxRegistry {
   readonly pollIntervalMs: number;
   readonly staleAfterMs: number;
   lastPollAt = 0;
+  /** UIDs of every Pod labelled as an agent in the last listing, by namespace (any state, any owner). */
+  private agentPodUids = new Map<string, Set<string>>();
+  /** When the last listing was asked for (Date.now()): a Pod created before it is in it, unless deleted since. */
+  podsListedAt = 0;
 
   constructor(private readonly opts: RegistryOptions) {
     this.pollIntervalMs = opts.pollIntervalMs ?? 1_000;
@@ -163,6 +167,11 @@ export class SandboxRegistry {
     return [...this.known.values()];
   }
 
+  /** UIDs of the namespace's agent Pods in the last listing (taken at `podsListedAt`), whatever their state. */
+  agentPodUidsIn(namespace: string): string[] {
+    return [...(this.agentPodUids.get(namespace) ?? [])];
+  }
+
   /** Whether the pool's SandboxPool exists. */
   knowsPool(namespace: string, pool: string): boolean {
     return this.pools.has(`${namespace}/${pool}`);
@@ -202,6 +211,7 @@ export class SandboxRegistry {
     const usableBefore = this.usable();
     const { kube, log } = this.opts;
     const selector = `${AGENT_APP_LABEL}=${AGENT_APP_VALUE}`;
+    const listedAt = Date.now();
     const [pods, poolObjects] = await Promise.all([
       collect(kube.listAll<V1Pod>('v1', 'Pod', { namespace: this.opts.namespace, labelSelector: selector })),
       collect(kube.listAll(SandboxPoolKind.apiVersion, SandboxPoolKind.kind, { namespace: this.opts.namespace })),
@@ -216,6 +226,14 @@ export class SandboxRegistry {
       poolUids.set(key, p.metadata?.uid ?? '');
       if (p.metadata?.deletionTimestamp) this.terminatingPools.add(key);
     }
+    const podUids = new Map<string, Set<string>>();
+    for (const pod of pods) {
+      const ns = pod.metadata?.namespace ?? '';
+      if (!podUids.has(ns)) podUids.set(ns, new Set());
+      if (pod.metadata?.uid) podUids.get(ns)!.add(pod.metadata.uid);
+    }
+    this.agentPodUids = podUids;
+    this.podsListedAt = listedAt;
     const seen = new Set<string>();
     const ready: KnownAgent[] = [];
     const foreign = new Set<string>();

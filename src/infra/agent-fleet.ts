@@ -264,7 +264,10 @@ export class AgentFleet {
 
   private runtimeArgs(podEnv: Record<string, string>): string[] {
     const c = this.opts.containerd;
-    if (!c) return ['--runtime', 'process'];
+    // A Pod whose template picks the process runtime gets it, as on a node: no flag over its env.
+    if (podEnv.DO_AGENT_RUNTIME === 'process') return [];
+    // No containerd here (dev without root): the stack said sandboxes are NOT ISOLATED.
+    if (!c) return ['--runtime', 'process', '--allow-unisolated'];
     return [
       ...['--runtime', 'containerd', '--containerd-socket', c.socket, '--containerd-namespace', c.namespace],
       // A flag would decide over the Pod's RUNTIME_TYPE (the pool's): only without one.

@@ -385,7 +385,10 @@ function restoreLedgerEnv(outer: string | undefined): void {
 function containerdTools(opts: StackOptions, log: ProgressLog): HostTools | undefined {
   if (process.env.DO_CONTAINERD === '0' || opts.containerd === false) return undefined;
   if (opts.containerd) return requireHostTools();
-  if (process.platform !== 'linux' || process.getuid?.() !== 0) return undefined;
+  if (process.platform !== 'linux' || process.getuid?.() !== 0) {
+    log('containerd off (not root on Linux): sandbox agents use the process runtime, sandboxes are NOT ISOLATED');
+    return undefined;
+  }
   const { tools, missing } = findHostTools();
   if (!missing.length) return tools as HostTools;
   log(`containerd off: missing ${missing.join(', ')} (as root, \`npm run infra\` installs them)`);

@@ -524,10 +524,11 @@ describe('RBAC, applied for real', () => {
             await allowed(sa, { verb, resource: 'secrets', namespace }),
             `${sa} ${verb} secrets in ${namespace ?? 'every namespace'}`,
           ).toBe(sa === worker && verb === 'get' && namespace === NAMESPACE);
-    // The fast path creates each pool's agent token Secret, and can change none.
+    // The fast path creates each pool's agent token Secret only where a namespace binds it for its
+    // pools (below), and can change none.
     for (const verb of ['create', 'update', 'patch', 'delete'])
       expect(await allowed(fastpath, { verb, resource: 'secrets', namespace: 'default' }), `fast path ${verb}s`).toBe(
-        verb === 'create',
+        false,
       );
     // Sandboxes' valueFrom: a ClusterRole bound nowhere by deploy/ (a namespace opts in with
     // deploy/examples/sandbox-env-from.yaml), granting get on Secrets and ConfigMaps and nothing else.
@@ -541,6 +542,43 @@ describe('RBAC, applied for real', () => {
         (b) => (b as { roleRef?: { name?: string } }).roleRef?.name === 'durable-operators-fastpath-sandbox-env',
       ),
     ).toEqual([]);
+  });
+
+  it('the fast path creates Pods and Secrets only in namespaces bound for pools, never cluster-wide (review N9)', async () => {
+    const agentPods = 'durable-operators-fastpath-agent-pods';
+    expect(
+      [...pick('ClusterRoleBinding'), ...pick('RoleBinding')].filter(
+        (b) => (b as { roleRef?: { name?: string } }).roleRef?.name === agentPods,
+      ),
+    ).toEqual([]);
+    const poolNs = uniq('deploy-pools');
+    await k.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: poolNs } });
+    try {
+      // As deploy/examples/sandbox-pool.yaml binds its pool's namespace.
+      const binding = readObjects(path.join(REPO_ROOT, 'deploy/examples/sandbox-pool.yaml')).find(
+        (o) => o.kind === 'RoleBinding',
+      )!;
+      await k.create({ ...binding, metadata: { ...binding.metadata, namespace: poolNs } } as never);
+      await waitUntilAllowed(
+        { namespace: NAMESPACE, name: fastpath },
+        { group: '', resource: 'pods', verb: 'create', namespace: poolNs },
+      );
+      const answers: string[] = [];
+      const expected: string[] = [];
+      for (const namespace of [poolNs, 'kube-system', 'default', NAMESPACE, undefined])
+        for (const [resource, verb] of [
+          ['pods', 'create'],
+          ['pods', 'delete'],
+          ['secrets', 'create'],
+        ] as const) {
+          const what = `${verb} ${resource} in ${namespace ?? 'every namespace'}`;
+          answers.push(`${what}: ${await allowed(fastpath, { verb, resource, namespace })}`);
+          expected.push(`${what}: ${namespace === poolNs}`);
+        }
+      expect(answers).toEqual(expected);
+    } finally {
+      await k.core.deleteNamespace({ name: poolNs }).catch(() => undefined);
+    }
   });
 
   describe('worker, watcher and fast path running as their ServiceAccounts', () => {
@@ -1312,6 +1350,17 @@ describe('RBAC, applied for real', () => {
       // path may then get its Secrets (the kubectl Sandbox below takes one), and only here.
       for (const binding of readObjects(path.join(REPO_ROOT, 'deploy/examples/sandbox-env-from.yaml')))
         await k.create({ ...binding, metadata: { ...binding.metadata, namespace: sbxNs } } as never);
+      // It holds a pool: the fast path may create and delete agent Pods here, as
+      // deploy/examples/sandbox-pool.yaml binds its namespace (nowhere else).
+      for (const binding of readObjects(path.join(REPO_ROOT, 'deploy/examples/sandbox-pool.yaml')).filter(
+        (o) => o.kind === 'RoleBinding',
+      ))
+        await k.create({ ...binding, metadata: { ...binding.metadata, namespace: sbxNs } } as never);
+      // Before the pool exists: its workflow's first Pod create must not race the binding (a denial).
+      await waitUntilAllowed(
+        { namespace: NAMESPACE, name: 'durable-operators-fastpath' },
+        { group: '', resource: 'pods', verb: 'create', namespace: sbxNs },
+      );
       await k.create({
         apiVersion: 'v1',
         kind: 'Secret',

@@ -164,16 +164,23 @@ describe('the chart, rendered by helm', () => {
     ]);
   });
 
-  it('renders the objects of the kustomize base (but its Namespace), cert-manager and monitoring', () => {
+  it('renders the objects of the kustomize base (but its Namespace), cert-manager and monitoring, and the pool’s RoleBinding', () => {
     const { base, certManager, monitoring } = kustomizeOutput();
-    const expected = [...base.filter((o) => o.kind !== 'Namespace'), ...certManager, ...monitoring];
+    const expected = [
+      ...base.filter((o) => o.kind !== 'Namespace'),
+      ...certManager,
+      ...monitoring,
+      poolBinding(NAMESPACE),
+    ];
     expect(ids(chart.filter((o) => o.kind !== 'SandboxPool'))).toEqual(ids(expected));
   });
 
-  it('grants every ServiceAccount exactly what deploy/ grants it', () => {
+  it('grants every ServiceAccount exactly what deploy/ grants it, with the agent pool’s namespace bound as deploy/examples/sandbox-pool.yaml does', () => {
     const { base } = kustomizeOutput();
+    const withPool = [...base, poolBinding(NAMESPACE)];
     expect(serviceAccounts(chart)).toEqual(serviceAccounts(base));
-    for (const sa of serviceAccounts(base)) expect(permissionsOf(chart, sa), sa.name).toEqual(permissionsOf(base, sa));
+    for (const sa of serviceAccounts(base))
+      expect(permissionsOf(chart, sa), sa.name).toEqual(permissionsOf(withPool, sa));
   });
 
   it('installs the CRDs of deploy/crds, unchanged', () => {
@@ -218,7 +225,39 @@ describe('the chart, rendered by helm', () => {
   });
 });
 
+/** deploy/examples/sandbox-pool.yaml's RoleBinding (the fast path may create agent Pods there), in `namespace`. */
+function poolBinding(namespace: string): KubeObject {
+  const example = readObjects(path.join(REPO_ROOT, 'deploy/examples/sandbox-pool.yaml')).find(
+    (o) => o.kind === 'RoleBinding',
+  )!;
+  return { ...example, metadata: { ...example.metadata, namespace } };
+}
+
 describe('the values', () => {
+  it('agentPools and fastpath.agentPodNamespaces: the fast path may create agent Pods in their namespaces only (review N9)', async () => {
+    const fastpath = { name: 'durable-operators-fastpath', namespace: NAMESPACE };
+    const bindings = (objs: KubeObject[]) =>
+      ofKind(objs, 'RoleBinding').filter((b) => b.metadata.name === 'durable-operators-fastpath-agent-pods');
+    const none = await render();
+    expect(bindings(none)).toEqual([]);
+    expect(permissionsOf(none, fastpath)['core/pods']).toEqual(['list']);
+    const objs = await render(
+      JSON.stringify({ name: 'pool-b', namespace: 'team-a', spec: POOL_SPEC }),
+      'fastpath.agentPodNamespaces={team-a,team-b}',
+    );
+    expect(bindings(objs)).toEqual(['team-a', 'team-b'].map(poolBinding));
+    const perms = permissionsOf(objs, fastpath);
+    expect(Object.keys(perms).filter((r) => r.startsWith('core/pods') || r.startsWith('core/secrets'))).toEqual([
+      'core/pods',
+      'core/pods (in team-a)',
+      'core/pods (in team-b)',
+      'core/secrets (in team-a)',
+      'core/secrets (in team-b)',
+    ]);
+    expect(perms['core/pods (in team-a)']).toEqual(['create', 'delete']);
+    expect(perms['core/secrets (in team-b)']).toEqual(['create']);
+  });
+
   it('a role switched off: no Deployment, no RBAC of its own', async () => {
     const objs = await render('watcher.enabled=false', 'fastpath.enabled=false');
     expect(

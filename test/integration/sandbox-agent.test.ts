@@ -534,7 +534,7 @@ describe('sandbox agent: the CLI role', () => {
       process.execPath,
       [
         ...['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'agent'],
-        ...['--port', '0', '--host', '127.0.0.1', '--runtime', 'process'],
+        ...['--port', '0', '--host', '127.0.0.1', '--runtime', 'process', '--allow-unisolated'],
       ],
       {
         cwd: REPO_ROOT,

@@ -4,7 +4,7 @@
  * agent SIGKILL + restart that must not lose a sandbox.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -145,6 +145,22 @@ async function deleted(a: AgentProcess, id: string): Promise<void> {
   await agents.delete(a.url, id);
   await passes(async () => expect(await a.sandbox(id)).toBeUndefined(), 30_000);
 }
+
+/**
+ * A sandbox's cgroup file as the node has it: cgroup v2 when the root is unified (one tree,
+ * `/sys/fs/cgroup/<path>/<v2>`), else v1 (a tree per controller, `/sys/fs/cgroup/<ctl>/<path>/<v1>`)
+ * — runc uses v1 on a hybrid node, whose `unified` mount has no controllers (review N19).
+ */
+function cgroupFile(id: string, v1: [controller: string, file: string], v2: string): string {
+  const unified = existsSync('/sys/fs/cgroup/cgroup.controllers');
+  return readFileSync(
+    unified ? `/sys/fs/cgroup/fast-sandbox/${id}/${v2}` : `/sys/fs/cgroup/${v1[0]}/fast-sandbox/${id}/${v1[1]}`,
+    'utf8',
+  ).trim();
+}
+const memoryLimit = (id: string) => Number(cgroupFile(id, ['memory', 'memory.limit_in_bytes'], 'memory.max'));
+/** The CFS quota in µs per 100 ms period. */
+const cpuQuota = (id: string) => Number(cgroupFile(id, ['cpu', 'cpu.cfs_quota_us'], 'cpu.max').split(' ')[0]);
 
 /** Host processes whose command line contains `marker` (sandboxes share the host's kernel under runc). */
 function hostProcessesWith(marker: string): number[] {
@@ -292,11 +308,29 @@ describe('delete and limits', () => {
     const limited = await createRunning(agent, { image: images.busybox, cpu: '250m', memory: '32Mi' });
     const cg = await agent.exec(limited, ['cat', '/proc/self/cgroup']);
     expect(cg.code).toBe(0);
-    const memLimit = readFileSync(`/sys/fs/cgroup/memory/fast-sandbox/${limited}/memory.limit_in_bytes`, 'utf8');
-    expect(Number(memLimit)).toBe(32 * 2 ** 20);
-    const quota = readFileSync(`/sys/fs/cgroup/cpu/fast-sandbox/${limited}/cpu.cfs_quota_us`, 'utf8');
-    expect(Number(quota)).toBe(25_000);
+    expect(memoryLimit(limited)).toBe(32 * 2 ** 20);
+    expect(cpuQuota(limited)).toBe(25_000);
     await Promise.all([deleted(agent, hog), deleted(agent, limited)]);
+  });
+
+  it('a sandbox that sets no limits, of a pool that sets none, gets the defaults: 1 CPU, 512Mi (review N3)', async () => {
+    const plain = await createRunning(agent, { image: images.busybox });
+    expect(memoryLimit(plain)).toBe(512 * 2 ** 20);
+    expect(cpuQuota(plain)).toBe(100_000);
+    await deleted(agent, plain);
+  });
+
+  it('the OOM killer takes a sandbox before its agent: its oom_score_adj is 1000 (review N3)', async () => {
+    const id = await createRunning(agent, {
+      image: images.busybox,
+      command: ['sh', '-c', 'cat /proc/self/oom_score_adj; sleep 3600'],
+    });
+    const agentScore = Number(readFileSync(`/proc/${agent.proc.pid}/oom_score_adj`, 'utf8'));
+    await passes(async () => expect((await agent.logs(id)).trim()).toBe('1000'), 30_000);
+    expect(1000).toBeGreaterThan(agentScore);
+    // An exec into it is the sandbox too.
+    expect((await agent.exec(id, ['cat', '/proc/self/oom_score_adj'])).out.trim()).toBe('1000');
+    await deleted(agent, id);
   });
 
   it('a limit that is not a quantity is refused before anything is made', async () => {

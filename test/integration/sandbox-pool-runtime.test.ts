@@ -4,6 +4,8 @@
  * stack's containerd, and the fast path places sandboxes on them. `gvisor` on a node with runsc
  * runs sandboxes under gVisor; on a node without it, the pool says `Ready=False
  * RuntimeUnsupported` and every create is refused with that reason — never run under runc instead.
+ * Likewise a `container` pool whose agents run the process runtime (review N6): refused, never
+ * served without isolation.
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -100,5 +102,41 @@ describe('SandboxPool runtimeType: gvisor', () => {
     ).json()) as { allocated: number; sandboxStatuses: unknown[]; runtimeUnsupported?: string };
     expect(report).toMatchObject({ allocated: 0, sandboxStatuses: [] });
     expect(report.runtimeUnsupported).toMatch(/runsc/);
+  });
+});
+
+describe('SandboxPool runtimeType: container served by a process-runtime agent (review N6)', () => {
+  it('the pool is Ready=False RuntimeUnsupported and creates are refused: never served without isolation', async () => {
+    const s = (stack = await new SandboxStack({
+      agents: 0,
+      kubelet: true,
+      poolCapacity: { poolMin: 1, poolMax: 1, bufferMin: 0, bufferMax: 0 },
+      // A template copied from a development setup: the agent container picks the process runtime.
+      agentTemplate: {
+        spec: {
+          containers: [
+            {
+              name: 'agent',
+              image: 'durable-operators:dev',
+              args: ['agent'],
+              env: [{ name: 'DO_AGENT_RUNTIME', value: 'process' }],
+            },
+          ],
+        },
+      },
+    }).start());
+    const ready = await readyCondition(s);
+    expect(ready).toMatchObject({ status: 'False', reason: 'RuntimeUnsupported' });
+    expect(ready?.message).toMatch(/runtimeType container needs the containerd runtime.*process runtime/);
+    const name = uniq('proc');
+    const err = await grpcError(create(s, name, ['sleep', '3600']));
+    expect(err.code).toBe(grpc.status.FAILED_PRECONDITION);
+    expect(err.details).toMatch(/isolates nothing/);
+    expect(await s.sandbox(name)).toBeUndefined();
+    const [agent] = s.fleet.kubeletAgents;
+    const report = (await (
+      await fetch(`${agent!.url}/api/v1/agent/status`, { headers: { authorization: `Bearer ${s.token}` } })
+    ).json()) as { runtime?: string; allocated: number };
+    expect(report).toMatchObject({ runtime: 'process', allocated: 0 });
   });
 });

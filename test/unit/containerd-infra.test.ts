@@ -104,6 +104,12 @@ describe('registry config', () => {
     expect(config.version).toBe('0.1');
     expect(config.http.addr).toBe('127.0.0.1:5000');
     expect(config.storage.filesystem.rootdirectory).toBe('/s/registry/storage');
+    expect(config).not.toHaveProperty('auth');
+  });
+
+  it('asks for basic auth (htpasswd) when given the file', () => {
+    const config = parse(renderRegistryConfig('/s', 5000, '/s/htpasswd')) as { auth?: unknown };
+    expect(config.auth).toEqual({ htpasswd: { realm: 'durable-operators', path: '/s/htpasswd' } });
   });
 });
 

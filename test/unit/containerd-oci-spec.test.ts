@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { chainId } from '../../src/agent/containerd/images.js';
-import { ownContainerId } from '../../src/agent/containerd/setup.js';
+import { cgroupParentOf, ownContainerId } from '../../src/agent/containerd/setup.js';
 import {
   DEFAULT_CAPABILITIES,
+  SANDBOX_OOM_SCORE_ADJ,
   containerSpec,
   parseLimits,
   parseQuantity,
@@ -155,6 +156,11 @@ describe('the container spec is isolated by default', () => {
     ]);
   });
 
+  it('the OOM killer takes a sandbox first: the highest score, never a lower one than it inherits (review N3)', () => {
+    expect(SANDBOX_OOM_SCORE_ADJ).toBe(1000);
+    expect(spec.process.oomScoreAdj).toBe(1000);
+  });
+
   it('nothing of the agent is mounted: only kernel filesystems', () => {
     expect(spec.mounts.filter((m) => m.type === 'bind')).toEqual([]);
   });
@@ -193,4 +199,15 @@ it("the agent's own container ID from its cgroups (how it finds its Pod's networ
   expect(ownContainerId(`12:pids:/kubepods/besteffort/pod1234/${id}\n`)).toBe(id);
   expect(ownContainerId(`0::/kubepods.slice/kubepods-pod1.slice/cri-containerd-${id}.scope\n`)).toBe(id);
   expect(ownContainerId('0::/user.slice/session-1.scope\n')).toBeUndefined();
+});
+
+describe('--cgroup-parent (review N3)', () => {
+  it('defaults to /fast-sandbox; takes an absolute cgroupfs path, normalised', () => {
+    expect(cgroupParentOf(undefined)).toBe('/fast-sandbox');
+    expect(cgroupParentOf('/sandboxes/node-a/')).toBe('/sandboxes/node-a');
+    expect(cgroupParentOf('/a//b')).toBe('/a/b');
+  });
+  it.each(['relative', '/', '/a/../..', '../x'])('refuses %j', (p) => {
+    expect(() => cgroupParentOf(p)).toThrow(/--cgroup-parent/);
+  });
 });

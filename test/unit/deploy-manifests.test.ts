@@ -261,6 +261,7 @@ describe('deploy/ kustomization', () => {
           (kind) => `${kind}/${FASTPATH_SA.name}`,
         ),
         'ClusterRole/durable-operators-capture-targets',
+        'ClusterRole/durable-operators-fastpath-agent-pods',
         'ClusterRole/durable-operators-fastpath-sandbox-env',
         'ClusterRole/durable-operators-watcher',
         'ClusterRole/durable-operators-worker',
@@ -386,8 +387,9 @@ describe('RBAC', () => {
     expect(permissionsOf(objects, WATCHER_SA)['core/secrets']).toBeUndefined();
     expect(secrets(WATCHER_SA)).toEqual({});
     // The agents' key reaches the fast path as a mounted volume, not through the API; it only
-    // creates each pool's agent token Secret (never reads or changes one).
-    expect(secrets(FASTPATH_SA)).toEqual({ 'core/secrets': ['create'] });
+    // creates each pool's agent token Secret (never reads or changes one), and only in a namespace
+    // that binds it there (deploy/examples/sandbox-pool.yaml): nowhere by deploy/ itself.
+    expect(secrets(FASTPATH_SA)).toEqual({});
   });
 
   it('the watcher only lists and watches; the worker and the fast path read and write but never watch or update', () => {
@@ -412,21 +414,40 @@ describe('RBAC', () => {
     const perms = permissionsOf(objects, FASTPATH_SA);
     expect(Object.keys(perms)).toEqual([
       'core/pods',
-      'core/secrets',
       'events.k8s.io/events',
       'sandbox.fast.io/sandboxes',
       'sandbox.fast.io/sandboxes/status',
       'sandbox.fast.io/sandboxpools',
       'sandbox.fast.io/sandboxpools/status',
     ]);
-    // Never `get`, `patch` or `update` on Pods: the pool's workflow creates and deletes its agents.
-    expect(perms['core/pods']).toEqual(['create', 'delete', 'list']);
+    // Cluster-wide it only lists Pods (the registry); creating and deleting agent Pods, and their
+    // token Secret, is granted per pool namespace (review N9): never in kube-system by default.
+    expect(perms['core/pods']).toEqual(['list']);
+    const agentPods = 'durable-operators-fastpath-agent-pods';
+    expect(find(objects, 'ClusterRole', agentPods)!.rules).toEqual([
+      { apiGroups: [''], resources: ['pods'], verbs: ['create', 'delete'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+    ]);
+    expect(
+      [...ofKind<Binding>(objects, 'ClusterRoleBinding'), ...ofKind<Binding>(objects, 'RoleBinding')].filter(
+        (b) => b.roleRef.name === agentPods,
+      ),
+    ).toEqual([]);
+    const poolExample = readObjects(path.join(DEPLOY, 'examples', 'sandbox-pool.yaml'));
+    const poolBinding = poolExample.find((o) => o.kind === 'RoleBinding') as Binding;
+    expect(poolBinding.roleRef.name).toBe(agentPods);
+    expect(poolBinding.metadata.namespace).toBe(poolExample.find((o) => o.kind === 'SandboxPool')!.metadata.namespace);
+    expect(permissionsOf([...objects, poolBinding], FASTPATH_SA)).toMatchObject({
+      'core/pods': ['list'],
+      'core/pods (in default)': ['create', 'delete'],
+      'core/secrets (in default)': ['create'],
+    });
     expect(perms['sandbox.fast.io/sandboxpools']).toEqual(['get', 'list', 'patch']);
     expect(perms['sandbox.fast.io/sandboxpools/status']).toEqual(['patch']);
     // Its Events: one per object and reason, a repeat counted in its series; never listed or deleted.
     expect(perms['events.k8s.io/events']).toEqual(['create', 'get', 'patch']);
     // It reads no Secret: Sandboxes' valueFrom needs a namespace's own RoleBinding of this ClusterRole.
-    expect(perms['core/secrets']).toEqual(['create']);
+    expect(perms['core/secrets']).toBeUndefined();
     const sandboxEnv = 'durable-operators-fastpath-sandbox-env';
     expect(find(objects, 'ClusterRole', sandboxEnv)!.rules).toEqual([
       { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['get'] },
@@ -907,7 +928,7 @@ describe('deploy/examples', () => {
 
     it('runs no agents of its own: the pool’s workflow creates the Pods from agentTemplate', () => {
       expect(agents).toBeUndefined();
-      expect(poolFile.map((o) => o.kind)).toEqual(['SandboxPool', 'NetworkPolicy']);
+      expect(poolFile.map((o) => o.kind)).toEqual(['SandboxPool', 'NetworkPolicy', 'RoleBinding']);
     });
 
     it('its NetworkPolicy lets only the fast path reach the agent port, and sandboxes not reach the cluster or the metadata endpoint', () => {

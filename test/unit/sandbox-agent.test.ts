@@ -1,7 +1,9 @@
 /** The sandbox agent's pure parts: body validation, the log ring buffer, the token check. */
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import {
   MAX_EXEC_STDIN_BYTES,
@@ -10,9 +12,10 @@ import {
   parseDeleteRequest,
   parseDrainRequest,
   parseExecRequest,
+  parseReapRequest,
   specFingerprint,
 } from '../../src/agent/api.js';
-import { SandboxAgent, exitMessage } from '../../src/agent/agent.js';
+import { REAP_MARGIN_MS, SandboxAgent, exitMessage } from '../../src/agent/agent.js';
 import { ProcessRuntime } from '../../src/agent/process-runtime.js';
 import type { SandboxRuntime } from '../../src/agent/runtime.js';
 import { bearerChecker, loadAgentToken } from '../../src/agent/auth.js';
@@ -210,6 +213,72 @@ describe('agent drain', () => {
     expect(parseDrainRequest({ drain: 'yes' })).toMatchObject({ ok: false });
     expect(parseDrainRequest([])).toMatchObject({ ok: false });
   });
+});
+
+describe('agent reap (review N4)', () => {
+  it('gives the runtime the live UIDs and a cutoff before the listing, less the margin', async () => {
+    const calls: { live: string[]; createdBefore: number }[] = [];
+    const runtime = {
+      name: 'fake',
+      reapDeadAgents: (live: ReadonlySet<string>, createdBefore: number) => {
+        calls.push({ live: [...live], createdBefore });
+        return Promise.resolve({ removed: [] });
+      },
+    } as unknown as SandboxRuntime;
+    const agent = new SandboxAgent({ agentId: 'a', nodeName: 'n', capacity: 1, runtime, killGraceMs: 10 });
+    const before = Date.now();
+    await agent.reap({ liveAgentUids: ['u1', 'u2'], listedMsAgo: 2_000 });
+    expect(calls[0]!.live).toEqual(['u1', 'u2']);
+    expect(calls[0]!.createdBefore).toBeLessThanOrEqual(before + 10 - 2_000 - REAP_MARGIN_MS);
+    expect(calls[0]!.createdBefore).toBeGreaterThanOrEqual(before - 2_000 - REAP_MARGIN_MS - 1_000);
+  });
+
+  it('the process runtime has nothing to reap, and says so', async () => {
+    const agent = new SandboxAgent({
+      agentId: 'a',
+      nodeName: 'n',
+      capacity: 1,
+      runtime: new ProcessRuntime({}),
+      killGraceMs: 10,
+    });
+    expect(await agent.reap({ liveAgentUids: [], listedMsAgo: 0 })).toEqual({
+      removed: [],
+      skipped: 'the process runtime leaves nothing behind a dead agent',
+    });
+  });
+
+  it('reap bodies', () => {
+    expect(parseReapRequest({ liveAgentUids: ['u'], listedMsAgo: 5 })).toMatchObject({ ok: true });
+    expect(parseReapRequest({ liveAgentUids: [''], listedMsAgo: 5 })).toMatchObject({ ok: false });
+    expect(parseReapRequest({ liveAgentUids: ['u'], listedMsAgo: -1 })).toMatchObject({ ok: false });
+    expect(parseReapRequest({ liveAgentUids: ['u'] })).toMatchObject({ ok: false });
+  });
+});
+
+describe('the process runtime never serves a pool asking for isolation (review N6)', () => {
+  it('refuses runtimeType container unless --allow-unisolated; gvisor always', () => {
+    expect(new ProcessRuntime({ runtimeType: 'container' }).unsupported).toMatch(
+      /^runtimeType container needs the containerd runtime; this agent runs the process runtime, which isolates nothing .*--allow-unisolated/,
+    );
+    expect(new ProcessRuntime({ runtimeType: 'container', allowUnisolated: true }).unsupported).toBeUndefined();
+    expect(new ProcessRuntime({ runtimeType: 'gvisor', allowUnisolated: true }).unsupported).toMatch(/runsc/);
+  });
+
+  it('an agent given the pool’s limits does not start on the process runtime', async () => {
+    const run = promisify(execFile);
+    const err = (await run(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', 'agent', '--runtime', 'process', '--port', '0'],
+      { env: { ...process.env, DO_AGENT_TOKEN: 't', SANDBOX_DEFAULT_MEMORY: '512Mi' }, timeout: 25_000 },
+    ).then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as { code?: number; stderr?: string } | undefined;
+    expect(err?.code).not.toBe(0);
+    expect(err?.stderr).toMatch(
+      /the process runtime cannot enforce --default-memory \(SANDBOX_DEFAULT_MEMORY\) .*not starting rather than running sandboxes without them/,
+    );
+  }, 30_000);
 });
 
 describe('agent delete when the runtime refuses', () => {

@@ -15,6 +15,7 @@ import {
   nextLookInMs,
   runStillHolds,
   orphansOn,
+  reapersOf,
   recoveryDeadlineMs,
   resetRequested,
   rfc3339Nanos,
@@ -312,5 +313,20 @@ describe('createConflict (a create by name reaching the name’s workflow)', () 
       reason: 'Terminating',
       message: 'the previous create of ns/sb failed and its run is ending; create it again',
     });
+  });
+});
+
+describe('reapersOf (review N4)', () => {
+  it('asks one containerd agent per namespace and node, the first by name; never a process agent or one on no node', () => {
+    const out = reapersOf([
+      { namespace: 'a', node: 'n1', pod: 'p2', runtime: 'containerd/runc' },
+      { namespace: 'a', node: 'n1', pod: 'p1', runtime: 'containerd/gvisor' },
+      { namespace: 'a', node: 'n2', pod: 'p3', runtime: 'process' },
+      { namespace: 'a', node: 'n2', pod: 'p4', runtime: 'containerd/runc' },
+      { namespace: 'b', node: 'n1', pod: 'p5', runtime: 'containerd/runc' },
+      { namespace: 'b', node: '', pod: 'p6', runtime: 'containerd/runc' },
+      { namespace: 'b', node: 'n3', pod: 'p7' },
+    ]);
+    expect(out.map((r) => `${r.namespace}/${r.node}/${r.pod}`)).toEqual(['a/n1/p1', 'a/n2/p4', 'b/n1/p5']);
   });
 });

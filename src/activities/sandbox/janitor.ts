@@ -10,10 +10,12 @@ import {
   runStillHolds,
   lostRecords,
   orphansOn,
+  reapersOf,
   type LostVerdict,
   type OrphanVerdict,
   type RecordedSandbox,
 } from '../../domain/sandbox.js';
+import type { ReapedContainer } from '../../agent/api.js';
 import type { AgentClient } from '../../fastpath/agent-client.js';
 import type { FastPathMetrics } from '../../fastpath/metrics.js';
 import type { SandboxRegistry } from '../../fastpath/registry.js';
@@ -129,6 +131,45 @@ export function createSandboxJanitorActivities(
       await agents.delete(a.url, o.sandboxId);
       metrics?.janitorRemoved.inc();
       return 'removed';
+    },
+
+    /**
+     * Containers of agents whose Pod is gone (review N4): one live agent per namespace and node is
+     * told which agent Pods exist (the registry's last listing, at most a poll old) and removes
+     * its node's containers of the namespace's other agents. An agent that cannot (an older agent
+     * without the route, an unreachable one) is named in `failed`; the next pass asks again.
+     */
+    async reapDeadAgentContainers(): Promise<{
+      removed: (ReapedContainer & { namespace: string; node: string; reaper: string })[];
+      asked: number;
+      failed: string[];
+    }> {
+      const listedAt = registry.podsListedAt;
+      const removed: (ReapedContainer & { namespace: string; node: string; reaper: string })[] = [];
+      const failed: string[] = [];
+      const reapers = reapersOf(
+        registry
+          .agents()
+          .filter((a) => a.report && registry.table.has(a.key))
+          .map((a) => ({
+            namespace: a.namespace,
+            node: a.node || a.report!.nodeName,
+            pod: a.pod,
+            runtime: a.report!.runtime,
+          })),
+      );
+      for (const r of reapers) {
+        heartbeat();
+        const a = registry.agent(r.namespace, r.pod);
+        if (!a) continue;
+        try {
+          const answer = await agents.reap(a.url, registry.agentPodUidsIn(r.namespace), Date.now() - listedAt);
+          for (const c of answer.removed) removed.push({ ...c, namespace: r.namespace, node: r.node, reaper: r.pod });
+        } catch (err) {
+          failed.push(`${r.namespace}/${r.pod}: ${(err as Error).message}`);
+        }
+      }
+      return { removed, asked: reapers.length, failed };
     },
 
     async reportLostSandbox(l: LostVerdict): Promise<void> {

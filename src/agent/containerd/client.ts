@@ -54,6 +54,8 @@ export interface Container {
   spec?: Any | null;
   snapshotter: string;
   snapshotKey: string;
+  /** Set by containerd (`google.protobuf.Timestamp`). */
+  createdAt?: { seconds: number; nanos: number } | null;
 }
 export type TaskStatus = 'UNKNOWN' | 'CREATED' | 'RUNNING' | 'STOPPED' | 'PAUSED' | 'PAUSING';
 export interface Process {

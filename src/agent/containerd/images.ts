@@ -3,7 +3,15 @@
  * with the pool's registry credentials), unpacked into the snapshotter, and read once for what a
  * container needs — the image config (entrypoint, cmd, env, user, working dir) and the chain ID
  * of its top layer, the parent of each sandbox's writable snapshot. Pull policy IfNotPresent, as
- * Kubernetes' default for tagged images: an image present in containerd is never pulled again.
+ * Kubernetes' default for tagged images: an image present in containerd is not downloaded again.
+ *
+ * But presence is not permission (review N5): containerd's `k8s.io` store is the node's, shared
+ * with the kubelet and every pool, so a private image another team's Pod or pool pulled is there
+ * too. An image this agent did not pull itself is re-authorised with the registry, with this
+ * pool's credentials, before a sandbox uses it — a pull through the CRI, which for an image
+ * already present fetches only its manifest (as Kubernetes' AlwaysPullImages and KEP-2535's
+ * "ensure secret-pulled images" do). A success is remembered per image and credentials for
+ * `RECHECK_AFTER_MS`, so the create path pays that round trip at most once in that time.
  */
 import { createHash } from 'node:crypto';
 import type { ContainerdClient, Descriptor } from './client.js';
@@ -43,16 +51,71 @@ export function chainId(diffIds: string[]): string {
   return chain;
 }
 
+/** How long a successful check of an image with the pool's credentials holds. */
+export const RECHECK_AFTER_MS = 10 * 60_000;
+
+/** The credentials as a key (a hash: the secret itself is not kept beside the image name). */
+function credentialsKey(auth: RegistryAuth | undefined): string {
+  if (!auth) return 'none';
+  return createHash('sha256')
+    .update(JSON.stringify([auth.username ?? '', auth.password ?? '', auth.auth ?? '']))
+    .digest('hex');
+}
+
+const keyOf = (ref: string, auth: RegistryAuth | undefined) => `${ref}\u0000${credentialsKey(auth)}`;
+
 export class ImageStore {
   private readonly resolved = new Map<string, Promise<ResolvedImage>>();
+  /** `ref` + credentials key → when this agent last pulled or re-checked it (ms), or the check under way. */
+  private readonly authorized = new Map<string, number | Promise<void>>();
 
   constructor(
     private readonly client: ContainerdClient,
     private readonly authFor: (ref: string) => RegistryAuth | undefined = () => undefined,
+    private readonly recheckAfterMs = RECHECK_AFTER_MS,
   ) {}
 
-  /** The image, pulled if containerd does not have it; concurrent creates of one image share one pull. */
-  ensure(ref: string): Promise<ResolvedImage> {
+  /**
+   * The image, pulled if containerd does not have it, and re-checked with the registry when this
+   * agent's credentials have not pulled it lately; concurrent creates of one image share one pull.
+   */
+  async ensure(ref: string): Promise<ResolvedImage> {
+    const image = await this.resolveOnce(ref);
+    const auth = this.authFor(ref);
+    const key = keyOf(ref, auth);
+    const at = this.authorized.get(key);
+    if (typeof at === 'number' && Date.now() - at < this.recheckAfterMs) return image;
+    let check = at instanceof Promise ? at : undefined;
+    if (!check) {
+      check = this.recheck(ref, auth, image.id).then(
+        () => void this.authorized.set(key, Date.now()),
+        (err: unknown) => {
+          this.authorized.delete(key);
+          throw err;
+        },
+      );
+      this.authorized.set(key, check);
+    }
+    await check;
+    // A tag that moved since: the check pulled the new image, resolved again.
+    return this.resolveOnce(ref);
+  }
+
+  /** Pulls `ref` with the pool's credentials: only its manifest when present; refused as the tenant's error otherwise. */
+  private async recheck(ref: string, auth: RegistryAuth | undefined, id: string): Promise<void> {
+    let now: string;
+    try {
+      now = await this.client.pullImage(ref, auth);
+    } catch (err) {
+      throw new SandboxSpecError(
+        `image ${JSON.stringify(ref)} is on this node, but this pool's image pull credentials cannot pull it ` +
+          `(an image on the node runs only for credentials the registry accepts): ${(err as Error).message}`,
+      );
+    }
+    if (now !== id) this.resolved.delete(ref);
+  }
+
+  private resolveOnce(ref: string): Promise<ResolvedImage> {
     let p = this.resolved.get(ref);
     if (!p) {
       p = this.resolve(ref);
@@ -70,7 +133,10 @@ export class ImageStore {
     const pulled = !id;
     if (!id) {
       try {
-        id = await this.client.pullImage(ref, this.authFor(ref));
+        const auth = this.authFor(ref);
+        id = await this.client.pullImage(ref, auth);
+        // Pulled with these credentials just now: checked.
+        this.authorized.set(keyOf(ref, auth), Date.now());
       } catch (err) {
         throw new SandboxSpecError(`image ${JSON.stringify(ref)} cannot be pulled: ${(err as Error).message}`);
       }

@@ -7,8 +7,8 @@
  * original: endpoints are `podIP:port`); the image's root filesystem and nothing of the agent's
  * (only the agent's resolv.conf, read-only, so names resolve as in the Pod); containerd's default
  * capability set less five (or the pool's), `noNewPrivileges`, containerd's default seccomp
- * profile, masked and read-only /proc and /sys paths; the image's user. Limits: memory (no swap),
- * CPU quota, pids.
+ * profile, masked and read-only /proc and /sys paths; the image's user; the highest OOM score.
+ * Limits: memory (no swap), CPU quota, pids.
  */
 import { DEFAULT_CAPABILITY_NAMES, ociCapability } from '../../domain/sandbox-capabilities.js';
 import { defaultSeccompProfile } from './seccomp.js';
@@ -39,6 +39,12 @@ export interface ProcessRequest {
 }
 
 /**
+ * The OOM killer takes a sandbox before anything else on the node (review N3): 1000, as the
+ * kubelet gives a BestEffort Pod, since sandboxes sit outside the Pods' accounting. Raising a
+ * score needs no privilege; lowering it would (CAP_SYS_RESOURCE), so the maximum always applies.
+ */
+export const SANDBOX_OOM_SCORE_ADJ = 1000;
+
  * The default capabilities (OCI names): containerd's `defaultUnixCaps` less NET_RAW, MKNOD,
  * SETFCAP, SYS_CHROOT and AUDIT_WRITE (why: src/domain/sandbox-capabilities.ts).
  */
@@ -143,6 +149,7 @@ export function containerSpec(input: ContainerSpecInput): Record<string, unknown
       capabilities: { bounding: caps, effective: [...caps], permitted: [...caps] },
       rlimits: [{ type: 'RLIMIT_NOFILE', hard: 1024, soft: 1024 }],
       noNewPrivileges: true,
+      oomScoreAdj: SANDBOX_OOM_SCORE_ADJ,
     },
     root: { path: 'rootfs', readonly: false },
     hostname: input.hostname,

@@ -27,7 +27,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { AgentSandboxSpec } from '../api.js';
+import type { AgentSandboxSpec, ReapResponse } from '../api.js';
 import { DEFAULT_LOG_LIMIT_BYTES, LogBuffer } from '../log-buffer.js';
 import {
   SandboxNotRunningError,
@@ -49,6 +49,7 @@ import {
   runcOptions,
   type ContainerdClient,
 } from './client.js';
+import { reapDeadAgents } from './reaper.js';
 import { ImageStore, type RegistryAuth, type ResolvedImage } from './images.js';
 import { containerSpec, linuxResources, parseLimits, resolveArgs, resolveEnv, type SandboxLimits } from './oci-spec.js';
 
@@ -838,6 +839,20 @@ export class ContainerdRuntime implements SandboxRuntime {
           .then(() => this.removeContainer(w.containerId));
       }),
     ]);
+  }
+
+  /**
+   * Removes this node's containers of the namespace's agents whose Pod is gone (reaper.ts): the
+   * agent Pods that exist are `liveAgentUids`, listed before `createdBefore` (ms, this clock).
+   */
+  reapDeadAgents(liveAgentUids: ReadonlySet<string>, createdBefore: number): Promise<ReapResponse> {
+    const scope = {
+      namespace: this.opts.agentNamespace,
+      ownUid: this.opts.agentUid,
+      live: liveAgentUids,
+      createdBefore,
+    };
+    return reapDeadAgents(this.opts.client, scope, path.dirname(this.opts.ioDir), (id) => this.removeContainer(id));
   }
 
   /** The agent is dying: its sandboxes are not (containerd keeps them; the restarted agent re-adopts them). */

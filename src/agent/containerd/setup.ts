@@ -11,6 +11,16 @@ import { ContainerdClient } from './client.js';
 import { pullSecretsAuth } from './pull-secrets.js';
 import { ContainerdRuntime, type ContainerdRuntimeOptions, type WarmImage } from './runtime.js';
 
+/**
+ * The limits of a sandbox when neither its create nor its pool's `sandboxResources` sets one
+ * (review N3): sandboxes run outside the kubelet's accounting, so none runs unbounded. One core
+ * and 512Mi, the size of a small hosted sandbox (E2B's default is 512 MiB); a pool sets its own.
+ */
+export const DEFAULT_SANDBOX_CPU = '1';
+export const DEFAULT_SANDBOX_MEMORY = '512Mi';
+/** Where sandboxes' cgroups go when `--cgroup-parent` is not given (cgroupfs path). */
+export const DEFAULT_CGROUP_PARENT = '/fast-sandbox';
+
 export interface ContainerdFlags {
   socket: string;
   namespace: string;
@@ -36,6 +46,8 @@ export interface ContainerdFlags {
   pullSecretsDir?: string;
   /** The pool's sandboxSecurityContext.capabilities (Kubernetes names). */
   capabilities?: CapabilitiesSpec;
+  /** Parent of the sandboxes' cgroups (cgroupfs path; default /fast-sandbox). */
+  cgroupParent?: string;
 }
 
 /** `image=count,…` as warm images, or what is wrong with it. */
@@ -77,6 +89,17 @@ async function discoverNetns(client: ContainerdClient): Promise<string> {
   const path = spec.linux?.namespaces?.find((n) => n.type === 'network')?.path;
   if (!path) throw new Error(`the agent container ${id} has no network namespace path in containerd`);
   return path;
+}
+
+/** The cgroup parent as a cgroupfs path: absolute, normalised, never the root itself. */
+export function cgroupParentOf(flag: string | undefined): string {
+  if (!flag) return DEFAULT_CGROUP_PARENT;
+  const p = path.posix.normalize(flag).replace(/\/+$/, '');
+  if (!p.startsWith('/') || p === '' || p.split('/').includes('..'))
+    throw new Error(
+      `--cgroup-parent ${JSON.stringify(flag)}: not an absolute cgroup path below the root (e.g. /fast-sandbox)`,
+    );
+  return p;
 }
 
 export async function containerdRuntime(
@@ -131,7 +154,12 @@ export async function containerdRuntime(
     runtimeBinary,
     runtimeRoot: flags.runtimeRoot,
     host: flags.host,
-    defaults: flags.defaults,
+    defaults: {
+      ...flags.defaults,
+      cpu: flags.defaults?.cpu || DEFAULT_SANDBOX_CPU,
+      memory: flags.defaults?.memory || DEFAULT_SANDBOX_MEMORY,
+    },
+    cgroupParent: cgroupParentOf(flags.cgroupParent),
     initBinary,
     warm,
     unsupported,

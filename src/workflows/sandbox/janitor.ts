@@ -18,6 +18,8 @@
  *   is handed to its workflow too — a backstop for the registry's hint, which a restarted fast
  *   path never sends for an agent it never saw: the workflow verifies and starts the recovery
  *   timeout, after which the failure policy applies.
+ * - Containers of agents whose Pod is gone (killed without their shutdown, never restarted): one
+ *   live agent per namespace and node removes them (review N4).
  */
 import {
   allHandlersFinished,
@@ -26,6 +28,7 @@ import {
   defineQuery,
   defineSignal,
   defineUpdate,
+  patched,
   setCurrentDetails,
   setHandler,
   workflowInfo,
@@ -49,6 +52,8 @@ export interface JanitorState {
   passes: number;
   removed: number;
   lostReported: number;
+  /** Containers of gone agents removed (absent in states from before the reaper). */
+  containersReaped?: number;
   /** The last pass: when it ended and its summary. */
   last?: { at: string; summary: string };
   /** The most recent lines of passes that did something (removed, spared or reported), newest last. */
@@ -133,10 +138,23 @@ async function janitorPass(orphanTimeoutSeconds: number, state: JanitorState): P
         : `Sandbox ${l.namespace}/${l.name}: agent ${l.agent} does not report; its workflow applies the failure policy after the recovery timeout`,
     );
   }
+  let reapHead = '';
+  if (patched('janitor-reaps-dead-agents')) {
+    const reaped = await janitorSteps.reapDeadAgentContainers();
+    state.containersReaped = (state.containersReaped ?? 0) + reaped.removed.length;
+    for (const c of reaped.removed)
+      lines.push(
+        `removed container ${c.containerId} (${c.sandboxId ? `sandbox ${c.sandboxId}` : 'warm'}) whose agent ` +
+          `${c.namespace}/${c.agentName} is gone (no Pod with UID ${c.agentUid}), via agent ${c.reaper} on node ${c.node}`,
+      );
+    // Failures go in the pass's summary only: an agent that cannot reap would fill the recent lines.
+    reapHead = `; ${reaped.removed.length} containers of gone agents removed (${reaped.asked} agents asked)`;
+    if (reaped.failed.length) reapHead += `; could not reap on ${reaped.failed.join('; ')}`;
+  }
   const at = new Date().toISOString();
   state.recent.push(...lines.map((line) => `${at} ${line}`));
   state.recent.splice(0, Math.max(0, state.recent.length - RECENT_LINES));
-  const head = `${scan.agents} agents and ${scan.records} Sandboxes checked; ${scan.orphans.length} orphans, ${scan.lost.length} lost`;
+  const head = `${scan.agents} agents and ${scan.records} Sandboxes checked; ${scan.orphans.length} orphans, ${scan.lost.length} lost${reapHead}`;
   return [head, ...lines].join('\n');
 }
 
@@ -144,7 +162,7 @@ async function janitorPass(orphanTimeoutSeconds: number, state: JanitorState): P
 function details(state: JanitorState, settings: JanitorSettings): string {
   return [
     `Pass ${state.passes}, every ${settings.intervalMs / 1000} s (orphan timeout ${settings.orphanTimeoutSeconds} s).`,
-    `Since the first pass: ${state.removed} orphans removed, ${state.lostReported} lost sandboxes reported.`,
+    `Since the first pass: ${state.removed} orphans removed, ${state.lostReported} lost sandboxes reported, ${state.containersReaped ?? 0} containers of gone agents removed.`,
     '',
     `Last pass (${state.last!.at}): ${state.last!.summary}`,
     '',
