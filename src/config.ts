@@ -283,6 +283,8 @@ export interface FastPathConfig {
   orphanTimeoutMs: number;
   /** How often the janitor Schedule runs. */
   janitorIntervalMs: number;
+  /** `--fastpath-scale-up-timeout`: how long a Strong create waits for a pool scaling up from zero. */
+  scaleUpTimeoutMs: number;
   /** How often the registry lists agent Pods and asks each agent for its status. */
   pollIntervalMs: number;
   /** Only this namespace's agents and sandboxes (default: all). */
@@ -339,6 +341,7 @@ export function loadFastPathConfig(env: NodeJS.ProcessEnv = process.env): FastPa
     consistencyMode: mode,
     orphanTimeoutMs: durationEnv(env, 'DO_FASTPATH_ORPHAN_TIMEOUT', '10s'),
     janitorIntervalMs: durationEnv(env, 'DO_FASTPATH_JANITOR_INTERVAL', '10s'),
+    scaleUpTimeoutMs: durationEnv(env, 'DO_FASTPATH_SCALE_UP_TIMEOUT', '60s'),
     pollIntervalMs: durationEnv(env, 'DO_FASTPATH_POLL_INTERVAL', '1s'),
     namespace: env.DO_FASTPATH_NAMESPACE || undefined,
     tenantEtcd: env.DO_TENANT_ETCD || 'http://127.0.0.1:2379',

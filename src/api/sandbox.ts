@@ -251,6 +251,14 @@ export const PoolCapacity = withCel(
     poolMax: Type.Integer({ ...int32, minimum: 0, description: 'Most agent Pods.' }),
     bufferMin: Type.Integer({ ...int32, minimum: 0, description: 'Free sandbox slots to keep ready.' }),
     bufferMax: Type.Integer({ ...int32, minimum: 0, description: 'Most free sandbox slots to keep.' }),
+    scaleToZeroAfterSeconds: Type.Optional(
+      Type.Integer({
+        ...int32,
+        minimum: 0,
+        description:
+          'Scale from zero (extension): a pool whose load needs no agent (poolMin 0, bufferMin 0) keeps one this long after its last demand (a sandbox, a pending Sandbox, a create that found no ready agent), then scales to zero. Default 300.',
+      }),
+    ),
   }),
   [
     { rule: 'self.poolMin <= self.poolMax', message: 'poolMin must not exceed poolMax' },

@@ -428,6 +428,14 @@ connectionOptions(
       .default('10s'),
   )
   .addOption(
+    new Option(
+      '--fastpath-scale-up-timeout <duration>',
+      'how long a Strong create waits for an agent of a pool scaling up from zero',
+    )
+      .env('DO_FASTPATH_SCALE_UP_TIMEOUT')
+      .default('60s'),
+  )
+  .addOption(
     new Option('--agent-token-file <path>', "the agents' bearer token (mounted Secret)").env('DO_AGENT_TOKEN_FILE'),
   )
   .addOption(new Option('--tenant-etcd <endpoints>', 'tenant configuration etcd').env('DO_TENANT_ETCD'))
@@ -445,6 +453,7 @@ connectionOptions(
         fastpathConsistencyMode: string;
         fastpathOrphanTimeout: string;
         janitorInterval: string;
+        fastpathScaleUpTimeout: string;
         agentTokenFile?: string;
         tenantEtcd?: string;
       },
@@ -460,6 +469,7 @@ connectionOptions(
         DO_FASTPATH_CONSISTENCY_MODE: flags.fastpathConsistencyMode,
         DO_FASTPATH_ORPHAN_TIMEOUT: flags.fastpathOrphanTimeout,
         DO_FASTPATH_JANITOR_INTERVAL: flags.janitorInterval,
+        DO_FASTPATH_SCALE_UP_TIMEOUT: flags.fastpathScaleUpTimeout,
         ...(flags.agentTokenFile ? { DO_AGENT_TOKEN_FILE: flags.agentTokenFile } : {}),
         ...(flags.tenantEtcd ? { DO_TENANT_ETCD: flags.tenantEtcd } : {}),
       });

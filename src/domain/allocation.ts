@@ -263,6 +263,11 @@ export class PlacementTable {
     return this.agentPool.has(agentId);
   }
 
+  /** Whether the pool has an agent in the table (full or not): without one, allocate says `no-agents`. */
+  hasAgents(namespace: string, pool: string): boolean {
+    return (this.pools.get(groupKey(namespace, pool))?.agents.size ?? 0) > 0;
+  }
+
   private newPool(key: string): PoolIndex {
     const p = new PoolIndex();
     this.pools.set(key, p);

@@ -15,6 +15,13 @@
  *             bufferMax slots are free, and then to the most Pods leaving at most bufferMax free
  *             (never below need); always clamped to [poolMin, poolMax].
  *
+ * Scale from and to zero: a pool whose size for its load is 0 (poolMin 0, bufferMin 0) still
+ * keeps one agent (within poolMax) for scaleToZeroAfterSeconds (default 300) after its last
+ * demand — a sandbox, a pending record, or a create that found no Ready agent (the fast path's
+ * and the Strong create's hint, stamped by the workflow's clock) — and the delay counts from
+ * when that agent is Ready, so the create that asked is placed, and the next one within the
+ * delay finds the agent there. Then it goes to 0.
+ *
  * Scale-down removes idle agents only: an agent that reports no sandbox and that no Sandbox
  * record is assigned to. Not-ready Pods go first, then the newest. Busy agents are kept even
  * when the pool is above its size; the status says so. The pool's agents are the Pods it
@@ -102,6 +109,12 @@ export interface PoolSandboxFacts {
 
 export interface PoolFacts {
   capacity: PoolCapacity;
+  /**
+   * When the pool last had demand (a sandbox, a pending record, a create that found no Ready
+   * agent), by the workflow's clock, and the workflow's now: for scale to zero (demandFloor).
+   */
+  lastDemandAtMs?: number;
+  nowMs?: number;
   maxSandboxesPerPod: number;
   generation?: number;
   /** The pool's deletionTimestamp is set. */
@@ -145,15 +158,58 @@ export function poolDemand(f: PoolFacts): PoolDemand {
   return { active, pending, live: active + liveRecords };
 }
 
-/** The pool's size for this demand and this many Pods now (see the module comment). */
+/** The refusal of every create in a pool whose poolMax is 0. */
+export function poolMaxZero(namespace: string, pool: string): string {
+  return `SandboxPool ${pool} in namespace ${namespace} has poolMax 0: it runs no agent, so it takes no sandboxes (raise spec.capacity.poolMax)`;
+}
+
+/** Default of `capacity.scaleToZeroAfterSeconds`. */
+export const DEFAULT_SCALE_TO_ZERO_AFTER_SECONDS = 300;
+
+/**
+ * The agents kept whatever the load says (scale from and to zero): one until
+ * scaleToZeroAfterSeconds after the last demand, then none. `until` is when that ends.
+ */
+export function demandFloor(
+  capacity: PoolCapacity,
+  lastDemandAtMs: number | undefined,
+  nowMs: number,
+): { floor: number; until?: number } {
+  if (lastDemandAtMs === undefined) return { floor: 0 };
+  const until = lastDemandAtMs + (capacity.scaleToZeroAfterSeconds ?? DEFAULT_SCALE_TO_ZERO_AFTER_SECONDS) * 1000;
+  return nowMs < until ? { floor: 1, until } : { floor: 0 };
+}
+
+/**
+ * When the pool's last demand is after this pass (by the workflow's clock): now when it has load
+ * (a sandbox, a pending record), had load at the last pass (`hadLoad`: it went since, so the
+ * delay counts from here), or keeps an agent for demand that is not Ready yet — the delay counts
+ * from when the agent is up, so an agent slower to start than the delay is not removed before
+ * the create that asked for it is placed.
+ */
+export function lastDemandAfter(f: PoolFacts, hadLoad: boolean): number | undefined {
+  const now = f.nowMs;
+  if (now === undefined) return f.lastDemandAtMs;
+  const { active, pending } = poolDemand(f);
+  if (active + pending > 0 || hadLoad) return now;
+  const kept = demandFloor(f.capacity, f.lastDemandAtMs, now).floor > 0;
+  if (kept && !f.agents.some((a) => a.ready && !a.deleting)) return now;
+  return f.lastDemandAtMs;
+}
+
+/**
+ * The pool's size for this demand and this many Pods now (see the module comment); `floor`: the
+ * Pods kept for recent demand (demandFloor), counted as needed.
+ */
 export function desiredPods(
   capacity: PoolCapacity,
   perPod: number,
   demand: number,
   current: number,
+  floor = 0,
 ): { desired: number; need: number; limited?: 'AtPoolMax' | 'AtPoolMin' } {
   const per = Math.max(1, perPod);
-  const need = Math.ceil((demand + capacity.bufferMin) / per);
+  const need = Math.max(floor, Math.ceil((demand + capacity.bufferMin) / per));
   let target: number;
   if (current < need) target = need;
   else if (current * per - demand > capacity.bufferMax)
@@ -181,6 +237,8 @@ export interface PoolPlan {
   release: boolean;
   limited?: 'AtPoolMax' | 'AtPoolMin';
   need: number;
+  /** One agent is kept for recent demand until then (scale to zero after it), when it matters. */
+  keepUntilMs?: number;
 }
 
 const byRemovalPreference = (a: PoolAgentFacts, b: PoolAgentFacts) =>
@@ -195,7 +253,10 @@ export function planPool(f: PoolFacts): PoolPlan {
   // record is not written yet, and only the agent could say.
   const idle = (a: PoolAgentFacts) =>
     a.allocated === 0 && a.claims.length === 0 && !assigned.has(a.pod) && (a.answered || !a.ready);
-  const sized = desiredPods(f.capacity, f.maxSandboxesPerPod, demand.active + demand.pending, alive.length);
+  const load = demand.active + demand.pending;
+  // Recent demand keeps one agent only where the load alone would leave none.
+  const kept = load === 0 && f.nowMs !== undefined ? demandFloor(f.capacity, f.lastDemandAtMs, f.nowMs) : { floor: 0 };
+  const sized = desiredPods(f.capacity, f.maxSandboxesPerPod, load, alive.length, kept.floor);
   let desired = sized.desired;
   if (f.terminating) desired = 0;
   const surplus = Math.max(0, alive.length - desired);
@@ -218,6 +279,14 @@ export function planPool(f: PoolFacts): PoolPlan {
     release: f.terminating && demand.live === 0 && f.agents.length === 0,
     need: sized.need,
     ...(sized.limited && !f.terminating ? { limited: sized.limited } : {}),
+    // Said only where it decides: the load, bufferMin and poolMin alone would leave no agent.
+    ...(kept.until !== undefined &&
+    !f.terminating &&
+    f.capacity.poolMax > 0 &&
+    f.capacity.poolMin === 0 &&
+    f.capacity.bufferMin === 0
+      ? { keepUntilMs: kept.until }
+      : {}),
   };
 }
 
@@ -233,7 +302,11 @@ export function poolStatus(
   const readyPods = alive.filter((a) => a.ready).length;
   const idleAgents = answered.filter((a) => a.allocated === 0).length;
   const { active, pending, live } = plan.demand;
-  const demandText = `${active} active and ${pending} pending sandboxes, bufferMin ${f.capacity.bufferMin}, ${f.maxSandboxesPerPod} per Pod`;
+  const kept =
+    plan.keepUntilMs !== undefined
+      ? `; one kept for recent demand until ${new Date(plan.keepUntilMs).toISOString()}, then scaled to zero`
+      : '';
+  const demandText = `${active} active and ${pending} pending sandboxes, bufferMin ${f.capacity.bufferMin}, ${f.maxSandboxesPerPod} per Pod${kept}`;
   let ready: Omit<Condition, 'lastTransitionTime'>;
   if (f.terminating)
     ready = {

@@ -52,6 +52,19 @@ export interface Refusal {
 
 export const refusal = (code: RefusalCode, message: string): Refusal => ({ code, message });
 
+/**
+ * The reason of a refusal for want of a Ready agent in the pool (poolMin 0, or every agent gone):
+ * the pool's workflow is told and starts one; Strong waits for it, Fast answers UNAVAILABLE with
+ * a retry hint, a kubectl-created Sandbox stays Pending with this reason.
+ */
+export const NO_READY_AGENT = 'NoReadyAgent';
+/** The reason of a refusal by a pool whose poolMax is 0: it runs no agent, ever. */
+export const POOL_MAX_ZERO = 'PoolMaxZero';
+/** How long a Strong create waits for a pool scaling up from zero by default (`--fastpath-scale-up-timeout`). */
+export const DEFAULT_SCALE_UP_WAIT_MS = 60_000;
+/** The retry hint of a Fast create refused for want of a Ready agent (gRPC RetryInfo, HTTP Retry-After). */
+export const SCALE_UP_RETRY_AFTER_SECONDS = 2;
+
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 

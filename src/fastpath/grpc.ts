@@ -11,6 +11,7 @@ import { inServerSpan } from '../tracing/server-spans.js';
 import type { Logger } from '../log.js';
 import type { AgentExecEvent } from './agent-client.js';
 import { loadFastpathDefinition, loadSandboxIoDefinition } from './proto.js';
+import { retryMetadata } from './retry-info.js';
 import type { SandboxIo } from './sandbox-io.js';
 import { FastPathError, type FastPathService } from './service.js';
 import { tenantOf } from './tenant.js';
@@ -97,7 +98,14 @@ export async function startGrpcServer(opts: {
       );
     };
   const reply = (err: unknown, callback: grpc.sendUnaryData<never>) => {
-    if (err instanceof FastPathError) return callback({ code: statusOf(err), details: err.message });
+    if (err instanceof FastPathError) {
+      const code = statusOf(err);
+      // A refusal that will pass (a pool scaling up from zero) says when to try again.
+      const retry = err.retryAfterSeconds !== undefined && {
+        metadata: retryMetadata(code, err.message, err.retryAfterSeconds),
+      };
+      return callback({ code, details: err.message, ...retry });
+    }
     opts.log.error({ err }, 'fast-path call failed');
     callback({ code: grpc.status.INTERNAL, details: (err as Error).message });
   };

@@ -122,11 +122,12 @@ function execStdin(body: { stdin?: unknown; stdinBase64?: unknown }): Buffer | u
   return bytes;
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(text),
+    ...headers,
   });
   res.end(text);
 }
@@ -228,8 +229,12 @@ export async function startHttpServer(opts: {
     handle(req, res).catch((err: unknown) => {
       // A stream that failed after its first byte can only be cut.
       if (res.headersSent) return void res.destroy();
-      if (err instanceof FastPathError)
-        return send(res, HTTP_STATUS[err.code], { error: err.code, message: err.message });
+      if (err instanceof FastPathError) {
+        // A refusal that will pass (a pool scaling up from zero) says when to try again.
+        const retry: Record<string, string> =
+          err.retryAfterSeconds !== undefined ? { 'retry-after': String(err.retryAfterSeconds) } : {};
+        return send(res, HTTP_STATUS[err.code], { error: err.code, message: err.message }, retry);
+      }
       opts.log.error({ err }, 'fast-path HTTP call failed');
       send(res, 500, { error: 'Internal', message: (err as Error).message });
     });

@@ -33,7 +33,12 @@ import { K8sKind, K8sName, K8sNamespace } from '../temporal/search-attributes.js
 import { workflowSource } from '../workers/bundle.js';
 import { delayActivityInterceptors, killAfterActivityInterceptors } from '../workers/fault-injection.js';
 import { installTemporalRuntime } from '../workers/runtime.js';
-import { agentReportedSignal, poolChangedSignal, sandboxWorkflow } from '../workflows/sandbox/contract.js';
+import {
+  agentReportedSignal,
+  poolChangedSignal,
+  poolDemandSignal,
+  sandboxWorkflow,
+} from '../workflows/sandbox/contract.js';
 import { AgentClient } from './agent-client.js';
 import { ensureSandboxJanitor } from './janitor.js';
 import { AgentCredentials } from './agent-credentials.js';
@@ -184,6 +189,11 @@ export async function startFastPath(
     metrics,
     log,
     tenants,
+    scaleUpWaitMs: fp.scaleUpTimeoutMs,
+    hintPoolDemand: (namespace, pool, demand) =>
+      void dispatcher
+        .hint(poolWorkflowId(namespace, pool), poolDemandSignal, demand)
+        .catch((err: unknown) => log.warn({ err }, 'pool demand hint not delivered')),
   });
   const io = new SandboxIo({ service, registry, agents });
   const serving = { service, tenants, host: fp.host, log, io, tls };

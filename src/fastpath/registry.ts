@@ -20,7 +20,13 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { AgentStatusReport } from '../agent/api.js';
 import { DEFAULT_AGENT_PORT } from '../agent/server.js';
-import { AGENT_APP_LABEL, AGENT_APP_VALUE, AGENT_POOL_LABEL, SandboxPoolKind } from '../api/sandbox.js';
+import {
+  AGENT_APP_LABEL,
+  AGENT_APP_VALUE,
+  AGENT_POOL_LABEL,
+  SandboxPoolKind,
+  type SandboxPool,
+} from '../api/sandbox.js';
 import { mapLimited } from '../concurrency.js';
 import { PlacementTable, type Placement } from '../domain/allocation.js';
 import { isPoolAgentPod } from '../domain/sandbox-pool.js';
@@ -110,6 +116,8 @@ export class SandboxRegistry {
   private foreignPods = new Set<string>();
   /** Pools whose deletion has started: nothing new is placed in them. */
   private readonly terminatingPools = new Set<string>();
+  /** Each pool's spec.capacity.poolMax (0: it never runs an agent). */
+  private readonly poolMaxes = new Map<string, number>();
   private readonly poolRefreshes = new Map<string, { at: number; done: Promise<void> }>();
   private timer?: NodeJS.Timeout;
   private polling?: Promise<void>;
@@ -182,6 +190,16 @@ export class SandboxRegistry {
     return this.terminatingPools.has(`${namespace}/${pool}`);
   }
 
+  /** The pool's spec.capacity.poolMax, as of the last poll (undefined for a pool not known). */
+  poolMax(namespace: string, pool: string): number | undefined {
+    return this.poolMaxes.get(`${namespace}/${pool}`);
+  }
+
+  /** Whether an agent of the pool is in the placement table (Ready and answering). */
+  hasUsableAgent(namespace: string, pool: string): boolean {
+    return this.table.hasAgents(namespace, pool);
+  }
+
   /** Why a pool's agent Pods are not usable (their last status errors), for a precise refusal. */
   unusableAgents(namespace: string, pool: string): string[] {
     return [...this.known.values()]
@@ -214,15 +232,20 @@ export class SandboxRegistry {
     const listedAt = Date.now();
     const [pods, poolObjects] = await Promise.all([
       collect(kube.listAll<V1Pod>('v1', 'Pod', { namespace: this.opts.namespace, labelSelector: selector })),
-      collect(kube.listAll(SandboxPoolKind.apiVersion, SandboxPoolKind.kind, { namespace: this.opts.namespace })),
+      collect(
+        kube.listAll<SandboxPool>(SandboxPoolKind.apiVersion, SandboxPoolKind.kind, { namespace: this.opts.namespace }),
+      ),
     ]);
     const now = Date.now();
     this.pools.clear();
     this.terminatingPools.clear();
+    this.poolMaxes.clear();
     const poolUids = new Map<string, string>();
     for (const p of poolObjects) {
       const key = `${p.metadata?.namespace}/${p.metadata?.name}`;
       this.pools.add(key);
+      const poolMax = p.spec?.capacity?.poolMax;
+      if (typeof poolMax === 'number') this.poolMaxes.set(key, poolMax);
       poolUids.set(key, p.metadata?.uid ?? '');
       if (p.metadata?.deletionTimestamp) this.terminatingPools.add(key);
     }

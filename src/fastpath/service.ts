@@ -23,7 +23,10 @@ import {
 import { ApplicationFailure } from '@temporalio/common';
 import { SandboxKind, type Sandbox } from '../api/sandbox.js';
 import { quotaWorkflowId, sandboxPlacementRefusal, slotKey } from '../domain/sandbox-quota.js';
+import { poolMaxZero } from '../domain/sandbox-pool.js';
 import {
+  NO_READY_AGENT,
+  SCALE_UP_RETRY_AFTER_SECONDS,
   TENANT_LABEL,
   deleteReachesCreation,
   invalidCreate,
@@ -42,6 +45,7 @@ import {
   sandboxChangedSignal,
   sandboxQuotaWorkflow,
   sandboxWorkflow,
+  type PoolDemand,
 } from '../workflows/sandbox/contract.js';
 import type { FastPathMetrics } from './metrics.js';
 import { runningSandbox } from './sandbox-runs.js';
@@ -52,6 +56,8 @@ export class FastPathError extends Error {
   constructor(
     readonly code: RefusalCode | 'Unauthenticated' | 'PermissionDenied',
     message: string,
+    /** When to try again (gRPC RetryInfo and `retry-after`, HTTP `Retry-After`), for a refusal that will pass. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
@@ -113,6 +119,10 @@ export interface FastPathServiceOptions {
   sealer: EnvSealer;
   /** The tenant configuration, for each tenant's sandbox settings; without it no tenant is limited. */
   tenants?: HoldsTenantSnapshot;
+  /** `--fastpath-scale-up-timeout`: how long a Strong create waits for a pool scaling up from zero. */
+  scaleUpWaitMs?: number;
+  /** Tells the pool's workflow a create found no Ready agent (the poolDemand hint). */
+  hintPoolDemand?: (namespace: string, pool: string, demand: PoolDemand) => void;
 }
 
 const sandboxRef = (namespace: string, name: string) => ({
@@ -175,6 +185,17 @@ export class FastPathService {
         'FailedPrecondition',
         `SandboxPool ${spec.poolRef} in namespace ${namespace} is being deleted: it takes no new sandboxes`,
       );
+    if (this.o.registry.poolMax(namespace, spec.poolRef) === 0)
+      throw new FastPathError('FailedPrecondition', poolMaxZero(namespace, spec.poolRef));
+    // No Ready agent (poolMin 0, or every agent gone): demand the pool's workflow scales up for,
+    // told before the create so the agent starts as early as it can.
+    let hinted = false;
+    const hint = () => {
+      if (hinted) return;
+      hinted = true;
+      this.o.hintPoolDemand?.(namespace, spec.poolRef, { sandbox: name, mode });
+    };
+    if (!this.o.registry.hasUsableAgent(namespace, spec.poolRef)) hint();
 
     const workflowId = sandboxWorkflowId(namespace, name);
     const deadline = Date.now() + PREDECESSOR_WAIT_MS;
@@ -199,7 +220,17 @@ export class FastPathService {
       try {
         const answer = await this.o.client.workflow.executeUpdateWithStart(createSandboxUpdate, {
           // Env values enter Temporal (the update is recorded in history) sealed.
-          args: [{ spec: { ...spec, envs: this.o.sealer.sealEnvs(spec.envs) }, mode, tenant, receivedAtNanos }],
+          args: [
+            {
+              spec: { ...spec, envs: this.o.sealer.sealEnvs(spec.envs) },
+              mode,
+              tenant,
+              receivedAtNanos,
+              ...(mode === 'strong' && this.o.scaleUpWaitMs !== undefined
+                ? { scaleUpWaitMs: this.o.scaleUpWaitMs }
+                : {}),
+            },
+          ],
           startWorkflowOperation: start,
         });
         if (answer.status === 'ok') {
@@ -212,6 +243,15 @@ export class FastPathService {
           };
         }
         if (answer.outcome.code === 'ResourceExhausted') this.o.metrics.allocations.inc({ result: 'exhausted' });
+        if (answer.outcome.reason === NO_READY_AGENT) {
+          // Fast answers at once: the agent is on its way, the retry hint says when to ask again.
+          hint();
+          throw new FastPathError(
+            'Unavailable',
+            `${answer.outcome.message}; retry in ${SCALE_UP_RETRY_AFTER_SECONDS}s`,
+            SCALE_UP_RETRY_AFTER_SECONDS,
+          );
+        }
         throw new FastPathError(answer.outcome.code, answer.outcome.message);
       } catch (err) {
         if (err instanceof FastPathError) throw err;

@@ -47,7 +47,13 @@ export interface SandboxStackOptions {
   /** Environment of a spawned fast path (e.g. DO_FAULT_KILL_AFTER_ACTIVITY). */
   spawnEnv?: NodeJS.ProcessEnv;
   /** The SandboxPool's capacity (default: keeps the fleet's agents, never shrinks; at most max(4, agents) Pods). */
-  poolCapacity?: { poolMin: number; poolMax: number; bufferMin: number; bufferMax: number };
+  poolCapacity?: {
+    poolMin: number;
+    poolMax: number;
+    bufferMin: number;
+    bufferMax: number;
+    scaleToZeroAfterSeconds?: number;
+  };
   /** The SandboxPool's agentTemplate (default `{}`). */
   agentTemplate?: Record<string, unknown>;
   /**
@@ -68,6 +74,8 @@ export interface SandboxStackOptions {
   killGraceMs?: number;
   /** More SandboxPool spec fields (runtimeType, sandboxResources, warmImages…). */
   poolSpec?: Record<string, unknown>;
+  /** How long a Strong create waits for a pool scaling up from zero (DO_FASTPATH_SCALE_UP_TIMEOUT; default 60s). */
+  scaleUpTimeout?: string;
 }
 
 /** The status a gRPC call failed with (throws if it succeeded). */
@@ -187,6 +195,7 @@ export class SandboxStack {
       DO_FASTPATH_CONSISTENCY_MODE: this.opts.mode ?? 'fast',
       DO_FASTPATH_ORPHAN_TIMEOUT: this.opts.orphanTimeout ?? '10s',
       DO_FASTPATH_JANITOR_INTERVAL: this.opts.janitorInterval ?? '1h',
+      ...(this.opts.scaleUpTimeout ? { DO_FASTPATH_SCALE_UP_TIMEOUT: this.opts.scaleUpTimeout } : {}),
       DO_FASTPATH_POLL_INTERVAL: '500ms',
       DO_FASTPATH_NAMESPACE: this.namespace,
       DO_TENANT_ETCD: stackInfo().tenantEtcd.endpoint,
@@ -376,6 +385,7 @@ function fastPathEnv(fp: FastPathConfig): NodeJS.ProcessEnv {
     DO_FASTPATH_CONSISTENCY_MODE: fp.consistencyMode,
     DO_FASTPATH_ORPHAN_TIMEOUT: `${fp.orphanTimeoutMs}ms`,
     DO_FASTPATH_JANITOR_INTERVAL: `${fp.janitorIntervalMs}ms`,
+    DO_FASTPATH_SCALE_UP_TIMEOUT: `${fp.scaleUpTimeoutMs}ms`,
     DO_FASTPATH_POLL_INTERVAL: `${fp.pollIntervalMs}ms`,
     ...(fp.namespace ? { DO_FASTPATH_NAMESPACE: fp.namespace } : {}),
     DO_TENANT_ETCD: fp.tenantEtcd,

@@ -122,4 +122,15 @@ describe('PlacementTable', () => {
     expect(t.allocate(req('s1'), 0).status).toBe('no-agents');
     expect(t.has('a')).toBe(false);
   });
+
+  it('says whether a pool has any agent (scale from zero), full or not, in its own namespace', () => {
+    const t = new PlacementTable();
+    expect(t.hasAgents('ns', 'p')).toBe(false);
+    t.report(agent('a', { capacity: 0 }), 0);
+    expect(t.hasAgents('ns', 'p')).toBe(true);
+    expect(t.hasAgents('other', 'p')).toBe(false);
+    expect(t.hasAgents('ns', 'q')).toBe(false);
+    t.remove('a');
+    expect(t.hasAgents('ns', 'p')).toBe(false);
+  });
 });

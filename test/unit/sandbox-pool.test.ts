@@ -4,7 +4,9 @@ import {
   agentPod,
   agentPodName,
   isPoolAgentPod,
+  demandFloor,
   desiredPods,
+  lastDemandAfter,
   planPool,
   pendingSandboxes,
   poolDemand,
@@ -72,6 +74,87 @@ describe('desiredPods', () => {
     expect(desiredPods(cap(0, 10, 0, 0), 5, 6, 4).desired).toBe(2);
     // bufferMax below a Pod's worth: still never below need.
     expect(desiredPods(cap(0, 10, 3, 3), 5, 5, 4).desired).toBe(2);
+  });
+});
+
+describe('scale from and to zero', () => {
+  const zero = { ...cap(0, 3), scaleToZeroAfterSeconds: 60 };
+  const t0 = Date.parse('2026-01-01T00:00:00Z');
+
+  it('keeps one agent until scaleToZeroAfterSeconds after the last demand, then none', () => {
+    expect(demandFloor(zero, undefined, t0)).toEqual({ floor: 0 });
+    expect(demandFloor(zero, t0, t0)).toEqual({ floor: 1, until: t0 + 60_000 });
+    expect(demandFloor(zero, t0, t0 + 59_999)).toEqual({ floor: 1, until: t0 + 60_000 });
+    expect(demandFloor(zero, t0, t0 + 60_000)).toEqual({ floor: 0 });
+    // Default: 300 s.
+    expect(demandFloor(cap(0, 3), t0, t0 + 299_000).floor).toBe(1);
+    expect(demandFloor(cap(0, 3), t0, t0 + 300_000).floor).toBe(0);
+  });
+
+  it('the floor counts as need: one agent from zero, within poolMax, and never more than the load needs', () => {
+    expect(desiredPods(zero, 5, 0, 0, 1)).toEqual({ desired: 1, need: 1 });
+    expect(desiredPods(zero, 5, 0, 0, 0)).toEqual({ desired: 0, need: 0 });
+    // Kept while idle rather than shrunk to zero (bufferMax 0 would shrink it otherwise).
+    expect(desiredPods(zero, 5, 0, 1, 1)).toEqual({ desired: 1, need: 1 });
+    expect(desiredPods(zero, 5, 0, 1, 0)).toEqual({ desired: 0, need: 0 });
+    // A load that needs more decides alone.
+    expect(desiredPods(zero, 5, 7, 0, 1)).toEqual({ desired: 2, need: 2 });
+    // poolMax 0: none, and the status says the limit.
+    expect(desiredPods(cap(0, 0), 5, 0, 0, 1)).toEqual({ desired: 0, need: 1, limited: 'AtPoolMax' });
+  });
+
+  it('planPool: a demand hint starts one agent in an empty pool; idle, it stays until the delay ends, then is drained', () => {
+    const hinted = facts({ capacity: zero, lastDemandAtMs: t0, nowMs: t0 + 1_000 });
+    expect(planPool(hinted)).toMatchObject({ desired: 1, create: 1, keepUntilMs: t0 + 60_000 });
+    const idle = facts({ capacity: zero, agents: [agent('a', 0)], lastDemandAtMs: t0, nowMs: t0 + 30_000 });
+    expect(planPool(idle)).toMatchObject({ desired: 1, create: 0, drain: [], keepUntilMs: t0 + 60_000 });
+    const later = { ...idle, nowMs: t0 + 60_000 };
+    expect(planPool(later)).toMatchObject({ desired: 0, drain: ['a'] });
+    expect(planPool(later).keepUntilMs).toBeUndefined();
+    // Without the workflow's clock (runs from before scale from zero): as before, straight to zero.
+    expect(planPool(facts({ capacity: zero, agents: [agent('a', 0)] }))).toMatchObject({ desired: 0, drain: ['a'] });
+  });
+
+  it('planPool: the floor never applies to a pool being deleted, nor beyond poolMax; it is said only where it decides', () => {
+    const base = { lastDemandAtMs: t0, nowMs: t0 + 1_000 };
+    expect(planPool(facts({ ...base, capacity: zero, terminating: true }))).toMatchObject({ desired: 0, create: 0 });
+    expect(planPool(facts({ ...base, capacity: cap(0, 0) }))).toMatchObject({ desired: 0, create: 0 });
+    expect(planPool(facts({ ...base, capacity: cap(0, 0) })).keepUntilMs).toBeUndefined();
+    // With poolMin 1 the agent stays anyway: nothing is "kept for demand".
+    expect(planPool(facts({ ...base, capacity: cap(1, 3), agents: [agent('a', 0)] })).keepUntilMs).toBeUndefined();
+    // A busy pool's load decides; the delay counts from when it is idle.
+    const busy = facts({ ...base, capacity: zero, agents: [agent('a', 1)] });
+    expect(planPool(busy)).toMatchObject({ desired: 1 });
+    expect(planPool(busy).keepUntilMs).toBeUndefined();
+  });
+
+  it('the delay counts from the last load, from when it went, and from when the agent kept for demand is Ready', () => {
+    const at = (nowMs: number, more: Partial<PoolFacts> = {}) =>
+      facts({ capacity: zero, lastDemandAtMs: t0, nowMs, ...more });
+    // Load now, or load at the last pass that is gone now: now.
+    expect(lastDemandAfter(at(t0 + 70_000, { agents: [agent('a', 1)] }), false)).toBe(t0 + 70_000);
+    expect(lastDemandAfter(at(t0 + 70_000, { agents: [agent('a', 0)] }), true)).toBe(t0 + 70_000);
+    // Idle with a Ready agent: unchanged, so the delay runs out.
+    expect(lastDemandAfter(at(t0 + 30_000, { agents: [agent('a', 0)] }), false)).toBe(t0);
+    // The agent started for the demand is not Ready yet (slower than the delay): kept going.
+    const starting = agent('a', 0, { ready: false, answered: false });
+    expect(lastDemandAfter(at(t0 + 30_000, { agents: [starting] }), false)).toBe(t0 + 30_000);
+    expect(lastDemandAfter(at(t0 + 30_000), false)).toBe(t0 + 30_000); // its Pod not even made yet
+    // …but not once the demand's delay has passed with nothing starting: no demand is made up.
+    expect(lastDemandAfter(at(t0 + 60_000, { agents: [starting] }), false)).toBe(t0);
+    expect(lastDemandAfter(facts({ capacity: zero, nowMs: t0 }), false)).toBeUndefined();
+  });
+
+  it('poolStatus says an agent is kept for recent demand, and until when', () => {
+    const f = facts({ capacity: zero, agents: [agent('a', 0)], lastDemandAtMs: t0, nowMs: t0 + 1_000 });
+    const s = poolStatus(f, planPool(f), undefined, new Date(t0 + 1_000));
+    expect(s.conditions?.[0]).toMatchObject({
+      type: 'Ready',
+      status: 'True',
+      reason: 'Scaled',
+      message:
+        '1 agent Pods ready, 1 wanted (0 active and 0 pending sandboxes, bufferMin 0, 5 per Pod; one kept for recent demand until 2026-01-01T00:01:00.000Z, then scaled to zero)',
+    });
   });
 });
 

@@ -13,7 +13,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { AgentSandboxSpec } from '../../agent/api.js';
 import type { Placement } from '../../domain/allocation.js';
 import { failedWith, ok, type Outcome } from '../../domain/results.js';
-import { refusal, type Refusal } from '../../domain/sandbox.js';
+import { NO_READY_AGENT, POOL_MAX_ZERO, refusal, type Refusal } from '../../domain/sandbox.js';
+import { poolMaxZero } from '../../domain/sandbox-pool.js';
 import type { AgentClient } from '../../fastpath/agent-client.js';
 import { AgentCallError } from '../../fastpath/agent-client.js';
 import type { FastPathMetrics } from '../../fastpath/metrics.js';
@@ -89,10 +90,18 @@ export function createSandboxAgentActivities(
         case 'placed':
           return ok({ placement: verdict.placement });
         case 'no-agents': {
+          if (registry.poolMax(req.namespace, req.pool) === 0)
+            return failedWith({
+              ...refusal('FailedPrecondition', poolMaxZero(req.namespace, req.pool)),
+              reason: POOL_MAX_ZERO,
+            });
           const why = registry.unusableAgents(req.namespace, req.pool);
-          return failedWith(
-            refusal('Unavailable', why.length ? `${verdict.message} (${why.join('; ')})` : verdict.message),
-          );
+          // Agents there but unusable (not answering, our token refused) are said as such.
+          const message = why.length
+            ? `${verdict.message} (${why.join('; ')})`
+            : `${verdict.message}; the pool's workflow starts one`;
+          // The reason tells the workflow and the fast path that the pool is to scale up (from zero).
+          return failedWith({ ...refusal('Unavailable', message), reason: NO_READY_AGENT });
         }
         case 'exhausted':
           return failedWith(refusal('ResourceExhausted', verdict.message));
@@ -191,6 +200,19 @@ export function createSandboxAgentActivities(
         report.sandboxStatuses.find((x) => x.claimName === req.claimName && x.phase !== 'terminating');
       if (!s) return undefined;
       return { sandboxId: s.sandboxId, placement: { agentId: a.key, pod: a.pod, node: a.node, url: a.url, ip: a.ip } };
+    },
+
+    /**
+     * Waits until an agent of the pool is usable (Ready and answering, in the placement table) or
+     * `untilMs` (Unix ms) passes: a Strong create while its pool scales up from zero.
+     */
+    async waitForPoolAgent(req: { namespace: string; pool: string; untilMs: number }): Promise<'ready' | 'timeout'> {
+      for (;;) {
+        heartbeat();
+        if (registry.hasUsableAgent(req.namespace, req.pool)) return 'ready';
+        if (Date.now() >= req.untilMs) return 'timeout';
+        await new Promise((r) => setTimeout(r, Math.min(250, Math.max(1, req.untilMs - Date.now()))));
+      }
     },
 
     /** Waits until the agent no longer reports the sandbox (its processes are gone) or is gone itself. */

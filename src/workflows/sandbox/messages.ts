@@ -31,6 +31,8 @@ export interface CreateSandboxCall {
   tenant?: string;
   /** Unix nanoseconds at which the fast path received it (the createTimestamp annotation). */
   receivedAtNanos: string;
+  /** Strong: how long to wait for an agent of a pool scaling up from zero (default 60 s). */
+  scaleUpWaitMs?: number;
 }
 
 export interface CreatedSandbox {

@@ -14,6 +14,12 @@
  * A crash between drain and delete leaves a draining agent the next pass either removes or
  * undrains.
  *
+ * Scale from zero: a create that finds no Ready agent in the pool sends the `poolDemand` hint
+ * (the fast path for either mode, a Strong create again while it waits). A create is a request,
+ * not an object anyone can read back, so the hint is the demand: the workflow stamps it with its
+ * own clock and what it can do is bounded — one agent, within poolMax, never for a pool being
+ * deleted, kept scaleToZeroAfterSeconds once Ready — while every other fact is read afresh.
+ *
  * Deletion: the finalizer keeps a pool that sandboxes still use. While it is Terminating no new
  * sandbox is placed in it (the fast path refuses creates, the registry gives its agents no room),
  * idle agents are removed, busy ones kept, and the status says how many sandboxes remain; once
@@ -26,6 +32,7 @@ import {
   defineQuery,
   getExternalWorkflowHandle,
   defineSignal,
+  patched,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -33,7 +40,15 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { sandboxWorkflowId } from '../../domain/sandbox.js';
-import { agentPodName, pendingSandboxes, planPool, poolStatus, type PoolPlan } from '../../domain/sandbox-pool.js';
+import {
+  agentPodName,
+  lastDemandAfter,
+  pendingSandboxes,
+  planPool,
+  poolDemand,
+  poolStatus,
+  type PoolPlan,
+} from '../../domain/sandbox-pool.js';
 import { poolSteps } from './activity-options.js';
 import { sandboxChangedSignal } from './messages.js';
 
@@ -45,6 +60,8 @@ export interface SandboxPoolInput {
   next?: number;
   /** How often the pool is looked at without hints (default 10 s). */
   everyMs?: number;
+  /** Carried across continue-as-new: when the pool last had demand (scale to zero after it). */
+  lastDemandAtMs?: number;
 }
 
 /** What changed (shown in history; the workflow reads everything again anyway). */
@@ -53,6 +70,15 @@ export interface PoolChange {
 }
 /** Hint: the pool, one of its Sandboxes or one of its agents changed. Verified by a fresh read. */
 export const poolChangedSignal = defineSignal<[PoolChange?]>('poolChanged');
+
+/** Who asked for a slot the pool had no Ready agent for (shown in history). */
+export interface PoolDemand {
+  /** The sandbox's name. */
+  sandbox: string;
+  mode: 'fast' | 'strong';
+}
+/** Hint: a create found no Ready agent in the pool (scale from zero). Bounded: see the module comment. */
+export const poolDemandSignal = defineSignal<[PoolDemand]>('poolDemand');
 
 export interface PoolState {
   desired?: number;
@@ -66,6 +92,8 @@ const DEFAULT_EVERY_MS = 10_000;
 const MAX_PENDING_HINTS = 100;
 /** While the pool is changing size, look again this soon. */
 const SETTLING_MS = 1_000;
+/** Runs from before it kept an agent for recent demand (scale from zero) plan without it. */
+const SCALE_FROM_ZERO = 'pool-scale-from-zero';
 
 export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<string> {
   const { namespace, name } = input;
@@ -74,7 +102,13 @@ export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<stri
   const every = input.everyMs ?? DEFAULT_EVERY_MS;
   const state: PoolState = { message: 'starting' };
   let hinted = false;
+  let lastDemandAtMs = input.lastDemandAtMs;
+  let hadLoad = false;
   setHandler(poolChangedSignal, () => void (hinted = true));
+  setHandler(poolDemandSignal, () => {
+    hinted = true;
+    lastDemandAtMs = Date.now();
+  });
   setHandler(poolStateQuery, () => state);
   const say = (message: string) => {
     state.message = message;
@@ -105,7 +139,13 @@ export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<stri
           .catch(() => undefined); // no workflow (yet): the watcher starts it
     lastAnswering = answering;
 
-    const plan = planPool(facts);
+    const timed = { ...facts, lastDemandAtMs, nowMs: Date.now() };
+    lastDemandAtMs = lastDemandAfter(timed, hadLoad);
+    const load = poolDemand(facts);
+    hadLoad = load.active + load.pending > 0;
+    // Asked each pass (not once per run): a run from before the patch plans with it from its
+    // first pass after the upgrade, not only after its next continue-as-new.
+    const plan = planPool(patched(SCALE_FROM_ZERO) ? { ...timed, lastDemandAtMs } : facts);
     const { demand, ...rest } = plan;
     state.desired = plan.desired;
     state.plan = { ...rest, ...demand };
@@ -169,10 +209,18 @@ export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<stri
     // At most one pass a second however many hints arrive; sooner passes while the size changes.
     await sleep(SETTLING_MS);
     const settling = ready?.status === 'False' || ready?.reason === 'ScalingDown';
-    if (!acted) await condition(() => hinted, Math.max(1, (settling ? SETTLING_MS * 3 : every) - SETTLING_MS));
+    // The agent kept for recent demand goes when its time is up, not up to `every` later.
+    const base = (settling ? SETTLING_MS * 3 : every) - SETTLING_MS;
+    const untilZero = plan.keepUntilMs !== undefined ? plan.keepUntilMs - Date.now() + 100 : base;
+    if (!acted) await condition(() => hinted, Math.max(1, Math.min(base, untilZero)));
     if (workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);
-      return continueAsNew<typeof sandboxPoolWorkflow>({ ...input, tag, next });
+      return continueAsNew<typeof sandboxPoolWorkflow>({
+        ...input,
+        tag,
+        next,
+        ...(lastDemandAtMs !== undefined ? { lastDemandAtMs } : {}),
+      });
     }
   }
 }

@@ -23,7 +23,10 @@ import type { PlacementRefusal } from '../../activities/sandbox/create.js';
 import type { Placement } from '../../domain/allocation.js';
 import { failedWith, ok } from '../../domain/results.js';
 import { quotaWorkflowId, slotKey } from '../../domain/sandbox-quota.js';
+import { poolWorkflowId } from '../../domain/sandbox-pool.js';
 import {
+  DEFAULT_SCALE_UP_WAIT_MS,
+  NO_READY_AGENT,
   agentGoneSinceMs,
   agentLossStep,
   createConflict,
@@ -60,6 +63,7 @@ import type {
   SandboxState,
   SandboxWorkflowInput,
 } from './messages.js';
+import { poolDemandSignal } from './pool.js';
 import { releaseSlotSignal } from './quota.js';
 
 /**
@@ -77,6 +81,11 @@ const AGENT_RESTARTED = 'sandbox-agent-restarted';
  * (update validators), so after a crash the replay derived another ID for the same sandbox.
  */
 const SANDBOX_ID_FROM_RUN = 'sandbox-id-from-run';
+/**
+ * Patch: a Strong create that finds no Ready agent in its pool tells the pool's workflow and
+ * waits for one (scale from zero) instead of answering UNAVAILABLE at once.
+ */
+const STRONG_WAITS_FOR_AGENT = 'sandbox-strong-waits-for-agent';
 /** A bound on agents tried after refusals; each refusal excludes its agent, so the table runs out first. */
 const MAX_PLACEMENT_TRIES = 64;
 /** A sandbox no agent has room for is tried again this often (or on the next hint). */
@@ -355,19 +364,21 @@ export class SandboxRun {
       tenant: call.tenant,
     };
     return answering(async () => {
-      const placed = patched(ONE_ROUND_TRIP)
-        ? await this.onSomeAgent(spec.poolRef, async (exclude) => {
-            // Allocation, record and agent create in one local activity (in that order).
-            const r = await createSteps.placeWithRecord({
-              ...this.placeRequest(spec, reservation, exclude),
-              spec: this.agentSpec('', spec, ''),
-              record: { ...record, allocatedAt: allocatedAtOf(call) },
-              ...(recordedUid ? { recordedUid } : {}),
-            });
-            const uid = r.status === 'ok' ? r.uid : r.outcome.uid;
-            if (uid) recordedUid = this.state.uid = uid;
-            return r.status === 'ok' ? { sandboxId: r.uid, placement: r.placement, spec } : r.outcome;
-          })
+      const attempt = () =>
+        this.onSomeAgent(spec.poolRef, async (exclude) => {
+          // Allocation, record and agent create in one local activity (in that order).
+          const r = await createSteps.placeWithRecord({
+            ...this.placeRequest(spec, reservation, exclude),
+            spec: this.agentSpec('', spec, ''),
+            record: { ...record, allocatedAt: allocatedAtOf(call) },
+            ...(recordedUid ? { recordedUid } : {}),
+          });
+          const uid = r.status === 'ok' ? r.uid : r.outcome.uid;
+          if (uid) recordedUid = this.state.uid = uid;
+          return r.status === 'ok' ? { sandboxId: r.uid, placement: r.placement, spec } : r.outcome;
+        });
+      let placed = patched(ONE_ROUND_TRIP)
+        ? await attempt()
         : // Runs recorded before ONE_ROUND_TRIP: allocation, record and agent create one step each.
           await this.place(spec, createSteps, { sandboxId: '', reservation }, async (placement) => {
             const allocation = this.allocationOf(placement, call);
@@ -388,6 +399,8 @@ export class SandboxRun {
             recordedUid = this.state.uid = rec.uid;
             return rec.uid;
           });
+      if ('code' in placed && placed.reason === NO_READY_AGENT && patched(STRONG_WAITS_FOR_AGENT))
+        placed = await this.waitForAgent(call, placed, attempt);
       if ('code' in placed) {
         if (recordedUid) await sandboxCalls.deleteSandboxRecord({ namespace, name, uid: recordedUid });
         this.state.uid = undefined;
@@ -396,6 +409,39 @@ export class SandboxRun {
       this.placed = placed;
       return this.answerFor(placed);
     });
+  }
+
+  /**
+   * Strong, with no Ready agent in the pool (poolMin 0, or every agent gone): tells the pool's
+   * workflow (the demand it scales up from zero for) and waits for an agent of the pool, up to
+   * the create's scale-up timeout, then places the sandbox. The timeout's refusal names it.
+   */
+  private async waitForAgent(
+    call: CreateSandboxCall,
+    refused: Refusal,
+    attempt: () => Promise<Incarnation | Refusal>,
+  ): Promise<Incarnation | Refusal> {
+    const pool = call.spec.poolRef;
+    const waitMs = call.scaleUpWaitMs ?? DEFAULT_SCALE_UP_WAIT_MS;
+    const untilMs = Date.now() + waitMs;
+    let placed: Incarnation | Refusal = refused;
+    while ('code' in placed && placed.reason === NO_READY_AGENT) {
+      if (Date.now() >= untilMs)
+        return {
+          ...refusal(
+            'Unavailable',
+            `no agent of pool ${pool} in namespace ${this.namespace} became ready within the scale-up timeout of ${waitMs / 1000}s (--fastpath-scale-up-timeout): ${placed.message}`,
+          ),
+          reason: NO_READY_AGENT,
+        };
+      this.reportPhase('creating', `strong create waiting up to ${waitMs / 1000}s for an agent of pool ${pool}`);
+      await getExternalWorkflowHandle(poolWorkflowId(this.namespace, pool))
+        .signal(poolDemandSignal, { sandbox: this.name, mode: 'strong' })
+        .catch(() => undefined); // no pool workflow (yet): the watcher starts it, the fast path hinted too
+      await agentWaits.waitForPoolAgent({ namespace: this.namespace, pool, untilMs });
+      placed = await attempt();
+    }
+    return placed;
   }
 
   /**
