@@ -45,6 +45,7 @@ export interface ProcessRequest {
  */
 export const SANDBOX_OOM_SCORE_ADJ = 1000;
 
+/**
  * The default capabilities (OCI names): containerd's `defaultUnixCaps` less NET_RAW, MKNOD,
  * SETFCAP, SYS_CHROOT and AUDIT_WRITE (why: src/domain/sandbox-capabilities.ts).
  */
