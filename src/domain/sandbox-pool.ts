@@ -332,6 +332,7 @@ export interface PoolRuntime {
   sandboxResources?: { cpu?: string; memory?: string; pids?: number };
   warmImages?: { image: string; count: number }[];
   imagePullSecrets?: { name: string }[];
+  egress?: { policy?: string; allow?: { cidr: string; ports?: number[] }[]; dnsServers?: string[] };
 }
 
 /** The pool as controller owner of what its workflow makes (agent Pods, their token Secret). */
@@ -370,6 +371,7 @@ export function runtimeEnv(r: PoolRuntime | undefined): Record<string, string> {
     ...(r?.warmImages?.length
       ? { SANDBOX_WARM_IMAGES: r.warmImages.map((w) => `${w.image}=${w.count}`).join(',') }
       : {}),
+    ...(r?.egress ? { SANDBOX_EGRESS: JSON.stringify(r.egress) } : {}),
   };
 }
 
@@ -406,6 +408,8 @@ export function agentPod(input: AgentPodInput): Record<string, unknown> {
   setEnv('POD_UID', { valueFrom: { fieldRef: { fieldPath: 'metadata.uid' } } });
   setEnv('POD_NAMESPACE', { valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } });
   setEnv('POD_IP', { valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } });
+  // The node's address: never reachable from a sandbox.
+  setEnv('HOST_IP', { valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } });
   const secrets = input.runtime?.imagePullSecrets ?? [];
   const pulls = secrets.length ? { SANDBOX_PULL_SECRETS_DIR: PULL_SECRETS_DIR } : {};
   const token = { DO_AGENT_TOKEN_FILE: `${AGENT_TOKEN_DIR}/token` };

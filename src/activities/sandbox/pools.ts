@@ -173,6 +173,7 @@ export function createSandboxPoolActivities(
           ...(pool.spec.sandboxResources ? { sandboxResources: pool.spec.sandboxResources } : {}),
           ...(pool.spec.warmImages ? { warmImages: pool.spec.warmImages } : {}),
           ...(pool.spec.imagePullSecrets ? { imagePullSecrets: pool.spec.imagePullSecrets } : {}),
+          ...(pool.spec.egress ? { egress: pool.spec.egress } : {}),
         },
         ...(pool.status?.conditions ? { conditions: pool.status.conditions as Condition[] } : {}),
         facts: {
