@@ -36,6 +36,11 @@ ENV NODE_ENV=production \
     DO_FASTPATH_WORKFLOW_BUNDLE=/app/dist/sandbox-workflow-bundle.js \
     DO_SANDBOX_INIT=/usr/local/bin/sandbox-init
 WORKDIR /app
+# The agent wires each sandbox's network namespace: iproute2 (ip netns), the CNI plugins (ptp,
+# host-local in /usr/lib/cni) and nftables (the egress policy and port forwards).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends iproute2 nftables containernetworking-plugins \
+ && rm -rf /var/lib/apt/lists/*
 COPY --from=sandbox-init /sandbox-init /usr/local/bin/sandbox-init
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules

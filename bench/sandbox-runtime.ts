@@ -75,7 +75,7 @@ async function startAgent(name: string, args: string[]): Promise<{ url: string; 
 
 const containerdArgs = (extra: string[] = []) => [
   ...['--runtime', 'containerd', '--containerd-socket', ctd.socket, '--containerd-namespace', ctd.namespace],
-  ...['--sandbox-netns', 'self', '--io-dir', path.join(stateDir, 'io'), '--runtime-root', ctd.runcRoot],
+  ...['--io-dir', path.join(stateDir, 'io'), '--runtime-root', ctd.runcRoot],
   ...extra,
 ];
 const warmArgs = ['--warm-images', `${image}=${WARM}`, '--init-binary', ctd.initBinary];

@@ -7,6 +7,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { EGRESS_POLICIES } from '../domain/sandbox-network.js';
 import { Conditions, ObjectName, StringEnum, Timestamp, withCel } from './schema.js';
 import { defineKind } from './kind.js';
 import { ALL, CAPABILITY_NAMES } from './capabilities.js';
@@ -80,6 +81,15 @@ export const SANDBOX_PHASES = ['Pending', 'Bound', 'Running', 'Terminating', 'Ex
 export type SandboxPhase = (typeof SANDBOX_PHASES)[number];
 
 export const RUNTIME_TYPES = ['container', 'gvisor'] as const;
+
+/** An IPv4 address or CIDR, checked by the apiserver's CEL IP library. */
+const Ipv4Cidr = (opts: { description: string }) =>
+  withCel(Type.String({ maxLength: 18, ...opts }), [
+    {
+      rule: 'isCIDR(self) ? cidr(self).ip().family() == 4 : (isIP(self) && ip(self).family() == 4)',
+      message: 'must be an IPv4 address or CIDR',
+    },
+  ]);
 export type RuntimeType = (typeof RUNTIME_TYPES)[number];
 
 const int32 = { format: 'int32' } as const;
@@ -338,6 +348,46 @@ export const SandboxPoolSpec = Type.Object({
       },
     ),
   ),
+  egress: Type.Optional(
+    Type.Object(
+      {
+        policy: Type.Optional(
+          StringEnum(EGRESS_POLICIES, {
+            default: 'internet',
+            description:
+              'internet: public addresses only (never link-local such as the metadata endpoint, private, loopback, ' +
+              "the cluster's ranges or the node); none: nothing but the allow-list and dnsServers.",
+          }),
+        ),
+        allow: Type.Optional(
+          Type.Array(
+            Type.Object({
+              cidr: Ipv4Cidr({ description: 'An IPv4 address or CIDR the sandboxes may reach, whatever the policy.' }),
+              ports: Type.Optional(
+                Type.Array(Type.Integer({ minimum: 1, maximum: 65535 }), {
+                  maxItems: 32,
+                  description: 'TCP/UDP ports; none means every port.',
+                }),
+              ),
+            }),
+            { maxItems: 64 },
+          ),
+        ),
+        dnsServers: Type.Optional(
+          Type.Array(Ipv4Cidr({ description: 'An IPv4 address.' }), {
+            maxItems: 3,
+            description: "The sandboxes' resolvers, reachable on port 53 (default under internet: the agent's own).",
+          }),
+        ),
+      },
+      {
+        default: { policy: 'internet' },
+        description:
+          "Extension: what the pool's sandboxes may reach. Each sandbox has a network namespace of its own; its agent, " +
+          'other sandboxes and the node are never reachable. Applies to agent Pods created after a change.',
+      },
+    ),
+  ),
   agentTemplate: Type.Object(
     {
       metadata: Type.Optional(Type.Object({}, { 'x-kubernetes-preserve-unknown-fields': true })),
@@ -387,5 +437,6 @@ export const SandboxPoolKind = defineKind({
     { name: 'Pods', type: 'integer', jsonPath: '.status.currentPods' },
     { name: 'Agents', type: 'integer', jsonPath: '.status.totalAgents' },
     { name: 'Runtime', type: 'string', jsonPath: '.spec.runtimeType', priority: 1 },
+    { name: 'Egress', type: 'string', jsonPath: '.spec.egress.policy', priority: 1 },
   ],
 });

@@ -6,6 +6,7 @@
 import path from 'node:path';
 import { Command, Option } from 'commander';
 import { loadConfig, type OperatorConfig } from '../config.js';
+import { DEFAULT_SANDBOX_SUBNET } from '../domain/sandbox-network.js';
 import { ensureAllBinaries, ensureBinary, findBinary } from '../infra/binaries.js';
 import { INSTALL_HINT, findHostTools, installMissingHostTools } from '../infra/host-tools.js';
 import { LocalStack } from '../infra/stack.js';
@@ -229,11 +230,33 @@ program
   )
   .addOption(
     new Option(
-      '--sandbox-netns <where>',
-      "network namespace of the sandboxes: discover (the agent Pod's, via containerd), self, none, or a path",
+      '--sandbox-subnet <cidr>',
+      "the sandboxes' IPv4 subnet inside the agent's network namespace (each sandbox has a namespace of its own)",
     )
-      .env('DO_AGENT_SANDBOX_NETNS')
-      .default('discover'),
+      .env('SANDBOX_SUBNET')
+      .default(DEFAULT_SANDBOX_SUBNET),
+  )
+  .addOption(
+    new Option(
+      '--egress <json>',
+      "the pool's egress policy: {policy: internet|none, allow: [{cidr, ports}], dnsServers}",
+    ).env('SANDBOX_EGRESS'),
+  )
+  .addOption(
+    new Option(
+      '--egress-deny <cidrs>',
+      "never reached by sandboxes besides the non-public ranges: the cluster's Pod and Service ranges",
+    ).env('SANDBOX_EGRESS_DENY'),
+  )
+  .addOption(
+    new Option('--cni-path <dir>', 'where the CNI plugins (ptp, host-local) are')
+      .env('CNI_PATH')
+      .default('/usr/lib/cni'),
+  )
+  .addOption(
+    new Option('--network-tag <tag>', 'names what the agent adds to the node (namespaces, nftables table)').env(
+      'DO_AGENT_NETWORK_TAG',
+    ),
   )
   .addOption(
     new Option('--io-dir <path>', "sandboxes' stdio FIFOs: a directory at the same path on the node and in the agent")
@@ -309,7 +332,11 @@ program
       containerdNamespace: string;
       runscBinary?: string;
       runtimeRoot?: string;
-      sandboxNetns: string;
+      sandboxSubnet: string;
+      egress?: string;
+      egressDeny?: string;
+      cniPath: string;
+      networkTag?: string;
       ioDir: string;
       defaultCpu?: string;
       defaultMemory?: string;
@@ -369,7 +396,12 @@ program
           runtimeType: flags.runtimeType,
           runscBinary: flags.runscBinary,
           runtimeRoot: flags.runtimeRoot,
-          netns: flags.sandboxNetns,
+          subnet: flags.sandboxSubnet,
+          egress: flags.egress,
+          egressDeny: flags.egressDeny,
+          hostIp: process.env.HOST_IP,
+          cniPath: flags.cniPath,
+          networkTag: flags.networkTag,
           ioDir: path.join(flags.ioDir, agentId),
           agentName: agentId,
           agentUid: process.env.POD_UID,

@@ -407,6 +407,7 @@ export interface PoolRuntime {
   warmImages?: { image: string; count: number }[];
   imagePullSecrets?: { name: string }[];
   sandboxSecurityContext?: { capabilities?: CapabilitiesSpec };
+  egress?: { policy?: string; allow?: { cidr: string; ports?: number[] }[]; dnsServers?: string[] };
 }
 
 /** The pool as controller owner of what its workflow makes (agent Pods, their token Secret). */
@@ -449,6 +450,7 @@ export function runtimeEnv(r: PoolRuntime | undefined): Record<string, string> {
     // Always set, empty or not: only the pool's field (checked at admission) decides them, never the template.
     SANDBOX_CAPABILITIES_ADD: (caps?.add ?? []).join(','),
     SANDBOX_CAPABILITIES_DROP: (caps?.drop ?? []).join(','),
+    ...(r?.egress ? { SANDBOX_EGRESS: JSON.stringify(r.egress) } : {}),
   };
 }
 
@@ -485,6 +487,8 @@ export function agentPod(input: AgentPodInput): Record<string, unknown> {
   setEnv('POD_UID', { valueFrom: { fieldRef: { fieldPath: 'metadata.uid' } } });
   setEnv('POD_NAMESPACE', { valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } });
   setEnv('POD_IP', { valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } });
+  // The node's address: never reachable from a sandbox.
+  setEnv('HOST_IP', { valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } });
   const secrets = input.runtime?.imagePullSecrets ?? [];
   const pulls = secrets.length ? { SANDBOX_PULL_SECRETS_DIR: PULL_SECRETS_DIR } : {};
   const token = { DO_AGENT_TOKEN_FILE: `${AGENT_TOKEN_DIR}/token` };

@@ -272,7 +272,6 @@ export class AgentFleet {
       ...['--runtime', 'containerd', '--containerd-socket', c.socket, '--containerd-namespace', c.namespace],
       // A flag would decide over the Pod's RUNTIME_TYPE (the pool's): only without one.
       ...(podEnv.RUNTIME_TYPE ? [] : ['--runtime-type', c.runtimeType ?? 'container']),
-      ...['--sandbox-netns', 'self'],
       ...['--io-dir', path.join(this.opts.stateDir, 'agent-io')],
       ...(c.runscBinary ? ['--runsc-binary', c.runscBinary] : []),
       ...(c.runcRoot ? ['--runtime-root', c.runcRoot] : []),

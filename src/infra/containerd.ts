@@ -14,6 +14,8 @@ import { chmod, mkdir, open, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { networkTagOf } from '../agent/containerd/setup.js';
+import { cleanupSandboxNetworks } from '../agent/network/sandbox-network.js';
 import { BaseComponent } from './components.js';
 import { isAlive } from './process.js';
 
@@ -85,13 +87,15 @@ export function renderHostsToml(host: string): string {
 }
 
 /**
- * This runsc (the 2022 Debian snapshot), run by the runc v2 shim, needs `--network=none`: with
- * networking on it refuses to start in the host's network namespace, which is where ctr and the
- * agent leave it without CNI. ptrace is its default platform anyway (no KVM needed); spelled out.
+ * runsc with this host's flags: ptrace is its default platform anyway (no KVM needed); spelled
+ * out. Every sandbox is in a network namespace of its own, wired by the agent and held to its
+ * pool's policy there; `--network=host` has gVisor use that namespace through the host kernel's
+ * stack, because this runsc (Debian's 2022 snapshot) takes any namespace of a kernel ≥ 6.x for
+ * the root one and refuses its own netstack there (google/gvisor#10704, fixed in later runsc).
  * No `--ignore-cgroups`: cgroups v1 work here, and with it memory limits are not applied.
  */
 export function renderRunscWrapper(runsc: string): string {
-  return `#!/bin/sh\nexec ${runsc} --platform=ptrace --network=none "$@"\n`;
+  return `#!/bin/sh\nexec ${runsc} --platform=ptrace --network=host "$@"\n`;
 }
 
 export class Containerd extends BaseComponent {
@@ -181,6 +185,8 @@ export async function cleanupContainerd(dir: string): Promise<void> {
     }
     for (let i = 0; i < 50 && pids.some(isAlive); i++) await sleep(100);
   }
+  // The sandboxes' network namespaces and the agents' nftables tables (their containers are gone).
+  await cleanupSandboxNetworks(networkTagOf(socket));
   for (const mountPoint of mountPointsUnder(readFileSync('/proc/self/mounts', 'utf8'), dir)) {
     // A plain unmount; a lazy one if something still holds it, so the directory can be removed.
     if (spawnSync('umount', [mountPoint], { stdio: 'ignore' }).status !== 0)

@@ -20,7 +20,13 @@ const REQUIRED = {
   'docker-registry': 'docker-registry',
   // The image's only binary: it must run without the host's libc.
   busybox: 'busybox-static',
+  // A network namespace per sandbox: wired by the CNI plugins, held to its policy by nftables.
+  ip: 'iproute2',
+  nft: 'nftables',
+  ptp: 'containernetworking-plugins',
 } as const;
+/** Where Debian's containernetworking-plugins puts the CNI plugins (not on PATH). */
+export const CNI_PATH = '/usr/lib/cni';
 /** Some apt sources lack runsc; without it sandboxes run under runc only. */
 const OPTIONAL = { runsc: 'runsc' } as const;
 
@@ -47,7 +53,8 @@ export function findHostTools(): { tools: Partial<HostTools>; missing: RequiredT
   const tools: Partial<HostTools> = {};
   const missing: RequiredTool[] = [];
   for (const name of Object.keys(REQUIRED) as RequiredTool[]) {
-    const found = onPath(name);
+    const found =
+      name === 'ptp' ? (existsSync(path.join(CNI_PATH, name)) ? path.join(CNI_PATH, name) : undefined) : onPath(name);
     if (!found || (name === 'busybox' && hasInterpreter(found))) missing.push(name);
     else tools[name] = found;
   }

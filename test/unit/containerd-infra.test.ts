@@ -53,7 +53,7 @@ describe('containerd config', () => {
 
   it('wraps runsc with the flags this host needs', () => {
     expect(renderRunscWrapper('/usr/bin/runsc')).toBe(
-      '#!/bin/sh\nexec /usr/bin/runsc --platform=ptrace --network=none "$@"\n',
+      '#!/bin/sh\nexec /usr/bin/runsc --platform=ptrace --network=host "$@"\n',
     );
   });
 });

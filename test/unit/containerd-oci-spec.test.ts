@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chainId } from '../../src/agent/containerd/images.js';
-import { cgroupParentOf, ownContainerId } from '../../src/agent/containerd/setup.js';
+import { cgroupParentOf } from '../../src/agent/containerd/setup.js';
 import {
   DEFAULT_CAPABILITIES,
   SANDBOX_OOM_SCORE_ADJ,
@@ -192,13 +192,6 @@ it('chain IDs as the OCI image spec defines them', () => {
   // sha256("sha256:aaaa sha256:bbbb")
   expect(chainId([a, b])).toMatch(/^sha256:[0-9a-f]{64}$/);
   expect(chainId([a, b])).not.toBe(chainId([b, a]));
-});
-
-it("the agent's own container ID from its cgroups (how it finds its Pod's network namespace)", () => {
-  const id = 'a'.repeat(64);
-  expect(ownContainerId(`12:pids:/kubepods/besteffort/pod1234/${id}\n`)).toBe(id);
-  expect(ownContainerId(`0::/kubepods.slice/kubepods-pod1.slice/cri-containerd-${id}.scope\n`)).toBe(id);
-  expect(ownContainerId('0::/user.slice/session-1.scope\n')).toBeUndefined();
 });
 
 describe('--cgroup-parent (review N3)', () => {

@@ -174,6 +174,7 @@ export function createSandboxPoolActivities(
           ...(pool.spec.warmImages ? { warmImages: pool.spec.warmImages } : {}),
           ...(pool.spec.imagePullSecrets ? { imagePullSecrets: pool.spec.imagePullSecrets } : {}),
           ...(pool.spec.sandboxSecurityContext ? { sandboxSecurityContext: pool.spec.sandboxSecurityContext } : {}),
+          ...(pool.spec.egress ? { egress: pool.spec.egress } : {}),
         },
         ...(pool.status?.conditions ? { conditions: pool.status.conditions as Condition[] } : {}),
         facts: {

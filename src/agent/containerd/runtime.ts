@@ -51,6 +51,8 @@ import {
 } from './client.js';
 import { reapDeadAgents } from './reaper.js';
 import { ImageStore, type RegistryAuth, type ResolvedImage } from './images.js';
+import type { WiredSandbox } from '../../domain/sandbox-network.js';
+import type { SandboxNetwork, Wiring } from '../network/sandbox-network.js';
 import { containerSpec, linuxResources, parseLimits, resolveArgs, resolveEnv, type SandboxLimits } from './oci-spec.js';
 
 const execFileP = promisify(execFile);
@@ -71,6 +73,10 @@ export const LABEL = {
   fingerprint: 'fast-sandbox.io/spec-fingerprint',
   /** A warm container no sandbox has taken yet. */
   warm: 'fast-sandbox.io/warm',
+  /** Its network: namespace name, host-side interface, address (src/agent/network). */
+  netns: 'fast-sandbox.io/netns',
+  hostIf: 'fast-sandbox.io/host-if',
+  ip: 'fast-sandbox.io/ip',
 } as const;
 
 export const RUNC_SHIM = 'io.containerd.runc.v2';
@@ -86,8 +92,8 @@ export interface ContainerdRuntimeOptions {
   agentNamespace?: string;
   /** Where the stdio FIFOs live; the same path on the node and in the agent. */
   ioDir: string;
-  /** The network namespace sandboxes join (the agent Pod's), or undefined for a new, empty one. */
-  netnsPath?: string;
+  /** Wires each container's own network namespace; without it a container gets an empty one (no network). */
+  network?: SandboxNetwork;
   /** The OCI runtime binary the shim runs: `runc` (default) or a runsc (gVisor). */
   runtimeBinary?: string;
   /** The OCI runtime's state directory (runc `--root`), when not its default. */
@@ -142,6 +148,7 @@ interface WarmSlot {
   stdin: FileHandle;
   /** sandbox-init's answer line. */
   answer: Promise<string>;
+  wiring?: Wiring;
 }
 
 interface Entry {
@@ -157,6 +164,11 @@ interface Entry {
   pid: number;
   waiting: AbortController;
   removing?: Promise<void>;
+}
+
+/** A container's network as labels (none when it has no network of its own). */
+function wiringLabels(w: Wiring | undefined): Record<string, string> {
+  return w ? { [LABEL.netns]: w.netns, [LABEL.hostIf]: w.hostIf, [LABEL.ip]: w.ip } : {};
 }
 
 const SIGNAL_NAMES = new Map(Object.entries(os.constants.signals).map(([k, v]) => [v, k as NodeJS.Signals]));
@@ -367,7 +379,9 @@ export class ContainerdRuntime implements SandboxRuntime {
     return {
       SANDBOX_ID: spec.sandboxId,
       SANDBOX_PORTS: (spec.exposedPorts ?? []).join(','),
-      SANDBOX_HOST: this.opts.host ?? '0.0.0.0',
+      // Its own namespace: it listens on any address; clients reach it at SANDBOX_ENDPOINT_HOST:port.
+      SANDBOX_HOST: this.opts.network ? '0.0.0.0' : (this.opts.host ?? '0.0.0.0'),
+      ...(this.opts.network && this.opts.host ? { SANDBOX_ENDPOINT_HOST: this.opts.host } : {}),
     };
   }
 
@@ -386,10 +400,13 @@ export class ContainerdRuntime implements SandboxRuntime {
         extraEnv: request.sandboxId ? this.sandboxEnv(request as AgentSandboxSpec) : {},
         ...(warm ? { argsOverride: [INIT_PATH] } : {}),
         hostname: containerId.slice(0, 63),
-        netnsPath: this.opts.netnsPath,
+        netnsPath: this.opts.network?.netnsPath(containerId),
         cgroupsPath: `${this.opts.cgroupParent ?? '/fast-sandbox'}/${containerId}`,
         limits,
-        binds: warm ? [{ source: this.opts.initBinary!, destination: INIT_PATH, exec: true }] : [],
+        binds: [
+          ...(warm ? [{ source: this.opts.initBinary!, destination: INIT_PATH, exec: true }] : []),
+          ...(this.opts.network ? [{ source: this.opts.network.resolvConfPath, destination: '/etc/resolv.conf' }] : []),
+        ],
         kernelRelease: os.release(),
         capabilities: this.opts.capabilities,
       });
@@ -414,7 +431,14 @@ export class ContainerdRuntime implements SandboxRuntime {
     const id = spec.sandboxId;
     const image = await this.images.ensure(spec.image);
     const ociSpec = this.specFor(image, spec, id, limits, false);
-    await this.createContainer(id, image.id, this.labelsOf(spec, held), ociSpec);
+    // Its network first: a container is never made that could run without its policy.
+    const wiring = await this.opts.network?.wire(id, spec.exposedPorts ?? []);
+    try {
+      await this.createContainer(id, image.id, this.labelsOf(spec, held, wiring), ociSpec);
+    } catch (err) {
+      await this.removeContainer(id).catch(() => undefined);
+      throw err;
+    }
     try {
       const logs = new LogBuffer(this.opts.logLimitBytes ?? DEFAULT_LOG_LIMIT_BYTES);
       const { pid, readers } = await this.startTask(id, image, (c) => logs.append(c));
@@ -486,9 +510,15 @@ export class ContainerdRuntime implements SandboxRuntime {
       // whose init never got its process (it exits: reported as the sandbox's exit) — and either
       // way a create that was never answered. The limits are set before the process runs.
       const recorded = client.updateContainer(
-        { id: containerId, labels: this.labelsOf(spec, held), spec: jsonAny(OCI_TYPE_URL.spec, ociSpec) },
+        {
+          id: containerId,
+          labels: this.labelsOf(spec, held, slot.wiring),
+          spec: jsonAny(OCI_TYPE_URL.spec, ociSpec),
+        },
         ['labels', 'spec'],
       );
+      // Its ports forwarded beside the hand-off (the namespace was wired when the container was made).
+      const exposed = this.opts.network?.expose(containerId, spec.exposedPorts ?? []);
       const handedOff = (async () => {
         if (JSON.stringify(limits) !== JSON.stringify(slot.limits)) await client.updateTask(containerId, resources);
         await slot.stdin.write(`${JSON.stringify({ args, env, cwd })}\n`);
@@ -500,7 +530,7 @@ export class ContainerdRuntime implements SandboxRuntime {
           ),
         ]);
       })();
-      const [, answered] = await Promise.all([recorded, handedOff]);
+      const [, answered] = await Promise.all([recorded, handedOff, exposed]);
       const answer = JSON.parse(answered) as { ok?: boolean; error?: string };
       if (!answer.ok) throw new SandboxSpecError(`cannot start the sandbox: ${answer.error ?? 'unknown error'}`);
       const cgroupsPath = slot.cgroupsPath;
@@ -554,12 +584,19 @@ export class ContainerdRuntime implements SandboxRuntime {
     if ('error' in limits) throw new Error(limits.error);
     const containerId = `warm-${randomBytes(8).toString('hex')}`;
     const spec = this.specFor(image, {}, containerId, limits, true);
-    await this.createContainer(
-      containerId,
-      image.id,
-      { ...this.ownerLabels(), [LABEL.warm]: 'true', [LABEL.image]: ref },
-      spec,
-    );
+    let wiring: Wiring | undefined;
+    try {
+      wiring = await this.opts.network?.wire(containerId);
+      await this.createContainer(
+        containerId,
+        image.id,
+        { ...this.ownerLabels(), ...wiringLabels(wiring), [LABEL.warm]: 'true', [LABEL.image]: ref },
+        spec,
+      );
+    } catch (err) {
+      await this.removeContainer(containerId).catch(() => undefined);
+      throw err;
+    }
     try {
       const logs = new LogBuffer(this.opts.logLimitBytes ?? DEFAULT_LOG_LIMIT_BYTES);
       const stdout = answerThenLog(logs);
@@ -576,6 +613,7 @@ export class ContainerdRuntime implements SandboxRuntime {
         readers,
         stdin: stdin!,
         answer: stdout.answer,
+        wiring,
       };
     } catch (err) {
       await this.removeContainer(containerId).catch(() => undefined);
@@ -592,9 +630,10 @@ export class ContainerdRuntime implements SandboxRuntime {
     };
   }
 
-  private labelsOf(spec: AgentSandboxSpec, held: StartedAs): Record<string, string> {
+  private labelsOf(spec: AgentSandboxSpec, held: StartedAs, wiring?: Wiring): Record<string, string> {
     return {
       ...this.ownerLabels(),
+      ...wiringLabels(wiring),
       [LABEL.id]: spec.sandboxId,
       [LABEL.claimUid]: spec.claimUid ?? '',
       [LABEL.sandboxName]: spec.claimName ?? '',
@@ -629,7 +668,8 @@ export class ContainerdRuntime implements SandboxRuntime {
       await this.opts.client.createContainer(container);
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
-      await this.removeContainer(id);
+      // What a crash left under this ID; its network was already replaced by this create's.
+      await removeContainer(this.opts.client, this.snapshotter, id);
       await this.opts.client.createContainer(container);
     }
   }
@@ -739,9 +779,10 @@ export class ContainerdRuntime implements SandboxRuntime {
     return signalContainer(this.opts.client, containerId, sig, all);
   }
 
-  /** Task, container, snapshot and FIFOs, whichever exist. */
+  /** Task, container, snapshot, network and FIFOs, whichever exist. */
   private async removeContainer(containerId: string): Promise<void> {
     await removeContainer(this.opts.client, this.snapshotter, containerId);
+    await this.opts.network?.unwire(containerId);
     await rm(this.fifoDir(containerId), { recursive: true, force: true });
   }
 
@@ -839,6 +880,7 @@ export class ContainerdRuntime implements SandboxRuntime {
           .then(() => this.removeContainer(w.containerId));
       }),
     ]);
+    await this.opts.network?.close();
   }
 
   /**
@@ -876,6 +918,7 @@ export class ContainerdRuntime implements SandboxRuntime {
         (c.labels[LABEL.namespace] ?? '') === (this.opts.agentNamespace ?? ''),
     );
     const out: AdoptedSandbox[] = [];
+    const wired = new Map<string, WiredSandbox>();
     for (const c of containers) {
       const l = c.labels;
       const task = await client
@@ -886,6 +929,14 @@ export class ContainerdRuntime implements SandboxRuntime {
         await this.removeContainer(c.id);
         continue;
       }
+      const hostIf = l[LABEL.hostIf];
+      const ip = l[LABEL.ip];
+      if (hostIf && ip)
+        wired.set(c.id, {
+          hostIf,
+          ip,
+          ports: (l[LABEL.exposedPorts] ?? '').split(',').filter(Boolean).map(Number),
+        });
       const spec: AgentSandboxSpec = {
         sandboxId,
         claimUid: l[LABEL.claimUid] ?? '',
@@ -931,6 +982,8 @@ export class ContainerdRuntime implements SandboxRuntime {
         ...(exit ? { exit } : {}),
       });
     }
+    // The policy and forwards of what still runs, before anything new is wired.
+    await this.opts.network?.start(wired);
     void this.fill();
     return out;
   }

@@ -1,12 +1,15 @@
 /**
  * Builds the agent's containerd runtime from its flags: the socket, the isolation the pool asks
- * for (`RUNTIME_TYPE` container → runc, gvisor → runsc), the network namespace sandboxes join,
- * and the I/O directory. Finding the agent Pod's network namespace follows the original: the
- * agent's own container ID from /proc/self/cgroup, then that container's spec in containerd.
+ * for (`RUNTIME_TYPE` container → runc, gvisor → runsc), the sandboxes' network (a namespace of
+ * their own each, under the pool's egress policy: src/agent/network) and the I/O directory.
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { ociCapability, sandboxCapabilities, type CapabilitiesSpec } from '../../domain/sandbox-capabilities.js';
+import { ipv4Cidr, parseEgress } from '../../domain/sandbox-network.js';
+import { SandboxNetwork } from '../network/sandbox-network.js';
+import { claimSubnet } from '../network/subnets.js';
 import { ContainerdClient } from './client.js';
 import { pullSecretsAuth } from './pull-secrets.js';
 import { ContainerdRuntime, type ContainerdRuntimeOptions, type WarmImage } from './runtime.js';
@@ -28,8 +31,21 @@ export interface ContainerdFlags {
   runtimeType: string;
   /** runsc, or a wrapper that runs it with this node's flags; needed for gvisor. */
   runscBinary?: string;
-  /** `discover` (the agent Pod's, found through containerd), `self` (this process's), `none`, or a path. */
-  netns: string;
+  /** The sandboxes' IPv4 subnet in the agent's namespace, or `auto` (a free /24 of 198.18.0.0/16). */
+  subnet: string;
+  /** The pool's egress policy (JSON, SANDBOX_EGRESS); default `internet`. */
+  egress?: string;
+  /** CIDRs sandboxes never reach besides the non-public ranges: the cluster's Pod and Service ranges. */
+  egressDeny?: string;
+  /** The node's address (HOST_IP): never reached by sandboxes. */
+  hostIp?: string;
+  /** Where the CNI plugins are. */
+  cniPath: string;
+  /**
+   * Names what this agent adds to the node (namespaces `fsb-<tag>-…`, table `fsb_<tag>_…`); by
+   * default a hash of the containerd socket, so whoever owns that containerd finds them.
+   */
+  networkTag?: string;
   ioDir: string;
   /** runc's state directory (`--root`), when not its default. */
   runtimeRoot?: string;
@@ -66,29 +82,51 @@ export function parseWarmImages(s: string): WarmImage[] {
     });
 }
 
-/** The agent's container ID, from the cgroup paths the kubelet/containerd give it. */
-export function ownContainerId(procSelfCgroup: string): string | undefined {
-  for (const line of procSelfCgroup.split('\n')) {
-    const p = line.split(':')[2] ?? '';
-    const m = /cri-containerd[-:]([0-9a-f]{64})/.exec(p) ?? /\/([0-9a-f]{64})(?:\.scope)?$/.exec(p);
-    if (m) return m[1];
-  }
-  return undefined;
+/** The sandbox network of this agent from its flags, or what is wrong with them (the agent does not start). */
+export function sandboxNetwork(flags: ContainerdFlags): SandboxNetwork {
+  const policy = parseEgress(flags.egress);
+  if ('error' in policy) throw new Error(`SANDBOX_EGRESS: ${policy.error}`);
+  const stateDir = path.join(flags.ioDir, 'network');
+  const claimed = flags.subnet === 'auto' ? claimSubnet(path.join(stateDir, 'subnet')) : undefined;
+  const subnet = claimed?.subnet ?? ipv4Cidr(flags.subnet);
+  if (!subnet || Number(subnet.split('/')[1]) > 29)
+    throw new Error(
+      `--sandbox-subnet ${JSON.stringify(flags.subnet)} is not auto or an IPv4 subnet of at least 8 addresses`,
+    );
+  const deny = (flags.egressDeny ?? '')
+    .split(',')
+    .map((c) => c.trim())
+    .filter(Boolean);
+  for (const c of deny) if (!ipv4Cidr(c)) throw new Error(`--egress-deny: ${JSON.stringify(c)} is not an IPv4 CIDR`);
+  if (flags.hostIp && ipv4Cidr(flags.hostIp)) deny.push(flags.hostIp);
+  const missing = SandboxNetwork.missing(flags.cniPath);
+  if (missing) throw new Error(`sandboxes need a network namespace each: ${missing}`);
+  const tag = flags.networkTag || networkTagOf(flags.socket);
+  const host = flags.host && flags.host !== '0.0.0.0' ? flags.host : undefined;
+  return new SandboxNetwork({
+    prefix: `fsb-${tag}-`,
+    table: agentTable(tag, flags.agentNamespace, flags.agentName),
+    subnet,
+    podIps: host ? [host] : [],
+    policy,
+    denyCidrs: deny,
+    cniPath: flags.cniPath,
+    stateDir,
+    onClose: claimed?.release,
+  });
 }
 
-async function discoverNetns(client: ContainerdClient): Promise<string> {
-  const id = ownContainerId(readFileSync('/proc/self/cgroup', 'utf8'));
-  if (!id)
-    throw new Error(
-      'cannot find the agent container in /proc/self/cgroup to join its Pod network namespace; pass --sandbox-netns',
-    );
-  const c = await client.getContainer(id);
-  const spec = JSON.parse(c.spec?.value.toString('utf8') ?? '{}') as {
-    linux?: { namespaces?: { type: string; path?: string }[] };
-  };
-  const path = spec.linux?.namespaces?.find((n) => n.type === 'network')?.path;
-  if (!path) throw new Error(`the agent container ${id} has no network namespace path in containerd`);
-  return path;
+/** The nftables table of one agent: its node's tag and a hash of its Pod (agents may share a namespace in dev). */
+export function agentTable(tag: string, agentNamespace: string | undefined, agentName: string): string {
+  return `fsb_${tag}_${createHash('sha256')
+    .update(`${agentNamespace ?? ''}/${agentName}`)
+    .digest('hex')
+    .slice(0, 6)}`;
+}
+
+/** The tag of what agents on the containerd at `socket` add to the node (see `networkTag`). */
+export function networkTagOf(socket: string): string {
+  return createHash('sha256').update(socket).digest('hex').slice(0, 8);
 }
 
 /** The cgroup parent as a cgroupfs path: absolute, normalised, never the root itself. */
@@ -123,14 +161,7 @@ export async function containerdRuntime(
       unsupported = `runtimeType gvisor needs runsc on the node (--runsc-binary${flags.runscBinary ? ` ${flags.runscBinary} does not exist` : ' is not set'})`;
   } else if (flags.runtimeType !== 'container' && flags.runtimeType !== '')
     unsupported = `runtimeType ${flags.runtimeType} is not one of container, gvisor`;
-  const netnsPath =
-    flags.netns === 'discover'
-      ? await discoverNetns(client)
-      : flags.netns === 'self'
-        ? `/proc/${process.pid}/ns/net`
-        : flags.netns === 'none'
-          ? undefined
-          : flags.netns;
+  const network = sandboxNetwork(flags);
   const isolation = flags.runtimeType === 'gvisor' ? 'gvisor' : 'runc';
   const warm = parseWarmImages(flags.warm ?? '');
   let initBinary: string | undefined;
@@ -150,7 +181,7 @@ export async function containerdRuntime(
     agentUid: flags.agentUid,
     agentNamespace: flags.agentNamespace,
     ioDir: flags.ioDir,
-    netnsPath,
+    network,
     runtimeBinary,
     runtimeRoot: flags.runtimeRoot,
     host: flags.host,

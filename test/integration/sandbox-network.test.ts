@@ -1,0 +1,244 @@
+/**
+ * Each sandbox in a network namespace of its own, under its pool's egress policy (real agents,
+ * containerd, runc and runsc, CNI plugins and nftables).
+ *
+ * Traffic goes only to addresses this file makes: a "world" namespace joined to the node by a veth
+ * holds a public-looking host (198.51.100.2, a documentation range), a fake metadata endpoint
+ * (169.254.169.254) and a private host (10.123.45.6), each routed by a /32 through that veth —
+ * never the machine's default route. A listener on the node stands for the control plane (etcd,
+ * Temporal, the apiserver: what the old shared namespace let sandboxes reach).
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ContainerdClient } from '../../src/agent/containerd/client.js';
+import { LABEL } from '../../src/agent/containerd/runtime.js';
+import { agentTable, networkTagOf } from '../../src/agent/containerd/setup.js';
+import { getFreePort } from '../../src/infra/process.js';
+import { AgentProcess } from '../support/agent-process.js';
+import { eventually, stackInfo, uniq } from '../support/env.js';
+
+const stack = stackInfo();
+const ctd = stack.containerd!;
+const images = stack.registry!.images;
+const stateDir = path.join(stack.stateDir, 'sandbox-network');
+const TOKEN = `token-${randomBytes(8).toString('hex')}`;
+const tag = randomBytes(3).toString('hex');
+const world = `fsbtest-world-${tag}`;
+const hostIf = `fsbw${tag}`; // ≤ 15 characters
+const PUBLIC = '198.51.100.2';
+const METADATA = '169.254.169.254';
+const PRIVATE = '10.123.45.6';
+
+// Synchronous, so never waiting on stdin (EOF at once) and bounded: nothing else runs meanwhile.
+const sh = (...args: string[]) =>
+  execFileSync(args[0]!, args.slice(1), { input: '', stdio: 'pipe', timeout: 15_000 }).toString();
+const listeners: ChildProcess[] = [];
+let controlPlane: net.Server;
+let controlPlanePort: number;
+const agents: AgentProcess[] = [];
+let containerd: ContainerdClient;
+
+/** A TCP server in the world namespace answering `name` on every address of it, port 80. */
+function worldListener(): ChildProcess {
+  const code = `require('net').createServer((s) => s.end('world\\n')).listen(80, '0.0.0.0')`;
+  const child = spawn('ip', ['netns', 'exec', world, process.execPath, '-e', code], { stdio: 'ignore' });
+  listeners.push(child);
+  return child;
+}
+
+async function agent(name: string, extra: string[] = []): Promise<AgentProcess> {
+  // Each agent on its own loopback "Pod IP", as the stack's fleet does.
+  const host = `127.0.${Math.floor(Math.random() * 200) + 20}.${Math.floor(Math.random() * 200) + 20}`;
+  const a = await new AgentProcess(uniq(name), host, await getFreePort(), stateDir, TOKEN, extra).start();
+  agents.push(a);
+  return a;
+}
+
+async function sandbox(a: AgentProcess, spec: Record<string, unknown> = {}): Promise<string> {
+  const sandboxId = uniq('sb');
+  const r = await a.client.create(a.url, {
+    sandboxId,
+    image: images.busybox,
+    command: ['/bin/sh', '-c', 'sleep 3600'],
+    ...spec,
+  } as never);
+  expect(r).toMatchObject({ status: 'ok' });
+  return sandboxId;
+}
+
+/** Whether a TCP connection from the sandbox to `host:port` opens (busybox nc, 2 s). */
+async function connects(a: AgentProcess, id: string, host: string, port: number): Promise<boolean> {
+  const r = await a.exec(id, ['/bin/sh', '-c', `nc -w 2 ${host} ${port} </dev/null && echo CONNECTED`]);
+  return r.out.includes('CONNECTED');
+}
+
+/** What a TCP server at `host:port` sends, from this (the node's) side. */
+async function readFrom(host: string, port: number): Promise<string> {
+  const s = net.connect(port, host);
+  const chunks: Buffer[] = [];
+  await new Promise<void>((resolve, reject) => {
+    s.setTimeout(5000, () => s.destroy(new Error(`${host}:${port}: no answer in 5 s`)));
+    s.on('data', (c: Buffer) => chunks.push(c));
+    s.on('end', resolve);
+    s.on('error', reject);
+    s.end();
+  });
+  return Buffer.concat(chunks).toString();
+}
+
+async function sandboxIp(id: string): Promise<string> {
+  const [c] = await containerd.listContainers([`labels."${LABEL.id}"==${JSON.stringify(id)}`]);
+  return c!.labels[LABEL.ip]!;
+}
+
+/** A world an earlier run of this file left (killed before its afterAll): its routes would shadow ours. */
+function removeStaleWorlds(): void {
+  for (const ns of readdirSync('/run/netns').filter((n) => n.startsWith('fsbtest-world-'))) {
+    const link = `fsbw${ns.slice('fsbtest-world-'.length)}`;
+    for (const cmd of [
+      ['ip', 'link', 'del', link],
+      ['ip', 'netns', 'delete', ns],
+    ])
+      try {
+        sh(...cmd);
+      } catch {
+        /* gone */
+      }
+  }
+}
+
+beforeAll(async () => {
+  removeStaleWorlds();
+  containerd = new ContainerdClient(ctd.socket, ctd.namespace);
+  // The world: a veth from the node, and /32 routes through it for the three hosts only.
+  sh('ip', 'netns', 'add', world);
+  sh('ip', 'link', 'add', hostIf, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', world);
+  sh('ip', 'addr', 'add', '198.51.100.1/32', 'dev', hostIf);
+  sh('ip', 'link', 'set', hostIf, 'up');
+  sh('ip', '-n', world, 'addr', 'add', `${PUBLIC}/32`, 'dev', 'eth0');
+  sh('ip', '-n', world, 'link', 'set', 'eth0', 'up');
+  sh('ip', '-n', world, 'link', 'set', 'lo', 'up');
+  for (const a of [METADATA, PRIVATE]) sh('ip', '-n', world, 'addr', 'add', `${a}/32`, 'dev', 'lo');
+  sh('ip', '-n', world, 'route', 'add', '198.51.100.1/32', 'dev', 'eth0');
+  sh('ip', '-n', world, 'route', 'add', 'default', 'via', '198.51.100.1', 'dev', 'eth0', 'onlink');
+  for (const a of [PUBLIC, METADATA, PRIVATE]) sh('ip', 'route', 'add', `${a}/32`, 'dev', hostIf);
+  worldListener();
+  // The control plane's stand-in: on every address of the node.
+  controlPlane = net.createServer((s) => s.end('control-plane\n'));
+  await new Promise<void>((r) => controlPlane.listen(0, '0.0.0.0', r));
+  controlPlanePort = (controlPlane.address() as net.AddressInfo).port;
+});
+
+afterAll(async () => {
+  await Promise.all(agents.map((a) => a.stop()));
+  for (const l of listeners) l.kill('SIGKILL');
+  controlPlane?.close();
+  for (const a of [PUBLIC, METADATA, PRIVATE]) {
+    try {
+      sh('ip', 'route', 'del', `${a}/32`, 'dev', hostIf);
+    } catch {
+      /* gone with the link */
+    }
+  }
+  try {
+    sh('ip', 'link', 'del', hostIf);
+  } catch {
+    /* already gone */
+  }
+  sh('ip', 'netns', 'delete', world);
+  containerd?.close();
+});
+
+describe('runc: a namespace per sandbox, policy internet', () => {
+  let a: AgentProcess;
+  let one: string;
+  let two: string;
+
+  beforeAll(async () => {
+    a = await agent('net-internet', ['--egress', JSON.stringify({ allow: [{ cidr: `${PRIVATE}/32`, ports: [80] }] })]);
+    one = await sandbox(a);
+    two = await sandbox(a, {
+      command: ['/bin/sh', '-c', 'while true; do echo from-two | nc -l -p 8080; done'],
+      exposedPorts: [8080],
+    });
+    // The world answers the node itself (the routes work), so a refusal below is the policy's.
+    await eventually('the world listener', async () => (await readFrom(PUBLIC, 80)).includes('world'));
+  });
+
+  it('reaches a public address, and an allow-listed private one', async () => {
+    expect(await connects(a, one, PUBLIC, 80)).toBe(true);
+    expect(await connects(a, one, PRIVATE, 80)).toBe(true);
+  });
+
+  it('never reaches the metadata endpoint, the node, its agent or the control plane', async () => {
+    expect(await connects(a, one, METADATA, 80)).toBe(false);
+    const gateway = (await a.exec(one, ['/bin/sh', '-c', "ip route | awk '/default/ {print $3}'"])).out.trim();
+    expect(gateway).toMatch(/^198\.18\.\d+\.1$/);
+    for (const target of [gateway, '127.0.0.1', a.host])
+      for (const port of [controlPlanePort, a.port])
+        expect(await connects(a, one, target, port), `${target}:${port}`).toBe(false);
+    // …which the node itself does reach: the refusals are the sandbox's.
+    expect(await readFrom(gateway, controlPlanePort)).toContain('control-plane');
+  });
+
+  it('has its own loopback and an address of its own, and never reaches another sandbox', async () => {
+    const lo = await a.exec(two, ['/bin/sh', '-c', 'echo local | nc -l -p 9999 & sleep 0.3; nc -w 2 127.0.0.1 9999']);
+    expect(lo.out).toContain('local');
+    expect(await connects(a, one, '127.0.0.1', 9999)).toBe(false);
+    const [ipOne, ipTwo] = await Promise.all([sandboxIp(one), sandboxIp(two)]);
+    expect(ipOne).not.toBe(ipTwo);
+    expect(await connects(a, one, ipTwo, 8080)).toBe(false);
+  });
+
+  it("an exposed port is reached at the agent's address, forwarded into the sandbox", async () => {
+    expect(await eventually('the forwarded port', () => readFrom(a.host, 8080))).toContain('from-two');
+  });
+
+  it('resolv.conf names the DNS servers the policy lets through', async () => {
+    const conf = (await a.exec(one, ['cat', '/etc/resolv.conf'])).out;
+    expect(conf).toMatch(/^nameserver \d+\.\d+\.\d+\.\d+$/m);
+  });
+});
+
+describe('policy none', () => {
+  it('reaches nothing but what its allow-list names', async () => {
+    const a = await agent('net-none', [
+      '--egress',
+      JSON.stringify({ policy: 'none', allow: [{ cidr: `${PRIVATE}/32` }] }),
+    ]);
+    const id = await sandbox(a);
+    expect(await connects(a, id, PUBLIC, 80)).toBe(false);
+    expect(await connects(a, id, METADATA, 80)).toBe(false);
+    expect(await connects(a, id, PRIVATE, 80)).toBe(true);
+  });
+});
+
+describe('gVisor in its own namespace', () => {
+  it('has network by its policy, and its agent stays reachable while it runs', async () => {
+    const a = await agent('net-gvisor', ['--runtime-type', 'gvisor', '--runsc-binary', ctd.runscBinary!]);
+    const id = await sandbox(a);
+    expect((await a.exec(id, ['dmesg'])).out).toMatch(/gVisor/i);
+    expect(await connects(a, id, PUBLIC, 80)).toBe(true);
+    expect(await connects(a, id, METADATA, 80)).toBe(false);
+    expect(await connects(a, id, a.host, a.port)).toBe(false);
+    expect((await a.status()).sandboxStatuses.map((s) => s.sandboxId)).toContain(id);
+  });
+});
+
+describe('cleanup', () => {
+  it('an agent that stops leaves no namespace or table of its sandboxes behind', async () => {
+    const a = await agent('net-cleanup');
+    const ids = [await sandbox(a), await sandbox(a)];
+    const before = readdirSync('/run/netns').filter((n) => ids.some((id) => n.endsWith(id)));
+    expect(before).toHaveLength(2);
+    expect(sh('nft', 'list', 'tables')).toContain(agentTable(networkTagOf(ctd.socket), undefined, a.name));
+    await a.stop();
+    expect(readdirSync('/run/netns').filter((n) => ids.some((id) => n.endsWith(id)))).toEqual([]);
+    const table = agentTable(networkTagOf(ctd.socket), undefined, a.name);
+    expect(sh('nft', 'list', 'tables')).not.toContain(table);
+  });
+});
