@@ -23,6 +23,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -104,12 +105,18 @@ func main() {
 		fail("sandbox-init: usage: sandbox-init [-- command args…]")
 	}
 	path, err := exec.LookPath(s.Args[0])
+	if errors.Is(err, exec.ErrDot) {
+		err = nil // found through a relative PATH entry: runc runs it too
+	}
 	if err != nil {
 		fail(err.Error()) // names the command: exec: "x": executable file not found in $PATH
 	}
-	// Before the child exists, so none of its signals or its end is missed.
+	// Before the child exists, so none of its signals or its end is missed. SIGCHLD has its own
+	// channel: a full channel drops a signal, and a pending SIGCHLD already means "reap all".
 	signals := make(chan os.Signal, 32)
-	signal.Notify(signals, append(forwarded, syscall.SIGCHLD)...)
+	signal.Notify(signals, forwarded...)
+	ended := make(chan os.Signal, 1)
+	signal.Notify(ended, syscall.SIGCHLD)
 	// The answer comes before the child runs, so it is the first line of the log.
 	answer(map[string]any{"ok": true})
 	// The child leads its own session and process group, as the container's process did when it
@@ -124,12 +131,14 @@ func main() {
 		os.Stderr.WriteString("sandbox-init: exec " + path + ": " + err.Error() + "\n")
 		os.Exit(126)
 	}
-	for sig := range signals {
-		if sig != syscall.SIGCHLD {
+	for {
+		select {
+		case sig := <-signals:
 			// The child only, not its group: as Kubernetes signals a container's main process,
 			// which decides how its own children stop (the agent SIGKILLs them all after the grace).
 			syscall.Kill(child, sig.(syscall.Signal))
 			continue
+		case <-ended:
 		}
 		// Signals coalesce: one SIGCHLD may stand for many ended children, so reap until none is left.
 		for {
