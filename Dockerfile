@@ -3,7 +3,7 @@
 #   docker build -t durable-operators .
 #   docker run --rm durable-operators --help
 
-# ---- sandbox-init: the init of warm sandbox containers (static Go, bind-mounted into them) ----
+# ---- sandbox-init: PID 1 of every sandbox container (static Go, bind-mounted into them) -----
 FROM golang:1.22 AS sandbox-init
 WORKDIR /build
 COPY src ./src

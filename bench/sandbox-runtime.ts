@@ -76,9 +76,10 @@ async function startAgent(name: string, args: string[]): Promise<{ url: string; 
 const containerdArgs = (extra: string[] = []) => [
   ...['--runtime', 'containerd', '--containerd-socket', ctd.socket, '--containerd-namespace', ctd.namespace],
   ...['--io-dir', path.join(stateDir, 'io'), '--runtime-root', ctd.runcRoot],
+  ...['--init-binary', ctd.initBinary],
   ...extra,
 ];
-const warmArgs = ['--warm-images', `${image}=${WARM}`, '--init-binary', ctd.initBinary];
+const warmArgs = ['--warm-images', `${image}=${WARM}`];
 const gvisorArgs = ['--runtime-type', 'gvisor', '--runsc-binary', ctd.runscBinary!];
 
 const status = (url: string) => agents.status(url) as Promise<AgentStatusReport>;

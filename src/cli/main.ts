@@ -268,7 +268,11 @@ program
       'SANDBOX_WARM_IMAGES',
     ),
   )
-  .addOption(new Option('--init-binary <path>', 'sandbox-init, the init of warm containers').env('DO_SANDBOX_INIT'))
+  .addOption(
+    new Option('--init-binary <path>', 'sandbox-init, PID 1 of every sandbox container (containerd runtime)').env(
+      'DO_SANDBOX_INIT',
+    ),
+  )
   .addOption(
     new Option('--pull-secrets-dir <dir>', "the pool's image pull Secrets (docker config JSON), for pulls").env(
       'SANDBOX_PULL_SECRETS_DIR',

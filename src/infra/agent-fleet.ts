@@ -69,10 +69,10 @@ export interface AgentFleetOptions {
     runtimeType?: 'container' | 'gvisor';
     runscBinary?: string;
     runcRoot?: string;
-    /** sandbox-init, for warm containers. */
-    initBinary?: string;
+    /** sandbox-init, PID 1 of every sandbox container. */
+    initBinary: string;
   };
-  /** Images the agents keep warm containers of (needs `containerd.initBinary`). */
+  /** Images the agents keep warm containers of. */
   warmImages?: { image: string; count: number }[];
 }
 
@@ -275,7 +275,7 @@ export class AgentFleet {
       ...['--io-dir', path.join(this.opts.stateDir, 'agent-io')],
       ...(c.runscBinary ? ['--runsc-binary', c.runscBinary] : []),
       ...(c.runcRoot ? ['--runtime-root', c.runcRoot] : []),
-      ...(c.initBinary ? ['--init-binary', c.initBinary] : []),
+      ...['--init-binary', c.initBinary],
       ...(this.opts.warmImages?.length
         ? ['--warm-images', this.opts.warmImages.map((w) => `${w.image}=${w.count}`).join(',')]
         : []),

@@ -1,5 +1,5 @@
 /**
- * Builds `sandbox-init` (src/agent/init, the init of warm sandbox containers) with the Go
+ * Builds `sandbox-init` (src/agent/init, PID 1 of every sandbox container) with the Go
  * toolchain, static, into the cache keyed by a hash of its source, so a rebuild happens only when
  * the source changes. The agent image builds the same source in its Dockerfile.
  */

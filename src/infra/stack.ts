@@ -72,7 +72,7 @@ export interface StackInfo {
    * The stack's own containerd. `runscBinary`: a runsc wrapper to give as the runc `binary_name`
    * option (absent without runsc); `runcRoot`: the runc `root` option, so this containerd's
    * containers keep their runc state apart from any other containerd's. `initBinary`:
-   * sandbox-init, the init of the agents' warm containers (built from src/agent/init).
+   * sandbox-init, PID 1 of every sandbox container (built from src/agent/init).
    */
   containerd?: { socket: string; namespace: string; runscBinary?: string; runcRoot: string; initBinary: string };
   /** The local registry (plain HTTP) and the demo images pushed to it. */

@@ -55,7 +55,7 @@ class Agent {
         ...['--host', '127.0.0.1', '--port', String(this.port), '--agent-id', this.name, '--capacity', '8'],
         ...['--token-file', tokenFile, '--kill-grace', '1000'],
         ...['--runtime', 'containerd', '--containerd-socket', ctd.socket, '--containerd-namespace', ctd.namespace],
-        ...['--sandbox-netns', 'self', '--io-dir', path.join(stateDir, 'io')],
+        ...['--io-dir', path.join(stateDir, 'io'), '--init-binary', ctd.initBinary],
         ...(ctd.runcRoot ? ['--runtime-root', ctd.runcRoot] : []),
       ],
       cwd: REPO_ROOT,

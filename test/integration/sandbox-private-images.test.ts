@@ -44,7 +44,7 @@ async function startAgent(name: string, extra: string[]): Promise<string> {
       ...['--host', '127.0.0.1', '--port', String(port), '--agent-id', name, '--capacity', '4'],
       ...['--token-file', path.join(stateDir, 'agent-token'), '--kill-grace', '500'],
       ...['--runtime', 'containerd', '--containerd-socket', ctd.socket, '--containerd-namespace', ctd.namespace],
-      ...['--sandbox-netns', 'self', '--io-dir', path.join(stateDir, 'io')],
+      ...['--io-dir', path.join(stateDir, 'io'), '--init-binary', ctd.initBinary],
       ...(ctd.runcRoot ? ['--runtime-root', ctd.runcRoot] : []),
       ...extra,
     ],

@@ -1,6 +1,7 @@
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { chainId } from '../../src/agent/containerd/images.js';
-import { cgroupParentOf } from '../../src/agent/containerd/setup.js';
+import { cgroupParentOf, containerdRuntime } from '../../src/agent/containerd/setup.js';
 import {
   DEFAULT_CAPABILITIES,
   SANDBOX_OOM_SCORE_ADJ,
@@ -185,6 +186,43 @@ describe('the container spec is isolated by default', () => {
   });
 });
 
+describe('sandbox-init is PID 1', () => {
+  const base: ContainerSpecInput = {
+    image,
+    request: { command: ['/bin/sleep'], args: ['5'] },
+    extraEnv: {},
+    hostname: 'sb1',
+    cgroupsPath: '/fast-sandbox/sb1',
+    limits: {},
+    arch: 'x64',
+  };
+  const init = { source: '/run/fast-sandbox/agent-1/sandbox-init', path: '/.fast-sandbox/init' };
+  const of = (input: ContainerSpecInput) =>
+    containerSpec(input) as { process: { args: string[]; env: string[] }; mounts: Record<string, unknown>[] };
+  const initMount = {
+    destination: '/.fast-sandbox/init',
+    type: 'bind',
+    source: '/run/fast-sandbox/agent-1/sandbox-init',
+    options: ['rbind', 'ro', 'nosuid', 'nodev'],
+  };
+
+  it("cold: sandbox-init runs the sandbox's args after `--`, with the container's env; mounted read-only, executable", () => {
+    const spec = of({ ...base, init });
+    expect(spec.process.args).toEqual(['/.fast-sandbox/init', '--', '/bin/sleep', '5']);
+    expect(spec.process.env).toEqual(['PATH=/bin', 'A=image']);
+    expect(spec.mounts.filter((m) => m.type === 'bind')).toEqual([initMount]);
+  });
+
+  it('warm: sandbox-init alone (the process comes on its stdin), even for an image with nothing to run yet', () => {
+    expect(of({ ...base, init: { ...init, warm: true } }).process.args).toEqual(['/.fast-sandbox/init']);
+    expect(of({ ...base, image: {}, request: {}, init: { ...init, warm: true } }).mounts).toContainEqual(initMount);
+  });
+
+  it('cold with nothing to run is refused before sandbox-init is given it', () => {
+    expect(() => containerSpec({ ...base, image: {}, request: {}, init })).toThrow(/nothing to run/);
+  });
+});
+
 it('chain IDs as the OCI image spec defines them', () => {
   const a = 'sha256:aaaa';
   const b = 'sha256:bbbb';
@@ -203,4 +241,23 @@ describe('--cgroup-parent (review N3)', () => {
   it.each(['relative', '/', '/a/../..', '../x'])('refuses %j', (p) => {
     expect(() => cgroupParentOf(p)).toThrow(/--cgroup-parent/);
   });
+});
+
+it('the containerd runtime does not start without sandbox-init, and says so', async () => {
+  // Any existing file stands for the socket: sandbox-init is checked before anything is made.
+  const flags = {
+    socket: fileURLToPath(import.meta.url),
+    namespace: 'k8s.io',
+    runtimeType: 'container',
+    subnet: '198.18.0.0/24',
+    cniPath: '/usr/lib/cni',
+    ioDir: '/nonexistent/io',
+    agentName: 'agent-1',
+  };
+  await expect(containerdRuntime(flags)).rejects.toThrow(
+    'the containerd runtime needs sandbox-init, the init of every sandbox (--init-binary or DO_SANDBOX_INIT is not set)',
+  );
+  await expect(containerdRuntime({ ...flags, initBinary: '/no/such/sandbox-init' })).rejects.toThrow(
+    '/no/such/sandbox-init does not exist',
+  );
 });

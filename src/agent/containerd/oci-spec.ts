@@ -114,14 +114,18 @@ export interface ContainerSpecInput {
   request: ProcessRequest;
   /** The sandbox's own variables (SANDBOX_ID, …), set after the request's. */
   extraEnv: Record<string, string>;
-  /** Overrides the resolved process args (the warm container's init). */
-  argsOverride?: string[];
+  /**
+   * sandbox-init, the container's PID 1, bind-mounted read-only from `source` at `path`: it runs
+   * the sandbox's process as its child — the args after `--`, or (`warm`) those the agent writes
+   * on its stdin when a sandbox takes the container.
+   */
+  init?: { source: string; path: string; warm?: boolean };
   hostname: string;
   /** The network namespace to join (the agent Pod's), or undefined for a new, empty one. */
   netnsPath?: string;
   cgroupsPath: string;
   limits: SandboxLimits;
-  /** Read-only bind mounts (sandbox-init into a warm container); `exec` allows running what it holds. */
+  /** Read-only bind mounts; `exec` allows running what it holds. */
   binds?: { source: string; destination: string; exec?: boolean }[];
   arch?: NodeJS.Architecture;
   /** `os.release()`: containerd's profile allows ptrace from kernel 4.8 on. */
@@ -133,9 +137,15 @@ export interface ContainerSpecInput {
 export function containerSpec(input: ContainerSpecInput): Record<string, unknown> {
   const user = resolveUser(input.image);
   if ('error' in user) throw new Error(user.error);
-  const args = input.argsOverride ?? resolveArgs(input.image, input.request);
-  if (args.length === 0)
+  const { init } = input;
+  const command = init?.warm ? [] : resolveArgs(input.image, input.request);
+  if (!init?.warm && command.length === 0)
     throw new Error('the image has no Entrypoint or Cmd and the sandbox gives no command: nothing to run');
+  const args = !init ? command : init.warm ? [init.path] : [init.path, '--', ...command];
+  const binds = [
+    ...(init ? [{ source: init.source, destination: init.path, exec: true }] : []),
+    ...(input.binds ?? []),
+  ];
   // Fresh arrays: the spec is serialised, and the seccomp profile follows the same set.
   const caps = [...(input.capabilities ?? DEFAULT_CAPABILITIES)];
   const { limits } = input;
@@ -182,7 +192,7 @@ export function containerSpec(input: ContainerSpecInput): Record<string, unknown
         source: 'tmpfs',
         options: ['nosuid', 'strictatime', 'mode=755', 'size=65536k'],
       },
-      ...(input.binds ?? []).map((b) => ({
+      ...binds.map((b) => ({
         destination: b.destination,
         type: 'bind',
         source: b.source,

@@ -6,11 +6,15 @@
  * whose it is, so a restarted agent finds and re-adopts its sandboxes (containerd and the shims
  * keep them running while the agent is down).
  *
+ * PID 1 of every container is `sandbox-init` (src/agent/init, bind-mounted read-only): it runs the
+ * sandbox's process as its child, reaps orphans, forwards signals to it and exits with its status.
+ * It first answers on stdout whether the command can run (the answer is stripped from the log), so
+ * a command the image lacks is refused at create, cold or warm.
+ *
  * Warm containers: for the images the pool names, the agent keeps containers created and started
- * ahead of time (`warm-…`), whose init is `sandbox-init` (src/agent/init) waiting on its stdin.
- * A create of such an image takes one: its labels and spec are rewritten to the sandbox's, its
- * limits updated if they differ from the pool's, and the sandbox's args/env/cwd written to the
- * init, which checks the command can run, answers on stdout, and execs it as PID 1. The caller
+ * ahead of time (`warm-…`), whose sandbox-init waits on its stdin. A create of such an image takes
+ * one: its labels and spec are rewritten to the sandbox's, its limits updated if they differ from
+ * the pool's, and the sandbox's args/env/cwd written to sandbox-init, which starts them. The caller
  * pays none of container create and task start; the pool's next warm container is made after.
  *
  * Output: the shim writes the sandbox's stdout/stderr into FIFOs under the agent's I/O directory
@@ -107,8 +111,8 @@ export interface ContainerdRuntimeOptions {
   host?: string;
   /** Why this node cannot run what the pool asks (every create is refused with it). */
   unsupported?: string;
-  /** `sandbox-init` (static), bind-mounted into warm containers; without it none are kept. */
-  initBinary?: string;
+  /** `sandbox-init` (static), bind-mounted into every container as its PID 1. */
+  initBinary: string;
   /** The images to keep warm containers of, and how many of each. */
   warm?: WarmImage[];
   logLimitBytes?: number;
@@ -125,7 +129,7 @@ export interface WarmImage {
 /** How long a refill waits after a warm create while the image has warm containers left. */
 const REFILL_AFTER_MS = 250;
 
-/** Where sandbox-init is mounted in a warm container. */
+/** Where sandbox-init is mounted in a container. */
 export const INIT_PATH = '/.fast-sandbox/init';
 
 interface Reader {
@@ -313,7 +317,7 @@ async function drained(readers: Reader[], quietMs = 2000): Promise<void> {
   }
 }
 
-/** A reader of a warm container's stdout: its first line is sandbox-init's answer; the rest is the sandbox's log. */
+/** A reader of a container's stdout: its first line is sandbox-init's answer; the rest is the sandbox's log. */
 function answerThenLog(logs: LogBuffer): { onData(c: Buffer): void; answer: Promise<string> } {
   let head: Buffer = Buffer.alloc(0);
   let answered = false;
@@ -331,6 +335,24 @@ function answerThenLog(logs: LogBuffer): { onData(c: Buffer): void; answer: Prom
       logs.append(head.subarray(nl + 1));
     },
   };
+}
+
+/** Waits for sandbox-init's answer: the sandbox's process starts, or the create is refused with why it cannot. */
+async function startedBy(answerLine: Promise<string>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const line = await Promise.race([
+    answerLine,
+    new Promise<string>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('sandbox-init did not answer')), 10_000);
+    }),
+  ]).finally(() => clearTimeout(timer));
+  let answer: { ok?: boolean; error?: string };
+  try {
+    answer = JSON.parse(line) as typeof answer;
+  } catch {
+    throw new Error(`sandbox-init answered ${JSON.stringify(line.slice(0, 200))}`);
+  }
+  if (!answer.ok) throw new SandboxSpecError(`cannot start the sandbox: ${answer.error ?? 'unknown error'}`);
 }
 
 export class ContainerdRuntime implements SandboxRuntime {
@@ -398,15 +420,12 @@ export class ContainerdRuntime implements SandboxRuntime {
         image: image.config,
         request,
         extraEnv: request.sandboxId ? this.sandboxEnv(request as AgentSandboxSpec) : {},
-        ...(warm ? { argsOverride: [INIT_PATH] } : {}),
+        init: { source: this.opts.initBinary, path: INIT_PATH, warm },
         hostname: containerId.slice(0, 63),
         netnsPath: this.opts.network?.netnsPath(containerId),
         cgroupsPath: `${this.opts.cgroupParent ?? '/fast-sandbox'}/${containerId}`,
         limits,
-        binds: [
-          ...(warm ? [{ source: this.opts.initBinary!, destination: INIT_PATH, exec: true }] : []),
-          ...(this.opts.network ? [{ source: this.opts.network.resolvConfPath, destination: '/etc/resolv.conf' }] : []),
-        ],
+        binds: this.opts.network ? [{ source: this.opts.network.resolvConfPath, destination: '/etc/resolv.conf' }] : [],
         kernelRelease: os.release(),
         capabilities: this.opts.capabilities,
       });
@@ -441,7 +460,14 @@ export class ContainerdRuntime implements SandboxRuntime {
     }
     try {
       const logs = new LogBuffer(this.opts.logLimitBytes ?? DEFAULT_LOG_LIMIT_BYTES);
-      const { pid, readers } = await this.startTask(id, image, (c) => logs.append(c));
+      const stdout = answerThenLog(logs);
+      const { pid, readers } = await this.startTask(id, image, (c) => stdout.onData(c));
+      try {
+        await startedBy(stdout.answer);
+      } catch (err) {
+        for (const r of readers) r.close();
+        throw err;
+      }
       const cgroupsPath = (ociSpec.linux as { cgroupsPath: string }).cgroupsPath;
       this.follow(
         spec.sandboxId,
@@ -451,9 +477,10 @@ export class ContainerdRuntime implements SandboxRuntime {
       );
     } catch (err) {
       await this.removeContainer(id).catch(() => undefined);
-      throw /exec|no such file|not found in \$PATH|permission denied/i.test((err as Error).message)
-        ? new SandboxSpecError(`cannot start the sandbox: ${(err as Error).message}`)
-        : err;
+      throw err instanceof SandboxSpecError ||
+        !/exec|no such file|not found in \$PATH|permission denied/i.test((err as Error).message)
+        ? err
+        : new SandboxSpecError(`cannot start the sandbox: ${(err as Error).message}`);
     }
   }
 
@@ -523,16 +550,9 @@ export class ContainerdRuntime implements SandboxRuntime {
         if (JSON.stringify(limits) !== JSON.stringify(slot.limits)) await client.updateTask(containerId, resources);
         await slot.stdin.write(`${JSON.stringify({ args, env, cwd })}\n`);
         await slot.stdin.close();
-        return Promise.race([
-          slot.answer,
-          new Promise<string>((_, reject) =>
-            setTimeout(() => reject(new Error('the warm container did not answer')), 10_000).unref(),
-          ),
-        ]);
+        await startedBy(slot.answer);
       })();
-      const [, answered] = await Promise.all([recorded, handedOff, exposed]);
-      const answer = JSON.parse(answered) as { ok?: boolean; error?: string };
-      if (!answer.ok) throw new SandboxSpecError(`cannot start the sandbox: ${answer.error ?? 'unknown error'}`);
+      await Promise.all([recorded, handedOff, exposed]);
       const cgroupsPath = slot.cgroupsPath;
       this.follow(
         spec.sandboxId,
@@ -550,7 +570,7 @@ export class ContainerdRuntime implements SandboxRuntime {
 
   /** Makes warm containers until every warm image has its count; one at a time, never on a create's path. */
   fill(): Promise<void> {
-    if (this.opts.unsupported || !this.opts.initBinary || !this.opts.warm?.length) return Promise.resolve();
+    if (this.opts.unsupported || !this.opts.warm?.length) return Promise.resolve();
     this.refill = true;
     this.filling ??= (async () => {
       while (this.refill && !this.closed) {

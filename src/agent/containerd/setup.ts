@@ -4,7 +4,7 @@
  * their own each, under the pool's egress policy: src/agent/network) and the I/O directory.
  */
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { ociCapability, sandboxCapabilities, type CapabilitiesSpec } from '../../domain/sandbox-capabilities.js';
 import { ipv4Cidr, parseEgress } from '../../domain/sandbox-network.js';
@@ -54,7 +54,7 @@ export interface ContainerdFlags {
   agentNamespace?: string;
   host?: string;
   defaults?: ContainerdRuntimeOptions['defaults'];
-  /** sandbox-init, for warm containers. */
+  /** sandbox-init, PID 1 of every sandbox container. */
   initBinary?: string;
   /** `image=count,image2=count` (count 1 when left out): the pool's warm images. */
   warm?: string;
@@ -140,6 +140,21 @@ export function cgroupParentOf(flag: string | undefined): string {
   return p;
 }
 
+/**
+ * sandbox-init copied into the I/O directory, unless the copy there is already the same. Replaced
+ * by a rename, never rewritten in place: the running sandboxes a restarted agent re-adopts execute
+ * the old file (writing it would fail with ETXTBSY) and keep it.
+ */
+function placeInit(source: string, ioDir: string): string {
+  const target = path.join(ioDir, 'sandbox-init');
+  if (path.resolve(source) === target) return target;
+  if (existsSync(target) && readFileSync(target).equals(readFileSync(source))) return target;
+  const tmp = `${target}.tmp-${process.pid}`;
+  copyFileSync(source, tmp);
+  renameSync(tmp, target);
+  return target;
+}
+
 export async function containerdRuntime(
   flags: ContainerdFlags,
 ): Promise<{ runtime: ContainerdRuntime; label: string }> {
@@ -150,6 +165,11 @@ export async function containerdRuntime(
   // A setting the agent cannot honour stops it: the pool's schema admits only known names.
   const caps = sandboxCapabilities(flags.capabilities);
   if ('error' in caps) throw new Error(`--capabilities-add/--capabilities-drop: ${caps.error}`);
+  // PID 1 of every sandbox (it reaps orphans and forwards signals): no sandbox runs without it.
+  if (!flags.initBinary || !existsSync(flags.initBinary))
+    throw new Error(
+      `the containerd runtime needs sandbox-init, the init of every sandbox (--init-binary or DO_SANDBOX_INIT${flags.initBinary ? `: ${flags.initBinary} does not exist` : ' is not set'})`,
+    );
   const client = new ContainerdClient(flags.socket, flags.namespace);
   // A pool asking for what this node cannot do: the agent still runs, refuses every create with
   // the reason and reports it, so the pool shows Ready=False RuntimeUnsupported — never runc instead.
@@ -164,17 +184,9 @@ export async function containerdRuntime(
   const network = sandboxNetwork(flags);
   const isolation = flags.runtimeType === 'gvisor' ? 'gvisor' : 'runc';
   const warm = parseWarmImages(flags.warm ?? '');
-  let initBinary: string | undefined;
-  if (warm.length) {
-    if (!flags.initBinary || !existsSync(flags.initBinary))
-      throw new Error(
-        `warm images need sandbox-init (--init-binary${flags.initBinary ? ` ${flags.initBinary} does not exist` : ' is not set'})`,
-      );
-    // Bind-mounted by runc on the node: it must sit where the node sees it, in the I/O directory.
-    mkdirSync(flags.ioDir, { recursive: true, mode: 0o700 });
-    initBinary = path.join(flags.ioDir, 'sandbox-init');
-    if (path.resolve(flags.initBinary) !== initBinary) copyFileSync(flags.initBinary, initBinary);
-  }
+  // Bind-mounted by runc on the node: it must sit where the node sees it, in the I/O directory.
+  mkdirSync(flags.ioDir, { recursive: true, mode: 0o700 });
+  const initBinary = placeInit(flags.initBinary, flags.ioDir);
   const runtime = new ContainerdRuntime({
     client,
     agentName: flags.agentName,
