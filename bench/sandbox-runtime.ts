@@ -5,7 +5,8 @@
  *     client, nothing else (the floor a cold container create cannot go below);
  *   - process: the process runtime (no isolation; the baseline the issue compares with);
  *   - runc cold / runc warm: the containerd runtime without and with warm containers;
- *   - gvisor cold / gvisor warm: the same with runsc.
+ *   - gvisor cold / gvisor warm: the same with runsc;
+ *   - the network namespace a cold create wires (and a delete removes), alone.
  * Each create is timed from the agent's HTTP request to its answer (the sandbox runs), at
  * concurrency 1, then 4 and 16 (warm pools refill between rounds, as a pool would between
  * bursts; a round never takes more creates than the warm pool holds). Also: the first pull of an
@@ -19,6 +20,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { AgentStatusReport } from '../src/agent/api.js';
 import { ContainerdClient, jsonAny, OCI_TYPE_URL } from '../src/agent/containerd/client.js';
+import { sandboxNetwork } from '../src/agent/containerd/setup.js';
+import { CNI_PATH } from '../src/infra/host-tools.js';
 import { ImageStore } from '../src/agent/containerd/images.js';
 import { containerSpec } from '../src/agent/containerd/oci-spec.js';
 import { AgentClient } from '../src/fastpath/agent-client.js';
@@ -210,6 +213,34 @@ try {
     const gwarm = await startAgent('gvisor-warm', containerdArgs([...gvisorArgs, ...warmArgs]));
     await measure('gvisor warm', gwarm.url, true, sleepCmd);
   }
+
+  // What a cold create pays for its own network namespace: the wiring alone (namespace, veth,
+  // address, the agent's rules), then its removal, one at a time, as the agent does it.
+  const network = sandboxNetwork({
+    socket: ctd.socket,
+    namespace: ctd.namespace,
+    runtimeType: 'container',
+    subnet: 'auto',
+    cniPath: CNI_PATH,
+    ioDir: path.join(stateDir, 'network-bench'),
+    agentName: `network-bench-${randomBytes(3).toString('hex')}`,
+    host: '127.0.0.1',
+  });
+  await network.start(new Map());
+  const wire: number[] = [];
+  const unwire: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const id = `net-${randomBytes(6).toString('hex')}`;
+    const t = now();
+    await network.wire(id, [8080]);
+    wire.push(now() - t);
+    const u = now();
+    await network.unwire(id);
+    unwire.push(now() - u);
+  }
+  await network.close();
+  out(summary('network namespace wired (ptp + host-local + rules, one exposed port)', wire));
+  out(summary('network namespace removed', unwire));
 
   // The agent's memory: idle, then holding 50 sandboxes.
   await emptyAndWarm(cold.url, false);
