@@ -56,12 +56,14 @@ export interface Wiring {
 
 /**
  * Creates the namespace, turns IPv6 off in it before any interface exists (a sandbox gets no
- * link-local address to reach the agent's side with), brings its loopback up (runc does that only
- * for namespaces it creates) and runs the CNI plugin, whose JSON result is the script's output.
+ * link-local address to reach the agent's side with), lets any user ping and bind any port in it
+ * (what containerd ≥ 2.0's CRI sets for a Pod with a namespace of its own: neither needs a
+ * capability then), brings its loopback up (runc does that only for namespaces it creates) and
+ * runs the CNI plugin, whose JSON result is the script's output.
  */
 const WIRE_SCRIPT = `set -e
 ip netns add "$NETNS"
-ip netns exec "$NETNS" sh -c 'echo 1 >/proc/sys/net/ipv6/conf/all/disable_ipv6; echo 1 >/proc/sys/net/ipv6/conf/default/disable_ipv6; ip link set lo up' </dev/null
+ip netns exec "$NETNS" sh -c 'echo 1 >/proc/sys/net/ipv6/conf/all/disable_ipv6; echo 1 >/proc/sys/net/ipv6/conf/default/disable_ipv6; echo 0 2147483647 >/proc/sys/net/ipv4/ping_group_range; echo 0 >/proc/sys/net/ipv4/ip_unprivileged_port_start; ip link set lo up' </dev/null
 CNI_COMMAND=ADD CNI_CONTAINERID="$ID" CNI_NETNS="/run/netns/$NETNS" CNI_IFNAME=eth0 CNI_PATH="$CNI_PATH" exec "$CNI_PATH/ptp"
 `;
 
