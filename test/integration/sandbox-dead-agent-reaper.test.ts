@@ -6,6 +6,7 @@
  * the others. Real containerd, agents run by the kubelet stand-in for the pool's own Pods (they
  * know their Pod UID and namespace from the downward API, as in a cluster).
  */
+import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as grpc from '@grpc/grpc-js';
 import { ContainerdClient } from '../../src/agent/containerd/client.js';
@@ -73,7 +74,12 @@ describe('an agent SIGKILLed and never restarted (review N4)', () => {
 
     // SIGKILL: no shutdown path; containerd keeps the containers for a restart.
     await run.process.kill();
-    expect((await containersOf(uid)).length).toBeGreaterThan(0);
+    const victims = await containersOf(uid);
+    expect(victims.length).toBeGreaterThan(0);
+    // Each with its network namespace, which goes with it.
+    const namespacesOf = (ids: string[]) =>
+      readdirSync('/run/netns').filter((n) => ids.some((id) => n.endsWith(`-${id}`)));
+    expect(namespacesOf(victims.map((c) => c.id))).toHaveLength(victims.length);
     // `kubectl delete pod --force`: the Pod is gone, its agent never comes back.
     await stack.kube.core.deleteNamespacedPod({ name: victim, namespace: stack.namespace, gracePeriodSeconds: 0 });
 
@@ -81,6 +87,7 @@ describe('an agent SIGKILLed and never restarted (review N4)', () => {
       timeoutMs: 90_000,
       intervalMs: 500,
     });
+    expect(namespacesOf(victims.map((c) => c.id))).toEqual([]);
     // The live agent's sandbox still runs.
     const task = await client.getTask(kept.sandboxId);
     expect(task.status).toBe('RUNNING');

@@ -8,18 +8,20 @@
  * never the machine's default route. A listener on the node stands for the control plane (etcd,
  * Temporal, the apiserver: what the old shared namespace let sandboxes reach).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContainerdClient } from '../../src/agent/containerd/client.js';
 import { LABEL } from '../../src/agent/containerd/runtime.js';
 import { agentTable, networkTagOf } from '../../src/agent/containerd/setup.js';
 import { getFreePort } from '../../src/infra/process.js';
 import { AgentProcess } from '../support/agent-process.js';
-import { eventually, stackInfo, uniq } from '../support/env.js';
+import { REPO_ROOT, eventually, stackInfo, uniq } from '../support/env.js';
 
 const stack = stackInfo();
 const ctd = stack.containerd!;
@@ -201,6 +203,54 @@ describe('runc: a namespace per sandbox, policy internet', () => {
   it('resolv.conf names the DNS servers the policy lets through', async () => {
     const conf = (await a.exec(one, ['cat', '/etc/resolv.conf'])).out;
     expect(conf).toMatch(/^nameserver \d+\.\d+\.\d+\.\d+$/m);
+  });
+});
+
+describe('what a sandbox sees of the network', () => {
+  it("with NET_RAW opted in, a capture sees the sandbox's own traffic, never its agent's calls or token", async () => {
+    const capture = path.join(stateDir, 'packet-capture');
+    await promisify(execFile)('gcc', [
+      ...['-static', '-Os', '-s', '-Wall', '-o', capture],
+      path.join(REPO_ROOT, 'test/fixtures/probes/packet-capture.c'),
+    ]);
+    const a = await agent('net-capture', ['--capabilities-add', 'NET_RAW']);
+    const id = await sandbox(a);
+    const marker = `marker-${randomBytes(4).toString('hex')}`;
+    const installed = await a.exec(
+      id,
+      ['/bin/sh', '-c', 'cat > /tmp/capture && chmod 755 /tmp/capture && echo ok'],
+      30_000,
+      await readFile(capture),
+    );
+    expect(installed.out).toContain('ok');
+    // While it captures: the fast path's side calls the agent with its token, and the sandbox
+    // sends the marker out of its own interface.
+    const seen = a.exec(id, ['/tmp/capture', '6', 'Bearer', TOKEN, marker], 60_000);
+    const until = Date.now() + 5000;
+    await new Promise((r) => setTimeout(r, 500));
+    await a.exec(id, ['/bin/sh', '-c', `echo ${marker} | nc -w 2 ${PUBLIC} 80 >/dev/null`]);
+    while (Date.now() < until) {
+      await a.status();
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const { out } = await seen;
+    expect(out).toContain('capture ok');
+    expect(out).toContain(`saw ${marker}`);
+    expect(out).not.toContain('saw Bearer');
+    expect(out).not.toContain(`saw ${TOKEN}`);
+  });
+
+  it('any user may bind a low port and ping inside its own namespace, with no capability for it', async () => {
+    const a = agents[0]!;
+    const id = await sandbox(a, { image: images.busyboxUser });
+    const r = await a.exec(id, ['/bin/sh', '-c', 'id -u; (echo low | nc -l -p 80 &); sleep 0.3; nc -w 2 127.0.0.1 80']);
+    expect(r.out).toBe('1000\nlow\n');
+    const sysctls = await a.exec(id, [
+      'cat',
+      '/proc/sys/net/ipv4/ping_group_range',
+      '/proc/sys/net/ipv4/ip_unprivileged_port_start',
+    ]);
+    expect(sysctls.out.split(/\s+/).filter(Boolean)).toEqual(['0', '2147483647', '0']);
   });
 });
 

@@ -63,7 +63,12 @@ export class AgentProcess {
     return (await this.status()).sandboxStatuses.find((s) => s.sandboxId === id);
   }
 
-  async exec(id: string, command: string[], timeoutMs = 30_000): Promise<{ out: string; code: number | null }> {
+  async exec(
+    id: string,
+    command: string[],
+    timeoutMs = 30_000,
+    stdin?: Buffer,
+  ): Promise<{ out: string; code: number | null }> {
     let out = '';
     let code: number | null = null;
     for await (const ev of this.client.exec(
@@ -71,6 +76,7 @@ export class AgentProcess {
       id,
       command,
       AbortSignal.timeout(timeoutMs),
+      stdin,
     ) as AsyncIterable<AgentExecEvent>) {
       if ('stdout' in ev) out += ev.stdout.toString();
       else if ('stderr' in ev) out += ev.stderr.toString();
