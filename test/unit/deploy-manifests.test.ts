@@ -83,7 +83,7 @@ interface Container {
     privileged?: boolean;
   };
   volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
-  readinessProbe?: { httpGet?: { path: string; port: number | string } };
+  readinessProbe?: { httpGet?: { path: string; port: number | string; scheme?: string } };
 }
 interface Deployment extends KubeObject {
   spec: {
@@ -387,7 +387,7 @@ describe('RBAC', () => {
     expect(secrets(WATCHER_SA)).toEqual({});
     // The agents' key reaches the fast path as a mounted volume, not through the API; it only
     // creates each pool's agent token Secret (never reads or changes one).
-    expect(secrets(FASTPATH_SA)).toEqual({ 'core/secrets': ['create'] });
+    expect(secrets(FASTPATH_SA)).toEqual({ 'core/secrets': ['create', 'patch'] });
   });
 
   it('the watcher only lists and watches; the worker and the fast path read and write but never watch or update', () => {
@@ -426,7 +426,7 @@ describe('RBAC', () => {
     // Its Events: one per object and reason, a repeat counted in its series; never listed or deleted.
     expect(perms['events.k8s.io/events']).toEqual(['create', 'get', 'patch']);
     // It reads no Secret: Sandboxes' valueFrom needs a namespace's own RoleBinding of this ClusterRole.
-    expect(perms['core/secrets']).toEqual(['create']);
+    expect(perms['core/secrets']).toEqual(['create', 'patch']);
     const sandboxEnv = 'durable-operators-fastpath-sandbox-env';
     expect(find(objects, 'ClusterRole', sandboxEnv)!.rules).toEqual([
       { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['get'] },
@@ -852,7 +852,8 @@ describe('deploy/examples', () => {
       });
       expect(agentPortOf(template as unknown as V1Pod)).toBe(DEFAULT_AGENT_PORT);
       expect(agent.ports!.find((p) => p.name === 'agent')?.containerPort).toBe(DEFAULT_AGENT_PORT);
-      expect(agent.readinessProbe?.httpGet).toEqual({ path: '/healthz', port: 'agent' });
+      // The agent serves HTTPS only.
+      expect(agent.readinessProbe?.httpGet).toEqual({ path: '/healthz', port: 'agent', scheme: 'HTTPS' });
     });
 
     it("runs the image's `agent` command with the downward API env the CLI reads", () => {
@@ -864,7 +865,15 @@ describe('deploy/examples', () => {
       expect(env('POD_IP')?.valueFrom?.fieldRef?.fieldPath).toBe('status.podIP');
       expect(Number(env('AGENT_CAPACITY')?.value)).toBe(pool.spec.maxSandboxesPerPod);
       const cli = readFileSync(path.join(ROOT, 'src/cli/main.ts'), 'utf8');
-      for (const name of ['POD_NAME', 'NODE_NAME', 'AGENT_CAPACITY', 'DO_AGENT_TOKEN_FILE'])
+      for (const name of [
+        'POD_NAME',
+        'NODE_NAME',
+        'AGENT_CAPACITY',
+        'DO_AGENT_TOKEN_FILE',
+        'DO_AGENT_TLS_CERT_FILE',
+        'DO_AGENT_TLS_KEY_FILE',
+        'DO_AGENT_TLS_CA_FILE',
+      ])
         expect(cli, name).toContain(`.env('${name}')`);
       expect(readFileSync(path.join(ROOT, 'src/agent/server.ts'), 'utf8')).toContain('process.env.POD_IP');
       expect(template.spec.automountServiceAccountToken).toBe(false);
@@ -888,6 +897,14 @@ describe('deploy/examples', () => {
       expect(pod.spec.volumes!.find((v) => v.name === mount.name)!.secret).toMatchObject({
         secretName: `${pool.metadata.name}-agent-token-0123abcd`,
       });
+      // Its TLS files come from the same Secret, and its probes speak HTTPS.
+      for (const [name, key] of [
+        ['DO_AGENT_TLS_CERT_FILE', 'tls.crt'],
+        ['DO_AGENT_TLS_KEY_FILE', 'tls.key'],
+        ['DO_AGENT_TLS_CA_FILE', 'ca.crt'],
+      ])
+        expect(c.env!.find((e) => e.name === name)?.value).toBe(`${mount.mountPath}/${key}`);
+      expect(c.readinessProbe?.httpGet?.scheme).toBe('HTTPS');
     });
 
     it("mounts the node's containerd socket and the FIFO directory at the node's own paths (the CLI's defaults)", () => {

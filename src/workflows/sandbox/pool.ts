@@ -5,7 +5,9 @@
  * deleted) and by the fast path (an agent's report changed); hints only wake it, every pass reads
  * everything again. Without hints it looks every 10 s, as the original's requeue did.
  *
- * A pass: read → add the pool-protection finalizer → create the missing Pods (deterministic
+ * A pass: read → add the pool-protection finalizer → renew the agents' Secret when its
+ * certificate's window or CA changed (src/fastpath/agent-pki.ts: every 10 days, or after a key
+ * rotation; once per run too, as the run does not know what an earlier one wrote) → create the missing Pods (deterministic
  * names, so a retried create finds its Pod) → remove surplus idle agents → undrain agents wanted
  * again → write status. Removing an agent is the drain protocol, with the agent as the authority
  * on what it holds: drain it (from then on it refuses new sandboxes, so no fast-path replica can
@@ -26,6 +28,7 @@ import {
   defineQuery,
   getExternalWorkflowHandle,
   defineSignal,
+  patched,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -34,6 +37,7 @@ import {
 } from '@temporalio/workflow';
 import { sandboxWorkflowId } from '../../domain/sandbox.js';
 import { agentPodName, pendingSandboxes, planPool, poolStatus, type PoolPlan } from '../../domain/sandbox-pool.js';
+import type { AgentTlsVersion } from '../../activities/sandbox/pools.js';
 import { poolSteps } from './activity-options.js';
 import { sandboxChangedSignal } from './messages.js';
 
@@ -45,6 +49,8 @@ export interface SandboxPoolInput {
   next?: number;
   /** How often the pool is looked at without hints (default 10 s). */
   everyMs?: number;
+  /** Carried across continue-as-new: the agent certificate last written into the pool's Secret. */
+  agentTls?: AgentTlsVersion;
 }
 
 /** What changed (shown in history; the workflow reads everything again anyway). */
@@ -71,6 +77,7 @@ export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<stri
   const { namespace, name } = input;
   const tag = input.tag ?? uuid4().replaceAll('-', '').slice(0, 5);
   let next = input.next ?? 0;
+  let agentTls = input.agentTls;
   const every = input.everyMs ?? DEFAULT_EVERY_MS;
   const state: PoolState = { message: 'starting' };
   let hinted = false;
@@ -94,6 +101,10 @@ export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<stri
     const ref = { namespace, name, uid };
     if (!facts.terminating && !read.finalized)
       if ((await poolSteps.setPoolFinalizer({ ...ref, present: true })).status === 'gone') continue;
+    // Histories recorded before agent TLS have no agentTls in their reads: nothing to replay here.
+    const tls = read.agentTls;
+    if (tls && (agentTls?.window !== tls.window || agentTls.ca !== tls.ca) && patched('agent-tls-secret'))
+      agentTls = await poolSteps.writeAgentSecret(ref);
 
     // New agents answer: the pool's waiting sandboxes are told, so they are placed now rather
     // than at their own retry (a hint; each verifies with a fresh read).
@@ -172,7 +183,7 @@ export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<stri
     if (!acted) await condition(() => hinted, Math.max(1, (settling ? SETTLING_MS * 3 : every) - SETTLING_MS));
     if (workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);
-      return continueAsNew<typeof sandboxPoolWorkflow>({ ...input, tag, next });
+      return continueAsNew<typeof sandboxPoolWorkflow>({ ...input, tag, next, ...(agentTls && { agentTls }) });
     }
   }
 }
