@@ -2,7 +2,7 @@
  * What mutual TLS adds to one fast path → agent call (issue 31): the same agent API (an
  * in-process agent, process runtime, no sandbox) called with AgentClient over plain HTTP and over
  * mutual TLS, one call at a time on a kept connection, interleaved rounds so load drifts hit
- * both. Calls: `status` (a small GET) and `delete` of an unknown ID (a small POST, the shape of a
+ * both; and, for reference, the client before mutual TLS (Node's fetch over plain HTTP). Calls: `status` (a small GET) and `delete` of an unknown ID (a small POST, the shape of a
  * create's request without the runtime's work).
  *
  *   npx tsx bench/agent-transport.ts [calls per round, default 2000] [rounds, default 3]
@@ -47,6 +47,11 @@ const plainAgent = await startAgentServer({
 const tlsClient = new AgentClient({ token, pool }, { tls: (now) => pki.fastPathTls(now) });
 const plainClient = new AgentClient({ token, pool }, { insecurePlainHttp: true });
 
+/** The client before mutual TLS: Node's fetch, plain HTTP, the token in clear. */
+const fetchStatus = async () => {
+  const res = await fetch(`${plainAgent.url}/api/v1/agent/status`, { headers: { authorization: `Bearer ${token}` } });
+  return res.json();
+};
 const p = (xs: number[], q: number) => xs.sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
 async function measure(call: () => Promise<unknown>): Promise<number[]> {
   await call(); // the connection (and for TLS the handshake) outside the figures
@@ -61,6 +66,7 @@ async function measure(call: () => Promise<unknown>): Promise<number[]> {
 const results: Record<string, number[]> = {};
 const add = (k: string, xs: number[]) => (results[k] = [...(results[k] ?? []), ...xs]);
 for (let r = 0; r < ROUNDS; r++) {
+  add('status fetch', await measure(() => fetchStatus()));
   add('status plain', await measure(() => plainClient.status(plainAgent.url)));
   add('status mTLS', await measure(() => tlsClient.status(tlsAgent.url)));
   add('delete plain', await measure(() => plainClient.delete(plainAgent.url, 'unknown')));

@@ -510,7 +510,7 @@ describe('RBAC, applied for real', () => {
     },
   );
 
-  it('only the worker may read Secrets, by name, in its own namespace only (capturing them is an explicit opt-in); the fast path only creates them (reading them for Sandboxes is a per-namespace opt-in)', async () => {
+  it('only the worker may read Secrets, by name, in its own namespace only (capturing them is an explicit opt-in); the fast path only creates and patches them (reading them for Sandboxes is a per-namespace opt-in)', async () => {
     // The worker gets a Cloudflare token from the Secret its CloudflareCredentials names; a
     // Secret elsewhere needs a Role there (deploy/rbac/worker.yaml).
     await waitUntilAllowed(
@@ -524,10 +524,11 @@ describe('RBAC, applied for real', () => {
             await allowed(sa, { verb, resource: 'secrets', namespace }),
             `${sa} ${verb} secrets in ${namespace ?? 'every namespace'}`,
           ).toBe(sa === worker && verb === 'get' && namespace === NAMESPACE);
-    // The fast path creates each pool's agent token Secret, and can change none.
+    // The fast path creates each pool's agent Secret and patches its data (certificate renewal);
+    // it can neither update nor delete one (nor read one: above).
     for (const verb of ['create', 'update', 'patch', 'delete'])
       expect(await allowed(fastpath, { verb, resource: 'secrets', namespace: 'default' }), `fast path ${verb}s`).toBe(
-        verb === 'create',
+        verb === 'create' || verb === 'patch',
       );
     // Sandboxes' valueFrom: a ClusterRole bound nowhere by deploy/ (a namespace opts in with
     // deploy/examples/sandbox-env-from.yaml), granting get on Secrets and ConfigMaps and nothing else.

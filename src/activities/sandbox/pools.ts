@@ -315,20 +315,21 @@ export function createSandboxPoolActivities(
      */
     async writeAgentSecret(r: PoolRef & { uid: string }): Promise<AgentTlsVersion> {
       const now = Date.now();
-      if (!(await createAgentSecret(r, now))) {
-        const secret = agentTokenSecretName(r.name, r.uid);
+      const secret = agentTokenSecretName(r.name, r.uid);
+      // Patched first (a renewal, the usual case), created when missing.
+      for (let attempt = 0; attempt < 2; attempt++) {
         try {
           await kube.mergePatch(
             { apiVersion: 'v1', kind: 'Secret', namespace: r.namespace, name: secret },
-            {
-              stringData: await agentSecretData(r, now),
-            },
+            { stringData: await agentSecretData(r, now) },
           );
+          return tlsVersion(now);
         } catch (err) {
-          throw kubeFailure(err, `renew the agent Secret ${r.namespace}/${secret}`);
+          if (statusCode(err) !== 404) throw kubeFailure(err, `renew the agent Secret ${r.namespace}/${secret}`);
         }
+        if (await createAgentSecret(r, now)) return tlsVersion(now);
       }
-      return tlsVersion(now);
+      throw new Error(`the agent Secret ${r.namespace}/${secret} keeps appearing and disappearing: retried`);
     },
 
     /** POST /api/v1/agent/drain: from now on the agent refuses new sandboxes; its count after the change. */

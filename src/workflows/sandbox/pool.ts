@@ -5,16 +5,16 @@
  * deleted) and by the fast path (an agent's report changed); hints only wake it, every pass reads
  * everything again. Without hints it looks every 10 s, as the original's requeue did.
  *
- * A pass: read → add the pool-protection finalizer → renew the agents' Secret when its
- * certificate's window or CA changed (src/fastpath/agent-pki.ts: every 10 days, or after a key
- * rotation; once per run too, as the run does not know what an earlier one wrote) → create the missing Pods (deterministic
- * names, so a retried create finds its Pod) → remove surplus idle agents → undrain agents wanted
- * again → write status. Removing an agent is the drain protocol, with the agent as the authority
- * on what it holds: drain it (from then on it refuses new sandboxes, so no fast-path replica can
- * place one there however stale its table), read its count in the drain's answer and the
- * Sandbox records assigned to it, and delete its Pod only if both are zero — else undrain it.
- * A crash between drain and delete leaves a draining agent the next pass either removes or
- * undrains.
+ * A pass: read → add the pool-protection finalizer → write the agents' Secret when its
+ * certificate's window or CA changed (src/fastpath/agent-pki.ts: every 10 days, after a key
+ * rotation, and once when the workflow starts; continue-as-new carries what it wrote) → create the
+ * missing Pods (deterministic names, so a retried create finds its Pod) → remove surplus idle
+ * agents → undrain agents wanted again → write status. Removing an agent is the drain protocol,
+ * with the agent as the authority on what it holds: drain it (from then on it refuses new
+ * sandboxes, so no fast-path replica can place one there however stale its table), read its count
+ * in the drain's answer and the Sandbox records assigned to it, and delete its Pod only if both
+ * are zero — else undrain it. A crash between drain and delete leaves a draining agent the next
+ * pass either removes or undrains.
  *
  * Deletion: the finalizer keeps a pool that sandboxes still use. While it is Terminating no new
  * sandbox is placed in it (the fast path refuses creates, the registry gives its agents no room),
