@@ -34,6 +34,7 @@ import { ALLOCATION_ANNOTATION, SandboxKind, SandboxPoolKind, type Sandbox } fro
 import { loadConfig } from '../src/config.js';
 import { sandboxWorkflowId } from '../src/domain/sandbox.js';
 import { AgentClient } from '../src/fastpath/agent-client.js';
+import { AgentPki } from '../src/fastpath/agent-pki.js';
 import { fastPathClient, type FastPathGrpc } from '../src/fastpath/grpc-client.js';
 import { AgentFleet } from '../src/infra/agent-fleet.js';
 import { getFreePort, ManagedProcess } from '../src/infra/process.js';
@@ -484,7 +485,12 @@ try {
   // The janitor stays out of the latency rounds (interval 1 h); it gets 3 s / 2 s for the orphans.
   fastpath = await role('fastpath', fpEnv('10s', '1h'), '/healthz');
   rpc = fastPathClient(`127.0.0.1:${grpcPort}`, String(TENANT));
-  const agentClient = new AgentClient(fleet.token);
+  // As the fast path calls them: mutual TLS with the certificates derived from the key.
+  const pki = new AgentPki(token);
+  const agentClient = new AgentClient(
+    { token: fleet.token, pool: fleet.poolIdentity },
+    { tls: (now) => pki.fastPathTls(now) },
+  );
 
   temporal = await connectClient(cfg.temporal);
   const emptyQueue = 'bench-empty';

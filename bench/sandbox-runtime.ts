@@ -32,7 +32,8 @@ const ROUNDS = Number(process.argv[2] ?? 30);
 const CONCURRENCY = (process.argv[3] ?? '1,4,16').split(',').map(Number);
 const WARM = Math.max(...CONCURRENCY);
 const TOKEN = randomBytes(16).toString('hex');
-const agents = new AgentClient(TOKEN, 60_000);
+// Plain HTTP on loopback: this bench measures the runtime at the agent, not the fast path's TLS hop.
+const agents = new AgentClient(TOKEN, { timeoutMs: 60_000, insecurePlainHttp: true });
 const now = () => performance.now();
 
 const stack = await benchStack('sandbox-runtime');
@@ -58,7 +59,7 @@ async function startAgent(name: string, args: string[]): Promise<{ url: string; 
     args: [
       ...['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'agent'],
       ...['--host', '127.0.0.1', '--port', String(port), '--agent-id', `${name}-${randomBytes(3).toString('hex')}`],
-      ...['--capacity', '200', '--token-file', tokenFile, '--kill-grace', '200'],
+      ...['--capacity', '200', '--token-file', tokenFile, '--kill-grace', '200', '--insecure-plain-http'],
       ...args,
     ],
     cwd: REPO_ROOT,

@@ -1,6 +1,12 @@
 /**
- * The sandbox agent's HTTP server (node:http: four routes need no framework), on port 5758 by
- * default as in the original. Every route but `/healthz` needs `Authorization: Bearer <token>`.
+ * The sandbox agent's HTTPS server (node:https: a few routes need no framework), on port 5758 by
+ * default as in the original. Every route but `/healthz` needs a client certificate of the fast
+ * path (chained to the pool's CA file, naming the fast path: src/fastpath/agent-pki.ts) and
+ * `Authorization: Bearer <token>`, which therefore only ever travels inside TLS. `/healthz`
+ * answers without a client certificate, for the kubelet's probe. The certificate, key and CA are
+ * files (the pool's Secret, mounted), re-read when they change: a renewed certificate is served
+ * without a restart. Plain HTTP only with `insecurePlainHttp` (tests, the local process runtime),
+ * never by default: without TLS files the agent does not start.
  *
  *   POST /api/v1/agent/create  {"sandbox":{sandboxId, image, command[], ...}}  → {success, sandboxId, createdAt}
  *   POST /api/v1/agent/delete  {"sandboxId"}                                   → {success, message}
@@ -16,8 +22,12 @@
  * besides the base64 of its stdin, itself at most 1 MiB decoded: more is a 400); 500: the runtime
  * could not start it.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { TLSSocket } from 'node:tls';
+import { isFastPathCertificate } from '../domain/agent-identity.js';
+import { ServingTls } from '../fastpath/tls.js';
 import { writeWithBackpressure } from '../concurrency.js';
 import { logger as rootLogger, type Logger } from '../log.js';
 import {
@@ -30,18 +40,46 @@ import {
   parseReapRequest,
 } from './api.js';
 import { SandboxAgent } from './agent.js';
-import { bearerChecker } from './auth.js';
+import { bearerChecker, loadAgentToken } from './auth.js';
 import { ProcessRuntime } from './process-runtime.js';
 import { SandboxNotRunningError, type ExecExit, type SandboxRuntime } from './runtime.js';
 
 export const DEFAULT_AGENT_PORT = 5758;
 export const DEFAULT_KILL_GRACE_MS = 10_000;
 const MAX_BODY_BYTES = 1024 * 1024;
+
+/** The request came with a client certificate the TLS layer verified, and it is the fast path's. */
+function fromFastPath(req: IncomingMessage): boolean {
+  const socket = req.socket;
+  return socket instanceof TLSSocket && socket.authorized && isFastPathCertificate(socket.getPeerCertificate());
+}
 /** An exec's body may also carry its stdin, base64 (4 characters per 3 bytes). */
 const MAX_EXEC_BODY_BYTES = MAX_BODY_BYTES + Math.ceil(MAX_EXEC_STDIN_BYTES / 3) * 4;
 
+/** The agent's TLS files: the pool's Secret, mounted (src/domain/sandbox-pool.ts agentPod). */
+export interface AgentTlsFiles {
+  certFile: string;
+  keyFile: string;
+  /** The CA the fast path's client certificate must chain to. */
+  caFile: string;
+  /** How often the files are re-read (default 10 s). */
+  reloadIntervalMs?: number;
+}
+
 export interface AgentServerOptions {
   token: string;
+  /**
+   * Where `token` was read from: re-read with the TLS files (a key rotation rewrites the pool's
+   * Secret, token and certificate together), a new non-empty token replacing the old one.
+   */
+  tokenFile?: string;
+  /** HTTPS with these files; required unless `insecurePlainHttp`. */
+  tls?: AgentTlsFiles;
+  /**
+   * Serve plain HTTP: the token travels in clear. Tests and the local process runtime only; the
+   * pool's agent Pods never get it, and the fast path never calls an `http://` agent.
+   */
+  insecurePlainHttp?: boolean;
   host?: string;
   /** 0 = any free port. */
   port?: number;
@@ -56,6 +94,7 @@ export interface AgentServerOptions {
 }
 
 export interface RunningAgent {
+  /** `https://host:port` (`http://` with insecurePlainHttp). */
   readonly url: string;
   readonly port: number;
   readonly agent: SandboxAgent;
@@ -99,6 +138,24 @@ async function readJson(req: IncomingMessage, limit = MAX_BODY_BYTES, why = ''):
 
 export async function startAgentServer(opts: AgentServerOptions): Promise<RunningAgent> {
   const log = (opts.logger ?? rootLogger).child({ component: 'sandbox-agent', agentId: opts.agentId });
+  if (!opts.tls && !opts.insecurePlainHttp)
+    throw new Error(
+      'the agent serves HTTPS only: give its certificate, key and CA files (--tls-cert-file, --tls-key-file, --tls-ca-file), or --insecure-plain-http to serve the token in clear (tests only)',
+    );
+  // Read first: a missing or mismatched file fails the start with its reason, before any sandbox.
+  const tls =
+    opts.tls &&
+    new ServingTls(
+      {
+        certFile: opts.tls.certFile,
+        keyFile: opts.tls.keyFile,
+        clientCaFile: opts.tls.caFile,
+        // Asked for, not required at the handshake: /healthz serves the kubelet without one.
+        requireClientCert: false,
+        reloadIntervalMs: opts.tls.reloadIntervalMs ?? 10_000,
+      },
+      log,
+    );
   // Sandboxes listen where the agent is reached (its Pod IP when it listens on every address).
   const sandboxHost = !opts.host || opts.host === '0.0.0.0' ? (process.env.POD_IP ?? '0.0.0.0') : opts.host;
   const runtime: SandboxRuntime = opts.runtime ?? new ProcessRuntime({ host: sandboxHost });
@@ -115,11 +172,32 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
   // Before serving: the sandboxes an earlier run of this agent left running are its own again.
   const restored = await agent.restore();
   if (restored) log.info({ restored }, 'sandboxes re-adopted from the runtime');
-  const authorized = bearerChecker(opts.token);
+  let authorized = bearerChecker(opts.token);
+  let token = opts.token;
+  const tokenTimer =
+    opts.tokenFile && opts.tls
+      ? setInterval(() => {
+          let next: string;
+          try {
+            next = loadAgentToken({ tokenFile: opts.tokenFile });
+          } catch {
+            return; // mid-rewrite or gone: the last good token stays
+          }
+          if (next === token) return;
+          token = next;
+          authorized = bearerChecker(next);
+          log.info('agent token reloaded');
+        }, opts.tls.reloadIntervalMs ?? 10_000).unref()
+      : undefined;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://agent');
     if (url.pathname === '/healthz') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    if (tls && !fromFastPath(req))
+      throw new HttpError(
+        401,
+        "a client certificate of the fast path is required (verified against the pool's CA, naming the fast path)",
+      );
     if (!authorized(req.headers.authorization)) {
       res.setHeader('www-authenticate', 'Bearer');
       throw new HttpError(401, req.headers.authorization ? 'wrong agent token' : 'missing bearer token');
@@ -242,7 +320,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
     }
   }
 
-  const server = createServer((req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res).catch((err: unknown) => {
       const status = err instanceof HttpError ? err.status : 500;
       const message = err instanceof Error ? err.message : String(err);
@@ -250,7 +328,10 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
       if (res.headersSent) return void res.destroy();
       sendJson(res, status, { success: false, message });
     });
-  });
+  };
+  const server = tls ? createHttpsServer(tls.httpsOptions(), onRequest) : createHttpServer(onRequest);
+  if (tls) tls.serveHttps(server as import('node:https').Server);
+  else log.warn('serving plain HTTP (--insecure-plain-http): the agent token travels in clear');
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? DEFAULT_AGENT_PORT, opts.host ?? '0.0.0.0', () => {
@@ -265,7 +346,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
 
   let closing: Promise<void> | undefined;
   return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    url: `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
     agent,
     runtime,
@@ -274,6 +355,8 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         await agent.shutdown();
         runtime.close?.();
+        tls?.close();
+        clearInterval(tokenTimer);
         server.closeAllConnections();
         await closed;
         log.info('sandbox agent stopped');

@@ -320,6 +320,17 @@ program
   .addOption(
     new Option('--token-file <path>', 'file holding the bearer token (the mounted Secret)').env('DO_AGENT_TOKEN_FILE'),
   )
+  .addOption(
+    new Option('--tls-cert-file <path>', "the agent's certificate (pool Secret)").env('DO_AGENT_TLS_CERT_FILE'),
+  )
+  .addOption(new Option('--tls-key-file <path>', "the certificate's private key").env('DO_AGENT_TLS_KEY_FILE'))
+  .addOption(new Option('--tls-ca-file <path>', "the fast path's client CA (pool Secret)").env('DO_AGENT_TLS_CA_FILE'))
+  .addOption(
+    new Option(
+      '--insecure-plain-http',
+      'serve plain HTTP without TLS: the token travels in clear (tests and local runs only; the fast path never calls such an agent)',
+    ),
+  )
   .action(
     async (flags: {
       port: string;
@@ -329,6 +340,10 @@ program
       capacity: string;
       killGrace: string;
       tokenFile?: string;
+      tlsCertFile?: string;
+      tlsKeyFile?: string;
+      tlsCaFile?: string;
+      insecurePlainHttp?: boolean;
       runtime: string;
       allowUnisolated?: boolean;
       runtimeType: string;
@@ -359,6 +374,14 @@ program
       const capacity = Number(flags.capacity);
       if (!Number.isInteger(capacity) || capacity < 0) throw new Error(`--capacity: not a count: ${flags.capacity}`);
       const agentId = flags.agentId ?? os.hostname();
+      const tlsFiles = [flags.tlsCertFile, flags.tlsKeyFile, flags.tlsCaFile];
+      // Checked before the runtime starts: an agent without its TLS files does not come up at all.
+      if (tlsFiles.some(Boolean) && !tlsFiles.every(Boolean))
+        throw new Error('--tls-cert-file, --tls-key-file and --tls-ca-file go together');
+      if (!tlsFiles.every(Boolean) && !flags.insecurePlainHttp)
+        throw new Error(
+          'the agent serves HTTPS only: set --tls-cert-file, --tls-key-file and --tls-ca-file (DO_AGENT_TLS_*_FILE), or --insecure-plain-http for a local test agent',
+        );
       const host = !flags.host || flags.host === '0.0.0.0' ? (process.env.POD_IP ?? '0.0.0.0') : flags.host;
       const { parseCapabilityList } = await import('../domain/sandbox-capabilities.js');
       const capabilities = {
@@ -423,6 +446,20 @@ program
         runtime: chosen.runtime,
         runtimeLabel: chosen.label,
         token: loadAgentToken({ tokenFile: flags.tokenFile, token: process.env.DO_AGENT_TOKEN }),
+        ...(flags.tokenFile && { tokenFile: flags.tokenFile }),
+        ...(tlsFiles.every(Boolean)
+          ? {
+              tls: {
+                certFile: flags.tlsCertFile!,
+                keyFile: flags.tlsKeyFile!,
+                caFile: flags.tlsCaFile!,
+                // How often the mounted files are re-read (a renewed certificate); 10 s by default.
+                ...(process.env.DO_AGENT_TLS_RELOAD_MS && {
+                  reloadIntervalMs: Number(process.env.DO_AGENT_TLS_RELOAD_MS),
+                }),
+              },
+            }
+          : { insecurePlainHttp: true }),
         port: Number(flags.port),
         host: flags.host,
         agentId,

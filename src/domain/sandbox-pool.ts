@@ -422,14 +422,15 @@ export function poolOwner(pool: string, poolUid: string) {
 }
 
 /**
- * The Secret holding the pool's agent token (key `token`), which its agent Pods mount. Named
- * after the pool's UID too, so a pool recreated under the same name never finds the old one.
+ * The Secret holding the pool's agent token (key `token`) and its agents' TLS certificate, key
+ * and CA (`tls.crt`, `tls.key`, `ca.crt`: src/fastpath/agent-pki.ts), which its agent Pods mount.
+ * Named after the pool's UID too, so a pool recreated under the same name never finds the old one.
  */
 export function agentTokenSecretName(pool: string, poolUid: string): string {
   return `${pool.slice(0, 200).replace(/[-.]+$/, '')}-agent-token-${poolUid.slice(0, 8)}`;
 }
 
-/** Where an agent Pod mounts its pool's token Secret; DO_AGENT_TOKEN_FILE names the file in it. */
+/** Where an agent Pod mounts its pool's Secret; DO_AGENT_TOKEN_FILE and DO_AGENT_TLS_*_FILE name the files in it. */
 export const AGENT_TOKEN_DIR = '/etc/sandbox-agent/pool-token';
 
 /** Where an agent finds the pool's image pull Secrets (one directory per Secret). */
@@ -466,7 +467,10 @@ interface ContainerLike {
  * owner, and in the agent container (the one named `agent`, else the first) AGENT_CAPACITY =
  * maxSandboxesPerPod, POD_NAME, POD_UID, POD_NAMESPACE and POD_IP from the downward API unless the
  * template sets them, and the pool's runtime settings (RUNTIME_TYPE, as the original, and the
- * sandbox defaults, warm images and capabilities), which the pool's fields decide over the template.
+ * sandbox defaults, warm images and capabilities), which the pool's fields decide over the template. The pool's
+ * own Secret is mounted (token and TLS files, named by DO_AGENT_TOKEN_FILE and
+ * DO_AGENT_TLS_*_FILE); the agent serves HTTPS only, so HTTP probes get scheme HTTPS and a
+ * template's `--insecure-plain-http` is dropped.
  */
 export function agentPod(input: AgentPodInput): Record<string, unknown> {
   const meta = (input.template.metadata ?? {}) as {
@@ -491,7 +495,12 @@ export function agentPod(input: AgentPodInput): Record<string, unknown> {
   setEnv('HOST_IP', { valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } });
   const secrets = input.runtime?.imagePullSecrets ?? [];
   const pulls = secrets.length ? { SANDBOX_PULL_SECRETS_DIR: PULL_SECRETS_DIR } : {};
-  const token = { DO_AGENT_TOKEN_FILE: `${AGENT_TOKEN_DIR}/token` };
+  const token = {
+    DO_AGENT_TOKEN_FILE: `${AGENT_TOKEN_DIR}/token`,
+    DO_AGENT_TLS_CERT_FILE: `${AGENT_TOKEN_DIR}/tls.crt`,
+    DO_AGENT_TLS_KEY_FILE: `${AGENT_TOKEN_DIR}/tls.key`,
+    DO_AGENT_TLS_CA_FILE: `${AGENT_TOKEN_DIR}/ca.crt`,
+  };
   for (const [name, value] of Object.entries({ ...runtimeEnv(input.runtime), ...pulls, ...token })) {
     const i = env.findIndex((e) => e.name === name);
     if (i >= 0) env.splice(i, 1);
@@ -510,6 +519,15 @@ export function agentPod(input: AgentPodInput): Record<string, unknown> {
     ...((target.volumeMounts as { name?: string }[] | undefined) ?? []).filter((m) => m.name !== 'pool-agent-token'),
     { name: 'pool-agent-token', mountPath: AGENT_TOKEN_DIR, readOnly: true },
   ];
+  // The agent serves HTTPS only: never plain HTTP (a template cannot opt in), probes over HTTPS.
+  for (const k of ['command', 'args'] as const) {
+    const list = target[k];
+    if (Array.isArray(list)) target[k] = list.filter((a) => a !== '--insecure-plain-http');
+  }
+  for (const k of ['readinessProbe', 'livenessProbe', 'startupProbe'] as const) {
+    const probe = target[k] as { httpGet?: Record<string, unknown> } | undefined;
+    if (probe?.httpGet) probe.httpGet = { ...probe.httpGet, scheme: 'HTTPS' };
+  }
   if (secrets.length) {
     const s = spec as { volumes?: unknown[] };
     s.volumes = [

@@ -11,19 +11,18 @@
  *
  * The token goes only to addresses admitted as an agent of a pool: the registry and the pool's
  * workflow admit the address of each Pod the pool controls (isPoolAgentPod); a call to any other
- * address is refused before it is made.
+ * address is refused before it is made. It goes only inside mutual TLS, to an agent whose
+ * certificate names that pool (src/fastpath/agent-pki.ts, src/fastpath/agent-client.ts).
  */
 import { createHmac } from 'node:crypto';
 
-export interface PoolIdentity {
-  namespace: string;
-  name: string;
-  uid: string;
-}
+import type { PoolIdentity } from '../domain/agent-identity.js';
+
+export type { PoolIdentity };
 
 export class AgentCredentials {
-  /** Agent address (`http://ip:port`) → its pool's token. */
-  private readonly admitted = new Map<string, string>();
+  /** Agent address (`https://ip:port`) → its pool and the pool's token. */
+  private readonly admitted = new Map<string, { token: string; pool: PoolIdentity }>();
 
   constructor(private readonly key: string) {}
 
@@ -36,7 +35,7 @@ export class AgentCredentials {
 
   /** From now on calls to `url` carry the pool's token (its Pod is controlled by the pool). */
   admit(url: string, pool: PoolIdentity): void {
-    this.admitted.set(url, this.tokenOf(pool));
+    this.admitted.set(url, { token: this.tokenOf(pool), pool: { ...pool } });
   }
 
   /** Forgets every address not in `urls` (their Pods are gone or no longer agents). */
@@ -46,6 +45,16 @@ export class AgentCredentials {
 
   /** The token for a call to `url`, if it is an admitted agent. */
   tokenFor(url: string): string | undefined {
+    return this.admitted.get(url)?.token;
+  }
+
+  /** The token and the pool (its certificate must name) for a call to `url`, if it is an admitted agent. */
+  targetFor(url: string): { token: string; pool: PoolIdentity } | undefined {
     return this.admitted.get(url);
+  }
+
+  /** The identities of the pools some admitted agent belongs to. */
+  pools(): PoolIdentity[] {
+    return [...this.admitted.values()].map((a) => a.pool);
   }
 }

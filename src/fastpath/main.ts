@@ -42,6 +42,7 @@ import {
 import { AgentClient } from './agent-client.js';
 import { ensureSandboxJanitor } from './janitor.js';
 import { AgentCredentials } from './agent-credentials.js';
+import { AgentPki } from './agent-pki.js';
 import { EnvSealer } from './sealed-env.js';
 import { startGrpcServer } from './grpc.js';
 import { SandboxIo } from './sandbox-io.js';
@@ -80,9 +81,11 @@ export async function startFastPath(
   // DO_AGENT_TOKEN_FILE holds the key each pool's agent token is derived from.
   const agentKey = loadAgentToken({ tokenFile: fp.agentTokenFile, token: process.env.DO_AGENT_TOKEN });
   const credentials = new AgentCredentials(agentKey);
+  // The agents' CA, their certificates and the fast path's client certificate are derived from it too.
+  const pki = new AgentPki(agentKey);
   // Sandboxes' env values are sealed with a key derived from it before they reach Temporal.
   const sealer = new EnvSealer(agentKey);
-  const agents = new AgentClient((url) => credentials.tokenFor(url));
+  const agents = new AgentClient((url) => credentials.targetFor(url), { tls: (now) => pki.fastPathTls(now) });
   const metrics = createFastPathMetrics();
   registerBuildInfo(metrics.registry, 'fastpath');
   const client = await connectClient(cfg.temporal);
@@ -145,7 +148,7 @@ export async function startFastPath(
         ...agentSteps,
         ...recordSteps,
         ...createSandboxCreateActivities(agentSteps, recordSteps, (id) => registry.holderOf(id)),
-        ...createSandboxPoolActivities(kube, agents, credentials, events),
+        ...createSandboxPoolActivities(kube, agents, credentials, pki, events),
         ...createSandboxJanitorActivities(
           registry,
           agents,

@@ -29,6 +29,7 @@ import {
 } from '../api/sandbox.js';
 import { mapLimited } from '../concurrency.js';
 import { PlacementTable, type Placement } from '../domain/allocation.js';
+import { agentIdentity } from '../domain/agent-identity.js';
 import { isPoolAgentPod } from '../domain/sandbox-pool.js';
 import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../log.js';
@@ -91,11 +92,11 @@ export function agentPortOf(pod: V1Pod): number {
   return DEFAULT_AGENT_PORT;
 }
 
-/** `http://podIP:port` of the Pod's agent, when it has an IP. */
+/** `https://podIP:port` of the Pod's agent, when it has an IP (agents serve HTTPS only). */
 export function agentUrl(pod: V1Pod): string | undefined {
   const ip = pod.status?.podIP;
   if (!ip) return undefined;
-  return `http://${ip.includes(':') ? `[${ip}]` : ip}:${agentPortOf(pod)}`;
+  return `https://${ip.includes(':') ? `[${ip}]` : ip}:${agentPortOf(pod)}`;
 }
 
 function isReady(pod: V1Pod): boolean {
@@ -308,6 +309,7 @@ export class SandboxRegistry {
     }
     this.foreignPods = foreign;
     this.opts.credentials.retain(admitted);
+    this.opts.agents.retainPools(new Set(this.opts.credentials.pools().map(agentIdentity)));
     for (const key of [...this.known.keys()])
       if (!seen.has(key)) {
         this.known.delete(key);

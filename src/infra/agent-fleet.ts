@@ -5,7 +5,9 @@
  * Pod the way a kubelet would, so the sandbox fast path discovers agents exactly as in a cluster:
  * Pods labelled `app=sandbox-agent`, `fast-sandbox.io/pool=<pool>`, controlled by the pool's
  * SandboxPool (when it exists at start; as the Pods the pool makes), reached at
- * `http://<status.podIP>:<containerPort "agent">`.
+ * `https://<status.podIP>:<containerPort "agent">`, over mutual TLS with the pool's certificate
+ * (issued here from the agent key for the fleet's own agents, read from the pool's Secret for the
+ * Pods the pool makes, as a kubelet mounts it — and re-read, so a renewed one reaches the agent).
  *
  * Each agent listens on its own loopback address (all of 127.0.0.0/8 is loopback on Linux; a
  * random one in 127.1.0.1–127.254.255.254, so concurrent fleets do not collide) and a free port.
@@ -20,13 +22,15 @@
  * through a 0600 file, never the command line or the log.
  */
 import { randomBytes, randomInt } from 'node:crypto';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import https from 'node:https';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { ContainerdClient } from '../agent/containerd/client.js';
 import { AgentCredentials } from '../fastpath/agent-credentials.js';
+import { AgentPki } from '../fastpath/agent-pki.js';
 import { DEFAULT_SNAPSHOTTER, LABEL, removeContainer } from '../agent/containerd/runtime.js';
 import { AGENT_APP_LABEL, AGENT_APP_VALUE, AGENT_POOL_LABEL, SandboxPoolKind } from '../api/sandbox.js';
 import { FIELD_MANAGER, isNotFound, type KubeClient } from '../kube/client.js';
@@ -81,7 +85,7 @@ export interface FleetAgent {
   readonly podUid: string;
   readonly ip: string;
   readonly port: number;
-  /** `http://ip:port`, what the fast path derives from the Pod. */
+  /** `https://ip:port`, what the fast path derives from the Pod. */
   readonly url: string;
   readonly process: ManagedProcess;
   /** When the agent became Ready (startTime and the containers' startedAt). */
@@ -119,6 +123,8 @@ export class AgentFleet {
   private readonly spawned = new Set<ManagedProcess>();
   private readonly usedIps = new Set<string>();
   private readonly tokenFile: string;
+  /** The fleet's own agents' TLS files (tls.crt, tls.key, ca.crt). */
+  private readonly tlsDir: string;
   private readonly killOnExit = () => {
     for (const p of this.spawned) if (p.running) killTree(p.pid);
   };
@@ -127,10 +133,16 @@ export class AgentFleet {
   private poolUid?: string;
   /** The bearer token the fleet's agents accept. */
   token = '';
+
+  /** The pool the fleet's own agents' certificates name (the UID empty when no SandboxPool existed at start). */
+  get poolIdentity(): { namespace: string; name: string; uid: string } {
+    return { namespace: this.opts.namespace, name: this.opts.pool, uid: this.poolUid ?? '' };
+  }
   private stopping: Promise<void> | undefined;
 
   private constructor(readonly opts: AgentFleetOptions) {
     this.tokenFile = path.join(opts.stateDir, `agent-token-${opts.pool}-${randomBytes(4).toString('hex')}`);
+    this.tlsDir = `${this.tokenFile}-tls`;
   }
 
   /** Starts `count` agents, each with a Running, Ready Pod. On failure nothing is left behind. */
@@ -148,6 +160,13 @@ export class AgentFleet {
       : opts.agentKey;
     await mkdir(path.join(opts.stateDir, 'logs'), { recursive: true });
     await writeFile(fleet.tokenFile, fleet.token, { mode: 0o600 });
+    // The certificate the pool's Secret would hold (the pool's identity; none when there is no pool).
+    const tls = await new AgentPki(opts.agentKey).agentTls({
+      namespace: opts.namespace,
+      name: opts.pool,
+      uid: fleet.poolUid ?? '',
+    });
+    await writeTlsFiles(fleet.tlsDir, { 'tls.crt': tls.cert, 'tls.key': tls.key, 'ca.crt': tls.ca });
     // Last resort if the caller dies without stop(): no agent outlives it (SIGKILL is synchronous).
     process.on('exit', fleet.killOnExit);
     const started = await Promise.allSettled(Array.from({ length: opts.count }, () => fleet.addAgent()));
@@ -173,7 +192,7 @@ export class AgentFleet {
     const podName = `${pool}-agent-${this.serial++}-${randomBytes(3).toString('hex')}`;
     const nodeName = this.opts.nodeName ?? 'local-node';
     const proc = this.spawn(podName, ip, port, this.opts.capacity);
-    const url = `http://${ip}:${port}`;
+    const url = `https://${ip}:${port}`;
     let podUid: string | undefined;
     let startedAt = '';
     try {
@@ -239,6 +258,7 @@ export class AgentFleet {
     capacity: number,
     podEnv: Record<string, string> = {},
     tokenFile = this.tokenFile,
+    tlsDir = this.tlsDir,
   ): ManagedProcess {
     const nodeName = this.opts.nodeName ?? 'local-node';
     const cli = path.resolve(HERE, '..', 'cli', FROM_SOURCES ? 'main.ts' : 'main.js');
@@ -252,11 +272,14 @@ export class AgentFleet {
         ...['--host', ip, '--port', String(port), '--agent-id', podName, '--node-name', nodeName],
         ...['--capacity', String(capacity), '--kill-grace', String(this.opts.killGraceMs ?? 1000)],
         ...['--token-file', tokenFile],
+        ...['--tls-cert-file', path.join(tlsDir, 'tls.crt'), '--tls-key-file', path.join(tlsDir, 'tls.key')],
+        ...['--tls-ca-file', path.join(tlsDir, 'ca.crt')],
         ...this.runtimeArgs(podEnv),
       ],
       cwd: path.resolve(HERE, '..', '..'), // tsx is resolved from the package root
       logFile: path.join(this.opts.stateDir, 'logs', `agent-${podName}.log`),
-      env: { ...process.env, ...this.opts.env, ...podEnv },
+      // The files above, not the paths inside the Pod's container (DO_AGENT_TLS_*_FILE).
+      env: { ...process.env, ...this.opts.env, ...podEnv, DO_AGENT_TLS_RELOAD_MS: '500' },
     });
     this.spawned.add(proc);
     return proc;
@@ -304,7 +327,13 @@ export class AgentFleet {
     const { kube, namespace, pool } = this.opts;
     const selector = `${AGENT_APP_LABEL}=${AGENT_APP_VALUE},${AGENT_POOL_LABEL}=${pool}`;
     const mine = () => new Set(this.list.map((a) => a.podName));
+    let remountedAt = Date.now();
     const tick = async () => {
+      // As a kubelet syncs Secret volumes: a renewed certificate reaches the running agents.
+      if (Date.now() - remountedAt > 2_000) {
+        remountedAt = Date.now();
+        for (const run of this.kubeletRuns.values()) await run.remount().catch(() => undefined);
+      }
       const pods: V1Pod[] = [];
       for await (const p of kube.listAll<V1Pod>('v1', 'Pod', { namespace, labelSelector: selector })) pods.push(p);
       const own = mine();
@@ -330,11 +359,13 @@ export class AgentFleet {
         const port = container?.ports?.find((p) => p.name === 'agent')?.containerPort ?? 5758;
         const capacity = Number(container?.env?.find((e) => e.name === 'AGENT_CAPACITY')?.value ?? 5);
         // As a kubelet: no container before its Secret volume can be mounted.
-        const tokenFile = await this.mountedTokenFile(pod).catch(() => undefined);
-        if (!tokenFile) continue;
+        const mounted = await this.mountedSecret(pod).catch(() => undefined);
+        if (!mounted) continue;
         const ip = this.pickIp();
-        const proc = this.spawn(name, ip, port, capacity, podEnvOf(pod, ip), tokenFile);
-        const run = { process: proc, podName: name, ip, url: `http://${ip}:${port}` };
+        const podEnv = podEnvOf(pod, ip);
+        for (const k of Object.keys(podEnv)) if (k.startsWith('DO_AGENT_TLS_')) delete podEnv[k];
+        const proc = this.spawn(name, ip, port, capacity, podEnv, mounted.tokenFile, mounted.tlsDir);
+        const run = { process: proc, podName: name, ip, url: `https://${ip}:${port}`, remount: mounted.remount };
         this.kubeletRuns.set(uid, run);
         void (async () => {
           try {
@@ -362,22 +393,34 @@ export class AgentFleet {
   }
 
   /**
-   * What a kubelet mounts at the agent container's DO_AGENT_TOKEN_FILE: that key of the Secret
-   * volume mounted there (the pool's agent token), written to a 0600 file. A Pod that names no
-   * Secret volume gets the fleet's token; a Secret not there yet throws (the Pod waits).
+   * What a kubelet mounts at the agent container's DO_AGENT_TOKEN_FILE: the Secret volume mounted
+   * there (the pool's agent token, TLS certificate, key and CA), written to 0600 files, and how to
+   * write them again (the kubelet's sync of a changed Secret). A Pod that names no Secret volume
+   * gets the fleet's token and certificate; a Secret not there yet throws (the Pod waits).
    */
-  private async mountedTokenFile(pod: V1Pod): Promise<string> {
+  private async mountedSecret(
+    pod: V1Pod,
+  ): Promise<{ tokenFile: string; tlsDir: string; remount: () => Promise<void> }> {
     const container = pod.spec?.containers.find((c) => c.name === 'agent') ?? pod.spec?.containers[0];
     const file = container?.env?.find((e) => e.name === 'DO_AGENT_TOKEN_FILE')?.value;
     const mount = file ? container?.volumeMounts?.find((m) => file.startsWith(`${m.mountPath}/`)) : undefined;
     const secretName = pod.spec?.volumes?.find((v) => v.name === mount?.name)?.secret?.secretName;
-    if (!file || !mount || !secretName) return this.tokenFile;
-    const secret = await this.opts.kube.core.readNamespacedSecret({ name: secretName, namespace: this.opts.namespace });
-    const value = secret.data?.[file.slice(mount.mountPath.length + 1)];
-    if (!value) throw new Error(`Secret ${secretName} has no key for ${file}`);
-    const out = path.join(this.opts.stateDir, `agent-token-${pod.metadata!.name!}`);
-    await writeFile(out, Buffer.from(value, 'base64'), { mode: 0o600 });
-    return out;
+    if (!file || !mount || !secretName)
+      return { tokenFile: this.tokenFile, tlsDir: this.tlsDir, remount: () => Promise.resolve() };
+    const dir = path.join(this.opts.stateDir, `agent-secret-${pod.metadata!.name!}`);
+    const remount = async () => {
+      const secret = await this.opts.kube.core.readNamespacedSecret({
+        name: secretName,
+        namespace: this.opts.namespace,
+      });
+      const data = Object.fromEntries(
+        Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
+      );
+      if (!data[file.slice(mount.mountPath.length + 1)]) throw new Error(`Secret ${secretName} has no key for ${file}`);
+      await writeTlsFiles(dir, data);
+    };
+    await remount();
+    return { tokenFile: path.join(dir, file.slice(mount.mountPath.length + 1)), tlsDir: dir, remount };
   }
 
   /** The agents the kubelet half runs, by Pod name. */
@@ -388,7 +431,7 @@ export class AgentFleet {
   private kubelet?: NodeJS.Timeout;
   private readonly kubeletRuns = new Map<
     string,
-    { process: ManagedProcess; podName: string; ip: string; url: string }
+    { process: ManagedProcess; podName: string; ip: string; url: string; remount: () => Promise<void> }
   >();
 
   /**
@@ -484,6 +527,7 @@ export class AgentFleet {
       } finally {
         process.off('exit', this.killOnExit);
         await rm(this.tokenFile, { force: true });
+        await rm(this.tlsDir, { recursive: true, force: true });
       }
     })();
     return this.stopping;
@@ -565,9 +609,28 @@ function containerStatus(ready: boolean) {
   return { name: 'agent', ready, started: ready, restartCount: 0, image: AGENT_IMAGE, imageID: '' };
 }
 
-async function healthy(url: string): Promise<boolean> {
-  const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2000) });
-  return res.ok;
+/** The kubelet's probe: HTTPS without a client certificate, the serving certificate not verified (as a kubelet does). */
+function healthy(url: string): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    https
+      .get(`${url}/healthz`, { rejectUnauthorized: false, timeout: 2000, agent: false }, (res) => {
+        res.resume();
+        resolve(res.statusCode === 200);
+      })
+      .on('timeout', function (this: { destroy(e: Error): void }) {
+        this.destroy(new Error('timeout'));
+      })
+      .on('error', reject);
+  });
+}
+
+/** Writes each key of a Secret as a 0600 file in `dir`, only when it changed (a rewrite the agent sees). */
+async function writeTlsFiles(dir: string, data: Record<string, string>): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  for (const [key, value] of Object.entries(data)) {
+    const file = path.join(dir, key);
+    if ((await readFile(file, 'utf8').catch(() => undefined)) !== value) await writeFile(file, value, { mode: 0o600 });
+  }
 }
 
 /** A port free on `ip` right now (bind port 0, read it, close). */

@@ -12,6 +12,7 @@ import { AGENT_APP_LABEL, AGENT_APP_VALUE, AGENT_POOL_LABEL } from '../../src/ap
 import { AgentFleet } from '../../src/infra/agent-fleet.js';
 import { eventually, kube, stackInfo, uniq } from '../support/env.js';
 import { processesInGroups } from '../support/processes.js';
+import { agentFetch } from '../support/agent-tls.js';
 
 const TOKEN = `fleet-token-${uniq('t')}`;
 const k = kube();
@@ -43,13 +44,13 @@ async function poolPods(pool: string): Promise<V1Pod[]> {
 /** What the fast path does: the URL from the Pod alone. */
 function urlOf(pod: V1Pod): string {
   const port = pod.spec!.containers.flatMap((c) => c.ports ?? []).find((p) => p.name === 'agent')?.containerPort;
-  return `http://${pod.status!.podIP}:${port ?? 5758}`;
+  return `https://${pod.status!.podIP}:${port ?? 5758}`;
 }
 
 const ready = (pod: V1Pod | undefined) => pod?.status?.conditions?.find((c) => c.type === 'Ready')?.status;
 
 async function agentStatus(url: string, token: string | null = TOKEN) {
-  const res = await fetch(`${url}/api/v1/agent/status`, {
+  const res = await agentFetch(TOKEN)(`${url}/api/v1/agent/status`, {
     headers: token === null ? {} : { authorization: `Bearer ${token}` },
   });
   return { status: res.status, body: (await res.json()) as AgentStatusReport };
@@ -59,7 +60,7 @@ async function agentStatus(url: string, token: string | null = TOKEN) {
 async function startSandbox(url: string): Promise<number> {
   const pidFile = path.join(stackInfo().stateDir, `${uniq('sandbox')}.pid`);
   const script = `require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000)`;
-  const res = await fetch(`${url}/api/v1/agent/create`, {
+  const res = await agentFetch(TOKEN)(`${url}/api/v1/agent/create`, {
     method: 'POST',
     headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
     body: JSON.stringify({

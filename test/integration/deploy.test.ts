@@ -510,7 +510,7 @@ describe('RBAC, applied for real', () => {
     },
   );
 
-  it('only the worker may read Secrets, by name, in its own namespace only (capturing them is an explicit opt-in); the fast path only creates them (reading them for Sandboxes is a per-namespace opt-in)', async () => {
+  it('only the worker may read Secrets, by name, in its own namespace only (capturing them is an explicit opt-in); the fast path only creates and patches them (reading them for Sandboxes is a per-namespace opt-in)', async () => {
     // The worker gets a Cloudflare token from the Secret its CloudflareCredentials names; a
     // Secret elsewhere needs a Role there (deploy/rbac/worker.yaml).
     await waitUntilAllowed(
@@ -570,6 +570,7 @@ describe('RBAC, applied for real', () => {
           ['pods', 'create'],
           ['pods', 'delete'],
           ['secrets', 'create'],
+          ['secrets', 'patch'],
         ] as const) {
           const what = `${verb} ${resource} in ${namespace ?? 'every namespace'}`;
           answers.push(`${what}: ${await allowed(fastpath, { verb, resource, namespace })}`);

@@ -4,22 +4,26 @@
  * sandbox, and a retry by name converges to one outcome once the agent works again — never
  * ALREADY_EXISTS for a create that failed.
  */
-import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { SandboxPoolKind } from '../../src/api/sandbox.js';
+import { AgentPki } from '../../src/fastpath/agent-pki.js';
 import { eventually } from '../support/env.js';
 import { SandboxStack, agentPodAt, grpcError, sandboxImage } from '../support/fastpath.js';
 
 let stack: SandboxStack;
-let stub: http.Server;
+let stub: https.Server;
 let failing = true;
 const created: { sandboxId: string; claimUid?: string; claimName?: string; exposedPorts?: number[] }[] = [];
 
-/** The agent API's status and create, as little as the fast path needs: creates fail while `failing`. */
-function stubAgent(podName: () => string) {
-  return http.createServer((req, res) => {
+/**
+ * The agent API's status and create, as little as the fast path needs: creates fail while
+ * `failing`. Served as a real agent is: HTTPS with its pool's certificate.
+ */
+function stubAgent(podName: () => string, tls: { cert: string; key: string }) {
+  return https.createServer(tls, (req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
@@ -61,14 +65,19 @@ function stubAgent(podName: () => string) {
 beforeAll(async () => {
   stack = await new SandboxStack({ agents: 0 }).start();
   let pod = '';
-  stub = stubAgent(() => pod);
-  await new Promise<void>((resolve) => stub.listen(0, '127.0.0.1', resolve));
   const pool = await stack.kube.get<{ metadata: { uid: string } }>({
     apiVersion: SandboxPoolKind.apiVersion,
     kind: SandboxPoolKind.kind,
     namespace: stack.namespace,
     name: stack.pool,
   });
+  const tls = await new AgentPki(stack.agentKey).agentTls({
+    namespace: stack.namespace,
+    name: stack.pool,
+    uid: pool!.metadata.uid,
+  });
+  stub = stubAgent(() => pod, tls);
+  await new Promise<void>((resolve) => stub.listen(0, '127.0.0.1', resolve));
   const p = await agentPodAt(stack.kube, (stub.address() as AddressInfo).port, stack.namespace, stack.pool, {
     uid: pool!.metadata.uid,
     controller: true,

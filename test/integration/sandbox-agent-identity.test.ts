@@ -1,19 +1,23 @@
 /**
- * Who the fast path treats as an agent (review C1): only Pods their SandboxPool controls, each
- * pool's with its own token. A Pod that merely carries the agent labels — in another namespace, in the pool's namespace without
+ * Who the fast path treats as an agent (review C1, issue 31): only Pods their SandboxPool controls,
+ * each pool's with its own token, and only over mutual TLS with a certificate naming that pool. A Pod that merely carries the agent labels — in another namespace, in the pool's namespace without
  * an owner, or naming the pool as owner but not as controller or under an old UID — is never
  * called: no status poll, no create, and never the token. Each such Pod points at a capture
  * server that records every request it gets.
  */
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { V1Pod } from '@kubernetes/client-node';
 import { SandboxPoolKind, type SandboxPool } from '../../src/api/sandbox.js';
 import { AgentFleet } from '../../src/infra/agent-fleet.js';
 import { poolChangedSignal } from '../../src/workflows/sandbox/contract.js';
 import { poolWorkflowId } from '../../src/domain/sandbox-pool.js';
+import { AgentPki } from '../../src/fastpath/agent-pki.js';
 import { eventually, temporal, uniq } from '../support/env.js';
 import { SandboxStack, agentPodAt, sandboxImage } from '../support/fastpath.js';
+import { agentFetch } from '../support/agent-tls.js';
 
 let stack: SandboxStack;
 let capture: http.Server;
@@ -30,6 +34,15 @@ beforeAll(async () => {
   stack = await new SandboxStack({ agents: 1 }).start();
   await stack.kube.core.createNamespace({ body: { metadata: { name: otherNamespace } } });
 }, 240_000);
+
+/** No kubelet: a stub agent's Pod goes at once. */
+const removePod = (pod: V1Pod) =>
+  stack.kube.core.deleteNamespacedPod({
+    name: pod.metadata!.name!,
+    namespace: stack.namespace,
+    gracePeriodSeconds: 0,
+    body: { gracePeriodSeconds: 0 },
+  });
 
 afterAll(async () => {
   await stack?.stop();
@@ -140,7 +153,11 @@ it("each pool's agents have their own token: an agent refuses another pool's, th
   });
   try {
     const status = async (url: string, token: string) =>
-      (await fetch(`${url}/api/v1/agent/status`, { headers: { authorization: `Bearer ${token}` } })).status;
+      (
+        await agentFetch(stack.agentKey)(`${url}/api/v1/agent/status`, {
+          headers: { authorization: `Bearer ${token}` },
+        })
+      ).status;
     const a = stack.fleet.agents[0]!.url;
     const b = fleetB.agents[0]!.url;
     expect(fleetB.token).not.toBe(stack.token);
@@ -161,5 +178,94 @@ it("each pool's agents have their own token: an agent refuses another pool's, th
     expect(placed.agentPod).toBe(fleetB.agents[0]!.podName);
   } finally {
     await fleetB.stop();
+  }
+});
+
+it('an agent Pod of the pool that serves plain HTTP is never sent a request nor the token', async () => {
+  const pool = await stack.kube.get<{ metadata: { uid: string } }>({
+    apiVersion: SandboxPoolKind.apiVersion,
+    kind: SandboxPoolKind.kind,
+    namespace: stack.namespace,
+    name: stack.pool,
+  });
+  // A plain-HTTP listener at an admitted agent's address (what a sandbox squatting the agent
+  // port, or a misconfigured agent, would be): every byte it is sent is kept.
+  const requests: string[] = [];
+  const bytes: Buffer[] = [];
+  const plain = http.createServer((req, res) => {
+    requests.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''}`);
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+  });
+  plain.on('connection', (socket) => socket.on('data', (b: Buffer) => bytes.push(b)));
+  await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+  try {
+    const pod = await agentPodAt(stack.kube, (plain.address() as AddressInfo).port, stack.namespace, stack.pool, {
+      uid: pool!.metadata.uid,
+      controller: true,
+    });
+    await eventually('the fast path tried it', async () => {
+      await stack.fastpath!.registry.pollNow();
+      return bytes.length > 0 && !!stack.fastpath!.registry.agent(stack.namespace, pod.metadata!.name!)?.lastError;
+    });
+    // It was offered TLS (a handshake record), never HTTP: no request, no token on the wire.
+    expect(requests).toEqual([]);
+    const wire = Buffer.concat(bytes);
+    expect(wire[0]).toBe(0x16);
+    expect(wire.includes(stack.token)).toBe(false);
+    expect(/authorization|bearer/i.test(wire.toString('latin1'))).toBe(false);
+    const known = stack.fastpath!.registry.agent(stack.namespace, pod.metadata!.name!)!;
+    expect(known.url).toMatch(/^https:/);
+    expect(stack.fastpath!.registry.table.has(known.key)).toBe(false);
+    await removePod(pod);
+  } finally {
+    plain.close();
+  }
+});
+
+it('an agent Pod whose certificate names another pool, or comes from another CA, is never sent a request', async () => {
+  const pool = await stack.kube.get<{ metadata: { uid: string } }>({
+    apiVersion: SandboxPoolKind.apiVersion,
+    kind: SandboxPoolKind.kind,
+    namespace: stack.namespace,
+    name: stack.pool,
+  });
+  const received: string[] = [];
+  // Certificates a real agent could hold: another pool's (same CA), and this pool's from another key.
+  const otherPool = await new AgentPki(stack.agentKey).agentTls({
+    namespace: stack.namespace,
+    name: 'another-pool',
+    uid: 'another-pools-uid',
+  });
+  const otherCa = await new AgentPki('another-key').agentTls({
+    namespace: stack.namespace,
+    name: stack.pool,
+    uid: pool!.metadata.uid,
+  });
+  const servers = [otherPool, otherCa].map((m) =>
+    https.createServer({ cert: m.cert, key: m.key }, (req, res) => {
+      received.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''}`);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    }),
+  );
+  for (const s of servers) await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  try {
+    const pods: V1Pod[] = [];
+    for (const s of servers)
+      pods.push(
+        await agentPodAt(stack.kube, (s.address() as AddressInfo).port, stack.namespace, stack.pool, {
+          uid: pool!.metadata.uid,
+          controller: true,
+        }),
+      );
+    const errors = () => pods.map((p) => stack.fastpath!.registry.agent(stack.namespace, p.metadata!.name!)?.lastError);
+    await eventually('the fast path refused both', async () => {
+      await stack.fastpath!.registry.pollNow();
+      return errors().every(Boolean);
+    });
+    expect(errors()).toEqual([expect.stringMatching(/not an agent of pool/), expect.stringMatching(/certificate/)]);
+    expect(received).toEqual([]);
+    for (const p of pods) await removePod(p);
+  } finally {
+    for (const s of servers) s.close();
   }
 });

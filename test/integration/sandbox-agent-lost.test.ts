@@ -10,6 +10,7 @@ import type { Sandbox } from '../../src/api/sandbox.js';
 import { sandboxWorkflowId } from '../../src/domain/sandbox.js';
 import { eventually, replayAndRecord, uniq } from '../support/env.js';
 import { SandboxStack, sandboxImage } from '../support/fastpath.js';
+import { agentFetch } from '../support/agent-tls.js';
 
 const FOREVER = ['sleep', '3600'];
 
@@ -55,7 +56,7 @@ async function until(name: string, what: string, ok: (sb: Sandbox) => boolean, t
 async function holders(claimName: string): Promise<{ pod: string; sandboxId: string; createdAt: number }[]> {
   const out: { pod: string; sandboxId: string; createdAt: number }[] = [];
   for (const a of stack.fleet.agents) {
-    const res = await fetch(`${a.url}/api/v1/agent/status`, {
+    const res = await agentFetch(stack.agentKey)(`${a.url}/api/v1/agent/status`, {
       headers: { authorization: `Bearer ${stack.token}` },
       signal: AbortSignal.timeout(3_000),
     }).catch(() => undefined);

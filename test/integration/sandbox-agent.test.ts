@@ -48,6 +48,8 @@ async function startAgent(opts: { capacity?: number; killGraceMs?: number } = {}
     killGraceMs: opts.killGraceMs ?? 500,
     runtime,
     logger: quiet,
+    // The agent's routes and runtime over plain HTTP (opted into); TLS: test/unit/agent-tls.test.ts.
+    insecurePlainHttp: true,
   });
   const a = { running, runtime };
   agents.push(a);
@@ -534,7 +536,16 @@ describe('sandbox agent: the CLI role', () => {
       process.execPath,
       [
         ...['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'agent'],
-        ...['--port', '0', '--host', '127.0.0.1', '--runtime', 'process', '--allow-unisolated'],
+        ...[
+          '--port',
+          '0',
+          '--host',
+          '127.0.0.1',
+          '--runtime',
+          'process',
+          '--allow-unisolated',
+          '--insecure-plain-http',
+        ],
       ],
       {
         cwd: REPO_ROOT,

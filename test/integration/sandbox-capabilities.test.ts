@@ -33,7 +33,7 @@ const images = stack.registry!.images;
 const stateDir = path.join(stack.stateDir, 'sandbox-capabilities');
 const tokenFile = path.join(stateDir, 'agent-token');
 const probeFile = path.join(stateDir, 'sandbox-probe');
-const agents = new AgentClient(TOKEN);
+const agents = new AgentClient(TOKEN, { insecurePlainHttp: true });
 
 /** An agent process; `env` is what its Pod would give it (the pool's settings, POD_UID, …). */
 class Agent {
@@ -53,7 +53,7 @@ class Agent {
       args: [
         ...['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'agent'],
         ...['--host', '127.0.0.1', '--port', String(this.port), '--agent-id', this.name, '--capacity', '8'],
-        ...['--token-file', tokenFile, '--kill-grace', '1000'],
+        ...['--token-file', tokenFile, '--kill-grace', '1000', '--insecure-plain-http'],
         ...['--runtime', 'containerd', '--containerd-socket', ctd.socket, '--containerd-namespace', ctd.namespace],
         ...['--io-dir', path.join(stateDir, 'io'), '--init-binary', ctd.initBinary],
         ...(ctd.runcRoot ? ['--runtime-root', ctd.runcRoot] : []),

@@ -26,7 +26,8 @@ const ctd = stack.containerd!;
 const images = stack.registry!.images;
 const stateDir = path.join(stack.stateDir, 'sandbox-containerd');
 const tokenFile = path.join(stateDir, 'agent-token');
-const agents = new AgentClient(TOKEN);
+// Plain HTTP on loopback, opted into: these tests are about the runtime's isolation, not the TLS hop.
+const agents = new AgentClient(TOKEN, { insecurePlainHttp: true });
 
 /** One agent process; `restart` SIGKILLs it and starts it again under the same name and port. */
 class AgentProcess {
@@ -46,7 +47,7 @@ class AgentProcess {
       args: [
         ...['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'agent'],
         ...['--host', '127.0.0.1', '--port', String(this.port), '--agent-id', this.name, '--capacity', '8'],
-        ...['--token-file', tokenFile, '--kill-grace', '1000'],
+        ...['--token-file', tokenFile, '--kill-grace', '1000', '--insecure-plain-http'],
         ...['--runtime', 'containerd', '--containerd-socket', ctd.socket, '--containerd-namespace', ctd.namespace],
         ...['--io-dir', path.join(stateDir, 'io'), '--init-binary', ctd.initBinary],
         ...(ctd.runcRoot ? ['--runtime-root', ctd.runcRoot] : []),

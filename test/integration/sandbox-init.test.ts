@@ -24,7 +24,7 @@ const ctd = stack.containerd!;
 const busybox = stack.registry!.images.busybox;
 const stateDir = path.join(stack.stateDir, 'sandbox-init');
 const tokenFile = path.join(stateDir, 'agent-token');
-const agents = new AgentClient(TOKEN);
+const agents = new AgentClient(TOKEN, { insecurePlainHttp: true });
 let client: ContainerdClient;
 
 /** An agent process on the stack's containerd (grace 3 s between a delete's SIGTERM and SIGKILL). */
@@ -42,7 +42,7 @@ class Agent {
       args: [
         ...['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'agent'],
         ...['--host', '127.0.0.1', '--port', String(port), '--agent-id', name, '--capacity', '8'],
-        ...['--token-file', tokenFile, '--kill-grace', '3000'],
+        ...['--token-file', tokenFile, '--kill-grace', '3000', '--insecure-plain-http'],
         ...['--runtime', 'containerd', '--containerd-socket', ctd.socket, '--containerd-namespace', ctd.namespace],
         ...['--io-dir', path.join(stateDir, 'io'), '--runtime-root', ctd.runcRoot],
         ...['--init-binary', ctd.initBinary],

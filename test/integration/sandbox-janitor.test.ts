@@ -14,6 +14,7 @@ import { janitorWorkflowId } from '../../src/fastpath/janitor.js';
 import { janitorStateQuery } from '../../src/workflows/sandbox/contract.js';
 import { eventually, replayAndRecord, temporal, uniq } from '../support/env.js';
 import { SandboxStack, sandboxImage } from '../support/fastpath.js';
+import { agentFetch } from '../support/agent-tls.js';
 
 let stack: SandboxStack;
 const policy = uniq('deny-orphans');
@@ -157,7 +158,7 @@ describe('agent loss', () => {
     await eventually('Running', async () => (await stack.sandbox(name))?.status?.phase === 'Running');
     // Behind the fast path's back, the agent loses it.
     const agent = stack.fleet.agents.find((a) => a.podName === res.agentPod)!;
-    await fetch(`${agent.url}/api/v1/agent/delete`, {
+    await agentFetch(stack.agentKey)(`${agent.url}/api/v1/agent/delete`, {
       method: 'POST',
       headers: { authorization: `Bearer ${stack.token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ sandboxId: res.sandboxId }),

@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SandboxPoolKind, type Sandbox, type SandboxPool } from '../../src/api/sandbox.js';
 import { eventually, uniq } from '../support/env.js';
 import { SandboxStack, grpcError, sandboxImage } from '../support/fastpath.js';
+import { agentFetch } from '../support/agent-tls.js';
 
 let stack: SandboxStack | undefined;
 
@@ -98,7 +99,9 @@ describe('SandboxPool runtimeType: gvisor', () => {
     expect(await s.sandbox(name)).toBeUndefined();
     const [agent] = s.fleet.kubeletAgents;
     const report = (await (
-      await fetch(`${agent!.url}/api/v1/agent/status`, { headers: { authorization: `Bearer ${s.token}` } })
+      await agentFetch(s.agentKey)(`${agent!.url}/api/v1/agent/status`, {
+        headers: { authorization: `Bearer ${s.token}` },
+      })
     ).json()) as { allocated: number; sandboxStatuses: unknown[]; runtimeUnsupported?: string };
     expect(report).toMatchObject({ allocated: 0, sandboxStatuses: [] });
     expect(report.runtimeUnsupported).toMatch(/runsc/);

@@ -6,14 +6,19 @@
  * sandbox is lost; a pool being deleted keeps its busy agents and refuses new sandboxes until
  * the last one is gone. No timing is asserted: every check polls for its condition.
  */
-import type { V1Pod } from '@kubernetes/client-node';
+import { X509Certificate } from 'node:crypto';
+import tls from 'node:tls';
+import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandboxPoolKind, type Sandbox, type SandboxPool } from '../../src/api/sandbox.js';
-import { POOL_FINALIZER } from '../../src/domain/sandbox-pool.js';
+import { agentIdentity, uriNames } from '../../src/domain/agent-identity.js';
+import { POOL_FINALIZER, agentTokenSecretName } from '../../src/domain/sandbox-pool.js';
+import { AgentPki, RENEW_EVERY_MS, windowStart } from '../../src/fastpath/agent-pki.js';
 import { getFreePort } from '../../src/infra/process.js';
 import { eventually, uniq } from '../support/env.js';
 import { SandboxStack, grpcError, sandboxImage } from '../support/fastpath.js';
+import { agentFetch } from '../support/agent-tls.js';
 
 const PER_POD = 2;
 
@@ -118,7 +123,7 @@ async function remove(name: string): Promise<void> {
 async function reports(): Promise<Map<string, { sandboxId: string; phase: string; claimName: string }[]>> {
   const out = new Map<string, { sandboxId: string; phase: string; claimName: string }[]>();
   for (const a of stack.fleet.kubeletAgents) {
-    const res = await fetch(`${a.url}/api/v1/agent/status`, {
+    const res = await agentFetch(stack.agentKey)(`${a.url}/api/v1/agent/status`, {
       headers: { authorization: `Bearer ${stack.token}` },
     }).catch(() => undefined);
     if (!res?.ok) continue;
@@ -144,6 +149,47 @@ describe('SandboxPool sizing', () => {
     expect(pod!.spec?.containers[0]!.env).toEqual(
       expect.arrayContaining([{ name: 'AGENT_CAPACITY', value: String(PER_POD) }]),
     );
+  });
+
+  it("its agents serve the pool's certificate from the pool's Secret, and a renewed one without a restart", async () => {
+    const p = (await readPool())!;
+    const pool = { namespace: stack.namespace, name: stack.pool, uid: p.metadata!.uid! };
+    const secretName = agentTokenSecretName(stack.pool, pool.uid);
+    const secret = await stack.kube.core.readNamespacedSecret({ name: secretName, namespace: stack.namespace });
+    const data = (k: string) => Buffer.from(secret.data![k]!, 'base64').toString('utf8');
+    const pki = new AgentPki(stack.agentKey);
+    expect(data('token')).toBe(stack.token);
+    expect(data('ca.crt')).toBe(await pki.caPem());
+    expect(uriNames(new X509Certificate(data('tls.crt')).subjectAltName)).toEqual([agentIdentity(pool)]);
+    const [agent] = stack.fleet.kubeletAgents.filter((a) => a.process.running);
+    const served = () =>
+      new Promise<string>((resolve, reject) => {
+        const u = new URL(agent!.url);
+        const s = tls.connect({ host: u.hostname, port: Number(u.port), rejectUnauthorized: false }, () => {
+          resolve(s.getPeerCertificate().serialNumber);
+          s.end();
+        });
+        s.on('error', reject);
+      });
+    expect(await served()).toBe(new X509Certificate(data('tls.crt')).serialNumber);
+    // What a renewal writes: another window's certificate (the previous one: valid now too).
+    const renewed = await pki.agentTls(pool, windowStart(Date.now()) - RENEW_EVERY_MS);
+    await stack.kube.core.patchNamespacedSecret(
+      {
+        name: secretName,
+        namespace: stack.namespace,
+        body: { stringData: { 'tls.crt': renewed.cert, 'tls.key': renewed.key } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const want = new X509Certificate(renewed.cert).serialNumber;
+    await eventually('the agent serves the renewed certificate', async () => (await served()) === want);
+    // The same process, still used by the fast path.
+    expect(agent!.process.running).toBe(true);
+    await stack.fastpath!.registry.pollNow();
+    const known = stack.fastpath!.registry.agent(stack.namespace, agent!.podName)!;
+    expect(known.lastError).toBeUndefined();
+    expect(stack.fastpath!.registry.table.has(known.key)).toBe(true);
   });
 
   const names = Array.from({ length: 6 }, (_, i) => uniq(`load${i}`));
@@ -234,18 +280,20 @@ describe('SandboxPool sizing', () => {
     await poolSettled('at one agent', (p) => p.status?.currentPods === 1 && p.status.readyPods === 1);
     const [agent] = stack.fleet.kubeletAgents.filter((a) => a.process.running);
     const drain = (on: boolean) =>
-      fetch(`${agent!.url}/api/v1/agent/drain`, {
+      agentFetch(stack.agentKey)(`${agent!.url}/api/v1/agent/drain`, {
         method: 'POST',
         headers: { authorization: `Bearer ${stack.token}`, 'content-type': 'application/json' },
         body: JSON.stringify({ drain: on }),
       });
     expect((await drain(true).then((r) => r.json())) as { draining: boolean }).toMatchObject({ draining: true });
     // Without a token the route is refused like the others.
-    expect((await fetch(`${agent!.url}/api/v1/agent/drain`, { method: 'POST', body: '{}' })).status).toBe(401);
+    expect(
+      (await agentFetch(stack.agentKey)(`${agent!.url}/api/v1/agent/drain`, { method: 'POST', body: '{}' })).status,
+    ).toBe(401);
     await eventually(
       'the pool undrained its only agent',
       async () => {
-        const res = await fetch(`${agent!.url}/api/v1/agent/status`, {
+        const res = await agentFetch(stack.agentKey)(`${agent!.url}/api/v1/agent/status`, {
           headers: { authorization: `Bearer ${stack.token}` },
         });
         return ((await res.json()) as { draining?: boolean }).draining === false;

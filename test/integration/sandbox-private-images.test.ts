@@ -23,7 +23,7 @@ const TOKEN = `token-${randomBytes(8).toString('hex')}`;
 const stack = stackInfo();
 const ctd = stack.containerd!;
 const stateDir = path.join(stack.stateDir, 'sandbox-private-images');
-const agents = new AgentClient(TOKEN);
+const agents = new AgentClient(TOKEN, { insecurePlainHttp: true });
 
 // A test-only account: bcrypt (cost 4) of PASSWORD, as htpasswd writes it.
 const USER = 'pool-a';
@@ -42,7 +42,7 @@ async function startAgent(name: string, extra: string[]): Promise<string> {
     args: [
       ...['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'agent'],
       ...['--host', '127.0.0.1', '--port', String(port), '--agent-id', name, '--capacity', '4'],
-      ...['--token-file', path.join(stateDir, 'agent-token'), '--kill-grace', '500'],
+      ...['--token-file', path.join(stateDir, 'agent-token'), '--kill-grace', '500', '--insecure-plain-http'],
       ...['--runtime', 'containerd', '--containerd-socket', ctd.socket, '--containerd-namespace', ctd.namespace],
       ...['--io-dir', path.join(stateDir, 'io'), '--init-binary', ctd.initBinary],
       ...(ctd.runcRoot ? ['--runtime-root', ctd.runcRoot] : []),

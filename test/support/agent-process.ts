@@ -1,7 +1,8 @@
 /**
  * A real agent process (the CLI role `agent`) on the stack's containerd, for tests that drive an
- * agent directly: its HTTP API with a fixed token, exec as a helper, and its logs under the
- * test's state directory.
+ * agent directly: its HTTP API with a fixed token (plain HTTP, `--insecure-plain-http`: the
+ * fast path's mutual TLS is tested in sandbox-agent-identity), exec as a helper, and its logs
+ * under the test's state directory.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -25,7 +26,7 @@ export class AgentProcess {
     readonly extra: string[] = [],
   ) {
     this.url = `http://${host}:${port}`;
-    this.client = new AgentClient(token);
+    this.client = new AgentClient(token, { insecurePlainHttp: true });
   }
 
   async start(): Promise<this> {
@@ -39,7 +40,7 @@ export class AgentProcess {
       args: [
         ...['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'agent'],
         ...['--host', this.host, '--port', String(this.port), '--agent-id', this.name, '--capacity', '8'],
-        ...['--token-file', tokenFile, '--kill-grace', '1000'],
+        ...['--token-file', tokenFile, '--kill-grace', '1000', '--insecure-plain-http'],
         ...['--runtime', 'containerd', '--containerd-socket', ctd.socket, '--containerd-namespace', ctd.namespace],
         ...['--io-dir', path.join(this.stateDir, 'io'), '--runtime-root', ctd.runcRoot],
         ...['--init-binary', ctd.initBinary],

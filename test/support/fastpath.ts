@@ -33,6 +33,7 @@ import { TenantPublisher } from '../../src/tenancy/publisher.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
 import { REPO_ROOT, kube as kubeClient, stackInfo, startTestWatcher, testConfig, uniq } from './env.js';
 import { quietLogger } from './tenancy.js';
+import { agentFetch } from './agent-tls.js';
 
 export { TENANT_HEADER, type FastPathGrpc } from '../../src/fastpath/grpc-client.js';
 
@@ -276,7 +277,7 @@ export class SandboxStack {
   async agentReports() {
     return Promise.all(
       this.fleet.agents.map(async (a) => {
-        const res = await fetch(`${a.url}/api/v1/agent/status`, {
+        const res = await agentFetch(this.agentKey)(`${a.url}/api/v1/agent/status`, {
           headers: { authorization: `Bearer ${this.token}` },
         }).catch(() => undefined);
         if (!res?.ok)

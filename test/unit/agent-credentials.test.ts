@@ -80,7 +80,7 @@ describe('the agent client', () => {
 
   it('calls only admitted agents, each with its pool’s token; a forgotten one is not called again', async () => {
     const c = new AgentCredentials('key-1');
-    const client = new AgentClient((u) => c.tokenFor(u));
+    const client = new AgentClient((u) => c.targetFor(u), { insecurePlainHttp: true });
     await expect(client.status(url)).rejects.toThrow(/not an agent of any SandboxPool: not called/);
     expect(seen).toEqual([]);
     c.admit(url, pool);

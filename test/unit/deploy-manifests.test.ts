@@ -83,7 +83,7 @@ interface Container {
     privileged?: boolean;
   };
   volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
-  readinessProbe?: { httpGet?: { path: string; port: number | string } };
+  readinessProbe?: { httpGet?: { path: string; port: number | string; scheme?: string } };
 }
 interface Deployment extends KubeObject {
   spec: {
@@ -426,7 +426,7 @@ describe('RBAC', () => {
     const agentPods = 'durable-operators-fastpath-agent-pods';
     expect(find(objects, 'ClusterRole', agentPods)!.rules).toEqual([
       { apiGroups: [''], resources: ['pods'], verbs: ['create', 'delete'] },
-      { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['create', 'patch'] },
     ]);
     expect(
       [...ofKind<Binding>(objects, 'ClusterRoleBinding'), ...ofKind<Binding>(objects, 'RoleBinding')].filter(
@@ -440,7 +440,7 @@ describe('RBAC', () => {
     expect(permissionsOf([...objects, poolBinding], FASTPATH_SA)).toMatchObject({
       'core/pods': ['list'],
       'core/pods (in default)': ['create', 'delete'],
-      'core/secrets (in default)': ['create'],
+      'core/secrets (in default)': ['create', 'patch'],
     });
     expect(perms['sandbox.fast.io/sandboxpools']).toEqual(['get', 'list', 'patch']);
     expect(perms['sandbox.fast.io/sandboxpools/status']).toEqual(['patch']);
@@ -873,7 +873,8 @@ describe('deploy/examples', () => {
       });
       expect(agentPortOf(template as unknown as V1Pod)).toBe(DEFAULT_AGENT_PORT);
       expect(agent.ports!.find((p) => p.name === 'agent')?.containerPort).toBe(DEFAULT_AGENT_PORT);
-      expect(agent.readinessProbe?.httpGet).toEqual({ path: '/healthz', port: 'agent' });
+      // The agent serves HTTPS only.
+      expect(agent.readinessProbe?.httpGet).toEqual({ path: '/healthz', port: 'agent', scheme: 'HTTPS' });
     });
 
     it("runs the image's `agent` command with the downward API env the CLI reads", () => {
@@ -885,7 +886,15 @@ describe('deploy/examples', () => {
       expect(env('POD_IP')?.valueFrom?.fieldRef?.fieldPath).toBe('status.podIP');
       expect(Number(env('AGENT_CAPACITY')?.value)).toBe(pool.spec.maxSandboxesPerPod);
       const cli = readFileSync(path.join(ROOT, 'src/cli/main.ts'), 'utf8');
-      for (const name of ['POD_NAME', 'NODE_NAME', 'AGENT_CAPACITY', 'DO_AGENT_TOKEN_FILE'])
+      for (const name of [
+        'POD_NAME',
+        'NODE_NAME',
+        'AGENT_CAPACITY',
+        'DO_AGENT_TOKEN_FILE',
+        'DO_AGENT_TLS_CERT_FILE',
+        'DO_AGENT_TLS_KEY_FILE',
+        'DO_AGENT_TLS_CA_FILE',
+      ])
         expect(cli, name).toContain(`.env('${name}')`);
       expect(readFileSync(path.join(ROOT, 'src/agent/server.ts'), 'utf8')).toContain('process.env.POD_IP');
       expect(template.spec.automountServiceAccountToken).toBe(false);
@@ -909,6 +918,14 @@ describe('deploy/examples', () => {
       expect(pod.spec.volumes!.find((v) => v.name === mount.name)!.secret).toMatchObject({
         secretName: `${pool.metadata.name}-agent-token-0123abcd`,
       });
+      // Its TLS files come from the same Secret, and its probes speak HTTPS.
+      for (const [name, key] of [
+        ['DO_AGENT_TLS_CERT_FILE', 'tls.crt'],
+        ['DO_AGENT_TLS_KEY_FILE', 'tls.key'],
+        ['DO_AGENT_TLS_CA_FILE', 'ca.crt'],
+      ])
+        expect(c.env!.find((e) => e.name === name)?.value).toBe(`${mount.mountPath}/${key}`);
+      expect(c.readinessProbe?.httpGet?.scheme).toBe('HTTPS');
     });
 
     it("mounts the node's containerd socket and the FIFO directory at the node's own paths (the CLI's defaults)", () => {

@@ -37,6 +37,7 @@ import {
 } from '../../domain/sandbox-pool.js';
 import type { AgentClient } from '../../fastpath/agent-client.js';
 import type { AgentCredentials } from '../../fastpath/agent-credentials.js';
+import { windowStart, type AgentPki } from '../../fastpath/agent-pki.js';
 import { agentUrl } from '../../fastpath/registry.js';
 import { isAlreadyExists, statusCode, apiMessage, type KubeClient } from '../../kube/client.js';
 import { isRetriedActivity, type EventRecorder } from '../../kube/events.js';
@@ -58,7 +59,15 @@ export type PoolRead =
       runtime: PoolRuntime;
       conditions?: Condition[];
       facts: PoolFacts;
+      /** What the pool's agent Secret must hold now: its certificate's window and CA (changes with the key). */
+      agentTls: AgentTlsVersion;
     };
+
+/** Which certificate an agent Secret holds: the window it was issued for, and the CA's name. */
+export interface AgentTlsVersion {
+  window: number;
+  ca: string;
+}
 
 export interface AgentPodRef {
   namespace: string;
@@ -96,8 +105,50 @@ export function createSandboxPoolActivities(
   kube: KubeClient,
   agents: AgentClient,
   credentials: AgentCredentials,
+  pki: AgentPki,
   events: EventRecorder,
 ) {
+  /** The pool's agent Secret: its token, and its agents' certificate, key and CA (TLS, src/fastpath/agent-pki.ts). */
+  async function agentSecretData(pool: PoolRef & { uid: string }, now: number): Promise<Record<string, string>> {
+    const identity = { namespace: pool.namespace, name: pool.name, uid: pool.uid };
+    const tls = await pki.agentTls(identity, now);
+    return {
+      token: credentials.tokenOf(identity),
+      'tls.crt': tls.cert,
+      'tls.key': tls.key,
+      'ca.crt': tls.ca,
+    };
+  }
+
+  const tlsVersion = async (now: number): Promise<AgentTlsVersion> => ({
+    window: windowStart(now),
+    ca: await pki.caName(),
+  });
+
+  /** Creates the pool's agent Secret; false when one of that name exists already. */
+  async function createAgentSecret(r: PoolRef & { uid: string }, now: number): Promise<boolean> {
+    const secret = agentTokenSecretName(r.name, r.uid);
+    try {
+      await kube.create({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: {
+          name: secret,
+          namespace: r.namespace,
+          labels: { [AGENT_POOL_LABEL]: r.name },
+          ownerReferences: [poolOwner(r.name, r.uid)],
+        },
+        type: 'Opaque',
+        stringData: await agentSecretData(r, now),
+      } as never);
+      return true;
+    } catch (err) {
+      // The name carries the pool's UID: one that exists is this pool's, written by an earlier attempt.
+      if (!isAlreadyExists(err)) throw kubeFailure(err, `create the agent Secret ${r.namespace}/${secret}`);
+      return false;
+    }
+  }
+
   async function setDrain(r: AgentCallRef, on: boolean): Promise<DrainResult> {
     try {
       const report = await agents.drain(r.url, on);
@@ -177,6 +228,7 @@ export function createSandboxPoolActivities(
           ...(pool.spec.egress ? { egress: pool.spec.egress } : {}),
         },
         ...(pool.status?.conditions ? { conditions: pool.status.conditions as Condition[] } : {}),
+        agentTls: await tlsVersion(Date.now()),
         facts: {
           capacity: pool.spec.capacity,
           maxSandboxesPerPod: pool.spec.maxSandboxesPerPod ?? 5,
@@ -223,25 +275,9 @@ export function createSandboxPoolActivities(
         runtime?: PoolRuntime;
       },
     ): Promise<string[]> {
-      // First the pool's agent token, which the Pods mount (the token never leaves this activity).
-      const secret = agentTokenSecretName(r.name, r.uid);
-      try {
-        await kube.create({
-          apiVersion: 'v1',
-          kind: 'Secret',
-          metadata: {
-            name: secret,
-            namespace: r.namespace,
-            labels: { [AGENT_POOL_LABEL]: r.name },
-            ownerReferences: [poolOwner(r.name, r.uid)],
-          },
-          type: 'Opaque',
-          stringData: { token: credentials.tokenOf({ namespace: r.namespace, name: r.name, uid: r.uid }) },
-        } as never);
-      } catch (err) {
-        // The name carries the pool's UID: one that exists is this pool's, written by an earlier attempt.
-        if (!isAlreadyExists(err)) throw kubeFailure(err, `create the agent token Secret ${r.namespace}/${secret}`);
-      }
+      // First the pool's agent Secret (token, certificate, key, CA), which the Pods mount; it
+      // never leaves this activity.
+      await createAgentSecret(r, Date.now());
       const created: string[] = [];
       for (const name of r.names) {
         const pod = agentPod({
@@ -271,6 +307,31 @@ export function createSandboxPoolActivities(
         poolScaledUpEvent(isRetriedActivity() ? r.names : created, r.perPod),
       );
       return created;
+    },
+
+    /**
+     * Writes the pool's agent Secret for now: the token, and the agents' certificate of the
+     * current window (created when missing, else its keys replaced). The agents' kubelets update
+     * the mounted files and the agents serve the new certificate without a restart. Returns what
+     * it wrote (the workflow writes again when readPoolFacts says the window or the CA changed).
+     */
+    async writeAgentSecret(r: PoolRef & { uid: string }): Promise<AgentTlsVersion> {
+      const now = Date.now();
+      const secret = agentTokenSecretName(r.name, r.uid);
+      // Patched first (a renewal, the usual case), created when missing.
+      for (let attempt = 0; attempt < 2; attempt++) {
+        try {
+          await kube.mergePatch(
+            { apiVersion: 'v1', kind: 'Secret', namespace: r.namespace, name: secret },
+            { stringData: await agentSecretData(r, now) },
+          );
+          return tlsVersion(now);
+        } catch (err) {
+          if (statusCode(err) !== 404) throw kubeFailure(err, `renew the agent Secret ${r.namespace}/${secret}`);
+        }
+        if (await createAgentSecret(r, now)) return tlsVersion(now);
+      }
+      throw new Error(`the agent Secret ${r.namespace}/${secret} keeps appearing and disappearing: retried`);
     },
 
     /** POST /api/v1/agent/drain: from now on the agent refuses new sandboxes; its count after the change. */

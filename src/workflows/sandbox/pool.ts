@@ -5,14 +5,16 @@
  * deleted) and by the fast path (an agent's report changed); hints only wake it, every pass reads
  * everything again. Without hints it looks every 10 s, as the original's requeue did.
  *
- * A pass: read → add the pool-protection finalizer → create the missing Pods (deterministic
- * names, so a retried create finds its Pod) → remove surplus idle agents → undrain agents wanted
- * again → write status. Removing an agent is the drain protocol, with the agent as the authority
- * on what it holds: drain it (from then on it refuses new sandboxes, so no fast-path replica can
- * place one there however stale its table), read its count in the drain's answer and the
- * Sandbox records assigned to it, and delete its Pod only if both are zero — else undrain it.
- * A crash between drain and delete leaves a draining agent the next pass either removes or
- * undrains.
+ * A pass: read → add the pool-protection finalizer → write the agents' Secret when its
+ * certificate's window or CA changed (src/fastpath/agent-pki.ts: every 10 days, after a key
+ * rotation, and once when the workflow starts; continue-as-new carries what it wrote) → create the
+ * missing Pods (deterministic names, so a retried create finds its Pod) → remove surplus idle
+ * agents → undrain agents wanted again → write status. Removing an agent is the drain protocol,
+ * with the agent as the authority on what it holds: drain it (from then on it refuses new
+ * sandboxes, so no fast-path replica can place one there however stale its table), read its count
+ * in the drain's answer and the Sandbox records assigned to it, and delete its Pod only if both
+ * are zero — else undrain it. A crash between drain and delete leaves a draining agent the next
+ * pass either removes or undrains.
  *
  * Scale from zero: a create that finds no Ready agent in the pool sends the `poolDemand` hint
  * (the fast path for either mode, a Strong create again while it waits). A create is a request,
@@ -49,6 +51,7 @@ import {
   poolStatus,
   type PoolPlan,
 } from '../../domain/sandbox-pool.js';
+import type { AgentTlsVersion } from '../../activities/sandbox/pools.js';
 import { poolSteps } from './activity-options.js';
 import { sandboxChangedSignal } from './messages.js';
 
@@ -62,6 +65,8 @@ export interface SandboxPoolInput {
   everyMs?: number;
   /** Carried across continue-as-new: when the pool last had demand (scale to zero after it). */
   lastDemandAtMs?: number;
+  /** Carried across continue-as-new: the agent certificate last written into the pool's Secret. */
+  agentTls?: AgentTlsVersion;
 }
 
 /** What changed (shown in history; the workflow reads everything again anyway). */
@@ -99,6 +104,7 @@ export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<stri
   const { namespace, name } = input;
   const tag = input.tag ?? uuid4().replaceAll('-', '').slice(0, 5);
   let next = input.next ?? 0;
+  let agentTls = input.agentTls;
   const every = input.everyMs ?? DEFAULT_EVERY_MS;
   const state: PoolState = { message: 'starting' };
   let hinted = false;
@@ -128,6 +134,10 @@ export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<stri
     const ref = { namespace, name, uid };
     if (!facts.terminating && !read.finalized)
       if ((await poolSteps.setPoolFinalizer({ ...ref, present: true })).status === 'gone') continue;
+    // Histories recorded before agent TLS have no agentTls in their reads: nothing to replay here.
+    const tls = read.agentTls;
+    if (tls && (agentTls?.window !== tls.window || agentTls.ca !== tls.ca) && patched('agent-tls-secret'))
+      agentTls = await poolSteps.writeAgentSecret(ref);
 
     // New agents answer: the pool's waiting sandboxes are told, so they are placed now rather
     // than at their own retry (a hint; each verifies with a fresh read).
@@ -220,6 +230,7 @@ export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<stri
         tag,
         next,
         ...(lastDemandAtMs !== undefined ? { lastDemandAtMs } : {}),
+        ...(agentTls && { agentTls }),
       });
     }
   }
