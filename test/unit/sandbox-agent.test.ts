@@ -268,7 +268,7 @@ describe('the process runtime never serves a pool asking for isolation (review N
     const run = promisify(execFile);
     const err = (await run(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'agent', '--runtime', 'process', '--port', '0'],
+      ['--import', 'tsx', 'src/cli/main.ts', 'agent', '--runtime', 'process', '--port', '0', '--insecure-plain-http'],
       { env: { ...process.env, DO_AGENT_TOKEN: 't', SANDBOX_DEFAULT_MEMORY: '512Mi' }, timeout: 25_000 },
     ).then(
       () => undefined,
