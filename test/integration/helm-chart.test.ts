@@ -255,7 +255,7 @@ describe('the values', () => {
       'core/secrets (in team-b)',
     ]);
     expect(perms['core/pods (in team-a)']).toEqual(['create', 'delete']);
-    expect(perms['core/secrets (in team-b)']).toEqual(['create']);
+    expect(perms['core/secrets (in team-b)']).toEqual(['create', 'patch']);
   });
 
   it('a role switched off: no Deployment, no RBAC of its own', async () => {

@@ -16,7 +16,12 @@ import { SandboxStack, grpcClient } from '../support/fastpath.js';
 
 let stack: SandboxStack;
 
-const spec = { image: stackInfo().registry!.images.busybox, poolRef: 'pool-a', command: ['sleep', '3600'] };
+// Ignores SIGTERM (sandbox-init forwards it): a delete holds the sandbox terminating for the grace.
+const spec = {
+  image: stackInfo().registry!.images.busybox,
+  poolRef: 'pool-a',
+  command: ['/bin/sh', '-c', "trap '' TERM; sleep 3600"],
+};
 const containerd = new ContainerdClient(stackInfo().containerd!.socket, stackInfo().containerd!.namespace);
 
 beforeAll(async () => {

@@ -19,7 +19,8 @@ import { agentFetch } from '../support/agent-tls.js';
 let stack: SandboxStack;
 const policy = uniq('deny-orphans');
 
-const spec = { image: sandboxImage(), poolRef: 'pool-a', command: ['sleep', '3600'] };
+// Ignores SIGTERM (sandbox-init forwards it): an agent-side delete keeps it terminating for the grace.
+const spec = { image: sandboxImage(), poolRef: 'pool-a', command: ['/bin/sh', '-c', "trap '' TERM; sleep 3600"] };
 
 beforeAll(async () => {
   stack = await new SandboxStack({ agents: 2, capacity: 4, orphanTimeout: '3s', janitorInterval: '2s' }).start();

@@ -138,7 +138,9 @@ describe('SandboxPool runtimeType: container served by a process-runtime agent (
     expect(await s.sandbox(name)).toBeUndefined();
     const [agent] = s.fleet.kubeletAgents;
     const report = (await (
-      await fetch(`${agent!.url}/api/v1/agent/status`, { headers: { authorization: `Bearer ${s.token}` } })
+      await agentFetch(s.agentKey)(`${agent!.url}/api/v1/agent/status`, {
+        headers: { authorization: `Bearer ${s.token}` },
+      })
     ).json()) as { runtime?: string; allocated: number };
     expect(report).toMatchObject({ runtime: 'process', allocated: 0 });
   });

@@ -89,7 +89,8 @@ describe('a 2×2 pool', () => {
 
   it('a create right after a delete, while the deleted sandbox is still terminating, says so', async () => {
     const names = ['1', '2', '3', '4'].map((n) => uniq(`busy-${n}`));
-    for (const n of names) await create(n, [], ['sleep', '3600']); // ignores SIGTERM: killed after the grace
+    // A process that ignores SIGTERM (sandbox-init forwards it): killed after the grace.
+    for (const n of names) await create(n, [], ['/bin/sh', '-c', "trap '' TERM; sleep 3600"]);
     await stack.grpc.call('DeleteSandbox', { namespace: stack.namespace, sandboxName: names[0] });
     // Its processes get the agent's kill grace to end; until then the agent still holds its slot.
     await eventually(`${names[0]} terminating`, async () =>

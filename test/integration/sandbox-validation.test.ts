@@ -153,7 +153,7 @@ describe('SandboxPool validation', () => {
 describe('served CRDs', () => {
   it.each([
     [SandboxKind, ['Phase', 'Pool', 'Image', 'Agent', 'Node', 'Runtime', 'Endpoints', 'Expires', 'Age'], ['sb']],
-    [SandboxPoolKind, ['Min', 'Max', 'Per-Pod', 'Pods', 'Agents', 'Runtime', 'Age'], ['sbpool']],
+    [SandboxPoolKind, ['Min', 'Max', 'Per-Pod', 'Pods', 'Agents', 'Runtime', 'Egress', 'Age'], ['sbpool']],
   ])('$kind has its printer columns, short names and status subresource', async (kind, columns, shortNames) => {
     const crd = await k.apiextensions.readCustomResourceDefinition({ name: `${kind.plural}.${kind.group}` });
     const version = crd.spec.versions.find((v) => v.name === 'v1alpha1')!;

@@ -3,9 +3,9 @@
  * request and the agent's limits. Pure: no I/O, unit-tested.
  *
  * Safe by default, as containerd's own defaults (oci.populateDefaultUnixSpec, contrib/seccomp):
- * new PID, mount, IPC and UTS namespaces; the network namespace of the agent Pod (as the
- * original: endpoints are `podIP:port`); the image's root filesystem and nothing of the agent's
- * (only the agent's resolv.conf, read-only, so names resolve as in the Pod); containerd's default
+ * new PID, mount, IPC, UTS and network namespaces (the network one made and wired by the agent:
+ * src/agent/network; its resolv.conf the one bind besides sandbox-init); the image's root
+ * filesystem and nothing of the agent's; containerd's default
  * capability set less five (or the pool's), `noNewPrivileges`, containerd's default seccomp
  * profile, masked and read-only /proc and /sys paths; the image's user; the highest OOM score.
  * Limits: memory (no swap), CPU quota, pids.
@@ -121,7 +121,7 @@ export interface ContainerSpecInput {
    */
   init?: { source: string; path: string; warm?: boolean };
   hostname: string;
-  /** The network namespace to join (the agent Pod's), or undefined for a new, empty one. */
+  /** The sandbox's own network namespace, wired by the agent (src/agent/network), or undefined for a new, empty one. */
   netnsPath?: string;
   cgroupsPath: string;
   limits: SandboxLimits;
