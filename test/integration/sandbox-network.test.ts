@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContainerdClient } from '../../src/agent/containerd/client.js';
 import { LABEL } from '../../src/agent/containerd/runtime.js';
 import { agentTable, networkTagOf } from '../../src/agent/containerd/setup.js';
+import { cleanupContainerd, containerdSocketPath } from '../../src/infra/containerd.js';
 import { getFreePort } from '../../src/infra/process.js';
 import { AgentProcess } from '../support/agent-process.js';
 import { REPO_ROOT, eventually, stackInfo, uniq } from '../support/env.js';
@@ -280,6 +281,26 @@ describe('gVisor in its own namespace', () => {
 });
 
 describe('cleanup', () => {
+  it("the stack's containerd cleanup (at stop, and at the next start after a crash) removes what its agents left", async () => {
+    // As a SIGKILLed stack leaves them: a namespace and a table named by its containerd's tag.
+    const dir = path.join(stateDir, `crashed-${randomBytes(3).toString('hex')}`);
+    const leftTag = networkTagOf(containerdSocketPath(dir));
+    const ns = `fsb-${leftTag}-left-behind`;
+    const table = agentTable(leftTag, undefined, 'agent-left-behind');
+    sh('ip', 'netns', 'add', ns);
+    sh('nft', 'add', 'table', 'inet', table);
+    const other = `fsb-${tag}00-not-this-stack`; // another stack's: kept
+    sh('ip', 'netns', 'add', other);
+    try {
+      await cleanupContainerd(dir);
+      expect(readdirSync('/run/netns')).not.toContain(ns);
+      expect(sh('nft', 'list', 'tables')).not.toContain(table);
+      expect(readdirSync('/run/netns')).toContain(other);
+    } finally {
+      sh('ip', 'netns', 'delete', other);
+    }
+  });
+
   it('an agent that stops leaves no namespace or table of its sandboxes behind', async () => {
     const a = await agent('net-cleanup');
     const ids = [await sandbox(a), await sandbox(a)];
