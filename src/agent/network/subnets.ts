@@ -6,6 +6,7 @@
  * pid and start time — a lock whose process is gone is free again. A restarted agent prefers the
  * subnet it had (its surviving sandboxes hold addresses of it).
  */
+import { execFileSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { startTimeOf } from '../../infra/ledger.js';
@@ -27,12 +28,26 @@ function holderAlive(lock: string): boolean {
   }
 }
 
+/**
+ * The /24s of 198.18.0.0/16 some route of this namespace already uses: a dead agent's sandboxes
+ * keep their addresses (and routes) until they are reaped, so its subnet is not free yet.
+ */
+function routedSubnets(): Set<string> {
+  try {
+    const out = execFileSync('ip', ['-4', '-o', 'route', 'show', 'root', '198.18.0.0/16'], { encoding: 'utf8' });
+    return new Set([...out.matchAll(/^198\.18\.(\d+)\./gm)].map((m) => `198.18.${m[1]}.0/24`));
+  } catch {
+    return new Set();
+  }
+}
+
 /** Claims a free subnet, `remembered` (a file of the agent's state) first. */
 export function claimSubnet(remembered: string, lockDir = SUBNET_LOCK_DIR): ClaimedSubnet {
   mkdirSync(lockDir, { recursive: true, mode: 0o700 });
   const before = existsSync(remembered) ? readFileSync(remembered, 'utf8').trim() : undefined;
-  const order =
-    before && CANDIDATES.includes(before) ? [before, ...CANDIDATES.filter((c) => c !== before)] : CANDIDATES;
+  const inUse = routedSubnets();
+  const free = CANDIDATES.filter((c) => c === before || !inUse.has(c));
+  const order = before && free.includes(before) ? [before, ...free.filter((c) => c !== before)] : free;
   const me = `${process.pid} ${startTimeOf(process.pid)}\n`;
   for (const subnet of order) {
     const lock = path.join(lockDir, subnet.replace('/', '_'));
