@@ -21,14 +21,19 @@ const RUNTIME = [
   'test/integration/probes.test.ts',
 ];
 
-function integration(name: string, include: string[], exclude: string[] = []): TestProjectInlineConfiguration {
+function integration(
+  name: string,
+  include: string[],
+  exclude: string[] = [],
+  globalSetup = 'test/support/global-setup.ts',
+): TestProjectInlineConfiguration {
   return {
     test: {
       name,
       include,
       exclude,
       // One real stack per project for its whole run (state under .state/test/<name>).
-      globalSetup: ['test/support/global-setup.ts'],
+      globalSetup: [globalSetup],
       // A killed run takes its test files' processes along (the stack goes with its lifeline).
       setupFiles: ['test/support/exit-with-runner.ts'],
       // Files share their project's stack: one at a time within a project.
@@ -56,6 +61,9 @@ export default defineConfig({
       },
       integration('integration', ['test/integration/**/*.test.ts'], RUNTIME),
       integration('runtime', RUNTIME),
+      // The product installed as a platform team would: a stack with a real node (kubelet,
+      // kube-proxy, CoreDNS), the project's image, the chart's roles as Pods.
+      integration('cluster', ['test/cluster/**/*.test.ts'], [], 'test/cluster/global-setup.ts'),
     ],
   },
 });

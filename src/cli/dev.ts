@@ -302,7 +302,11 @@ export async function runDev(opts: DevOptions): Promise<void> {
       `  codec server      http://127.0.0.1:${codec.port}  (temporal workflow show --codec-endpoint http://127.0.0.1:${codec.port} --codec-auth "Bearer $(cat ${rel(codec.tokensFile)})" …)`,
       `  Temporal gRPC     ${info.temporal.address}  (temporal --address ${info.temporal.address} workflow list)`,
       `  kube-apiserver    ${info.kube.server}`,
-      `  admission webhook ${info.admission.url}  (capture requests: their creator must be able to read each target)`,
+      ...(info.admission
+        ? [
+            `  admission webhook ${info.admission.url}  (capture requests: their creator must be able to read each target)`,
+          ]
+        : []),
       `  kubeconfig        ${rel(info.kubeconfig)}`,
       `  tenant etcd       ${info.tenantEtcd.endpoint}  (demo tenant ${DEMO_TENANT.id}: npm run cli -- tenants get ${DEMO_TENANT.id} --etcd ${info.tenantEtcd.endpoint})`,
       `  logs              ${rel(info.logsDir)}/  (worker.log, watcher.log, kube-apiserver.log, ...)`,

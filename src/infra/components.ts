@@ -60,6 +60,8 @@ export interface EtcdOptions {
   peerPort: number;
   logFile: string;
   readyTimeoutMs?: number;
+  /** Also serve clients on this address (the node's, for Pods), besides loopback. */
+  extraClientHost?: string;
 }
 
 export class Etcd extends BaseComponent {
@@ -85,7 +87,7 @@ export class Etcd extends BaseComponent {
         args: [
           `--name=${opts.name}`,
           `--data-dir=${opts.dataDir}`,
-          `--listen-client-urls=${this.endpoint}`,
+          `--listen-client-urls=${[this.endpoint, ...(opts.extraClientHost ? [`http://${opts.extraClientHost}:${opts.clientPort}`] : [])].join(',')}`,
           `--advertise-client-urls=${this.endpoint}`,
           `--listen-peer-urls=${peer}`,
           `--initial-advertise-peer-urls=${peer}`,
@@ -209,6 +211,12 @@ export interface KubeApiServerOptions {
   /** Audit log: the policy file (see AUDIT_POLICY) and where the events go, one JSON per line. */
   audit?: { policyFile: string; logFile: string };
   readyTimeoutMs?: number;
+  /**
+   * The stack runs a node: serve on (and advertise) the node's address, which Pods reach through
+   * the `kubernetes` Service, and give Pods their ServiceAccount tokens (the ServiceAccount
+   * admission plugin; the controller manager then runs the serviceaccount controller).
+   */
+  nodeAddress?: string;
 }
 
 /**
@@ -234,7 +242,7 @@ export class KubeApiServer extends BaseComponent {
     super('kube-apiserver');
   }
   get url(): string {
-    return `https://127.0.0.1:${this.opts.port}`;
+    return `https://${this.opts.nodeAddress ?? '127.0.0.1'}:${this.opts.port}`;
   }
   /** The self-signed serving certificate bundle the apiserver wrote into its cert dir. */
   get caFile(): string {
@@ -256,12 +264,12 @@ export class KubeApiServer extends BaseComponent {
           `--etcd-servers=${opts.etcdEndpoint}`,
           `--cert-dir=${opts.certDir}`,
           `--secure-port=${opts.port}`,
-          '--bind-address=127.0.0.1',
-          '--advertise-address=127.0.0.1',
+          `--bind-address=${opts.nodeAddress ?? '127.0.0.1'}`,
+          `--advertise-address=${opts.nodeAddress ?? '127.0.0.1'}`,
           '--service-cluster-ip-range=10.0.0.0/24',
           '--allow-privileged=true',
-          // No service-account token controller runs here, so the admission plugin would block pods.
-          '--disable-admission-plugins=ServiceAccount',
+          // Without a node no serviceaccount controller runs, so the admission plugin would block pods.
+          ...(opts.nodeAddress ? [] : ['--disable-admission-plugins=ServiceAccount']),
           '--authorization-mode=RBAC',
           '--anonymous-auth=false',
           `--token-auth-file=${opts.credentials.tokenFile}`,
@@ -303,7 +311,36 @@ export interface ControllerManagerOptions {
   certDir: string;
   logFile: string;
   readyTimeoutMs?: number;
+  /**
+   * The stack runs a node: also the controllers Pods need (Deployments, ReplicaSets, Jobs,
+   * EndpointSlices, ServiceAccounts, the root CA ConfigMap, PodDisruptionBudgets, Pod GC), with
+   * this CA published to every namespace as kube-root-ca.crt.
+   */
+  node?: { rootCaFile: string };
 }
+
+/** The controllers of a stack with a node; without one only the garbage collector and namespaces. */
+export const NODE_CONTROLLERS = [
+  'garbage-collector-controller',
+  'namespace-controller',
+  'serviceaccount-controller',
+  'root-ca-certificate-publisher-controller',
+  'clusterrole-aggregation-controller',
+  'deployment-controller',
+  'replicaset-controller',
+  'statefulset-controller',
+  'daemonset-controller',
+  'job-controller',
+  'cronjob-controller',
+  'ttl-after-finished-controller',
+  'endpoints-controller',
+  'endpointslice-controller',
+  'endpointslice-mirroring-controller',
+  'disruption-controller',
+  'pod-garbage-collector-controller',
+  // Lifts the not-ready taint the kubelet registers with, once the node is Ready.
+  'node-lifecycle-controller',
+];
 
 export class ControllerManager extends BaseComponent {
   constructor(readonly opts: ControllerManagerOptions) {
@@ -325,7 +362,8 @@ export class ControllerManager extends BaseComponent {
           `--kubeconfig=${opts.kubeconfig}`,
           `--authentication-kubeconfig=${opts.kubeconfig}`,
           `--authorization-kubeconfig=${opts.kubeconfig}`,
-          '--controllers=garbagecollector,namespace',
+          `--controllers=${opts.node ? NODE_CONTROLLERS.join(',') : 'garbagecollector,namespace'}`,
+          ...(opts.node ? [`--root-ca-file=${opts.node.rootCaFile}`] : []),
           '--leader-elect=false',
           '--use-service-account-credentials=false',
           `--secure-port=${opts.port}`,
@@ -354,6 +392,8 @@ export interface TemporalOptions {
   namespace: string;
   logFile: string;
   readyTimeoutMs?: number;
+  /** Where it listens (default loopback; the node's address when Pods must reach it). */
+  host?: string;
 }
 
 /**
@@ -375,7 +415,7 @@ export class TemporalDevServer extends BaseComponent {
     super('temporal');
   }
   get address(): string {
-    return `127.0.0.1:${this.opts.port}`;
+    return `${this.opts.host ?? '127.0.0.1'}:${this.opts.port}`;
   }
   get uiUrl(): string | undefined {
     return this.opts.uiPort ? `http://127.0.0.1:${this.opts.uiPort}` : undefined;
@@ -391,7 +431,7 @@ export class TemporalDevServer extends BaseComponent {
       'server',
       'start-dev',
       '--ip',
-      '127.0.0.1',
+      opts.host ?? '127.0.0.1',
       '--port',
       String(opts.port),
       '--namespace',

@@ -29,7 +29,19 @@ export interface ContainerdOptions {
   runsc?: string;
   logFile: string;
   readyTimeoutMs?: number;
+  /** The stack runs a node: the kubelet's Pods through CRI (see renderContainerdConfig). */
+  node?: NodeCri;
 }
+
+export interface NodeCri {
+  /** The Pods' CNI network (node.ts renderCniConflist), written into `<dir>/net.d`. */
+  cniConflist: string;
+  /** The pause image's name, imported before the kubelet starts (no registry is reached for it). */
+  sandboxImage: string;
+}
+
+/** Debian's containernetworking-plugins. */
+export const DEBIAN_CNI_DIR = '/usr/lib/cni';
 
 /** The namespace CRI pulls into, and the one the original fast-sandbox agent used. */
 export const CONTAINERD_NAMESPACE = 'k8s.io';
@@ -52,7 +64,34 @@ export function containerdSocketPath(dir: string): string {
 /** TOML basic strings take JSON's escapes. */
 const q = (s: string) => JSON.stringify(s);
 
-export function renderContainerdConfig(c: { root: string; state: string; socket: string; dir: string }): string {
+export function renderContainerdConfig(c: {
+  root: string;
+  state: string;
+  socket: string;
+  dir: string;
+  node?: { sandboxImage: string; runcRoot: string };
+}): string {
+  const cri = '[plugins."io.containerd.grpc.v1.cri"';
+  // Keys of the CRI table itself come before its sub-tables (TOML puts keys under the last header).
+  const nodeKeys = c.node
+    ? [
+        `  sandbox_image = ${q(c.node.sandboxImage)}`,
+        // Root here lacks CAP_SYS_RESOURCE: CRI's -998 for the pause container would be refused.
+        '  restrict_oom_score_adj = true',
+      ]
+    : [];
+  const nodeTables = c.node
+    ? [
+        `  ${cri}.cni]`,
+        `    bin_dir = ${q(DEBIAN_CNI_DIR)}`,
+        `    conf_dir = ${q(path.join(c.dir, 'net.d'))}`,
+        `  ${cri}.containerd.runtimes.runc]`,
+        '    runtime_type = "io.containerd.runc.v2"',
+        `  ${cri}.containerd.runtimes.runc.options]`,
+        // The Pods' runc state apart from any other containerd's, as the agents' containers'.
+        `    Root = ${q(c.node.runcRoot)}`,
+      ]
+    : [];
   return [
     'version = 2',
     `root = ${q(c.root)}`,
@@ -68,14 +107,15 @@ export function renderContainerdConfig(c: { root: string; state: string; socket:
     '[plugins."io.containerd.internal.v1.opt"]',
     `  path = ${q(path.join(c.dir, 'opt'))}`,
     '',
-    // CRI stays on: the agent pulls with its ImageService. Without CNI config it logs an error
-    // and carries on; pods are never run through it. (Disabling the unused plugins saves nothing
-    // measurable: containerd boots in ~50 ms either way.)
-    '[plugins."io.containerd.grpc.v1.cri"]',
-    '  [plugins."io.containerd.grpc.v1.cri".containerd]',
+    // CRI stays on: the agent pulls with its ImageService, and a node's kubelet runs its Pods
+    // through it. Without a node it has no CNI config: it logs an error and carries on.
+    `${cri}]`,
+    ...nodeKeys,
+    `  ${cri}.containerd]`,
     '    snapshotter = "overlayfs"',
-    '  [plugins."io.containerd.grpc.v1.cri".registry]',
+    `  ${cri}.registry]`,
     `    config_path = ${q(path.join(c.dir, 'certs.d'))}`,
+    ...nodeTables,
     '',
   ].join('\n');
 }
@@ -140,9 +180,21 @@ export class Containerd extends BaseComponent {
       await mkdir(path.join(certsDir, host), { recursive: true });
       await writeFile(path.join(certsDir, host, 'hosts.toml'), renderHostsToml(host));
     }
+    const netD = path.join(opts.dir, 'net.d');
+    await rm(netD, { recursive: true, force: true });
+    if (opts.node) {
+      await mkdir(netD, { recursive: true });
+      await writeFile(path.join(netD, '10-durable-operators.conflist'), opts.node.cniConflist);
+    }
     await writeFile(
       config,
-      renderContainerdConfig({ root: this.root, state: this.state, socket: this.socket, dir: opts.dir }),
+      renderContainerdConfig({
+        root: this.root,
+        state: this.state,
+        socket: this.socket,
+        dir: opts.dir,
+        ...(opts.node && { node: { sandboxImage: opts.node.sandboxImage, runcRoot: this.runcRoot } }),
+      }),
     );
     if (opts.runsc && this.runscBinary) {
       await mkdir(path.dirname(this.runscBinary), { recursive: true });

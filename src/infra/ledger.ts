@@ -10,7 +10,8 @@ import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 
 export const LEDGER_ENV = 'DO_STACK_LEDGER';
 
-export type LedgerEntry = { name: string; pid: number; startTime: string } | { containerdDir: string };
+export type LedgerEntry =
+  { name: string; pid: number; startTime: string } | { containerdDir: string } | { nodeDir: string };
 
 /** The start time of `pid` in clock ticks since boot (field 22 of /proc/<pid>/stat); undefined once gone. */
 export function startTimeOf(pid: number): string | undefined {
@@ -46,4 +47,9 @@ export function readLedger(file: string): LedgerEntry[] {
         return []; // a line cut short by a crash mid-append
       }
     });
+}
+
+/** Adds a node directory: what its kubelet, kube-proxy and CNI added to the host (node.ts). */
+export function recordNode(file: string, nodeDir: string): void {
+  appendFileSync(file, `${JSON.stringify({ nodeDir } satisfies LedgerEntry)}\n`);
 }

@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { cleanupContainerd } from './containerd.js';
 import { readLedger, startTimeOf } from './ledger.js';
+import { cleanupNode } from './node.js';
 import { isAlive, killTree } from './process.js';
 
 /**
@@ -29,6 +30,8 @@ export async function reapLedger(file: string): Promise<string[]> {
   }
   for (let i = 0; i < 50 && killed.some((k) => isAlive(k.pid)); i++) await sleep(100);
   for (const e of entries) if ('containerdDir' in e) await cleanupContainerd(e.containerdDir);
+  // After containerd's: the Pods' containers are gone, their mounts and network namespaces may go.
+  for (const e of entries) if ('nodeDir' in e) await cleanupNode(e.nodeDir);
   return killed.map((k) => k.name);
 }
 

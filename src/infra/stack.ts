@@ -24,9 +24,10 @@ import {
   type Component,
 } from './components.js';
 import { Containerd, cleanupContainerd } from './containerd.js';
+import { LocalNode, nodeBinaries, prepareNode, type NodeInfo } from './node-stack.js';
 import { findHostTools, requireHostTools, type HostTools } from './host-tools.js';
 import { ensureImageLayout, pushImages, type SandboxImages } from './images.js';
-import { LEDGER_ENV, recordContainerd } from './ledger.js';
+import { LEDGER_ENV, recordContainerd, recordNode } from './ledger.js';
 import { Lifeline, reapLedger } from './lifeline.js';
 import { getFreePort, isPortFree } from './process.js';
 import { ImageRegistry } from './registry.js';
@@ -52,6 +53,12 @@ export interface StackOptions {
   uiCodecEndpoint?: string;
   /** The admission webhook's sandbox capabilities allowed per namespace (none by default). */
   admissionSandboxCapabilities?: AllowedCapabilities;
+  /**
+   * Run a real node (node-stack.ts): kubelet, kube-proxy, kube-scheduler, CoreDNS and Pods on a
+   * bridge; the servers Pods reach listen on the node's address. Needs root and the host tools.
+   * The stack's own admission webhook is then not registered: the installed chart brings its own.
+   */
+  node?: boolean;
 }
 
 export interface StackInfo {
@@ -66,8 +73,10 @@ export interface StackInfo {
   tenantEtcd: { endpoint: string };
   /** `configFile`: a temporal.toml whose default profile is this server (see localTemporalEnv). */
   temporal: { address: string; namespace: string; uiUrl?: string; configFile: string };
-  /** The admission webhook the apiserver calls on CREATE of capture requests (see src/admission/). */
-  admission: { url: string; caFile: string; logFile: string };
+  /** The admission webhook the apiserver calls on CREATE of capture requests (see src/admission/); none with a node. */
+  admission?: { url: string; caFile: string; logFile: string };
+  /** The stack's node, when it runs one. */
+  node?: NodeInfo;
   /**
    * The stack's own containerd. `runscBinary`: a runsc wrapper to give as the runc `binary_name`
    * option (absent without runsc); `runcRoot`: the runc `root` option, so this containerd's
@@ -90,6 +99,13 @@ interface Ports {
   temporalUi: number;
   admission: number;
   registry: number;
+  kubelet: number;
+  kubeletHealthz: number;
+  kubeProxyHealthz: number;
+  kubeProxyMetrics: number;
+  scheduler: number;
+  coredns: number;
+  corednsHealth: number;
 }
 
 const DEV_PREFERRED_PORTS: Ports = {
@@ -103,6 +119,13 @@ const DEV_PREFERRED_PORTS: Ports = {
   temporalUi: 8233,
   admission: 18443,
   registry: 15000,
+  kubelet: 10250,
+  kubeletHealthz: 10248,
+  kubeProxyHealthz: 10256,
+  kubeProxyMetrics: 10249,
+  scheduler: 10259,
+  coredns: 10053,
+  corednsHealth: 10054,
 };
 
 export const STACK_INFO_FILE = 'stack.json';
@@ -119,17 +142,19 @@ export class LocalStack {
     readonly controllerManager: ControllerManager,
     readonly temporal: TemporalDevServer,
     readonly tenantEtcd: Etcd,
-    readonly admission: LocalAdmissionWebhook,
+    readonly admission: LocalAdmissionWebhook | undefined,
     private readonly lifeline: Lifeline,
     private readonly outerLedger: string | undefined,
     readonly registry?: ImageRegistry,
     readonly containerd?: Containerd,
+    readonly node?: LocalNode,
   ) {}
 
   get components(): Component[] {
     const sandbox = [this.containerd, this.registry].filter((c) => c !== undefined);
     return [
-      this.admission,
+      ...(this.admission ? [this.admission] : []),
+      ...(this.node?.components ?? []),
       this.controllerManager,
       this.apiserver,
       this.kubeEtcd,
@@ -155,7 +180,8 @@ export class LocalStack {
     await rm(ledgerFile, { force: true });
 
     const bins = await ensureAllBinaries(log);
-    const tools = containerdTools(opts, log);
+    const tools = opts.node ? requireHostTools() : containerdTools(opts, log);
+    const nodeBins = opts.node ? await nodeBinaries(log) : undefined;
     const ports = await choosePorts(stateDir, opts.mode);
     const started: Component[] = [];
     // From here on every process this one starts (and its children start) is in the ledger, and
@@ -169,6 +195,11 @@ export class LocalStack {
     // A crashed run's containers: their shims outlive containerd, and nobody owns them any more.
     if (existsSync(containerdDir)) await cleanupContainerd(containerdDir);
     if (tools) recordContainerd(ledgerFile, containerdDir);
+    const nodeDir = path.join(stateDir, 'node');
+    // An earlier node's leftovers (mounts, bridge, tables, cgroups) go; with a node, its bridge comes first.
+    const nodePrep = await prepareNode(nodeDir, stateDir, opts.node === true);
+    if (nodePrep) recordNode(ledgerFile, nodeDir);
+    const nodeAddress = nodePrep?.network.gateway;
     try {
       if (opts.mode === 'test') {
         // Tests start from a clean slate each run (the image layouts stay cached, see images.ts).
@@ -199,6 +230,7 @@ export class LocalStack {
         clientPort: ports.tenantEtcdClient,
         peerPort: ports.tenantEtcdPeer,
         logFile: path.join(logsDir, 'tenant-etcd.log'),
+        ...(nodeAddress && { extraClientHost: nodeAddress }),
       });
       const temporalP = TemporalDevServer.start({
         binary: bins.temporal.path,
@@ -208,6 +240,7 @@ export class LocalStack {
         dbFile: opts.mode === 'dev' ? path.join(stateDir, 'temporal.sqlite') : undefined,
         namespace: 'default',
         logFile: path.join(logsDir, 'temporal.log'),
+        ...(nodeAddress && { host: nodeAddress }),
       });
       const registryHost = `127.0.0.1:${ports.registry}`;
       const sandboxP = tools
@@ -224,6 +257,7 @@ export class LocalStack {
               plainHttpRegistries: [registryHost],
               runsc: tools.runsc,
               logFile: path.join(logsDir, 'containerd.log'),
+              ...(nodePrep && { node: nodePrep.cri }),
             }),
           ]
         : [];
@@ -249,10 +283,12 @@ export class LocalStack {
         binary: bins['kube-apiserver'].path,
         etcdEndpoint: kubeEtcd.endpoint,
         port: ports.apiserver,
-        certDir: path.join(stateDir, 'pki', 'apiserver'),
+        // Its self-signed certificate names the address it serves on.
+        certDir: path.join(stateDir, 'pki', nodeAddress ? 'apiserver-node' : 'apiserver'),
         credentials,
         logFile: path.join(logsDir, 'kube-apiserver.log'),
         audit,
+        ...(nodeAddress && { nodeAddress }),
       });
       started.push(apiserver);
       log(`kube-apiserver ready at ${apiserver.url} (${Date.now() - t0} ms)`);
@@ -270,28 +306,47 @@ export class LocalStack {
       );
       // Capture requests are admitted only if their creator may read every target (fail closed).
       // The webhook (a Node process) boots while the controller manager starts.
-      admissionP = LocalAdmissionWebhook.start({
-        port: ports.admission,
-        certDir: path.join(stateDir, 'pki', 'admission'),
-        kubeconfig,
-        logFile: path.join(logsDir, 'admission.log'),
-        ...(opts.admissionSandboxCapabilities ? { sandboxCapabilities: opts.admissionSandboxCapabilities } : {}),
-      });
-      admissionP.catch(() => {}); // awaited below; a failure surfaces there
+      admissionP = nodePrep
+        ? undefined
+        : LocalAdmissionWebhook.start({
+            port: ports.admission,
+            certDir: path.join(stateDir, 'pki', 'admission'),
+            kubeconfig,
+            logFile: path.join(logsDir, 'admission.log'),
+            ...(opts.admissionSandboxCapabilities ? { sandboxCapabilities: opts.admissionSandboxCapabilities } : {}),
+          });
+      admissionP?.catch(() => {}); // awaited below; a failure surfaces there
       const controllerManager = await ControllerManager.start({
         binary: bins['kube-controller-manager'].path,
         kubeconfig: kcmKubeconfig,
         port: ports.controllerManager,
         certDir: path.join(stateDir, 'pki', 'controller-manager'),
         logFile: path.join(logsDir, 'kube-controller-manager.log'),
+        ...(nodePrep && { node: { rootCaFile: apiserver.caFile } }),
       });
       started.push(controllerManager);
       log(`kube-controller-manager ready (${Date.now() - t0} ms)`);
 
       const admission = await admissionP;
-      started.push(admission);
-      await admission.register(kubeconfig);
-      log(`admission webhook ready at ${admission.url} (${Date.now() - t0} ms)`);
+      if (admission) {
+        started.push(admission);
+        await admission.register(kubeconfig);
+        log(`admission webhook ready at ${admission.url} (${Date.now() - t0} ms)`);
+      }
+
+      const node =
+        nodePrep &&
+        (await LocalNode.start({
+          prep: nodePrep,
+          binaries: nodeBins!,
+          dir: nodeDir,
+          kubeconfig,
+          containerd: containerd!,
+          ports,
+          logsDir,
+          onStarted: (c) => started.push(c),
+          log: (l) => log(`${l} (${Date.now() - t0} ms)`),
+        }));
 
       const images = await imagesP;
       if (images) log(`images pushed to ${registryHost} (${Date.now() - t0} ms)`);
@@ -315,7 +370,10 @@ export class LocalStack {
           uiUrl: temporal.uiUrl,
           configFile: temporalConfigFile,
         },
-        admission: { url: admission.url, caFile: admission.caFile, logFile: admission.opts.logFile },
+        ...(admission && {
+          admission: { url: admission.url, caFile: admission.caFile, logFile: admission.opts.logFile },
+        }),
+        ...(node && { node: node.info }),
         containerd: containerd && {
           socket: containerd.socket,
           namespace: containerd.namespace,
@@ -338,6 +396,7 @@ export class LocalStack {
         outerLedger,
         registry,
         containerd,
+        node,
       );
       if (opts.installCrds !== false) {
         await installCrds(kubeconfig);
@@ -356,8 +415,9 @@ export class LocalStack {
 
   /** Stops every server; resolves once no process of the stack is left. */
   async stop(): Promise<void> {
-    // Dependents first: the webhook, the controller manager and apiserver before their etcd.
-    await this.admission.stop();
+    // Dependents first: the webhook, the node, the controller manager and apiserver before their etcd.
+    await this.admission?.stop();
+    await this.node?.stop();
     await this.controllerManager.stop();
     await this.apiserver.stop();
     // containerd's stop also kills its shims and containers (the agents are stopped by now).
@@ -368,6 +428,8 @@ export class LocalStack {
       this.containerd?.stop(),
       this.registry?.stop(),
     ]);
+    // Its Pods' containers went with containerd: now the bridge, tables, mounts and cgroups.
+    await this.node?.cleanup();
     // Anything else still in the ledger (a role or agent its starter did not stop) goes now.
     await this.lifeline.close();
     restoreLedgerEnv(this.outerLedger);

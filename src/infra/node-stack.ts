@@ -1,0 +1,251 @@
+/**
+ * The stack's node, put together (the parts are in node.ts): its network before any server
+ * starts (they listen on its address), the pause image in containerd before the kubelet asks for
+ * it, then kube-scheduler, kubelet, kube-proxy and CoreDNS once the control plane is up, and the
+ * cluster DNS Service. Ready when the Node is Ready and Services resolve.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ProgressLog } from './binaries.js';
+import type { Component } from './components.js';
+import type { Containerd, NodeCri } from './containerd.js';
+import {
+  CLUSTER_DNS_IP,
+  CLUSTER_DOMAIN,
+  CoreDns,
+  KubeProxy,
+  KubeScheduler,
+  Kubelet,
+  NODE_RECORD_FILE,
+  chooseNodeNetwork,
+  cleanupNode,
+  clusterDnsObjects,
+  createBridge,
+  createCgroupRoot,
+  renderCniConflist,
+  writeNodeRecord,
+  type NodeNetwork,
+} from './node.js';
+import { KubeClient, loadKubeConfig } from '../kube/client.js';
+
+/** The node's name: the one Node of the stack. */
+export const NODE_NAME = 'local-node';
+
+export interface NodeInfo {
+  name: string;
+  /** The node's address (the bridge's gateway), where the stack's servers listen for Pods. */
+  address: string;
+  podSubnet: string;
+  bridge: string;
+  clusterDnsIp: string;
+  clusterDomain: string;
+  /** The kubelet's Pod logs (`<namespace>_<pod>_<uid>/<container>/<n>.log`), as `kubectl logs` would show. */
+  podLogsDir: string;
+}
+
+export interface NodeBinaries {
+  kubelet: string;
+  'kube-proxy': string;
+  'kube-scheduler': string;
+  coredns: string;
+  pause: { archive: string; reference: string };
+}
+
+export interface NodePrep {
+  network: NodeNetwork;
+  cri: NodeCri;
+}
+
+/**
+ * Removes what an earlier node of `dir` left; with `wanted`, makes this one's bridge (the
+ * servers bind its address) and records what the node will add, for cleanupNode.
+ */
+export async function prepareNode(
+  dir: string,
+  stackDir: string,
+  wanted: boolean,
+  pauseReference = 'registry.k8s.io/pause:3.10.1',
+): Promise<NodePrep | undefined> {
+  if (existsSync(path.join(dir, NODE_RECORD_FILE))) await cleanupNode(dir);
+  if (!wanted) return undefined;
+  const network = chooseNodeNetwork(stackDir);
+  const ipamDir = path.join(dir, 'cni-ipam');
+  await writeNodeRecord(dir, {
+    network,
+    kubeletRoot: path.join(dir, 'kubelet', 'root'),
+    cgroupRoot: `/durable-operators-${network.bridge}`,
+    ipamDir,
+  });
+  createBridge(network);
+  createCgroupRoot(`/durable-operators-${network.bridge}`);
+  return { network, cri: { cniConflist: renderCniConflist(network, ipamDir), sandboxImage: pauseReference } };
+}
+
+export interface LocalNodeOptions {
+  prep: NodePrep;
+  binaries: NodeBinaries;
+  dir: string;
+  /** The admin kubeconfig: the node's components act as the cluster's administrator here. */
+  kubeconfig: string;
+  containerd: Containerd;
+  ports: {
+    kubelet: number;
+    kubeletHealthz: number;
+    kubeProxyHealthz: number;
+    kubeProxyMetrics: number;
+    scheduler: number;
+    coredns: number;
+    corednsHealth: number;
+  };
+  logsDir: string;
+  onStarted: (c: Component) => void;
+  log: ProgressLog;
+}
+
+export class LocalNode {
+  private constructor(
+    readonly info: NodeInfo,
+    readonly components: Component[],
+    private readonly dir: string,
+  ) {}
+
+  static async start(o: LocalNodeOptions): Promise<LocalNode> {
+    const { network } = o.prep;
+    importImage(o.containerd, o.binaries.pause.archive, o.binaries.pause.reference);
+    const components: Component[] = [];
+    const track = <T extends Component>(c: T): T => (o.onStarted(c), components.push(c), c);
+    const kubeletDir = path.join(o.dir, 'kubelet');
+    await mkdir(kubeletDir, { recursive: true });
+    const record = { cgroupRoot: `/durable-operators-${network.bridge}` };
+    const settled = await Promise.allSettled([
+      KubeScheduler.start({
+        binary: o.binaries['kube-scheduler'],
+        dir: path.join(o.dir, 'kube-scheduler'),
+        kubeconfig: o.kubeconfig,
+        port: o.ports.scheduler,
+        logFile: path.join(o.logsDir, 'kube-scheduler.log'),
+      }).then(track),
+      Kubelet.start({
+        binary: o.binaries.kubelet,
+        dir: kubeletDir,
+        nodeName: NODE_NAME,
+        network,
+        kubeconfig: o.kubeconfig,
+        containerdSocket: o.containerd.socket,
+        port: o.ports.kubelet,
+        healthzPort: o.ports.kubeletHealthz,
+        cgroupRoot: record.cgroupRoot,
+        logFile: path.join(o.logsDir, 'kubelet.log'),
+      }).then(track),
+      KubeProxy.start({
+        binary: o.binaries['kube-proxy'],
+        dir: path.join(o.dir, 'kube-proxy'),
+        nodeName: NODE_NAME,
+        network,
+        kubeconfig: o.kubeconfig,
+        healthzPort: o.ports.kubeProxyHealthz,
+        metricsPort: o.ports.kubeProxyMetrics,
+        logFile: path.join(o.logsDir, 'kube-proxy.log'),
+      }).then(track),
+      CoreDns.start({
+        binary: o.binaries.coredns,
+        dir: path.join(o.dir, 'coredns'),
+        network,
+        kubeconfig: o.kubeconfig,
+        port: o.ports.coredns,
+        healthPort: o.ports.corednsHealth,
+        logFile: path.join(o.logsDir, 'coredns.log'),
+      }).then(track),
+    ]);
+    for (const s of settled) if (s.status === 'rejected') throw s.reason;
+    o.log('kube-scheduler, kubelet, kube-proxy and CoreDNS running');
+    const kube = new KubeClient(loadKubeConfig(o.kubeconfig));
+    for (const obj of clusterDnsObjects(network, o.ports.coredns)) await kube.apply(obj as KubernetesObject);
+    await waitForNodeReady(kube, NODE_NAME, 120_000);
+    o.log(`node ${NODE_NAME} Ready at ${network.gateway}, Pods on ${network.podSubnet}`);
+    return new LocalNode(
+      {
+        name: NODE_NAME,
+        address: network.gateway,
+        podSubnet: network.podSubnet,
+        bridge: network.bridge,
+        clusterDnsIp: CLUSTER_DNS_IP,
+        clusterDomain: CLUSTER_DOMAIN,
+        podLogsDir: path.join(kubeletDir, 'logs', 'pods'),
+      },
+      components,
+      o.dir,
+    );
+  }
+
+  /** The kubelet first (it stops starting Pods), then the rest. */
+  async stop(): Promise<void> {
+    const kubelet = this.components.find((c) => c.name === 'kubelet');
+    await kubelet?.stop();
+    await Promise.all(this.components.filter((c) => c !== kubelet).map((c) => c.stop()));
+  }
+
+  /** What the node added to the host; after containerd stopped (its Pods' containers are gone). */
+  async cleanup(): Promise<void> {
+    await cleanupNode(this.dir);
+  }
+}
+
+/** The node's binaries, from the cache or built (binaries.ts). */
+export async function nodeBinaries(log: ProgressLog): Promise<NodeBinaries> {
+  const fromEnv = (name: string, envVar: string) => {
+    const p = process.env[envVar];
+    if (!p) throw new Error(`${envVar} is not set (${name})`);
+    return p;
+  };
+  void log;
+  return {
+    kubelet: fromEnv('kubelet', 'DO_KUBELET_BIN'),
+    'kube-proxy': fromEnv('kube-proxy', 'DO_KUBE_PROXY_BIN'),
+    'kube-scheduler': fromEnv('kube-scheduler', 'DO_KUBE_SCHEDULER_BIN'),
+    coredns: fromEnv('coredns', 'DO_COREDNS_BIN'),
+    pause: { archive: fromEnv('pause', 'DO_PAUSE_ARCHIVE'), reference: 'registry.k8s.io/pause:3.10.1' },
+  };
+}
+
+/** Imports an OCI archive into containerd's CRI namespace under `reference` (`ctr`, from the containerd package). */
+function importImage(containerd: Containerd, archive: string, reference: string): void {
+  const ctr = (args: string[]) =>
+    spawnSync('ctr', ['--address', containerd.socket, '--namespace', containerd.namespace, ...args], {
+      encoding: 'utf8',
+    });
+  if (ctr(['images', 'check', `name==${reference}`]).stdout.includes(reference)) return;
+  const repo = reference.slice(0, reference.lastIndexOf(':'));
+  const r = ctr(['images', 'import', '--base-name', repo, '--digests', archive]);
+  if (r.status !== 0) throw new Error(`ctr images import ${archive}: ${r.stderr.trim()}`);
+  // The archive names its manifest by tag (or not at all): give it the reference CRI asks for.
+  const imported = ctr(['images', 'list', '-q'])
+    .stdout.split('\n')
+    .find((n) => n.startsWith(`${repo}`));
+  if (!imported) throw new Error(`ctr images import ${archive}: no ${repo} image afterwards`);
+  if (imported !== reference) {
+    const t = ctr(['images', 'tag', '--force', imported, reference]);
+    if (t.status !== 0) throw new Error(`ctr images tag ${imported} ${reference}: ${t.stderr.trim()}`);
+  }
+}
+
+async function waitForNodeReady(kube: KubeClient, name: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = 'not registered';
+  while (Date.now() < deadline) {
+    try {
+      const node = await kube.core.readNode({ name });
+      const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+      if (ready?.status === 'True') return;
+      last = `${ready?.reason ?? 'no Ready condition'}: ${ready?.message ?? ''}`;
+    } catch {
+      /* not registered yet */
+    }
+    await sleep(500);
+  }
+  throw new Error(`node ${name} not Ready after ${timeoutMs / 1000} s (${last}); see kubelet.log`);
+}
