@@ -1,17 +1,22 @@
 /**
  * What a real node in the stack runs, as `npm run infra` provides it (cache hits there): kubelet,
  * kube-proxy and CoreDNS report their pinned versions (kubelet's is checked against the
- * apiserver's skew), and the pause image imports into the stack's containerd under the name CRI's
+ * apiserver's skew), CoreDNS resolves a Service of the stack's apiserver, and the pause image imports into the stack's containerd under the name CRI's
  * `sandbox_image` gives it, and its /pause runs as the image's user.
  */
-import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { Resolver } from 'node:dns/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { promisify } from 'node:util';
+import type { V1Service } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBinary } from '../../src/infra/binaries.js';
 import { ensurePauseImage, type PauseImage } from '../../src/infra/pause-image.js';
+import { getFreePort } from '../../src/infra/process.js';
 import { INFRA_VERSIONS, NODE_BINARIES, type InfraBinary } from '../../src/infra/versions.js';
-import { eventually, stackInfo, uniq } from '../support/env.js';
+import { eventually, kube, stackInfo, uniq } from '../support/env.js';
 
 const run = promisify(execFile);
 
@@ -33,6 +38,34 @@ describe('node binaries', () => {
     expect(stdout.split('\n')[0]).toBe(`CoreDNS-${INFRA_VERSIONS.coredns}`);
     const plugins = (await run(paths.coredns, ['-plugins'])).stdout.split('\n').map((l) => l.trim());
     expect(plugins).toEqual(expect.arrayContaining(['kubernetes', 'forward', 'cache', 'health', 'ready']));
+  });
+
+  it('CoreDNS’s kubernetes plugin answers for a Service of the stack’s apiserver', async () => {
+    const service = await kube().get<V1Service>({
+      apiVersion: 'v1',
+      kind: 'Service',
+      namespace: 'default',
+      name: 'kubernetes',
+    });
+    const dir = await mkdtemp(path.join(tmpdir(), 'coredns-'));
+    const [port, readyPort] = [await getFreePort(), await getFreePort()];
+    const corefile = path.join(dir, 'Corefile');
+    await writeFile(
+      corefile,
+      `.:${port} {\n  bind 127.0.0.1\n  kubernetes cluster.local {\n    kubeconfig ${stackInfo().kubeconfig}\n  }\n` +
+        `  ready 127.0.0.1:${readyPort}\n}\n`,
+    );
+    const coredns = spawn(paths.coredns, ['-conf', corefile], { stdio: 'ignore' });
+    try {
+      // ready answers 200 once the kubernetes plugin has synced with the apiserver.
+      await eventually('CoreDNS ready', async () => (await fetch(`http://127.0.0.1:${readyPort}/ready`)).ok);
+      const resolver = new Resolver();
+      resolver.setServers([`127.0.0.1:${port}`]);
+      expect(await resolver.resolve4('kubernetes.default.svc.cluster.local')).toEqual([service!.spec!.clusterIP]);
+    } finally {
+      coredns.kill('SIGTERM');
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
