@@ -10,7 +10,7 @@ import { DEFAULT_SANDBOX_SUBNET } from '../domain/sandbox-network.js';
 import { ensureAllBinaries, ensureBinary, findBinary } from '../infra/binaries.js';
 import { INSTALL_HINT, findHostTools, installMissingHostTools } from '../infra/host-tools.js';
 import { LocalStack } from '../infra/stack.js';
-import { INFRA_BINARIES, INFRA_VERSIONS, TOOL_BINARIES } from '../infra/versions.js';
+import { INFRA_BINARIES, INFRA_VERSIONS, NODE_BINARIES, TOOL_BINARIES } from '../infra/versions.js';
 import { logger } from '../log.js';
 import { registerCheckpointCommands } from './checkpoint.js';
 import { registerCodecServerCommand } from './codec-server.js';
@@ -568,11 +568,11 @@ const infra = program.command('infra').description('Infrastructure binaries and 
 infra
   .command('provision')
   .description(
-    'Find or build Temporal CLI, etcd, kube-apiserver, kube-controller-manager and helm (cached by version) and sandbox-init; as root, apt-get install the containerd tools if missing.',
+    'Find or build Temporal CLI, etcd, kube-apiserver, kube-controller-manager, helm, and the node binaries kubelet, kube-proxy and CoreDNS (cached by version), sandbox-init and the pause image; as root, apt-get install the containerd tools if missing.',
   )
   .action(async () => {
     const bins = [...Object.values(await ensureAllBinaries())];
-    for (const tool of TOOL_BINARIES) bins.push(await ensureBinary(tool));
+    for (const extra of [...TOOL_BINARIES, ...NODE_BINARIES]) bins.push(await ensureBinary(extra));
     for (const b of bins) console.log(`${b.name.padEnd(24)} ${b.version ?? '?'}\t${b.source}\t${b.path}`);
     const installed = await installMissingHostTools((l) => process.stderr.write(`[infra] ${l}\n`));
     if (installed.length) console.log(`installed with apt-get: ${installed.join(' ')}`);
@@ -581,13 +581,16 @@ infra
     for (const name of missing) console.log(`${name.padEnd(24)} missing (${INSTALL_HINT})`);
     const { ensureSandboxInit } = await import('../infra/sandbox-init.js');
     console.log(`${'sandbox-init'.padEnd(24)} built\t${await ensureSandboxInit()}`);
+    const { ensurePauseImage } = await import('../infra/pause-image.js');
+    const pause = await ensurePauseImage();
+    console.log(`${'pause image'.padEnd(24)} ${pause.reference}\t${pause.archive}`);
   });
 infra
   .command('status')
   .description('Show pinned versions and where each binary would come from, without building anything.')
   .action(() => {
     console.log(`pinned: ${JSON.stringify(INFRA_VERSIONS)}`);
-    for (const b of [...INFRA_BINARIES, ...TOOL_BINARIES]) {
+    for (const b of [...INFRA_BINARIES, ...TOOL_BINARIES, ...NODE_BINARIES]) {
       const attempts: string[] = [];
       const found = findBinary(b, attempts);
       console.log(

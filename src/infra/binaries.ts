@@ -1,6 +1,7 @@
 /**
  * Finds or provisions the infrastructure binaries (Temporal CLI, etcd, kube-apiserver,
- * kube-controller-manager). Resolution order, first match wins:
+ * kube-controller-manager; helm for the tests; kubelet, kube-proxy and CoreDNS for a real node).
+ * Resolution order, first match wins:
  *
  *   1. an explicit environment variable (`DO_TEMPORAL_BIN`, `DO_ETCD_BIN`, ...)
  *   2. a binary on PATH whose version matches the pinned major.minor
@@ -18,7 +19,15 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { INFRA_BINARIES, INFRA_VERSIONS, envVarOf, versionOf, type InfraBinary } from './versions.js';
+import {
+  INFRA_BINARIES,
+  INFRA_VERSIONS,
+  KUBERNETES_BINARIES,
+  NODE_BINARIES,
+  envVarOf,
+  versionOf,
+  type InfraBinary,
+} from './versions.js';
 
 export type BinarySource = 'env' | 'path' | 'cache' | 'registry' | 'download';
 
@@ -49,7 +58,8 @@ export function cacheRoot(): string {
   return path.join(xdg, 'durable-operators');
 }
 
-function cachedBinaryPath(binary: InfraBinary, version = versionOf(binary)): string {
+/** Where a provisioned binary lives: `<cacheRoot>/bin/<name>-<version>/<name>`. */
+export function cachedBinaryPath(binary: InfraBinary, version = versionOf(binary)): string {
   return path.join(cacheRoot(), 'bin', `${binary}-${version}`, binary);
 }
 
@@ -148,8 +158,10 @@ async function provision(
     routes.push([`Go module helm.sh/helm/v3@v${INFRA_VERSIONS.helm}`, () => goInstallHelm(log)]);
   } else if (binary === 'etcd') {
     routes.push([`Go module go.etcd.io/etcd/server/v3@v${INFRA_VERSIONS.etcd}`, () => buildEtcd(log)]);
+  } else if (binary === 'coredns') {
+    routes.push([`Go module github.com/coredns/coredns@v${INFRA_VERSIONS.coredns}`, () => goInstallCoreDNS(log)]);
   } else {
-    routes.push([`Go module k8s.io/kubernetes@v${INFRA_VERSIONS.kubernetes}`, () => buildKubernetes(log)]);
+    routes.push([`Go module k8s.io/kubernetes@v${INFRA_VERSIONS.kubernetes}`, () => buildKubernetes(binary, log)]);
   }
   routes.push([`release download of ${binary}`, () => downloadRelease(binary, log)]);
 
@@ -314,6 +326,33 @@ async function goInstallHelm(log: ProgressLog): Promise<string | undefined> {
   }
 }
 
+/**
+ * CoreDNS with its default plugin set (kubernetes, forward, cache, health, ready, ...). Its
+ * version is a constant in its source; the commit its Makefile stamps is the tag here (no checkout).
+ */
+async function goInstallCoreDNS(log: ProgressLog): Promise<string | undefined> {
+  if (!hasCommand('go', ['version'])) return undefined;
+  const v = INFRA_VERSIONS.coredns;
+  const dir = await mkdtemp(path.join(cacheRoot(), '.go-'));
+  try {
+    await runWithProgress(
+      'go install coredns',
+      'go',
+      [
+        'install',
+        '-v',
+        '-trimpath',
+        `-ldflags=-s -w -X github.com/coredns/coredns/coremain.GitCommit=v${v}`,
+        `github.com/coredns/coredns@v${v}`,
+      ],
+      { env: { ...goEnv(), GOBIN: dir }, log },
+    );
+    return await installIntoCache(path.join(dir, 'coredns'), 'coredns', v);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /** Prepares a throwaway main module so `replace` directives can be honoured. */
 async function wrapperModule(name: string, goMod: string): Promise<string> {
   const dir = path.join(cacheRoot(), 'build', name);
@@ -345,29 +384,50 @@ async function buildEtcd(log: ProgressLog): Promise<string | undefined> {
 }
 
 /**
- * k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them with ./staging
- * paths, which a consumer cannot use. The wrapper replaces each with the published
- * k8s.io/<module> v0.<minor>.<patch>, then builds both control-plane binaries in one go.
+ * Downloads the pinned k8s.io/kubernetes module into the Go module cache (a no-op once there) and
+ * says where its source tree (`Dir`, read-only) and its go.mod are.
  */
-async function buildKubernetes(log: ProgressLog): Promise<string | undefined> {
-  if (!hasCommand('go', ['version'])) return undefined;
+export function downloadKubernetesModule(): { Dir: string; GoMod: string } {
   const v = INFRA_VERSIONS.kubernetes;
-  const [major, minor] = v.split('.');
   const dl = spawnSync('go', ['mod', 'download', '-json', `k8s.io/kubernetes@v${v}`], {
     encoding: 'utf8',
     env: goEnv(),
     maxBuffer: 16 * 1024 * 1024,
   });
+  if (dl.error) throw new Error(`go mod download k8s.io/kubernetes@v${v}: ${dl.error.message}`);
   if (dl.status !== 0) throw new Error(`go mod download k8s.io/kubernetes@v${v}: ${dl.stderr}`);
-  const info = JSON.parse(dl.stdout) as { GoMod: string };
-  const upstreamGoMod = await readFile(info.GoMod, 'utf8');
+  return JSON.parse(dl.stdout) as { Dir: string; GoMod: string };
+}
+
+/**
+ * The Kubernetes binaries one build of `binary` makes: it and those of its list (the stack's or
+ * the node's) the cache still lacks, so the control plane never waits for the node's binaries and
+ * a cached kube-apiserver is never rebuilt for a missing kubelet.
+ */
+export function kubernetesBuildTargets(binary: InfraBinary, cached: (b: InfraBinary) => boolean): InfraBinary[] {
+  const list = NODE_BINARIES.includes(binary) ? NODE_BINARIES : INFRA_BINARIES;
+  return KUBERNETES_BINARIES.filter((b) => b === binary || (list.includes(b) && !cached(b)));
+}
+
+/**
+ * k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them with ./staging
+ * paths, which a consumer cannot use. The wrapper replaces each with the published
+ * k8s.io/<module> v0.<minor>.<patch>, then builds the binaries `kubernetesBuildTargets` names in
+ * one go. Each is stamped with the release's version: kubelet checks it against the apiserver's.
+ */
+async function buildKubernetes(binary: InfraBinary, log: ProgressLog): Promise<string | undefined> {
+  if (!hasCommand('go', ['version'])) return undefined;
+  const v = INFRA_VERSIONS.kubernetes;
+  const [major, minor] = v.split('.');
+  const upstreamGoMod = await readFile(downloadKubernetesModule().GoMod, 'utf8');
   const staging = [...upstreamGoMod.matchAll(/^\s*(k8s\.io\/[a-z0-9-]+)\s+=>\s+\.\/staging\//gm)].map((m) => m[1]!);
   if (staging.length === 0) throw new Error('found no ./staging replaces in k8s.io/kubernetes go.mod');
   const goMod =
     `module local/kube-build\n\ngo 1.24.0\n\nrequire k8s.io/kubernetes v${v}\n\n` +
     staging.map((m) => `replace ${m} => ${m} v0.${v.slice(v.indexOf('.') + 1)}\n`).join('');
   const dir = await wrapperModule(`kubernetes-${v}`, goMod);
-  const cmds = ['kube-apiserver', 'kube-controller-manager'].map((c) => `k8s.io/kubernetes/cmd/${c}`);
+  const targets = kubernetesBuildTargets(binary, (b) => existsSync(cachedBinaryPath(b)));
+  const cmds = targets.map((c) => `k8s.io/kubernetes/cmd/${c}`);
   await runWithProgress('kubernetes: go get', 'go', ['get', ...cmds.map((c) => `${c}@v${v}`)], {
     cwd: dir,
     env: goEnv(),
@@ -382,7 +442,7 @@ async function buildKubernetes(log: ProgressLog): Promise<string | undefined> {
     `-X k8s.io/component-base/version.gitTreeState=clean`,
     `-X k8s.io/client-go/pkg/version.gitVersion=v${v}`,
   ].join(' ');
-  log(`kubernetes: compiling kube-apiserver and kube-controller-manager (about 10-25 min on 2 cores)`);
+  log(`kubernetes: compiling ${targets.join(', ')} (about 10-25 min on 2 cores with empty Go caches)`);
   await runWithProgress(
     'kubernetes: go build',
     'go',
@@ -393,8 +453,8 @@ async function buildKubernetes(log: ProgressLog): Promise<string | undefined> {
       log,
     },
   );
-  await installIntoCache(path.join(outDir, 'kube-controller-manager'), 'kube-controller-manager');
-  return installIntoCache(path.join(outDir, 'kube-apiserver'), 'kube-apiserver');
+  for (const b of targets) if (b !== binary) await installIntoCache(path.join(outDir, b), b);
+  return installIntoCache(path.join(outDir, binary), binary);
 }
 
 function releaseUrl(binary: InfraBinary): { url: string; member?: string } {
@@ -417,6 +477,13 @@ function releaseUrl(binary: InfraBinary): { url: string; member?: string } {
         url: `https://get.helm.sh/helm-v${INFRA_VERSIONS.helm}-linux-${arch}.tar.gz`,
         member: `linux-${arch}/helm`,
       };
+    case 'coredns': {
+      const v = INFRA_VERSIONS.coredns;
+      return {
+        url: `https://github.com/coredns/coredns/releases/download/v${v}/coredns_${v}_linux_${arch}.tgz`,
+        member: 'coredns',
+      };
+    }
     default:
       return { url: `https://dl.k8s.io/v${INFRA_VERSIONS.kubernetes}/bin/linux/${arch}/${binary}` };
   }

@@ -51,22 +51,35 @@ export async function ensureImageLayout(
 ): Promise<string> {
   const { stdout } = await run(tools.busybox, ['--help']);
   const layout = path.join(cacheRoot(), 'images', `busybox-${busyboxVersion(stdout)}-r${RECIPE_VERSION}`, 'layout');
-  if (existsSync(layout)) return layout;
+  return buildIntoImageCache(layout, (out, work) => buildLayout(tools, out, work), log);
+}
+
+/**
+ * Returns `target` (a file or directory in the image cache), building it first if absent: `build`
+ * writes it to `out` in a scratch directory (`work` is scratch space), and it is renamed into
+ * place complete, so a reader never sees half an image; a concurrent build that got there first wins.
+ */
+export async function buildIntoImageCache(
+  target: string,
+  build: (out: string, work: string) => Promise<void>,
+  log: ProgressLog,
+): Promise<string> {
+  if (existsSync(target)) return target;
   const started = Date.now();
   await mkdir(path.join(cacheRoot(), 'images'), { recursive: true });
   const tmp = await mkdtemp(path.join(cacheRoot(), 'images', '.build-'));
   try {
-    await buildLayout(tools, path.join(tmp, 'layout'), tmp);
-    await mkdir(path.dirname(layout), { recursive: true });
-    // Renamed into place complete; a concurrent build that got there first wins.
-    await rename(path.join(tmp, 'layout'), layout).catch((err: unknown) => {
-      if (!existsSync(layout)) throw err;
+    const out = path.join(tmp, path.basename(target));
+    await build(out, tmp);
+    await mkdir(path.dirname(target), { recursive: true });
+    await rename(out, target).catch((err: unknown) => {
+      if (!existsSync(target)) throw err;
     });
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
-  log(`images: built ${layout} (${Date.now() - started} ms)`);
-  return layout;
+  log(`images: built ${target} (${Date.now() - started} ms)`);
+  return target;
 }
 
 async function buildLayout(tools: Pick<HostTools, 'busybox' | 'umoci'>, layout: string, work: string): Promise<void> {

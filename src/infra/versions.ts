@@ -7,21 +7,37 @@ export const INFRA_VERSIONS = {
   temporal: '1.9.1',
   /** Older CLI tag that `go install` can still build (later tags carry a `replace` directive). */
   temporalGoInstallFallback: '1.5.1',
-  /** kube-apiserver and kube-controller-manager. */
+  /** kube-apiserver and kube-controller-manager; the node's kubelet and kube-proxy; the pause image's source. */
   kubernetes: '1.34.4',
+  /** The pause image's tag: kubeadm's `PauseVersion` for the Kubernetes release above (checked when it is built). */
+  pause: '3.10.1',
+  /** The node's cluster DNS: 1.13.x is built with client-go v0.34, the pinned Kubernetes' own. */
+  coredns: '1.13.2',
   /** etcd server, for the Kubernetes control plane and the tenant configuration store. */
   etcd: '3.6.16',
   /** helm, to render the chart in tests (charts/durable-operators); not part of the stack. */
   helm: '3.22.0',
 } as const;
 
-export type InfraBinary = 'temporal' | 'kube-apiserver' | 'kube-controller-manager' | 'etcd' | 'helm';
+export type InfraBinary =
+  'temporal' | 'kube-apiserver' | 'kube-controller-manager' | 'etcd' | 'helm' | 'kubelet' | 'kube-proxy' | 'coredns';
 
 /** What the local stack runs. */
 export const INFRA_BINARIES: readonly InfraBinary[] = ['temporal', 'etcd', 'kube-apiserver', 'kube-controller-manager'];
 
 /** Tools the tests use besides the stack (provisioned with it by `npm run infra`, so CI builds them once). */
 export const TOOL_BINARIES: readonly InfraBinary[] = ['helm'];
+
+/** What a real node in the stack runs: provisioned by `npm run infra`, never required by the plain stack. */
+export const NODE_BINARIES: readonly InfraBinary[] = ['kubelet', 'kube-proxy', 'coredns'];
+
+/** The binaries one `k8s.io/kubernetes` build produces (each build makes the ones its list still lacks). */
+export const KUBERNETES_BINARIES: readonly InfraBinary[] = [
+  'kube-apiserver',
+  'kube-controller-manager',
+  'kubelet',
+  'kube-proxy',
+];
 
 export function versionOf(binary: InfraBinary): string {
   switch (binary) {
@@ -31,7 +47,11 @@ export function versionOf(binary: InfraBinary): string {
       return INFRA_VERSIONS.etcd;
     case 'kube-apiserver':
     case 'kube-controller-manager':
+    case 'kubelet':
+    case 'kube-proxy':
       return INFRA_VERSIONS.kubernetes;
+    case 'coredns':
+      return INFRA_VERSIONS.coredns;
     case 'helm':
       return INFRA_VERSIONS.helm;
   }
