@@ -21,9 +21,16 @@ export interface ProbeOptions {
   ready: ReadinessCheck[];
   /** Why the role is not alive any more (undefined while it is). */
   dead?: () => string | undefined;
-  /** Deadline of each readiness check (default 3 s, under the kubelet's default 1 s × retries). */
+  /** Deadline of each readiness check (default READINESS_CHECK_TIMEOUT_MS). */
   timeoutMs?: number;
 }
+
+/**
+ * Each readiness check's deadline. The checks run side by side, so `/readyz` answers within about
+ * this; the readiness probes of deploy/ and the chart wait 5 s (`timeoutSeconds`), so a hung
+ * dependency's `[-]name: no answer…` line reaches `kubectl describe pod` before the kubelet gives up.
+ */
+export const READINESS_CHECK_TIMEOUT_MS = 2_000;
 
 export class Probes {
   private round?: Promise<{ ok: boolean; lines: string[] }>;
@@ -54,7 +61,7 @@ export class Probes {
   }
 
   private async check(): Promise<{ ok: boolean; lines: string[] }> {
-    const timeoutMs = this.o.timeoutMs ?? 3_000;
+    const timeoutMs = this.o.timeoutMs ?? READINESS_CHECK_TIMEOUT_MS;
     const dead = this.o.dead?.();
     const results = await Promise.all(
       this.o.ready.map(async (c) => {

@@ -11,7 +11,9 @@
  *    see (command, ServiceAccount, ports, probes, environment variable names, volumes);
  * 3. the values: roles switched off leave out their Deployment and RBAC; the payload keys'
  *    optional Secret is mounted and named by DO_PAYLOAD_KEYS_DIR in every role; the Temporal connection's
- *    values reach every role; agent pools become SandboxPools; no cert-manager needs a caBundle.
+ *    values reach every role; agent pools are refused (installed after the chart); no cert-manager
+ *    needs a caBundle; a platform team's Pod settings reach every role; disruption budgets follow
+ *    the replicas; the fast path's TLS and the monitoring selectors come from values.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -21,6 +23,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllowedCapabilities } from '../../src/domain/sandbox-capabilities.js';
+import { READINESS_CHECK_TIMEOUT_MS } from '../../src/health/probes.js';
 import { ensureBinary } from '../../src/infra/binaries.js';
 import { INFRA_VERSIONS } from '../../src/infra/versions.js';
 import { REPO_ROOT, kube } from '../support/env.js';
@@ -38,22 +41,18 @@ const CHART = path.join(REPO_ROOT, 'charts/durable-operators');
 const NAMESPACE = 'durable-operators';
 const ROLES = ['worker', 'watcher', 'fastpath', 'admission'] as const;
 const k = kube();
-/** An agent pool's spec, as values give it (`--set-json agentPools=[…]`). */
-const POOL_SPEC = {
-  maxSandboxesPerPod: 4,
-  capacity: { poolMin: 1, poolMax: 3, bufferMin: 1, bufferMax: 4 },
-  agentTemplate: { metadata: { labels: { team: 'a' } }, spec: {} },
-};
+/** The namespace the agent pools of these tests live in (fastpath.agentPodNamespaces). */
+const POOL_NAMESPACE = 'sandboxes';
 let helm: string;
 
 /**
  * `helm template` of the chart into NAMESPACE, namespaced objects placed there as `helm install`
- * does; each `set` is a `--set`, or (a JSON object) an agent pool.
+ * does; each `set` is a `--set`, or (`key=` and a JSON array or object) a `--set-json`.
  */
 async function render(...set: string[]): Promise<KubeObject[]> {
   const args = ['template', 'durable-operators', CHART, '--namespace', NAMESPACE, '--include-crds'];
   args.push('--kube-version', INFRA_VERSIONS.kubernetes);
-  for (const s of set) args.push(...(s.startsWith('{') ? ['--set-json', `agentPools=[${s}]`] : ['--set', s]));
+  for (const s of set) args.push(/^[\w.]+=(\[|\{")/.test(s) ? '--set-json' : '--set', s);
   const { stdout } = await run(helm, args, { maxBuffer: 64 << 20 });
   return parseAllDocuments(stdout)
     .map((d) => d.toJS() as KubeObject | null)
@@ -68,13 +67,19 @@ const ofKind = (objs: KubeObject[], kind: string) => objs.filter((o) => o.kind =
 const serviceAccounts = (objs: KubeObject[]) =>
   ofKind(objs, 'ServiceAccount').map((sa) => ({ name: sa.metadata.name, namespace: sa.metadata.namespace! }));
 
-/** What a Deployment's process sees, without labels and values that depend on the installation. */
+/** What a Deployment's process sees, and where it runs, without labels and values that depend on the installation. */
 function processView(d: KubeObject) {
   const pod = (d.spec as { template: { spec: Record<string, unknown> } }).template.spec;
   const containers = pod.containers as Record<string, unknown>[];
   return {
     serviceAccountName: pod.serviceAccountName,
     securityContext: pod.securityContext,
+    terminationGracePeriodSeconds: pod.terminationGracePeriodSeconds,
+    topologySpreadConstraints: pod.topologySpreadConstraints,
+    nodeSelector: pod.nodeSelector,
+    tolerations: pod.tolerations,
+    affinity: pod.affinity,
+    priorityClassName: pod.priorityClassName,
     volumes: pod.volumes,
     containers: containers.map((c) => ({
       name: c.name,
@@ -82,6 +87,8 @@ function processView(d: KubeObject) {
       ports: c.ports,
       livenessProbe: c.livenessProbe,
       readinessProbe: c.readinessProbe,
+      lifecycle: c.lifecycle,
+      envFrom: c.envFrom,
       securityContext: c.securityContext,
       resources: c.resources,
       volumeMounts: c.volumeMounts,
@@ -122,15 +129,16 @@ describe('the chart, rendered by helm', () => {
   let chart: KubeObject[];
   beforeAll(async () => {
     chart = await render(
-      'monitoring.serviceMonitor=true',
-      'monitoring.prometheusRule=true',
-      'monitoring.dashboard=true',
-      JSON.stringify({ name: 'pool-a', spec: POOL_SPEC }),
+      'monitoring.serviceMonitor.enabled=true',
+      'monitoring.prometheusRule.enabled=true',
+      'monitoring.dashboard.enabled=true',
+      `fastpath.agentPodNamespaces={${POOL_NAMESPACE}}`,
     );
   });
 
   it('passes a server-side dry run of every object the apiserver serves, persisting none', async () => {
-    await k.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+    for (const name of [NAMESPACE, POOL_NAMESPACE])
+      await k.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
     const notServed: string[] = [];
     for (const obj of chart) {
       if (!(await k.objects.servedResource(obj.apiVersion, obj.kind))) {
@@ -164,20 +172,20 @@ describe('the chart, rendered by helm', () => {
     ]);
   });
 
-  it('renders the objects of the kustomize base (but its Namespace), cert-manager and monitoring, and the pool’s RoleBinding', () => {
+  it('renders the objects of the kustomize base (but its Namespace), cert-manager and monitoring, and the pools’ RoleBinding', () => {
     const { base, certManager, monitoring } = kustomizeOutput();
     const expected = [
       ...base.filter((o) => o.kind !== 'Namespace'),
       ...certManager,
       ...monitoring,
-      poolBinding(NAMESPACE),
+      poolBinding(POOL_NAMESPACE),
     ];
-    expect(ids(chart.filter((o) => o.kind !== 'SandboxPool'))).toEqual(ids(expected));
+    expect(ids(chart)).toEqual(ids(expected));
   });
 
-  it('grants every ServiceAccount exactly what deploy/ grants it, with the agent pool’s namespace bound as deploy/examples/sandbox-pool.yaml does', () => {
+  it('grants every ServiceAccount exactly what deploy/ grants it, with the agent pools’ namespace bound as deploy/examples/sandbox-pool.yaml does', () => {
     const { base } = kustomizeOutput();
-    const withPool = [...base, poolBinding(NAMESPACE)];
+    const withPool = [...base, poolBinding(POOL_NAMESPACE)];
     expect(serviceAccounts(chart)).toEqual(serviceAccounts(base));
     for (const sa of serviceAccounts(base))
       expect(permissionsOf(chart, sa), sa.name).toEqual(permissionsOf(withPool, sa));
@@ -199,7 +207,7 @@ describe('the chart, rendered by helm', () => {
       const theirs = ofKind(base, 'Deployment').find((d) => d.metadata.name === name)!;
       expect(processView(mine), name).toEqual(processView(theirs));
     }
-    for (const kind of ['Service', 'NetworkPolicy', 'ValidatingWebhookConfiguration'])
+    for (const kind of ['Service', 'NetworkPolicy', 'ValidatingWebhookConfiguration', 'PodDisruptionBudget'])
       for (const theirs of ofKind(base, kind)) {
         const mine = ofKind(chart, kind).find((o) => o.metadata.name === theirs.metadata.name)!;
         const { metadata: _m, ...mineRest } = mine;
@@ -218,12 +226,62 @@ describe('the chart, rendered by helm', () => {
     }
   });
 
-  it('makes each agent pool a SandboxPool', () => {
-    expect(ofKind(chart, 'SandboxPool').map((p) => [p.metadata.namespace, p.metadata.name, p.spec])).toEqual([
-      [NAMESPACE, 'pool-a', POOL_SPEC],
-    ]);
+  it('gives every probe a timeout the readiness checks’ deadline fits under (the kubelet’s default is 1 s)', () => {
+    for (const d of ofKind(chart, 'Deployment'))
+      for (const c of processView(d).containers)
+        for (const [kind, p] of Object.entries({ liveness: c.livenessProbe, readiness: c.readinessProbe })) {
+          const timeout = (p as { timeoutSeconds?: number } | undefined)?.timeoutSeconds;
+          expect(timeout, `${d.metadata.name} ${kind}`).toBeGreaterThanOrEqual(READINESS_CHECK_TIMEOUT_MS / 1000 + 2);
+        }
+  });
+
+  it('keeps helm.sh/chart off the Pod templates (a chart bump alone rolls no Pod), on the objects', () => {
+    for (const d of ofKind(chart, 'Deployment')) {
+      expect(d.metadata.labels, d.metadata.name).toHaveProperty(['helm.sh/chart']);
+      const template = (d.spec as { template: { metadata: { labels: Record<string, string> } } }).template;
+      expect(Object.keys(template.metadata.labels), d.metadata.name).not.toContain('helm.sh/chart');
+      expect(template.metadata.labels).toMatchObject({ 'app.kubernetes.io/instance': 'durable-operators' });
+    }
+  });
+
+  it('a disruption budget per role, the webhook’s keeping one replica serving; the fast path and the webhook spread over nodes and wait for endpoint removal on stop', () => {
+    const budgets = Object.fromEntries(ofKind(chart, 'PodDisruptionBudget').map((p) => [p.metadata.name, p.spec]));
+    expect(Object.keys(budgets).sort()).toEqual(ROLES.map((r) => `durable-operators-${r}`).sort());
+    expect(budgets['durable-operators-admission']).toMatchObject({ minAvailable: 1 });
+    for (const role of ['worker', 'watcher', 'fastpath'])
+      expect(budgets[`durable-operators-${role}`], role).toMatchObject({ maxUnavailable: 1 });
+    for (const role of ['fastpath', 'admission']) {
+      const view = processView(deployment(chart, role));
+      expect(view.topologySpreadConstraints, role).toEqual([
+        {
+          maxSkew: 1,
+          topologyKey: 'kubernetes.io/hostname',
+          whenUnsatisfiable: 'ScheduleAnyway',
+          labelSelector: {
+            matchLabels: { 'app.kubernetes.io/name': 'durable-operators', 'app.kubernetes.io/component': role },
+          },
+          matchLabelKeys: ['pod-template-hash'],
+        },
+      ]);
+      expect(view.containers[0]!.lifecycle, role).toEqual({ preStop: { sleep: { seconds: 5 } } });
+    }
   });
 });
+
+/** A role's Deployment in a rendering. */
+function deployment(objs: KubeObject[], role: string): KubeObject {
+  const d = ofKind(objs, 'Deployment').find((o) => o.metadata.name === `durable-operators-${role}`);
+  if (!d) throw new Error(`no Deployment durable-operators-${role}`);
+  return d;
+}
+
+interface PodSpec {
+  containers: { env?: { name: string }[]; volumeMounts?: unknown[]; envFrom?: unknown[] }[];
+  volumes?: unknown[];
+  [key: string]: unknown;
+}
+const podTemplate = (d: KubeObject) =>
+  (d.spec as { template: { metadata: Record<string, Record<string, string>>; spec: PodSpec } }).template;
 
 /** deploy/examples/sandbox-pool.yaml's RoleBinding (the fast path may create agent Pods there), in `namespace`. */
 function poolBinding(namespace: string): KubeObject {
@@ -234,17 +292,14 @@ function poolBinding(namespace: string): KubeObject {
 }
 
 describe('the values', () => {
-  it('agentPools and fastpath.agentPodNamespaces: the fast path may create agent Pods in their namespaces only (review N9)', async () => {
+  it('fastpath.agentPodNamespaces: the fast path may create agent Pods in those namespaces only (review N9)', async () => {
     const fastpath = { name: 'durable-operators-fastpath', namespace: NAMESPACE };
     const bindings = (objs: KubeObject[]) =>
       ofKind(objs, 'RoleBinding').filter((b) => b.metadata.name === 'durable-operators-fastpath-agent-pods');
     const none = await render();
     expect(bindings(none)).toEqual([]);
     expect(permissionsOf(none, fastpath)['core/pods']).toEqual(['list']);
-    const objs = await render(
-      JSON.stringify({ name: 'pool-b', namespace: 'team-a', spec: POOL_SPEC }),
-      'fastpath.agentPodNamespaces={team-a,team-b}',
-    );
+    const objs = await render('fastpath.agentPodNamespaces={team-a,team-b,team-a}');
     expect(bindings(objs)).toEqual(['team-a', 'team-b'].map(poolBinding));
     const perms = permissionsOf(objs, fastpath);
     expect(Object.keys(perms).filter((r) => r.startsWith('core/pods') || r.startsWith('core/secrets'))).toEqual([
@@ -386,5 +441,172 @@ describe('the values', () => {
     for (const w of webhook.webhooks as { clientConfig: { caBundle?: string } }[])
       expect(w.clientConfig.caBundle).toBe('Q0EK');
     await expect(render('admission.certManager=false')).rejects.toThrow(/admission.caBundle/);
+  });
+
+  it('agentPools: refused, saying why and what to do instead (pools are applied after the install)', async () => {
+    await expect(render(`agentPools=[{"name":"pool-a","spec":{}}]`)).rejects.toThrow(
+      /agentPools: no longer in the chart.*docs\/helm.md#sandbox-pools/,
+    );
+  });
+
+  it('the Pod settings a platform team sets reach every role’s Pods: global ones, each role’s merged over them', async () => {
+    const objs = await render(
+      'nodeSelector.pool=operators',
+      'tolerations=[{"key":"dedicated","operator":"Equal","value":"operators","effect":"NoSchedule"}]',
+      'affinity={"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"arch","operator":"In","values":["amd64"]}]}]}}}',
+      'priorityClassName=platform',
+      'podAnnotations.reloader\\.stakater\\.com/auto=true',
+      'podLabels.team=platform',
+      'extraVolumes=[{"name":"ca","configMap":{"name":"corp-ca"}}]',
+      'extraVolumeMounts=[{"name":"ca","mountPath":"/etc/corp-ca","readOnly":true}]',
+      'extraEnv=[{"name":"NODE_EXTRA_CA_CERTS","value":"/etc/corp-ca/ca.crt"}]',
+      'extraEnvFrom=[{"configMapRef":{"name":"proxy"}}]',
+      // A role's own: its map keys win, its lists come after, its scalar replaces.
+      'worker.nodeSelector.pool=workers',
+      'worker.podLabels.tier=temporal',
+      'worker.tolerations=[{"key":"workers","operator":"Exists"}]',
+      'worker.priorityClassName=workers',
+      'worker.extraEnv=[{"name":"DO_EXTRA","valueFrom":{"secretKeyRef":{"name":"s","key":"k"}}}]',
+    );
+    for (const role of ROLES) {
+      const { metadata, spec } = podTemplate(deployment(objs, role));
+      const c = spec.containers[0]!;
+      const worker = role === 'worker';
+      expect(spec.nodeSelector, role).toEqual({ pool: worker ? 'workers' : 'operators' });
+      expect(spec.tolerations, role).toEqual([
+        { key: 'dedicated', operator: 'Equal', value: 'operators', effect: 'NoSchedule' },
+        ...(worker ? [{ key: 'workers', operator: 'Exists' }] : []),
+      ]);
+      expect(spec.affinity, role).toHaveProperty(['nodeAffinity']);
+      expect(spec.priorityClassName, role).toBe(worker ? 'workers' : 'platform');
+      expect(metadata.annotations, role).toEqual({ 'reloader.stakater.com/auto': 'true' });
+      expect(metadata.labels, role).toMatchObject({
+        team: 'platform',
+        'app.kubernetes.io/component': role,
+        ...(worker ? { tier: 'temporal' } : {}),
+      });
+      expect(spec.volumes, role).toContainEqual({ name: 'ca', configMap: { name: 'corp-ca' } });
+      expect(c.volumeMounts, role).toContainEqual({ name: 'ca', mountPath: '/etc/corp-ca', readOnly: true });
+      expect(c.env, role).toContainEqual({ name: 'NODE_EXTRA_CA_CERTS', value: '/etc/corp-ca/ca.crt' });
+      expect(c.envFrom, role).toEqual([{ configMapRef: { name: 'proxy' } }]);
+      expect(c.env!.map((e) => e.name).includes('DO_EXTRA'), role).toBe(worker);
+    }
+    // Valid where they go: the apiserver takes every Deployment so rendered (a dry run).
+    await k.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+    for (const d of ofKind(objs, 'Deployment'))
+      await k.apply(structuredClone(d) as KubernetesObject, { dryRun: true }).catch((err: unknown) => {
+        throw new Error(`${objectId(d)}: ${String((err as { body?: unknown }).body ?? err)}`);
+      });
+    // podLabels never replace the labels the Deployment selects its Pods by.
+    const relabelled = await render('podLabels.app\\.kubernetes\\.io/component=x');
+    for (const role of ROLES)
+      expect(podTemplate(deployment(relabelled, role)).metadata.labels, role).toMatchObject({
+        'app.kubernetes.io/component': role,
+      });
+  });
+
+  it('disruption budgets: one per role with two replicas or more, none with one (it would block every drain), one kind of bound', async () => {
+    const budgets = (objs: KubeObject[]) =>
+      ofKind(objs, 'PodDisruptionBudget')
+        .map((p) => p.metadata.name)
+        .sort();
+    const single = await render('admission.replicas=1', 'worker.replicas=1');
+    expect(budgets(single)).toEqual(['durable-operators-fastpath', 'durable-operators-watcher']);
+    expect(budgets(await render('watcher.podDisruptionBudget.enabled=false'))).not.toContain(
+      'durable-operators-watcher',
+    );
+    const scaled = await render('admission.replicas=3', 'admission.podDisruptionBudget.minAvailable=2');
+    expect(ofKind(scaled, 'PodDisruptionBudget').find((p) => p.metadata.name.endsWith('admission'))!.spec).toEqual({
+      minAvailable: 2,
+      unhealthyPodEvictionPolicy: 'AlwaysAllow',
+      selector: {
+        matchLabels: { 'app.kubernetes.io/name': 'durable-operators', 'app.kubernetes.io/component': 'admission' },
+      },
+    });
+    await expect(render('admission.podDisruptionBudget.maxUnavailable=1')).rejects.toThrow(
+      /admission.podDisruptionBudget: set minAvailable or maxUnavailable, not both/,
+    );
+  });
+
+  it('fastpath.tls: the certificate Secret and the client CA mounted read-only, named by DO_FASTPATH_TLS_*; refused when incomplete', async () => {
+    const objs = await render(
+      'fastpath.tls.secretName=fastpath-cert',
+      'fastpath.tls.clientCASecretName=tenant-ca',
+      'fastpath.tls.clientCAKey=bundle.pem',
+      'fastpath.tls.requireClientCert=true',
+    );
+    const { spec } = podTemplate(deployment(objs, 'fastpath'));
+    const c = spec.containers[0]!;
+    expect(c.env).toEqual(
+      expect.arrayContaining([
+        { name: 'DO_FASTPATH_TLS_CERT_FILE', value: '/etc/durable-operators/fastpath-tls/tls.crt' },
+        { name: 'DO_FASTPATH_TLS_KEY_FILE', value: '/etc/durable-operators/fastpath-tls/tls.key' },
+        { name: 'DO_FASTPATH_TLS_CLIENT_CA_FILE', value: '/etc/durable-operators/fastpath-client-ca/ca.crt' },
+        { name: 'DO_FASTPATH_TLS_REQUIRE_CLIENT_CERT', value: 'true' },
+      ]),
+    );
+    expect(c.volumeMounts).toEqual(
+      expect.arrayContaining([
+        { name: 'fastpath-tls', mountPath: '/etc/durable-operators/fastpath-tls', readOnly: true },
+        { name: 'fastpath-client-ca', mountPath: '/etc/durable-operators/fastpath-client-ca', readOnly: true },
+      ]),
+    );
+    expect(spec.volumes).toEqual(
+      expect.arrayContaining([
+        {
+          name: 'fastpath-tls',
+          secret: {
+            secretName: 'fastpath-cert',
+            items: [
+              { key: 'tls.crt', path: 'tls.crt' },
+              { key: 'tls.key', path: 'tls.key' },
+            ],
+            defaultMode: 0o440,
+          },
+        },
+        {
+          name: 'fastpath-client-ca',
+          secret: { secretName: 'tenant-ca', items: [{ key: 'bundle.pem', path: 'ca.crt' }], defaultMode: 0o444 },
+        },
+      ]),
+    );
+    // Off by default: plain text, as deploy/fastpath.yaml.
+    expect(JSON.stringify(podTemplate(deployment(await render(), 'fastpath')))).not.toMatch(
+      /FASTPATH_TLS|fastpath-tls/,
+    );
+    await expect(render('fastpath.tls.clientCASecretName=tenant-ca')).rejects.toThrow(/set fastpath.tls.secretName/);
+    await expect(render('fastpath.tls.secretName=c', 'fastpath.tls.requireClientCert=true')).rejects.toThrow(
+      /needs fastpath.tls.clientCASecretName/,
+    );
+  });
+
+  it('monitoring: the labels a Prometheus selects by, the scrape interval and timeout, more rule groups; the old booleans refused', async () => {
+    const group = { name: 'team', rules: [{ alert: 'TeamAlert', expr: 'vector(1)', labels: { severity: 'info' } }] };
+    const objs = await render(
+      'monitoring.serviceMonitor.enabled=true',
+      'monitoring.serviceMonitor.additionalLabels.release=kube-prometheus-stack',
+      'monitoring.serviceMonitor.interval=15s',
+      'monitoring.serviceMonitor.scrapeTimeout=5s',
+      'monitoring.prometheusRule.enabled=true',
+      'monitoring.prometheusRule.additionalLabels.release=kube-prometheus-stack',
+      `monitoring.prometheusRule.rules=[${JSON.stringify(group)}]`,
+    );
+    const monitor = ofKind(objs, 'ServiceMonitor')[0]!;
+    expect(monitor.metadata.labels).toEqual({
+      'app.kubernetes.io/name': 'durable-operators',
+      release: 'kube-prometheus-stack',
+    });
+    expect((monitor.spec as { endpoints: unknown[] }).endpoints).toEqual([
+      { port: 'metrics', interval: '15s', scrapeTimeout: '5s' },
+      { port: 'sdk-metrics', interval: '15s', scrapeTimeout: '5s' },
+    ]);
+    const rule = ofKind(objs, 'PrometheusRule')[0]!;
+    expect(rule.metadata.labels).toMatchObject({ release: 'kube-prometheus-stack' });
+    const groups = (rule.spec as { groups: { name: string }[] }).groups;
+    expect(groups.map((g) => g.name)).toEqual(['durable-operators', 'team']);
+    expect(groups[1]).toEqual(group);
+    await expect(render('monitoring.serviceMonitor=true')).rejects.toThrow(
+      /monitoring.serviceMonitor is a map now: set monitoring.serviceMonitor.enabled/,
+    );
   });
 });

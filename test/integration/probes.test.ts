@@ -1,19 +1,31 @@
 /**
  * Every role's probes, on the worker (the other roles serve the same src/health/probes.ts): alive
  * while its Temporal worker runs, ready while Temporal and the apiserver answer — unready, naming
- * Temporal, while the way to Temporal is cut, and ready again once it is back.
+ * Temporal, while the way to Temporal is cut or hangs, and ready again once it is back. A hung
+ * Temporal is answered within the readiness probe's own timeout (deploy/worker.yaml), as the
+ * kubelet would wait, so the reason reaches `kubectl describe pod`.
  */
 import net from 'node:net';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { createWorker, type OperatorWorker } from '../../src/workers/worker.js';
-import { eventually, stackInfo, testConfig, uniq } from '../support/env.js';
+import { REPO_ROOT, eventually, stackInfo, testConfig, uniq } from '../support/env.js';
+import { readObjects } from '../support/kustomize.js';
 
-/** A TCP relay to Temporal that the test can cut (every connection refused) and restore. */
+/**
+ * A TCP relay to Temporal that the test can cut (every connection refused), hang (connections
+ * accepted, nothing ever answered) and restore.
+ */
 class CuttableRelay {
   private readonly sockets = new Set<net.Socket>();
-  private cut = false;
+  private mode: 'open' | 'cut' | 'hung' = 'open';
   readonly server = net.createServer((client) => {
-    if (this.cut) return void client.destroy();
+    if (this.mode === 'cut') return void client.destroy();
+    if (this.mode === 'hung') {
+      this.sockets.add(client);
+      client.on('close', () => this.sockets.delete(client));
+      return void client.on('error', () => undefined);
+    }
     const [host, port] = stackInfo().temporal.address.split(':');
     const upstream = net.connect(Number(port), host);
     for (const s of [client, upstream]) {
@@ -27,12 +39,13 @@ class CuttableRelay {
     await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
     return `127.0.0.1:${(this.server.address() as net.AddressInfo).port}`;
   }
-  setCut(cut: boolean): void {
-    this.cut = cut;
-    if (cut) for (const s of this.sockets) s.destroy();
+  /** Every open connection ends: the client's next ones meet the new mode. */
+  set(mode: 'open' | 'cut' | 'hung'): void {
+    this.mode = mode;
+    for (const s of this.sockets) s.destroy();
   }
   close(): void {
-    this.setCut(true);
+    this.set('cut');
     this.server.close();
   }
 }
@@ -49,14 +62,24 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  relay.setCut(false);
+  relay.set('open');
   worker?.worker.shutdown();
   await running?.catch(() => undefined);
   relay.close();
 });
 
-const probe = async (path: string) => {
-  const res = await fetch(`http://127.0.0.1:${worker.probePort}${path}`);
+/** The worker's readiness probe as deploy/worker.yaml gives it to the kubelet (whose default timeout is 1 s). */
+const readinessProbe = (
+  readObjects(path.join(REPO_ROOT, 'deploy/worker.yaml'))[0]!.spec as {
+    template: { spec: { containers: { readinessProbe: { timeoutSeconds?: number } }[] } };
+  }
+).template.spec.containers[0]!.readinessProbe;
+
+/** A probe's GET, given up after `timeoutSeconds` as the kubelet does. */
+const probe = async (path: string, timeoutSeconds = 30) => {
+  const res = await fetch(`http://127.0.0.1:${worker.probePort}${path}`, {
+    signal: AbortSignal.timeout(timeoutSeconds * 1000),
+  });
   return { status: res.status, body: await res.text() };
 };
 
@@ -69,7 +92,7 @@ describe('the worker’s probes', () => {
     expect(ready.body).toContain('[+]worker ok');
     expect(await probe('/healthz')).toEqual({ status: 200, body: 'ok' });
 
-    relay.setCut(true);
+    relay.set('cut');
     const unready = await eventually('unready', async () => {
       const r = await probe('/readyz');
       return r.status === 503 ? r : undefined;
@@ -79,7 +102,26 @@ describe('the worker’s probes', () => {
     // Cut off is not dead: the kubelet must not restart a worker that waits for Temporal.
     expect((await probe('/healthz')).status).toBe(200);
 
-    relay.setCut(false);
+    relay.set('open');
+    await eventually('ready again', async () => (await probe('/readyz')).status === 200, { timeoutMs: 120_000 });
+  });
+
+  it('a Temporal that hangs: /readyz still answers within the probe’s timeoutSeconds, naming it', async () => {
+    await eventually('ready', async () => (await probe('/readyz')).status === 200, { timeoutMs: 120_000 });
+    relay.set('hung');
+    // Each try 5 s after the last, as the kubelet's period: a try never joins the round of checks
+    // a given-up one left running (src/health/probes.ts shares a round between probes).
+    const unready = await eventually(
+      'unready within the probe’s timeout',
+      async () => {
+        const r = await probe('/readyz', readinessProbe.timeoutSeconds ?? 1);
+        return r.status === 503 && /\[-\]temporal: no answer within \d+ ms/.test(r.body) ? r : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 5_000 },
+    );
+    expect(unready.body).toContain('[+]apiserver ok');
+    expect((await probe('/healthz')).status).toBe(200);
+    relay.set('open');
     await eventually('ready again', async () => (await probe('/readyz')).status === 200, { timeoutMs: 120_000 });
   });
 

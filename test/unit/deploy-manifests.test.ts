@@ -19,6 +19,7 @@ import { ALL_KINDS } from '../../src/api/index.js';
 import { validatingWebhookConfiguration, WEBHOOK_PATH } from '../../src/admission/webhook.js';
 import type { V1Pod } from '@kubernetes/client-node';
 import { DEFAULT_AGENT_PORT } from '../../src/agent/server.js';
+import { READINESS_CHECK_TIMEOUT_MS } from '../../src/health/probes.js';
 import { AGENT_APP_LABEL, AGENT_APP_VALUE, AGENT_POOL_LABEL } from '../../src/api/sandbox.js';
 import { loadConfig, loadFastPathConfig } from '../../src/config.js';
 import { agentPod } from '../../src/domain/sandbox-pool.js';
@@ -72,7 +73,7 @@ interface Container {
   args?: string[];
   env?: EnvVar[];
   ports?: { name?: string; containerPort: number }[];
-  livenessProbe?: { httpGet?: { path: string; port: number | string } };
+  livenessProbe?: { httpGet?: { path: string; port: number | string }; timeoutSeconds?: number };
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
   securityContext?: {
     runAsNonRoot?: boolean;
@@ -83,7 +84,8 @@ interface Container {
     privileged?: boolean;
   };
   volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
-  readinessProbe?: { httpGet?: { path: string; port: number | string; scheme?: string } };
+  readinessProbe?: { httpGet?: { path: string; port: number | string; scheme?: string }; timeoutSeconds?: number };
+  lifecycle?: unknown;
 }
 interface Deployment extends KubeObject {
   spec: {
@@ -103,6 +105,7 @@ interface Deployment extends KubeObject {
         };
         containers: Container[];
         volumes?: SecretVolume[];
+        topologySpreadConstraints?: unknown[];
       };
     };
   };
@@ -253,13 +256,20 @@ describe('deploy/ kustomization', () => {
           'ClusterRole',
           'ClusterRoleBinding',
           'Deployment',
+          'PodDisruptionBudget',
           'Service',
           'ServiceAccount',
           'ValidatingWebhookConfiguration',
         ].map((kind) => `${kind}/${ADMISSION_SA.name}`),
-        ...['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'NetworkPolicy', 'Service', 'ServiceAccount'].map(
-          (kind) => `${kind}/${FASTPATH_SA.name}`,
-        ),
+        ...[
+          'ClusterRole',
+          'ClusterRoleBinding',
+          'Deployment',
+          'NetworkPolicy',
+          'PodDisruptionBudget',
+          'Service',
+          'ServiceAccount',
+        ].map((kind) => `${kind}/${FASTPATH_SA.name}`),
         'ClusterRole/durable-operators-capture-targets',
         'ClusterRole/durable-operators-fastpath-agent-pods',
         'ClusterRole/durable-operators-fastpath-sandbox-env',
@@ -272,6 +282,8 @@ describe('deploy/ kustomization', () => {
         'RoleBinding/durable-operators-worker-secrets',
         'Deployment/durable-operators-watcher',
         'Deployment/durable-operators-worker',
+        'PodDisruptionBudget/durable-operators-watcher',
+        'PodDisruptionBudget/durable-operators-worker',
         `Namespace/${NAMESPACE}`,
         'ServiceAccount/durable-operators-watcher',
         'ServiceAccount/durable-operators-worker',
@@ -328,9 +340,10 @@ describe('deploy/ kustomization', () => {
     ]);
 
     const noNs = structuredClone(objects).filter((o) => o.kind !== 'Namespace');
-    // Every namespaced object: 4 ServiceAccounts, 4 Deployments, the webhook's and the fast path's
-    // Services, the worker's Secret-reading Role and RoleBinding, the fast path's NetworkPolicy.
-    expect(referenceProblems(noNs).length).toBe(13);
+    // Every namespaced object: 4 ServiceAccounts, 4 Deployments, their 4 disruption budgets, the
+    // webhook's and the fast path's Services, the worker's Secret-reading Role and RoleBinding,
+    // the fast path's NetworkPolicy.
+    expect(referenceProblems(noNs).length).toBe(17);
   });
 });
 
@@ -627,6 +640,20 @@ describe.each([
     expect(readFileSync(path.join(ROOT, ROLE_SOURCE[role]!), 'utf8')).toContain('probes.handle(req, res)');
   });
 
+  it('waits for /readyz longer than its checks’ deadline (the kubelet’s default timeout is 1 s), and for /healthz as long', () => {
+    for (const probe of [container.livenessProbe!, container.readinessProbe!])
+      expect(probe.timeoutSeconds).toBeGreaterThanOrEqual(READINESS_CHECK_TIMEOUT_MS / 1000 + 2);
+  });
+
+  it('has a disruption budget over its own Pods that lets a drain evict one at a time', () => {
+    const budget = find<KubeObject & { spec: unknown }>(objects, 'PodDisruptionBudget', d.metadata.name, NAMESPACE);
+    expect(budget?.spec).toEqual({
+      maxUnavailable: 1,
+      unhealthyPodEvictionPolicy: 'AlwaysAllow',
+      selector: { matchLabels: d.spec.selector.matchLabels },
+    });
+  });
+
   if (role === 'watcher' || role === 'fastpath') {
     // Watcher: deterministic workflow IDs deduplicate starts. Fast path: each replica keeps its
     // own placement table and the agents refuse what they have no room for.
@@ -762,6 +789,26 @@ describe('admission webhook (deploy/webhook)', () => {
     // Never the status subresource: the worker's status writes must not depend on the webhook.
     const resources = (cloudflare!.rules as { resources: string[] }[]).flatMap((r) => r.resources);
     expect(resources.some((r) => r.includes('/'))).toBe(false);
+  });
+
+  it('keeps one replica serving through a drain (it fails closed), on different nodes where it can, each waiting for its endpoint’s removal before it stops', () => {
+    const budget = find<KubeObject & { spec: unknown }>(objects, 'PodDisruptionBudget', d.metadata.name, NAMESPACE);
+    expect(budget?.spec).toEqual({
+      minAvailable: 1,
+      unhealthyPodEvictionPolicy: 'AlwaysAllow',
+      selector: { matchLabels: d.spec.selector.matchLabels },
+    });
+    expect(d.spec.replicas).toBeGreaterThan(1);
+    expect(pod.topologySpreadConstraints).toEqual([
+      expect.objectContaining({
+        topologyKey: 'kubernetes.io/hostname',
+        whenUnsatisfiable: 'ScheduleAnyway',
+        labelSelector: { matchLabels: d.spec.selector.matchLabels },
+      }),
+    ]);
+    expect(container.lifecycle).toEqual({ preStop: { sleep: { seconds: 5 } } });
+    for (const probe of [container.livenessProbe!, container.readinessProbe!])
+      expect(probe.timeoutSeconds).toBeGreaterThanOrEqual(READINESS_CHECK_TIMEOUT_MS / 1000 + 2);
   });
 
   it('the Service reaches the Deployment on its HTTPS port', () => {

@@ -5,12 +5,119 @@
 
 {{/* Labels of a role's objects (as deploy/ has them, plus Helm's). */}}
 {{- define "do.labels" -}}
+{{ include "do.stableLabels" . }}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
+{{- end }}
+
+{{/* The labels that do not change with the chart's version. */}}
+{{- define "do.stableLabels" -}}
 app.kubernetes.io/name: durable-operators
 app.kubernetes.io/component: {{ .component }}
 app.kubernetes.io/part-of: durable-operators
 app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 app.kubernetes.io/instance: {{ .root.Release.Name }}
-helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
+{{- end }}
+
+{{/*
+A role's Pod template metadata: podLabels and podAnnotations (global, then the role's), and the
+stable labels — never helm.sh/chart, or a chart bump alone would roll every Pod.
+*/}}
+{{- define "do.podMetadata" -}}
+{{- $labels := dict }}
+{{- range $k, $v := mergeOverwrite (dict) (deepCopy (.root.Values.podLabels | default dict)) (deepCopy (.role.podLabels | default dict)) (include "do.stableLabels" . | fromYaml) }}
+{{- $_ := set $labels $k (toString $v) }}
+{{- end }}
+labels: {{- toYaml $labels | nindent 2 }}
+{{- $annotations := dict }}
+{{- range $k, $v := mergeOverwrite (dict) (deepCopy (.root.Values.podAnnotations | default dict)) (deepCopy (.role.podAnnotations | default dict)) }}
+{{- $_ := set $annotations $k (toString $v) }}
+{{- end }}
+{{- with $annotations }}
+annotations: {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/*
+Where and how a role's Pods are scheduled: nodeSelector (global merged with the role's),
+tolerations (both), affinity and priorityClassName (the role's, else the global), and the role's
+topologySpreadConstraints, each selecting the role's Pods unless it says otherwise.
+*/}}
+{{- define "do.podScheduling" -}}
+{{- $v := .root.Values }}
+{{- with mergeOverwrite (dict) (deepCopy ($v.nodeSelector | default dict)) (deepCopy (.role.nodeSelector | default dict)) }}
+nodeSelector: {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with concat ($v.tolerations | default list) (.role.tolerations | default list) }}
+tolerations: {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .role.affinity | default $v.affinity }}
+affinity: {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .role.priorityClassName | default $v.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- $selector := include "do.selector" . | fromYaml }}
+{{- $constraints := list }}
+{{- range .role.topologySpreadConstraints }}
+{{- $constraints = append $constraints (merge (deepCopy .) (dict "labelSelector" (dict "matchLabels" $selector))) }}
+{{- end }}
+{{- with $constraints }}
+topologySpreadConstraints: {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/* extraEnv of every role, then the role's (EnvVar entries: name and value or valueFrom). */}}
+{{- define "do.extraEnv" -}}
+{{- with concat (.root.Values.extraEnv | default list) (.role.extraEnv | default list) }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{- define "do.extraEnvFrom" -}}
+{{- with concat (.root.Values.extraEnvFrom | default list) (.role.extraEnvFrom | default list) }}
+envFrom: {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{- define "do.extraVolumeMounts" -}}
+{{- with concat (.root.Values.extraVolumeMounts | default list) (.role.extraVolumeMounts | default list) }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{- define "do.extraVolumes" -}}
+{{- with concat (.root.Values.extraVolumes | default list) (.role.extraVolumes | default list) }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
+A role's PodDisruptionBudget, while it runs two replicas or more (with one, a budget either blocks
+every drain or allows everything). Unready Pods may always be evicted: a budget must not keep a
+broken Pod on a node being drained.
+*/}}
+{{- define "do.podDisruptionBudget" -}}
+{{- $pdb := .role.podDisruptionBudget | default dict }}
+{{- if and $pdb.enabled (gt (int .role.replicas) 1) }}
+{{- if and (not (kindIs "invalid" $pdb.minAvailable)) (not (kindIs "invalid" $pdb.maxUnavailable)) }}
+{{- fail (printf "%s.podDisruptionBudget: set minAvailable or maxUnavailable, not both (unset the other with null)" .component) }}
+{{- end }}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: durable-operators-{{ .component }}
+  labels: {{- include "do.labels" . | nindent 4 }}
+spec:
+  {{- if not (kindIs "invalid" $pdb.minAvailable) }}
+  minAvailable: {{ $pdb.minAvailable }}
+  {{- else }}
+  maxUnavailable: {{ required (printf "%s.podDisruptionBudget.minAvailable or .maxUnavailable" .component) $pdb.maxUnavailable }}
+  {{- end }}
+  unhealthyPodEvictionPolicy: AlwaysAllow
+  selector:
+    matchLabels: {{- include "do.selector" . | nindent 6 }}
+{{- end }}
 {{- end }}
 
 {{- define "do.selector" -}}
