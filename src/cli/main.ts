@@ -570,9 +570,14 @@ infra
   .description(
     'Find or build Temporal CLI, etcd, kube-apiserver, kube-controller-manager, helm, and the node binaries kubelet, kube-proxy and CoreDNS (cached by version), sandbox-init and the pause image; as root, apt-get install the containerd tools if missing.',
   )
-  .action(async () => {
+  .option(
+    '--without-node',
+    "leave the node's binaries and the pause image out (the stack with a node builds them when it first starts)",
+  )
+  .action(async (flags: { withoutNode?: boolean }) => {
     const bins = [...Object.values(await ensureAllBinaries())];
-    for (const extra of [...TOOL_BINARIES, ...NODE_BINARIES]) bins.push(await ensureBinary(extra));
+    for (const extra of [...TOOL_BINARIES, ...(flags.withoutNode ? [] : NODE_BINARIES)])
+      bins.push(await ensureBinary(extra));
     for (const b of bins) console.log(`${b.name.padEnd(24)} ${b.version ?? '?'}\t${b.source}\t${b.path}`);
     const installed = await installMissingHostTools((l) => process.stderr.write(`[infra] ${l}\n`));
     if (installed.length) console.log(`installed with apt-get: ${installed.join(' ')}`);
@@ -581,6 +586,7 @@ infra
     for (const name of missing) console.log(`${name.padEnd(24)} missing (${INSTALL_HINT})`);
     const { ensureSandboxInit } = await import('../infra/sandbox-init.js');
     console.log(`${'sandbox-init'.padEnd(24)} built\t${await ensureSandboxInit()}`);
+    if (flags.withoutNode) return;
     const { ensurePauseImage } = await import('../infra/pause-image.js');
     const pause = await ensurePauseImage();
     console.log(`${'pause image'.padEnd(24)} ${pause.reference}\t${pause.archive}`);
@@ -607,8 +613,9 @@ infra
       .choices(['dev', 'test'])
       .default('dev'),
   )
-  .action(async (flags: { stateDir: string; mode: 'dev' | 'test' }) => {
-    const stack = await LocalStack.start({ stateDir: flags.stateDir, mode: flags.mode });
+  .option('--node', 'with a real node: kubelet, kube-proxy, kube-scheduler, CoreDNS (root, the host tools)')
+  .action(async (flags: { stateDir: string; mode: 'dev' | 'test'; node?: boolean }) => {
+    const stack = await LocalStack.start({ stateDir: flags.stateDir, mode: flags.mode, node: flags.node === true });
     console.log(JSON.stringify(stack.info, null, 2));
     await untilShutdownSignal();
     await stack.stop();

@@ -10,7 +10,9 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ProgressLog } from './binaries.js';
+import { ensureBinary, type ProgressLog } from './binaries.js';
+import { ensurePauseImage } from './pause-image.js';
+import type { NODE_BINARIES } from './versions.js';
 import type { Component } from './components.js';
 import type { Containerd, NodeCri } from './containerd.js';
 import {
@@ -195,20 +197,15 @@ export class LocalNode {
   }
 }
 
-/** The node's binaries, from the cache or built (binaries.ts). */
+/** The node's binaries and the pause image, from the cache or built (binaries.ts, pause-image.ts). */
 export async function nodeBinaries(log: ProgressLog): Promise<NodeBinaries> {
-  const fromEnv = (name: string, envVar: string) => {
-    const p = process.env[envVar];
-    if (!p) throw new Error(`${envVar} is not set (${name})`);
-    return p;
-  };
-  void log;
+  const path = async (b: (typeof NODE_BINARIES)[number]) => (await ensureBinary(b, log)).path;
   return {
-    kubelet: fromEnv('kubelet', 'DO_KUBELET_BIN'),
-    'kube-proxy': fromEnv('kube-proxy', 'DO_KUBE_PROXY_BIN'),
-    'kube-scheduler': fromEnv('kube-scheduler', 'DO_KUBE_SCHEDULER_BIN'),
-    coredns: fromEnv('coredns', 'DO_COREDNS_BIN'),
-    pause: { archive: fromEnv('pause', 'DO_PAUSE_ARCHIVE'), reference: 'registry.k8s.io/pause:3.10.1' },
+    kubelet: await path('kubelet'),
+    'kube-proxy': await path('kube-proxy'),
+    'kube-scheduler': await path('kube-scheduler'),
+    coredns: await path('coredns'),
+    pause: await ensurePauseImage(log),
   };
 }
 

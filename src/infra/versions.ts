@@ -20,7 +20,15 @@ export const INFRA_VERSIONS = {
 } as const;
 
 export type InfraBinary =
-  'temporal' | 'kube-apiserver' | 'kube-controller-manager' | 'etcd' | 'helm' | 'kubelet' | 'kube-proxy' | 'coredns';
+  | 'temporal'
+  | 'kube-apiserver'
+  | 'kube-controller-manager'
+  | 'etcd'
+  | 'helm'
+  | 'kubelet'
+  | 'kube-proxy'
+  | 'kube-scheduler'
+  | 'coredns';
 
 /** What the local stack runs. */
 export const INFRA_BINARIES: readonly InfraBinary[] = ['temporal', 'etcd', 'kube-apiserver', 'kube-controller-manager'];
@@ -29,7 +37,7 @@ export const INFRA_BINARIES: readonly InfraBinary[] = ['temporal', 'etcd', 'kube
 export const TOOL_BINARIES: readonly InfraBinary[] = ['helm'];
 
 /** What a real node in the stack runs: provisioned by `npm run infra`, never required by the plain stack. */
-export const NODE_BINARIES: readonly InfraBinary[] = ['kubelet', 'kube-proxy', 'coredns'];
+export const NODE_BINARIES: readonly InfraBinary[] = ['kubelet', 'kube-proxy', 'kube-scheduler', 'coredns'];
 
 /** The binaries one `k8s.io/kubernetes` build produces (each build makes the ones its list still lacks). */
 export const KUBERNETES_BINARIES: readonly InfraBinary[] = [
@@ -37,6 +45,7 @@ export const KUBERNETES_BINARIES: readonly InfraBinary[] = [
   'kube-controller-manager',
   'kubelet',
   'kube-proxy',
+  'kube-scheduler',
 ];
 
 export function versionOf(binary: InfraBinary): string {
@@ -49,6 +58,7 @@ export function versionOf(binary: InfraBinary): string {
     case 'kube-controller-manager':
     case 'kubelet':
     case 'kube-proxy':
+    case 'kube-scheduler':
       return INFRA_VERSIONS.kubernetes;
     case 'coredns':
       return INFRA_VERSIONS.coredns;

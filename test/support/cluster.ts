@@ -6,7 +6,12 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
-import { eventually, kube, stackInfo } from './env.js';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { ensureBinary } from '../../src/infra/binaries.js';
+import { REPO_ROOT, eventually, kube, stackInfo } from './env.js';
+
+const run = promisify(execFile);
 
 export function node() {
   const n = stackInfo().node;
@@ -58,4 +63,37 @@ export function busyboxImage(): string {
   const r = stackInfo().registry;
   if (!r) throw new Error('the stack has no registry');
   return r.images.busybox;
+}
+
+/** The real helm (built from its Go module and cached like the stack's binaries), in the checkout, on the stack's cluster. */
+export async function helm(args: string[], opts: { timeoutMs?: number } = {}): Promise<string> {
+  const bin = (await ensureBinary('helm')).path;
+  try {
+    const { stdout } = await run(bin, [...args, '--kubeconfig', stackInfo().kubeconfig], {
+      cwd: REPO_ROOT,
+      timeout: opts.timeoutMs ?? 600_000,
+      maxBuffer: 64 << 20,
+    });
+    return stdout;
+  } catch (err) {
+    const e = err as { stderr?: string; message: string };
+    throw new Error(`helm ${args.join(' ')}: ${e.stderr || e.message}`);
+  }
+}
+
+/** kubectl (Debian's) on the stack's cluster: what a platform engineer types. */
+export async function kubectl(
+  args: string[],
+  opts: { timeoutMs?: number } = {},
+): Promise<{ code: number; out: string }> {
+  try {
+    const { stdout, stderr } = await run('kubectl', ['--kubeconfig', stackInfo().kubeconfig, ...args], {
+      timeout: opts.timeoutMs ?? 300_000,
+      maxBuffer: 64 << 20,
+    });
+    return { code: 0, out: stdout + stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : 1, out: `${e.stdout ?? ''}${e.stderr ?? ''}` };
+  }
 }
