@@ -392,8 +392,6 @@ export interface TemporalOptions {
   namespace: string;
   logFile: string;
   readyTimeoutMs?: number;
-  /** Where it listens (default loopback; the node's address when Pods must reach it). */
-  host?: string;
 }
 
 /**
@@ -415,7 +413,7 @@ export class TemporalDevServer extends BaseComponent {
     super('temporal');
   }
   get address(): string {
-    return `${this.opts.host ?? '127.0.0.1'}:${this.opts.port}`;
+    return `127.0.0.1:${this.opts.port}`;
   }
   get uiUrl(): string | undefined {
     return this.opts.uiPort ? `http://127.0.0.1:${this.opts.uiPort}` : undefined;
@@ -431,7 +429,7 @@ export class TemporalDevServer extends BaseComponent {
       'server',
       'start-dev',
       '--ip',
-      opts.host ?? '127.0.0.1',
+      '127.0.0.1',
       '--port',
       String(opts.port),
       '--namespace',

@@ -32,6 +32,7 @@ import {
   writeNodeRecord,
   type NodeNetwork,
 } from './node.js';
+import { TcpForward } from './tcp-forward.js';
 import { KubeClient, loadKubeConfig } from '../kube/client.js';
 
 /** The node's name: the one Node of the stack. */
@@ -47,6 +48,8 @@ export interface NodeInfo {
   clusterDomain: string;
   /** The kubelet's Pod logs (`<namespace>_<pod>_<uid>/<container>/<n>.log`), as `kubectl logs` would show. */
   podLogsDir: string;
+  /** Temporal's frontend as Pods reach it (forwarded to the dev server on loopback). */
+  temporalAddress: string;
 }
 
 export interface NodeBinaries {
@@ -104,6 +107,8 @@ export interface LocalNodeOptions {
     corednsHealth: number;
   };
   logsDir: string;
+  /** The Temporal dev server's port on loopback: forwarded from the node's address. */
+  temporalPort: number;
   onStarted: (c: Component) => void;
   log: ProgressLog;
 }
@@ -113,6 +118,7 @@ export class LocalNode {
     readonly info: NodeInfo,
     readonly components: Component[],
     private readonly dir: string,
+    private readonly temporalForward: TcpForward,
   ) {}
 
   static async start(o: LocalNodeOptions): Promise<LocalNode> {
@@ -165,6 +171,10 @@ export class LocalNode {
     ]);
     for (const s of settled) if (s.status === 'rejected') throw s.reason;
     o.log('kube-scheduler, kubelet, kube-proxy and CoreDNS running');
+    const temporalForward = await TcpForward.start(
+      { host: network.gateway, port: o.temporalPort },
+      { host: '127.0.0.1', port: o.temporalPort },
+    );
     const kube = new KubeClient(loadKubeConfig(o.kubeconfig));
     for (const obj of clusterDnsObjects(network, o.ports.coredns)) await kube.apply(obj as KubernetesObject);
     await waitForNodeReady(kube, NODE_NAME, 120_000);
@@ -178,9 +188,11 @@ export class LocalNode {
         clusterDnsIp: CLUSTER_DNS_IP,
         clusterDomain: CLUSTER_DOMAIN,
         podLogsDir: path.join(kubeletDir, 'logs', 'pods'),
+        temporalAddress: `${network.gateway}:${o.temporalPort}`,
       },
       components,
       o.dir,
+      temporalForward,
     );
   }
 
@@ -189,6 +201,7 @@ export class LocalNode {
     const kubelet = this.components.find((c) => c.name === 'kubelet');
     await kubelet?.stop();
     await Promise.all(this.components.filter((c) => c !== kubelet).map((c) => c.stop()));
+    await this.temporalForward.close();
   }
 
   /** What the node added to the host; after containerd stopped (its Pods' containers are gone). */

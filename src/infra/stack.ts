@@ -240,7 +240,6 @@ export class LocalStack {
         dbFile: opts.mode === 'dev' ? path.join(stateDir, 'temporal.sqlite') : undefined,
         namespace: 'default',
         logFile: path.join(logsDir, 'temporal.log'),
-        ...(nodeAddress && { host: nodeAddress }),
       });
       const registryHost = `127.0.0.1:${ports.registry}`;
       const sandboxP = tools
@@ -344,6 +343,7 @@ export class LocalStack {
           containerd: containerd!,
           ports,
           logsDir,
+          temporalPort: ports.temporal,
           onStarted: (c) => started.push(c),
           log: (l) => log(`${l} (${Date.now() - t0} ms)`),
         }));

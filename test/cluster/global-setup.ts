@@ -13,6 +13,13 @@ import { LocalStack } from '../../src/infra/stack.js';
 import { isAlive } from '../../src/infra/process.js';
 import '../support/global-setup.js'; // the ProvidedContext declarations
 
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The project's image in the stack's registry (`repository:tag`), built as the Dockerfile builds it. */
+    projectImage: { repository: string; tag: string };
+  }
+}
+
 export default async function setup(project: TestProject) {
   const stateDir = path.resolve(process.env.DO_TEST_STATE_DIR ?? '.state/test', project.name);
   await mkdir(stateDir, { recursive: true });
@@ -20,6 +27,14 @@ export default async function setup(project: TestProject) {
   const stack = await LocalStack.start({ stateDir, mode: 'test', node: true });
   process.stderr.write(`[test] stack with a node ready in ${Date.now() - t0} ms (logs: ${stack.info.logsDir})\n`);
   project.provide('stack', stack.info);
+  // The project's image, as the chart installs it, from the stack's registry.
+  const layout = process.env.DO_TEST_PROJECT_LAYOUT!;
+  const tag = process.env.DO_TEST_PROJECT_TAG!;
+  const repository = `${stack.info.registry!.host}/durable-operators`;
+  spawnSync('skopeo', ['copy', '--dest-tls-verify=false', `oci:${layout}:${tag}`, `docker://${repository}:${tag}`], {
+    stdio: 'inherit',
+  });
+  project.provide('projectImage', { repository, tag });
 
   return async () => {
     const pids = stack.pids;

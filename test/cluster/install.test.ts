@@ -1,0 +1,357 @@
+/**
+ * The product installed as a platform team installs it: `helm install` of charts/durable-operators
+ * with the project's image (built here, pushed to the stack's registry), every role a Pod the
+ * kubelet runs under its own ServiceAccount, a SandboxPool whose agent Pods reach the node's
+ * containerd by hostPath; then the operations end to end through the installed roles only (no
+ * role runs on the host), and `helm uninstall`. Temporal and the Cloudflare emulator stay host
+ * processes, on the node's address.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import Cloudflare from 'cloudflare';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { CLOUDFLARE_API_VERSION } from '../../src/api/cloudflare.js';
+import { SandboxPoolKind } from '../../src/api/sandbox.js';
+import { createEtcdClient } from '../../src/tenancy/etcd.js';
+import { TenantPublisher } from '../../src/tenancy/publisher.js';
+import { EmulatorAdmin, startCloudflareEmulator, type RunningEmulator } from '../emulators/cloudflare/index.js';
+import { REPO_ROOT, eventually, kube, stackInfo, uniq } from '../support/env.js';
+import { createTestCa } from '../support/tls-certs.js';
+import { helm, kubectl, node, podLogs } from '../support/cluster.js';
+
+const k = kube();
+const RELEASE = 'durable-operators';
+const NS = 'durable-operators';
+const POOL_NS = 'sandboxes';
+const POOL = 'agents';
+const TENANT = 7100 + Math.floor(Math.random() * 1000);
+const TENANT_PREFIX = 'jxt/';
+const CF_TOKEN = `cf-${uniq('t')}`;
+const CF_ACCOUNT = 'a'.repeat(32);
+const ROLES = ['worker', 'watcher', 'fastpath', 'admission'] as const;
+
+let emulator: RunningEmulator;
+let valuesFile: string;
+
+/** The values a platform team writes for this cluster: its registry, Temporal, tenant etcd, no cert-manager. */
+async function values(image: { repository: string; tag: string }, caBundle: string) {
+  const info = stackInfo();
+  const n = node();
+  const port = (address: string) => address.slice(address.lastIndexOf(':') + 1);
+  return {
+    image: { repository: image.repository, tag: image.tag, pullPolicy: 'IfNotPresent' },
+    temporal: { address: n.temporalAddress, namespace: info.temporal.namespace },
+    worker: { replicas: 1, env: { CLOUDFLARE_API_BASE_URL: emulator.baseURL, DO_REQUEST_TTL: '1h' } },
+    watcher: { replicas: 1 },
+    fastpath: {
+      replicas: 1,
+      tenantEtcd: `http://${n.address}:${port(info.tenantEtcd.endpoint)}`,
+      tenantPrefix: TENANT_PREFIX,
+      agentPodNamespaces: [POOL_NS],
+    },
+    admission: { replicas: 2, certManager: false, caBundle },
+  };
+}
+
+/** The agent Pod of the pool: deploy/examples/sandbox-pool.yaml's, with this node's containerd paths. */
+function agentTemplate(image: string) {
+  const c = stackInfo().containerd!;
+  const ioDir = '/run/fast-sandbox-cluster-test';
+  return {
+    metadata: { labels: { app: 'sandbox-agent', 'fast-sandbox.io/pool': POOL } },
+    spec: {
+      automountServiceAccountToken: false,
+      terminationGracePeriodSeconds: 10,
+      containers: [
+        {
+          name: 'agent',
+          image,
+          args: ['agent', '--containerd-socket', c.socket, '--runtime-root', c.runcRoot, '--io-dir', ioDir],
+          ports: [{ name: 'agent', containerPort: 5758 }],
+          env: [
+            { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+            { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+            { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+            { name: 'HOST_IP', valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } },
+          ],
+          securityContext: { runAsUser: 0, privileged: true, readOnlyRootFilesystem: true },
+          volumeMounts: [
+            { name: 'containerd-socket', mountPath: c.socket },
+            { name: 'sandbox-io', mountPath: ioDir },
+            { name: 'netns', mountPath: '/run/netns', mountPropagation: 'Bidirectional' },
+            { name: 'run', mountPath: '/run/durable-operators' },
+            { name: 'tmp', mountPath: '/tmp' },
+          ],
+        },
+      ],
+      volumes: [
+        { name: 'containerd-socket', hostPath: { path: c.socket, type: 'Socket' } },
+        { name: 'sandbox-io', hostPath: { path: ioDir, type: 'DirectoryOrCreate' } },
+        { name: 'netns', hostPath: { path: '/run/netns', type: 'DirectoryOrCreate' } },
+        { name: 'run', emptyDir: {} },
+        { name: 'tmp', emptyDir: {} },
+      ],
+    },
+  };
+}
+
+beforeAll(async () => {
+  const image = inject('projectImage');
+  emulator = await startCloudflareEmulator({ tokens: [{ token: CF_TOKEN }], host: node().address });
+  await new EmulatorAdmin(emulator.url, emulator.adminToken).seed({ accounts: [{ id: CF_ACCOUNT, name: 'cluster' }] });
+
+  await k.core.createNamespace({ body: { metadata: { name: NS } } });
+  await k.core.createNamespace({ body: { metadata: { name: POOL_NS } } });
+  // The webhook's serving certificate, as a team without cert-manager makes it.
+  const ca = await createTestCa('cluster-admission');
+  const leaf = await ca.issue('durable-operators-admission', {
+    server: [`durable-operators-admission.${NS}.svc`, `durable-operators-admission.${NS}.svc.cluster.local`],
+  });
+  await k.core.createNamespacedSecret({
+    namespace: NS,
+    body: {
+      metadata: { name: 'durable-operators-admission-tls' },
+      type: 'kubernetes.io/tls',
+      stringData: { 'tls.crt': leaf.cert, 'tls.key': leaf.key },
+    },
+  });
+  await k.core.createNamespacedSecret({
+    namespace: NS,
+    body: { metadata: { name: 'sandbox-agent-token' }, stringData: { token: `key-${uniq('k')}` } },
+  });
+  // The tenant the sandbox test acts as.
+  const etcd = createEtcdClient(stackInfo().tenantEtcd.endpoint);
+  await new TenantPublisher(etcd, TENANT_PREFIX).putTenant({
+    id: TENANT,
+    code: `t${TENANT}`,
+    name: 'Cluster',
+    status: 'active',
+    sandbox: { namespaces: [POOL_NS], pools: [POOL] },
+  });
+  etcd.close();
+
+  valuesFile = path.join(stackInfo().stateDir, 'cluster-values.json');
+  await writeFile(valuesFile, JSON.stringify(await values(image, Buffer.from(ca.cert).toString('base64'))));
+}, 600_000);
+
+afterAll(async () => {
+  await emulator?.close();
+});
+
+describe('helm install', () => {
+  it('every role runs as Pods under the kubelet, Ready, each under its own ServiceAccount', async () => {
+    await helm([
+      'install',
+      RELEASE,
+      'charts/durable-operators',
+      '-n',
+      NS,
+      '-f',
+      valuesFile,
+      '--wait',
+      '--timeout',
+      '8m',
+    ]);
+    const pods = (await k.core.listNamespacedPod({ namespace: NS })).items;
+    for (const role of ROLES) {
+      const mine = pods.filter((p) => p.metadata?.labels?.['app.kubernetes.io/component'] === role);
+      expect(mine.length, `${role} Pods`).toBeGreaterThan(0);
+      for (const p of mine) {
+        expect(p.spec?.nodeName).toBe(node().name);
+        expect(p.spec?.serviceAccountName).toBe(`durable-operators-${role}`);
+        expect(p.status?.conditions?.find((c) => c.type === 'Ready')?.status, `${p.metadata?.name} Ready`).toBe('True');
+      }
+    }
+  });
+});
+
+/** docs/operations.md's least-privilege table: account, verb, resource[/subresource], namespace, may. */
+async function leastPrivilegeTable(): Promise<
+  { account: string; verb: string; resource: string; ns: string; may: boolean }[]
+> {
+  const doc = await readFile(path.join(REPO_ROOT, 'docs/operations.md'), 'utf8');
+  return [
+    ...doc.matchAll(/^\s*\| (durable-operators-[a-z]+) \| (\S+) \| (\S+) \| (\S+|\(cluster\)) \| (yes|no) \|$/gm),
+  ].map((m) => ({ account: m[1]!, verb: m[2]!, resource: m[3]!, ns: m[4]!, may: m[5] === 'yes' }));
+}
+
+describe('least privilege', () => {
+  it('each ServiceAccount may do exactly what docs/operations.md’s table says, as the cluster answers', async () => {
+    const rows = await leastPrivilegeTable();
+    expect(rows.length).toBeGreaterThan(20);
+    await k.core.createNamespace({ body: { metadata: { name: 'other' } } }).catch(() => undefined);
+    const wrong: string[] = [];
+    for (const row of rows) {
+      const [resource, subresource] = row.resource.split('/');
+      const args = ['auth', 'can-i', row.verb, resource!, '--as', `system:serviceaccount:${NS}:${row.account}`];
+      if (subresource) args.push('--subresource', subresource);
+      if (row.ns !== '(cluster)') args.push('-n', row.ns);
+      const { out } = await kubectl(args);
+      const answer = out.trim().split('\n')[0];
+      if ((answer === 'yes') !== row.may)
+        wrong.push(`${row.account} ${row.verb} ${row.resource} in ${row.ns}: ${answer}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+});
+
+describe('through the installed product', () => {
+  it('an ObjectKeeper expires: the worker Pod runs its workflow', async () => {
+    const name = uniq('keeper');
+    await k.create({
+      apiVersion: 'deckhouse.io/v1alpha1',
+      kind: 'ObjectKeeper',
+      metadata: { name },
+      spec: { mode: 'TTL', ttl: '5s' },
+    });
+    await eventually(
+      'the keeper gone after its TTL',
+      async () => !(await k.get({ apiVersion: 'deckhouse.io/v1alpha1', kind: 'ObjectKeeper', name })),
+      { timeoutMs: 120_000, intervalMs: 1000 },
+    );
+  });
+
+  it('a manifest capture is admitted by the webhook Service and completes', async () => {
+    const ns = uniq('capture');
+    await k.core.createNamespace({ body: { metadata: { name: ns } } });
+    await k.core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: 'settings' }, data: { a: '1' } },
+    });
+    // Refused by the installed webhook (fail closed): a target that does not exist cannot be read by anyone.
+    const request = (target: string) => ({
+      apiVersion: 'state-snapshotter.deckhouse.io/v1alpha1',
+      kind: 'ManifestCaptureRequest',
+      metadata: { name: uniq('req'), namespace: ns },
+      spec: { targets: [{ apiVersion: 'v1', kind: 'ConfigMap', name: target }] },
+    });
+    const created = await k.create(request('settings'));
+    await eventually(
+      'the capture request Ready',
+      async () => {
+        const r = await k.get<{ status?: { conditions?: { type: string; status: string }[] } } & never>({
+          apiVersion: created.apiVersion!,
+          kind: created.kind!,
+          namespace: ns,
+          name: created.metadata!.name!,
+        });
+        const ready = (
+          r as { status?: { conditions?: { type: string; status: string }[] } } | undefined
+        )?.status?.conditions?.find((c) => c.type === 'Ready');
+        return ready?.status === 'True';
+      },
+      { timeoutMs: 120_000, intervalMs: 1000 },
+    );
+  });
+
+  it('a sandbox is created through the fast path Service on an agent Pod the kubelet runs; exec and delete work', async () => {
+    const image = inject('projectImage');
+    await k.create({
+      apiVersion: SandboxPoolKind.apiVersion,
+      kind: SandboxPoolKind.kind,
+      metadata: { name: POOL, namespace: POOL_NS },
+      spec: {
+        capacity: { poolMin: 1, poolMax: 1, bufferMin: 0, bufferMax: 10 },
+        maxSandboxesPerPod: 3,
+        agentTemplate: agentTemplate(`${image.repository}:${image.tag}`),
+      },
+    });
+    const svc = await k.core.readNamespacedService({ name: 'durable-operators-fastpath', namespace: NS });
+    const http = svc.spec!.ports!.find((p) => p.name === 'http')!.port;
+    const base = `http://${svc.spec!.clusterIP}:${http}/api/v1`;
+    const headers = { 'content-type': 'application/json', 'X-Tenant-ID': String(TENANT) };
+    const name = uniq('sb');
+    const created = await eventually(
+      'the sandbox created (the pool’s agent Pod Ready first)',
+      async () => {
+        const res = await fetch(`${base}/sandboxes`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({
+            name,
+            namespace: POOL_NS,
+            poolRef: POOL,
+            image: stackInfo().registry!.images.busybox,
+            command: ['/bin/sh', '-c', 'echo started; sleep 3600'],
+          }),
+        });
+        if (res.status === 503) return undefined; // no agent yet: scale-up in progress
+        expect(res.status, await res.clone().text()).toBe(201);
+        return res.json();
+      },
+      { timeoutMs: 240_000, intervalMs: 2000 },
+    );
+    expect(created).toBeTruthy();
+    const agents = (
+      await k.core.listNamespacedPod({ namespace: POOL_NS, labelSelector: `fast-sandbox.io/pool=${POOL}` })
+    ).items;
+    expect(agents.length).toBe(1);
+    expect(agents[0]!.spec?.nodeName).toBe(node().name);
+
+    const exec = await fetch(`${base}/namespaces/${POOL_NS}/sandboxes/${name}/exec`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ command: ['/bin/sh', '-c', 'echo from-exec; cat /proc/1/cmdline | tr "\\0" " "'] }),
+    });
+    const execText = await exec.text();
+    expect(exec.status, execText).toBe(200);
+    expect(execText).toContain('from-exec');
+
+    const del = await fetch(`${base}/namespaces/${POOL_NS}/sandboxes/${name}`, { method: 'DELETE', headers });
+    expect(del.status, await del.text()).toBeLessThan(300);
+    await eventually(
+      'the Sandbox gone',
+      async () => !(await k.get({ apiVersion: SandboxPoolKind.apiVersion, kind: 'Sandbox', namespace: POOL_NS, name })),
+      { timeoutMs: 120_000, intervalMs: 1000 },
+    );
+  });
+
+  it('a Cloudflare source reaches the emulator through the worker Pod', async () => {
+    await k.core.createNamespacedSecret({
+      namespace: NS,
+      body: { metadata: { name: 'cloudflare-api-token' }, stringData: { CLOUDFLARE_API_TOKEN: CF_TOKEN } },
+    });
+    await k.create({
+      apiVersion: CLOUDFLARE_API_VERSION,
+      kind: 'CloudflareCredentials',
+      metadata: { name: 'cluster' },
+      spec: {
+        accountId: CF_ACCOUNT,
+        authType: 'apiToken',
+        isDefault: true,
+        secretRef: { name: 'cloudflare-api-token', namespace: NS, apiTokenKey: 'CLOUDFLARE_API_TOKEN' },
+      },
+    });
+    const network = uniq('net');
+    await k.create({
+      apiVersion: CLOUDFLARE_API_VERSION,
+      kind: 'VirtualNetwork',
+      metadata: { name: network },
+      spec: { comment: 'made by the installed worker', cloudflare: { credentialsRef: { name: 'cluster' } } },
+    });
+    const cf = new Cloudflare({ apiToken: CF_TOKEN, baseURL: emulator.baseURL });
+    await eventually(
+      'the virtual network in the emulator',
+      async () => {
+        for await (const n of cf.zeroTrust.networks.virtualNetworks.list({ account_id: CF_ACCOUNT, is_deleted: false }))
+          if (n.name === network) return true;
+        return false;
+      },
+      { timeoutMs: 120_000, intervalMs: 1000 },
+    );
+  });
+});
+
+describe('helm uninstall', () => {
+  it('leaves no object stuck on a finalizer', async () => {
+    // As docs/helm.md says: sandboxes, pools and Cloudflare sources first, while the roles still run.
+    await kubectl(['delete', 'sandboxpools.sandbox.fast.io', '--all', '-n', POOL_NS, '--wait', '--timeout=180s']);
+    await kubectl(['delete', 'virtualnetworks.networking.cloudflare-operator.io', '--all', '--wait', '--timeout=180s']);
+    await helm(['uninstall', RELEASE, '-n', NS, '--wait', '--timeout', '5m']);
+    const stuck = await kubectl(['get', 'sandboxpools,sandboxes,virtualnetworks,objectkeepers', '-A', '-o', 'name']);
+    expect(stuck.out.trim()).toBe('');
+    const left = (await k.core.listNamespacedPod({ namespace: NS })).items.map((p) => p.metadata?.name);
+    expect(left).toEqual([]);
+    void podLogs;
+  });
+});
