@@ -443,6 +443,13 @@ describe('the values', () => {
     await expect(render('admission.certManager=false')).rejects.toThrow(/admission.caBundle/);
   });
 
+  it('a misspelt value is refused with its path (values.schema.json), not silently ignored', async () => {
+    await expect(render('worker.replica=3')).rejects.toThrow(
+      /at '\/worker': additional properties 'replica' not allowed/,
+    );
+    await expect(render('fastpath.tls.secret=fastpath-cert')).rejects.toThrow(/\/fastpath\/tls/);
+  });
+
   it('agentPools: refused, saying why and what to do instead (pools are applied after the install)', async () => {
     await expect(render(`agentPools=[{"name":"pool-a","spec":{}}]`)).rejects.toThrow(
       /agentPools: no longer in the chart.*docs\/helm.md#sandbox-pools/,
