@@ -443,6 +443,39 @@ describe('the values', () => {
     await expect(render('admission.certManager=false')).rejects.toThrow(/admission.caBundle/);
   });
 
+  it('Pod Security: every role’s Pod is admitted where `restricted` is enforced; an agent Pod (deploy/examples/sandbox-pool.yaml) only where `privileged` is', async () => {
+    const labelled = async (name: string, level: string) =>
+      k.apply({
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name, labels: { 'pod-security.kubernetes.io/enforce': level } },
+      });
+    await labelled('helm-psa-restricted', 'restricted');
+    await labelled('helm-psa-baseline', 'baseline');
+    await labelled('helm-psa-privileged', 'privileged');
+    const pod = (namespace: string, name: string, spec: unknown) =>
+      ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace }, spec }) as KubernetesObject;
+    const objs = await render();
+    for (const role of ROLES)
+      await k.apply(pod('helm-psa-restricted', role, podTemplate(deployment(objs, role)).spec), { dryRun: true });
+    const pool = readObjects(path.join(REPO_ROOT, 'deploy/examples/sandbox-pool.yaml')).find(
+      (o) => o.kind === 'SandboxPool',
+    )!;
+    const agent = (pool.spec as { agentTemplate: { spec: unknown } }).agentTemplate.spec;
+    await k.apply(pod('helm-psa-privileged', 'agent', agent), { dryRun: true });
+    for (const ns of ['helm-psa-restricted', 'helm-psa-baseline'])
+      await expect(k.apply(pod(ns, 'agent', agent), { dryRun: true }), ns).rejects.toSatisfy((err) =>
+        /violates PodSecurity/.test(String((err as { body?: unknown }).body ?? err)),
+      );
+  });
+
+  it('a misspelt value is refused with its path (values.schema.json), not silently ignored', async () => {
+    await expect(render('worker.replica=3')).rejects.toThrow(
+      /at '\/worker': additional properties 'replica' not allowed/,
+    );
+    await expect(render('fastpath.tls.secret=fastpath-cert')).rejects.toThrow(/\/fastpath\/tls/);
+  });
+
   it('agentPools: refused, saying why and what to do instead (pools are applied after the install)', async () => {
     await expect(render(`agentPools=[{"name":"pool-a","spec":{}}]`)).rejects.toThrow(
       /agentPools: no longer in the chart.*docs\/helm.md#sandbox-pools/,

@@ -922,6 +922,8 @@ describe('deploy/examples', () => {
       expect(agent.ports!.find((p) => p.name === 'agent')?.containerPort).toBe(DEFAULT_AGENT_PORT);
       // The agent serves HTTPS only.
       expect(agent.readinessProbe?.httpGet).toEqual({ path: '/healthz', port: 'agent', scheme: 'HTTPS' });
+      // Over TLS on a node busy with sandboxes: more than the kubelet's default 1 s.
+      for (const probe of [agent.readinessProbe, agent.livenessProbe]) expect(probe?.timeoutSeconds).toBe(5);
     });
 
     it("runs the image's `agent` command with the downward API env the CLI reads", () => {
