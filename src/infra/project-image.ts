@@ -156,10 +156,10 @@ export async function pinnedNode(root = repoRoot()): Promise<{ path: string; ver
         version: string;
       })
     : undefined;
-  if (installed?.version !== version)
-    throw new Error(
-      `node_modules has ${installed ? `${arch} ${installed.version}` : `no ${arch}`}, the lock pins node ${version}: run \`npm ci\``,
-    );
+  if (installed?.version !== version) {
+    const has = installed ? `${arch} ${installed.version}` : `no ${arch}`;
+    throw new Error(`node_modules has ${has}, the lock pins node ${version}: run \`npm ci\``);
+  }
   return { path: bin, version };
 }
 
