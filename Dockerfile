@@ -2,6 +2,10 @@
 # One image for every role: `worker`, `watcher` (and the other CLI commands).
 #   docker build -t durable-operators .
 #   docker run --rm durable-operators --help
+# The same image is built without Docker by `npm run cli -- image build` (src/infra/project-image.ts):
+# both paths lay out /app with one recipe (scripts/image/app.sh) and install one Debian package
+# list (scripts/image/runtime-packages); test/unit/image-contents.test.ts holds this file's config
+# (env, user, workdir, entrypoint) and the local build's to each other.
 
 # ---- sandbox-init: PID 1 of every sandbox container (static Go, bind-mounted into them) -----
 FROM golang:1.22 AS sandbox-init
@@ -10,42 +14,31 @@ COPY src ./src
 RUN cd src/agent/init && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /sandbox-init .
 
 # ---- build: compile TypeScript, pre-bundle the workflow code, drop dev dependencies ----------
-FROM node:24-slim AS build
-WORKDIR /app
+FROM node:24-bookworm-slim AS build
+WORKDIR /build
+COPY scripts/image/app.sh /usr/local/bin/app-recipe
 COPY package.json package-lock.json .npmrc ./
-# Exactly the lock file (as .ci/run installs).
-RUN npm ci --no-audit --no-fund
+RUN app-recipe deps
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY bin ./bin
-RUN npm run build
-# tsc copies no .proto: the fast path loads its service definitions from next to the code.
-RUN mkdir -p dist/api && cp -r src/api/proto dist/api/proto
-# Bundle the workflows once, at build time: the worker then loads this file (DO_WORKFLOW_BUNDLE)
-# instead of running webpack at every start-up; the fast path its own, with the sandbox
-# workflows only (DO_FASTPATH_WORKFLOW_BUNDLE).
-RUN node --input-type=module -e "import('./dist/workers/bundle.js').then((m) => m.writeWorkflowBundle('dist/workflow-bundle.js'))" \
- && node --input-type=module -e "import('./dist/workers/bundle.js').then((m) => m.writeWorkflowBundle('dist/sandbox-workflow-bundle.js', 'sandbox'))" \
- && test -s dist/workflow-bundle.js && test -s dist/sandbox-workflow-bundle.js
-RUN npm prune --omit=dev --no-audit --no-fund
+RUN app-recipe build
+RUN app-recipe stage /app
 
 # ---- runtime ---------------------------------------------------------------------------------
-FROM node:24-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     DO_WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js \
     DO_FASTPATH_WORKFLOW_BUNDLE=/app/dist/sandbox-workflow-bundle.js \
     DO_SANDBOX_INIT=/usr/local/bin/sandbox-init
 WORKDIR /app
-# The agent wires each sandbox's network namespace: iproute2 (ip netns), the CNI plugins (ptp,
-# host-local in /usr/lib/cni) and nftables (the egress policy and port forwards).
+# The agent's tools (iproute2, nftables, the CNI plugins): the list the local build installs too.
+COPY scripts/image/runtime-packages /tmp/runtime-packages
 RUN apt-get update \
- && apt-get install -y --no-install-recommends iproute2 nftables containernetworking-plugins \
- && rm -rf /var/lib/apt/lists/*
+ && apt-get install -y --no-install-recommends $(grep -v '^#' /tmp/runtime-packages) \
+ && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages
 COPY --from=sandbox-init /sandbox-init /usr/local/bin/sandbox-init
-COPY --from=build /app/package.json ./package.json
-COPY --from=build /app/node_modules ./node_modules
-COPY --from=build /app/dist ./dist
-COPY --from=build /app/bin ./bin
+COPY --from=build /app /app
 # The image's `node` user, by number so Kubernetes can verify runAsNonRoot.
 USER 1000:1000
 ENTRYPOINT ["node", "bin/durable-operators.js"]

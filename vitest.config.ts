@@ -6,7 +6,7 @@ import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config
  * projects as three vitest processes side by side (vitest itself puts every one-worker project
  * into one sequential queue): most of a test's time is waiting (timers, debounces, the
  * apiserver), so two stacks on this 2-core machine nearly halve the run. `runtime` holds what starts
- * processes, containers or whole stacks (sandboxes, agents, dev, deploy, the chart); `integration`
+ * processes, containers or whole stacks (sandboxes, agents, dev, deploy, the chart, the image); `integration`
  * everything else (requests, tenancy, Cloudflare). A file belongs to exactly one.
  */
 const RUNTIME = [
@@ -19,6 +19,7 @@ const RUNTIME = [
   'test/integration/helm-*.test.ts',
   'test/integration/worker-*.test.ts',
   'test/integration/probes.test.ts',
+  'test/integration/project-image.test.ts',
 ];
 
 function integration(

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The one CLI. Roles: `dev` (everything, locally), `worker`, `watcher`, `admission`, `fastpath`, `agent`; tools: `infra`.
+ * The one CLI. Roles: `dev` (everything, locally), `worker`, `watcher`, `admission`, `fastpath`, `agent`; tools: `infra`, `image`.
  * Commander parses flags; each command only wires config into the role's start function.
  */
 import path from 'node:path';
@@ -619,6 +619,23 @@ infra
     console.log(JSON.stringify(stack.info, null, 2));
     await untilShutdownSignal();
     await stack.stop();
+  });
+
+program
+  .command('image')
+  .description("The project's image (as the Dockerfile builds it), built here without Docker.")
+  .command('build')
+  .description(
+    'Build the image with mmdebstrap, the pinned Node, Go and umoci (as root; cached by its inputs); print its layout, tag and digest.',
+  )
+  .option('--push <host:port>', 'then push it to this registry (plain HTTP) and print its reference')
+  .action(async (flags: { push?: string }) => {
+    const { buildProjectImage, pushProjectImage } = await import('../infra/project-image.js');
+    const { requireHostTools } = await import('../infra/host-tools.js');
+    const tools = requireHostTools();
+    const image = await buildProjectImage({ log: (l) => process.stderr.write(`[image] ${l}\n`), umoci: tools.umoci });
+    console.log(`layout\t${image.layout}\ntag\t${image.tag}\ndigest\t${image.digest}\ncached\t${!image.built}`);
+    if (flags.push) console.log(`pushed\t${await pushProjectImage(image, flags.push, tools.skopeo)}`);
   });
 
 program.parseAsync(process.argv).catch((err: unknown) => {

@@ -1,9 +1,10 @@
 /**
  * The host tools behind the stack's containerd side: containerd with its runc shim, runc, gVisor's
- * runsc (optional), docker-registry to serve images, and umoci + skopeo + a static busybox to
- * build and push the demo images. Unlike binaries.ts these are not built at a pinned version:
- * containerd runs as root against the host kernel, so the distribution's packages are the ones
- * that fit. They are looked up on PATH only, where containerd itself finds its shim and runc.
+ * runsc (optional), docker-registry to serve images, umoci + skopeo + a static busybox to build
+ * and push the demo images, and mmdebstrap for the project's image's Debian base
+ * (project-image.ts). Unlike binaries.ts these are not built at a pinned version: containerd runs
+ * as root against the host kernel, so the distribution's packages are the ones that fit. They are
+ * looked up on PATH only, where containerd itself finds its shim and runc.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readSync } from 'node:fs';
@@ -20,6 +21,8 @@ const REQUIRED = {
   'docker-registry': 'docker-registry',
   // The image's only binary: it must run without the host's libc.
   busybox: 'busybox-static',
+  // The project's own image: its Debian base (project-image.ts).
+  mmdebstrap: 'mmdebstrap',
   // A network namespace per sandbox: wired by the CNI plugins, held to its policy by nftables.
   ip: 'iproute2',
   nft: 'nftables',

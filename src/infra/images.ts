@@ -9,11 +9,24 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { appendFile, chmod, chown, copyFile, mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import {
+  appendFile,
+  chmod,
+  chown,
+  copyFile,
+  mkdir,
+  mkdtemp,
+  readdir,
+  rename,
+  rm,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { cacheRoot, type ProgressLog } from './binaries.js';
 import type { HostTools } from './host-tools.js';
+import { isAlive } from './process.js';
 
 /** Bump when anything below changes what the images contain. */
 const RECIPE_VERSION = 2;
@@ -51,35 +64,48 @@ export async function ensureImageLayout(
 ): Promise<string> {
   const { stdout } = await run(tools.busybox, ['--help']);
   const layout = path.join(cacheRoot(), 'images', `busybox-${busyboxVersion(stdout)}-r${RECIPE_VERSION}`, 'layout');
-  return buildIntoImageCache(layout, (out, work) => buildLayout(tools, out, work), log);
+  const started = Date.now();
+  if (await buildCached(layout, (out, work) => buildLayout(tools, out, work)))
+    log(`images: built ${layout} (${Date.now() - started} ms)`);
+  return layout;
 }
 
-/**
- * Returns `target` (a file or directory in the image cache), building it first if absent: `build`
- * writes it to `out` in a scratch directory (`work` is scratch space), and it is renamed into
- * place complete, so a reader never sees half an image; a concurrent build that got there first wins.
- */
+/** `target` in the image cache, built first if absent (buildCached), with a log line when it was. */
 export async function buildIntoImageCache(
   target: string,
   build: (out: string, work: string) => Promise<void>,
   log: ProgressLog,
 ): Promise<string> {
-  if (existsSync(target)) return target;
   const started = Date.now();
-  await mkdir(path.join(cacheRoot(), 'images'), { recursive: true });
-  const tmp = await mkdtemp(path.join(cacheRoot(), 'images', '.build-'));
+  if (await buildCached(target, build)) log(`images: built ${target} (${Date.now() - started} ms)`);
+  return target;
+}
+
+/**
+ * Builds `dest` unless it exists: `build(out, work)` writes `out` using `work` as scratch, both in
+ * a temporary directory beside `dest`, and `out` is renamed into place complete, so a reader never
+ * sees half a build (a concurrent build that got there first wins). True when it built.
+ */
+export async function buildCached(dest: string, build: (out: string, work: string) => Promise<void>): Promise<boolean> {
+  if (existsSync(dest)) return false;
+  const parent = path.dirname(dest);
+  await mkdir(parent, { recursive: true });
+  // What a killed build left (its process is gone): image builds are hundreds of MB.
+  for (const name of await readdir(parent)) {
+    const pid = /^\.build-(\d+)-/.exec(name)?.[1];
+    if (pid && !isAlive(Number(pid))) await rm(path.join(parent, name), { recursive: true, force: true });
+  }
+  const tmp = await mkdtemp(path.join(parent, `.build-${process.pid}-`));
   try {
-    const out = path.join(tmp, path.basename(target));
+    const out = path.join(tmp, path.basename(dest));
     await build(out, tmp);
-    await mkdir(path.dirname(target), { recursive: true });
-    await rename(out, target).catch((err: unknown) => {
-      if (!existsSync(target)) throw err;
+    await rename(out, dest).catch((err: unknown) => {
+      if (!existsSync(dest)) throw err;
     });
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
-  log(`images: built ${target} (${Date.now() - started} ms)`);
-  return target;
+  return true;
 }
 
 async function buildLayout(tools: Pick<HostTools, 'busybox' | 'umoci'>, layout: string, work: string): Promise<void> {
@@ -170,16 +196,21 @@ export async function pushImages(layout: string, registryHost: string, skopeo: s
     (Object.keys(IMAGES) as (keyof SandboxImages)[]).map(async (key) => {
       const { layoutTag, ref } = IMAGES[key];
       refs[key] = `${registryHost}/${ref}`;
-      // --insecure-policy: no /etc/containers/policy.json needed for a local copy between our own stores.
-      await run(skopeo, [
-        '--insecure-policy',
-        'copy',
-        '--quiet',
-        '--dest-tls-verify=false',
-        `oci:${layout}:${layoutTag}`,
-        `docker://${refs[key]}`,
-      ]);
+      await pushOciImage(layout, layoutTag, refs[key], skopeo);
     }),
   );
   return refs;
+}
+
+/** Copies the image `layoutTag` of an OCI layout to `ref` (host:port/repository:tag) over plain HTTP. */
+export async function pushOciImage(layout: string, layoutTag: string, ref: string, skopeo: string): Promise<void> {
+  // --insecure-policy: no /etc/containers/policy.json needed for a local copy between our own stores.
+  await run(skopeo, [
+    '--insecure-policy',
+    'copy',
+    '--quiet',
+    '--dest-tls-verify=false',
+    `oci:${layout}:${layoutTag}`,
+    `docker://${ref}`,
+  ]);
 }

@@ -22,9 +22,16 @@ function sourceDir(): string {
   throw new Error('sandbox-init sources not found (src/agent/init/main.go)');
 }
 
-/** The path of a built sandbox-init, building it first when the cache has none for this source. */
+/** DO_SANDBOX_INIT when set, otherwise sandbox-init built from this checkout (buildSandboxInit). */
 export async function ensureSandboxInit(): Promise<string> {
-  if (process.env.DO_SANDBOX_INIT) return process.env.DO_SANDBOX_INIT;
+  return process.env.DO_SANDBOX_INIT || buildSandboxInit();
+}
+
+/**
+ * sandbox-init built from this checkout's source, cached by its hash (built first when the cache
+ * has none), whatever DO_SANDBOX_INIT says: what an image ships.
+ */
+export async function buildSandboxInit(): Promise<string> {
   const src = sourceDir();
   const hash = createHash('sha256')
     .update(readFileSync(path.join(src, 'main.go')))

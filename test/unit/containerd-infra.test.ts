@@ -1,7 +1,12 @@
 /**
  * The pure parts of the stack's containerd side: the files written for containerd, its registry
- * hosts and the registry, the socket path rule, which mounts a stop unmounts, and the image cache key.
+ * hosts and the registry, the socket path rule, which mounts a stop unmounts, the image cache key
+ * and how an image is built into the cache.
  */
+import { spawnSync } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import {
@@ -11,7 +16,7 @@ import {
   renderHostsToml,
   renderRunscWrapper,
 } from '../../src/infra/containerd.js';
-import { busyboxVersion } from '../../src/infra/images.js';
+import { buildCached, busyboxVersion } from '../../src/infra/images.js';
 import { renderRegistryConfig } from '../../src/infra/registry.js';
 
 describe('containerd config', () => {
@@ -120,5 +125,39 @@ describe('busyboxVersion', () => {
     );
     expect(busyboxVersion('BusyBox v1.36.1 multi-call binary.')).toBe('1.36.1');
     expect(() => busyboxVersion('sh: busybox: not found')).toThrow(/not a busybox banner/);
+  });
+});
+
+describe('buildCached', () => {
+  it('builds once into place, then hits; a failed build leaves nothing; a killed build is cleared by the next', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'build-cached-'));
+    try {
+      const dest = path.join(dir, 'thing');
+      await expect(
+        buildCached(dest, async () => {
+          throw new Error('boom');
+        }),
+      ).rejects.toThrow('boom');
+      expect(await readdir(dir)).toEqual([]);
+
+      // A process that is gone left its scratch directory behind.
+      const dead = spawnSync('true').pid!;
+      await mkdir(path.join(dir, `.build-${dead}-abc123`, 'half'), { recursive: true });
+      const live = path.join(dir, `.build-${process.pid}-def456`);
+      await mkdir(live);
+      let builds = 0;
+      const build = async (out: string) => {
+        builds++;
+        await writeFile(out, 'built');
+      };
+      expect(await buildCached(dest, build)).toBe(true);
+      expect(await buildCached(dest, build)).toBe(false);
+      expect(builds).toBe(1);
+      expect(await readFile(dest, 'utf8')).toBe('built');
+      // A build still under way (its process alive) is left alone.
+      expect((await readdir(dir)).sort()).toEqual([path.basename(live), 'thing']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

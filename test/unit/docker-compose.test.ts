@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { APP_RECIPE, DEBIAN_SUITE } from '../../src/infra/project-image.js';
 import { INFRA_VERSIONS } from '../../src/infra/versions.js';
 import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../src/temporal/search-attributes.js';
 
@@ -275,17 +276,20 @@ describe('Dockerfile', () => {
     .filter((l) => l && !l.startsWith('#'));
   const stages = lines.filter((l) => /^FROM /i.test(l));
   const finalStage = lines.slice(lines.lastIndexOf(stages[stages.length - 1]!));
+  const recipe = readFileSync(path.join(ROOT, APP_RECIPE), 'utf8');
 
-  it('is multi-stage on node:24-slim; Go only builds sandbox-init, which the image ships and names', () => {
-    expect(stages.filter((s) => /^FROM node:24-slim\b/.test(s)).length).toBeGreaterThanOrEqual(2);
-    for (const s of stages) expect(s).toMatch(/^FROM (node:24-slim\b|golang:\S+ AS sandbox-init$)/);
-    expect(stages.at(-1)).toMatch(/^FROM node:24-slim/);
+  it("is multi-stage on node:24 slim of the local build's Debian release; Go only builds sandbox-init, which the image ships and names", () => {
+    const node = `node:24-${DEBIAN_SUITE}-slim`;
+    expect(stages.filter((s) => s.startsWith(`FROM ${node}`)).length).toBeGreaterThanOrEqual(2);
+    for (const s of stages) expect(s).toMatch(new RegExp(`^FROM (${node}\\b|golang:\\S+ AS sandbox-init$)`));
+    expect(stages.at(-1)).toBe(`FROM ${node}`);
     expect(dockerfile).toContain('COPY --from=sandbox-init /sandbox-init /usr/local/bin/sandbox-init');
     expect(dockerfile).toContain('DO_SANDBOX_INIT=/usr/local/bin/sandbox-init');
   });
 
   it('installs exactly the lock (as CI does), builds, bundles the workflows, and prunes dev dependencies', () => {
-    const runs = lines.filter((l) => l.startsWith('RUN ')).join('\n');
+    // The Dockerfile runs these through the shared recipe (image-contents.test.ts checks it does).
+    const runs = recipe;
     expect(runs).not.toContain('npm install');
     expect(readFileSync(path.join(ROOT, '.ci/run'), 'utf8')).toMatch(/^npm ci\b/m);
     const order = ['npm ci', 'npm run build', 'writeWorkflowBundle', 'npm prune --omit=dev'].map((s) =>
@@ -300,7 +304,7 @@ describe('Dockerfile', () => {
     ['DO_FASTPATH_WORKFLOW_BUNDLE', 'the sandbox workflows', 'sandbox'],
   ])('points %s at the bundle of %s the build writes', (name, _what, set) => {
     const workdir = finalStage.find((l) => l.startsWith('WORKDIR '))!.slice('WORKDIR '.length);
-    const writes = [...dockerfile.matchAll(/writeWorkflowBundle\('([^']+)'(?:, '(\w+)')?\)/g)];
+    const writes = [...recipe.matchAll(/writeWorkflowBundle\('([^']+)'(?:, '(\w+)')?\)/g)];
     const written = writes.find((m) => m[2] === set)?.[1];
     expect(written, `a writeWorkflowBundle for ${set ?? 'all'}`).toBeDefined();
     const env = new RegExp(`(?<![A-Z_])${name}=(\\S+)`).exec(finalStage.join('\n'))?.[1];
