@@ -19,7 +19,6 @@ const RUNTIME = [
   'test/integration/helm-*.test.ts',
   'test/integration/worker-*.test.ts',
   'test/integration/probes.test.ts',
-  'test/integration/project-image.test.ts',
 ];
 
 function integration(

@@ -11,6 +11,7 @@ import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { LocalStack } from '../../src/infra/stack.js';
 import { isAlive } from '../../src/infra/process.js';
+import { buildProjectImage, pushProjectImage } from '../../src/infra/project-image.js';
 import '../support/global-setup.js'; // the ProvidedContext declarations
 
 declare module 'vitest' {
@@ -27,13 +28,14 @@ export default async function setup(project: TestProject) {
   const stack = await LocalStack.start({ stateDir, mode: 'test', node: true });
   process.stderr.write(`[test] stack with a node ready in ${Date.now() - t0} ms (logs: ${stack.info.logsDir})\n`);
   project.provide('stack', stack.info);
-  // The project's image, as the chart installs it, from the stack's registry.
-  const layout = process.env.DO_TEST_PROJECT_LAYOUT!;
-  const tag = process.env.DO_TEST_PROJECT_TAG!;
-  const repository = `${stack.info.registry!.host}/durable-operators`;
-  spawnSync('skopeo', ['copy', '--dest-tls-verify=false', `oci:${layout}:${tag}`, `docker://${repository}:${tag}`], {
-    stdio: 'inherit',
-  });
+  // The project's image (built here, or the cache's for these sources), as the chart installs it.
+  const t1 = Date.now();
+  const image = await buildProjectImage({ log: (l) => process.stderr.write(`[image] ${l}\n`) });
+  const ref = await pushProjectImage(image, stack.info.registry!.host);
+  const [repository, tag] = [ref.slice(0, ref.lastIndexOf(':')), image.tag];
+  process.stderr.write(
+    `[test] project image ${ref} ${image.built ? 'built' : 'cached'}, pushed in ${Date.now() - t1} ms\n`,
+  );
   project.provide('projectImage', { repository, tag });
 
   return async () => {

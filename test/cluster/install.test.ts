@@ -15,9 +15,9 @@ import { SandboxPoolKind } from '../../src/api/sandbox.js';
 import { createEtcdClient } from '../../src/tenancy/etcd.js';
 import { TenantPublisher } from '../../src/tenancy/publisher.js';
 import { EmulatorAdmin, startCloudflareEmulator, type RunningEmulator } from '../emulators/cloudflare/index.js';
-import { REPO_ROOT, eventually, kube, stackInfo, uniq } from '../support/env.js';
+import { REPO_ROOT, eventually, kube, listWorkflows, stackInfo, uniq } from '../support/env.js';
 import { createTestCa } from '../support/tls-certs.js';
-import { helm, kubectl, node, podLogs } from '../support/cluster.js';
+import { copyImage, helm, kubectl, node } from '../support/cluster.js';
 
 const k = kube();
 const RELEASE = 'durable-operators';
@@ -288,6 +288,14 @@ describe('through the installed product', () => {
     expect(agents.length).toBe(1);
     expect(agents[0]!.spec?.nodeName).toBe(node().name);
 
+    await eventually(
+      'the sandbox Running',
+      async () => {
+        const res = await fetch(`${base}/namespaces/${POOL_NS}/sandboxes/${name}`, { headers });
+        return res.ok && ((await res.json()) as { phase?: string }).phase === 'Running';
+      },
+      { timeoutMs: 120_000, intervalMs: 1000 },
+    );
     const exec = await fetch(`${base}/namespaces/${POOL_NS}/sandboxes/${name}/exec`, {
       method: 'POST',
       headers,
@@ -342,16 +350,163 @@ describe('through the installed product', () => {
   });
 });
 
+/** An ObjectKeeper whose TTL runs out `ttl` from now: its workflow waits on a timer, then deletes it. */
+async function keeperExpiringIn(ttl: string): Promise<string> {
+  const name = uniq('keeper');
+  await k.create({
+    apiVersion: 'deckhouse.io/v1alpha1',
+    kind: 'ObjectKeeper',
+    metadata: { name },
+    spec: { mode: 'TTL', ttl },
+  });
+  return name;
+}
+
+async function keeperGone(name: string, timeoutMs = 180_000): Promise<void> {
+  await eventually(
+    `ObjectKeeper ${name} gone after its TTL`,
+    async () => !(await k.get({ apiVersion: 'deckhouse.io/v1alpha1', kind: 'ObjectKeeper', name })),
+    { timeoutMs, intervalMs: 1000 },
+  );
+}
+
+async function rolePods(role: string) {
+  return (
+    await k.core.listNamespacedPod({ namespace: NS, labelSelector: `app.kubernetes.io/component=${role}` })
+  ).items.filter((p) => !p.metadata?.deletionTimestamp);
+}
+
+const readyPods = async (role: string) =>
+  (await rolePods(role)).filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+
+describe('disruptions', () => {
+  it('deleting the worker Pod mid-operation loses nothing: the operation completes on its replacement', async () => {
+    const [before] = await readyPods('worker');
+    const name = await keeperExpiringIn('20s');
+    // Its workflow is running (waiting on its TTL timer) when the only worker goes.
+    await eventually(
+      'the keeper’s workflow started',
+      async () => (await listWorkflows(`WorkflowId STARTS_WITH "objectkeeper/${name}/"`)).length > 0,
+    );
+    await k.core.deleteNamespacedPod({ namespace: NS, name: before!.metadata!.name! });
+    await keeperGone(name);
+    const [after] = await readyPods('worker');
+    expect(after?.metadata?.name).not.toBe(before!.metadata!.name);
+  });
+
+  it('kubectl drain respects the admission webhook’s disruption budget: one replica always serves', async () => {
+    expect((await readyPods('admission')).length).toBe(2);
+    const drain = await kubectl(
+      [
+        'drain',
+        node().name,
+        '--ignore-daemonsets',
+        '--delete-emptydir-data',
+        '--pod-selector',
+        'app.kubernetes.io/component=admission',
+        '--timeout=40s',
+      ],
+      { timeoutMs: 120_000 },
+    );
+    try {
+      // The first eviction goes through; the second would leave no webhook (its replacement cannot
+      // be scheduled on the cordoned node), so the apiserver refuses it and the drain times out.
+      expect(drain.code).not.toBe(0);
+      expect(drain.out).toMatch(/disruption budget/);
+      expect((await readyPods('admission')).length).toBe(1);
+      // The webhook still admits (fail closed: without a replica every capture request is refused).
+      const ns = uniq('drained');
+      await k.core.createNamespace({ body: { metadata: { name: ns } } });
+      await k.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'c' }, data: { a: '1' } } });
+      await k.create({
+        apiVersion: 'state-snapshotter.deckhouse.io/v1alpha1',
+        kind: 'ManifestCaptureRequest',
+        metadata: { name: uniq('req'), namespace: ns },
+        spec: { targets: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'c' }] },
+      });
+    } finally {
+      await kubectl(['uncordon', node().name]);
+    }
+    await eventually('both webhook replicas Ready again', async () => (await readyPods('admission')).length === 2, {
+      timeoutMs: 180_000,
+      intervalMs: 1000,
+    });
+  });
+});
+
+describe('helm upgrade', () => {
+  it('to a new image tag rolls every role with no operation failed or lost', async () => {
+    const image = inject('projectImage');
+    const tag = `${image.tag}-next`;
+    await copyImage(`${image.repository}:${image.tag}`, `${image.repository}:${tag}`);
+    const before = new Map(
+      await Promise.all(ROLES.map(async (r) => [r, (await rolePods(r)).map((p) => p.metadata!.name!)] as const)),
+    );
+    const since = new Date().toISOString();
+    // Operations in flight across the rollout: keepers expiring before, during and after it.
+    const keepers = await Promise.all(['10s', '20s', '30s', '45s'].map(keeperExpiringIn));
+    await helm([
+      'upgrade',
+      RELEASE,
+      'charts/durable-operators',
+      '-n',
+      NS,
+      '-f',
+      valuesFile,
+      '--set',
+      `image.tag=${tag}`,
+      '--wait',
+      '--timeout',
+      '8m',
+    ]);
+    for (const role of ROLES) {
+      const pods = await rolePods(role);
+      expect(
+        pods.every((p) => p.spec?.containers[0]?.image?.endsWith(`:${tag}`)),
+        `${role} on ${tag}`,
+      ).toBe(true);
+      expect(
+        pods.some((p) => before.get(role)!.includes(p.metadata!.name!)),
+        `${role} rolled`,
+      ).toBe(false);
+    }
+    for (const name of keepers) await keeperGone(name);
+    const failed = await listWorkflows(
+      `ExecutionStatus IN ("Failed", "TimedOut", "Terminated") AND StartTime > "${since}"`,
+    );
+    expect(failed).toEqual([]);
+  });
+});
+
 describe('helm uninstall', () => {
   it('leaves no object stuck on a finalizer', async () => {
     // As docs/helm.md says: sandboxes, pools and Cloudflare sources first, while the roles still run.
-    await kubectl(['delete', 'sandboxpools.sandbox.fast.io', '--all', '-n', POOL_NS, '--wait', '--timeout=180s']);
+    await kubectl(['delete', 'sandboxes.sandbox.fast.io', '--all', '-A', '--wait', '--timeout=180s']);
+    await kubectl(['delete', 'sandboxpools.sandbox.fast.io', '--all', '-A', '--wait', '--timeout=180s']);
     await kubectl(['delete', 'virtualnetworks.networking.cloudflare-operator.io', '--all', '--wait', '--timeout=180s']);
     await helm(['uninstall', RELEASE, '-n', NS, '--wait', '--timeout', '5m']);
-    const stuck = await kubectl(['get', 'sandboxpools,sandboxes,virtualnetworks,objectkeepers', '-A', '-o', 'name']);
-    expect(stuck.out.trim()).toBe('');
-    const left = (await k.core.listNamespacedPod({ namespace: NS })).items.map((p) => p.metadata?.name);
-    expect(left).toEqual([]);
-    void podLogs;
+    // Nothing is left terminating behind a finalizer no role is there to remove any more.
+    const kinds = 'sandboxpools,sandboxes,virtualnetworks,cloudflarecredentials,objectkeepers,manifestcapturerequests';
+    const listed = await kubectl(['get', kinds, '-A', '-o', 'json']);
+    const items = (
+      JSON.parse(listed.out) as {
+        items: { kind: string; metadata: { name: string; deletionTimestamp?: string; finalizers?: string[] } }[];
+      }
+    ).items;
+    expect(
+      items
+        .filter((o) => o.metadata.deletionTimestamp)
+        .map((o) => `${o.kind}/${o.metadata.name} ${o.metadata.finalizers}`),
+    ).toEqual([]);
+    expect(items.filter((o) => o.kind === 'SandboxPool' || o.kind === 'Sandbox')).toEqual([]);
+    // The roles' Pods end (their Deployments went with the release; the garbage collector takes the rest).
+    await eventually(
+      'no Pod of the release left',
+      async () => (await k.core.listNamespacedPod({ namespace: NS })).items.length === 0,
+      {
+        timeoutMs: 180_000,
+        intervalMs: 1000,
+      },
+    );
   });
 });

@@ -97,3 +97,14 @@ export async function kubectl(
     return { code: typeof e.code === 'number' ? e.code : 1, out: `${e.stdout ?? ''}${e.stderr ?? ''}` };
   }
 }
+
+/** Copies an image within the stack's registry under another name (skopeo): a new tag the chart rolls to. */
+export async function copyImage(from: string, to: string): Promise<void> {
+  await run(
+    'skopeo',
+    ['copy', '--src-tls-verify=false', '--dest-tls-verify=false', `docker://${from}`, `docker://${to}`],
+    {
+      maxBuffer: 16 << 20,
+    },
+  );
+}
