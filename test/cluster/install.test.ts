@@ -6,7 +6,7 @@
  * role runs on the host), and `helm uninstall`. Temporal and the Cloudflare emulator stay host
  * processes, on the node's address.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import Cloudflare from 'cloudflare';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -16,12 +16,10 @@ import { createEtcdClient } from '../../src/tenancy/etcd.js';
 import { TenantPublisher } from '../../src/tenancy/publisher.js';
 import { EmulatorAdmin, startCloudflareEmulator, type RunningEmulator } from '../emulators/cloudflare/index.js';
 import { REPO_ROOT, eventually, kube, listWorkflows, stackInfo, uniq } from '../support/env.js';
-import { createTestCa } from '../support/tls-certs.js';
-import { copyImage, helm, kubectl, node } from '../support/cluster.js';
+import { RELEASE, RELEASE_NAMESPACE as NS, agentTemplate, helm, installRelease } from '../../src/infra/in-cluster.js';
+import { copyImage, kubectl, node } from '../support/cluster.js';
 
 const k = kube();
-const RELEASE = 'durable-operators';
-const NS = 'durable-operators';
 const POOL_NS = 'sandboxes';
 const POOL = 'agents';
 const TENANT = 7100 + Math.floor(Math.random() * 1000);
@@ -33,92 +31,10 @@ const ROLES = ['worker', 'watcher', 'fastpath', 'admission'] as const;
 let emulator: RunningEmulator;
 let valuesFile: string;
 
-/** The values a platform team writes for this cluster: its registry, Temporal, tenant etcd, no cert-manager. */
-async function values(image: { repository: string; tag: string }, caBundle: string) {
-  const info = stackInfo();
-  const n = node();
-  const port = (address: string) => address.slice(address.lastIndexOf(':') + 1);
-  return {
-    image: { repository: image.repository, tag: image.tag, pullPolicy: 'IfNotPresent' },
-    temporal: { address: n.temporalAddress, namespace: info.temporal.namespace },
-    worker: { replicas: 1, env: { CLOUDFLARE_API_BASE_URL: emulator.baseURL, DO_REQUEST_TTL: '1h' } },
-    watcher: { replicas: 1 },
-    fastpath: {
-      replicas: 1,
-      tenantEtcd: `http://${n.address}:${port(info.tenantEtcd.endpoint)}`,
-      tenantPrefix: TENANT_PREFIX,
-      agentPodNamespaces: [POOL_NS],
-    },
-    admission: { replicas: 2, certManager: false, caBundle },
-  };
-}
-
-/** The agent Pod of the pool: deploy/examples/sandbox-pool.yaml's, with this node's containerd paths. */
-function agentTemplate(image: string) {
-  const c = stackInfo().containerd!;
-  const ioDir = '/run/fast-sandbox-cluster-test';
-  return {
-    metadata: { labels: { app: 'sandbox-agent', 'fast-sandbox.io/pool': POOL } },
-    spec: {
-      automountServiceAccountToken: false,
-      terminationGracePeriodSeconds: 10,
-      containers: [
-        {
-          name: 'agent',
-          image,
-          args: ['agent', '--containerd-socket', c.socket, '--runtime-root', c.runcRoot, '--io-dir', ioDir],
-          ports: [{ name: 'agent', containerPort: 5758 }],
-          env: [
-            { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-            { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
-            { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
-            { name: 'HOST_IP', valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } },
-          ],
-          securityContext: { runAsUser: 0, privileged: true, readOnlyRootFilesystem: true },
-          volumeMounts: [
-            { name: 'containerd-socket', mountPath: c.socket },
-            { name: 'sandbox-io', mountPath: ioDir },
-            { name: 'netns', mountPath: '/run/netns', mountPropagation: 'Bidirectional' },
-            { name: 'run', mountPath: '/run/durable-operators' },
-            { name: 'tmp', mountPath: '/tmp' },
-          ],
-        },
-      ],
-      volumes: [
-        { name: 'containerd-socket', hostPath: { path: c.socket, type: 'Socket' } },
-        { name: 'sandbox-io', hostPath: { path: ioDir, type: 'DirectoryOrCreate' } },
-        { name: 'netns', hostPath: { path: '/run/netns', type: 'DirectoryOrCreate' } },
-        { name: 'run', emptyDir: {} },
-        { name: 'tmp', emptyDir: {} },
-      ],
-    },
-  };
-}
-
 beforeAll(async () => {
-  const image = inject('projectImage');
   emulator = await startCloudflareEmulator({ tokens: [{ token: CF_TOKEN }], host: node().address });
   await new EmulatorAdmin(emulator.url, emulator.adminToken).seed({ accounts: [{ id: CF_ACCOUNT, name: 'cluster' }] });
 
-  await k.core.createNamespace({ body: { metadata: { name: NS } } });
-  await k.core.createNamespace({ body: { metadata: { name: POOL_NS } } });
-  // The webhook's serving certificate, as a team without cert-manager makes it.
-  const ca = await createTestCa('cluster-admission');
-  const leaf = await ca.issue('durable-operators-admission', {
-    server: [`durable-operators-admission.${NS}.svc`, `durable-operators-admission.${NS}.svc.cluster.local`],
-  });
-  await k.core.createNamespacedSecret({
-    namespace: NS,
-    body: {
-      metadata: { name: 'durable-operators-admission-tls' },
-      type: 'kubernetes.io/tls',
-      stringData: { 'tls.crt': leaf.cert, 'tls.key': leaf.key },
-    },
-  });
-  await k.core.createNamespacedSecret({
-    namespace: NS,
-    body: { metadata: { name: 'sandbox-agent-token' }, stringData: { token: `key-${uniq('k')}` } },
-  });
   // The tenant the sandbox test acts as.
   const etcd = createEtcdClient(stackInfo().tenantEtcd.endpoint);
   await new TenantPublisher(etcd, TENANT_PREFIX).putTenant({
@@ -129,9 +45,6 @@ beforeAll(async () => {
     sandbox: { namespaces: [POOL_NS], pools: [POOL] },
   });
   etcd.close();
-
-  valuesFile = path.join(stackInfo().stateDir, 'cluster-values.json');
-  await writeFile(valuesFile, JSON.stringify(await values(image, Buffer.from(ca.cert).toString('base64'))));
 }, 600_000);
 
 afterAll(async () => {
@@ -140,18 +53,12 @@ afterAll(async () => {
 
 describe('helm install', () => {
   it('every role runs as Pods under the kubelet, Ready, each under its own ServiceAccount', async () => {
-    await helm([
-      'install',
-      RELEASE,
-      'charts/durable-operators',
-      '-n',
-      NS,
-      '-f',
-      valuesFile,
-      '--wait',
-      '--timeout',
-      '8m',
-    ]);
+    valuesFile = await installRelease(stackInfo(), k, {
+      image: inject('projectImage'),
+      poolNamespaces: [POOL_NS],
+      cloudflareBaseUrl: emulator.baseURL,
+      tenantPrefix: TENANT_PREFIX,
+    });
     const pods = (await k.core.listNamespacedPod({ namespace: NS })).items;
     for (const role of ROLES) {
       const mine = pods.filter((p) => p.metadata?.labels?.['app.kubernetes.io/component'] === role);
@@ -253,7 +160,7 @@ describe('through the installed product', () => {
       spec: {
         capacity: { poolMin: 1, poolMax: 1, bufferMin: 0, bufferMax: 10 },
         maxSandboxesPerPod: 3,
-        agentTemplate: agentTemplate(`${image.repository}:${image.tag}`),
+        agentTemplate: agentTemplate(stackInfo(), `${image.repository}:${image.tag}`, POOL),
       },
     });
     const svc = await k.core.readNamespacedService({ name: 'durable-operators-fastpath', namespace: NS });
@@ -445,7 +352,7 @@ describe('helm upgrade', () => {
     const since = new Date().toISOString();
     // Operations in flight across the rollout: keepers expiring before, during and after it.
     const keepers = await Promise.all(['10s', '20s', '30s', '45s'].map(keeperExpiringIn));
-    await helm([
+    await helm(stackInfo(), [
       'upgrade',
       RELEASE,
       'charts/durable-operators',
@@ -484,7 +391,7 @@ describe('helm uninstall', () => {
     await kubectl(['delete', 'sandboxes.sandbox.fast.io', '--all', '-A', '--wait', '--timeout=180s']);
     await kubectl(['delete', 'sandboxpools.sandbox.fast.io', '--all', '-A', '--wait', '--timeout=180s']);
     await kubectl(['delete', 'virtualnetworks.networking.cloudflare-operator.io', '--all', '--wait', '--timeout=180s']);
-    await helm(['uninstall', RELEASE, '-n', NS, '--wait', '--timeout', '5m']);
+    await helm(stackInfo(), ['uninstall', RELEASE, '-n', NS, '--wait', '--timeout', '5m']);
     // Nothing is left terminating behind a finalizer no role is there to remove any more.
     const kinds = 'sandboxpools,sandboxes,virtualnetworks,cloudflarecredentials,objectkeepers,manifestcapturerequests';
     const listed = await kubectl(['get', kinds, '-A', '-o', 'json']);

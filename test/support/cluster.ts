@@ -8,8 +8,7 @@ import path from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { ensureBinary } from '../../src/infra/binaries.js';
-import { REPO_ROOT, eventually, kube, stackInfo } from './env.js';
+import { eventually, kube, stackInfo } from './env.js';
 
 const run = promisify(execFile);
 
@@ -63,22 +62,6 @@ export function busyboxImage(): string {
   const r = stackInfo().registry;
   if (!r) throw new Error('the stack has no registry');
   return r.images.busybox;
-}
-
-/** The real helm (built from its Go module and cached like the stack's binaries), in the checkout, on the stack's cluster. */
-export async function helm(args: string[], opts: { timeoutMs?: number } = {}): Promise<string> {
-  const bin = (await ensureBinary('helm')).path;
-  try {
-    const { stdout } = await run(bin, [...args, '--kubeconfig', stackInfo().kubeconfig], {
-      cwd: REPO_ROOT,
-      timeout: opts.timeoutMs ?? 600_000,
-      maxBuffer: 64 << 20,
-    });
-    return stdout;
-  } catch (err) {
-    const e = err as { stderr?: string; message: string };
-    throw new Error(`helm ${args.join(' ')}: ${e.stderr || e.message}`);
-  }
 }
 
 /** kubectl (Debian's) on the stack's cluster: what a platform engineer types. */
