@@ -15,6 +15,8 @@ import { AGENT_APP_LABEL, AGENT_APP_VALUE, AGENT_POOL_LABEL, SandboxPoolKind } f
 import { AgentFleet } from '../infra/agent-fleet.js';
 import { PoolKubelets } from '../infra/pool-kubelets.js';
 import { LocalStack, localTemporalEnv } from '../infra/stack.js';
+import { RELEASE, RELEASE_NAMESPACE, agentTemplate, installRelease } from '../infra/in-cluster.js';
+import { buildProjectImage, pushProjectImage } from '../infra/project-image.js';
 import { ManagedProcess, getFreePort, isPortFree, waitUntilReady } from '../infra/process.js';
 import { KubeClient } from '../kube/client.js';
 import { DEFAULT_CODEC_SERVER_PORT } from './codec-server.js';
@@ -59,6 +61,8 @@ async function startCloudflareEmulatorProcess(
   opts: DevOptions,
   info: { logsDir: string; kubeconfig: string },
   env: NodeJS.ProcessEnv,
+  /** Where it listens: loopback, or the node's address when the worker is a Pod. */
+  host = '127.0.0.1',
 ): Promise<{ process: ManagedProcess; baseURL: string; token: string; tokenFile: string }> {
   const { token, file: tokenFile } = await stateSecret(opts.stateDir, 'cloudflare-token');
   const port = await portOr(DEFAULT_CF_EMULATOR_PORT);
@@ -79,6 +83,8 @@ async function startCloudflareEmulatorProcess(
       CF_EMULATOR_MAIN,
       '--port',
       String(port),
+      '--host',
+      host,
       '--tokens-file',
       tokenFile,
       '--seed',
@@ -87,7 +93,7 @@ async function startCloudflareEmulatorProcess(
     env,
     logFile: path.join(info.logsDir, 'cloudflare-emulator.log'),
   });
-  const baseURL = `http://127.0.0.1:${port}/client/v4`;
+  const baseURL = `http://${host}:${port}/client/v4`;
   await waitUntilReady(
     'cloudflare emulator',
     async () => (await fetch(`${baseURL}/user/tokens/verify`, { headers: { authorization: `Bearer ${token}` } })).ok,
@@ -175,9 +181,12 @@ export interface DevOptions {
   fastpath?: boolean;
   /** The Cloudflare API emulator, with credentials for the operator. */
   cloudflare?: boolean;
+  /** The roles as Pods of the stack's own node, installed by helm from the image built here. */
+  inCluster?: boolean;
 }
 
 export async function runDev(opts: DevOptions): Promise<void> {
+  if (opts.inCluster) return runDevInCluster(opts);
   const codec = await devPayloadEncryption(opts.stateDir);
   const stack = await LocalStack.start({ stateDir: opts.stateDir, mode: 'dev', uiCodecEndpoint: codec.uiEndpoint });
   const { info } = stack;
@@ -375,4 +384,71 @@ export async function runDev(opts: DevOptions): Promise<void> {
   console.log('stopping the local stack…');
   await stack.stop();
   console.log('stopped.');
+}
+
+/**
+ * `dev --in-cluster`: the stack with a real node, the project's image built here and pushed to
+ * the stack's registry, and the chart installed by helm — worker, watcher, fast path and webhook
+ * as Pods, the default pool's agents as Pods the kubelet runs. Temporal and the Cloudflare
+ * emulator stay host processes, on the node's address.
+ */
+async function runDevInCluster(opts: DevOptions): Promise<void> {
+  const t0 = Date.now();
+  const log = (l: string) => process.stderr.write(`[dev] ${l} (${Date.now() - t0} ms)\n`);
+  const stack = await LocalStack.start({ stateDir: opts.stateDir, mode: 'dev', node: true });
+  const { info } = stack;
+  const children: ManagedProcess[] = [];
+  try {
+    const image = await buildProjectImage({ log });
+    const ref = await pushProjectImage(image, info.registry!.host);
+    log(`image ${ref} ${image.built ? 'built' : 'from the cache'}`);
+    const { token: demoApiKey } = await stateSecret(opts.stateDir, 'demo-api-key');
+    await seedDemoTenant(info.tenantEtcd.endpoint, { apiKey: demoApiKey });
+    const cloudflare =
+      opts.cloudflare !== false
+        ? await startCloudflareEmulatorProcess(opts, info, process.env, info.node!.address)
+        : undefined;
+    if (cloudflare) children.push(cloudflare.process);
+    const kube = KubeClient.fromKubeconfig(info.kubeconfig);
+    const release = { repository: ref.slice(0, ref.lastIndexOf(':')), tag: image.tag };
+    await installRelease(info, kube, {
+      image: release,
+      poolNamespaces: ['default'],
+      ...(cloudflare && { cloudflareBaseUrl: cloudflare.baseURL }),
+    });
+    log('release installed: every role Ready');
+    await kube.apply({
+      apiVersion: SandboxPoolKind.apiVersion,
+      kind: SandboxPoolKind.kind,
+      metadata: { name: DEV_POOL, namespace: 'default' },
+      spec: {
+        capacity: { poolMin: DEV_AGENTS, poolMax: DEV_AGENTS, bufferMin: 0, bufferMax: DEV_AGENT_CAPACITY },
+        maxSandboxesPerPod: DEV_AGENT_CAPACITY,
+        agentTemplate: agentTemplate(info, `${release.repository}:${release.tag}`, DEV_POOL),
+      },
+    });
+    const rel = (p: string) => path.relative(process.cwd(), p) || '.';
+    process.stdout.write(
+      [
+        '',
+        `durable-operators installed in the local cluster (${Math.round((Date.now() - t0) / 1000)} s): every role a Pod of node ${info.node!.name}`,
+        `  kubeconfig        ${rel(info.kubeconfig)}  (kubectl -n ${RELEASE_NAMESPACE} get pods)`,
+        `  release           helm -n ${RELEASE_NAMESPACE} status ${RELEASE}  (image ${ref})`,
+        `  Temporal UI       ${info.temporal.uiUrl ?? '(headless)'}   gRPC ${info.temporal.address}`,
+        `  sandbox pool      default/${DEV_POOL}: ${DEV_AGENTS} agent Pods (kubectl get pods -l fast-sandbox.io/pool=${DEV_POOL})`,
+        `  demo tenant       ${DEMO_TENANT.id}, API key in ${rel(path.join(opts.stateDir, 'demo-api-key'))}`,
+        ...(cloudflare
+          ? [`  Cloudflare API    ${cloudflare.baseURL}  (the emulator; token in ${rel(cloudflare.tokenFile)})`]
+          : []),
+        `  Pod logs          ${rel(info.node!.podLogsDir)}/`,
+        '',
+        'Ctrl-C stops everything.',
+        '',
+      ].join('\n'),
+    );
+    await untilShutdownSignal();
+  } finally {
+    await Promise.allSettled(children.map((c) => c.stop()));
+    await stack.stop();
+  }
 }

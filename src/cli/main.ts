@@ -171,7 +171,7 @@ program
     },
   );
 
-program
+const devCommand = program
   .command('dev')
   .description(
     'Start the real local stack (etcd, kube-apiserver, controller-manager, Temporal + UI) plus worker, watcher, the sandbox fast path with a pool of agents, and the Cloudflare API emulator.',
@@ -181,10 +181,29 @@ program
   .option('--no-watcher', 'do not start the watcher')
   .option('--no-fastpath', 'do not start the sandbox fast path and its default pool of agents')
   .option('--no-cloudflare', 'do not start the Cloudflare API emulator')
+  .option(
+    '--in-cluster',
+    'the roles as Pods of a real node in the stack, installed by helm from the image built here (root; state in .state/dev-cluster)',
+  )
   .action(
-    async (flags: { stateDir: string; worker: boolean; watcher: boolean; fastpath: boolean; cloudflare: boolean }) => {
+    async (flags: {
+      stateDir: string;
+      worker: boolean;
+      watcher: boolean;
+      fastpath: boolean;
+      cloudflare: boolean;
+      inCluster?: boolean;
+    }) => {
+      const inCluster = flags.inCluster === true;
       await runDev({
-        stateDir: path.resolve(flags.stateDir),
+        inCluster,
+        // Its own state unless one is named: a node's apiserver serves on another address, and its
+        // agents are Pods the kubelet runs rather than dev's processes.
+        stateDir: path.resolve(
+          inCluster && devCommand.getOptionValueSource('stateDir') === 'default'
+            ? '.state/dev-cluster'
+            : flags.stateDir,
+        ),
         worker: flags.worker,
         watcher: flags.watcher,
         fastpath: flags.fastpath,
