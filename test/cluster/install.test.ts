@@ -77,9 +77,23 @@ async function leastPrivilegeTable(): Promise<
   { account: string; verb: string; resource: string; ns: string; may: boolean }[]
 > {
   const doc = await readFile(path.join(REPO_ROOT, 'docs/operations.md'), 'utf8');
-  return [
-    ...doc.matchAll(/^\s*\| (durable-operators-[a-z]+) \| (\S+) \| (\S+) \| (\S+|\(cluster\)) \| (yes|no) \|$/gm),
-  ].map((m) => ({ account: m[1]!, verb: m[2]!, resource: m[3]!, ns: m[4]!, may: m[5] === 'yes' }));
+  return doc
+    .split('\n')
+    .map((line) =>
+      line
+        .trim()
+        .split('|')
+        .slice(1, -1)
+        .map((cell) => cell.trim()),
+    )
+    .filter((cells) => cells.length === 5 && cells[0]!.startsWith('durable-operators-'))
+    .map(([account, verb, resource, ns, may]) => ({
+      account: account!,
+      verb: verb!,
+      resource: resource!,
+      ns: ns!,
+      may: may === 'yes',
+    }));
 }
 
 describe('least privilege', () => {
