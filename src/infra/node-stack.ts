@@ -6,11 +6,12 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureBinary, type ProgressLog } from './binaries.js';
+import { startTimeOf } from './ledger.js';
 import { ensurePauseImage } from './pause-image.js';
 import type { NODE_BINARIES } from './versions.js';
 import type { Component } from './components.js';
@@ -77,6 +78,7 @@ export async function prepareNode(
 ): Promise<NodePrep | undefined> {
   if (existsSync(path.join(dir, NODE_RECORD_FILE))) await cleanupNode(dir);
   if (!wanted) return undefined;
+  await claimNodeHost(stackDir);
   const network = chooseNodeNetwork(stackDir);
   const ipamDir = path.join(dir, 'cni-ipam');
   await writeNodeRecord(dir, {
@@ -208,6 +210,35 @@ export class LocalNode {
   async cleanup(): Promise<void> {
     await cleanupNode(this.dir);
   }
+}
+
+/** Which stack runs this host's node (kube-proxy's nftables table and the kubelet's ports are host-wide). */
+const NODE_OWNER_FILE = '/run/durable-operators/node-owner.json';
+
+interface NodeOwner {
+  stackDir: string;
+  pid: number;
+  startTime: string;
+}
+
+/** Another live stack's node, or nothing: a stale claim (its owner gone) or our own is no conflict. */
+export function otherNodeOwner(claim: NodeOwner | undefined, stackDir: string, alive: (o: NodeOwner) => boolean) {
+  return claim && claim.stackDir !== stackDir && alive(claim) ? claim : undefined;
+}
+
+/** Claims the host's one node for this stack, or says which stack holds it. */
+async function claimNodeHost(stackDir: string): Promise<void> {
+  const claim = existsSync(NODE_OWNER_FILE)
+    ? (JSON.parse(await readFile(NODE_OWNER_FILE, 'utf8')) as NodeOwner)
+    : undefined;
+  const other = otherNodeOwner(claim, stackDir, (o) => startTimeOf(o.pid) === o.startTime);
+  if (other)
+    throw new Error(
+      `the stack in ${other.stackDir} (pid ${other.pid}) runs this host's node: one node per host (kube-proxy's table and the kubelet are host-wide); stop it first`,
+    );
+  await mkdir(path.dirname(NODE_OWNER_FILE), { recursive: true });
+  const mine: NodeOwner = { stackDir, pid: process.pid, startTime: startTimeOf(process.pid)! };
+  await writeFile(NODE_OWNER_FILE, JSON.stringify(mine));
 }
 
 /** The node's binaries and the pause image, from the cache or built (binaries.ts, pause-image.ts). */

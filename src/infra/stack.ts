@@ -197,7 +197,7 @@ export class LocalStack {
     if (tools) recordContainerd(ledgerFile, containerdDir);
     const nodeDir = path.join(stateDir, 'node');
     // An earlier node's leftovers (mounts, bridge, tables, cgroups) go; with a node, its bridge comes first.
-    const nodePrep = await prepareNode(nodeDir, stateDir, opts.node === true);
+    const nodePrep = await prepareNode(nodeDir, stateDir, opts.node === true, nodeBins?.pause.reference);
     if (nodePrep) recordNode(ledgerFile, nodeDir);
     const nodeAddress = nodePrep?.network.gateway;
     try {

@@ -16,6 +16,7 @@ import {
   renderKubeProxyConfig,
   renderKubeletConfig,
 } from '../../src/infra/node.js';
+import { otherNodeOwner } from '../../src/infra/node-stack.js';
 
 describe('chooseNodeNetwork', () => {
   it('takes the first 10.244.N.0/24 no route of the host covers, and a bridge named by the stack’s directory', () => {
@@ -137,4 +138,12 @@ it('CoreDNS answers on the node’s address; the kube-dns Service forwards port 
   expect(svc.spec.clusterIP).toBe(CLUSTER_DNS_IP);
   expect(svc.spec.ports.every((p) => p.port === 53 && p.targetPort === 10053)).toBe(true);
   expect(slice.endpoints[0]!.addresses).toEqual([net.gateway]);
+});
+
+it('one node per host: another live stack’s claim refuses, a stale one or our own does not', () => {
+  const claim = { stackDir: '/a', pid: 42, startTime: '7' };
+  expect(otherNodeOwner(claim, '/b', () => true)).toEqual(claim);
+  expect(otherNodeOwner(claim, '/b', () => false)).toBeUndefined();
+  expect(otherNodeOwner(claim, '/a', () => true)).toBeUndefined();
+  expect(otherNodeOwner(undefined, '/b', () => true)).toBeUndefined();
 });
