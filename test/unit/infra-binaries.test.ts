@@ -26,9 +26,15 @@ import {
 } from '../../src/infra/versions.js';
 
 describe('node binaries', () => {
-  it('are named by their own variables and pinned with the apiserver (kubelet, kube-proxy) or CoreDNS', () => {
-    expect(NODE_BINARIES).toEqual(['kubelet', 'kube-proxy', 'coredns']);
-    expect(NODE_BINARIES.map(envVarOf)).toEqual(['DO_KUBELET_BIN', 'DO_KUBE_PROXY_BIN', 'DO_COREDNS_BIN']);
+  it('are named by their own variables and pinned with the apiserver (kubelet, kube-proxy, kube-scheduler) or CoreDNS', () => {
+    expect(NODE_BINARIES).toEqual(['kubelet', 'kube-proxy', 'kube-scheduler', 'coredns']);
+    expect(NODE_BINARIES.map(envVarOf)).toEqual([
+      'DO_KUBELET_BIN',
+      'DO_KUBE_PROXY_BIN',
+      'DO_KUBE_SCHEDULER_BIN',
+      'DO_COREDNS_BIN',
+    ]);
+    expect(versionOf('kube-scheduler')).toBe(INFRA_VERSIONS.kubernetes);
     expect(versionOf('kubelet')).toBe(versionOf('kube-apiserver'));
     expect(versionOf('kube-proxy')).toBe(INFRA_VERSIONS.kubernetes);
     expect(versionOf('coredns')).toBe(INFRA_VERSIONS.coredns);
@@ -49,8 +55,10 @@ describe('which Kubernetes binaries one build makes', () => {
     expect(kubernetesBuildTargets('kubelet', cachedOnly('kube-apiserver', 'kube-controller-manager'))).toEqual([
       'kubelet',
       'kube-proxy',
+      'kube-scheduler',
     ]);
-    expect(kubernetesBuildTargets('kube-proxy', cachedOnly('kubelet'))).toEqual(['kube-proxy']);
+    expect(kubernetesBuildTargets('kube-proxy', cachedOnly('kubelet'))).toEqual(['kube-proxy', 'kube-scheduler']);
+    expect(kubernetesBuildTargets('kube-scheduler', cachedOnly('kubelet', 'kube-proxy'))).toEqual(['kube-scheduler']);
   });
 
   it('the control plane without the node binaries', () => {
