@@ -69,10 +69,14 @@ export function releaseValues(stack: StackInfo, o: ReleaseOptions, admissionCaBu
  * containerd (its socket by hostPath at the same path, its runc state root) instead of the node's
  * default one.
  */
-export function agentTemplate(stack: StackInfo, image: string, pool: string): object {
+export function agentTemplate(stack: StackInfo, image: string, pool: string, opts: { gvisor?: boolean } = {}): object {
   const c = stack.containerd;
   if (!c) throw new Error('the stack runs no containerd: agent Pods need one');
   const ioDir = `/run/fast-sandbox-${path.basename(stack.stateDir)}`;
+  // For runtimeType gvisor: the node's runsc (the stack's wrapper with this host's flags), at the
+  // same path in the Pod as on the node, where the runc shim runs it.
+  const runsc = opts.gvisor ? c.runscBinary : undefined;
+  if (opts.gvisor && !runsc) throw new Error('the stack has no runsc: a gVisor pool needs it on the node');
   return {
     metadata: { labels: { app: 'sandbox-agent', 'fast-sandbox.io/pool': pool } },
     spec: {
@@ -89,6 +93,7 @@ export function agentTemplate(stack: StackInfo, image: string, pool: string): ob
             { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
             { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
             { name: 'HOST_IP', valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } },
+            ...(runsc ? [{ name: 'RUNSC_BINARY', value: runsc }] : []),
           ],
           securityContext: { runAsUser: 0, privileged: true, readOnlyRootFilesystem: true },
           volumeMounts: [
@@ -97,6 +102,7 @@ export function agentTemplate(stack: StackInfo, image: string, pool: string): ob
             { name: 'netns', mountPath: '/run/netns', mountPropagation: 'Bidirectional' },
             { name: 'run', mountPath: '/run/durable-operators' },
             { name: 'tmp', mountPath: '/tmp' },
+            ...(runsc ? [{ name: 'runsc', mountPath: runsc, readOnly: true }] : []),
           ],
         },
       ],
@@ -106,6 +112,7 @@ export function agentTemplate(stack: StackInfo, image: string, pool: string): ob
         { name: 'netns', hostPath: { path: '/run/netns', type: 'DirectoryOrCreate' } },
         { name: 'run', emptyDir: {} },
         { name: 'tmp', emptyDir: {} },
+        ...(runsc ? [{ name: 'runsc', hostPath: { path: runsc, type: 'File' } }] : []),
       ],
     },
   };

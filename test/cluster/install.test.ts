@@ -29,6 +29,14 @@ const CF_ACCOUNT = 'a'.repeat(32);
 const ROLES = ['worker', 'watcher', 'fastpath', 'admission'] as const;
 
 let emulator: RunningEmulator;
+let fastPathHttp: string | undefined;
+const tenantHeaders = { 'content-type': 'application/json', 'X-Tenant-ID': String(TENANT) };
+
+/** The fast path's HTTP face through its Service's cluster IP (kube-proxy on this host). */
+function fastPathBase(): string {
+  if (!fastPathHttp) throw new Error('the release is not installed');
+  return fastPathHttp;
+}
 let valuesFile: string;
 
 beforeAll(async () => {
@@ -178,6 +186,7 @@ describe('through the installed product', () => {
       },
     });
     const svc = await k.core.readNamespacedService({ name: 'durable-operators-fastpath', namespace: NS });
+    fastPathHttp = `http://${svc.spec!.clusterIP}:${svc.spec!.ports!.find((p) => p.name === 'http')!.port}/api/v1`;
     const http = svc.spec!.ports!.find((p) => p.name === 'http')!.port;
     const base = `http://${svc.spec!.clusterIP}:${http}/api/v1`;
     const headers = { 'content-type': 'application/json', 'X-Tenant-ID': String(TENANT) };
@@ -233,6 +242,61 @@ describe('through the installed product', () => {
       async () => !(await k.get({ apiVersion: SandboxPoolKind.apiVersion, kind: 'Sandbox', namespace: POOL_NS, name })),
       { timeoutMs: 120_000, intervalMs: 1000 },
     );
+  });
+
+  it('a gVisor pool: its agent Pod runs sandboxes under runsc, each in its own network namespace', async () => {
+    const image = inject('projectImage');
+    const pool = `${POOL}-gvisor`;
+    await k.create({
+      apiVersion: SandboxPoolKind.apiVersion,
+      kind: SandboxPoolKind.kind,
+      metadata: { name: pool, namespace: POOL_NS },
+      spec: {
+        runtimeType: 'gvisor',
+        capacity: { poolMin: 1, poolMax: 1, bufferMin: 0, bufferMax: 10 },
+        maxSandboxesPerPod: 2,
+        agentTemplate: agentTemplate(stackInfo(), `${image.repository}:${image.tag}`, pool, { gvisor: true }),
+      },
+    });
+    const name = uniq('gv');
+    await eventually(
+      'the gVisor sandbox created',
+      async () => {
+        const res = await fetch(`${fastPathBase()}/sandboxes`, {
+          method: 'POST',
+          headers: tenantHeaders,
+          body: JSON.stringify({
+            name,
+            namespace: POOL_NS,
+            poolRef: pool,
+            image: stackInfo().registry!.images.busybox,
+            command: ['/bin/sh', '-c', 'dmesg; ip -o -4 addr; sleep 3600'],
+          }),
+        });
+        if (res.status === 503) return undefined;
+        expect(res.status, await res.clone().text()).toBe(201);
+        return true;
+      },
+      { timeoutMs: 240_000, intervalMs: 2000 },
+    );
+    const logs = await eventually(
+      'its kernel log',
+      async () => {
+        const res = await fetch(`${fastPathBase()}/namespaces/${POOL_NS}/sandboxes/${name}/logs`, {
+          headers: tenantHeaders,
+        });
+        const text = res.ok ? await res.text() : '';
+        return text.includes('eth0') && text;
+      },
+      { timeoutMs: 120_000, intervalMs: 1000 },
+    );
+    // gVisor's own kernel (the host's would refuse dmesg), and an address of the agent's sandbox subnet.
+    expect(logs).toContain('Starting gVisor');
+    expect(logs).toMatch(/eth0\s+inet 198\.18\.\d+\.\d+\//);
+    await fetch(`${fastPathBase()}/namespaces/${POOL_NS}/sandboxes/${name}`, {
+      method: 'DELETE',
+      headers: tenantHeaders,
+    });
   });
 
   it('a Cloudflare source reaches the emulator through the worker Pod', async () => {
