@@ -20,6 +20,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
+  COREDNS_PLUGINS,
   INFRA_BINARIES,
   INFRA_VERSIONS,
   KUBERNETES_BINARIES,
@@ -159,7 +160,7 @@ async function provision(
   } else if (binary === 'etcd') {
     routes.push([`Go module go.etcd.io/etcd/server/v3@v${INFRA_VERSIONS.etcd}`, () => buildEtcd(log)]);
   } else if (binary === 'coredns') {
-    routes.push([`Go module github.com/coredns/coredns@v${INFRA_VERSIONS.coredns}`, () => goInstallCoreDNS(log)]);
+    routes.push([`Go module github.com/coredns/coredns@v${INFRA_VERSIONS.coredns}`, () => buildCoreDNS(log)]);
   } else {
     routes.push([`Go module k8s.io/kubernetes@v${INFRA_VERSIONS.kubernetes}`, () => buildKubernetes(binary, log)]);
   }
@@ -327,33 +328,62 @@ async function goInstallHelm(log: ProgressLog): Promise<string | undefined> {
 }
 
 /**
- * CoreDNS with its default plugin set (kubernetes, forward, cache, health, ready, ...). Its
+ * CoreDNS with only COREDNS_PLUGINS, built the way its docs describe for a custom plugin set: a
+ * main module importing coremain and those plugins and setting dnsserver.Directives. The default
+ * set's cloud plugins (route53, azure, clouddns) pull SDKs that were most of the cold build. Its
  * version is a constant in its source; the commit its Makefile stamps is the tag here (no checkout).
  */
-async function goInstallCoreDNS(log: ProgressLog): Promise<string | undefined> {
+async function buildCoreDNS(log: ProgressLog): Promise<string | undefined> {
   if (!hasCommand('go', ['version'])) return undefined;
   const v = INFRA_VERSIONS.coredns;
-  const dir = await mkdtemp(path.join(cacheRoot(), '.go-'));
-  try {
-    await runWithProgress(
-      'go install coredns',
-      'go',
-      [
-        'install',
-        '-v',
-        '-trimpath',
-        `-ldflags=-s -w -X github.com/coredns/coredns/coremain.GitCommit=v${v}`,
-        `github.com/coredns/coredns@v${v}`,
-      ],
-      { env: { ...goEnv(), GOBIN: dir }, log },
-    );
-    return await installIntoCache(path.join(dir, 'coredns'), 'coredns', v);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  const dir = await wrapperModule(
+    `coredns-${v}`,
+    `module local/coredns-build\n\ngo 1.24.0\n\nrequire github.com/coredns/coredns v${v}\n`,
+  );
+  await writeFile(path.join(dir, 'main.go'), corednsMain(COREDNS_PLUGINS));
+  await runWithProgress('coredns: go mod tidy', 'go', ['mod', 'tidy'], { cwd: dir, env: goEnv(), log });
+  const out = path.join(dir, 'out', 'coredns');
+  await runWithProgress(
+    'coredns: go build',
+    'go',
+    [
+      'build',
+      '-v',
+      '-trimpath',
+      `-ldflags=-s -w -X github.com/coredns/coredns/coremain.GitCommit=v${v}`,
+      '-o',
+      out,
+      '.',
+    ],
+    { cwd: dir, env: goEnv(), log },
+  );
+  return installIntoCache(out, 'coredns', v);
 }
 
-/** Prepares a throwaway main module so `replace` directives can be honoured. */
+/** The wrapper's main.go: CoreDNS's own main (coredns.go) with `plugins` in place of all of them. */
+function corednsMain(plugins: readonly string[]): string {
+  return [
+    'package main',
+    '',
+    'import (',
+    '\t"github.com/coredns/coredns/core/dnsserver"',
+    '\t"github.com/coredns/coredns/coremain"',
+    '',
+    ...[...plugins].sort().map((p) => `\t_ "github.com/coredns/coredns/plugin/${p}"`),
+    ')',
+    '',
+    'func init() {',
+    `\tdnsserver.Directives = []string{${plugins.map((p) => JSON.stringify(p)).join(', ')}}`,
+    '}',
+    '',
+    'func main() {',
+    '\tcoremain.Run()',
+    '}',
+    '',
+  ].join('\n');
+}
+
+/** Prepares a throwaway main module, so `replace` directives and a main.go of its own can be used. */
 async function wrapperModule(name: string, goMod: string): Promise<string> {
   const dir = path.join(cacheRoot(), 'build', name);
   await mkdir(dir, { recursive: true });

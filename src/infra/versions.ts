@@ -39,6 +39,12 @@ export const TOOL_BINARIES: readonly InfraBinary[] = ['helm'];
 /** What a real node in the stack runs: provisioned by `npm run infra`, never required by the plain stack. */
 export const NODE_BINARIES: readonly InfraBinary[] = ['kubelet', 'kube-proxy', 'kube-scheduler', 'coredns'];
 
+/**
+ * The plugins CoreDNS is built with: those the node's Corefile (`renderCorefile`) uses, in
+ * CoreDNS's own order (core/dnsserver/zdirectives.go), which is the order a query passes them.
+ */
+export const COREDNS_PLUGINS = ['bind', 'health', 'errors', 'cache', 'kubernetes', 'forward'] as const;
+
 /** The binaries one `k8s.io/kubernetes` build produces (each build makes the ones its list still lacks). */
 export const KUBERNETES_BINARIES: readonly InfraBinary[] = [
   'kube-apiserver',

@@ -1,8 +1,9 @@
 /**
  * What a real node in the stack runs, as `npm run infra` provides it (cache hits there): kubelet,
  * kube-proxy and CoreDNS report their pinned versions (kubelet's is checked against the
- * apiserver's skew), CoreDNS resolves a Service of the stack's apiserver, and the pause image imports into the stack's containerd under the name CRI's
- * `sandbox_image` gives it, and its /pause runs as the image's user.
+ * apiserver's skew), CoreDNS has every plugin the node's Corefile uses, runs that Corefile and
+ * resolves a Service of the stack's apiserver, and the pause image imports into the stack's
+ * containerd under the name CRI's `sandbox_image` gives it, and its /pause runs as the image's user.
  */
 import { execFile, spawn } from 'node:child_process';
 import { Resolver } from 'node:dns/promises';
@@ -14,8 +15,9 @@ import type { V1Service } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBinary } from '../../src/infra/binaries.js';
 import { ensurePauseImage, type PauseImage } from '../../src/infra/pause-image.js';
+import { renderCorefile } from '../../src/infra/node.js';
 import { getFreePort } from '../../src/infra/process.js';
-import { INFRA_VERSIONS, NODE_BINARIES, type InfraBinary } from '../../src/infra/versions.js';
+import { COREDNS_PLUGINS, INFRA_VERSIONS, NODE_BINARIES, type InfraBinary } from '../../src/infra/versions.js';
 import { eventually, kube, stackInfo, uniq } from '../support/env.js';
 
 const run = promisify(execFile);
@@ -33,14 +35,14 @@ describe('node binaries', () => {
     }
   });
 
-  it('CoreDNS is the pinned release, with the plugins a cluster DNS needs', async () => {
+  it('CoreDNS is the pinned release, with every plugin the node’s Corefile uses', async () => {
     const { stdout } = await run(paths.coredns, ['-version']);
     expect(stdout.split('\n')[0]).toBe(`CoreDNS-${INFRA_VERSIONS.coredns}`);
     const plugins = (await run(paths.coredns, ['-plugins'])).stdout.split('\n').map((l) => l.trim());
-    expect(plugins).toEqual(expect.arrayContaining(['kubernetes', 'forward', 'cache', 'health', 'ready']));
+    expect(plugins).toEqual(expect.arrayContaining([...COREDNS_PLUGINS]));
   });
 
-  it('CoreDNS’s kubernetes plugin answers for a Service of the stack’s apiserver', async () => {
+  it('CoreDNS runs the node’s Corefile and answers for a Service of the stack’s apiserver', async () => {
     const service = await kube().get<V1Service>({
       apiVersion: 'v1',
       kind: 'Service',
@@ -48,20 +50,32 @@ describe('node binaries', () => {
       name: 'kubernetes',
     });
     const dir = await mkdtemp(path.join(tmpdir(), 'coredns-'));
-    const [port, readyPort] = [await getFreePort(), await getFreePort()];
+    const [port, healthPort] = [await getFreePort(), await getFreePort()];
     const corefile = path.join(dir, 'Corefile');
+    // Loopback in place of the node's bridge address; every directive as the node has it.
+    const network = { bridge: 'unused', podSubnet: '127.0.0.0/24', gateway: '127.0.0.1' };
     await writeFile(
       corefile,
-      `.:${port} {\n  bind 127.0.0.1\n  kubernetes cluster.local {\n    kubeconfig ${stackInfo().kubeconfig}\n  }\n` +
-        `  ready 127.0.0.1:${readyPort}\n}\n`,
+      renderCorefile({
+        binary: paths.coredns,
+        dir,
+        network,
+        kubeconfig: stackInfo().kubeconfig,
+        port,
+        healthPort,
+        logFile: '/dev/null',
+      }),
     );
     const coredns = spawn(paths.coredns, ['-conf', corefile], { stdio: 'ignore' });
     try {
-      // ready answers 200 once the kubernetes plugin has synced with the apiserver.
-      await eventually('CoreDNS ready', async () => (await fetch(`http://127.0.0.1:${readyPort}/ready`)).ok);
+      await eventually('CoreDNS healthy', async () => (await fetch(`http://127.0.0.1:${healthPort}/health`)).ok);
       const resolver = new Resolver();
       resolver.setServers([`127.0.0.1:${port}`]);
-      expect(await resolver.resolve4('kubernetes.default.svc.cluster.local')).toEqual([service!.spec!.clusterIP]);
+      // The kubernetes plugin answers once it has synced with the apiserver.
+      const answer = await eventually('the Service resolved', () =>
+        resolver.resolve4('kubernetes.default.svc.cluster.local'),
+      );
+      expect(answer).toEqual([service!.spec!.clusterIP]);
     } finally {
       coredns.kill('SIGTERM');
       await rm(dir, { recursive: true, force: true });

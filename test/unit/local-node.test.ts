@@ -17,6 +17,7 @@ import {
   renderKubeletConfig,
 } from '../../src/infra/node.js';
 import { otherNodeOwner } from '../../src/infra/node-stack.js';
+import { COREDNS_PLUGINS } from '../../src/infra/versions.js';
 
 describe('chooseNodeNetwork', () => {
   it('takes the first 10.244.N.0/24 no route of the host covers, and a bridge named by the stack’s directory', () => {
@@ -119,7 +120,7 @@ it('kube-proxy: nftables, NodePorts on the node’s address only, the host’s c
   expect(c).toMatchObject({ mode: 'nftables', nodePortAddresses: [`${net.gateway}/32`], conntrack: { maxPerCore: 0 } });
 });
 
-it('CoreDNS answers on the node’s address; the kube-dns Service forwards port 53 to it', () => {
+it('CoreDNS answers on the node’s address with plugins its build has; the kube-dns Service forwards port 53 to it', () => {
   const corefile = renderCorefile({
     binary: 'coredns',
     dir: '/s',
@@ -131,6 +132,10 @@ it('CoreDNS answers on the node’s address; the kube-dns Service forwards port 
   });
   expect(corefile).toContain(`bind ${net.gateway}`);
   expect(corefile).toMatch(/kubernetes cluster\.local/);
+  // The stack's CoreDNS is built with exactly the plugins of the server block's directives.
+  const directives = [...corefile.matchAll(/^ {4}([a-z_0-9]+)/gm)].map((m) => m[1]);
+  expect(directives).toEqual(['bind', 'errors', 'health', 'kubernetes', 'forward', 'cache']);
+  expect([...COREDNS_PLUGINS].sort()).toEqual(directives.sort());
   const [svc, slice] = clusterDnsObjects(net, 10053) as [
     { spec: { clusterIP: string; ports: { port: number; targetPort: number }[] } },
     { endpoints: { addresses: string[] }[] },
