@@ -195,6 +195,8 @@ export function renderKubeletConfig(o: KubeletOptions): string {
   });
 }
 
+const KUBELET_START_ATTEMPTS = 3;
+
 export class Kubelet extends BaseComponent {
   constructor(readonly opts: KubeletOptions) {
     super('kubelet');
@@ -213,23 +215,32 @@ export class Kubelet extends BaseComponent {
     await mkdir(path.join(opts.dir, 'logs', 'pods'), { recursive: true });
     const config = path.join(opts.dir, 'config.yaml');
     await writeFile(config, renderKubeletConfig(opts));
-    await this.spawnUntilReady(
-      {
-        binary: opts.binary,
-        logFile: opts.logFile,
-        args: [
-          `--config=${config}`,
-          `--kubeconfig=${opts.kubeconfig}`,
-          `--root-dir=${this.root}`,
-          `--cert-dir=${path.join(opts.dir, 'pki')}`,
-          `--hostname-override=${opts.nodeName}`,
-          `--node-ip=${opts.network.gateway}`,
-          '--v=1',
-        ],
-      },
-      async () => (await httpStatus(`http://127.0.0.1:${opts.healthzPort}/healthz`)) === 200,
-      { timeoutMs: 60_000, intervalMs: 200 },
-    );
+    const args = [
+      `--config=${config}`,
+      `--kubeconfig=${opts.kubeconfig}`,
+      `--root-dir=${this.root}`,
+      `--cert-dir=${path.join(opts.dir, 'pki')}`,
+      `--hostname-override=${opts.nodeName}`,
+      `--node-ip=${opts.network.gateway}`,
+      '--v=1',
+    ];
+    // A node's kubelet is restarted by its service manager when it dies (systemd Restart=always):
+    // 1.34.4 at times dies at start-up ("concurrent map iteration and map write" in its DRA
+    // plugin manager, seen here once in ~20 starts); so does this one, twice at most.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.spawnUntilReady(
+          { binary: opts.binary, logFile: opts.logFile, args },
+          async () => (await httpStatus(`http://127.0.0.1:${opts.healthzPort}/healthz`)) === 200,
+          { timeoutMs: 60_000, intervalMs: 200 },
+        );
+        return;
+      } catch (err) {
+        // Only a kubelet that exited is started again; one that hangs is an error to report.
+        if (attempt === KUBELET_START_ATTEMPTS || this.process.running) throw err;
+        process.stderr.write(`[stack] kubelet exited while starting (attempt ${attempt}): starting it again\n`);
+      }
+    }
   }
 }
 

@@ -50,7 +50,7 @@ beforeAll(async () => {
     code: `t${TENANT}`,
     name: 'Cluster',
     status: 'active',
-    sandbox: { namespaces: [POOL_NS], pools: [POOL] },
+    sandbox: { namespaces: [POOL_NS], pools: [POOL, `${POOL}-gvisor`] },
   });
   etcd.close();
 }, 600_000);
