@@ -61,6 +61,10 @@ export interface NodeBinaries {
   pause: { archive: string; reference: string };
 }
 
+/** The ports the node's components serve on (the stack chooses them with its own). */
+export type NodePort =
+  'kubelet' | 'kubeletHealthz' | 'kubeProxyHealthz' | 'kubeProxyMetrics' | 'scheduler' | 'coredns' | 'corednsHealth';
+
 export interface NodePrep {
   network: NodeNetwork;
   cri: NodeCri;
@@ -99,15 +103,7 @@ export interface LocalNodeOptions {
   /** The admin kubeconfig: the node's components act as the cluster's administrator here. */
   kubeconfig: string;
   containerd: Containerd;
-  ports: {
-    kubelet: number;
-    kubeletHealthz: number;
-    kubeProxyHealthz: number;
-    kubeProxyMetrics: number;
-    scheduler: number;
-    coredns: number;
-    corednsHealth: number;
-  };
+  ports: Record<NodePort, number>;
   logsDir: string;
   /** The Temporal dev server's port on loopback: forwarded from the node's address. */
   temporalPort: number;

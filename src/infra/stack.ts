@@ -24,7 +24,7 @@ import {
   type Component,
 } from './components.js';
 import { Containerd, cleanupContainerd } from './containerd.js';
-import { LocalNode, nodeBinaries, prepareNode, type NodeInfo } from './node-stack.js';
+import { LocalNode, nodeBinaries, prepareNode, type NodeInfo, type NodePort } from './node-stack.js';
 import { findHostTools, requireHostTools, type HostTools } from './host-tools.js';
 import { ensureImageLayout, pushImages, type SandboxImages } from './images.js';
 import { LEDGER_ENV, recordContainerd, recordNode } from './ledger.js';
@@ -88,7 +88,7 @@ export interface StackInfo {
   registry?: { host: string; images: SandboxImages };
 }
 
-interface Ports {
+interface ServerPorts {
   kubeEtcdClient: number;
   kubeEtcdPeer: number;
   tenantEtcdClient: number;
@@ -99,14 +99,9 @@ interface Ports {
   temporalUi: number;
   admission: number;
   registry: number;
-  kubelet: number;
-  kubeletHealthz: number;
-  kubeProxyHealthz: number;
-  kubeProxyMetrics: number;
-  scheduler: number;
-  coredns: number;
-  corednsHealth: number;
 }
+
+type Ports = ServerPorts & Record<NodePort, number>;
 
 const DEV_PREFERRED_PORTS: Ports = {
   kubeEtcdClient: 12379,
