@@ -28,6 +28,20 @@ export const DEV_POOL = 'default-pool';
 const DEV_AGENTS = 2;
 const DEV_AGENT_CAPACITY = 5;
 
+/** dev's default pool in namespace `default`: DEV_AGENTS agents, whatever runs their Pods. */
+async function applyDevPool(kube: KubeClient, agentTemplate: object): Promise<void> {
+  await kube.apply({
+    apiVersion: SandboxPoolKind.apiVersion,
+    kind: SandboxPoolKind.kind,
+    metadata: { name: DEV_POOL, namespace: 'default' },
+    spec: {
+      capacity: { poolMin: DEV_AGENTS, poolMax: DEV_AGENTS, bufferMin: 0, bufferMax: DEV_AGENT_CAPACITY },
+      maxSandboxesPerPod: DEV_AGENT_CAPACITY,
+      agentTemplate,
+    },
+  });
+}
+
 /** A stable secret per state dir (0600): the agents' token, the emulator's API token. */
 async function stateSecret(stateDir: string, name: string): Promise<{ token: string; file: string }> {
   const file = path.join(stateDir, name);
@@ -230,16 +244,7 @@ export async function runDev(opts: DevOptions): Promise<void> {
   if (opts.fastpath !== false) {
     const kube = KubeClient.fromKubeconfig(info.kubeconfig);
     const { token, file: tokenFile } = await stateSecret(opts.stateDir, 'agent-token');
-    await kube.apply({
-      apiVersion: SandboxPoolKind.apiVersion,
-      kind: SandboxPoolKind.kind,
-      metadata: { name: DEV_POOL, namespace: 'default' },
-      spec: {
-        capacity: { poolMin: DEV_AGENTS, poolMax: DEV_AGENTS, bufferMin: 0, bufferMax: DEV_AGENT_CAPACITY },
-        maxSandboxesPerPod: DEV_AGENT_CAPACITY,
-        agentTemplate: {},
-      },
-    });
+    await applyDevPool(kube, {});
     // Agent Pods of an earlier run: their processes died with it (a node that went away).
     for await (const pod of kube.listAll('v1', 'Pod', {
       namespace: 'default',
@@ -417,16 +422,7 @@ async function runDevInCluster(opts: DevOptions): Promise<void> {
       ...(cloudflare && { cloudflareBaseUrl: cloudflare.baseURL }),
     });
     log('release installed: every role Ready');
-    await kube.apply({
-      apiVersion: SandboxPoolKind.apiVersion,
-      kind: SandboxPoolKind.kind,
-      metadata: { name: DEV_POOL, namespace: 'default' },
-      spec: {
-        capacity: { poolMin: DEV_AGENTS, poolMax: DEV_AGENTS, bufferMin: 0, bufferMax: DEV_AGENT_CAPACITY },
-        maxSandboxesPerPod: DEV_AGENT_CAPACITY,
-        agentTemplate: agentTemplate(info, `${release.repository}:${release.tag}`, DEV_POOL),
-      },
-    });
+    await applyDevPool(kube, agentTemplate(info, `${release.repository}:${release.tag}`, DEV_POOL));
     const rel = (p: string) => path.relative(process.cwd(), p) || '.';
     process.stdout.write(
       [

@@ -178,7 +178,7 @@ export function renderKubeconfig(server: string, caData: string, user: string, t
 }
 
 /** GET over TLS to the local apiserver (self-signed CA), returns the status code. */
-function httpsStatus(url: string, token: string | undefined, ca: Buffer | undefined): Promise<number> {
+export function httpsStatus(url: string, token: string | undefined, ca: Buffer | undefined): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = https.get(
       url,

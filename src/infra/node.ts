@@ -17,7 +17,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileS
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { BaseComponent } from './components.js';
+import { BaseComponent, httpsStatus } from './components.js';
 import { mountPointsUnder } from './containerd.js';
 
 /** The apiserver's Service range (components.ts) and the cluster DNS Service's address in it. */
@@ -126,7 +126,8 @@ export function renderCniConflist(net: NodeNetwork, ipamDir: string): string {
           type: 'bridge',
           bridge: net.bridge,
           isGateway: true,
-          // Pods reach the stack's servers on the gateway; nothing beyond the host, so no masquerade.
+          // Pods reach the stack's servers on the gateway. No masquerade: traffic a Pod sends beyond
+          // the host would leave with its private source address and get no reply.
           ipMasq: false,
           hairpinMode: true,
           ipam: {
@@ -337,7 +338,7 @@ export class KubeScheduler extends BaseComponent {
           '--v=1',
         ],
       },
-      async () => (await httpsStatusInsecure(`https://127.0.0.1:${opts.port}/healthz`)) === 200,
+      async () => (await httpsStatus(`https://127.0.0.1:${opts.port}/healthz`, undefined, undefined)) === 200,
       { timeoutMs: 60_000, intervalMs: 200 },
     );
   }
@@ -528,17 +529,4 @@ async function httpStatus(url: string): Promise<number> {
   } catch {
     return 0;
   }
-}
-
-async function httpsStatusInsecure(url: string): Promise<number> {
-  const { request } = await import('node:https');
-  return new Promise((resolve) => {
-    const req = request(url, { rejectUnauthorized: false, timeout: 2000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
-    req.on('timeout', () => req.destroy());
-    req.on('error', () => resolve(0));
-    req.end();
-  });
 }

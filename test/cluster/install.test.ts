@@ -32,6 +32,33 @@ let emulator: RunningEmulator;
 let fastPathHttp: string | undefined;
 const tenantHeaders = { 'content-type': 'application/json', 'X-Tenant-ID': String(TENANT) };
 
+/**
+ * A Fast create through the fast path's HTTP face, retried while the pool's agent Pod is not
+ * Ready yet (503: scale-up in progress); anything but 201 then fails the test.
+ */
+async function createWhenAgentReady(pool: string, name: string, script: string): Promise<unknown> {
+  return eventually(
+    `sandbox ${name} created on pool ${pool} (its agent Pod Ready first)`,
+    async () => {
+      const res = await fetch(`${fastPathBase()}/sandboxes`, {
+        method: 'POST',
+        headers: tenantHeaders,
+        body: JSON.stringify({
+          name,
+          namespace: POOL_NS,
+          poolRef: pool,
+          image: stackInfo().registry!.images.busybox,
+          command: ['/bin/sh', '-c', script],
+        }),
+      });
+      if (res.status === 503) return undefined;
+      expect(res.status, await res.clone().text()).toBe(201);
+      return res.json();
+    },
+    { timeoutMs: 240_000, intervalMs: 2000 },
+  );
+}
+
 /** The fast path's HTTP face through its Service's cluster IP (kube-proxy on this host). */
 function fastPathBase(): string {
   if (!fastPathHttp) throw new Error('the release is not installed');
@@ -187,30 +214,10 @@ describe('through the installed product', () => {
     });
     const svc = await k.core.readNamespacedService({ name: 'durable-operators-fastpath', namespace: NS });
     fastPathHttp = `http://${svc.spec!.clusterIP}:${svc.spec!.ports!.find((p) => p.name === 'http')!.port}/api/v1`;
-    const http = svc.spec!.ports!.find((p) => p.name === 'http')!.port;
-    const base = `http://${svc.spec!.clusterIP}:${http}/api/v1`;
-    const headers = { 'content-type': 'application/json', 'X-Tenant-ID': String(TENANT) };
+    const base = fastPathBase();
+    const headers = tenantHeaders;
     const name = uniq('sb');
-    const created = await eventually(
-      'the sandbox created (the pool’s agent Pod Ready first)',
-      async () => {
-        const res = await fetch(`${base}/sandboxes`, {
-          method: 'POST',
-          headers,
-          body: JSON.stringify({
-            name,
-            namespace: POOL_NS,
-            poolRef: POOL,
-            image: stackInfo().registry!.images.busybox,
-            command: ['/bin/sh', '-c', 'echo started; sleep 3600'],
-          }),
-        });
-        if (res.status === 503) return undefined; // no agent yet: scale-up in progress
-        expect(res.status, await res.clone().text()).toBe(201);
-        return res.json();
-      },
-      { timeoutMs: 240_000, intervalMs: 2000 },
-    );
+    const created = await createWhenAgentReady(POOL, name, 'echo started; sleep 3600');
     expect(created).toBeTruthy();
     const agents = (
       await k.core.listNamespacedPod({ namespace: POOL_NS, labelSelector: `fast-sandbox.io/pool=${POOL}` })
@@ -259,26 +266,7 @@ describe('through the installed product', () => {
       },
     });
     const name = uniq('gv');
-    await eventually(
-      'the gVisor sandbox created',
-      async () => {
-        const res = await fetch(`${fastPathBase()}/sandboxes`, {
-          method: 'POST',
-          headers: tenantHeaders,
-          body: JSON.stringify({
-            name,
-            namespace: POOL_NS,
-            poolRef: pool,
-            image: stackInfo().registry!.images.busybox,
-            command: ['/bin/sh', '-c', 'dmesg; ip -o -4 addr; sleep 3600'],
-          }),
-        });
-        if (res.status === 503) return undefined;
-        expect(res.status, await res.clone().text()).toBe(201);
-        return true;
-      },
-      { timeoutMs: 240_000, intervalMs: 2000 },
-    );
+    await createWhenAgentReady(pool, name, 'dmesg; ip -o -4 addr; sleep 3600');
     const logs = await eventually(
       'its kernel log',
       async () => {

@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { eventually, kube, uniq } from '../support/env.js';
-import { busyboxImage, node, podLogs, waitForPodReady } from '../support/cluster.js';
+import { node, podLogs, waitForPodReady } from '../support/cluster.js';
+import { sandboxImage } from '../support/fastpath.js';
 
 const k = kube();
 const ns = uniq('node');
@@ -22,7 +23,7 @@ function pod(name: string, script: string, labels: Record<string, string> = {}) 
     metadata: { name, namespace: ns, labels },
     spec: {
       terminationGracePeriodSeconds: 1,
-      containers: [{ name: 'main', image: busyboxImage(), command: ['sh', '-c', script] }],
+      containers: [{ name: 'main', image: sandboxImage(), command: ['sh', '-c', script] }],
     },
   };
 }

@@ -57,13 +57,6 @@ export async function waitForPodReady(namespace: string, name: string, timeoutMs
   );
 }
 
-/** The stack registry's copy of the project's demo busybox image (applets in /bin, including ip, wget, nslookup, httpd). */
-export function busyboxImage(): string {
-  const r = stackInfo().registry;
-  if (!r) throw new Error('the stack has no registry');
-  return r.images.busybox;
-}
-
 /** kubectl (Debian's) on the stack's cluster: what a platform engineer types. */
 export async function kubectl(
   args: string[],
