@@ -372,6 +372,13 @@ export const CloudflareCredentialsSpec = Type.Object({
         'Namespaces whose resources may set a priority below their kind\'s default (ahead of the others) when using these credentials ("*": every namespace). Unset: none.',
     }),
   ),
+  // Added here (issue 33, N1/N5): taking over what the operator did not create is a grant, not a default.
+  adoptNamespaces: Type.Optional(
+    Type.Array(Type.String({ minLength: 1 }), {
+      description:
+        'Namespaces whose resources may take over Cloudflare objects this operator did not create, with these credentials: a Tunnel\'s spec.existingTunnel, a DNSRecord\'s spec.adoptExisting ("*": every namespace). Unset: none. Cluster-scoped resources are not restricted.',
+    }),
+  ),
 });
 
 export const CloudflareCredentialsStatus = Type.Object({

@@ -62,4 +62,22 @@ describe('who may use CloudflareCredentials', () => {
       ),
     ).toBeUndefined();
   });
+
+  it('taking over what the operator did not create (existingTunnel, adoptExisting) needs adoptNamespaces; knowing an ID is no grant', () => {
+    const policy = { name: 'team', allowedNamespaces: ['*'] };
+    const existing = { existingTunnel: { id: 'c0ffee00-0000-4000-8000-000000000001' }, cloudflare: {} };
+    expect(refusal(policy, existing, 'team-b', 'Tunnel')).toMatchObject({
+      reason: 'AdoptionNotAllowed',
+      message: expect.stringContaining('spec.existingTunnel') as unknown,
+    });
+    expect(refusal({ ...policy, adoptNamespaces: ['team-b'] }, existing, 'team-b', 'Tunnel')).toBeUndefined();
+    expect(refusal({ ...policy, adoptNamespaces: ['*'] }, existing, 'team-b', 'Tunnel')).toBeUndefined();
+    // A tunnel it creates is its own; a ClusterTunnel is an administrator's.
+    expect(refusal(policy, { newTunnel: { name: 't' }, cloudflare: {} }, 'team-b', 'Tunnel')).toBeUndefined();
+    expect(refusal(policy, existing, '', 'ClusterTunnel')).toBeUndefined();
+    const adopt = { name: 'www', type: 'A', content: '192.0.2.1', adoptExisting: true, cloudflare: { domain: 'a.b' } };
+    expect(refusal(policy, adopt, 'team-b', 'DNSRecord')?.reason).toBe('AdoptionNotAllowed');
+    expect(refusal({ ...policy, adoptNamespaces: ['team-b'] }, adopt, 'team-b', 'DNSRecord')).toBeUndefined();
+    expect(refusal(policy, { ...adopt, adoptExisting: false }, 'team-b', 'DNSRecord')).toBeUndefined();
+  });
 });

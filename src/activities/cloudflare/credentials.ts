@@ -71,13 +71,14 @@ export async function findCredentials(kube: KubeClient, name?: string): Promise<
 
 /** Who may use the credentials, as src/domain/cloudflare/credentials-use.ts reads it. */
 export function credentialsUsePolicy(creds: CloudflareCredentials): CredentialsUsePolicy {
-  const { isDefault, allowedNamespaces, allowedZones, priorityNamespaces } = creds.spec;
+  const { isDefault, allowedNamespaces, allowedZones, priorityNamespaces, adoptNamespaces } = creds.spec;
   return {
     name: creds.metadata!.name!,
     ...(isDefault ? { isDefault } : {}),
     ...(allowedNamespaces ? { allowedNamespaces } : {}),
     ...(allowedZones ? { allowedZones } : {}),
     ...(priorityNamespaces ? { priorityNamespaces } : {}),
+    ...(adoptNamespaces ? { adoptNamespaces } : {}),
   };
 }
 

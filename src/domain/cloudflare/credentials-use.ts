@@ -2,7 +2,9 @@
  * Who may use a CloudflareCredentials, decided purely (issue 23, D2): the credentials list the
  * namespaces whose sources may write with them (`allowedNamespaces`), the zones they may write
  * to (`allowedZones`), and the namespaces whose sources may set a priority ahead of their kind's
- * default (`priorityNamespaces`). The admission webhook refuses a source against these rules, and
+ * default (`priorityNamespaces`), and the namespaces whose sources may take over Cloudflare
+ * objects the operator did not create (`adoptNamespaces`: an existing tunnel, an unmarked DNS
+ * record — knowing an ID is never a grant). The admission webhook refuses a source against these rules, and
  * the source's workflow checks them again with the credentials it resolves, so a source admitted
  * before the rules changed, or while the webhook was not registered, is refused too.
  *
@@ -23,7 +25,7 @@ import type { CloudflareCredentialsSpec } from '../../api/cloudflare.js';
 /** What the rules read from a CloudflareCredentials. */
 export type CredentialsUsePolicy = Pick<
   CloudflareCredentialsSpec,
-  'isDefault' | 'allowedNamespaces' | 'allowedZones' | 'priorityNamespaces'
+  'isDefault' | 'allowedNamespaces' | 'allowedZones' | 'priorityNamespaces' | 'adoptNamespaces'
 > & { name: string };
 
 /** A source asking to use the credentials. */
@@ -40,10 +42,16 @@ export interface CredentialsUse {
   defaultPriority: number;
   /** It writes with the credentials of a tunnel it names. */
   throughTunnel?: boolean;
+  /**
+   * What it takes over that the operator did not create (`spec.existingTunnel`,
+   * `spec.adoptExisting`), named for the message; needs `adoptNamespaces`.
+   */
+  adopts?: string;
 }
 
 export const CREDENTIALS_NOT_ALLOWED = 'CredentialsNotAllowed';
 export const PRIORITY_NOT_ALLOWED = 'PriorityNotAllowed';
+export const ADOPTION_NOT_ALLOWED = 'AdoptionNotAllowed';
 
 const ANY = '*';
 const listed = (list: string[] | undefined, name: string) => !!list?.some((n) => n === ANY || n === name);
@@ -79,6 +87,11 @@ export function credentialsUseRefusal(
     return {
       reason: PRIORITY_NOT_ALLOWED,
       message: `priority ${use.priority} would put this ${use.kind} ahead of the ${use.kind}s at the default ${use.defaultPriority}; only namespaces listed in spec.priorityNamespaces of ${who} may set a priority below ${use.defaultPriority}`,
+    };
+  if (use.namespace && use.adopts && !listed(policy.adoptNamespaces, use.namespace))
+    return {
+      reason: ADOPTION_NOT_ALLOWED,
+      message: `${use.adopts} takes over a Cloudflare object this operator did not create; only namespaces listed in spec.adoptNamespaces of ${who} may (spec.adoptNamespaces: ${policy.adoptNamespaces?.join(', ') || 'none'})`,
     };
   return undefined;
 }

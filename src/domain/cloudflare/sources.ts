@@ -71,6 +71,7 @@ export function credentialsUseOf(
   defaultDomain?: string,
 ): CredentialsUse {
   const zone = zoneOf(kind, spec) ?? (zoneFromCredentials(kind) ? defaultDomain : undefined);
+  const adopts = rules(kind).adopts?.(spec);
   return {
     kind,
     namespace: isClusterScoped(kind) ? '' : (namespace ?? ''),
@@ -79,6 +80,7 @@ export function credentialsUseOf(
     priority: priorityOf(kind, spec),
     defaultPriority: priorityOf(kind, {}),
     ...(usesTunnelCredentials(kind) ? { throughTunnel: true } : {}),
+    ...(adopts ? { adopts } : {}),
   };
 }
 

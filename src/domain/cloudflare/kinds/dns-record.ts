@@ -89,6 +89,7 @@ export const dnsRecordRules: SourceKindRules<DNSRecordSpec> = {
   priority: () => 100,
   credentialsRef: (spec) => spec.cloudflare?.credentialsRef?.name,
   zone: (spec) => spec.cloudflare?.domain || undefined,
+  adopts: (spec) => (spec.adoptExisting ? 'spec.adoptExisting' : undefined),
   zoneFromCredentials: true,
   validate,
   targets(spec, place) {

@@ -79,6 +79,7 @@ function tunnelKindRules(definition: typeof TunnelKind, clusterScoped: boolean):
     priority: (spec) => spec.priority ?? 10,
     credentialsRef: (spec) => spec.cloudflare?.credentialsRef?.name,
     zone: () => undefined,
+    adopts: (spec) => (spec.existingTunnel ? 'spec.existingTunnel' : undefined),
     validate: validateTunnel,
     targets: (_spec, place) =>
       place.tunnelId

@@ -80,6 +80,12 @@ export interface SourceKindRules<Spec = unknown> {
    */
   dnsHostnames?(spec: Spec): string[] | undefined;
   /**
+   * The field by which the source takes over a Cloudflare object the operator did not create
+   * (undefined: it takes over nothing); a namespaced source needs the credentials'
+   * `adoptNamespaces` for it.
+   */
+  adopts?(spec: Spec): string | undefined;
+  /**
    * The kind always writes to a zone: when `zone(spec)` names none, the credentials'
    * `defaultDomain` is the zone (and without one the source cannot be placed).
    */
