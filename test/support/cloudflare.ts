@@ -85,7 +85,12 @@ export async function createCredentials(
     /** The Cloudflare user they act as (whose API budget they share). */
     user?: string;
     /** Who may use them; unset: every namespace, and every namespace may set priorities (tests of other things). */
-    use?: { allowedNamespaces?: string[]; allowedZones?: string[]; priorityNamespaces?: string[] };
+    use?: {
+      allowedNamespaces?: string[];
+      allowedZones?: string[];
+      priorityNamespaces?: string[];
+      adoptNamespaces?: string[];
+    };
   },
 ): Promise<void> {
   await kube.apply({
@@ -105,7 +110,7 @@ export async function createCredentials(
       secretRef: { name: `${opts.name}-token`, namespace: opts.namespace },
       isDefault: opts.isDefault ?? false,
       ...(opts.user ? { user: opts.user } : {}),
-      ...(opts.use ?? { allowedNamespaces: ['*'], priorityNamespaces: ['*'] }),
+      ...(opts.use ?? { allowedNamespaces: ['*'], priorityNamespaces: ['*'], adoptNamespaces: ['*'] }),
     },
   });
 }
