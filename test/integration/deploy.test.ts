@@ -604,13 +604,14 @@ describe('RBAC, applied for real', () => {
         throw new Error(`${(err as Error).message}\n${logs()}`);
       }
     };
-    /** A request reaped by the worker once DO_REQUEST_TTL has passed since it completed. */
+    /** A request reaped by the worker's sweep once DO_REQUEST_TTL has passed since it completed. */
     const REQUEST_TTL = '15s';
     const startWorker = (env: NodeJS.ProcessEnv = {}) =>
       procs.push(
         spawnRole('worker', taskQueue, uniq('deploy-sa-worker'), {
           KUBECONFIG: workerKubeconfig,
           DO_REQUEST_TTL: REQUEST_TTL,
+          DO_REQUEST_TTL_SWEEP_INTERVAL: '5s',
           CLOUDFLARE_API_BASE_URL: fx.emulator.baseURL,
           // The emulator needs no throttle; a short debounce keeps the Cloudflare drive quick.
           DO_CLOUDFLARE_ACTIVITIES_PER_SECOND: '50',
@@ -843,11 +844,12 @@ describe('RBAC, applied for real', () => {
     it('the TTL sweep Schedule the worker keeps lists every request kind', async () => {
       const c = await temporal();
       const schedule = c.schedule.getHandle(requestTtlSweepScheduleId(taskQueue));
-      const before = (await schedule.describe()).info.recentActions.length;
+      // Recent actions keep the last 10 only: a new one is told by its workflow ID.
+      const before = (await schedule.describe()).info.recentActions.at(-1)?.action.workflow.workflowId;
       await schedule.trigger();
       const run = await eventually('a sweep started by the Schedule', async () => {
-        const actions = (await schedule.describe()).info.recentActions;
-        return actions.length > before ? actions.at(-1)!.action.workflow : undefined;
+        const last = (await schedule.describe()).info.recentActions.at(-1)?.action.workflow;
+        return last && last.workflowId !== before ? last : undefined;
       });
       await withLogs(() => c.workflow.getHandle(run.workflowId, run.firstExecutionRunId).result());
     });
