@@ -1,12 +1,13 @@
 /**
  * What the user sees when Cloudflare answers as it really does (issue 33, the emulator's fidelity):
  * CloudflareCredentials with `authType: globalAPIKey` drive the SDK with `X-Auth-Key` and
- * `X-Auth-Email` (E4), and a key Cloudflare refuses is named on the source. Real Temporal,
+ * `X-Auth-Email` (E4), and a key Cloudflare refuses is named on the source; a record the zone's
+ * plan does not take (tags on a Free zone, E10) is named on its DNSRecord. Real Temporal,
  * kube-apiserver and etcd; Cloudflare is the emulator, read only through the official SDK.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLOUDFLARE_API_VERSION } from '../../src/api/cloudflare.js';
-import { cloudflareSuite, hexId, secret, sourceObject, zoneRecords } from '../support/cloudflare.js';
+import { cloudflareSuite, createCredentials, hexId, secret, sourceObject, zoneRecords } from '../support/cloudflare.js';
 import { eventually, uniq } from '../support/env.js';
 
 const account = hexId();
@@ -111,5 +112,39 @@ describe('Global API Key credentials (E4)', () => {
       'the written record gone with its DNSRecord',
       async () => !(await k.get(recordRef(app))) && (await zoneRecords(suite.fx.cf, suite.zoneId)).length === 0,
     );
+  });
+});
+
+describe("DNS limits of the zone's plan (E10)", () => {
+  it('a DNSRecord with tags on a Free zone shows Cloudflare’s refusal; without them it is written', async () => {
+    const creds = uniq('cf-fid-token');
+    await createCredentials(k, { name: creds, namespace: suite.namespace, accountId: account });
+    const tagged = uniq('tagged');
+    const spec = { name: tagged, type: 'TXT', content: 'hello', tags: ['team:web'] };
+    const apply = (s: Record<string, unknown>) =>
+      k.apply(
+        sourceObject(
+          'DNSRecord',
+          tagged,
+          { ...s, cloudflare: { credentialsRef: { name: creds }, domain: zoneName } },
+          suite.namespace,
+        ),
+      );
+    await apply(spec);
+    const refused = await eventually('refused', async () => {
+      const r = await ready('DNSRecord', tagged);
+      return r?.status === 'False' && r.reason !== 'Syncing' ? r : undefined;
+    });
+    expect(refused.message).toContain("[9104] DNS record tags are not available on the zone's plan.");
+    expect((await zoneRecords(suite.fx.cf, suite.zoneId)).some((r) => r.name === `${tagged}.${zoneName}`)).toBe(false);
+
+    const { tags: _tags, ...untagged } = spec;
+    await apply(untagged);
+    await eventually('written without tags', async () =>
+      (await zoneRecords(suite.fx.cf, suite.zoneId)).some((r) => r.name === `${tagged}.${zoneName}`),
+    );
+    await eventually('Synced', async () => (await ready('DNSRecord', tagged))?.reason === 'Synced');
+    await k.delete(recordRef(tagged));
+    await eventually('gone', async () => !(await k.get(recordRef(tagged))));
   });
 });

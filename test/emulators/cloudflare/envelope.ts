@@ -134,7 +134,8 @@ export const CfErrors = {
   /**
    * DNS: a record field the API refuses (400). Codes: 9004 not proxiable, 9005/9006 bad A/AAAA
    * content, 9021 bad TTL are from memory of real answers (unverified); 9100 (comment with a
-   * newline) and 9101 (comment longer than a Free zone allows) are guessed.
+   * newline), 9101 (comment longer than the zone's plan allows) and 9104 (tags on a Free zone)
+   * are guessed.
    */
   dnsInvalid: (code: number, message: string) => new ApiError(400, [{ code, message }]),
   /** Zone settings: an unknown setting id (404; code 1006 guessed). */
