@@ -2,22 +2,25 @@
  * What the user sees when Cloudflare answers as it really does (issue 33, the emulator's fidelity):
  * CloudflareCredentials with `authType: globalAPIKey` drive the SDK with `X-Auth-Key` and
  * `X-Auth-Email` (E4), and a key Cloudflare refuses is named on the source; a record the zone's
- * plan does not take (tags on a Free zone, E10) is named on its DNSRecord. Real Temporal,
+ * plan does not take (tags on a Free zone, E10) is named on its DNSRecord; an AccessGroup's rules
+ * go out as Cloudflare's schema has them and read back unchanged (E8). Real Temporal,
  * kube-apiserver and etcd; Cloudflare is the emulator, read only through the official SDK.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLOUDFLARE_API_VERSION } from '../../src/api/cloudflare.js';
+import { CLOUDFLARE_API_VERSION, type CloudflareSyncState } from '../../src/api/cloudflare.js';
+import { syncStateName } from '../../src/domain/cloudflare/targets.js';
 import { cloudflareSuite, createCredentials, hexId, secret, sourceObject, zoneRecords } from '../support/cloudflare.js';
 import { eventually, uniq } from '../support/env.js';
 
 const account = hexId();
+const OBSERVE_MS = 2_000;
 const zoneName = `${uniq('fid')}.example`;
 const suite = cloudflareSuite({
   taskQueue: 'cf-fidelity',
   namespace: 'cf-fidelity',
   account: { id: account, name: 'fidelity' },
   zone: zoneName,
-  configOverrides: { debounceMs: 200 },
+  configOverrides: { debounceMs: 200, observeIntervalMs: OBSERVE_MS },
 });
 const { k } = suite;
 
@@ -146,5 +149,54 @@ describe("DNS limits of the zone's plan (E10)", () => {
     await eventually('Synced', async () => (await ready('DNSRecord', tagged))?.reason === 'Synced');
     await k.delete(recordRef(tagged));
     await eventually('gone', async () => !(await k.get(recordRef(tagged))));
+  });
+});
+
+describe('Access rules as Cloudflare stores them (E8)', () => {
+  it('an AccessGroup with GitHub, Azure and bare-IP rules is written in Cloudflare’s schema and stays in sync across observations', async () => {
+    const creds = uniq('cf-fid-access');
+    await createCredentials(k, { name: creds, namespace: suite.namespace, accountId: account });
+    const name = uniq('ag');
+    const groupRef = { apiVersion: CLOUDFLARE_API_VERSION, kind: 'AccessGroup', name };
+    await k.apply(
+      sourceObject('AccessGroup', name, {
+        include: [
+          { github: { name: 'acme', identityProviderId: 'idp-gh', teams: ['ops'] } },
+          { azure: { id: 'grp', identityProviderId: 'idp-az' } },
+        ],
+        exclude: [{ ipRanges: { ip: ['198.51.100.7', '2001:db8::1'] } }],
+        cloudflare: { credentialsRef: { name: creds } },
+      }),
+    );
+    await eventually('Synced', async () => (await suite.readyOf('AccessGroup', name))?.reason === 'Synced');
+    const group = (await suite.fx.cf.zeroTrust.access.groups.list({ account_id: account })).result.find(
+      (g) => g.name === name,
+    );
+    expect(group).toMatchObject({
+      include: [
+        { 'github-organization': { name: 'acme', identity_provider_id: 'idp-gh', team: 'ops' } },
+        { azureAD: { id: 'grp', identity_provider_id: 'idp-az' } },
+      ],
+      exclude: [{ ip: { ip: '198.51.100.7/32' } }, { ip: { ip: '2001:db8::1/128' } }],
+    });
+
+    // Observations read the group back: what Cloudflare stored is what the operator wants.
+    await suite.fx.admin.clearRequests();
+    const state = () =>
+      k.get<CloudflareSyncState>({
+        apiVersion: CLOUDFLARE_API_VERSION,
+        kind: 'CloudflareSyncState',
+        name: syncStateName({ resourceType: 'AccessGroup', accountId: account, name }),
+      });
+    await eventually('observed twice', async () => {
+      const reads = await suite.fx.admin.requests({ method: 'GET', path: `/access/groups/${group!.id}` });
+      return reads.length >= 2;
+    });
+    const drifted = (await state())?.status?.conditions?.find((c) => c.type === 'Drifted');
+    expect(drifted?.status ?? 'False').toBe('False');
+    expect(await suite.fx.admin.requests({ method: 'PUT', path: '/access/groups/' })).toEqual([]);
+
+    await k.delete(groupRef);
+    await eventually('gone', async () => !(await k.get(groupRef)));
   });
 });

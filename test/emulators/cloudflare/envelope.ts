@@ -158,6 +158,9 @@ export const CfErrors = {
   teamnet: (status: number, code: number, message: string) => new ApiError(status, [{ code, message }]),
   /** Access groups and identity providers: unknown id (404; code 12119 guessed). */
   accessNotFound: (what: string) => new ApiError(404, [{ code: 12119, message: `${what} not found` }]),
+  /** Access: a group whose rules are not Cloudflare's schema (400; code 12130 guessed). */
+  accessInvalid: (detail: string) =>
+    new ApiError(400, [{ code: 12130, message: `access.api.error.invalid_request: ${detail}` }]),
   /** Access: a group or IdP name already used in the account or zone (400; code 12130 guessed). */
   accessConflict: (what: string, name: string) =>
     new ApiError(400, [
