@@ -8,6 +8,7 @@
  *   POST   /__emulator/faults         inject a fault (see FaultSpec); GET lists; DELETE clears
  *   PUT    /__emulator/rate-limit     the per-user budget: {requests, windowSeconds}
  *   POST   /__emulator/tokens         add a token: {token, id?, status?, accounts?, readOnly?, permissions?, user?}
+ *                                     (with `email`: a Global API Key of that account email)
  */
 import { Type } from '@sinclair/typebox';
 import type { RateLimiter, TokenAuth } from './auth.js';
@@ -59,6 +60,7 @@ const TokenBody = Type.Object({
   readOnly: Type.Optional(Type.Boolean()),
   permissions: Type.Optional(Type.Array(Type.String())),
   user: Type.Optional(Type.String({ minLength: 1 })),
+  email: Type.Optional(Type.String({ minLength: 1 })),
 });
 
 export interface HookDeps {
@@ -125,7 +127,11 @@ export function handleHook(
     }
     case 'POST /tokens': {
       const spec = checkBody(TokenBody, body);
-      deps.auth.add(spec);
+      try {
+        deps.auth.add(spec);
+      } catch (err) {
+        throw new ApiError(400, [{ code: 9207, message: `invalid token: ${String(err)}` }]);
+      }
       return { added: true };
     }
     default:
