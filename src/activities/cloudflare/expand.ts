@@ -15,6 +15,7 @@ import { ClusterTunnelKind, TunnelKind, type TunnelSpec } from '../../api/cloudf
 import { canonical } from '../../domain/cloudflare/merge.js';
 import type { AccessIdentityProviderSpec } from '../../api/cloudflare-zerotrust.js';
 import { withoutInlineSecrets } from '../../domain/cloudflare/kinds/access-identity-provider.js';
+import { ingressSkips, type ExpandedIngressClassConfig } from '../../domain/cloudflare/kinds/tunnels.js';
 import type { SourceKind, SourceSpec } from '../../domain/cloudflare/sources.js';
 import {
   GATEWAY_API_GROUP,
@@ -324,7 +325,9 @@ export function workflowView(kind: SourceKind, view: SourceSpec): SourceSpec {
   const spec = withoutSecrets(kind, view);
   if (kind === 'TunnelIngressClassConfig') {
     const { ingresses, services: _services, ...rest } = spec as SourceSpec & { ingresses: unknown[] };
-    return { ...rest, ingresses: [], ingressCount: ingresses.length, services: {} };
+    // What its Ingresses lose (shown on its status) is known only here, with the Ingresses.
+    const ingressNotes = ingressSkips(spec as unknown as ExpandedIngressClassConfig);
+    return { ...rest, ingresses: [], ingressCount: ingresses.length, services: {}, ingressNotes };
   }
   if (kind === 'TunnelGatewayClassConfig') {
     const {
