@@ -24,7 +24,11 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { PatchStrategy, setHeaderOptions, type KubernetesObject } from '@kubernetes/client-node';
 import type Cloudflare from 'cloudflare';
-import { CLOUDFLARE_ID_ANNOTATION, DEFAULT_CREDENTIALS_NAMESPACE } from '../../api/cloudflare.js';
+import {
+  CLOUDFLARE_ID_ANNOTATION,
+  DEFAULT_CREDENTIALS_NAMESPACE,
+  ORIGINAL_SECRET_FINALIZER_PREFIX,
+} from '../../api/cloudflare.js';
 import { ClusterTunnelKind, TunnelKind, type TunnelSpec, type TunnelStatus } from '../../api/cloudflare-tunnels.js';
 import type { CloudflareConfig } from '../../config.js';
 import type { SourceRef } from '../../domain/cloudflare/markers.js';
@@ -233,6 +237,23 @@ export function createTunnelActivities(
             'SecretConflict',
           );
         throw kubeFailure(patchErr, `update Secret ${namespace}/${name}`);
+      }
+      // Ours, made by the original operator: its finalizer (named after the tunnel) goes, or the
+      // Secret's deletion would hang. A strategic merge patch removes that one entry unread.
+      try {
+        await kube.core.patchNamespacedSecret(
+          {
+            namespace,
+            name,
+            body: {
+              metadata: { '$deleteFromPrimitiveList/finalizers': [`${ORIGINAL_SECRET_FINALIZER_PREFIX}${name}`] },
+            },
+          },
+          setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+        );
+      } catch (err) {
+        if (statusCode(err) !== 404)
+          throw kubeFailure(err, `release the original's finalizer of Secret ${namespace}/${name}`);
       }
     }
     return `${namespace}/${name}`;

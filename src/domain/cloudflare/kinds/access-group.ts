@@ -68,6 +68,19 @@ export function wireRules(rule: AccessGroupRule): Rule[] {
         keys_url: rule.externalEvaluation.keysUrl,
       },
     });
+  if (rule.emailList) out.push({ email_list: { id: rule.emailList.id } });
+  if (rule.ipList) out.push({ ip_list: { id: rule.ipList.id } });
+  if (rule.okta) out.push({ okta: { name: rule.okta.name, identity_provider_id: rule.okta.identityProviderId } });
+  if (rule.authMethod) out.push({ auth_method: { auth_method: rule.authMethod.authMethod } });
+  if (rule.authContext)
+    out.push({
+      auth_context: {
+        id: rule.authContext.id,
+        ac_id: rule.authContext.acId,
+        identity_provider_id: rule.authContext.identityProviderId,
+      },
+    });
+  if (rule.loginMethod) out.push({ login_method: { id: rule.loginMethod.id } });
   return out;
 }
 
@@ -116,6 +129,9 @@ export const accessGroupRules: SourceKindRules<AccessGroupSpec> = {
         ? [`${field}: the group name is ${name.length} characters; at most ${ACCESS_GROUP_NAME_MAX}`]
         : []),
       ...(!(spec.include ?? []).length ? ['spec.include: at least one rule'] : []),
+      ...(spec.isDefault
+        ? ['spec.isDefault: Cloudflare Access groups have no default group any more (remove it or set false)']
+        : []),
       ...validateRules('spec.include', spec.include),
       ...validateRules('spec.exclude', spec.exclude),
       ...validateRules('spec.require', spec.require),
