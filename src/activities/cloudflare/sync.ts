@@ -62,6 +62,7 @@ import { expandSource, isExpanded } from './expand.js';
 import { CLOUDFLARE_FAILURE_TYPES, cloudflareFailure, failureReasonOf } from './errors.js';
 import { adapterFor, type TargetContext } from './targets/index.js';
 import { packConfigs, unpackConfigs } from '../../codec/packed-configs.js';
+import { CLUSTER_ID_ANNOTATION } from '../../kube/cluster-identity.js';
 import { permissionFor, type Access } from '../../domain/cloudflare/permissions.js';
 
 export interface SyncTargetRequest {
@@ -412,9 +413,11 @@ export function createCloudflareSyncActivities(
             .slice(0, 63)
             .replace(/[^A-Za-z0-9]+$/, ''),
         },
-        ...(spec.managedSettings
-          ? { annotations: { [MANAGED_SETTINGS_ANNOTATION]: JSON.stringify(spec.managedSettings) } }
-          : {}),
+        annotations: {
+          // The id its items are marked with: a restore into a new cluster keeps them ours.
+          [CLUSTER_ID_ANNOTATION]: req.clusterId,
+          ...(spec.managedSettings ? { [MANAGED_SETTINGS_ANNOTATION]: JSON.stringify(spec.managedSettings) } : {}),
+        },
       },
       spec: {
         resourceType: t.resourceType,
