@@ -356,11 +356,22 @@ describe('an idle target costs its observation, not its sources', () => {
       ).length;
     await eventually('registered by the new run', async () => (await registrations()) >= 1);
     await new Promise((r) => setTimeout(r, 1_000)); // its first registration's sync and zone lookup done
+    const objectRef = { apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name };
+    type Watched = { metadata: { resourceVersion: string }; status?: { conditions?: Array<Record<string, string>> } };
+    const settled = await eventually('Synced again after the new run', async () => {
+      const o = (await k.get(objectRef)) as Watched | undefined;
+      const r = o?.status?.conditions?.find((c) => c.type === 'Ready');
+      return r?.reason === 'Synced' ? { rv: o!.metadata.resourceVersion, since: r.lastTransitionTime } : undefined;
+    });
     const mark = await requestMark(suite.fx.admin);
     const before = await registrations();
     await new Promise((r) => setTimeout(r, 9_000));
     // It did register again (each silence) …
     expect(await registrations()).toBeGreaterThanOrEqual(before + 2);
+    // … without a status write: Ready never went False, `kubectl wait` and alerts see nothing (N7).
+    const after = (await k.get(objectRef)) as Watched;
+    expect(after.status?.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime).toBe(settled.since);
+    expect(after.metadata.resourceVersion).toBe(settled.rv);
     // … and Cloudflare saw nothing of it: no zone lookup, no GET of the entrypoint.
     const calls = [
       ...(await requestsSince(suite.fx.admin, mark, { path: '^/zones$' })),

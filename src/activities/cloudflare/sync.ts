@@ -810,6 +810,12 @@ export function createCloudflareSyncActivities(
           ? err
           : cloudflareFailure(err, `sync ${targetKey(t)}`, permissionFor(t, access));
       const permanent = failure.nonRetryable;
+      // Nothing was removed: the records of the sources being removed stay (an Orphan annotation
+      // on a deletion stuck here keeps its items as they are recorded).
+      for (const r of request.removing ?? []) {
+        const last = previous.get(refString(r));
+        if (last && !kept.has(refString(r))) frozenRecords.push(last);
+      }
       await record((prev) => ({
         syncStatus: permanent ? 'Failed' : 'Error',
         error: failure.message,
