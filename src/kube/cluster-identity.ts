@@ -6,6 +6,7 @@
  * fixed default (`default`) made two clusters sharing a Cloudflare account, both left at it,
  * delete each other's items.
  */
+import { ownershipOf, refString, type SourceRef } from '../domain/cloudflare/markers.js';
 import type { KubeClient } from './client.js';
 
 /** On each CloudflareSyncState: the cluster id its target's items are marked with. */
@@ -32,4 +33,24 @@ export async function clusterIdFor(
   if (pinned)
     return recorded && recorded !== pinned ? { clusterId: pinned, conflict: recorded } : { clusterId: pinned };
   return { clusterId: recorded || (await derived()) };
+}
+
+/**
+ * The other cluster ids whose markers name one of `sources` (the same Kind/Namespace/Name): what
+ * a restore into a new cluster without its SyncStates looks like — the same sources' items,
+ * marked with the old id. Never adopted (two clusters may run the same manifests on one
+ * account); the worker says so.
+ */
+export function sameSourcesUnderOtherIds(
+  descriptions: Iterable<string | null | undefined>,
+  sources: readonly SourceRef[],
+  clusterId: string,
+): string[] {
+  const wanted = new Set(sources.map(refString));
+  const ids = new Set<string>();
+  for (const d of descriptions) {
+    const o = ownershipOf(d, clusterId);
+    if (o.owner === 'other-cluster' && wanted.has(refString(o.ref))) ids.add(o.clusterId);
+  }
+  return [...ids].sort();
 }

@@ -8,6 +8,7 @@
  * already wrote, so the retry writes nothing twice and loses nothing.
  */
 import { createHash } from 'node:crypto';
+import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import {
@@ -62,7 +63,7 @@ import { expandSource, isExpanded } from './expand.js';
 import { CLOUDFLARE_FAILURE_TYPES, cloudflareFailure, failureReasonOf } from './errors.js';
 import { adapterFor, type TargetContext } from './targets/index.js';
 import { packConfigs, unpackConfigs } from '../../codec/packed-configs.js';
-import { CLUSTER_ID_ANNOTATION } from '../../kube/cluster-identity.js';
+import { CLUSTER_ID_ANNOTATION, sameSourcesUnderOtherIds } from '../../kube/cluster-identity.js';
 import { permissionFor, type Access } from '../../domain/cloudflare/permissions.js';
 
 export interface SyncTargetRequest {
@@ -378,6 +379,32 @@ function heldSettingsOf(state: CloudflareSyncState | undefined): ManagedSetting[
   }
 }
 
+/** Targets already warned about in this process (a sync runs at every observation). */
+const warnedElsewhere = new Set<string>();
+
+/** Logs once per target when our sources' items carry another cluster id (a restore without its SyncStates). */
+function warnIfMarkedElsewhere(
+  t: SyncTarget,
+  descriptions: Array<string | undefined>,
+  sources: RegisteredSource[],
+  clusterId: string,
+): void {
+  const key = targetKey(t);
+  if (warnedElsewhere.has(key) || !descriptions.some((d) => d?.includes('[managed-by:'))) return;
+  const ids = sameSourcesUnderOtherIds(
+    descriptions,
+    sources.map((s) => s.ref),
+    clusterId,
+  );
+  if (!ids.length) return;
+  warnedElsewhere.add(key);
+  log.warn(
+    `${key}: items of its sources are marked with cluster id ${ids.join(', ')}, this worker marks with ${clusterId}; ` +
+      `if this cluster replaces that one (a restore without the CloudflareSyncStates), set DO_CLUSTER_ID=${ids[0]} ` +
+      "(docs/cloudflare.md, Ownership after a restore); those items are left as another cluster's",
+  );
+}
+
 export function createCloudflareSyncActivities(
   kube: KubeClient,
   config: Pick<CloudflareConfig, 'baseURL'>,
@@ -605,6 +632,12 @@ export function createCloudflareSyncActivities(
         return { desired, settings, p };
       };
       let { desired, settings, p } = await planFor(live.items);
+      warnIfMarkedElsewhere(
+        t,
+        live.items.map((i) => adapter.codec.descriptionOf(i)),
+        sources,
+        req.clusterId,
+      );
       let digest = digestOf(desired);
       const drifted = p.write && req.lastDigest === digest;
       // A user's `reaggregate` is an explicit request to write: it repairs even under observe.
