@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { RegisteredSource } from '../../src/domain/cloudflare/aggregate.js';
+import { tunnelConfigurationAdapter } from '../../src/activities/cloudflare/targets/tunnel-configuration.js';
 import { credentialsUseRefusal } from '../../src/domain/cloudflare/credentials-use.js';
 import { credentialsUseOf, priorityOf } from '../../src/domain/cloudflare/sources.js';
 import {
@@ -180,6 +181,28 @@ describe('one (hostname, path) wanted by two teams: the older claim keeps it unl
     expect(credentialsUseRefusal(policy, use('team-b', 50))).toMatchObject({ reason: 'PriorityNotAllowed' });
     expect(credentialsUseRefusal(policy, use('ops', 50))).toBeUndefined();
     expect(credentialsUseRefusal(policy, use('team-b'))).toBeUndefined();
+  });
+});
+
+describe('an orphaned class config', () => {
+  it('keeps each of its remaining rules claimed by the Ingress that asked for it when some were removed by hand', () => {
+    const cfg = classConfig('infra', 'gone', '2024-01-01T00:00:00Z', [
+      ing('team-a', 'first', 'first.example.com', '2025-01-01T00:00:00Z'),
+      ing('team-b', 'second', 'app.example.com', '2025-02-01T00:00:00Z'),
+    ]);
+    const orphan = { ...cfg, orphaned: true } as RegisteredSource;
+    // In Cloudflare: the second Ingress's rule only (the first's was removed by hand).
+    const live = {
+      ingress: [{ hostname: 'app.example.com', service: 'http://web.team-b.svc:80' }, { service: 'http_status:404' }],
+    };
+    const newcomer = binding('team-c', 'web', 'app.example.com', '2026-01-01T00:00:00Z');
+    const { plan } = tunnelConfigurationAdapter.planWhole!([live], [orphan, newcomer], 'c');
+    expect(plan.conflicts).toEqual([
+      expect.objectContaining({
+        owner: 'TunnelIngressClassConfig/infra/gone',
+        claimant: { kind: 'Ingress', namespace: 'team-b', name: 'second' },
+      }),
+    ]);
   });
 });
 

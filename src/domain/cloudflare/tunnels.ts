@@ -204,6 +204,27 @@ export function claimsOf(source: RegisteredSource<TunnelContribution>): RuleClai
   return out;
 }
 
+/** The contribution with only the rules `keep` keeps, each still claimed by the object that asked for it. */
+export function keepRules(
+  contribution: TunnelContribution,
+  keep: (rule: TunnelIngressRule) => boolean,
+): TunnelContribution {
+  const rules = contribution.rules ?? [];
+  const claims: RuleClaim[] = [];
+  let i = 0;
+  for (const run of contribution.claims ?? []) {
+    const count = rules.slice(i, i + run.count).filter(keep).length;
+    if (count) claims.push({ ...run, count });
+    i += run.count;
+  }
+  // Rules past the runs are the source's own: they stay past them.
+  return {
+    ...contribution,
+    rules: rules.filter(keep),
+    ...(contribution.claims ? { claims } : {}),
+  };
+}
+
 const sameClaimant = (a: Claimant, b: Claimant) => claimantLabel(a) === claimantLabel(b);
 
 /**
