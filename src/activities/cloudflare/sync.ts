@@ -31,6 +31,7 @@ import {
   kindDefinition,
   listedWhenMany,
   priorityOf,
+  targetUseRefusal,
   validateSource,
   zoneIdOf,
   zoneOf,
@@ -43,6 +44,7 @@ import {
   MAX_UNPLACED_SHOWN,
   inZone,
   placeHostnames,
+  zoneSuffixes,
   type HostnameZone,
   type UnplacedHostname,
 } from '../../domain/cloudflare/tunnels.js';
@@ -57,7 +59,15 @@ import { faultPoint } from '../fault-points.js';
 import { getObject, heartbeat, listAll } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
 import type { CallBudget, CallPriority } from './call-budget.js';
-import { activitySignal, clientFor, digestKeyOf, readSecretKey } from './credentials.js';
+import {
+  activitySignal,
+  clientFor,
+  credentialsUsePolicy,
+  digestKeyOf,
+  findCredentials,
+  readSecretKey,
+} from './credentials.js';
+import type { CredentialsUsePolicy } from '../../domain/cloudflare/credentials-use.js';
 import { expandSource, isExpanded } from './expand.js';
 import { CLOUDFLARE_FAILURE_TYPES, cloudflareFailure, failureReasonOf } from './errors.js';
 import { adapterFor, type TargetContext } from './targets/index.js';
@@ -94,7 +104,8 @@ export interface SourceVerdict {
   /**
    * Synced: in Cloudflare now. Invalid: its spec is wrong, its last good items stay.
    * CredentialsConflict: it names other credentials than the target is written with; its items
-   * stay as they are. Rejected: Cloudflare refused its items; its last good items stay as they
+   * stay as they are. Rejected: Cloudflare refused its items, or the credentials' rules refuse
+   * the spec as it now reads (`reason`: PriorityNotAllowed…); its last good items stay as they
    * are while the other sources are written. Gone/Elsewhere: left out.
    */
   result: 'Synced' | 'Invalid' | 'Conflict' | 'CredentialsConflict' | 'Rejected' | 'Gone' | 'Elsewhere';
@@ -197,6 +208,8 @@ export function collectSources(
   previous: Map<string, ConfigSource>,
   identity: { established?: string; fallback?: string } = {},
   validation: ValidationContext = {},
+  /** The rules of each credentials the sources registered with (a source whose are unknown is not checked here: its writes fail without them). */
+  policies: ReadonlyMap<string, { policy: CredentialsUsePolicy; defaultDomain?: string }> = new Map(),
 ): {
   sources: RegisteredSource[];
   verdicts: SourceVerdict[];
@@ -262,6 +275,21 @@ export function collectSources(
         generation,
         result: 'Invalid',
         message: `${problems.join('; ')} (what it wrote before stays in Cloudflare until the spec is fixed)`,
+      });
+      continue;
+    }
+    // The rules again, on the spec as it reads now: an edit the webhook did not see and the
+    // source's workflow refused (its old registration still here) changes nothing in Cloudflare.
+    const rules = policies.get(reg.credentials);
+    const refused = rules && targetUseRefusal(kind, obj.spec, reg.ref.namespace, rules, target);
+    if (refused) {
+      freeze();
+      verdicts.push({
+        ref: reg.ref,
+        generation,
+        result: 'Rejected',
+        reason: refused.reason,
+        message: `${refused.message} (what it wrote before stays in Cloudflare as it was)`,
       });
       continue;
     }
@@ -438,11 +466,34 @@ export function createCloudflareSyncActivities(
     }
   }
 
+  /**
+   * The rules of every credentials the sources registered with (usually one), read now: the
+   * target checks each spec it reads against them. Credentials gone are left out: every write
+   * with them fails anyway.
+   */
+  async function policiesOf(
+    regs: SourceRegistration[],
+  ): Promise<Map<string, { policy: CredentialsUsePolicy; defaultDomain?: string }>> {
+    const out = new Map<string, { policy: CredentialsUsePolicy; defaultDomain?: string }>();
+    for (const name of new Set(regs.map((r) => r.credentials)))
+      try {
+        const creds = await findCredentials(kube, name);
+        out.set(name, {
+          policy: credentialsUsePolicy(creds),
+          ...(creds.spec.defaultDomain ? { defaultDomain: creds.spec.defaultDomain } : {}),
+        });
+      } catch (err) {
+        if (!(err instanceof ApplicationFailure && err.nonRetryable)) throw err;
+      }
+    return out;
+  }
+
   async function syncTarget(request: SyncTargetRequest): Promise<SyncResult> {
     const t = request.target;
     const existing = await getObject<CloudflareSyncState>(kube, syncStateRef(request.syncState));
     const previous = recordedConfigsOf(existing);
     const objects = await readSources(kube, request.sources);
+    const policies = await policiesOf(request.sources);
     heartbeat();
     const { sources, verdicts, frozen, frozenRecords, credentials } = collectSources(
       t,
@@ -452,6 +503,7 @@ export function createCloudflareSyncActivities(
       // The workflow's credentials (its last registration's) only when no live source names any.
       { established: existing?.spec.credentialsRef?.name, fallback: request.credentials },
       { clusterId: request.clusterId },
+      policies,
     );
     const kept = await unregisteredSources(kube, previous, request);
     // Orphaned sources (deletion policy Orphan): their items stay in Cloudflare as they are, for good.
@@ -871,9 +923,11 @@ export function createCloudflareSyncActivities(
   /**
    * Where the CNAME of each hostname of a tunnel source goes (src/domain/cloudflare/tunnels.ts
    * decides): the source read fresh here — a class config's Ingresses and routes stay out of its
-   * workflow's history —, the zones holding its hostnames from one listing of the account's zones
-   * (50 a page), none when the Tunnel gives its zone's ID and that zone holds every hostname (as
-   * the original). Only the zones used and the first unplaced hostnames go back to the workflow.
+   * workflow's history —, the zones that may hold its hostnames looked up by name (one
+   * `ends_with` query per registrable suffix: an Ingress edit costs a call or two, not a listing of
+   * every zone of the account — issue 33, N13), none when the Tunnel gives its zone's ID and that
+   * zone holds every hostname (as the original). Only the zones used and the first unplaced
+   * hostnames go back to the workflow.
    */
   async function placeTunnelHostnames(req: {
     ref: SourceRef;
@@ -898,8 +952,17 @@ export function createCloudflareSyncActivities(
     else if (named.length)
       try {
         const cf = await clientFor(kube, req.credentials, config.baseURL, pacing('change'));
-        for await (const z of cf.zones.list({ account: { id: req.accountId }, per_page: 50 }))
-          if (named.some((h) => inZone(h, z.name))) zones.push({ id: z.id, name: z.name.toLowerCase() });
+        const seen = new Set<string>();
+        for (const suffix of zoneSuffixes(named))
+          for await (const z of cf.zones.list({
+            account: { id: req.accountId },
+            name: `ends_with:${suffix}`,
+            per_page: 50,
+          }))
+            if (!seen.has(z.id) && named.some((h) => inZone(h, z.name))) {
+              seen.add(z.id);
+              zones.push({ id: z.id, name: z.name.toLowerCase() });
+            }
       } catch (err) {
         const failure = err instanceof ApplicationFailure ? err : cloudflareFailure(err, 'list the zones');
         if (!failure.nonRetryable) throw failure;
@@ -907,7 +970,6 @@ export function createCloudflareSyncActivities(
       }
     const placed = placeHostnames(hostnames, zones, {
       credentials: req.credentials,
-      ...(tunnelDomain ? { tunnelDomain } : {}),
       ...(req.allowedZones ? { allowedZones: req.allowedZones } : {}),
     });
     return ok({
