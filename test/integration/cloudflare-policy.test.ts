@@ -439,3 +439,67 @@ describe("placing a tunnel's hostnames costs a zone lookup by name, not a listin
     expect(zoneCalls.length).toBeLessThanOrEqual(edits * labels);
   });
 });
+
+describe("two teams' Tunnels with their own credentials and hostnames in one zone (N10)", () => {
+  it('both get their CNAMEs, each written with its own token; neither is a CredentialsConflict', async () => {
+    const zone = await seedZone('teams');
+    const teamB = { token: `team-b-${hexId()}`, id: `team-b-${hexId().slice(0, 8)}` };
+    await suite.fx.admin.addToken({ token: teamB.token, id: teamB.id });
+    const credsA = uniq('cf-pol-team-a');
+    const credsB = uniq('cf-pol-team-b');
+    await createCredentials(k, { name: credsA, namespace: ns(), accountId: account });
+    await createCredentials(k, { name: credsB, namespace: ns(), accountId: account, token: teamB.token });
+    const [nsA, nsB] = [await namespace('dns-a'), await namespace('dns-b')];
+    const tunnelIds: Record<string, string> = {};
+    for (const [team, n, creds] of [
+      ['a', nsA, credsA],
+      ['b', nsB, credsB],
+    ] as const) {
+      await k.apply(
+        sourceObject(
+          'Tunnel',
+          `tunnel-${team}`,
+          {
+            newTunnel: { name: uniq(`cf-pol-${team}`) },
+            cloudflare: { credentialsRef: { name: creds }, domain: zone.name },
+          },
+          n,
+        ),
+      );
+      const ref = { apiVersion: CLOUDFLARE_API_VERSION, kind: 'Tunnel', namespace: n, name: `tunnel-${team}` };
+      tunnelIds[team] = await eventually(
+        `team ${team}'s tunnel`,
+        async () => ((await k.get(ref)) as { status?: { tunnelId?: string } })?.status?.tunnelId,
+      );
+      await k.apply({
+        apiVersion: BINDING_API,
+        kind: 'TunnelBinding',
+        metadata: { name: `app-${team}`, namespace: n },
+        subjects: [{ name: 'web', spec: { fqdn: `${team}.${zone.name}`, target: `http://app.${n}:80` } }],
+        tunnelRef: { kind: 'Tunnel', name: `tunnel-${team}` },
+      });
+      // Team A's CNAMEs first: the zone's target is written with A's credentials before B comes.
+      if (team === 'a')
+        await eventually("team a's CNAME", async () =>
+          (await zoneRecords(suite.fx.cf, zone.id)).some((r) => r.name === `a.${zone.name}`),
+        );
+    }
+    const cnames = async () =>
+      Object.fromEntries(
+        (await zoneRecords(suite.fx.cf, zone.id)).filter((r) => r.type === 'CNAME').map((r) => [r.name, r.content]),
+      );
+    await eventually('both CNAMEs', async () => Object.keys(await cnames()).length === 2, { timeoutMs: 60_000 });
+    expect(await cnames()).toEqual({
+      [`a.${zone.name}`]: `${tunnelIds.a}.cfargotunnel.com`,
+      [`b.${zone.name}`]: `${tunnelIds.b}.cfargotunnel.com`,
+    });
+    const b = await readyWhen(BINDING_API, 'TunnelBinding', 'app-b', nsB, (c) => c.status === 'True');
+    expect(b.reason).toBe('Synced');
+    // Team B's record was written with team B's token, not with A's.
+    const batches = await suite.fx.admin.requests({ method: 'POST', path: `^/zones/${zone.id}/dns_records/batch$` });
+    const wroteB = batches.filter((r) =>
+      JSON.stringify((r.body as { posts?: unknown[] })?.posts ?? []).includes(`b.${zone.name}`),
+    );
+    expect(wroteB.map((r) => r.tokenId)).toEqual([teamB.id]);
+  });
+});

@@ -21,7 +21,7 @@ import {
 } from '../../api/cloudflare.js';
 import type { CloudflareConfig } from '../../config.js';
 import { orderSources, type RegisteredSource } from '../../domain/cloudflare/aggregate.js';
-import { type SourceRef, marker, parseRefString, refString } from '../../domain/cloudflare/markers.js';
+import { type SourceRef, marker, ownershipOf, parseRefString, refString } from '../../domain/cloudflare/markers.js';
 import { canonical, planWrite, type Conflict, type WritePlan } from '../../domain/cloudflare/merge.js';
 import {
   anchorOf,
@@ -48,7 +48,7 @@ import {
   type HostnameZone,
   type UnplacedHostname,
 } from '../../domain/cloudflare/tunnels.js';
-import { credentialsConflictMessage, targetIdentity } from '../../domain/cloudflare/identity.js';
+import { credentialsConflictMessage, plansByCredentials, targetIdentity } from '../../domain/cloudflare/identity.js';
 import { setCondition, type Condition } from '../../domain/conditions.js';
 import { driftEvent } from '../../domain/events.js';
 import { failedWith, ok, type Failed, type Ok } from '../../domain/results.js';
@@ -206,7 +206,8 @@ export function collectSources(
   regs: SourceRegistration[],
   objects: Map<string, SourceObject>,
   previous: Map<string, ConfigSource>,
-  identity: { established?: string; fallback?: string } = {},
+  /** `perSource`: every source is written with its own credentials (a zone's tunnel CNAMEs), none is in conflict. */
+  identity: { established?: string; fallback?: string; perSource?: boolean } = {},
   validation: ValidationContext = {},
   /** The rules of each credentials the sources registered with (a source whose are unknown is not checked here: its writes fail without them). */
   policies: ReadonlyMap<string, { policy: CredentialsUsePolicy; defaultDomain?: string }> = new Map(),
@@ -257,7 +258,7 @@ export function collectSources(
       const last = previous.get(key);
       if (last) frozenRecords.push(last);
     };
-    if (conflicting.includes(key)) {
+    if (conflicting.includes(key) && !identity.perSource) {
       freeze();
       verdicts.push({
         ref: reg.ref,
@@ -494,6 +495,9 @@ export function createCloudflareSyncActivities(
     const previous = recordedConfigsOf(existing);
     const objects = await readSources(kube, request.sources);
     const policies = await policiesOf(request.sources);
+    // A zone's tunnel CNAMEs are separate records teams share the zone of: each source's are
+    // written with its own credentials (issue 33, N10), read with the target's.
+    const perSource = t.resourceType === 'TunnelDNS';
     heartbeat();
     const { sources, verdicts, frozen, frozenRecords, credentials } = collectSources(
       t,
@@ -501,7 +505,7 @@ export function createCloudflareSyncActivities(
       objects,
       previous,
       // The workflow's credentials (its last registration's) only when no live source names any.
-      { established: existing?.spec.credentialsRef?.name, fallback: request.credentials },
+      { established: existing?.spec.credentialsRef?.name, fallback: request.credentials, perSource },
       { clusterId: request.clusterId },
       policies,
     );
@@ -610,13 +614,62 @@ export function createCloudflareSyncActivities(
       return out;
     };
     try {
-      const cf = await clientFor(
-        kube,
-        req.credentials,
-        config.baseURL,
-        pacing(req.trigger === 'observe' ? 'observe' : 'change'),
-      );
+      const priority = pacing(req.trigger === 'observe' ? 'observe' : 'change');
+      const cf = await clientFor(kube, req.credentials, config.baseURL, priority);
       const adapter = adapterFor(t);
+      const credentialsOfSource = new Map(request.sources.map((r) => [refString(r.ref), r.credentials]));
+      /**
+       * Writes a plan: with the target's credentials, or (perSource) each source's records with
+       * its own. A team whose credentials Cloudflare refuses (a read-only token…) is left out like
+       * a refused source — its records stay as they are —, never failing the others' writes.
+       */
+      const writePlan = async (plan: WritePlan<unknown>, items: unknown[]) => {
+        if (!perSource) return adapter.write(cf, t, plan, items, context);
+        const byRecord = (item: unknown) => {
+          const o = ownershipOf(adapter.codec.descriptionOf(item), req.clusterId);
+          return o.owner === 'ours' ? credentialsOfSource.get(refString(o.ref)) : undefined;
+        };
+        const same = (a: unknown, b: unknown) =>
+          canonical(adapter.codec.comparable(a)) === canonical(adapter.codec.comparable(b));
+        const parts = plansByCredentials(
+          plan as WritePlan<{ id?: string }>,
+          items as { id?: string }[],
+          byRecord,
+          req.credentials,
+          same,
+        );
+        let out: { cloudflareId?: string } = {};
+        let refusedTeam = false;
+        for (const part of parts) {
+          const own = part.credentials === req.credentials;
+          try {
+            const client = own ? cf : await clientFor(kube, part.credentials, config.baseURL, priority);
+            out = await adapter.write(client, t, { ...plan, items: part.items }, items, context);
+          } catch (err) {
+            const failure =
+              err instanceof ApplicationFailure
+                ? err
+                : cloudflareFailure(err, `sync ${targetKey(t)} with ${part.credentials}`, permissionFor(t, 'Edit'));
+            if (own || !failure.nonRetryable) throw err;
+            refusedTeam = true;
+            for (const reg of request.sources)
+              if (reg.credentials === part.credentials)
+                reject({
+                  source: refString(reg.ref),
+                  generation: objects.get(refString(reg.ref))?.metadata?.generation ?? reg.generation,
+                  reason: failure.type ?? CLOUDFLARE_FAILURE_TYPES.invalid,
+                  message: `${failure.message} (written with CloudflareCredentials ${part.credentials}; its records stay as they were, the others are written)`,
+                });
+          }
+        }
+        if (refusedTeam) {
+          // What is in Cloudflare now, without the refused team's changes: the digest to compare next time.
+          live = await adapter.read(cf, t, context);
+          ({ desired, settings, p } = await planFor(live.items));
+          digest = digestOf(desired);
+        }
+        return out;
+      };
       let live = await adapter.read(cf, t, context);
       if (live.cloudflareId) cloudflareId = targetCloudflareId(t, live.cloudflareId);
       faultPoint('cloudflare-read');
@@ -670,7 +723,7 @@ export function createCloudflareSyncActivities(
           faultPoint('cloudflare-settings-recorded');
         }
         try {
-          const written = await editing(() => adapter.write(cf, t, p, live.items, context));
+          const written = await editing(() => writePlan(p, live.items));
           if (written.cloudflareId) cloudflareId = targetCloudflareId(t, written.cloudflareId);
         } catch (err) {
           // Settings targets write setting by setting and remember what they hold: not bisected.
@@ -685,7 +738,7 @@ export function createCloudflareSyncActivities(
           digest = digestOf(desired);
           wrote = trial.wrote;
           if (p.write) {
-            const written = await editing(() => adapter.write(cf, t, p, live.items, context));
+            const written = await editing(() => writePlan(p, live.items));
             if (written.cloudflareId) cloudflareId = targetCloudflareId(t, written.cloudflareId);
             wrote = true;
           }
@@ -707,7 +760,7 @@ export function createCloudflareSyncActivities(
           if (!step.p.write) return;
           if (adapter.check) await editing(() => adapter.check!(cf, t, step.p, live.items, context));
           else {
-            await editing(() => adapter.write(cf, t, step.p, live.items, context));
+            await editing(() => writePlan(step.p, live.items));
             wroteAny = true;
             live = await adapter.read(cf, t, context);
           }
