@@ -288,6 +288,16 @@ describe('a priority the namespace was not granted changes nothing (N3)', () => 
     expect(await refusedByWebhook(() => k.mergePatch(intruderRef, { spec: { priority: 1 } }))).toContain(
       'PriorityNotAllowed',
     );
+    // Nor by the back door: admitted at priority 0 while naming a tunnel that does not exist (the
+    // webhook leaves that to the workflow), then pointed at the shared one — a binding's
+    // `tunnelRef` is outside its spec, and the webhook looks at every field.
+    const sneak = { ...binding('sneak', teamB, uniq('no-such-tunnel'), [[host, 'http://sneak.team-b:80']]) };
+    await k.create({ ...sneak, spec: { priority: 0 } });
+    const sneakRef = { apiVersion: BINDING_API, kind: 'TunnelBinding', namespace: teamB, name: 'sneak' };
+    expect(
+      await refusedByWebhook(() => k.mergePatch(sneakRef, { tunnelRef: { kind: 'ClusterTunnel', name: ct } })),
+    ).toContain('PriorityNotAllowed');
+    await k.delete(sneakRef);
 
     for (const [name, n] of [
       ['holder', teamA],
