@@ -81,3 +81,41 @@ describe('who may use CloudflareCredentials', () => {
     expect(refusal(policy, { ...adopt, adoptExisting: false }, 'team-b', 'DNSRecord')).toBeUndefined();
   });
 });
+
+describe("a Tunnel's domain is a zone for allowedZones (issue 33, N2)", () => {
+  const policy = { name: 'shared', allowedNamespaces: ['team-b'], allowedZones: ['team.example.com'] };
+  const tunnel = (domain: string) => ({
+    newTunnel: { name: 't' },
+    cloudflare: { domain, credentialsRef: { name: 'shared' } },
+  });
+
+  it('a Tunnel or ClusterTunnel whose spec.cloudflare.domain is not allowed is refused, naming the field', () => {
+    expect(refusal(policy, tunnel('corp.example.com'), 'team-b', 'Tunnel')).toEqual({
+      reason: 'CredentialsNotAllowed',
+      message:
+        'spec.cloudflare.domain: CloudflareCredentials shared may not write to zone corp.example.com (spec.allowedZones: team.example.com)',
+    });
+    expect(refusal(policy, tunnel('corp.example.com'), '', 'ClusterTunnel')?.reason).toBe('CredentialsNotAllowed');
+    expect(refusal(policy, tunnel('Team.Example.com'), 'team-b', 'Tunnel')).toBeUndefined();
+  });
+
+  it("a source writing through a tunnel is held to its tunnel's domain and to the priority rule", () => {
+    const binding = (domain: string, priority?: number) => ({
+      ...(priority !== undefined ? { priority } : {}),
+      namespace: 'team-b',
+      subjects: [{ name: 'web' }],
+      tunnelRef: { kind: 'ClusterTunnel', name: 'shared' },
+      tunnel: { kind: 'ClusterTunnel', name: 'shared', credentialsRef: 'shared', domain, tunnelId: 'T' },
+      services: {},
+    });
+    expect(refusal(policy, binding('corp.example.com'), 'team-b', 'TunnelBinding')?.message).toContain(
+      "its tunnel's spec.cloudflare.domain: CloudflareCredentials shared may not write to zone corp.example.com",
+    );
+    expect(refusal(policy, binding('team.example.com'), 'team-b', 'TunnelBinding')).toBeUndefined();
+    // The namespace rule is the tunnel's `get` grant, checked by the webhook: another namespace passes here.
+    expect(refusal(policy, binding('team.example.com'), 'team-c', 'TunnelBinding')).toBeUndefined();
+    expect(refusal(policy, binding('team.example.com', 0), 'team-b', 'TunnelBinding')?.reason).toBe(
+      'PriorityNotAllowed',
+    );
+  });
+});

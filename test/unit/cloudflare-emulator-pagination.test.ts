@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../emulators/cloudflare/envelope.js';
 import { paginateCursor, paginatePage } from '../emulators/cloudflare/pagination.js';
+import { nameMatches } from '../emulators/cloudflare/routes/zones.js';
 
 const limits = { defaultPerPage: 20, minPerPage: 5, maxPerPage: 50 };
 const items = Array.from({ length: 12 }, (_, i) => i);
@@ -65,5 +66,20 @@ describe('cursor pagination', () => {
 
   it('rejects a forged cursor', () => {
     expect(() => paginateCursor(items, q('cursor=bm9wZQ'), limits)).toThrow(ApiError);
+  });
+});
+
+describe("the zone list's name filter (the API's operators)", () => {
+  it('equal by default; `ends_with:` and the others as Cloudflare documents them', () => {
+    expect(nameMatches('example.com', 'example.com')).toBe(true);
+    expect(nameMatches('sub.example.com', 'example.com')).toBe(false);
+    expect(nameMatches('sub.example.com', 'ends_with:example.com')).toBe(true);
+    expect(nameMatches('notexample.com', 'ends_with:example.com')).toBe(true); // a suffix of text, not of labels
+    expect(nameMatches('example.org', 'ends_with:example.com')).toBe(false);
+    expect(nameMatches('Example.com', 'ends_with:example.COM')).toBe(true);
+    expect(nameMatches('Example.com', 'ends_with_case_sensitive:example.com')).toBe(false);
+    expect(nameMatches('example.com', 'starts_with:exam')).toBe(true);
+    expect(nameMatches('example.com', 'contains:ample')).toBe(true);
+    expect(nameMatches('example.com', 'not_equal:example.com')).toBe(false);
   });
 });

@@ -12,6 +12,7 @@ import {
   ingressPath,
   ingressRules,
   placeHostnames,
+  zoneSuffixes,
   tunnelDnsRecords,
   unplacedMessage,
   type TunnelContribution,
@@ -326,16 +327,19 @@ describe('tunnel CNAMEs', () => {
       'a.example.com',
     ]);
     expect(tunnelDnsRecords(hosts, 'sub.example.com', 'T', true).map((r) => r.name)).toEqual(['x.sub.example.com']);
-    // allowedZones: the tunnel's own zone stays allowed (its CNAMEs were always made), another needs listing.
-    const limited = placeHostnames(hosts.slice(0, 2), zones, {
-      credentials: 'cf',
-      tunnelDomain: 'example.com',
-      allowedZones: ['dev.example.net'],
-    });
-    expect(limited.zones.map((z) => z.zoneName)).toEqual(['example.com']);
+    // allowedZones: every zone needs listing, the tunnel's own included (issue 33, N2: a Tunnel's
+    // domain is no grant).
+    const limited = placeHostnames(hosts.slice(0, 2), zones, { credentials: 'cf', allowedZones: ['Other.org.'] });
+    expect(limited.zones.map((z) => z.zoneName)).toEqual(['other.org']);
     expect(limited.unplaced).toEqual([
-      { hostname: 'b.other.org', reason: 'zone other.org is not in spec.allowedZones of CloudflareCredentials cf' },
+      { hostname: 'a.example.com', reason: 'zone example.com is not in spec.allowedZones of CloudflareCredentials cf' },
     ]);
+  });
+
+  it('zones are looked up by the last two labels of the hostnames, each once (issue 33, N13)', () => {
+    expect(
+      zoneSuffixes(['a.example.com', 'B.Example.com.', 'x.sub.example.com', 'api.example.co.uk', 'local']),
+    ).toEqual(['co.uk', 'example.com']);
   });
 
   it("a zone's records marked by a DNSRecord are held, never rewritten, by the tunnel target (and the other way round)", () => {

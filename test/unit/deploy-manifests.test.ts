@@ -845,10 +845,12 @@ describe('admission webhook (deploy/webhook)', () => {
     expect(d.spec.replicas, 'failurePolicy Fail: one replica down must not block requests').toBeGreaterThan(1);
   });
 
-  it('may only create SubjectAccessReviews and read CloudflareCredentials (who may use them)', () => {
+  it('may only create SubjectAccessReviews, read CloudflareCredentials (who may use them) and get the tunnels sources name', () => {
     expect(permissionsOf(objects, ADMISSION_SA)).toEqual({
       'authorization.k8s.io/subjectaccessreviews': ['create'],
       'networking.cloudflare-operator.io/cloudflarecredentials': ['get', 'list'],
+      'networking.cloudflare-operator.io/tunnels': ['get'],
+      'networking.cloudflare-operator.io/clustertunnels': ['get'],
     });
   });
 });

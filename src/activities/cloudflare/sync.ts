@@ -22,7 +22,7 @@ import {
 } from '../../api/cloudflare.js';
 import type { CloudflareConfig } from '../../config.js';
 import { orderSources, type RegisteredSource } from '../../domain/cloudflare/aggregate.js';
-import { type SourceRef, marker, parseRefString, refString } from '../../domain/cloudflare/markers.js';
+import { type SourceRef, marker, ownershipOf, parseRefString, refString } from '../../domain/cloudflare/markers.js';
 import { canonical, planWrite, type Conflict, type WritePlan } from '../../domain/cloudflare/merge.js';
 import {
   anchorOf,
@@ -32,6 +32,7 @@ import {
   kindDefinition,
   listedWhenMany,
   priorityOf,
+  targetUseRefusal,
   validateSource,
   zoneIdOf,
   zoneOf,
@@ -46,10 +47,11 @@ import {
   hostnameConflictEvents,
   inZone,
   placeHostnames,
+  zoneSuffixes,
   type HostnameZone,
   type UnplacedHostname,
 } from '../../domain/cloudflare/tunnels.js';
-import { credentialsConflictMessage, targetIdentity } from '../../domain/cloudflare/identity.js';
+import { credentialsConflictMessage, plansByCredentials, targetIdentity } from '../../domain/cloudflare/identity.js';
 import { setCondition, type Condition } from '../../domain/conditions.js';
 import { driftEvent } from '../../domain/events.js';
 import { failedWith, ok, type Failed, type Ok } from '../../domain/results.js';
@@ -60,7 +62,15 @@ import { faultPoint } from '../fault-points.js';
 import { getObject, heartbeat, listAll } from '../kubernetes/calls.js';
 import { kubeFailure } from '../kubernetes/errors.js';
 import type { CallBudget, CallPriority } from './call-budget.js';
-import { activitySignal, clientFor, digestKeyOf, readSecretKey } from './credentials.js';
+import {
+  activitySignal,
+  clientFor,
+  credentialsUsePolicy,
+  digestKeyOf,
+  findCredentials,
+  readSecretKey,
+} from './credentials.js';
+import type { CredentialsUsePolicy } from '../../domain/cloudflare/credentials-use.js';
 import { expandSource, isExpanded } from './expand.js';
 import { CLOUDFLARE_FAILURE_TYPES, cloudflareFailure, failureReasonOf } from './errors.js';
 import { adapterFor, type TargetContext } from './targets/index.js';
@@ -98,7 +108,8 @@ export interface SourceVerdict {
   /**
    * Synced: in Cloudflare now. Invalid: its spec is wrong, its last good items stay.
    * CredentialsConflict: it names other credentials than the target is written with; its items
-   * stay as they are. Rejected: Cloudflare refused its items; its last good items stay as they
+   * stay as they are. Rejected: Cloudflare refused its items, or the credentials' rules refuse
+   * the spec as it now reads (`reason`: PriorityNotAllowed…); its last good items stay as they
    * are while the other sources are written. Gone/Elsewhere: left out.
    */
   result: 'Synced' | 'Invalid' | 'Conflict' | 'CredentialsConflict' | 'Rejected' | 'Gone' | 'Elsewhere';
@@ -199,8 +210,11 @@ export function collectSources(
   regs: SourceRegistration[],
   objects: Map<string, SourceObject>,
   previous: Map<string, ConfigSource>,
-  identity: { established?: string; fallback?: string } = {},
+  /** `perSource`: every source is written with its own credentials (a zone's tunnel CNAMEs), none is in conflict. */
+  identity: { established?: string; fallback?: string; perSource?: boolean } = {},
   validation: ValidationContext = {},
+  /** The rules of each credentials the sources registered with (a source whose are unknown is not checked here: its writes fail without them). */
+  policies: ReadonlyMap<string, { policy: CredentialsUsePolicy; defaultDomain?: string }> = new Map(),
 ): {
   sources: RegisteredSource[];
   verdicts: SourceVerdict[];
@@ -248,7 +262,7 @@ export function collectSources(
       const last = previous.get(key);
       if (last) frozenRecords.push(last);
     };
-    if (conflicting.includes(key)) {
+    if (conflicting.includes(key) && !identity.perSource) {
       freeze();
       verdicts.push({
         ref: reg.ref,
@@ -266,6 +280,21 @@ export function collectSources(
         generation,
         result: 'Invalid',
         message: `${problems.join('; ')} (what it wrote before stays in Cloudflare until the spec is fixed)`,
+      });
+      continue;
+    }
+    // The rules again, on the spec as it reads now: an edit the webhook did not see and the
+    // source's workflow refused (its old registration still here) changes nothing in Cloudflare.
+    const rules = policies.get(reg.credentials);
+    const refused = rules && targetUseRefusal(kind, obj.spec, reg.ref.namespace, rules, target);
+    if (refused) {
+      freeze();
+      verdicts.push({
+        ref: reg.ref,
+        generation,
+        result: 'Rejected',
+        reason: refused.reason,
+        message: `${refused.message} (what it wrote before stays in Cloudflare as it was)`,
       });
       continue;
     }
@@ -470,11 +499,37 @@ export function createCloudflareSyncActivities(
     }
   }
 
+  /**
+   * The rules of every credentials the sources registered with (usually one), read now: the
+   * target checks each spec it reads against them. Credentials gone are left out: every write
+   * with them fails anyway.
+   */
+  async function policiesOf(
+    regs: SourceRegistration[],
+  ): Promise<Map<string, { policy: CredentialsUsePolicy; defaultDomain?: string }>> {
+    const out = new Map<string, { policy: CredentialsUsePolicy; defaultDomain?: string }>();
+    for (const name of new Set(regs.map((r) => r.credentials)))
+      try {
+        const creds = await findCredentials(kube, name);
+        out.set(name, {
+          policy: credentialsUsePolicy(creds),
+          ...(creds.spec.defaultDomain ? { defaultDomain: creds.spec.defaultDomain } : {}),
+        });
+      } catch (err) {
+        if (!(err instanceof ApplicationFailure && err.nonRetryable)) throw err;
+      }
+    return out;
+  }
+
   async function syncTarget(request: SyncTargetRequest): Promise<SyncResult> {
     const t = request.target;
     const existing = await getObject<CloudflareSyncState>(kube, syncStateRef(request.syncState));
     const previous = recordedConfigsOf(existing);
     const objects = await readSources(kube, request.sources);
+    const policies = await policiesOf(request.sources);
+    // A zone's tunnel CNAMEs are separate records teams share the zone of: each source's are
+    // written with its own credentials (issue 33, N10), read with the target's.
+    const perSource = t.resourceType === 'TunnelDNS';
     heartbeat();
     const { sources, verdicts, frozen, frozenRecords, credentials } = collectSources(
       t,
@@ -482,8 +537,9 @@ export function createCloudflareSyncActivities(
       objects,
       previous,
       // The workflow's credentials (its last registration's) only when no live source names any.
-      { established: existing?.spec.credentialsRef?.name, fallback: request.credentials },
+      { established: existing?.spec.credentialsRef?.name, fallback: request.credentials, perSource },
       { clusterId: request.clusterId },
+      policies,
     );
     const kept = await unregisteredSources(kube, previous, request);
     // Orphaned sources (deletion policy Orphan): their items stay in Cloudflare as they are, for good.
@@ -590,13 +646,62 @@ export function createCloudflareSyncActivities(
       return out;
     };
     try {
-      const cf = await clientFor(
-        kube,
-        req.credentials,
-        config.baseURL,
-        pacing(req.trigger === 'observe' ? 'observe' : 'change'),
-      );
+      const priority = pacing(req.trigger === 'observe' ? 'observe' : 'change');
+      const cf = await clientFor(kube, req.credentials, config.baseURL, priority);
       const adapter = adapterFor(t);
+      const credentialsOfSource = new Map(request.sources.map((r) => [refString(r.ref), r.credentials]));
+      /**
+       * Writes a plan: with the target's credentials, or (perSource) each source's records with
+       * its own. A team whose credentials Cloudflare refuses (a read-only token…) is left out like
+       * a refused source — its records stay as they are —, never failing the others' writes.
+       */
+      const writePlan = async (plan: WritePlan<unknown>, items: unknown[]) => {
+        if (!perSource) return adapter.write(cf, t, plan, items, context);
+        const byRecord = (item: unknown) => {
+          const o = ownershipOf(adapter.codec.descriptionOf(item), req.clusterId);
+          return o.owner === 'ours' ? credentialsOfSource.get(refString(o.ref)) : undefined;
+        };
+        const same = (a: unknown, b: unknown) =>
+          canonical(adapter.codec.comparable(a)) === canonical(adapter.codec.comparable(b));
+        const parts = plansByCredentials(
+          plan as WritePlan<{ id?: string }>,
+          items as { id?: string }[],
+          byRecord,
+          req.credentials,
+          same,
+        );
+        let out: { cloudflareId?: string } = {};
+        let refusedTeam = false;
+        for (const part of parts) {
+          const own = part.credentials === req.credentials;
+          try {
+            const client = own ? cf : await clientFor(kube, part.credentials, config.baseURL, priority);
+            out = await adapter.write(client, t, { ...plan, items: part.items }, items, context);
+          } catch (err) {
+            const failure =
+              err instanceof ApplicationFailure
+                ? err
+                : cloudflareFailure(err, `sync ${targetKey(t)} with ${part.credentials}`, permissionFor(t, 'Edit'));
+            if (own || !failure.nonRetryable) throw err;
+            refusedTeam = true;
+            for (const reg of request.sources)
+              if (reg.credentials === part.credentials)
+                reject({
+                  source: refString(reg.ref),
+                  generation: objects.get(refString(reg.ref))?.metadata?.generation ?? reg.generation,
+                  reason: failure.type ?? CLOUDFLARE_FAILURE_TYPES.invalid,
+                  message: `${failure.message} (written with CloudflareCredentials ${part.credentials}; its records stay as they were, the others are written)`,
+                });
+          }
+        }
+        if (refusedTeam) {
+          // What is in Cloudflare now, without the refused team's changes: the digest to compare next time.
+          live = await adapter.read(cf, t, context);
+          ({ desired, settings, p } = await planFor(live.items));
+          digest = digestOf(desired);
+        }
+        return out;
+      };
       let live = await adapter.read(cf, t, context);
       if (live.cloudflareId) cloudflareId = targetCloudflareId(t, live.cloudflareId);
       faultPoint('cloudflare-read');
@@ -656,7 +761,7 @@ export function createCloudflareSyncActivities(
           faultPoint('cloudflare-settings-recorded');
         }
         try {
-          const written = await editing(() => adapter.write(cf, t, p, live.items, context));
+          const written = await editing(() => writePlan(p, live.items));
           if (written.cloudflareId) cloudflareId = targetCloudflareId(t, written.cloudflareId);
         } catch (err) {
           // Settings targets write setting by setting and remember what they hold: not bisected.
@@ -671,7 +776,7 @@ export function createCloudflareSyncActivities(
           digest = digestOf(desired);
           wrote = trial.wrote;
           if (p.write) {
-            const written = await editing(() => adapter.write(cf, t, p, live.items, context));
+            const written = await editing(() => writePlan(p, live.items));
             if (written.cloudflareId) cloudflareId = targetCloudflareId(t, written.cloudflareId);
             wrote = true;
           }
@@ -693,7 +798,7 @@ export function createCloudflareSyncActivities(
           if (!step.p.write) return;
           if (adapter.check) await editing(() => adapter.check!(cf, t, step.p, live.items, context));
           else {
-            await editing(() => adapter.write(cf, t, step.p, live.items, context));
+            await editing(() => writePlan(step.p, live.items));
             wroteAny = true;
             live = await adapter.read(cf, t, context);
           }
@@ -921,9 +1026,11 @@ export function createCloudflareSyncActivities(
   /**
    * Where the CNAME of each hostname of a tunnel source goes (src/domain/cloudflare/tunnels.ts
    * decides): the source read fresh here — a class config's Ingresses and routes stay out of its
-   * workflow's history —, the zones holding its hostnames from one listing of the account's zones
-   * (50 a page), none when the Tunnel gives its zone's ID and that zone holds every hostname (as
-   * the original). Only the zones used and the first unplaced hostnames go back to the workflow.
+   * workflow's history —, the zones that may hold its hostnames looked up by name (one
+   * `ends_with` query per registrable suffix: an Ingress edit costs a call or two, not a listing of
+   * every zone of the account — issue 33, N13), none when the Tunnel gives its zone's ID and that
+   * zone holds every hostname (as the original). Only the zones used and the first unplaced
+   * hostnames go back to the workflow.
    */
   async function placeTunnelHostnames(req: {
     ref: SourceRef;
@@ -948,8 +1055,17 @@ export function createCloudflareSyncActivities(
     else if (named.length)
       try {
         const cf = await clientFor(kube, req.credentials, config.baseURL, pacing('change'));
-        for await (const z of cf.zones.list({ account: { id: req.accountId }, per_page: 50 }))
-          if (named.some((h) => inZone(h, z.name))) zones.push({ id: z.id, name: z.name.toLowerCase() });
+        const seen = new Set<string>();
+        for (const suffix of zoneSuffixes(named))
+          for await (const z of cf.zones.list({
+            account: { id: req.accountId },
+            name: `ends_with:${suffix}`,
+            per_page: 50,
+          }))
+            if (!seen.has(z.id) && named.some((h) => inZone(h, z.name))) {
+              seen.add(z.id);
+              zones.push({ id: z.id, name: z.name.toLowerCase() });
+            }
       } catch (err) {
         const failure = err instanceof ApplicationFailure ? err : cloudflareFailure(err, 'list the zones');
         if (!failure.nonRetryable) throw failure;
@@ -957,7 +1073,6 @@ export function createCloudflareSyncActivities(
       }
     const placed = placeHostnames(hostnames, zones, {
       credentials: req.credentials,
-      ...(tunnelDomain ? { tunnelDomain } : {}),
       ...(req.allowedZones ? { allowedZones: req.allowedZones } : {}),
     });
     return ok({

@@ -16,9 +16,14 @@
  * every namespace, as before; the default credentials need no grant at all, so without a list no
  * namespaced source may use them.
  *
- * Cluster-scoped sources are made by cluster administrators and are not restricted. Sources that
- * write through a tunnel they name (TunnelBinding, the class configs) use that tunnel's
- * credentials: `get` on the tunnel authorises them, so only the priority rule applies to them.
+ * The target's sync checks them a third time, on every spec it reads afresh (issue 33, N3): an
+ * edit the webhook did not see (not registered, or made before the rules changed) never reaches
+ * Cloudflare — the source is held as it was, with the refusal on its status.
+ *
+ * Cluster-scoped sources are made by cluster administrators and are not restricted by namespace
+ * (zones still apply). Sources that write through a tunnel they name (TunnelBinding, the class
+ * configs) use that tunnel's credentials: `get` on the tunnel authorises them, so the namespace
+ * rule does not apply to them; the zone (their tunnel's domain) and the priority rules do.
  */
 import type { CloudflareCredentialsSpec } from '../../api/cloudflare.js';
 
@@ -37,6 +42,8 @@ export interface CredentialsUse {
   named: boolean;
   /** The zone it writes to, when it writes to one. */
   zone?: string;
+  /** Where the zone comes from, for the message (`spec.cloudflare.domain`…). */
+  zoneField?: string;
   /** Its priority, and its kind's default (lower = ahead of the others). */
   priority: number;
   defaultPriority: number;
@@ -57,6 +64,11 @@ const ANY = '*';
 const listed = (list: string[] | undefined, name: string) => !!list?.some((n) => n === ANY || n === name);
 const sameZone = (a: string, b: string) => a.replace(/\.$/, '').toLowerCase() === b.replace(/\.$/, '').toLowerCase();
 
+/** Whether the credentials may write to `zone` (every zone when they list no `allowedZones`). */
+export function zoneAllowed(policy: Pick<CredentialsUsePolicy, 'allowedZones'>, zone: string): boolean {
+  return !policy.allowedZones || policy.allowedZones.some((z) => z === ANY || sameZone(z, zone));
+}
+
 /** Why the source may not use the credentials (undefined: it may). */
 export function credentialsUseRefusal(
   policy: CredentialsUsePolicy,
@@ -75,14 +87,11 @@ export function credentialsUseRefusal(
             : `${who} may not be used from namespace "${use.namespace}" (spec.allowedNamespaces: ${policy.allowedNamespaces.join(', ') || 'none'})`,
       };
   }
-  if (use.zone !== undefined && policy.allowedZones !== undefined && !use.throughTunnel) {
-    const zone = use.zone;
-    if (!policy.allowedZones.some((z) => z === ANY || sameZone(z, zone)))
-      return {
-        reason: CREDENTIALS_NOT_ALLOWED,
-        message: `${who} may not write to zone ${zone} (spec.allowedZones: ${policy.allowedZones.join(', ') || 'none'})`,
-      };
-  }
+  if (use.zone !== undefined && !zoneAllowed(policy, use.zone))
+    return {
+      reason: CREDENTIALS_NOT_ALLOWED,
+      message: `${use.zoneField ? `${use.zoneField}: ` : ''}${who} may not write to zone ${use.zone} (spec.allowedZones: ${policy.allowedZones?.join(', ') || 'none'})`,
+    };
   if (use.namespace && use.priority < use.defaultPriority && !listed(policy.priorityNamespaces, use.namespace))
     return {
       reason: PRIORITY_NOT_ALLOWED,

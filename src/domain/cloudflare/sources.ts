@@ -6,7 +6,12 @@
  * source, with the same functions.
  */
 import type { Contribution } from './aggregate.js';
-import type { CredentialsUse } from './credentials-use.js';
+import {
+  credentialsUseRefusal,
+  zoneAllowed,
+  type CredentialsUse,
+  type CredentialsUsePolicy,
+} from './credentials-use.js';
 import {
   SOURCE_KIND_RULES,
   type RegistrationHints,
@@ -70,18 +75,52 @@ export function credentialsUseOf(
   namespace: string | undefined,
   defaultDomain?: string,
 ): CredentialsUse {
-  const zone = zoneOf(kind, spec) ?? (zoneFromCredentials(kind) ? defaultDomain : undefined);
+  const policyZone = rules(kind).policyZone?.(spec);
+  const zone = zoneOf(kind, spec) ?? policyZone?.zone ?? (zoneFromCredentials(kind) ? defaultDomain : undefined);
+  const zoneField =
+    policyZone?.field ?? (usesTunnelCredentials(kind) ? "its tunnel's spec.cloudflare.domain" : undefined);
   const adopts = rules(kind).adopts?.(spec);
   return {
     kind,
     namespace: isClusterScoped(kind) ? '' : (namespace ?? ''),
     named: credentialsRefOf(kind, spec) !== undefined,
-    ...(zone !== undefined ? { zone } : {}),
+    ...(zone !== undefined ? { zone, ...(zoneField ? { zoneField } : {}) } : {}),
     priority: priorityOf(kind, spec),
     defaultPriority: priorityOf(kind, {}),
     ...(usesTunnelCredentials(kind) ? { throughTunnel: true } : {}),
     ...(adopts ? { adopts } : {}),
   };
+}
+
+/**
+ * Why a target must not write a source's items with the credentials it registered with, judged on
+ * the spec the target just read (issue 33, N3): the same rules as at admission and in the source's
+ * workflow, and the zone of the target itself (a tunnel hostname's CNAME zone, which the rules of
+ * the spec alone cannot name). Undefined: it may.
+ */
+export function targetUseRefusal(
+  kind: SourceKind,
+  spec: SourceSpec,
+  namespace: string | undefined,
+  credentials: { policy: CredentialsUsePolicy; defaultDomain?: string },
+  target: SyncTarget,
+): { reason: string; message: string } | undefined {
+  const refused = credentialsUseRefusal(
+    credentials.policy,
+    credentialsUseOf(kind, spec, namespace, credentials.defaultDomain),
+  );
+  if (refused) return refused;
+  if (target.resourceType === 'TunnelDNS' && !zoneAllowed(credentials.policy, target.zone))
+    return credentialsUseRefusal(credentials.policy, {
+      kind,
+      namespace: '',
+      named: true,
+      zone: target.zone,
+      zoneField: 'a hostname of its CNAMEs',
+      priority: 0,
+      defaultPriority: 0,
+    });
+  return undefined;
 }
 
 /** The zone name a zone-scoped source writes to (undefined for account-scoped kinds). */

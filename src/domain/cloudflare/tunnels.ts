@@ -24,6 +24,7 @@ import type { Conflict } from './merge.js';
 import type { DnsRecordItem } from './items.js';
 import { type RegisteredSource, orderSources } from './aggregate.js';
 import { parseRefString, refString } from './markers.js';
+import { zoneAllowed } from './credentials-use.js';
 import { parseGoDuration } from '../duration.js';
 import type { EventSpec } from '../events.js';
 import { DEFAULT_CREDENTIALS_NAMESPACE } from '../../api/cloudflare.js';
@@ -383,22 +384,18 @@ export interface UnplacedHostname {
 /**
  * Where each hostname's CNAME goes: the most specific zone the credentials see that holds it
  * (adyanth/cloudflare-operator#60: a tunnel's hostnames may span zones). A hostname no visible
- * zone holds, a wildcard, or one in a zone outside the credentials' `allowedZones` (the tunnel's
- * own zone is always allowed: its CNAMEs were always made) gets none, with the reason.
+ * zone holds, a wildcard, or one in a zone outside the credentials' `allowedZones` gets none, with
+ * the reason — the tunnel's own zone included: a Tunnel's domain is no grant (issue 33, N2).
  */
 export function placeHostnames(
   hostnames: readonly string[],
   zones: ReadonlyArray<{ id: string; name: string }>,
-  rules: { credentials: string; tunnelDomain?: string; allowedZones?: readonly string[] },
+  rules: { credentials: string; allowedZones?: string[] },
 ): { zones: HostnameZone[]; unplaced: UnplacedHostname[] } {
   const names = zones.map((z) => z.name.toLowerCase());
   const used = new Map<string, HostnameZone>();
   const unplaced: UnplacedHostname[] = [];
-  const same = (a: string, b: string) => inZone(a, b) && inZone(b, a);
-  const allowed = (zone: string) =>
-    !rules.allowedZones ||
-    (rules.tunnelDomain !== undefined && same(zone, rules.tunnelDomain)) ||
-    rules.allowedZones.some((z) => z === '*' || same(zone, z));
+  const allowed = (zone: string) => zoneAllowed(rules, zone);
   for (const hostname of hostnames) {
     if (hostname.startsWith('*')) {
       unplaced.push({ hostname, reason: 'a wildcard hostname gets no CNAME (make it with a DNSRecord)' });
@@ -427,6 +424,21 @@ export function placeHostnames(
     if (inside.length) z.subzones = inside;
   }
   return { zones: placed, unplaced };
+}
+
+/**
+ * What to look zones up by for `hostnames` (Cloudflare's `name=ends_with:` filter): each one's last
+ * two labels, once. Every zone that can hold a hostname ends with them (a zone is at least a
+ * registrable name; one under a public suffix such as `co.uk` is found by that suffix, filtered
+ * after), so a placement costs a query per distinct suffix instead of a listing of the account.
+ */
+export function zoneSuffixes(hostnames: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const h of hostnames) {
+    const labels = h.toLowerCase().replace(/\.$/, '').split('.');
+    if (labels.length >= 2) out.add(labels.slice(-2).join('.'));
+  }
+  return [...out].sort();
 }
 
 /** How many hostnames without a CNAME a status names (the others are counted). */

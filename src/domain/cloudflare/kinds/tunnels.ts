@@ -89,6 +89,8 @@ function tunnelKindRules(definition: typeof TunnelKind, clusterScoped: boolean):
     priority: (spec) => spec.priority ?? 10,
     credentialsRef: (spec) => spec.cloudflare?.credentialsRef?.name,
     zone: () => undefined,
+    policyZone: (spec) =>
+      spec.cloudflare?.domain ? { zone: spec.cloudflare.domain, field: 'spec.cloudflare.domain' } : undefined,
     adopts: (spec) => (spec.existingTunnel ? 'spec.existingTunnel' : undefined),
     validate: validateTunnel,
     targets: (_spec, place) =>

@@ -75,6 +75,11 @@ export interface SourceKindRules<Spec = unknown> {
   /** The zone name the source writes to, when the kind is zone-scoped (looked up to a zone id). */
   zone(spec: Spec): string | undefined;
   /**
+   * The zone the credentials' `allowedZones` must list although the source writes to no zone
+   * itself, and the field naming it (a Tunnel's `spec.cloudflare.domain`, where its hostnames live).
+   */
+  policyZone?(spec: Spec): { zone: string; field: string } | undefined;
+  /**
    * The hostnames whose CNAMEs the source manages, each in the zone that holds it (a tunnel
    * source with DNS management on); undefined: it manages none.
    */

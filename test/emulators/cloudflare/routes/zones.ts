@@ -1,4 +1,7 @@
-/** Zones: list (page pagination, `name`/`status`/`account.id` filters) and get. */
+/**
+ * Zones: list (page pagination, `name`/`status`/`account.id` filters; `name` takes the API's
+ * operators, `ends_with:example.com` and the others) and get.
+ */
 import { authorizeAccount } from '../auth.js';
 import { CfErrors } from '../envelope.js';
 import { paginatePage } from '../pagination.js';
@@ -15,6 +18,39 @@ export function zoneFor(ctx: RouteContext): Zone {
   return zone;
 }
 
+const NAME_OPERATORS = new Set([
+  'equal',
+  'not_equal',
+  'starts_with',
+  'ends_with',
+  'contains',
+  'starts_with_case_sensitive',
+  'ends_with_case_sensitive',
+  'contains_case_sensitive',
+]);
+
+/** The list's `name` filter: `value` (equal) or `operator:value`, as the API documents it. */
+export function nameMatches(zone: string, filter: string): boolean {
+  const colon = filter.indexOf(':');
+  const known = colon > 0 && NAME_OPERATORS.has(filter.slice(0, colon));
+  const op = known ? filter.slice(0, colon) : 'equal';
+  const raw = known ? filter.slice(colon + 1) : filter;
+  const sensitive = op.endsWith('_case_sensitive');
+  const [z, v] = sensitive ? [zone, raw] : [zone.toLowerCase(), raw.toLowerCase()];
+  switch (op.replace('_case_sensitive', '')) {
+    case 'not_equal':
+      return z !== v;
+    case 'starts_with':
+      return z.startsWith(v);
+    case 'ends_with':
+      return z.endsWith(v);
+    case 'contains':
+      return z.includes(v);
+    default:
+      return z === v;
+  }
+}
+
 export const zoneRoutes: Route[] = [
   {
     method: 'GET',
@@ -28,7 +64,7 @@ export const zoneRoutes: Route[] = [
       const zones = ctx.store
         .zoneList()
         .filter((z) => !token.accounts || token.accounts.has(z.account.id))
-        .filter((z) => name === null || z.name === name)
+        .filter((z) => name === null || nameMatches(z.name, name))
         .filter((z) => status === null || z.status === status)
         .filter((z) => accountId === null || z.account.id === accountId)
         .filter((z) => accountName === null || z.account.name === accountName);
