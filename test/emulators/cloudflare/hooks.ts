@@ -8,6 +8,9 @@
  *   POST   /__emulator/faults         inject a fault (see FaultSpec); GET lists; DELETE clears
  *   PUT    /__emulator/rate-limit     the per-user budget: {requests, windowSeconds}
  *   POST   /__emulator/tokens         add a token: {token, id?, status?, accounts?, readOnly?, permissions?, user?}
+ *   POST   /__emulator/tunnels/{id}/connectors   a cloudflared starts running the tunnel: {client_id?} (it
+ *                                     holds a connection, and opens it again after a connections DELETE)
+ *   DELETE /__emulator/tunnels/{id}/connectors   every connector of the tunnel stops (its connections close)
  */
 import { Type } from '@sinclair/typebox';
 import type { RateLimiter, TokenAuth } from './auth.js';
@@ -15,6 +18,7 @@ import { ApiError } from './envelope.js';
 import { FaultSpec, type FaultInjector } from './faults.js';
 import type { RequestLog } from './request-log.js';
 import type { EmulatorStore } from './store.js';
+import { startConnector, stopConnectors } from './routes/tunnels.js';
 import { checkBody } from './validate.js';
 
 export const HOOK_PREFIX = '/__emulator';
@@ -61,6 +65,8 @@ const TokenBody = Type.Object({
   user: Type.Optional(Type.String({ minLength: 1 })),
 });
 
+const ConnectorBody = Type.Object({ client_id: Type.Optional(Type.String({ minLength: 1 })) });
+
 export interface HookDeps {
   adminToken: string;
   store: EmulatorStore;
@@ -83,6 +89,16 @@ export function handleHook(
     throw new ApiError(401, [{ code: 10000, message: 'emulator admin token required' }]);
   }
   const route = `${method} ${path.slice(HOOK_PREFIX.length).replace(/\/$/, '')}`;
+  const connectors = /^(POST|DELETE) \/tunnels\/([^/]+)\/connectors$/.exec(route);
+  if (connectors) {
+    const tunnelId = decodeURIComponent(connectors[2]!);
+    if (connectors[1] === 'POST') {
+      const spec = checkBody(ConnectorBody, body ?? {});
+      return { client_id: startConnector(deps.store, tunnelId, spec.client_id) };
+    }
+    stopConnectors(deps.store, tunnelId);
+    return { stopped: true };
+  }
   switch (route) {
     case 'POST /reset':
       deps.store.reset();
