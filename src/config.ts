@@ -97,7 +97,7 @@ export interface CloudflareConfig {
 export interface RequestPolicy {
   /** How long a terminal request lives after completionTimestamp (0 = never reaped). Default 24h. */
   ttlMs: number;
-  /** Period of the TTL sweep Schedule, the backstop of the per-request timers. Default 5m. */
+  /** Period of the TTL sweep Schedule, which deletes terminal requests past their TTL. Default 5m. */
   ttlSweepIntervalMs: number;
   /** Deadline of every wait on an external actor (snapshot ready, PVC bound). Default 30m. */
   waitTimeoutMs: number;

@@ -333,12 +333,30 @@ export const TunnelReference = Type.Object({
 });
 export type TunnelReference = Static<typeof TunnelReference>;
 
+/** A Go duration (`30s`, `1m30s`, `500ms`), as the original's `time.ParseDuration` reads it. */
+const GO_DURATION = '^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$';
+
 export const OriginRequestSpec = Type.Object({
   noTlsVerify: Type.Optional(Type.Boolean({ default: false, description: 'Disables TLS verification (https).' })),
   http2Origin: Type.Optional(Type.Boolean({ default: false, description: 'HTTP/2 to the origin (https only).' })),
-  connectTimeout: Type.Optional(Type.String({ description: 'Timeout of the connection to the origin, e.g. 30s.' })),
-  tlsTimeout: Type.Optional(Type.String({ description: 'Timeout of the TLS handshake, e.g. 10s.' })),
-  keepAliveTimeout: Type.Optional(Type.String({ description: 'Idle timeout of origin connections, e.g. 90s.' })),
+  connectTimeout: Type.Optional(
+    Type.String({
+      pattern: GO_DURATION,
+      description: 'Timeout of the connection to the origin, e.g. 30s. Sent to Cloudflare in seconds.',
+    }),
+  ),
+  tlsTimeout: Type.Optional(
+    Type.String({
+      pattern: GO_DURATION,
+      description: 'Timeout of the TLS handshake, e.g. 10s. Sent to Cloudflare in seconds.',
+    }),
+  ),
+  keepAliveTimeout: Type.Optional(
+    Type.String({
+      pattern: GO_DURATION,
+      description: 'Idle timeout of origin connections, e.g. 90s. Sent to Cloudflare in seconds.',
+    }),
+  ),
   keepAliveConnections: Type.Optional(Type.Integer({ minimum: 0, description: 'Idle connections kept open.' })),
   caPool: Type.Optional(Type.String({ description: 'Secret whose tls.crt verifies the backend.' })),
   originServerName: Type.Optional(Type.String({ description: 'Hostname for TLS verification.' })),
@@ -384,6 +402,12 @@ export const TunnelIngressClassConfigStatus = Type.Object({
   tunnelId: Type.Optional(Type.String({ description: 'The resolved Cloudflare tunnel ID.' })),
   tunnelName: Type.Optional(Type.String({ description: 'The resolved Cloudflare tunnel name.' })),
   ingressCount: Type.Optional(Type.Integer({ description: 'Ingresses using this configuration.' })),
+  skipped: Type.Optional(
+    Type.Array(Type.String(), {
+      description:
+        "What of the class's Ingresses is not turned into rules or read, and why (a missing Service, an annotation whose value cannot be read); the first 10.",
+    }),
+  ),
   state: Type.Optional(StringEnum(CLASS_CONFIG_STATES)),
   ...sourceStatusFields,
 });

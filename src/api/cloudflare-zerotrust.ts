@@ -134,6 +134,18 @@ export const AccessGroupRule = Type.Object(
     oidc: Type.Optional(Type.Object({ claimName: Req(), claimValue: Req(), ...idp })),
     saml: Type.Optional(Type.Object({ attributeName: Req(), attributeValue: Req(), ...idp })),
     externalEvaluation: Type.Optional(Type.Object({ evaluateUrl: Req(), keysUrl: Req() })),
+    emailList: Type.Optional(Type.Object({ id: Req() }, { description: 'A Zero Trust list of emails, by ID.' })),
+    ipList: Type.Optional(Type.Object({ id: Req() }, { description: 'A Zero Trust list of IPs, by ID.' })),
+    okta: Type.Optional(Type.Object({ name: Req(), ...idp }, { description: 'An Okta group.' })),
+    authMethod: Type.Optional(
+      Type.Object({ authMethod: Req() }, { description: 'An authentication method (AMR), e.g. mfa, hwk.' }),
+    ),
+    authContext: Type.Optional(
+      Type.Object({ id: Req(), acId: Req(), ...idp }, { description: 'An Azure authentication context.' }),
+    ),
+    loginMethod: Type.Optional(
+      Type.Object({ id: Req() }, { description: 'A login method (an identity provider ID).' }),
+    ),
   },
   { description: 'One Access rule: set one selector.' },
 );
@@ -144,6 +156,12 @@ export const AccessGroupSpec = Type.Object({
   include: Type.Array(AccessGroupRule, { minItems: 1, description: 'Users matching any of these are included.' }),
   exclude: Type.Optional(Type.Array(AccessGroupRule, { description: 'Users matching any of these are excluded.' })),
   require: Type.Optional(Type.Array(AccessGroupRule, { description: 'Users must also match all of these.' })),
+  isDefault: Type.Optional(
+    Type.Boolean({
+      description:
+        "The original's default-group flag. Cloudflare's groups no longer have one: true is refused (InvalidSpec), false is what every group is.",
+    }),
+  ),
   cloudflare: CloudflareDetails,
 });
 

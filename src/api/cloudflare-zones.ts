@@ -76,7 +76,21 @@ export const SSLConfig = Type.Object({
     Type.Object(
       {
         enabled: Bool(false),
-        certificateSecretRef: Type.Optional(SecretReference),
+        certificateSecretRef: Type.Optional(
+          Type.Object(
+            {
+              ...SecretReference.properties,
+              // The original's schema (its credentials' Secret reference, reused); never read there.
+              apiTokenKey: Type.Optional(Type.String()),
+              apiKeyKey: Type.Optional(Type.String()),
+              emailKey: Type.Optional(Type.String()),
+            },
+            {
+              description:
+                "The original's field, accepted so its manifests apply; refused when set (InvalidSpec): no custom origin-pull certificate is uploaded.",
+            },
+          ),
+        ),
       },
       { description: 'mTLS between Cloudflare and the origin.' },
     ),

@@ -50,6 +50,22 @@ export const ORIGINAL_FINALIZERS: readonly string[] = [
 ];
 
 /**
+ * The finalizers the original (StringKe's) put on objects that are not sources here: every
+ * Ingress of its class, every Gateway of its class, a tunnel's Secret (`…-<tunnel name>`), each
+ * CloudflareCredentials, and its own CloudflareSyncStates (`<kind>.sync.cloudflare-operator.io/
+ * finalizer`). Nothing here would remove them, so deleting such an object (or its namespace, or
+ * the CRD) would hang: the operator releases them where it meets them
+ * (src/activities/cloudflare/original-finalizers.ts).
+ */
+export const ORIGINAL_INGRESS_FINALIZER = 'ingress.cloudflare-operator.io/finalizer';
+export const ORIGINAL_GATEWAY_FINALIZER = 'gateway.cloudflare-operator.io/finalizer';
+export const ORIGINAL_SECRET_FINALIZER_PREFIX = 'cloudflare-operator.io/secret-finalizer-';
+export const ORIGINAL_CREDENTIALS_FINALIZER = 'cloudflare.com/credentials-finalizer';
+/** The original's SyncState finalizers: `tunnelconfig.sync.cloudflare-operator.io/finalizer`, `dns.sync.…`, … */
+export const isOriginalSyncStateFinalizer = (f: string) =>
+  /^[a-z0-9-]+\.sync\.cloudflare-operator\.io\/finalizer$/.test(f);
+
+/**
  * Annotation on a source: `Orphan` leaves its items in Cloudflare when it is deleted, and releases
  * the object at once — also the way out when its credentials are gone and nothing can be removed.
  * Unset (or `Delete`): its items are removed before the object goes.

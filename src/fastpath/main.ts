@@ -28,7 +28,7 @@ import { logger } from '../log.js';
 import { TenantProvider, type HoldsTenantSnapshot } from '../tenancy/index.js';
 import { connectClient, connectWorker, dataConverterOf } from '../temporal/connection.js';
 import { tracedWorkerOptions } from '../tracing/temporal.js';
-import { Dispatcher, createDispatchMetrics } from '../temporal/dispatch.js';
+import { Dispatcher, createDispatchMetrics, dispatchUnblocked } from '../temporal/dispatch.js';
 import { K8sKind, K8sName, K8sNamespace } from '../temporal/search-attributes.js';
 import { workflowSource } from '../workers/bundle.js';
 import { delayActivityInterceptors, killAfterActivityInterceptors } from '../workers/fault-injection.js';
@@ -203,7 +203,8 @@ export async function startFastPath(
   const grpcServer = await startGrpcServer({ ...serving, port: fp.grpcPort });
   const httpServer = await startHttpServer({ ...serving, port: fp.httpPort });
 
-  const probes = new Probes(workerProbes('sandbox-worker', worker, client, kube));
+  const workerChecks = workerProbes('sandbox-worker', worker, client, kube);
+  const probes = new Probes({ ...workerChecks, ready: [...workerChecks.ready, dispatchUnblocked(dispatcher)] });
   let metricsServer: http.Server | undefined;
   if (cfg.metricsPort !== undefined) {
     metricsServer = http.createServer((req, res) => {

@@ -9,7 +9,12 @@
  * conflict policy FAIL and reuse policy ALLOW_DUPLICATE_FAILED_ONLY: a replayed event, a re-list
  * or a second watcher replica gets "already started" and counts as deduplicated — never a second
  * execution — while an execution that failed or was terminated can be started again.
- * Temporal being unavailable is retried with backoff, so events are never dropped.
+ * Temporal being unavailable is retried with backoff and jitter, so events are never dropped.
+ * A refusal that an operator can fix while the process runs — a search attribute not registered
+ * in the namespace, credentials refused (`PERMISSION_DENIED`, `UNAUTHENTICATED`: an expired API
+ * key, a rotated certificate) — is retried too, and named by `blockedBy()` for `/readyz` until it
+ * clears; only a call Temporal can never accept (any other `INVALID_ARGUMENT`) is dropped, and
+ * counted by its code.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -19,7 +24,8 @@ import {
   type Client,
 } from '@temporalio/client';
 import type { SearchAttributePair, SignalDefinition, Workflow } from '@temporalio/common';
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { ReadinessCheck } from '../health/probes.js';
 import type { Logger } from '../log.js';
 import { METRIC_PREFIX } from '../build-info.js';
 
@@ -69,15 +75,72 @@ export function createDispatchMetrics(registry: Registry, component: string) {
     }),
     dispatchRetries: new Counter({
       name: name('dispatch_retries_total'),
-      help: 'Temporal calls retried because Temporal was unavailable.',
+      help: 'Temporal calls retried because Temporal was unavailable or refused them for a cause an operator can fix.',
+      registers: [registry],
+    }),
+    dispatchDropped: new Counter({
+      name: name('dispatch_dropped_total'),
+      help: 'Starts and signals Temporal refused for good (the gRPC code): the event they carried is lost until the next resync.',
+      labelNames: ['code'] as const,
+      registers: [registry],
+    }),
+    dispatchBlocked: new Gauge({
+      name: name('dispatch_blocked_calls'),
+      help: 'Starts and signals waiting on a refusal an operator must fix (cause: search_attribute, PERMISSION_DENIED, UNAUTHENTICATED).',
+      labelNames: ['cause'] as const,
       registers: [registry],
     }),
   };
 }
 export type DispatchMetrics = ReturnType<typeof createDispatchMetrics>;
 
-/** gRPC codes for which retrying the same call cannot help. */
-const PERMANENT_GRPC_CODES = new Set([3 /* INVALID_ARGUMENT */, 7 /* PERMISSION_DENIED */, 16 /* UNAUTHENTICATED */]);
+/** What to do with a failed start or signal. */
+export type DispatchFailure =
+  | { action: 'retry' }
+  /** Retried, but an operator must act: `cause` labels the metric, `reason` is what /readyz says. */
+  | { action: 'wait'; cause: string; reason: string }
+  | { action: 'drop'; code: string; details: string };
+
+const GRPC_CODE_NAMES: Record<number, string> = {
+  3: 'INVALID_ARGUMENT',
+  7: 'PERMISSION_DENIED',
+  16: 'UNAUTHENTICATED',
+};
+
+/**
+ * Classifies a failed call. The client wraps the gRPC error in a `ServiceError` (its `cause`);
+ * the code and Temporal's message decide. Temporal names an unregistered search attribute as
+ * "Namespace <ns> has no mapping defined for search attribute <name>".
+ */
+export function classifyDispatchFailure(err: unknown): DispatchFailure {
+  const grpc = isGrpcServiceError(err)
+    ? err
+    : isGrpcServiceError((err as { cause?: unknown } | undefined)?.cause)
+      ? ((err as { cause: unknown }).cause as { code: number; details: string })
+      : undefined;
+  if (!grpc) return { action: 'retry' };
+  const code = GRPC_CODE_NAMES[grpc.code];
+  if (code === 'PERMISSION_DENIED' || code === 'UNAUTHENTICATED')
+    return {
+      action: 'wait',
+      cause: code,
+      reason: `Temporal refuses this process's credentials (${code}): ${grpc.details}`,
+    };
+  if (code === 'INVALID_ARGUMENT') {
+    const attribute = /search attribute (\S+)/i.exec(grpc.details)?.[1];
+    if (attribute)
+      return {
+        action: 'wait',
+        cause: 'search_attribute',
+        reason: `search attribute ${attribute} is not registered in the Temporal namespace (docs/operations.md, "Search attributes"): ${grpc.details}`,
+      };
+    return { action: 'drop', code, details: grpc.details };
+  }
+  return { action: 'retry' };
+}
+
+/** Full jitter: replicas that failed together do not retry together. */
+const jittered = (ms: number) => Math.round(ms / 2 + Math.random() * (ms / 2));
 
 /**
  * Remembers recently started workflow IDs so MODIFIED storms do not each cost an RPC. Entries
@@ -234,22 +297,71 @@ export class Dispatcher {
     }
   }
 
+  /** What calls are waiting on now (reason → calls), for `/readyz`; empty when nothing is. */
+  blockedBy(): Map<string, number> {
+    return new Map(this.blocked);
+  }
+
+  private readonly blocked = new Map<string, number>();
+
   private async withRetry<T>(what: string, fn: () => Promise<T>): Promise<T | 'dropped'> {
     let backoff = 250;
-    for (;;) {
-      try {
-        return await fn();
-      } catch (err) {
-        if (isGrpcServiceError(err) && PERMANENT_GRPC_CODES.has(err.code)) {
-          this.log.error({ what, err: err.message }, 'Temporal rejected the call; dropping it');
-          return 'dropped';
-        }
-        if (this.stopped) return 'dropped';
-        this.metrics.dispatchRetries.inc();
-        this.log.warn({ what, err: (err as Error).message, retryInMs: backoff }, 'Temporal call failed; retrying');
-        await sleep(backoff);
-        backoff = Math.min(backoff * 2, 10_000);
+    let waitingOn: Extract<DispatchFailure, { action: 'wait' }> | undefined;
+    const setWaiting = (next: typeof waitingOn) => {
+      if (waitingOn?.reason === next?.reason) return;
+      if (waitingOn) {
+        const left = (this.blocked.get(waitingOn.reason) ?? 1) - 1;
+        if (left > 0) this.blocked.set(waitingOn.reason, left);
+        else this.blocked.delete(waitingOn.reason);
+        this.metrics.dispatchBlocked.dec({ cause: waitingOn.cause });
       }
+      if (next) {
+        this.blocked.set(next.reason, (this.blocked.get(next.reason) ?? 0) + 1);
+        this.metrics.dispatchBlocked.inc({ cause: next.cause });
+      }
+      waitingOn = next;
+    };
+    try {
+      for (;;) {
+        try {
+          return await fn();
+        } catch (err) {
+          const failure = classifyDispatchFailure(err);
+          if (failure.action === 'drop') {
+            this.metrics.dispatchDropped.inc({ code: failure.code });
+            this.log.error(
+              { what, code: failure.code, err: failure.details },
+              'Temporal refused the call for good; dropping it',
+            );
+            return 'dropped';
+          }
+          if (this.stopped) return 'dropped';
+          setWaiting(failure.action === 'wait' ? failure : undefined);
+          this.metrics.dispatchRetries.inc();
+          const delay = jittered(backoff);
+          if (failure.action === 'wait')
+            this.log.error(
+              { what, reason: failure.reason, retryInMs: delay },
+              'Temporal refused the call; retrying until an operator fixes it',
+            );
+          else this.log.warn({ what, err: (err as Error).message, retryInMs: delay }, 'Temporal call failed; retrying');
+          await sleep(delay);
+          backoff = Math.min(backoff * 2, 10_000);
+        }
+      }
+    } finally {
+      setWaiting(undefined);
     }
   }
+}
+
+/** The `/readyz` check: fails while starts or signals wait on a refusal an operator must fix, naming it. */
+export function dispatchUnblocked(dispatcher: Dispatcher): ReadinessCheck {
+  return {
+    name: 'dispatch',
+    run: async () => {
+      const blocked = [...dispatcher.blockedBy()];
+      if (blocked.length) throw new Error(blocked.map(([reason, calls]) => `${calls} waiting: ${reason}`).join('; '));
+    },
+  };
 }

@@ -14,6 +14,7 @@ import { RequestRoute } from './routes/requests.js';
 import { SandboxPoolRoute } from './routes/sandbox-pools.js';
 import { SandboxRoute } from './routes/sandboxes.js';
 import { Watcher, type Route } from './watcher.js';
+import { dispatchUnblocked } from '../temporal/dispatch.js';
 
 export interface RunningWatcher {
   watcher: Watcher;
@@ -59,6 +60,7 @@ export async function startWatcher(
     ready: [
       temporalReachable(temporal),
       apiserverReachable(kube),
+      dispatchUnblocked(watcher.dispatcher),
       // Ready once every informer has completed its first list.
       {
         name: 'informers',

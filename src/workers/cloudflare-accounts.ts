@@ -14,7 +14,15 @@
  */
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import protoPackage from '@temporalio/proto';
-import { CloudflareCredentialsKind, type CloudflareCredentials } from '../api/cloudflare.js';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import {
+  CloudflareCredentialsKind,
+  CloudflareSyncStateKind,
+  ORIGINAL_CREDENTIALS_FINALIZER,
+  isOriginalSyncStateFinalizer,
+  type CloudflareCredentials,
+} from '../api/cloudflare.js';
+import { releaseOriginalFinalizers } from '../activities/cloudflare/original-finalizers.js';
 import { CallBudget } from '../activities/cloudflare/call-budget.js';
 import { createCloudflareSyncActivities } from '../activities/cloudflare/sync.js';
 import { createTunnelActivities } from '../activities/cloudflare/tunnels.js';
@@ -32,6 +40,8 @@ const enums = protoPackage.temporal.api.enums.v1;
 const OBSERVATIONS_AT_ONCE = 2;
 /** How often the number of replicas sharing the budget is read again. */
 const REPLICAS_REFRESH_MS = 10_000;
+/** How often the CloudflareSyncStates are listed for the original operator's finalizers. */
+const SYNC_STATES_SWEEP_MS = 60_000;
 /** Temporal's default number of partitions of a task queue (matching.numTaskqueueReadPartitions). */
 const QUEUE_PARTITIONS = 4;
 
@@ -53,6 +63,7 @@ export class CloudflareAccountWorkers {
   readonly budget: CallBudget;
   private replicas = 1;
   private replicasReadAt = 0;
+  private syncStatesSweptAt = 0;
 
   constructor(private readonly opts: CloudflareAccountWorkersOptions) {
     const { cloudflare } = opts.cfg;
@@ -118,8 +129,15 @@ export class CloudflareAccountWorkers {
     for await (const c of this.opts.kube.listAll<CloudflareCredentials>(
       CloudflareCredentialsKind.apiVersion,
       CloudflareCredentialsKind.kind,
-    ))
+    )) {
       if (c.spec?.accountId) accounts.add(c.spec.accountId);
+      await this.releaseOriginal(CloudflareCredentialsKind, c, (f) => f === ORIGINAL_CREDENTIALS_FINALIZER);
+    }
+    if (Date.now() - this.syncStatesSweptAt >= SYNC_STATES_SWEEP_MS) {
+      this.syncStatesSweptAt = Date.now();
+      for await (const s of this.opts.kube.listAll(CloudflareSyncStateKind.apiVersion, CloudflareSyncStateKind.kind))
+        await this.releaseOriginal(CloudflareSyncStateKind, s, isOriginalSyncStateFinalizer);
+    }
     for (const accountId of accounts) {
       if (this.workers.has(accountId) || this.stopped) continue;
       const changes = cloudflareTaskQueue(this.opts.cfg.temporal.taskQueue, accountId);
@@ -158,6 +176,25 @@ export class CloudflareAccountWorkers {
     await this.readReplicas().catch((err: Error) => {
       this.opts.log.warn({ err: err.message }, 'reading the Cloudflare worker replicas failed');
     });
+  }
+
+  /**
+   * The original operator's finalizer on CloudflareCredentials or on one of its own SyncStates:
+   * nothing here removes it, so deleting the object (or the CRD) would hang. Released on sight;
+   * a failure is retried at the next listing.
+   */
+  private async releaseOriginal(
+    kind: { apiVersion: string; kind: string },
+    obj: KubernetesObject,
+    original: (f: string) => boolean,
+  ): Promise<void> {
+    const ref = { apiVersion: kind.apiVersion, kind: kind.kind, name: obj.metadata!.name! };
+    await releaseOriginalFinalizers(this.opts.kube, ref, obj, original).catch((err: Error) =>
+      this.opts.log.warn(
+        { kind: kind.kind, name: ref.name, err: err.message },
+        "releasing the original operator's finalizer failed",
+      ),
+    );
   }
 
   async stop(): Promise<void> {

@@ -28,7 +28,7 @@ export async function ensureRequestTtlSweep(client: Client, cfg: OperatorConfig)
     action,
     // Never two sweeps at once (the original ran its scanner leader-only).
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
-    memo: { description: 'Deletes fire-and-forget requests whose TTL has expired (backstop of per-request timers).' },
+    memo: { description: 'Deletes fire-and-forget requests whose TTL has expired (the TTL scanner).' },
   });
   return scheduleId;
 }

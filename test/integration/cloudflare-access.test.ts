@@ -126,7 +126,8 @@ describe('AccessGroup', () => {
       return g?.exclude.length === 2 ? g : undefined;
     });
     expect(updated.id).toBe(created.id);
-    expect(updated.exclude).toEqual([{ ip: { ip: '203.0.113.0/24' } }, { ip: { ip: '198.51.100.7' } }]);
+    // Cloudflare stores an address in CIDR form: the bare IP comes back as its one-host block.
+    expect(updated.exclude).toEqual([{ ip: { ip: '203.0.113.0/24' } }, { ip: { ip: '198.51.100.7/32' } }]);
 
     // A resource wanting the hand-made group's name: never adopted.
     const taker = uniq('taker');

@@ -6,7 +6,8 @@
  */
 import Cloudflare from 'cloudflare';
 import { describe, expect, it } from 'vitest';
-import { CLOUDFLARE_API_VERSION, type CloudflareSyncState } from '../../src/api/cloudflare.js';
+import { CLOUDFLARE_API_VERSION, CLOUDFLARE_GROUP, type CloudflareSyncState } from '../../src/api/cloudflare.js';
+import { TUNNEL_BINDING_VERSION } from '../../src/api/cloudflare-tunnels.js';
 import { tokenId } from '../emulators/cloudflare/auth.js';
 import { cloudflareSourceWorkflow, sourceChangedSignal } from '../../src/workflows/cloudflare/contract.js';
 import { sourceWorkflowId, syncStateName, syncWorkflowId } from '../../src/domain/cloudflare/targets.js';
@@ -356,11 +357,22 @@ describe('an idle target costs its observation, not its sources', () => {
       ).length;
     await eventually('registered by the new run', async () => (await registrations()) >= 1);
     await new Promise((r) => setTimeout(r, 1_000)); // its first registration's sync and zone lookup done
+    const objectRef = { apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name };
+    type Watched = { metadata: { resourceVersion: string }; status?: { conditions?: Array<Record<string, string>> } };
+    const settled = await eventually('Synced again after the new run', async () => {
+      const o = (await k.get(objectRef)) as Watched | undefined;
+      const r = o?.status?.conditions?.find((c) => c.type === 'Ready');
+      return r?.reason === 'Synced' ? { rv: o!.metadata.resourceVersion, since: r.lastTransitionTime } : undefined;
+    });
     const mark = await requestMark(suite.fx.admin);
     const before = await registrations();
     await new Promise((r) => setTimeout(r, 9_000));
     // It did register again (each silence) …
     expect(await registrations()).toBeGreaterThanOrEqual(before + 2);
+    // … without a status write: Ready never went False, `kubectl wait` and alerts see nothing (N7).
+    const after = (await k.get(objectRef)) as Watched;
+    expect(after.status?.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime).toBe(settled.since);
+    expect(after.metadata.resourceVersion).toBe(settled.rv);
     // … and Cloudflare saw nothing of it: no zone lookup, no GET of the entrypoint.
     const calls = [
       ...(await requestsSince(suite.fx.admin, mark, { path: '^/zones$' })),
@@ -405,5 +417,79 @@ describe('deleting a source while its target has no workflow', () => {
 
     await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name: stays });
     await eventually('removed', async () => (await entrypointRules(suite.fx.cf, zoneId, PHASE)).length === 0);
+  });
+});
+
+describe('an orphaned binding on a shared tunnel (issue 33, N6b)', () => {
+  it('its rules stay while Cloudflare has them, are not written back once removed by hand, and never hold a hostname against a live source', async () => {
+    const zoneName = `${uniq('orphans')}.example.com`;
+    await suite.fx.admin.seed({ zones: [{ name: zoneName, account_id: defaultAccount }] });
+    const t = uniq('shared');
+    const tunnelRef = { apiVersion: CLOUDFLARE_API_VERSION, kind: 'Tunnel', namespace, name: t };
+    await k.apply(
+      source('Tunnel', t, { newTunnel: { name: uniq('cf-shared') }, cloudflare: { domain: zoneName } }, namespace),
+    );
+    const tunnelId = await eventually(
+      'the tunnel',
+      async () => ((await k.get(tunnelRef)) as { status?: { tunnelId?: string } } | undefined)?.status?.tunnelId,
+    );
+    type Rule = { hostname?: string; service: string };
+    const rules = async () =>
+      (
+        (await suite.fx.cf.zeroTrust.tunnels.cloudflared.configurations.get(tunnelId, {
+          account_id: defaultAccount,
+        })) as { config?: { ingress?: Rule[] } | null }
+      ).config?.ingress ?? [];
+    for (const svc of ['left', 'taken', 'later'])
+      await k.apply({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: svc, namespace },
+        spec: { ports: [{ port: 80, targetPort: 80 }] },
+      });
+    const bindingRef = (name: string) => ({
+      apiVersion: `${CLOUDFLARE_GROUP}/${TUNNEL_BINDING_VERSION}`,
+      kind: 'TunnelBinding',
+      namespace,
+      name,
+    });
+    const binding = (name: string, subjects: unknown[], annotations?: Record<string, string>) => ({
+      apiVersion: `${CLOUDFLARE_GROUP}/${TUNNEL_BINDING_VERSION}`,
+      kind: 'TunnelBinding',
+      metadata: { name, namespace, ...(annotations ? { annotations } : {}) },
+      subjects,
+      tunnelRef: { kind: 'Tunnel', name: t },
+    });
+    const [left, taken] = [`left.${zoneName}`, `taken.${zoneName}`];
+    const orphan = uniq('orphan');
+    await k.apply(
+      binding(orphan, [{ name: 'left' }, { name: 'taken' }], { 'cloudflare-operator.io/deletion-policy': 'Orphan' }),
+    );
+    await eventually('both rules in the tunnel', async () => {
+      const hosts = (await rules()).map((r) => r.hostname);
+      return hosts.includes(left) && hosts.includes(taken);
+    });
+    await k.delete(bindingRef(orphan));
+    await eventually('the orphan released', async () => !(await k.get(bindingRef(orphan))));
+    expect((await rules()).map((r) => r.hostname)).toEqual(expect.arrayContaining([left, taken]));
+
+    // Someone removes one of its rules in Cloudflare; a later binding wants the other's hostname.
+    await suite.fx.cf.zeroTrust.tunnels.cloudflared.configurations.update(tunnelId, {
+      account_id: defaultAccount,
+      config: { ingress: (await rules()).filter((r) => r.hostname !== left) } as never,
+    });
+    const later = uniq('later');
+    await k.apply(binding(later, [{ name: 'later', spec: { fqdn: taken } }]));
+    const now = await eventually('the later binding holds the hostname', async () => {
+      const r = await rules();
+      return r.find((x) => x.hostname === taken)?.service.includes('//later.') ? r : undefined;
+    });
+    expect(now.map((r) => r.hostname)).not.toContain(left);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect((await rules()).map((r) => r.hostname)).not.toContain(left);
+
+    await k.delete(bindingRef(later));
+    await k.delete(tunnelRef);
+    await eventually('the Tunnel deleted', async () => !(await k.get(tunnelRef)), { timeoutMs: 60_000 });
   });
 });

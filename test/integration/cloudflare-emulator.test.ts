@@ -14,6 +14,7 @@ import type { PhaseUpdateResponse } from 'cloudflare/resources/rulesets/phases/p
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/env.js';
 import { EmulatorAdmin, startCloudflareEmulator, type RunningEmulator } from '../emulators/cloudflare/index.js';
+import { SETTING_MIN_PLAN } from '../emulators/cloudflare/routes/settings.js';
 
 /** The SDK types an entrypoint as `Ruleset | unknown`; the emulator always answers a Ruleset. */
 type EntrypointRuleset = PhaseUpdateResponse.Ruleset;
@@ -229,8 +230,11 @@ describe('contract: the SDK calls the sync uses', () => {
 
 describe('contract: DNS records', () => {
   it('create / list with filters / get / update / edit / delete through the SDK', async () => {
+    // Tags are not available on a Free zone: this one is Pro.
+    const PRO = 'b'.repeat(32);
+    await admin.seed({ zones: [{ id: PRO, name: 'pro.example', account_id: ACCOUNT, plan: 'pro' }] });
     const a = await cf.dns.records.create({
-      zone_id: ZONE,
+      zone_id: PRO,
       type: 'A',
       name: 'app',
       content: '192.0.2.1',
@@ -240,7 +244,7 @@ describe('contract: DNS records', () => {
       tags: ['owner:c1'],
     });
     expect(a).toMatchObject({
-      name: 'app.example.com',
+      name: 'app.pro.example',
       type: 'A',
       content: '192.0.2.1',
       proxied: true,
@@ -252,21 +256,21 @@ describe('contract: DNS records', () => {
     expect(a.id).toMatch(/^[0-9a-f]{32}$/);
     expect(typeof a.created_on).toBe('string');
     expect(a.meta).toEqual({});
-    await admin.seed({ dns_records: [{ zone_id: ZONE, name: 'manual', type: 'TXT', content: 'by hand' }] });
+    await admin.seed({ dns_records: [{ zone_id: PRO, name: 'manual', type: 'TXT', content: 'by hand' }] });
 
     const managed = [];
-    for await (const r of cf.dns.records.list({ zone_id: ZONE, comment: { startswith: 'managed-by:' } })) {
+    for await (const r of cf.dns.records.list({ zone_id: PRO, comment: { startswith: 'managed-by:' } })) {
       managed.push(r);
     }
     expect(managed.map((r) => r.id)).toEqual([a.id]);
-    const byName = await cf.dns.records.list({ zone_id: ZONE, name: { exact: 'manual.example.com' }, type: 'TXT' });
+    const byName = await cf.dns.records.list({ zone_id: PRO, name: { exact: 'manual.pro.example' }, type: 'TXT' });
     expect(byName.result.map((r) => r.content)).toEqual(['by hand']);
-    const byTag = await cf.dns.records.list({ zone_id: ZONE, tag: { exact: 'owner:c1' }, match: 'all' });
+    const byTag = await cf.dns.records.list({ zone_id: PRO, tag: { exact: 'owner:c1' }, match: 'all' });
     expect(byTag.result).toHaveLength(1);
 
-    expect(await cf.dns.records.get(a.id, { zone_id: ZONE })).toEqual(a);
+    expect(await cf.dns.records.get(a.id, { zone_id: PRO })).toEqual(a);
     const edited = await cf.dns.records.edit(a.id, {
-      zone_id: ZONE,
+      zone_id: PRO,
       type: 'A',
       name: 'app',
       content: '192.0.2.2',
@@ -274,15 +278,15 @@ describe('contract: DNS records', () => {
     });
     expect(edited).toMatchObject({ id: a.id, content: '192.0.2.2', comment: 'managed-by:c1', proxied: true });
     const updated = await cf.dns.records.update(a.id, {
-      zone_id: ZONE,
+      zone_id: PRO,
       type: 'A',
-      name: 'app.example.com',
+      name: 'app.pro.example',
       content: '192.0.2.3',
       ttl: 300,
     });
     expect(updated).toMatchObject({ id: a.id, content: '192.0.2.3', proxied: false, ttl: 300, comment: null });
-    expect(await cf.dns.records.delete(a.id, { zone_id: ZONE })).toEqual({ id: a.id });
-    const gone = await cf.dns.records.get(a.id, { zone_id: ZONE }).catch((e: unknown) => e);
+    expect(await cf.dns.records.delete(a.id, { zone_id: PRO })).toEqual({ id: a.id });
+    const gone = await cf.dns.records.get(a.id, { zone_id: PRO }).catch((e: unknown) => e);
     expect(gone).toBeInstanceOf(Cloudflare.NotFoundError);
     expect((gone as APIError).errors).toEqual([{ code: 81044, message: 'Record does not exist.' }]);
   });
@@ -377,7 +381,13 @@ describe('contract: zone settings and gateway configuration', () => {
     const byId = new Map(all.result.map((s) => [s.id, s.value]));
     expect(byId.get('always_use_https')).toBe('on');
     expect(byId.get('minify')).toEqual({ css: 'off', html: 'off', js: 'off' });
-    expect(all.result.every((s) => s.editable)).toBe(true);
+    // A Free zone: the settings its plan lacks are read as not editable.
+    expect(
+      all.result
+        .filter((s) => !s.editable)
+        .map((s) => s.id)
+        .sort(),
+    ).toEqual(Object.keys(SETTING_MIN_PLAN).sort());
     const missing = await cf.get('/zones/0000000000000000000000000000dead/settings').catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(Cloudflare.APIError);
   });

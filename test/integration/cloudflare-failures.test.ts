@@ -387,6 +387,75 @@ describe('deletion policy Orphan (issue 23, D3)', () => {
   });
 });
 
+describe('deletion policy Orphan on a deletion already stuck (issue 33, N6a)', () => {
+  const policy = { 'cloudflare-operator.io/deletion-policy': 'Orphan' };
+
+  it('a source whose token was deleted first is released within seconds of the annotation; its rule stays in Cloudflare', async () => {
+    if (!suite.worker) await startInProcessWorker();
+    const { zoneName, zoneId, credentials, accountId } = await freshZone();
+    const name = uniq('stuck');
+    await k.apply(sourceObject('ZoneRuleset', name, ruleset(zoneName, credentials, 'ip.src eq 192.0.2.64'), namespace));
+    await readyWhen('ZoneRuleset', name, namespace, (r) => r.status === 'True');
+
+    // The documented way out: the token went first, the deletion cannot write Cloudflare and waits.
+    await k.delete({ apiVersion: 'v1', kind: 'Secret', namespace, name: `${credentials}-token` });
+    const ref = { apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name };
+    await k.delete(ref);
+    await readyWhen('ZoneRuleset', name, namespace, (r) => r.status === 'False');
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(await k.get(ref), 'stuck: nothing can remove its rule').toBeDefined();
+    await k.mergePatch(ref, { metadata: { annotations: policy } });
+    await eventually('the stuck source released', async () => !(await k.get(ref)), { timeoutMs: 15_000 });
+
+    // Left in Cloudflare as it is, also once the token is back and the target syncs again.
+    await createCredentials(k, { name: credentials, namespace, accountId });
+    const peer = uniq('stuck-peer');
+    await k.apply(sourceObject('ZoneRuleset', peer, ruleset(zoneName, credentials, 'ip.src eq 192.0.2.65'), namespace));
+    await readyWhen('ZoneRuleset', peer, namespace, (r) => r.status === 'True');
+    const rules = await entrypointRules(suite.fx.cf, zoneId, PHASE);
+    expect(rules.find((x) => x.description === marker(name))?.expression).toBe('ip.src eq 192.0.2.64');
+  });
+
+  it('a Tunnel whose tunnel Cloudflare will not delete is released by the annotation, and its tunnel left in place', async () => {
+    if (!suite.worker) await startInProcessWorker();
+    const { zoneName, credentials, accountId } = await freshZone();
+    const name = uniq('stuck-tunnel');
+    const cfName = uniq('cf-stuck');
+    await k.apply(
+      sourceObject(
+        'Tunnel',
+        name,
+        { newTunnel: { name: cfName }, cloudflare: { credentialsRef: { name: credentials }, domain: zoneName } },
+        namespace,
+      ),
+    );
+    const ref = { apiVersion: CLOUDFLARE_API_VERSION, kind: 'Tunnel', namespace, name };
+    const tunnelId = await eventually(
+      'the tunnel',
+      async () => ((await k.get(ref)) as { status?: { tunnelId?: string } } | undefined)?.status?.tunnelId,
+    );
+    await readyWhen('Tunnel', name, namespace, (r) => r.status === 'True');
+    // Cloudflare keeps refusing the tunnel's deletion (a 5xx the workflow retries for ever).
+    await suite.fx.admin.addFault({
+      method: 'DELETE',
+      path: `^/accounts/${accountId}/cfd_tunnel/${tunnelId}$`,
+      status: 503,
+    });
+    try {
+      await k.delete(ref);
+      await eventually('the deletion reaches the tunnel', async () =>
+        (await suite.fx.admin.faults()).some((f) => f.path?.includes(tunnelId) && f.hits > 0),
+      );
+      await k.mergePatch(ref, { metadata: { annotations: policy } });
+      await eventually('the stuck Tunnel released', async () => !(await k.get(ref)), { timeoutMs: 15_000 });
+    } finally {
+      await suite.fx.admin.clearFaults();
+    }
+    const left = await suite.fx.cf.zeroTrust.tunnels.cloudflared.get(tunnelId, { account_id: accountId });
+    expect((left as { deleted_at?: string | null }).deleted_at ?? null).toBeNull();
+  });
+});
+
 describe('who may use credentials (issue 23, D2)', () => {
   it('the workflow refuses what the credentials do not allow even when admission could not check it; allowed, it syncs', async () => {
     if (!suite.worker) await startInProcessWorker();

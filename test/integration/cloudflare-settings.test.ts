@@ -136,6 +136,30 @@ describe('CloudflareDomain', () => {
     await eventually('gone', async () => !(await k.get(ref(cache))));
   });
 
+  it('a setting the zone’s plan lacks is named on the resource with Cloudflare’s reason; the other settings are written (E9)', async () => {
+    const fast = uniq('fast');
+    const wanted = { cache: { alwaysOnline: true }, performance: { polish: 'lossless', earlyHints: true } };
+    await k.apply(domain(fast, wanted)); // the suite's zone is Free: no Polish
+    const refused = await eventually('refused', async () => {
+      const r = await ready(fast);
+      return r?.status === 'False' && r.reason !== 'Syncing' ? r : undefined;
+    });
+    expect(refused.message).toContain(
+      'setting polish: Cloudflare answered 400: [1015] Not allowed to edit setting for polish',
+    );
+    expect(refused.message).toContain('written: always_online, early_hints');
+    expect([await setting('always_online'), await setting('early_hints'), await setting('polish')]).toEqual([
+      'on',
+      'on',
+      'off',
+    ]);
+
+    await k.apply(domain(fast, { ...wanted, performance: { earlyHints: true } }));
+    await eventually('Synced without Polish', async () => (await ready(fast))?.reason === 'Synced');
+    await k.delete(ref(fast));
+    await eventually('gone', async () => !(await k.get(ref(fast))));
+  });
+
   it('a zone Cloudflare does not have is ZoneNotFound on the resource', async () => {
     const missing = uniq('missing');
     await k.apply(

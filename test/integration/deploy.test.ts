@@ -34,6 +34,9 @@ import {
   CLOUDFLARE_API_VERSION,
   CLOUDFLARE_GROUP,
   DEFAULT_CREDENTIALS_NAMESPACE,
+  ORIGINAL_CREDENTIALS_FINALIZER,
+  ORIGINAL_GATEWAY_FINALIZER,
+  ORIGINAL_INGRESS_FINALIZER,
   REDIRECT_PHASE,
   TRANSFORM_PHASES,
 } from '../../src/api/cloudflare.js';
@@ -604,13 +607,14 @@ describe('RBAC, applied for real', () => {
         throw new Error(`${(err as Error).message}\n${logs()}`);
       }
     };
-    /** A request reaped by the worker once DO_REQUEST_TTL has passed since it completed. */
+    /** A request reaped by the worker's sweep once DO_REQUEST_TTL has passed since it completed. */
     const REQUEST_TTL = '15s';
     const startWorker = (env: NodeJS.ProcessEnv = {}) =>
       procs.push(
         spawnRole('worker', taskQueue, uniq('deploy-sa-worker'), {
           KUBECONFIG: workerKubeconfig,
           DO_REQUEST_TTL: REQUEST_TTL,
+          DO_REQUEST_TTL_SWEEP_INTERVAL: '5s',
           CLOUDFLARE_API_BASE_URL: fx.emulator.baseURL,
           // The emulator needs no throttle; a short debounce keeps the Cloudflare drive quick.
           DO_CLOUDFLARE_ACTIVITIES_PER_SECOND: '50',
@@ -843,11 +847,12 @@ describe('RBAC, applied for real', () => {
     it('the TTL sweep Schedule the worker keeps lists every request kind', async () => {
       const c = await temporal();
       const schedule = c.schedule.getHandle(requestTtlSweepScheduleId(taskQueue));
-      const before = (await schedule.describe()).info.recentActions.length;
+      // Recent actions keep the last 10 only: a new one is told by its workflow ID.
+      const before = (await schedule.describe()).info.recentActions.at(-1)?.action.workflow.workflowId;
       await schedule.trigger();
       const run = await eventually('a sweep started by the Schedule', async () => {
-        const actions = (await schedule.describe()).info.recentActions;
-        return actions.length > before ? actions.at(-1)!.action.workflow : undefined;
+        const last = (await schedule.describe()).info.recentActions.at(-1)?.action.workflow;
+        return last && last.workflowId !== before ? last : undefined;
       });
       await withLogs(() => c.workflow.getHandle(run.workflowId, run.firstExecutionRunId).result());
     });
@@ -919,6 +924,13 @@ describe('RBAC, applied for real', () => {
       const zoneId = zones[0]!.id;
       // As deploy/examples/cloudflare/credentials.yaml has it: the Secret in the operator's namespace.
       await createCredentials(k, { name: creds, namespace: NAMESPACE, accountId: account });
+      // As the original operator leaves its objects: its finalizers, which the worker releases with its own RBAC.
+      await k.mergePatch(
+        { apiVersion: CLOUDFLARE_API_VERSION, kind: 'CloudflareCredentials', name: creds },
+        {
+          metadata: { finalizers: [ORIGINAL_CREDENTIALS_FINALIZER] },
+        },
+      );
       created.unshift(
         { apiVersion: 'v1', kind: 'Secret', namespace: NAMESPACE, name: `${creds}-token` },
         { apiVersion: CLOUDFLARE_API_VERSION, kind: 'CloudflareCredentials', name: creds },
@@ -1126,7 +1138,7 @@ describe('RBAC, applied for real', () => {
       await k.create({
         apiVersion: 'networking.k8s.io/v1',
         kind: 'Ingress',
-        metadata: { name: 'site', namespace: cfNs },
+        metadata: { name: 'site', namespace: cfNs, finalizers: [ORIGINAL_INGRESS_FINALIZER] },
         spec: {
           ingressClassName: ingressClass,
           rules: [
@@ -1148,7 +1160,7 @@ describe('RBAC, applied for real', () => {
       await k.create({
         apiVersion: GATEWAY_API,
         kind: 'Gateway',
-        metadata: { name: 'edge', namespace: cfNs },
+        metadata: { name: 'edge', namespace: cfNs, finalizers: [ORIGINAL_GATEWAY_FINALIZER] },
         spec: { gatewayClassName: gatewayClass, listeners: [{ name: 'web', protocol: 'HTTP', port: 80 }] },
       } as never);
       await k.create({
@@ -1276,6 +1288,19 @@ describe('RBAC, applied for real', () => {
           { apiVersion: 'apps/v1', kind: 'Deployment', namespace: DEFAULT_CREDENTIALS_NAMESPACE, name: clusterTunName },
         ];
         for (const ref of connectors) await eventually(`connector ${ref.namespace}/${ref.name}`, () => k.get(ref));
+        for (const ref of [
+          { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: cfNs, name: 'site' },
+          { apiVersion: GATEWAY_API, kind: 'Gateway', namespace: cfNs, name: 'edge' },
+          { apiVersion: CLOUDFLARE_API_VERSION, kind: 'CloudflareCredentials', name: creds },
+        ])
+          await eventually(
+            `the original operator's finalizer released from ${ref.kind} ${ref.name}`,
+            async () =>
+              (await k.get(ref))?.metadata?.finalizers?.every(
+                (f) =>
+                  ![ORIGINAL_INGRESS_FINALIZER, ORIGINAL_GATEWAY_FINALIZER, ORIGINAL_CREDENTIALS_FINALIZER].includes(f),
+              ) ?? true,
+          );
         await k.delete({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: cfNs, name: 'site' });
 
         for (const t of targets)

@@ -35,7 +35,7 @@ import {
   testConfig,
   uniq,
 } from '../support/env.js';
-import { goneCheck, waitTerminal, type RequestLike } from '../support/requests.js';
+import { goneCheck, sweepAfterTtl, waitTerminal, type RequestLike } from '../support/requests.js';
 
 const TASK_QUEUE = uniq('tq-vrr');
 const WAIT_TIMEOUT_MS = 8000;
@@ -126,6 +126,10 @@ async function expectPvcOutlives(vrr: VolumeRestoreRequest, pvc: V1PersistentVol
   expect(owners).not.toContain(vrr.metadata!.uid);
   const vrrRef = { apiVersion: vrr.apiVersion!, kind: vrr.kind!, namespace: ns, name: vrr.metadata!.name! };
   if (deleteRequest) await k.delete(vrrRef);
+  else {
+    const done = (await k.get<VolumeRestoreRequest>(vrrRef))!;
+    await sweepAfterTtl(TASK_QUEUE, done.status!.completionTimestamp!, TTL_MS);
+  }
   await eventually('request gone', goneCheck(k, vrrRef), { timeoutMs: TTL_MS + 60_000 });
   await eventually('keeper deleted', goneCheck(k, keeperOf(vrr)));
   await eventually(

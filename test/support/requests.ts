@@ -3,7 +3,8 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Condition } from '../../src/domain/conditions.js';
 import { isTerminal, readyCondition } from '../../src/domain/requests.js';
 import type { KubeClient, ObjectRef } from '../../src/kube/client.js';
-import { eventually } from './env.js';
+import { requestTtlSweepWorkflow } from '../../src/workflows/requests/contract.js';
+import { eventually, temporal, uniq } from './env.js';
 
 export interface RequestLike extends KubernetesObject {
   spec: unknown;
@@ -39,4 +40,15 @@ export async function waitTerminal<T extends RequestLike>(
 /** True once the object no longer exists (for eventually()). */
 export function goneCheck(k: KubeClient, ref: ObjectRef) {
   return async () => (await k.get(ref)) === undefined;
+}
+
+/**
+ * Runs the TTL sweep once on `taskQueue` (what the worker's Schedule does every interval), after
+ * waiting until `completionTimestamp` (second precision) + `ttlMs` has surely passed.
+ */
+export async function sweepAfterTtl(taskQueue: string, completionTimestamp: string, ttlMs: number) {
+  const wait = Date.parse(completionTimestamp) + ttlMs + 1000 - Date.now();
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  const c = await temporal();
+  return c.workflow.execute(requestTtlSweepWorkflow, { taskQueue, workflowId: uniq('sweep') });
 }

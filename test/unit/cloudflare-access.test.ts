@@ -27,15 +27,15 @@ describe('AccessGroup rules', () => {
     ]);
     expect(wireRules({ ipRanges: { ip: ['10.0.0.0/8', '192.0.2.1'] } })).toEqual([
       { ip: { ip: '10.0.0.0/8' } },
-      { ip: { ip: '192.0.2.1' } },
+      { ip: { ip: '192.0.2.1/32' } },
     ]);
     expect(wireRules({ country: { country: ['DE', 'FR'] } })).toEqual([
       { geo: { country_code: 'DE' } },
       { geo: { country_code: 'FR' } },
     ]);
     expect(wireRules({ github: { name: 'acme', identityProviderId: 'idp', teams: ['ops', 'dev'] } })).toEqual([
-      { github_organization: { name: 'acme', identity_provider_id: 'idp', team: 'ops' } },
-      { github_organization: { name: 'acme', identity_provider_id: 'idp', team: 'dev' } },
+      { 'github-organization': { name: 'acme', identity_provider_id: 'idp', team: 'ops' } },
+      { 'github-organization': { name: 'acme', identity_provider_id: 'idp', team: 'dev' } },
     ]);
     expect(wireRules({ everyone: true })).toEqual([{ everyone: {} }]);
     expect(wireRules({ serviceToken: { tokenId: 't' } })).toEqual([{ service_token: { token_id: 't' } }]);

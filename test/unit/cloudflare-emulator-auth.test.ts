@@ -20,43 +20,48 @@ describe('token auth', () => {
     { token: 'reader', readOnly: true },
   ]);
 
+  const bearer = (authorization: string | undefined) => auth.authenticate({ authorization });
+
   it('accepts a configured active bearer token', () => {
-    expect(auth.authenticate('Bearer good')).toMatchObject({ token: 'good', status: 'active', id: tokenId('good') });
+    expect(bearer('Bearer good')).toMatchObject({ token: 'good', status: 'active', id: tokenId('good') });
   });
 
   it('refuses unknown and disabled tokens with 403 / 10000', () => {
     for (const header of ['Bearer bad', 'Bearer off']) {
-      const err = errorOf(() => auth.authenticate(header));
+      const err = errorOf(() => bearer(header));
       expect(err.status).toBe(403);
       expect(err.errors).toEqual([{ code: 10000, message: 'Authentication error' }]);
     }
   });
 
-  it('refuses a missing or malformed header with 400 / 6003 (6111 in the chain)', () => {
-    for (const header of [undefined, '', 'Basic abc', 'Bearer']) {
-      const err = errorOf(() => auth.authenticate(header));
+  it('refuses a malformed header with 400 / 6003 (6111 in the chain), no credentials at all with 400 / 9106', () => {
+    for (const header of ['', 'Basic abc', 'Bearer']) {
+      const err = errorOf(() => bearer(header));
       expect(err.status).toBe(400);
       expect(err.errors[0]?.code).toBe(6003);
       expect(err.errors[0]?.error_chain?.[0]?.code).toBe(6111);
     }
+    const none = errorOf(() => bearer(undefined));
+    expect(none.status).toBe(400);
+    expect(none.errors).toEqual([{ code: 9106, message: 'Missing X-Auth-Key, X-Auth-Email or Authorization headers' }]);
   });
 
   it('limits an account-scoped token to its accounts', () => {
-    const token = auth.authenticate('Bearer acct');
+    const token = bearer('Bearer acct');
     expect(() => authorizeAccount(token, 'a1')).not.toThrow();
     expect(errorOf(() => authorizeAccount(token, 'a2')).status).toBe(403);
-    expect(() => authorizeAccount(auth.authenticate('Bearer good'), 'a2')).not.toThrow();
+    expect(() => authorizeAccount(bearer('Bearer good'), 'a2')).not.toThrow();
   });
 
   it('a read-only token reads, and every write answers 403 / 10000 as a token without Edit does', () => {
-    const reader = auth.authenticate('Bearer reader');
+    const reader = bearer('Bearer reader');
     expect(() => authorizeMethod(reader, 'GET')).not.toThrow();
     for (const method of ['PUT', 'POST', 'PATCH', 'DELETE']) {
       const err = errorOf(() => authorizeMethod(reader, method));
       expect(err.status).toBe(403);
       expect(err.errors).toEqual([{ code: 10000, message: 'Authentication error' }]);
     }
-    expect(() => authorizeMethod(auth.authenticate('Bearer good'), 'PUT')).not.toThrow();
+    expect(() => authorizeMethod(bearer('Bearer good'), 'PUT')).not.toThrow();
   });
 
   it('token ids are stable 32-hex tags', () => {

@@ -191,18 +191,18 @@ describe('Ingress rules', () => {
       {
         hostname: 'site.example.com',
         service: 'https://front.web.svc:8443',
-        originRequest: { noTLSVerify: true, connectTimeout: '5s' },
+        originRequest: { noTLSVerify: true, connectTimeout: 5 },
       },
       {
         hostname: 'site.example.com',
         path: '^/grpc(/|$)',
         service: 'http://rpc.web.svc:9000',
-        originRequest: { noTLSVerify: true, connectTimeout: '5s' },
+        originRequest: { noTLSVerify: true, connectTimeout: 5 },
       },
       {
         hostname: 'secure.example.com',
         service: 'https://rpc.web.svc:9000',
-        originRequest: { noTLSVerify: true, connectTimeout: '5s' },
+        originRequest: { noTLSVerify: true, connectTimeout: 5 },
       },
     ]);
     expect(notes).toEqual([

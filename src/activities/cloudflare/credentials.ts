@@ -158,6 +158,11 @@ export function cloudflareClient(
     baseURL: baseURL ?? null,
     maxRetries: 0,
     timeout: 30_000,
+    // The SDK fills every scheme left out from CLOUDFLARE_API_TOKEN/_KEY/_EMAIL in the worker's
+    // environment and sends them all: the credentials' one scheme only, the others explicitly none.
+    apiToken: null,
+    apiKey: null,
+    apiEmail: null,
     ...auth,
     // The SDK aborts its own signal on its timeout; either one stops the request.
     ...(signal || paced ? { fetch: send } : {}),

@@ -10,11 +10,12 @@
  */
 import { createHash } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { CLOUDFLARE_GROUP } from '../../api/cloudflare.js';
+import { CLOUDFLARE_GROUP, ORIGINAL_GATEWAY_FINALIZER, ORIGINAL_INGRESS_FINALIZER } from '../../api/cloudflare.js';
 import { ClusterTunnelKind, TunnelKind, type TunnelSpec } from '../../api/cloudflare-tunnels.js';
 import { canonical } from '../../domain/cloudflare/merge.js';
 import type { AccessIdentityProviderSpec } from '../../api/cloudflare-zerotrust.js';
 import { withoutInlineSecrets } from '../../domain/cloudflare/kinds/access-identity-provider.js';
+import { ingressSkips, type ExpandedIngressClassConfig } from '../../domain/cloudflare/kinds/tunnels.js';
 import type { SourceKind, SourceSpec } from '../../domain/cloudflare/sources.js';
 import {
   GATEWAY_API_GROUP,
@@ -24,7 +25,8 @@ import {
   type ServiceFacts,
   type TunnelFacts,
 } from '../../domain/cloudflare/tunnels.js';
-import type { KubeClient } from '../../kube/client.js';
+import type { KubeClient, ObjectRef } from '../../kube/client.js';
+import { releaseOriginalFinalizers } from './original-finalizers.js';
 import { getObject, listAll } from '../kubernetes/calls.js';
 
 interface RawSource extends KubernetesObject {
@@ -158,7 +160,14 @@ async function ingressClassConfigView(kube: KubeClient, obj: RawSource): Promise
         ns ? { namespace: ns } : {},
       )) {
         const cls = ing.spec?.ingressClassName ?? ing.metadata?.annotations?.['kubernetes.io/ingress.class'];
-        if (!cls || !classes.has(cls) || ing.metadata?.deletionTimestamp) continue;
+        if (!cls || !classes.has(cls)) continue;
+        await releaseOriginalFinalizers(
+          kube,
+          refOf('networking.k8s.io/v1', 'Ingress', ing),
+          ing,
+          (f) => f === ORIGINAL_INGRESS_FINALIZER,
+        );
+        if (ing.metadata?.deletionTimestamp) continue;
         ingresses.push({
           namespace: ing.metadata!.namespace!,
           name: ing.metadata!.name!,
@@ -182,6 +191,14 @@ async function ingressClassConfigView(kube: KubeClient, obj: RawSource): Promise
 }
 
 const GATEWAY_API = `${GATEWAY_API_GROUP}/v1`;
+
+/** Where a listed object is (a list's items carry no apiVersion/kind of their own). */
+const refOf = (apiVersion: string, kind: string, o: KubernetesObject): ObjectRef => ({
+  apiVersion,
+  kind,
+  namespace: o.metadata!.namespace!,
+  name: o.metadata!.name!,
+});
 
 interface GatewayClassObject extends KubernetesObject {
   spec?: { parametersRef?: { group?: string; kind?: string; name?: string; namespace?: string } };
@@ -242,8 +259,13 @@ async function gatewayClassConfigView(kube: KubeClient, obj: RawSource): Promise
     { kind: 'TunnelGatewayClassConfig', namespace, name },
   );
   if (!classes.size) return view;
-  const gateways: GatewayFacts[] = (await listIn<GatewayObject>(kube, GATEWAY_API, 'Gateway', spec.watchNamespaces))
-    .filter((g) => !g.metadata?.deletionTimestamp && classes.has(g.spec?.gatewayClassName ?? ''))
+  const ofClass = (await listIn<GatewayObject>(kube, GATEWAY_API, 'Gateway', spec.watchNamespaces)).filter((g) =>
+    classes.has(g.spec?.gatewayClassName ?? ''),
+  );
+  for (const g of ofClass)
+    await releaseOriginalFinalizers(kube, refOf(GATEWAY_API, 'Gateway', g), g, (f) => f === ORIGINAL_GATEWAY_FINALIZER);
+  const gateways: GatewayFacts[] = ofClass
+    .filter((g) => !g.metadata?.deletionTimestamp)
     .map((g) => ({
       namespace: g.metadata!.namespace!,
       name: g.metadata!.name!,
@@ -324,7 +346,9 @@ export function workflowView(kind: SourceKind, view: SourceSpec): SourceSpec {
   const spec = withoutSecrets(kind, view);
   if (kind === 'TunnelIngressClassConfig') {
     const { ingresses, services: _services, ...rest } = spec as SourceSpec & { ingresses: unknown[] };
-    return { ...rest, ingresses: [], ingressCount: ingresses.length, services: {} };
+    // What its Ingresses lose (shown on its status) is known only here, with the Ingresses.
+    const ingressNotes = ingressSkips(spec as unknown as ExpandedIngressClassConfig);
+    return { ...rest, ingresses: [], ingressCount: ingresses.length, services: {}, ingressNotes };
   }
   if (kind === 'TunnelGatewayClassConfig') {
     const {

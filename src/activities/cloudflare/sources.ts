@@ -4,6 +4,7 @@
  * credentials, and register it with — or remove it from — its targets' sync workflows
  * (signal-with-start, so the first source of a target starts that target's workflow).
  */
+import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { KubernetesObject } from '@kubernetes/client-node';
@@ -31,7 +32,7 @@ import { CloudflareAccount, CloudflareTarget, K8sKind } from '../../temporal/sea
 import type { KubeClient } from '../../kube/client.js';
 import { apiMessage, statusCode } from '../../kube/client.js';
 import { isRetriedActivity, type EventRecorder } from '../../kube/events.js';
-import { defaultClusterId } from '../../kube/cluster-identity.js';
+import { CLUSTER_ID_ANNOTATION, clusterIdFor, defaultClusterId } from '../../kube/cluster-identity.js';
 import type { Condition } from '../../domain/conditions.js';
 import { sourceReadyEvent } from '../../domain/events.js';
 import {
@@ -76,20 +77,48 @@ export interface CloudflareSourceDeps {
 }
 
 export function createCloudflareSourceActivities({ kube, temporal, taskQueue, config, events }: CloudflareSourceDeps) {
-  /** DO_CLUSTER_ID, else the id derived from this cluster's kube-system namespace (read once). */
-  let clusterId: Promise<string> | undefined;
-  function ourClusterId(): Promise<string> {
-    if (config.clusterId) return Promise.resolve(config.clusterId);
-    clusterId ??= defaultClusterId(kube).catch((err: unknown) => {
-      clusterId = undefined; // asked again by the retry
+  /** The id derived from this cluster's kube-system namespace (read once). */
+  let derivedId: Promise<string> | undefined;
+  function derivedClusterId(): Promise<string> {
+    derivedId ??= defaultClusterId(kube).catch((err: unknown) => {
+      derivedId = undefined; // asked again by the retry
       throw kubeFailure(err, 'read the kube-system namespace (the default cluster id)');
     });
+    return derivedId;
+  }
+  /** Each target's cluster id once known (a SyncState's record does not change: it is written with it). */
+  const targetClusterIds = new Map<string, string>();
+  /**
+   * The cluster id a target's items are marked with: DO_CLUSTER_ID, else the one its SyncState
+   * records (a restore keeps what it marked ours), else the derived one.
+   */
+  async function clusterIdOf(t: SyncTarget, state?: CloudflareSyncState | null): Promise<string> {
+    const name = syncStateName(t);
+    const known = targetClusterIds.get(name);
+    if (known) return known;
+    const recorded = (
+      state === undefined
+        ? await getObject<CloudflareSyncState>(kube, {
+            apiVersion: CloudflareSyncStateKind.apiVersion,
+            kind: CloudflareSyncStateKind.kind,
+            name,
+          })
+        : state
+    )?.metadata?.annotations?.[CLUSTER_ID_ANNOTATION];
+    const { clusterId, conflict } = await clusterIdFor(config.clusterId, recorded, derivedClusterId);
+    if (conflict)
+      log.warn(
+        `CloudflareSyncState ${name} was written with cluster id ${conflict}, DO_CLUSTER_ID is ${clusterId}: ` +
+          `the items marked ${conflict} are another cluster's to this one (set DO_CLUSTER_ID=${conflict} if they are ours)`,
+      );
+    targetClusterIds.set(name, clusterId);
     return clusterId;
   }
 
-  async function settingsFor(accountId: string): Promise<SyncSettings> {
+  async function settingsFor(t: SyncTarget, state?: CloudflareSyncState | null): Promise<SyncSettings> {
+    const { accountId } = t;
     return {
-      clusterId: await ourClusterId(),
+      clusterId: await clusterIdOf(t, state),
       adoptLegacyMarkers: config.adoptLegacyMarkers,
       debounceMs: config.debounceMs,
       maxDebounceMs: config.maxDebounceMs,
@@ -100,8 +129,12 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
   }
 
   /** How a target's sync workflow is started (by a registration, or for a removal). */
-  async function syncWorkflowStart(t: SyncTarget, input: Partial<SyncWorkflowInput>) {
-    const settings = await settingsFor(t.accountId);
+  async function syncWorkflowStart(
+    t: SyncTarget,
+    input: Partial<SyncWorkflowInput>,
+    state?: CloudflareSyncState | null,
+  ) {
+    const settings = await settingsFor(t, state);
     return {
       workflowId: syncWorkflowId(t),
       taskQueue,
@@ -276,7 +309,7 @@ export function createCloudflareSourceActivities({ kube, temporal, taskQueue, co
       const credentials = state?.spec.credentialsRef?.name;
       if (!credentials) return 'not-running';
       await temporal.workflow.signalWithStart(cloudflareSyncWorkflow, {
-        ...(await syncWorkflowStart(req.target, { credentials })),
+        ...(await syncWorkflowStart(req.target, { credentials }, state ?? null)),
         signal: unregisterSourceSignal,
         signalArgs: [removal],
       });

@@ -8,6 +8,7 @@
  * already wrote, so the retry writes nothing twice and loses nothing.
  */
 import { createHash } from 'node:crypto';
+import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import {
@@ -62,6 +63,7 @@ import { expandSource, isExpanded } from './expand.js';
 import { CLOUDFLARE_FAILURE_TYPES, cloudflareFailure, failureReasonOf } from './errors.js';
 import { adapterFor, type TargetContext } from './targets/index.js';
 import { packConfigs, unpackConfigs } from '../../codec/packed-configs.js';
+import { CLUSTER_ID_ANNOTATION, sameSourcesUnderOtherIds } from '../../kube/cluster-identity.js';
 import { permissionFor, type Access } from '../../domain/cloudflare/permissions.js';
 
 export interface SyncTargetRequest {
@@ -377,6 +379,32 @@ function heldSettingsOf(state: CloudflareSyncState | undefined): ManagedSetting[
   }
 }
 
+/** Targets already warned about in this process (a sync runs at every observation). */
+const warnedElsewhere = new Set<string>();
+
+/** Logs once per target when our sources' items carry another cluster id (a restore without its SyncStates). */
+function warnIfMarkedElsewhere(
+  t: SyncTarget,
+  descriptions: Array<string | undefined>,
+  sources: RegisteredSource[],
+  clusterId: string,
+): void {
+  const key = targetKey(t);
+  if (warnedElsewhere.has(key) || !descriptions.some((d) => d?.includes('[managed-by:'))) return;
+  const ids = sameSourcesUnderOtherIds(
+    descriptions,
+    sources.map((s) => s.ref),
+    clusterId,
+  );
+  if (!ids.length) return;
+  warnedElsewhere.add(key);
+  log.warn(
+    `${key}: items of its sources are marked with cluster id ${ids.join(', ')}, this worker marks with ${clusterId}; ` +
+      `if this cluster replaces that one (a restore without the CloudflareSyncStates), set DO_CLUSTER_ID=${ids[0]} ` +
+      "(docs/cloudflare.md, Ownership after a restore); those items are left as another cluster's",
+  );
+}
+
 export function createCloudflareSyncActivities(
   kube: KubeClient,
   config: Pick<CloudflareConfig, 'baseURL'>,
@@ -412,9 +440,11 @@ export function createCloudflareSyncActivities(
             .slice(0, 63)
             .replace(/[^A-Za-z0-9]+$/, ''),
         },
-        ...(spec.managedSettings
-          ? { annotations: { [MANAGED_SETTINGS_ANNOTATION]: JSON.stringify(spec.managedSettings) } }
-          : {}),
+        annotations: {
+          // The id its items are marked with: a restore into a new cluster keeps them ours.
+          [CLUSTER_ID_ANNOTATION]: req.clusterId,
+          ...(spec.managedSettings ? { [MANAGED_SETTINGS_ANNOTATION]: JSON.stringify(spec.managedSettings) } : {}),
+        },
       },
       spec: {
         resourceType: t.resourceType,
@@ -602,6 +632,12 @@ export function createCloudflareSyncActivities(
         return { desired, settings, p };
       };
       let { desired, settings, p } = await planFor(live.items);
+      warnIfMarkedElsewhere(
+        t,
+        live.items.map((i) => adapter.codec.descriptionOf(i)),
+        sources,
+        req.clusterId,
+      );
       let digest = digestOf(desired);
       const drifted = p.write && req.lastDigest === digest;
       // A user's `reaggregate` is an explicit request to write: it repairs even under observe.
@@ -807,6 +843,12 @@ export function createCloudflareSyncActivities(
           ? err
           : cloudflareFailure(err, `sync ${targetKey(t)}`, permissionFor(t, access));
       const permanent = failure.nonRetryable;
+      // Nothing was removed: the records of the sources being removed stay (an Orphan annotation
+      // on a deletion stuck here keeps its items as they are recorded).
+      for (const r of request.removing ?? []) {
+        const last = previous.get(refString(r));
+        if (last && !kept.has(refString(r))) frozenRecords.push(last);
+      }
       await record((prev) => ({
         syncStatus: permanent ? 'Failed' : 'Error',
         error: failure.message,

@@ -41,6 +41,7 @@ import {
   CLOUDFLARE_ID_ANNOTATION,
   CloudflareSyncStateKind,
   DEFAULT_CREDENTIALS_NAMESPACE,
+  ORIGINAL_SECRET_FINALIZER_PREFIX,
   type CloudflareSyncState,
 } from '../../api/cloudflare.js';
 import { ClusterTunnelKind, TunnelKind, type TunnelSpec, type TunnelStatus } from '../../api/cloudflare-tunnels.js';
@@ -322,6 +323,23 @@ export function createTunnelActivities(
             'SecretConflict',
           );
         throw kubeFailure(patchErr, `update Secret ${namespace}/${name}`);
+      }
+      // Ours, made by the original operator: its finalizer (named after the tunnel) goes, or the
+      // Secret's deletion would hang. A strategic merge patch removes that one entry unread.
+      try {
+        await kube.core.patchNamespacedSecret(
+          {
+            namespace,
+            name,
+            body: {
+              metadata: { '$deleteFromPrimitiveList/finalizers': [`${ORIGINAL_SECRET_FINALIZER_PREFIX}${name}`] },
+            },
+          },
+          setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+        );
+      } catch (err) {
+        if (statusCode(err) !== 404)
+          throw kubeFailure(err, `release the original's finalizer of Secret ${namespace}/${name}`);
       }
     }
     // The token's digest on the Tunnel: the connector's Pod template carries it, so a rotation rolls the Pods.

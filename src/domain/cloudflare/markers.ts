@@ -79,3 +79,56 @@ export function ownershipOf(description: string | undefined | null, clusterId: s
   if (!ref || !CLUSTER_ID_PATTERN.test(cluster)) return { owner: 'external' };
   return cluster === clusterId ? { owner: 'ours', ref } : { owner: 'other-cluster', clusterId: cluster, ref };
 }
+
+// ---------------------------------------------------------------------------------------------
+// The original operator's tunnel DNS records (StringKe/cloudflare-operator, internal/clients/cf)
+// ---------------------------------------------------------------------------------------------
+
+/** The comment the original put on the tunnel CNAMEs it made (and on their TXT records). */
+export const ORIGINAL_DNS_COMMENT = 'Managed by cloudflare-operator';
+/** The original's TXT record beside each tunnel CNAME: `_managed.<fqdn>`, naming the tunnel. */
+export const ORIGINAL_TXT_PREFIX = '_managed.';
+
+/**
+ * The tunnel an original `_managed.<fqdn>` TXT record names (its content is the JSON
+ * `{"DnsId","TunnelName","TunnelId"}`, possibly quoted as Cloudflare answers TXT content), or
+ * undefined when the record is not one.
+ */
+export function originalTxtTunnel(record: {
+  name: string;
+  type: string;
+  content?: string;
+  comment?: string | null;
+}): { fqdn: string; tunnelId: string } | undefined {
+  if (record.type !== 'TXT' || record.comment !== ORIGINAL_DNS_COMMENT) return undefined;
+  if (!record.name.toLowerCase().startsWith(ORIGINAL_TXT_PREFIX)) return undefined;
+  let text = (record.content ?? '').trim();
+  try {
+    if (text.startsWith('"')) text = JSON.parse(text) as string;
+    const parsed = JSON.parse(text) as { TunnelId?: unknown };
+    if (typeof parsed.TunnelId !== 'string' || !parsed.TunnelId) return undefined;
+    return { fqdn: record.name.slice(ORIGINAL_TXT_PREFIX.length).toLowerCase(), tunnelId: parsed.TunnelId };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether a live tunnel CNAME is the original's record for the tunnel `content` points to: its
+ * comment is the original's, it points where ours would, and the `_managed.` TXT beside it (when
+ * there is one) names that tunnel. Such a record is taken over without `adoptExisting`: it
+ * already routes to this tunnel, made by the operator this one replaces.
+ */
+export function isOriginalTunnelRecord(
+  live: { name: string; type: string; content?: string; comment?: string | null },
+  wanted: { name: string; type: string; content?: string },
+  txts: ReadonlyMap<string, string>,
+): boolean {
+  if (live.type !== 'CNAME' || wanted.type !== 'CNAME' || live.comment !== ORIGINAL_DNS_COMMENT) return false;
+  const name = live.name.toLowerCase();
+  if (name !== wanted.name.toLowerCase()) return false;
+  const target = (live.content ?? '').toLowerCase().replace(/\.$/, '');
+  if (!wanted.content || target !== wanted.content.toLowerCase()) return false;
+  const named = txts.get(name);
+  return named === undefined || `${named}.cfargotunnel.com`.toLowerCase() === target;
+}

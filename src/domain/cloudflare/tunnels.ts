@@ -19,6 +19,7 @@ import type { Conflict } from './merge.js';
 import type { DnsRecordItem } from './items.js';
 import { type RegisteredSource, orderSources } from './aggregate.js';
 import { refString } from './markers.js';
+import { parseGoDuration } from '../duration.js';
 
 /** One rule of cloudflared's `ingress` list, in Cloudflare's wire shape. */
 export interface TunnelIngressRule {
@@ -384,7 +385,24 @@ export function ingressPath(path: string | undefined, pathType: string | undefin
   return trimmed ? `^${escapeRegex(trimmed)}(/|$)` : undefined;
 }
 
-/** cloudflared's names for the class config's `defaultOriginRequest` (the CRD spells `noTlsVerify`). */
+/** The `originRequest` durations: a Go duration in the CRD (`30s`), seconds on the wire. */
+const DURATION_FIELDS = new Set(['connectTimeout', 'tlsTimeout', 'keepAliveTimeout', 'tcpKeepAlive']);
+
+/** A Go duration (`30s`, `1m30s`, `500ms`) in seconds, as Cloudflare's schema types it; undefined if not one. */
+export function durationSeconds(text: string): number | undefined {
+  try {
+    return parseGoDuration(text.trim()) / 1000;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * cloudflared's names and types for an `originRequest` of the CRDs (`defaultOriginRequest`): the
+ * CRD spells `noTlsVerify`, names a CA Secret key, and writes durations as `30s`; Cloudflare's
+ * schema has `noTLSVerify`, a path and seconds (numbers: what it answers back, so no rewrite).
+ * A duration that is not one is left out (the CRD's pattern refuses it at admission).
+ */
 export function wireOriginRequest(o: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
   if (!o) return undefined;
   const out: Record<string, unknown> = {};
@@ -392,9 +410,130 @@ export function wireOriginRequest(o: Record<string, unknown> | undefined): Recor
     if (v === undefined) continue;
     if (k === 'noTlsVerify') out.noTLSVerify = v;
     else if (k === 'caPool') out.caPool = caPoolPath(String(v));
-    else out[k] = v;
+    else if (DURATION_FIELDS.has(k) && typeof v === 'string') {
+      const seconds = durationSeconds(v);
+      if (seconds !== undefined) out[k] = seconds;
+    } else out[k] = v;
   }
   return Object.keys(out).length ? out : undefined;
+}
+
+/** The original operator's Ingress annotations (`cloudflare.com/*`), read as it reads them. */
+export const ORIGINAL_ANNOTATION_PREFIX = 'cloudflare.com/';
+const A = (name: string) => `${ORIGINAL_ANNOTATION_PREFIX}${name}`;
+
+/** The original's per-Ingress `originRequest` annotations: annotation → field and how it is read. */
+const ORIGIN_ANNOTATIONS: ReadonlyArray<[string, string, 'bool' | 'string' | 'duration' | 'int' | 'port' | 'caPool']> =
+  [
+    [A('no-tls-verify'), 'noTLSVerify', 'bool'],
+    [A('http2-origin'), 'http2Origin', 'bool'],
+    [A('ca-pool'), 'caPool', 'caPool'],
+    [A('proxy-address'), 'proxyAddress', 'string'],
+    [A('proxy-port'), 'proxyPort', 'port'],
+    [A('proxy-type'), 'proxyType', 'string'],
+    [A('connect-timeout'), 'connectTimeout', 'duration'],
+    [A('tls-timeout'), 'tlsTimeout', 'duration'],
+    [A('keep-alive-timeout'), 'keepAliveTimeout', 'duration'],
+    [A('keep-alive-connections'), 'keepAliveConnections', 'int'],
+    [A('origin-server-name'), 'originServerName', 'string'],
+    [A('http-host-header'), 'httpHostHeader', 'string'],
+    [A('disable-chunked-encoding'), 'disableChunkedEncoding', 'bool'],
+    [A('bastion-mode'), 'bastionMode', 'bool'],
+  ];
+
+/** Go's strconv.ParseBool. */
+function parseBool(v: string): boolean | undefined {
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(v)) return true;
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(v)) return false;
+  return undefined;
+}
+
+/** What an Ingress's `cloudflare.com/*` annotations say, and the ones whose value cannot be read (named). */
+export interface IngressAnnotations {
+  /** `cloudflare.com/protocol`, or `cloudflare.com/protocol-<port>` for that port. */
+  protocolFor(port: number): string | undefined;
+  /** Its `originRequest` overrides (over the class's `defaultOriginRequest`). */
+  originRequest: Record<string, unknown>;
+  /** `cloudflare.com/disable-dns: "true"`: its hostnames get no CNAME. */
+  disableDns: boolean;
+  /** `cloudflare.com/dns-proxied`: its CNAMEs' `proxied`, over the class's `dnsProxied`. */
+  dnsProxied?: boolean;
+  problems: string[];
+}
+
+/**
+ * The original's Ingress annotations, as its ingress controller reads them
+ * (internal/controller/ingress/annotations.go, converters.go, dns.go): the protocol (the Ingress's
+ * `protocol`, then `protocol-<port>`), the origin settings over the class's defaults, and DNS. A
+ * value the original could not parse it ignored in silence; here it is named in a problem.
+ */
+export function readIngressAnnotations(annotations: Readonly<Record<string, string>> | undefined): IngressAnnotations {
+  const a = annotations ?? {};
+  const problems: string[] = [];
+  const bad = (key: string, what: string) =>
+    problems.push(`annotation ${key}: ${JSON.stringify(a[key])} is not ${what} (ignored)`);
+  const protocol = (key: string) => {
+    const v = a[key];
+    if (!v) return undefined;
+    if (!(INGRESS_PROTOCOLS as readonly string[]).includes(v)) {
+      bad(key, `one of ${INGRESS_PROTOCOLS.join(', ')}`);
+      return undefined;
+    }
+    return v;
+  };
+  const all = protocol(A('protocol'));
+  const perPort = new Map<number, string>();
+  for (const key of Object.keys(a)) {
+    const port = /^cloudflare\.com\/protocol-(\d+)$/.exec(key)?.[1];
+    const p = port ? protocol(key) : undefined;
+    if (port && p) perPort.set(Number(port), p);
+  }
+  const originRequest: Record<string, unknown> = {};
+  for (const [key, field, type] of ORIGIN_ANNOTATIONS) {
+    const v = a[key];
+    if (v === undefined) continue;
+    if (type === 'bool') {
+      const b = parseBool(v);
+      if (b === undefined) bad(key, 'true or false');
+      else originRequest[field] = b;
+    } else if (type === 'duration') {
+      const s = durationSeconds(v);
+      if (s === undefined) bad(key, 'a duration (30s, 1m30s)');
+      else originRequest[field] = s;
+    } else if (type === 'int' || type === 'port') {
+      const n = /^\d+$/.test(v) ? Number(v) : NaN;
+      if (!Number.isSafeInteger(n) || (type === 'port' && n > 65535)) bad(key, type === 'port' ? 'a port' : 'a number');
+      else originRequest[field] = n;
+    } else if (type === 'caPool') originRequest[field] = caPoolPath(v);
+    else originRequest[field] = v;
+  }
+  const flag = (key: string) => {
+    const v = a[key];
+    if (v === undefined) return undefined;
+    const b = parseBool(v);
+    if (b === undefined) bad(key, 'true or false');
+    return b;
+  };
+  const disableDns = flag(A('disable-dns')) === true;
+  const dnsProxied = flag(A('dns-proxied'));
+  return {
+    protocolFor: (port) => all ?? perPort.get(port),
+    originRequest,
+    disableDns,
+    ...(dnsProxied !== undefined ? { dnsProxied } : {}),
+    problems,
+  };
+}
+
+/** The protocols an Ingress annotation may name (cloudflared's service schemes, and the original's `h2mux`). */
+export const INGRESS_PROTOCOLS = ['http', 'https', 'tcp', 'udp', 'ssh', 'rdp', 'smb', 'ws', 'wss', 'h2mux'] as const;
+
+/** What the Ingresses of a class ask of their hostnames' CNAMEs (the `cloudflare.com/` DNS annotations). */
+export interface IngressDns {
+  /** Hostnames whose Ingress says `disable-dns`. */
+  disabled: string[];
+  /** Hostnames whose Ingress sets `dns-proxied`, and to what. */
+  proxied: Record<string, boolean>;
 }
 
 /**
@@ -406,18 +545,26 @@ export function ingressRules(
   ingresses: readonly IngressFacts[],
   services: Readonly<Record<string, ServiceFacts>>,
   defaults: { protocol: string; originRequest?: Record<string, unknown> },
-): { rules: TunnelIngressRule[]; notes: string[] } {
+): { rules: TunnelIngressRule[]; notes: string[]; dns: IngressDns } {
   const rules: TunnelIngressRule[] = [];
   const notes: string[] = [];
-  const originRequest = wireOriginRequest(defaults.originRequest);
+  const dns: IngressDns = { disabled: [], proxied: {} };
+  const classOriginRequest = wireOriginRequest(defaults.originRequest);
   for (const ing of ingresses) {
     const where = `Ingress ${ing.namespace}/${ing.name}`;
     const annotated = ing.annotations?.[BACKEND_PROTOCOL_ANNOTATION];
+    const original = readIngressAnnotations(ing.annotations);
+    for (const p of original.problems) notes.push(`${where}: ${p}`);
+    const overrides = Object.keys(original.originRequest).length ? original.originRequest : undefined;
+    const originRequest = overrides ? { ...classOriginRequest, ...overrides } : classOriginRequest;
     ing.rules.forEach((r, i) => {
       if (!r.host) {
         notes.push(`${where} rules[${i}]: no host (skipped)`);
         return;
       }
+      const host = r.host.toLowerCase();
+      if (original.disableDns) dns.disabled.push(host);
+      else if (original.dnsProxied !== undefined) dns.proxied[host] = original.dnsProxied;
       for (const [j, p] of (r.http?.paths ?? []).entries()) {
         const backend = p.backend.service;
         if (!backend) {
@@ -437,20 +584,22 @@ export function ingressRules(
         const known = port ?? svc?.ports.find((x) => x.port === number);
         const protocol =
           annotated ||
+          original.protocolFor(number) ||
           known?.appProtocol ||
           (known?.name && ['http', 'https', 'h2c', 'ws', 'wss'].includes(known.name) ? known.name : undefined) ||
           defaults.protocol;
         const path = ingressPath(p.path, p.pathType);
+        const scheme = protocol === 'h2c' || protocol === 'h2mux' ? 'http' : protocol;
         rules.push({
-          hostname: r.host.toLowerCase(),
+          hostname: host,
           ...(path ? { path } : {}),
-          service: `${protocol === 'h2c' ? 'http' : protocol}://${backend.name}.${ing.namespace}.svc:${number}`,
+          service: `${scheme}://${backend.name}.${ing.namespace}.svc:${number}`,
           ...(originRequest ? { originRequest } : {}),
         });
       }
     });
   }
-  return { rules, notes };
+  return { rules, notes, dns };
 }
 
 // ---------------------------------------------------------------------------------------------

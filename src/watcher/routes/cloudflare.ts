@@ -2,7 +2,8 @@
  * Cloudflare source routing: every DeviceSettingsPolicy, ZoneRuleset, TransformRule and
  * RedirectRule event that matters to its workflow (`cloudflare-source/<Kind>/<ns>/<name>`) is a
  * `sourceChanged` hint, sent with signal-with-start so a new source gets its workflow. What
- * matters: the object appearing, its spec (generation) changing, its deletion starting.
+ * matters: the object appearing, its spec (generation) changing, its deletion starting, its
+ * deletion policy changing (the Orphan annotation is the way out of a deletion already stuck).
  * Status-only updates — the workflows' own writes — are not passed on.
  *
  * Sources that refer to other objects (a TunnelBinding's Tunnel and Services, a
@@ -11,6 +12,7 @@
  * hint says nothing but "look again": the source's workflow reads everything fresh.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { CLOUDFLARE_DELETION_POLICY_ANNOTATION } from '../../api/cloudflare.js';
 import type { SourceRef } from '../../domain/cloudflare/markers.js';
 import { SOURCE_KINDS, kindDefinition } from '../../domain/cloudflare/sources.js';
 import { sourceWorkflowId } from '../../domain/cloudflare/targets.js';
@@ -51,7 +53,7 @@ function refersTo(source: SourceRef, kind: string, namespace: string | undefined
 export class CloudflareSourceRoute implements Route {
   readonly name = 'cloudflare-sources';
   private ctx!: WatcherContext;
-  /** Generation and deletion state last passed on per UID. */
+  /** Generation, deletion state and deletion policy last passed on per UID. */
   private readonly seen = new Map<string, string>();
 
   /** The sources that refer to other objects, by UID. */
@@ -88,7 +90,8 @@ export class CloudflareSourceRoute implements Route {
       this.seen.delete(uid);
       return;
     }
-    const fingerprint = `${m.generation ?? 0}|${m.deletionTimestamp ?? ''}`;
+    const policy = m.annotations?.[CLOUDFLARE_DELETION_POLICY_ANNOTATION] ?? '';
+    const fingerprint = `${m.generation ?? 0}|${m.deletionTimestamp ?? ''}|${policy}`;
     if (this.seen.get(uid) === fingerprint && !ev.fromList) return;
     this.seen.set(uid, fingerprint);
     this.hint(ref, m.deletionTimestamp ? 'Deleting' : ev.type, ev.receivedAt, uid);

@@ -11,8 +11,10 @@
  * delay, never a stuck source).
  */
 import {
+  CancellationScope,
   condition,
   continueAsNew,
+  isCancellation,
   patched,
   setCurrentDetails,
   setHandler,
@@ -64,6 +66,11 @@ const REREGISTER_MS = 5 * 60_000;
 
 export interface SourceWorkflowState {
   targets?: SyncTarget[];
+  /**
+   * What the previous run registered and last wrote on the status (carried across
+   * continue-as-new): the new run's first registration is a quiet one, and writes nothing.
+   */
+  settled?: { generation: number; view: string; status: string; conditions: Condition[] };
 }
 
 export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkflowState): Promise<void> {
@@ -86,8 +93,13 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
   let registeredGeneration = -1;
   /** The view (spec + what it refers to) last registered: a Service or Ingress change re-registers. */
   let registeredView = '';
-  let conditions: Condition[] = [];
-  let lastStatus = '';
+  let conditions: Condition[] = input.settled?.conditions ?? [];
+  let lastStatus = input.settled?.status ?? '';
+  /**
+   * The registration a silence repeats (or the previous run's): registered again unchanged, it
+   * writes no `Syncing` — an idle source's Ready stays as it is (N7).
+   */
+  let quietFrom: { generation: number; view: string } | undefined = input.settled;
   let retryAt: number | undefined;
   /** The UID of the object last read (the tunnel lifecycle is pinned to it). */
   let currentUid = '';
@@ -151,24 +163,33 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
         if (resolved?.status === 'ok') targets = targetsOf(kind, spec, resolved, ref);
       }
       if (src.orphan) {
-        // Deletion policy Orphan: the targets keep its items as they are; nothing to wait for —
-        // also the way out when its credentials are gone and Cloudflare cannot be written.
-        for (const t of targets) await sourceSteps.unregisterCloudflareSource({ target: t, ref, uid, orphan: true });
-        await sourceSteps.setCloudflareSourceFinalizer({ ref, uid, present: false });
+        await releaseOrphan(uid);
         return;
       }
-      await deleteFromTargets(uid, generation);
+      if ((await deleteFromTargets(uid, generation)) === 'orphan') {
+        await releaseOrphan(uid);
+        return;
+      }
       if (lifecycleOf(kind) === 'tunnel') {
         // The connector first: cloudflared stops before its tunnel is deleted under it.
         if (patched('tunnel-connector')) await sourceSteps.removeTunnelConnector({ ref, uid });
         const creds = await sourceSteps.resolveCloudflareCredentials({ name: credentialsRefOf(kind, spec) });
-        if (creds.status === 'ok')
-          await cloudflareCalls(creds.cloudflareTaskQueue).removeTunnel({
-            ref,
-            uid,
-            credentials: creds.credentials,
-            accountId: creds.accountId,
-          });
+        if (creds.status === 'ok') {
+          const remove = () =>
+            cloudflareCalls(creds.cloudflareTaskQueue).removeTunnel({
+              ref,
+              uid,
+              credentials: creds.credentials,
+              accountId: creds.accountId,
+            });
+          // A tunnel Cloudflare will not delete yet is retried; the Orphan annotation ends that
+          // wait (patched: runs from before did not look while the deletion ran).
+          if (!patched('source-orphan-ends-tunnel-removal')) await remove();
+          else if ((await unlessOrphaned(remove)) === 'orphan') {
+            await releaseOrphan(uid);
+            return;
+          }
+        }
       }
       await sourceSteps.setCloudflareSourceFinalizer({ ref, uid, present: false });
       return;
@@ -181,6 +202,8 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       (retryAt !== undefined && Date.now() >= retryAt)
     ) {
       retryAt = undefined;
+      const quiet = quietFrom?.generation === generation && quietFrom.view === viewDigest;
+      quietFrom = undefined;
       const problems = validateSource(kind, spec, ref);
       const waiting = problems.length ? undefined : waitingFor(kind, spec);
       if (waiting) {
@@ -216,6 +239,8 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
                 ...registrationHints(t, resolved),
               },
             });
+          const sameTargets =
+            next.length === targets.length && next.every((n) => targets.some((t) => targetKey(t) === targetKey(n)));
           for (const t of targets)
             if (!next.some((n) => targetKey(n) === targetKey(t))) {
               await sourceSteps.unregisterCloudflareSource({ target: t, ref, uid });
@@ -231,7 +256,11 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
               reason: 'NothingToSync',
               message: 'the spec has no entries',
             });
-          else
+          // The same registration again: the targets' last result stands (patched: runs from
+          // before showed `Syncing` at each silence).
+          else if (quiet && sameTargets && patched('source-quiet-reregistration-keeps-status')) {
+            /* nothing to show */
+          } else
             await writeStatus(
               uid,
               generation,
@@ -297,6 +326,7 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       // Silence: register again (a target whose workflow ended starts again; an unchanged
       // registration costs it no Cloudflare call). The zone stays as looked up: a lookup per
       // source every few minutes was most of an idle installation's API calls.
+      quietFrom = { generation: registeredGeneration, view: registeredView };
       registeredGeneration = -1;
       if (!patched('source-keeps-zone-on-silence')) zoneIds.clear();
       // A hostname no zone held may have one now (a zone added to the account): look again.
@@ -304,7 +334,14 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
     }
     if (workflowInfo().continueAsNewSuggested) {
       await condition(() => true);
-      await continueAsNew<typeof cloudflareSourceWorkflow>({ ref, targets, reregisterMs: input.reregisterMs });
+      await continueAsNew<typeof cloudflareSourceWorkflow>({
+        ref,
+        targets,
+        reregisterMs: input.reregisterMs,
+        ...(registeredGeneration >= 0 && lastStatus
+          ? { settled: { generation: registeredGeneration, view: registeredView, status: lastStatus, conditions } }
+          : {}),
+      });
     }
   }
 
@@ -420,10 +457,60 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
     return resolved.zoneId === undefined ? { accountId: resolved.accountId } : { zoneId: resolved.zoneId };
   }
 
-  /** Unregister everywhere and wait until every target reports our items gone from Cloudflare. */
-  async function deleteFromTargets(uid: string, generation: number): Promise<void> {
+  /**
+   * Deletion policy Orphan: the targets keep its items as they are; nothing to wait for — also
+   * the way out when its credentials are gone and Cloudflare cannot be written.
+   */
+  async function releaseOrphan(uid: string): Promise<void> {
+    for (const t of targets) await sourceSteps.unregisterCloudflareSource({ target: t, ref, uid, orphan: true });
+    await sourceSteps.setCloudflareSourceFinalizer({ ref, uid, present: false });
+  }
+
+  /** Whether the object, read again after a hint, now asks to be orphaned. */
+  async function orphanedSince(): Promise<boolean> {
+    hinted = false;
+    const now = await sourceSteps.readCloudflareSource(ref);
+    return now.status === 'ok' && now.uid === currentUid && !!now.orphan;
+  }
+
+  /**
+   * Runs a step of the deletion that may wait long (Cloudflare refusing a tunnel's deletion) until
+   * it ends, or until the object is annotated Orphan meanwhile: then the step is cancelled.
+   */
+  async function unlessOrphaned(step: () => Promise<unknown>): Promise<'done' | 'orphan'> {
+    let finished = false;
+    let orphaned = false;
+    const scope = new CancellationScope();
+    const watch = (async () => {
+      while (!finished) {
+        await condition(() => hinted || finished);
+        if (finished || !(await orphanedSince()) || finished) continue;
+        orphaned = true;
+        scope.cancel();
+        return;
+      }
+    })();
+    try {
+      await scope.run(step);
+      return 'done';
+    } catch (err) {
+      if (orphaned && isCancellation(err)) return 'orphan';
+      throw err;
+    } finally {
+      finished = true;
+      await watch;
+    }
+  }
+
+  /**
+   * Unregister everywhere and wait until every target reports our items gone from Cloudflare;
+   * `orphan` when the object is annotated Orphan meanwhile (a deletion stuck on a target).
+   */
+  async function deleteFromTargets(uid: string, generation: number): Promise<'done' | 'orphan'> {
     const pending = new Set(targets.map(targetKey));
     for (const t of targets) reports.delete(targetKey(t));
+    // Patched: runs from before did not read the object again once the deletion had started.
+    const watchOrphan = patched('source-orphan-ends-stuck-deletion');
     for (;;) {
       for (const t of targets) {
         if (!pending.has(targetKey(t))) continue;
@@ -432,7 +519,7 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
         if (sent === 'not-running') pending.delete(targetKey(t));
       }
       for (const [k, r] of reports) if (r.result === 'Removed') pending.delete(k);
-      if (pending.size === 0) return;
+      if (pending.size === 0) return 'done';
       const failed = [...reports.values()].find((r) => r.result === 'Failed' && pending.has(r.target));
       await writeStatus(uid, generation, {
         status: 'False',
@@ -446,13 +533,20 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       // kept for histories recorded before the fix, missed it and slept 5 minutes).
       const onReports = patched('source-delete-waits-on-reports');
       if (!onReports) reported = false;
-      await condition(
-        () =>
-          (onReports || reported) && [...reports.entries()].some(([k, r]) => pending.has(k) && r.result === 'Removed'),
-        REREGISTER_MS,
-      );
+      const removed = () =>
+        (onReports || reported) && [...reports.entries()].some(([k, r]) => pending.has(k) && r.result === 'Removed');
+      if (!watchOrphan) await condition(removed, REREGISTER_MS);
+      else {
+        // A hint (the object changed) may be the Orphan annotation: read it again, wait on otherwise.
+        const until = Date.now() + REREGISTER_MS;
+        for (;;) {
+          const left = until - Date.now();
+          if (left <= 0 || !(await condition(() => removed() || hinted, left)) || removed()) break;
+          if (await orphanedSince()) return 'orphan';
+        }
+      }
       for (const [k, r] of reports) if (r.result === 'Removed') pending.delete(k);
-      if (pending.size === 0) return;
+      if (pending.size === 0) return 'done';
     }
   }
 }

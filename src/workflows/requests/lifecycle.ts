@@ -1,8 +1,14 @@
 /**
  * The life of every fire-and-forget request, shared by the three kinds:
  *
- *   read fresh → (terminal already? skip to TTL) → operate once → finalize (one terminal Ready
- *   condition, completionTimestamp once) → durable TTL timer → delete the request.
+ *   read fresh → (terminal already? end) → operate once → finalize (one terminal Ready
+ *   condition, completionTimestamp once) → end.
+ *
+ * The TTL is not the workflow's: as in the original, a scanner deletes terminal requests whose
+ * TTL has expired (the sweep Schedule, src/workflows/requests/ttl-sweep.ts). A finished request's
+ * workflow therefore ends with it instead of sleeping a day on a timer — the Web UI shows it
+ * Completed, not Running, and a request deleted while no watcher saw it leaves nothing waiting.
+ * Histories recorded before (a timer, then the reap) replay through the unpatched branch.
  *
  * Replaces the original's reconcile re-entry: the workflow is the one place a request's
  * progress lives, so a restart resumes it instead of re-running it, and a terminal request is
@@ -17,6 +23,7 @@ import {
   condition,
   isCancellation,
   log,
+  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -34,6 +41,9 @@ export interface OperationContext {
   /** Reports progress: Ready=False/Processing with this message, and the workflow's current details. */
   progress(message: string): Promise<void>;
 }
+
+/** Patch: a terminal request's workflow ends; the sweep applies the TTL. */
+export const REQUEST_ENDS_WHEN_TERMINAL = 'request-ends-when-terminal';
 
 export async function runRequest(
   input: RequestWorkflowInput,
@@ -95,6 +105,10 @@ export async function runRequest(
     }
     const label = outcome.ready ? RequestReason.Completed : outcome.reason;
     phase(label, outcome.message);
+  }
+  if (patched(REQUEST_ENDS_WHEN_TERMINAL)) {
+    setCurrentDetails(`**${state.phase}** — ${state.step}\n\nDeleted by the TTL sweep once its TTL has passed.`);
+    return `${state.phase}: ${state.step}`;
   }
   return waitForTtl(
     ref,

@@ -1,8 +1,8 @@
 /**
- * The TTL backstop, run by a Temporal Schedule (overlap SKIP replaces the original's leader-only
+ * The TTL scanner, run by a Temporal Schedule (overlap SKIP replaces the original's leader-only
  * scanner): every request kind is listed, and each terminal request past its TTL is read fresh
- * and deleted with a UID precondition. Each request's own workflow normally reaps it on time;
- * this catches requests whose workflow is gone (terminated, retention expired, older versions).
+ * and deleted with a UID precondition. A request's own workflow ends when the request is
+ * terminal, so this is the one place the TTL is applied.
  */
 import { log, setCurrentDetails } from '@temporalio/workflow';
 import { REQUEST_KIND_NAMES } from '../../api/request-kinds.js';

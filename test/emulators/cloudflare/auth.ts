@@ -1,7 +1,8 @@
 /**
- * Token authentication (`Authorization: Bearer <token>`) and the request budget of the user a
- * token belongs to. Tokens are configured up front; a token may be limited to some accounts (its
- * zones included).
+ * Authentication — an API token (`Authorization: Bearer <token>`) or a Global API Key
+ * (`X-Auth-Key` with the account's `X-Auth-Email`) — and the request budget of the user a
+ * credential belongs to. Credentials are configured up front; one may be limited to some accounts
+ * (their zones included).
  */
 import { CfErrors } from './envelope.js';
 
@@ -21,9 +22,14 @@ export interface TokenSpec {
   permissions?: string[];
   /**
    * The Cloudflare user the token belongs to: Cloudflare's budget is the user's, shared by all
-   * their tokens (and the dashboard). Absent: a user of its own.
+   * their tokens (and the dashboard). Absent: a user of its own (a Global API Key's: its email).
    */
   user?: string;
+  /**
+   * Makes `token` a Global API Key of the user with this email: it authenticates only as
+   * `X-Auth-Key` with this `X-Auth-Email` (never as a Bearer token), as Cloudflare's does.
+   */
+  email?: string;
 }
 
 export interface TokenRecord {
@@ -35,7 +41,25 @@ export interface TokenRecord {
   permissions?: ReadonlySet<string>;
   /** Whose budget the token spends (the token's id when its spec names no user). */
   user: string;
+  /** A Global API Key's account email (the record is then a key, not a token). */
+  email?: string;
 }
+
+/** The credentials of a request, as its headers carry them (absent: the header was not sent). */
+export interface AuthHeaders {
+  authorization?: string | undefined;
+  /** `X-Auth-Key` */
+  key?: string | undefined;
+  /** `X-Auth-Email` */
+  email?: string | undefined;
+}
+
+/**
+ * The Global API Key formats: `cfk_` + 40 characters + a checksum, or (before 2026) 37–45
+ * lowercase hex (developers.cloudflare.com/fundamentals/api/get-started/token-formats/).
+ */
+export const GLOBAL_API_KEY_FORMAT = /^(cfk_[A-Za-z0-9]{41,}|[0-9a-f]{37,45})$/;
+const EMAIL_FORMAT = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** Budget of requests per user in a fixed window. Cloudflare's default: 1200 per 5 minutes. */
 export interface RateLimitBudget {
@@ -47,6 +71,8 @@ export const CLOUDFLARE_DEFAULT_BUDGET: RateLimitBudget = { requests: 1200, wind
 
 export class TokenAuth {
   private readonly tokens = new Map<string, TokenRecord>();
+  /** Global API Keys, by key. */
+  private readonly keys = new Map<string, TokenRecord>();
 
   constructor(specs: readonly TokenSpec[]) {
     for (const spec of specs) this.add(spec);
@@ -54,28 +80,53 @@ export class TokenAuth {
 
   add(spec: TokenSpec): void {
     if (!spec.token) throw new Error('a token must not be empty');
-    this.tokens.set(spec.token, {
+    if (spec.email !== undefined && !GLOBAL_API_KEY_FORMAT.test(spec.token))
+      throw new Error('a Global API Key is cfk_ + 41 or more letters and digits, or 37–45 lowercase hex');
+    const record: TokenRecord = {
       token: spec.token,
       id: spec.id ?? tokenId(spec.token),
       status: spec.status ?? 'active',
       ...(spec.accounts ? { accounts: new Set(spec.accounts) } : {}),
       ...(spec.readOnly ? { readOnly: true } : {}),
       ...(spec.permissions ? { permissions: new Set(spec.permissions) } : {}),
-      user: spec.user ?? `token:${spec.id ?? tokenId(spec.token)}`,
-    });
+      user: spec.user ?? (spec.email ? `user:${spec.email.toLowerCase()}` : `token:${spec.id ?? tokenId(spec.token)}`),
+      ...(spec.email !== undefined ? { email: spec.email } : {}),
+    };
+    (spec.email !== undefined ? this.keys : this.tokens).set(spec.token, record);
   }
 
-  /** The token behind an Authorization header, whatever its status; throws the real API's error when the header is malformed. */
+  /**
+   * The token behind an Authorization header, whatever its status; throws the real API's error
+   * when the header is missing (400/9106) or malformed (400/6003 with 6111).
+   */
   lookup(header: string | undefined): TokenRecord | undefined {
-    const match = /^Bearer ([^\s]+)$/.exec(header?.trim() ?? '');
+    if (header === undefined) throw CfErrors.missingAuthHeaders();
+    const match = /^Bearer ([^\s]+)$/.exec(header.trim());
     if (!match?.[1]) throw CfErrors.malformedAuthorization();
     return this.tokens.get(match[1]);
   }
 
-  /** An active token, or the 403/10000 the real API sends for a bad token. */
-  authenticate(header: string | undefined): TokenRecord {
-    const record = this.lookup(header);
-    if (!record || record.status !== 'active') throw CfErrors.authentication();
+  /**
+   * The active token or Global API Key a request authenticates with, or the real API's refusal:
+   * a bad token 403/10000; a key without its email, or neither header, 400/9106; an email without
+   * a key 400/9107; a key or email of the wrong format 400/6003 (6103, 6102 in the chain); a key
+   * and email that are not a pair 403/9103.
+   */
+  authenticate(headers: AuthHeaders): TokenRecord {
+    const { authorization, key, email } = headers;
+    if (authorization !== undefined || (key === undefined && email === undefined)) {
+      const record = this.lookup(authorization);
+      if (!record || record.status !== 'active') throw CfErrors.authentication();
+      return record;
+    }
+    if (key === undefined) throw CfErrors.missingAuthKey();
+    if (email === undefined) throw CfErrors.missingAuthHeaders();
+    if (!GLOBAL_API_KEY_FORMAT.test(key)) throw CfErrors.malformedAuthHeader(6103, 'X-Auth-Key');
+    if (!EMAIL_FORMAT.test(email)) throw CfErrors.malformedAuthHeader(6102, 'X-Auth-Email');
+    const record = this.keys.get(key);
+    // The email is case-insensitive; a key of another user's email is not a pair.
+    if (!record || record.email?.toLowerCase() !== email.toLowerCase() || record.status !== 'active')
+      throw CfErrors.unknownAuthKey();
     return record;
   }
 }

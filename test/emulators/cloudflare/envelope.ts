@@ -57,7 +57,7 @@ export const CfErrors = {
   authentication: () => new ApiError(403, [{ code: 10000, message: 'Authentication error' }]),
   /** `/user/tokens/verify` with a token that does not verify (code 1000, 401). */
   invalidToken: () => new ApiError(401, [{ code: 1000, message: 'Invalid API Token' }]),
-  /** No or malformed `Authorization` header (6003 with 6111 in the chain, 400). */
+  /** A malformed `Authorization` header (6003 with 6111 in the chain, 400). */
   malformedAuthorization: () =>
     new ApiError(400, [
       {
@@ -66,6 +66,25 @@ export const CfErrors = {
         error_chain: [{ code: 6111, message: 'Invalid format for Authorization header' }],
       },
     ]),
+  /**
+   * Neither an Authorization header nor X-Auth-Key with X-Auth-Email (9106, 400; as Cloudflare
+   * answers a request without credentials, and a Global API Key sent without its email).
+   */
+  missingAuthHeaders: () =>
+    new ApiError(400, [{ code: 9106, message: 'Missing X-Auth-Key, X-Auth-Email or Authorization headers' }]),
+  /** An X-Auth-Email without an X-Auth-Key (9107, 400; the message is guessed). */
+  missingAuthKey: () => new ApiError(400, [{ code: 9107, message: 'Missing X-Auth-Key header' }]),
+  /** An X-Auth-Key (6103) or X-Auth-Email (6102) of the wrong format, under 6003 (400; real). */
+  malformedAuthHeader: (code: 6102 | 6103, header: 'X-Auth-Key' | 'X-Auth-Email') =>
+    new ApiError(400, [
+      {
+        code: 6003,
+        message: 'Invalid request headers',
+        error_chain: [{ code, message: `Invalid format for ${header} header` }],
+      },
+    ]),
+  /** A Global API Key and email that are not a pair, or a revoked key (9103, 403; real). */
+  unknownAuthKey: () => new ApiError(403, [{ code: 9103, message: 'Unknown X-Auth-Key or X-Auth-Email' }]),
   /** An unknown path (7000, 404). */
   noRoute: () => new ApiError(404, [{ code: 7000, message: 'No route for that URI' }]),
   /** A path whose object identifier (zone, account) does not exist (7003 + 7000). */
@@ -115,12 +134,19 @@ export const CfErrors = {
   /**
    * DNS: a record field the API refuses (400). Codes: 9004 not proxiable, 9005/9006 bad A/AAAA
    * content, 9021 bad TTL are from memory of real answers (unverified); 9100 (comment with a
-   * newline) and 9101 (comment longer than a Free zone allows) are guessed.
+   * newline), 9101 (comment longer than the zone's plan allows) and 9104 (tags on a Free zone)
+   * are guessed.
    */
   dnsInvalid: (code: number, message: string) => new ApiError(400, [{ code, message }]),
   /** Zone settings: an unknown setting id (404; code 1006 guessed). */
   settingNotFound: (id: string) =>
     new ApiError(404, [{ code: 1006, message: `Unrecognized zone setting name: ${id}` }]),
+  /**
+   * Zone settings: a setting the zone's plan does not let it change (code 1015 and message as
+   * real answers show them; the status, 400, is assumed).
+   */
+  settingNotAllowed: (id: string) =>
+    new ApiError(400, [{ code: 1015, message: `Not allowed to edit setting for ${id}` }]),
   /** Zone settings: a value the setting does not take (400; code 1007 from memory, unverified). */
   settingInvalidValue: (id: string, detail: string) =>
     new ApiError(400, [{ code: 1007, message: `Invalid value for zone setting ${id}: ${detail}` }]),
@@ -132,6 +158,9 @@ export const CfErrors = {
   teamnet: (status: number, code: number, message: string) => new ApiError(status, [{ code, message }]),
   /** Access groups and identity providers: unknown id (404; code 12119 guessed). */
   accessNotFound: (what: string) => new ApiError(404, [{ code: 12119, message: `${what} not found` }]),
+  /** Access: a group whose rules are not Cloudflare's schema (400; code 12130 guessed). */
+  accessInvalid: (detail: string) =>
+    new ApiError(400, [{ code: 12130, message: `access.api.error.invalid_request: ${detail}` }]),
   /** Access: a group or IdP name already used in the account or zone (400; code 12130 guessed). */
   accessConflict: (what: string, name: string) =>
     new ApiError(400, [

@@ -8,6 +8,7 @@
  *   POST   /__emulator/faults         inject a fault (see FaultSpec); GET lists; DELETE clears
  *   PUT    /__emulator/rate-limit     the per-user budget: {requests, windowSeconds}
  *   POST   /__emulator/tokens         add a token: {token, id?, status?, accounts?, readOnly?, permissions?, user?}
+ *                                     (with `email`: a Global API Key of that account email)
  *   POST   /__emulator/tunnels/{id}/connectors   a cloudflared starts running the tunnel: {client_id?} (it
  *                                     holds a connection, and opens it again after a connections DELETE)
  *   DELETE /__emulator/tunnels/{id}/connectors   every connector of the tunnel stops (its connections close)
@@ -63,6 +64,7 @@ const TokenBody = Type.Object({
   readOnly: Type.Optional(Type.Boolean()),
   permissions: Type.Optional(Type.Array(Type.String())),
   user: Type.Optional(Type.String({ minLength: 1 })),
+  email: Type.Optional(Type.String({ minLength: 1 })),
 });
 
 const ConnectorBody = Type.Object({ client_id: Type.Optional(Type.String({ minLength: 1 })) });
@@ -141,7 +143,11 @@ export function handleHook(
     }
     case 'POST /tokens': {
       const spec = checkBody(TokenBody, body);
-      deps.auth.add(spec);
+      try {
+        deps.auth.add(spec);
+      } catch (err) {
+        throw new ApiError(400, [{ code: 9207, message: `invalid token: ${String(err)}` }]);
+      }
       return { added: true };
     }
     default:

@@ -2,8 +2,8 @@
  * The local Cloudflare API emulator as a process: `npm run cloudflare-emulator -- [flags]`
  * (`dev` starts it so). A test tool: it lives under test/, out of src/ and the image.
  *
- * Tokens come from --tokens-file (JSON `[{token, id?, status?, accounts?}]` or
- * `{tokens:[…]}`, or one token per line) and/or DO_CF_EMULATOR_TOKENS (comma-separated);
+ * Tokens come from --tokens-file (JSON `[{token, id?, status?, accounts?, email?}]` — with
+ * `email`, a Global API Key — or `{tokens:[…]}`, or one token per line) and/or DO_CF_EMULATOR_TOKENS (comma-separated);
  * with neither, one token is generated and printed. The seed file is JSON
  * `{accounts:[{id,name}], zones:[{id?,name,account_id}]}`.
  */

@@ -1,7 +1,7 @@
 /**
  * The local Cloudflare API emulator: node:http, routes under `/client/v4` (point the SDK's
  * `baseURL` at `<url>/client/v4`), test hooks under `/__emulator`. Per request: log → injected
- * fault → token auth → the token's user's budget → route → token permission → envelope.
+ * fault → auth (token or Global API Key) → the credential's user's budget → route → token permission → envelope.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -68,6 +68,12 @@ function send(res: ServerResponse, status: number, body: Envelope, headers: Reco
   res.end(text);
 }
 
+/** A header's value (the first, when sent twice); undefined when not sent. */
+function oneHeader(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function startCloudflareEmulator(options: EmulatorOptions): Promise<RunningEmulator> {
@@ -98,7 +104,11 @@ export async function startCloudflareEmulator(options: EmulatorOptions): Promise
         if (!found || found.status !== 'active') throw CfErrors.invalidToken();
         token = found;
       } else {
-        token = auth.authenticate(req.headers.authorization);
+        token = auth.authenticate({
+          authorization: req.headers.authorization,
+          key: oneHeader(req, 'x-auth-key'),
+          email: oneHeader(req, 'x-auth-email'),
+        });
       }
       const decision = limiter.take(token.user);
       const rateHeaders = limiter.headers(decision);

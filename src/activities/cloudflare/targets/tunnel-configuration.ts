@@ -3,6 +3,10 @@
  * aggregated configuration differs from Cloudflare's, one PUT of the whole of it. Ingress rules
  * have no field for a marker, so the configuration of a tunnel the operator manages is the
  * operator's entirely (src/domain/cloudflare/tunnels.ts decides what it is).
+ *
+ * An orphaned source (deleted with deletion policy Orphan) is left in Cloudflare as it is, not
+ * held for ever: its rules stay while Cloudflare has them, one removed (by hand) is never written
+ * back, and a live source wanting one of its hostnames takes it.
  */
 import type { RegisteredSource } from '../../../domain/cloudflare/aggregate.js';
 import { canonical, type ItemCodec, type WritePlan } from '../../../domain/cloudflare/merge.js';
@@ -34,6 +38,21 @@ function normalised(c: TunnelConfig): unknown {
   };
 }
 
+/** An orphan's recorded rules that Cloudflare still has, behind every live source. */
+function asLeft(source: RegisteredSource, have: TunnelConfig | undefined): RegisteredSource {
+  if (!(source as { orphaned?: boolean }).orphaned) return source;
+  const present = new Set((have?.ingress ?? []).map((r) => canonical(normalised({ ingress: [r] }))));
+  const config = source.config as { rules?: TunnelIngressRule[] };
+  return {
+    ...source,
+    priority: Number.MAX_SAFE_INTEGER,
+    config: {
+      ...config,
+      rules: (config.rules ?? []).filter((r) => present.has(canonical(normalised({ ingress: [r] })))),
+    },
+  };
+}
+
 const label = (r: TunnelIngressRule) => `${r.hostname ? ruleKey(r) : 'catch-all'} → ${r.service}`;
 
 export const tunnelConfigCodec: ItemCodec<TunnelConfig> = {
@@ -59,10 +78,11 @@ function differences(want: TunnelConfig, have: TunnelConfig | undefined): string
 export const tunnelConfigurationAdapter: TargetAdapter<TunnelConfig> = {
   codec: tunnelConfigCodec,
   desired: () => [], // planWhole decides
-  planWhole(live, sources: RegisteredSource[]) {
+  planWhole(live, all: RegisteredSource[]) {
+    const have = live[0];
+    const sources = all.map((s) => asLeft(s, have));
     const agg = aggregateTunnelConfig(sources);
     const first = orderSources(sources)[0];
-    const have = live[0];
     const same = have !== undefined && canonical(normalised(have)) === canonical(normalised(agg.config));
     const plan: WritePlan<TunnelConfig> = {
       items: [agg.config],

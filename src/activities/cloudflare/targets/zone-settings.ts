@@ -3,10 +3,12 @@
  * that changes (`zones.settings.edit`), each under its own Cloudflare name. Who holds which
  * setting is remembered on the SyncState (src/domain/cloudflare/settings.ts).
  */
+import { ApplicationFailure } from '@temporalio/common';
 import { desiredSettings } from '../../../domain/cloudflare/aggregate.js';
 import { settingCodec } from '../../../domain/cloudflare/items.js';
 import { planSettings, type SettingItem } from '../../../domain/cloudflare/settings.js';
 import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
+import { CLOUDFLARE_FAILURE_TYPES, cloudflareFailure } from '../errors.js';
 import type { TargetAdapter } from './adapter.js';
 
 type ZoneTarget = Extract<SyncTarget, { resourceType: 'CloudflareDomain' }>;
@@ -29,8 +31,27 @@ export const zoneSettingsAdapter: TargetAdapter<SettingItem> = {
   },
   async write(cf, target, plan) {
     const t = target as ZoneTarget;
-    for (const s of plan.items)
-      await cf.zones.settings.edit(s.id as never, { zone_id: t.zoneId, value: s.value } as never);
+    // A setting Cloudflare refuses (e.g. one the zone's plan lacks) does not hold back the others:
+    // they are written, and the refusal names each refused setting with Cloudflare's reason.
+    const refused: string[] = [];
+    const applied: string[] = [];
+    for (const s of plan.items) {
+      try {
+        await cf.zones.settings.edit(s.id as never, { zone_id: t.zoneId, value: s.value } as never);
+        applied.push(s.id);
+      } catch (err) {
+        const failure = cloudflareFailure(err, `setting ${s.id}`);
+        if (failure.type !== CLOUDFLARE_FAILURE_TYPES.invalid) throw err;
+        refused.push(failure.message);
+      }
+    }
+    if (refused.length)
+      throw ApplicationFailure.nonRetryable(
+        `Cloudflare refused ${refused.length} of ${plan.items.length} zone setting(s): ${refused.join('; ')}${
+          applied.length ? `; written: ${applied.join(', ')}` : ''
+        }`,
+        CLOUDFLARE_FAILURE_TYPES.invalid,
+      );
     return { cloudflareId: t.zoneId };
   },
 };

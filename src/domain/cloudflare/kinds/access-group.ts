@@ -7,7 +7,7 @@
  */
 import { AccessGroupKind, type AccessGroupRule, type AccessGroupSpec } from '../../../api/cloudflare-zerotrust.js';
 import type { SourceKindRules, SourceObjectMeta } from './types.js';
-import { validAddress } from './validation.js';
+import { cidrOf, validAddress } from './validation.js';
 
 export const ACCESS_GROUP_NAME_MAX = 255;
 
@@ -17,13 +17,18 @@ export function groupNameOf(spec: AccessGroupSpec, object: SourceObjectMeta): st
 
 type Rule = Record<string, unknown>;
 
-/** One spec rule in Cloudflare's shape; a rule with a list (ipRanges, country, teams) is one rule per entry. */
+/**
+ * One spec rule in Cloudflare's shape; a rule with a list (ipRanges, country, teams) is one rule
+ * per entry. Selector names as Cloudflare's schema spells them (`azureAD`, `github-organization`);
+ * an address in the CIDR form Cloudflare stores it in (a bare IP as `/32`, `/128`), so what is
+ * read back compares equal to what was written.
+ */
 export function wireRules(rule: AccessGroupRule): Rule[] {
   const out: Rule[] = [];
   if (rule.email) out.push({ email: { email: rule.email.email } });
   if (rule.emailDomain) out.push({ email_domain: { domain: rule.emailDomain.domain } });
   if (rule.everyone) out.push({ everyone: {} });
-  for (const ip of rule.ipRanges?.ip ?? []) out.push({ ip: { ip } });
+  for (const ip of rule.ipRanges?.ip ?? []) out.push({ ip: { ip: cidrOf(ip) } });
   for (const c of rule.country?.country ?? []) out.push({ geo: { country_code: c } });
   if (rule.group) out.push({ group: { id: rule.group.id } });
   if (rule.serviceToken) out.push({ service_token: { token_id: rule.serviceToken.tokenId } });
@@ -36,10 +41,10 @@ export function wireRules(rule: AccessGroupRule): Rule[] {
   if (rule.github) {
     const org = { name: rule.github.name, identity_provider_id: rule.github.identityProviderId };
     if (rule.github.teams?.length)
-      for (const team of rule.github.teams) out.push({ github_organization: { ...org, team } });
-    else out.push({ github_organization: org });
+      for (const team of rule.github.teams) out.push({ 'github-organization': { ...org, team } });
+    else out.push({ 'github-organization': org });
   }
-  if (rule.azure) out.push({ azure_ad: { id: rule.azure.id, identity_provider_id: rule.azure.identityProviderId } });
+  if (rule.azure) out.push({ azureAD: { id: rule.azure.id, identity_provider_id: rule.azure.identityProviderId } });
   if (rule.oidc)
     out.push({
       oidc: {
@@ -63,6 +68,19 @@ export function wireRules(rule: AccessGroupRule): Rule[] {
         keys_url: rule.externalEvaluation.keysUrl,
       },
     });
+  if (rule.emailList) out.push({ email_list: { id: rule.emailList.id } });
+  if (rule.ipList) out.push({ ip_list: { id: rule.ipList.id } });
+  if (rule.okta) out.push({ okta: { name: rule.okta.name, identity_provider_id: rule.okta.identityProviderId } });
+  if (rule.authMethod) out.push({ auth_method: { auth_method: rule.authMethod.authMethod } });
+  if (rule.authContext)
+    out.push({
+      auth_context: {
+        id: rule.authContext.id,
+        ac_id: rule.authContext.acId,
+        identity_provider_id: rule.authContext.identityProviderId,
+      },
+    });
+  if (rule.loginMethod) out.push({ login_method: { id: rule.loginMethod.id } });
   return out;
 }
 
@@ -111,6 +129,9 @@ export const accessGroupRules: SourceKindRules<AccessGroupSpec> = {
         ? [`${field}: the group name is ${name.length} characters; at most ${ACCESS_GROUP_NAME_MAX}`]
         : []),
       ...(!(spec.include ?? []).length ? ['spec.include: at least one rule'] : []),
+      ...(spec.isDefault
+        ? ['spec.isDefault: Cloudflare Access groups have no default group any more (remove it or set false)']
+        : []),
       ...validateRules('spec.include', spec.include),
       ...validateRules('spec.exclude', spec.exclude),
       ...validateRules('spec.require', spec.require),

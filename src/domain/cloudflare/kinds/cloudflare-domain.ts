@@ -78,6 +78,11 @@ export const cloudflareDomainRules: SourceKindRules<CloudflareDomainSpec> = {
     const problems: string[] = [];
     if (!HOSTNAME.test(spec.domain ?? ''))
       problems.push(`spec.domain: ${JSON.stringify(spec.domain)} is not a domain name`);
+    // The original accepted it and never read it; a certificate nobody uploads must not look honoured.
+    if (spec.ssl?.authenticatedOriginPull?.certificateSecretRef)
+      problems.push(
+        "spec.ssl.authenticatedOriginPull.certificateSecretRef: a zone's own origin-pull certificate is not uploaded by the operator (the original never did either); remove it — enabled alone turns on Cloudflare's shared certificate",
+      );
     return problems;
   },
   targets: (_spec, place) =>

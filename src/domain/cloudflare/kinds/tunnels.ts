@@ -135,6 +135,8 @@ export type ExpandedIngressClassConfig = TunnelIngressClassConfigSpec &
     services: Record<string, ServiceFacts>;
     /** How many Ingresses there are, in the source workflow's slim view (which leaves them out). */
     ingressCount?: number;
+    /** What of them is skipped or unread, and why, in the slim view (ingressSkips). */
+    ingressNotes?: string[];
   };
 
 function tunnelLabel(t: { kind: string; name: string; namespace?: string }): string {
@@ -228,6 +230,17 @@ function ingressRulesOf(spec: ExpandedIngressClassConfig) {
   });
 }
 
+/** How many skipped rules and unread annotations a class config's status names. */
+const MAX_SKIPPED_SHOWN = 10;
+
+/** What of a class's Ingresses is not turned into rules or read, and why (the first few, for its status). */
+export function ingressSkips(spec: ExpandedIngressClassConfig): string[] {
+  const notes = ingressRulesOf(spec).notes;
+  return notes.length > MAX_SKIPPED_SHOWN
+    ? [...notes.slice(0, MAX_SKIPPED_SHOWN), `and ${notes.length - MAX_SKIPPED_SHOWN} more`]
+    : notes;
+}
+
 export const tunnelIngressClassConfigRules: SourceKindRules<ExpandedIngressClassConfig> = {
   definition: TunnelIngressClassConfigKind,
   clusterScoped: false,
@@ -238,7 +251,7 @@ export const tunnelIngressClassConfigRules: SourceKindRules<ExpandedIngressClass
   credentialsOfTunnel: true,
   zone: (spec) => ((spec.dnsManagement ?? 'Automatic') === 'Automatic' ? spec.tunnel?.domain : undefined),
   dnsHostnames: (spec) =>
-    (spec.dnsManagement ?? 'Automatic') === 'Automatic' ? hostnamesOf(ingressRulesOf(spec).rules) : undefined,
+    (spec.dnsManagement ?? 'Automatic') === 'Automatic' ? ingressDnsHostnames(ingressRulesOf(spec)) : undefined,
   anchor: (spec) => `tunnel:${spec.tunnel?.tunnelId ?? ''}`,
   validate(spec) {
     const ref = spec.tunnelRef;
@@ -254,15 +267,40 @@ export const tunnelIngressClassConfigRules: SourceKindRules<ExpandedIngressClass
   },
   waitingFor: waitingForTunnel,
   statusFields(spec) {
+    const skipped = spec.ingressNotes ?? ingressSkips(spec);
     return {
       ingressCount: spec.ingressCount ?? (spec.ingresses ?? []).length,
+      skipped: skipped.length ? skipped : null,
       ...(spec.tunnel?.tunnelId ? { tunnelId: spec.tunnel.tunnelId } : {}),
     };
   },
   targets: tunnelTargets,
-  contribution: (spec, target, _object, hints) =>
-    tunnelContribution(spec, target, ingressRulesOf(spec).rules, spec.dnsProxied ?? true, hints),
+  contribution(spec, target, _object, hints) {
+    const of = ingressRulesOf(spec);
+    const tunnelId = spec.tunnel?.tunnelId;
+    if (target.resourceType !== 'TunnelDNS' || !tunnelId)
+      return tunnelContribution(spec, target, of.rules, spec.dnsProxied ?? true, hints);
+    // An Ingress's `cloudflare.com/disable-dns` and `dns-proxied` (the original's annotations).
+    const hosts = ingressDnsHostnames(of);
+    const proxiedOf = (h: string) => of.dns.proxied[h] ?? spec.dnsProxied ?? true;
+    return {
+      entries: [true, false].flatMap((proxied) =>
+        tunnelDnsRecords(
+          hosts.filter((h) => proxiedOf(h) === proxied),
+          target.zone,
+          tunnelId,
+          proxied,
+          hints?.subzones,
+        ),
+      ),
+    };
+  },
 };
+
+/** The hostnames of a class's Ingresses that get a CNAME (not those whose Ingress says `cloudflare.com/disable-dns`). */
+function ingressDnsHostnames(of: ReturnType<typeof ingressRulesOf>): string[] {
+  return hostnamesOf(of.rules).filter((h) => !of.dns.disabled.includes(h));
+}
 
 /** A TunnelGatewayClassConfig as the sync reads it: its spec, the Gateways of its class, their HTTPRoutes. */
 export type ExpandedGatewayClassConfig = TunnelGatewayClassConfigSpec &

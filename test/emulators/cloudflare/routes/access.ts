@@ -2,7 +2,8 @@
  * Access groups and identity providers, account- or zone-scoped (`/{accounts|zones}/{id}/access/…`):
  * create (UUID ids), list (page pagination; `name` and `search` filters), get, PUT (replace), delete
  * (answers `{id}`). Names are unique per account or zone (400/12130, guessed); unknown ids are
- * 404/12119 (guessed).
+ * 404/12119 (guessed). A group's include/exclude/require rules must each be one selector of
+ * Cloudflare's schema with its fields (ACCESS_RULE_SELECTORS); an `ip` is stored in CIDR form.
  *
  * Identity providers keep their secrets (`config.client_secret`) but never answer them, as the real
  * API redacts them; answers carry the config fields Cloudflare fills in (IDP_CONFIG_DEFAULTS); a PUT without `client_secret` keeps the stored one (so a read-modify-write does
@@ -16,6 +17,7 @@ import type { Route, RouteContext } from '../router.js';
 import type { AccessGroup, IdentityProvider } from '../store.js';
 import { checkBody } from '../validate.js';
 import { accountFor } from './accounts.js';
+import { cidrOf } from './devices.js';
 import { zoneFor } from './zones.js';
 
 export const ACCESS_PAGE_LIMITS = { defaultPerPage: 25, minPerPage: 1, maxPerPage: 1000 };
@@ -61,6 +63,74 @@ const IdpBody = Type.Object(
   },
   { additionalProperties: true },
 );
+
+/**
+ * The selectors of an Access rule and the fields each requires, as Cloudflare's API schema has
+ * them (the `cloudflare` SDK's `AccessRule` union, generated from it; developers.cloudflare.com/
+ * cloudflare-one/api-terraform/access-api-examples/). Note `azureAD` and `github-organization`.
+ */
+export const ACCESS_RULE_SELECTORS: Readonly<Record<string, readonly string[]>> = {
+  any_valid_service_token: [],
+  auth_context: ['id', 'ac_id', 'identity_provider_id'],
+  auth_method: ['auth_method'],
+  azureAD: ['id', 'identity_provider_id'],
+  certificate: [],
+  cloudflare_account_member: [],
+  common_name: ['common_name'],
+  device_posture: ['integration_uid'],
+  email: ['email'],
+  email_domain: ['domain'],
+  email_list: ['id'],
+  everyone: [],
+  external_evaluation: ['evaluate_url', 'keys_url'],
+  geo: ['country_code'],
+  'github-organization': ['identity_provider_id', 'name'],
+  group: ['id'],
+  gsuite: ['email', 'identity_provider_id'],
+  ip: ['ip'],
+  ip_list: ['id'],
+  linked_app_token: ['app_uid'],
+  login_method: ['id'],
+  oidc: ['claim_name', 'claim_value', 'identity_provider_id'],
+  okta: ['identity_provider_id', 'name'],
+  saml: ['attribute_name', 'attribute_value', 'identity_provider_id'],
+  service_token: ['token_id'],
+  user_risk_score: ['user_risk_score'],
+};
+
+/**
+ * A rule as Cloudflare stores it, or its 400: exactly one known selector, its required fields
+ * non-empty; an `ip` ("an IPv4 or IPv6 CIDR block", the schema) in CIDR form, a bare IP as its
+ * one-host block as split-tunnel addresses are (routes/devices.ts).
+ */
+export function storedRule(rule: Record<string, unknown>, pointer: string): Record<string, unknown> {
+  const keys = Object.keys(rule);
+  if (keys.length !== 1)
+    throw CfErrors.accessInvalid(`${pointer}: a rule has exactly one selector, this one has ${keys.length}`);
+  const selector = keys[0]!;
+  const fields = Object.hasOwn(ACCESS_RULE_SELECTORS, selector) ? ACCESS_RULE_SELECTORS[selector] : undefined;
+  if (!fields) throw CfErrors.accessInvalid(`${pointer}: unknown rule selector ${JSON.stringify(selector)}`);
+  const value = rule[selector];
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw CfErrors.accessInvalid(`${pointer}/${selector}: must be an object`);
+  const body = structuredClone(value) as Record<string, unknown>;
+  for (const field of fields) {
+    const v = body[field];
+    if (v === undefined || v === '' || (Array.isArray(v) && v.length === 0))
+      throw CfErrors.accessInvalid(`${pointer}/${selector}/${field}: required`);
+  }
+  if (selector === 'ip') {
+    const cidr = typeof body.ip === 'string' ? cidrOf(body.ip) : undefined;
+    if (!cidr) throw CfErrors.accessInvalid(`${pointer}/ip/ip: ${JSON.stringify(body.ip)} is not an IP or CIDR block`);
+    body.ip = cidr;
+  }
+  return { [selector]: body };
+}
+
+/** A group's rules as stored (each checked, `ip` in CIDR form). */
+function storedRules(field: string, rules: ReadonlyArray<Record<string, unknown>> | undefined): unknown[] {
+  return (rules ?? []).map((r, i) => storedRule(r, `/${field}/${i}`));
+}
 
 function scopeKey(ctx: RouteContext): string {
   if (ctx.params.zone_id !== undefined) return `zones/${zoneFor(ctx).id}`;
@@ -167,9 +237,9 @@ function scopedRoutes(prefix: '/accounts/:account_id' | '/zones/:zone_id'): Rout
         const group: AccessGroup = {
           id: randomUUID(),
           name: body.name,
-          include: structuredClone(body.include),
-          exclude: structuredClone(body.exclude ?? []),
-          require: structuredClone(body.require ?? []),
+          include: storedRules('include', body.include),
+          exclude: storedRules('exclude', body.exclude),
+          require: storedRules('require', body.require),
           is_default: body.is_default ?? false,
           created_at: at,
           updated_at: at,
@@ -198,9 +268,9 @@ function scopedRoutes(prefix: '/accounts/:account_id' | '/zones/:zone_id'): Rout
         uniqueName(list, body.name, 'group', group.id);
         Object.assign(group, {
           name: body.name,
-          include: structuredClone(body.include),
-          exclude: structuredClone(body.exclude ?? []),
-          require: structuredClone(body.require ?? []),
+          include: storedRules('include', body.include),
+          exclude: storedRules('exclude', body.exclude),
+          require: storedRules('require', body.require),
           is_default: body.is_default ?? false,
           updated_at: ctx.store.timestamp(),
         });

@@ -6,21 +6,35 @@
  *
  * Checks the real API makes: an identical record (type, name, content) → 81058; a CNAME beside any
  * other record on the same name → 81053; unknown id → 81044; A/AAAA content, TTL, proxied on a
- * non-proxiable type, a comment with a newline or longer than a Free zone allows (codes in
- * `CfErrors.dnsInvalid`).
+ * non-proxiable type, a comment with a newline, and the limits of the zone's plan (comment length,
+ * tags, lowest TTL, batch size: DNS_PLAN_LIMITS; codes in `CfErrors.dnsInvalid`).
  */
 import { isIPv4, isIPv6 } from 'node:net';
 import { Type } from '@sinclair/typebox';
 import { CfErrors } from '../envelope.js';
 import { paginatePage } from '../pagination.js';
 import type { Route, RouteContext } from '../router.js';
+import { planOf, type ZonePlan } from '../ruleset-limits.js';
 import { buildDnsRecord, cfId, fqdn, type DnsRecord, type Zone } from '../store.js';
 import { checkBody } from '../validate.js';
 import { zoneFor } from './zones.js';
 
 export const DNS_PAGE_LIMITS = { defaultPerPage: 100, minPerPage: 5, maxPerPage: 5000 };
-/** The comment length limit of a Free zone (Pro and above: 500). */
-export const DNS_COMMENT_MAX = 100;
+
+/**
+ * What a zone's plan allows in its records: comment length and tags
+ * (developers.cloudflare.com/dns/manage-dns-records/reference/record-attributes/), the lowest
+ * TTL (developers.cloudflare.com/dns/manage-dns-records/reference/ttl/) and operations per batch
+ * (developers.cloudflare.com/dns/manage-dns-records/how-to/batch-record-changes/).
+ */
+export const DNS_PLAN_LIMITS: Readonly<
+  Record<ZonePlan, { commentMax: number; tags: boolean; ttlMin: number; batchMax: number }>
+> = {
+  free: { commentMax: 100, tags: false, ttlMin: 60, batchMax: 200 },
+  pro: { commentMax: 500, tags: true, ttlMin: 60, batchMax: 3500 },
+  business: { commentMax: 500, tags: true, ttlMin: 60, batchMax: 3500 },
+  enterprise: { commentMax: 500, tags: true, ttlMin: 30, batchMax: 3500 },
+};
 
 const RecordFields = {
   name: Type.String({ minLength: 1 }),
@@ -37,8 +51,6 @@ const RecordFields = {
 
 const CreateBody = Type.Object(RecordFields, { additionalProperties: true });
 const PatchBody = Type.Partial(Type.Object(RecordFields, { additionalProperties: true }));
-/** https://developers.cloudflare.com/dns/manage-dns-records/how-to/batch-record-changes/ */
-const DNS_BATCH_MAX_FREE = 200;
 const BatchBody = Type.Object({
   deletes: Type.Optional(Type.Array(Type.Object({ id: Type.String({ minLength: 1 }) }))),
   patches: Type.Optional(
@@ -88,8 +100,9 @@ const DATA_TYPES: ReadonlySet<string> = new Set([
   'URI',
 ]);
 
-/** The field checks of one record (after defaults), as the API answers them. */
-export function validateRecord(r: DnsRecord): void {
+/** The field checks of one record (after defaults) in a zone of `plan`, as the API answers them. */
+export function validateRecord(r: DnsRecord, plan: ZonePlan = 'free'): void {
+  const limits = DNS_PLAN_LIMITS[plan];
   if (!TYPES.has(r.type)) throw CfErrors.invalidBody([`/type: unsupported DNS record type ${JSON.stringify(r.type)}`]);
   if (!DATA_TYPES.has(r.type) && (typeof r.content !== 'string' || r.content === '')) {
     throw CfErrors.invalidBody([`/content: content is required for ${r.type} records`]);
@@ -100,16 +113,21 @@ export function validateRecord(r: DnsRecord): void {
   if (r.type === 'AAAA' && !isIPv6(r.content ?? '')) {
     throw CfErrors.dnsInvalid(9006, 'Content for AAAA record must be a valid IPv6 address.');
   }
-  // 60 s is the minimum outside Enterprise (the emulator's zones are all on the Free plan)
-  if (r.ttl !== 1 && (!Number.isInteger(r.ttl) || r.ttl < 60 || r.ttl > 86400)) {
-    throw CfErrors.dnsInvalid(9021, 'Invalid TTL. Must be between 60 and 86400 seconds, or 1 for automatic.');
+  if (r.ttl !== 1 && (!Number.isInteger(r.ttl) || r.ttl < limits.ttlMin || r.ttl > 86400)) {
+    throw CfErrors.dnsInvalid(
+      9021,
+      `Invalid TTL. Must be between ${limits.ttlMin} and 86400 seconds, or 1 for automatic.`,
+    );
   }
   if (r.proxied && !r.proxiable) throw CfErrors.dnsInvalid(9004, 'This record type cannot be proxied.');
   if (r.comment !== null && /[\r\n]/.test(r.comment)) {
     throw CfErrors.dnsInvalid(9100, 'DNS record comment cannot contain newline characters.');
   }
-  if (r.comment !== null && r.comment.length > DNS_COMMENT_MAX) {
-    throw CfErrors.dnsInvalid(9101, `DNS record comment cannot be longer than ${DNS_COMMENT_MAX} characters.`);
+  if (r.comment !== null && r.comment.length > limits.commentMax) {
+    throw CfErrors.dnsInvalid(9101, `DNS record comment cannot be longer than ${limits.commentMax} characters.`);
+  }
+  if (r.tags.length && !limits.tags) {
+    throw CfErrors.dnsInvalid(9104, "DNS record tags are not available on the zone's plan.");
   }
 }
 
@@ -131,7 +149,7 @@ export function checkConflicts(records: readonly DnsRecord[], r: DnsRecord): voi
 /** Create, replace or merge one record into `records` (mutated); returns the stored record. */
 export function applyCreate(records: DnsRecord[], zone: Zone, input: Record<string, unknown>, at: string): DnsRecord {
   const record = buildDnsRecord(zone.name, input, at, cfId());
-  validateRecord(record);
+  validateRecord(record, planOf(zone.plan));
   checkConflicts(records, record);
   records.push(record);
   return record;
@@ -162,7 +180,7 @@ export function applyUpdate(
   const sameTags = JSON.stringify(record.tags) === JSON.stringify(old.tags);
   record.tags_modified_on = sameTags ? old.tags_modified_on : at;
   if (record.tags_modified_on === undefined) delete record.tags_modified_on;
-  validateRecord(record);
+  validateRecord(record, planOf(zone.plan));
   checkConflicts(records, record);
   records[i] = record;
   return record;
@@ -334,11 +352,11 @@ export const dnsRoutes: Route[] = [
     handler: (ctx) => {
       const { zone, list } = records(ctx);
       const body = checkBody(BatchBody, ctx.body ?? {});
-      // A Free zone takes at most 200 operations per batch (3,500 on paid plans); code 9102 guessed.
+      // Operations per batch by plan (DNS_PLAN_LIMITS); code 9102 guessed.
       const ops = ['deletes', 'patches', 'puts', 'posts'] as const;
       const count = ops.reduce((n, k) => n + (body[k]?.length ?? 0), 0);
-      if (count > DNS_BATCH_MAX_FREE)
-        throw CfErrors.dnsInvalid(9102, `A batch may hold at most ${DNS_BATCH_MAX_FREE} operations, got ${count}`);
+      const max = DNS_PLAN_LIMITS[planOf(zone.plan)].batchMax;
+      if (count > max) throw CfErrors.dnsInvalid(9102, `A batch may hold at most ${max} operations, got ${count}`);
       const { next, result } = applyBatch(list, zone, body, ctx.store.timestamp());
       list.splice(0, list.length, ...next);
       return { result };

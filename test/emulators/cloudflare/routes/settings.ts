@@ -3,11 +3,14 @@
  * of them): GET answers the stored value or the
  * setting's default for a new Free zone; PATCH `{value}` validates and stores it. Both answer
  * `{id, value, editable, modified_on}` (`modified_on` is null until the first change, as the real
- * API answers untouched settings). Unknown setting → 404; invalid value → 400 (codes in CfErrors).
+ * API answers untouched settings). Unknown setting → 404; invalid value → 400; a setting the
+ * zone's plan does not include answers `editable: false` and refuses its PATCH (codes in CfErrors).
  */
 import { Type } from '@sinclair/typebox';
 import { CfErrors } from '../envelope.js';
+import { planOf, type ZonePlan } from '../ruleset-limits.js';
 import type { Route, RouteContext } from '../router.js';
+import type { Zone } from '../store.js';
 import { checkBody } from '../validate.js';
 import { zoneFor } from './zones.js';
 
@@ -81,20 +84,50 @@ export const ZONE_SETTINGS: Readonly<Record<string, SettingSpec>> = {
   },
 };
 
-function settingOf(ctx: RouteContext): { zoneId: string; id: string; spec: SettingSpec } {
+const PLAN_ORDER: readonly ZonePlan[] = ['free', 'pro', 'business', 'enterprise'];
+
+/**
+ * The lowest plan whose zones may change a setting (absent: every plan). A zone below it reads the
+ * setting with `editable: false`, and its PATCH is refused as a real Free zone's are ("Not allowed
+ * to edit setting for …", code 1015, seen for waf, polish, webp, mirage, http2 on Free zones).
+ */
+export const SETTING_MIN_PLAN: Readonly<Record<string, ZonePlan>> = {
+  // Plans of each: developers.cloudflare.com/rules/page-rules/reference/settings/ ("Plans" column)
+  polish: 'pro',
+  // WebP is an option of Polish (developers.cloudflare.com/images/polish/); real Free zones refuse it
+  webp: 'pro',
+  mirage: 'pro',
+  // "Web Application Firewall (previous version)": Pro and above; a Free zone answers 1015
+  waf: 'pro',
+  cache_by_device_type: 'enterprise',
+  sort_query_string_for_cache: 'enterprise',
+  origin_error_page_pass_thru: 'enterprise',
+  // developers.cloudflare.com/speed/optimization/content/prefetch-urls/ — Enterprise only
+  prefetch_preload: 'enterprise',
+  // developers.cloudflare.com/speed/optimization/protocol/http2/ — Free zones cannot turn HTTP/2 off
+  http2: 'pro',
+};
+
+/** Whether the zone's plan lets it change the setting. */
+export function settingEditable(zone: Pick<Zone, 'plan'>, id: string): boolean {
+  const min = SETTING_MIN_PLAN[id];
+  return !min || PLAN_ORDER.indexOf(planOf(zone.plan)) >= PLAN_ORDER.indexOf(min);
+}
+
+function settingOf(ctx: RouteContext): { zone: Zone; id: string; spec: SettingSpec } {
   const zone = zoneFor(ctx);
   const id = ctx.params.setting_id ?? '';
   const spec = Object.hasOwn(ZONE_SETTINGS, id) ? ZONE_SETTINGS[id] : undefined;
   if (!spec) throw CfErrors.settingNotFound(id);
-  return { zoneId: zone.id, id, spec };
+  return { zone, id, spec };
 }
 
-function view(ctx: RouteContext, zoneId: string, id: string, spec: SettingSpec) {
-  const stored = ctx.store.zoneSettings.get(`${zoneId}/${id}`);
+function view(ctx: RouteContext, zone: Zone, id: string, spec: SettingSpec) {
+  const stored = ctx.store.zoneSettings.get(`${zone.id}/${id}`);
   const result: Record<string, unknown> = {
     id,
     value: stored ? stored.value : spec.default,
-    editable: true,
+    editable: settingEditable(zone, id),
     modified_on: stored?.modified_on ?? null,
   };
   if (id === 'development_mode') result.time_remaining = result.value === 'on' ? 10800 : 0;
@@ -110,32 +143,30 @@ export const settingRoutes: Route[] = [
     pattern: '/zones/:zone_id/settings',
     handler: (ctx) => {
       const zone = zoneFor(ctx);
-      return { result: Object.entries(ZONE_SETTINGS).map(([id, spec]) => view(ctx, zone.id, id, spec)) };
+      return { result: Object.entries(ZONE_SETTINGS).map(([id, spec]) => view(ctx, zone, id, spec)) };
     },
   },
   {
     method: 'GET',
     pattern: '/zones/:zone_id/settings/:setting_id',
     handler: (ctx) => {
-      const { zoneId, id, spec } = settingOf(ctx);
-      return { result: view(ctx, zoneId, id, spec) };
+      const { zone, id, spec } = settingOf(ctx);
+      return { result: view(ctx, zone, id, spec) };
     },
   },
   {
     method: 'PATCH',
     pattern: '/zones/:zone_id/settings/:setting_id',
     handler: (ctx) => {
-      const { zoneId, id, spec } = settingOf(ctx);
+      const { zone, id, spec } = settingOf(ctx);
       const body = checkBody(PatchBody, ctx.body ?? {});
       if (!('value' in body)) throw CfErrors.invalidBody(['/value: value is required']);
+      if (!settingEditable(zone, id)) throw CfErrors.settingNotAllowed(id);
       const problem = spec.check(body.value);
       if (problem) throw CfErrors.settingInvalidValue(id, problem);
-      ctx.store.zoneSettings.set(`${zoneId}/${id}`, { value: body.value, modified_on: ctx.store.timestamp() });
-      if (id === 'development_mode') {
-        const zone = ctx.store.zones.get(zoneId);
-        if (zone) zone.development_mode = body.value === 'on' ? 10800 : 0;
-      }
-      return { result: view(ctx, zoneId, id, spec) };
+      ctx.store.zoneSettings.set(`${zone.id}/${id}`, { value: body.value, modified_on: ctx.store.timestamp() });
+      if (id === 'development_mode') zone.development_mode = body.value === 'on' ? 10800 : 0;
+      return { result: view(ctx, zone, id, spec) };
     },
   },
 ];

@@ -39,12 +39,39 @@ const EditBody = Type.Object(
   { name: Type.Optional(Type.String({ minLength: 1 })), tunnel_secret: Type.Optional(Type.String()) },
   { additionalProperties: true },
 );
+/**
+ * `originRequest` as Cloudflare's schema types it (the SDK's `OriginRequest`): durations in seconds
+ * (numbers, not `30s`), flags booleans. cloudflared's fields the schema leaves out (`proxyAddress`,
+ * `proxyPort`, `bastionMode`) are typed as cloudflared reads them.
+ */
+const OriginRequest = Type.Object(
+  {
+    connectTimeout: Type.Optional(Type.Number({ minimum: 0 })),
+    tlsTimeout: Type.Optional(Type.Number({ minimum: 0 })),
+    tcpKeepAlive: Type.Optional(Type.Number({ minimum: 0 })),
+    keepAliveTimeout: Type.Optional(Type.Number({ minimum: 0 })),
+    keepAliveConnections: Type.Optional(Type.Integer({ minimum: 0 })),
+    noHappyEyeballs: Type.Optional(Type.Boolean()),
+    noTLSVerify: Type.Optional(Type.Boolean()),
+    http2Origin: Type.Optional(Type.Boolean()),
+    disableChunkedEncoding: Type.Optional(Type.Boolean()),
+    matchSNItoHost: Type.Optional(Type.Boolean()),
+    bastionMode: Type.Optional(Type.Boolean()),
+    caPool: Type.Optional(Type.String()),
+    httpHostHeader: Type.Optional(Type.String()),
+    originServerName: Type.Optional(Type.String()),
+    proxyType: Type.Optional(Type.String()),
+    proxyAddress: Type.Optional(Type.String()),
+    proxyPort: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  },
+  { additionalProperties: true },
+);
 const IngressRule = Type.Object(
   {
     hostname: Type.Optional(Type.String()),
     service: Type.String({ minLength: 1 }),
     path: Type.Optional(Type.String()),
-    originRequest: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    originRequest: Type.Optional(OriginRequest),
   },
   { additionalProperties: true },
 );
@@ -53,7 +80,7 @@ const ConfigBody = Type.Object(
     config: Type.Object(
       {
         ingress: Type.Optional(Type.Array(IngressRule)),
-        originRequest: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+        originRequest: Type.Optional(OriginRequest),
       },
       { additionalProperties: true },
     ),

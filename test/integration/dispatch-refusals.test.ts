@@ -1,0 +1,122 @@
+/**
+ * A start Temporal refuses for a cause an operator can fix — here a search attribute not
+ * registered in the namespace — is never dropped: it waits, `/readyz` names the attribute and
+ * the gauge counts the waiting call, and the operation starts as soon as the attribute exists
+ * (no resync wait). A start Temporal can never accept is dropped and counted by its code.
+ */
+import { Client } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time.js';
+import { Registry } from 'prom-client';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { logger } from '../../src/log.js';
+import { Dispatcher, createDispatchMetrics, dispatchUnblocked } from '../../src/temporal/dispatch.js';
+import { K8sKind } from '../../src/temporal/search-attributes.js';
+import { eventually, temporal, uniq } from '../support/env.js';
+
+let client: Client;
+let namespace: string;
+
+beforeAll(async () => {
+  const base = await temporal();
+  // A namespace of its own, with none of the operator's search attributes registered.
+  namespace = uniq('bare').replace(/[^a-z0-9-]/g, '-');
+  await base.connection.workflowService.registerNamespace({
+    namespace,
+    workflowExecutionRetentionPeriod: msToTs('1 day'),
+  });
+  client = new Client({ connection: base.connection, namespace });
+});
+
+afterAll(async () => {
+  await client?.connection.close();
+});
+
+const metricValue = async (registry: Registry, name: string, labels: Record<string, string>) => {
+  const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === name);
+  const value = metric?.values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l));
+  return value?.value ?? 0;
+};
+
+it('a start refused for a missing search attribute waits, is named on /readyz, and runs once the attribute exists', async () => {
+  const registry = new Registry();
+  const dispatcher = new Dispatcher(
+    client,
+    uniq('nobody-polls'),
+    createDispatchMetrics(registry, 'test'),
+    logger.child({ role: 'test' }),
+  );
+  const readiness = dispatchUnblocked(dispatcher);
+  const workflowId = uniq('waits-for-attribute');
+  try {
+    const started = dispatcher.start({
+      workflow: Object.defineProperty(async () => undefined, 'name', { value: 'anyWorkflow' }),
+      workflowId,
+      args: [],
+      searchAttributes: [{ key: K8sKind, value: 'Test' }],
+      summary: 'waits for its search attribute',
+      kind: 'Test',
+      receivedAt: performance.now(),
+    });
+    let outcome: string | undefined;
+    void started.then((r) => (outcome = r));
+
+    // Named while it waits (the namespace may take a moment to be known to the frontend).
+    await eventually(
+      'the waiting start to name the search attribute',
+      async () => [...dispatcher.blockedBy().keys()].some((r) => r.includes(K8sKind.name)),
+      { timeoutMs: 60_000 },
+    );
+    await expect(readiness.run()).rejects.toThrow(`search attribute ${K8sKind.name} is not registered`);
+    expect(
+      await metricValue(registry, 'durable_operators_test_dispatch_blocked_calls', { cause: 'search_attribute' }),
+    ).toBe(1);
+    expect(outcome).toBeUndefined();
+
+    await client.connection.operatorService.addSearchAttributes({
+      namespace,
+      searchAttributes: { [K8sKind.name]: 2 /* KEYWORD */ },
+    });
+    await expect(started).resolves.toBe('started');
+    await readiness.run();
+    expect(
+      await metricValue(registry, 'durable_operators_test_dispatch_blocked_calls', { cause: 'search_attribute' }),
+    ).toBe(0);
+    const description = await client.workflow.getHandle(workflowId).describe();
+    expect(description.typedSearchAttributes.get(K8sKind)).toBe('Test');
+  } finally {
+    dispatcher.stop();
+    await client.workflow
+      .getHandle(workflowId)
+      .terminate()
+      .catch(() => undefined);
+  }
+}, 120_000);
+
+it('a call Temporal can never accept is dropped and counted by its gRPC code, not retried', async () => {
+  const registry = new Registry();
+  const dispatcher = new Dispatcher(
+    client,
+    uniq('nobody-polls'),
+    createDispatchMetrics(registry, 'test'),
+    logger.child({ role: 'test' }),
+  );
+  try {
+    // Temporal limits a workflow ID to 1,000 bytes: no retry can make this start acceptable.
+    const result = await dispatcher.start({
+      workflow: Object.defineProperty(async () => undefined, 'name', { value: 'anyWorkflow' }),
+      workflowId: 'x'.repeat(1_100),
+      args: [],
+      searchAttributes: [],
+      summary: 'never acceptable',
+      kind: 'Test',
+      receivedAt: performance.now(),
+    });
+    expect(result).toBe('dropped');
+    expect(
+      await metricValue(registry, 'durable_operators_test_dispatch_dropped_total', { code: 'INVALID_ARGUMENT' }),
+    ).toBe(1);
+    await dispatchUnblocked(dispatcher).run();
+  } finally {
+    dispatcher.stop();
+  }
+});
