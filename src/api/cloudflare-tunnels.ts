@@ -6,7 +6,7 @@
  * Same names, scope, fields, enums and defaults as the original cloudflare-operator
  * (StringKe/cloudflare-operator), so its manifests apply unchanged. Added here, as on the kinds of
  * ./cloudflare.ts: a `priority` where several objects feed one tunnel configuration (Tunnel and
- * ClusterTunnel settings 10, TunnelBinding 50), and on every status `conditions`,
+ * ClusterTunnel settings 10, TunnelBinding 100), and on every status `conditions`,
  * `observedGeneration`, `syncState`, `message` and a `Ready` printer column.
  *
  * TunnelBinding keeps `subjects` and `tunnelRef` at the top level of the object as the original
@@ -30,8 +30,11 @@ export const TUNNEL_BINDING_VERSION = 'v1alpha1';
 
 /** Priority of a Tunnel's/ClusterTunnel's own settings among the sources of its configuration. */
 export const TUNNEL_SETTINGS_PRIORITY = 10;
-/** Priority of a TunnelBinding's rules among the sources of a tunnel configuration. */
-export const TUNNEL_BINDING_PRIORITY = 50;
+/**
+ * Priority of a TunnelBinding's rules among the sources of a tunnel configuration: the same as
+ * an Ingress's or an HTTPRoute's (the original's 50 put any team's binding ahead of every Ingress).
+ */
+export const TUNNEL_BINDING_PRIORITY = 100;
 
 // ---------------------------------------------------------------------------------------------
 // Tunnel and ClusterTunnel
@@ -405,7 +408,7 @@ export const TunnelIngressClassConfigStatus = Type.Object({
   skipped: Type.Optional(
     Type.Array(Type.String(), {
       description:
-        "What of the class's Ingresses is not turned into rules or read, and why (a missing Service, an annotation whose value cannot be read); the first 10.",
+        "What of the class's Ingresses is not turned into rules or read, and why (a missing Service, an annotation whose value cannot be read, an IngressClass whose parameters mean another config); the first 10.",
     }),
   ),
   state: Type.Optional(StringEnum(CLASS_CONFIG_STATES)),
@@ -454,7 +457,15 @@ export const TunnelGatewayClassConfigStatus = Type.Object({
   tunnelId: Type.Optional(Type.String({ description: 'The resolved Cloudflare tunnel ID.' })),
   tunnelName: Type.Optional(Type.String({ description: 'The resolved Cloudflare tunnel name.' })),
   gatewayCount: Type.Optional(Type.Integer({ description: 'Gateways using this configuration.' })),
-  routeCount: Type.Optional(Type.Integer({ description: 'Routes across those Gateways.' })),
+  routeCount: Type.Optional(Type.Integer({ description: 'Routes attached to the listeners of those Gateways.' })),
+  skipped: Type.Optional(
+    Type.Array(Type.String(), {
+      description:
+        "What of the class's HTTPRoutes is not turned into rules, and why (not attached: no listener whose " +
+        'allowedRoutes and hostname take it; no Service backend; a GatewayClass whose parametersRef means another ' +
+        'config); the first 10.',
+    }),
+  ),
   state: Type.Optional(StringEnum(CLASS_CONFIG_STATES)),
   ...sourceStatusFields,
 });

@@ -99,7 +99,7 @@ describe('a frozen source in a tunnel configuration', () => {
     const tunnel = await newTunnel();
     const shared = `shared.${zoneName}`;
     const own = `own.${zoneName}`;
-    // Equal priority (bindings, 50): the older wins. The loser's name sorts first, so a loser
+    // Equal priority (bindings, 100): the older wins. The loser's name sorts first, so a loser
     // placed before its real creation time takes the hostname.
     const winner = uniq('z-first');
     const loser = uniq('a-second');

@@ -1161,7 +1161,20 @@ describe('RBAC, applied for real', () => {
         apiVersion: GATEWAY_API,
         kind: 'Gateway',
         metadata: { name: 'edge', namespace: cfNs, finalizers: [ORIGINAL_GATEWAY_FINALIZER] },
-        spec: { gatewayClassName: gatewayClass, listeners: [{ name: 'web', protocol: 'HTTP', port: 80 }] },
+        spec: {
+          gatewayClassName: gatewayClass,
+          // Routes chosen by namespace label: the worker reads the routes' namespaces (its grant).
+          listeners: [
+            {
+              name: 'web',
+              protocol: 'HTTP',
+              port: 80,
+              allowedRoutes: {
+                namespaces: { from: 'Selector', selector: { matchLabels: { 'kubernetes.io/metadata.name': cfNs } } },
+              },
+            },
+          ],
+        },
       } as never);
       await k.create({
         apiVersion: GATEWAY_API,

@@ -152,11 +152,11 @@ describe('networking.cloudflare-operator.io: the tunnel, zone and Zero Trust kin
     }
   });
 
-  it('adds a source priority where objects are merged: Tunnel settings 10, TunnelBinding 50, others 100', () => {
+  it('adds a source priority where objects are merged: Tunnel settings 10, others (TunnelBinding too) 100', () => {
     const priority = (k: KindDefinition) => root(k).properties.spec!.properties.priority;
     expect(priority(TunnelKind)).toMatchObject({ type: 'integer', minimum: 0, default: 10 });
     expect(priority(ClusterTunnelKind)).toMatchObject({ type: 'integer', minimum: 0, default: 10 });
-    expect(priority(TunnelBindingKind)).toMatchObject({ type: 'integer', minimum: 0, default: 50 });
+    expect(priority(TunnelBindingKind)).toMatchObject({ type: 'integer', minimum: 0, default: 100 });
     expect(priority(CloudflareDomainKind)).toMatchObject({ type: 'integer', minimum: 0, default: 100 });
     expect(priority(GatewayConfigurationKind)).toMatchObject({ type: 'integer', minimum: 0, default: 100 });
     // DNSRecord's priority is the original's MX/SRV priority: no default, at most 65535.

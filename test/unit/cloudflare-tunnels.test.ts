@@ -78,7 +78,11 @@ describe('aggregateTunnelConfig', () => {
     const { config, conflicts, owners } = aggregateTunnelConfig([ingress, binding]);
     expect(config.ingress.map((r) => r.service)).toEqual(['http://bind:80', 'http://y:80', 'http_status:404']);
     expect(conflicts).toEqual([
-      { owner: 'TunnelIngressClassConfig/ns/cfg', key: 'rule x.example.com', heldBy: 'TunnelBinding/ns/bind' },
+      expect.objectContaining({
+        owner: 'TunnelIngressClassConfig/ns/cfg',
+        key: 'rule x.example.com',
+        heldBy: 'TunnelBinding/ns/bind',
+      }),
     ]);
     expect(owners.get('rule y.example.com')).toBe('TunnelIngressClassConfig/ns/cfg');
   });
@@ -391,7 +395,7 @@ describe('HTTPRoute rules', () => {
     expect(gatewayPath({ type: 'RegularExpression', value: '^/v[0-9]+' })).toBe('^/v[0-9]+');
   });
 
-  it("routes attached to a class Gateway: the route's hostnames, else its listener's; each match × hostname → the first Service backend", () => {
+  it("routes attached to a class Gateway: the route's hostnames within its listeners', else theirs; each match × hostname → the first Service backend", () => {
     const { rules, notes, attached } = httpRouteRules(
       [
         {
@@ -414,7 +418,7 @@ describe('HTTPRoute rules', () => {
         {
           namespace: 'web',
           name: 'bad',
-          hostnames: ['X.example.com'],
+          hostnames: ['A.example.com'],
           parentRefs: [{ name: 'edge' }],
           rules: [
             { backendRefs: [{ name: 'elsewhere', namespace: 'other', port: 80 }] },
@@ -442,7 +446,7 @@ describe('HTTPRoute rules', () => {
         service: 'https://front.web.svc:443',
         originRequest: { noTLSVerify: true },
       },
-      { hostname: 'x.example.com', service: 'http://front.web.svc:80', originRequest: { noTLSVerify: true } },
+      { hostname: 'a.example.com', service: 'http://front.web.svc:80', originRequest: { noTLSVerify: true } },
     ]);
     expect(notes).toEqual([
       'HTTPRoute web/bad rules[0]: a backend in namespace other needs a ReferenceGrant, not supported (skipped)',

@@ -15,15 +15,23 @@ import { ClusterTunnelKind, TunnelKind, type TunnelSpec } from '../../api/cloudf
 import { canonical } from '../../domain/cloudflare/merge.js';
 import type { AccessIdentityProviderSpec } from '../../api/cloudflare-zerotrust.js';
 import { withoutInlineSecrets } from '../../domain/cloudflare/kinds/access-identity-provider.js';
-import { ingressSkips, type ExpandedIngressClassConfig } from '../../domain/cloudflare/kinds/tunnels.js';
+import {
+  attachedRoutes,
+  ingressSkips,
+  routeSkips,
+  type ExpandedGatewayClassConfig,
+  type ExpandedIngressClassConfig,
+} from '../../domain/cloudflare/kinds/tunnels.js';
 import type { SourceKind, SourceSpec } from '../../domain/cloudflare/sources.js';
 import {
   GATEWAY_API_GROUP,
   type GatewayFacts,
   type HTTPRouteFacts,
   type IngressFacts,
+  type ListenerFacts,
   type ServiceFacts,
   type TunnelFacts,
+  classParametersNamespace,
 } from '../../domain/cloudflare/tunnels.js';
 import type { KubeClient, ObjectRef } from '../../kube/client.js';
 import { releaseOriginalFinalizers } from './original-finalizers.js';
@@ -106,41 +114,56 @@ interface ParametersRef {
   kind?: string;
   name?: string;
   namespace?: string;
+  scope?: string;
 }
 
-/** The names of the classes whose parameters are the config `kind` `namespace/name`. */
+/**
+ * The names of the classes whose parameters are the config `kind` `namespace/name`, and a note for
+ * each class naming a config of this name without naming this namespace (it means another one).
+ */
 function classesNaming(
   classes: readonly KubernetesObject[],
+  classKind: 'IngressClass' | 'GatewayClass',
   refOf: (c: KubernetesObject) => ParametersRef | undefined,
   config: { kind: string; namespace: string; name: string },
-): Set<string> {
-  return new Set(
-    classes
-      .filter((c) => {
-        const p = refOf(c);
-        return (
-          p?.group === CLOUDFLARE_GROUP &&
-          p.kind === config.kind &&
-          p.name === config.name &&
-          (p.namespace ?? config.namespace) === config.namespace
-        );
-      })
-      .map((c) => c.metadata!.name!),
-  );
+): { names: Set<string>; notes: string[] } {
+  const names = new Set<string>();
+  const notes: string[] = [];
+  for (const c of classes) {
+    const p = refOf(c);
+    if (p?.group !== CLOUDFLARE_GROUP || p.kind !== config.kind || p.name !== config.name) continue;
+    const meant = classParametersNamespace(classKind, p);
+    if ('namespace' in meant && meant.namespace === config.namespace) names.add(c.metadata!.name!);
+    // Refused with the reason, on the configs of that name it could be taken to mean.
+    else if (!p.namespace || p.namespace === config.namespace)
+      notes.push(
+        `${classKind} ${c.metadata!.name} is not served by this config: ${
+          'problem' in meant
+            ? meant.problem
+            : `its parameters name no namespace, so they mean ${config.kind} ${meant.namespace}/${config.name}`
+        }`,
+      );
+  }
+  return { names, notes };
 }
 
 /** The IngressClasses whose parameters are this TunnelIngressClassConfig. */
-async function classesOf(kube: KubeClient, namespace: string, name: string): Promise<Set<string>> {
+async function classesOf(kube: KubeClient, namespace: string, name: string) {
   const classes = await listAll<IngressClassObject>(kube, 'networking.k8s.io/v1', 'IngressClass');
   return classesNaming(
     classes,
+    'IngressClass',
     (c) => {
       const p = (c as IngressClassObject).spec?.parameters;
-      return p && { group: p.apiGroup, kind: p.kind, name: p.name, namespace: p.namespace };
+      return p && { group: p.apiGroup, kind: p.kind, name: p.name, namespace: p.namespace, scope: p.scope };
     },
     { kind: 'TunnelIngressClassConfig', namespace, name },
   );
 }
+
+/** An object's creationTimestamp as RFC 3339 UTC ('' when unknown). */
+const createdAtOf = (o: KubernetesObject) =>
+  o.metadata?.creationTimestamp ? new Date(o.metadata.creationTimestamp).toISOString() : '';
 
 async function ingressClassConfigView(kube: KubeClient, obj: RawSource): Promise<SourceSpec> {
   const namespace = obj.metadata!.namespace!;
@@ -148,7 +171,7 @@ async function ingressClassConfigView(kube: KubeClient, obj: RawSource): Promise
     tunnelRef: { kind: string; name: string; namespace?: string };
     watchNamespaces?: string[];
   };
-  const classes = await classesOf(kube, namespace, obj.metadata!.name!);
+  const { names: classes, notes } = await classesOf(kube, namespace, obj.metadata!.name!);
   const watched = spec.watchNamespaces?.length ? spec.watchNamespaces : [undefined];
   const ingresses: IngressFacts[] = [];
   if (classes.size)
@@ -171,6 +194,8 @@ async function ingressClassConfigView(kube: KubeClient, obj: RawSource): Promise
         ingresses.push({
           namespace: ing.metadata!.namespace!,
           name: ing.metadata!.name!,
+          createdAt: createdAtOf(ing),
+          ...(ing.metadata?.uid ? { uid: ing.metadata.uid } : {}),
           ...(ing.metadata?.annotations ? { annotations: ing.metadata.annotations } : {}),
           rules: ing.spec?.rules ?? [],
         });
@@ -187,6 +212,7 @@ async function ingressClassConfigView(kube: KubeClient, obj: RawSource): Promise
     tunnel: await tunnelFacts(kube, spec.tunnelRef, spec.tunnelRef.namespace || namespace),
     ingresses,
     services,
+    ...(notes.length ? { classNotes: notes } : {}),
   };
 }
 
@@ -204,7 +230,7 @@ interface GatewayClassObject extends KubernetesObject {
   spec?: { parametersRef?: { group?: string; kind?: string; name?: string; namespace?: string } };
 }
 interface GatewayObject extends KubernetesObject {
-  spec?: { gatewayClassName?: string; listeners?: Array<{ name: string; hostname?: string }> };
+  spec?: { gatewayClassName?: string; listeners?: ListenerFacts[] };
 }
 interface HTTPRouteObject extends KubernetesObject {
   spec?: Omit<HTTPRouteFacts, 'namespace' | 'name'>;
@@ -253,11 +279,13 @@ async function gatewayClassConfigView(kube: KubeClient, obj: RawSource): Promise
   };
   // A cluster without the Gateway API has no Gateways of any class.
   if (!(await kube.objects.servedResource(GATEWAY_API, 'GatewayClass'))) return view;
-  const classes = classesNaming(
+  const { names: classes, notes } = classesNaming(
     await listAll<GatewayClassObject>(kube, GATEWAY_API, 'GatewayClass'),
+    'GatewayClass',
     (c) => (c as GatewayClassObject).spec?.parametersRef,
     { kind: 'TunnelGatewayClassConfig', namespace, name },
   );
+  if (notes.length) Object.assign(view, { classNotes: notes });
   if (!classes.size) return view;
   const ofClass = (await listIn<GatewayObject>(kube, GATEWAY_API, 'Gateway', spec.watchNamespaces)).filter((g) =>
     classes.has(g.spec?.gatewayClassName ?? ''),
@@ -272,6 +300,9 @@ async function gatewayClassConfigView(kube: KubeClient, obj: RawSource): Promise
       listeners: (g.spec?.listeners ?? []).map((l) => ({
         name: l.name,
         ...(l.hostname ? { hostname: l.hostname } : {}),
+        ...(l.port !== undefined ? { port: l.port } : {}),
+        ...(l.protocol ? { protocol: l.protocol } : {}),
+        ...(l.allowedRoutes ? { allowedRoutes: l.allowedRoutes } : {}),
       })),
     }))
     .sort(byName);
@@ -286,6 +317,8 @@ async function gatewayClassConfigView(kube: KubeClient, obj: RawSource): Promise
     .map((r) => ({
       namespace: r.metadata!.namespace!,
       name: r.metadata!.name!,
+      createdAt: createdAtOf(r),
+      ...(r.metadata?.uid ? { uid: r.metadata.uid } : {}),
       ...(r.spec?.hostnames ? { hostnames: r.spec.hostnames } : {}),
       parentRefs: r.spec?.parentRefs ?? [],
       rules: (r.spec?.rules ?? []).map((rule) => ({
@@ -294,10 +327,18 @@ async function gatewayClassConfigView(kube: KubeClient, obj: RawSource): Promise
       })),
     }))
     .sort(byName);
+  // A listener choosing namespaces by label: the labels of the routes' namespaces (a GET each).
+  const namespaceLabels: Record<string, Record<string, string>> = {};
+  if (gateways.some((g) => g.listeners.some((l) => l.allowedRoutes?.namespaces?.from === 'Selector')))
+    for (const ns of new Set(routes.map((r) => r.namespace))) {
+      const o = await getObject<KubernetesObject>(kube, { apiVersion: 'v1', kind: 'Namespace', name: ns });
+      namespaceLabels[ns] = o?.metadata?.labels ?? {};
+    }
   return {
     ...view,
     gateways,
     routes,
+    ...(Object.keys(namespaceLabels).length ? { namespaceLabels } : {}),
     services: await servicesIn(
       kube,
       routes.map((r) => r.namespace),
@@ -338,39 +379,44 @@ export function withoutSecrets(kind: SourceKind, spec: SourceSpec): SourceSpec {
 }
 
 /**
- * What the source's workflow keeps of a view: no secret value; the Ingresses and Services of a
- * class config are only needed by the sync (which expands afresh), so they stay out of the
- * workflow's history.
+ * What the source's workflow keeps of a view: no secret value; the Ingresses, routes and Services
+ * of a class config are only needed by the sync (which expands afresh), so they stay out of the
+ * workflow's history — their counts and what its status says of them (./../../domain/cloudflare/
+ * kinds/tunnels.ts ingressSkips, routeSkips) stay.
  */
 export function workflowView(kind: SourceKind, view: SourceSpec): SourceSpec {
   const spec = withoutSecrets(kind, view);
   if (kind === 'TunnelIngressClassConfig') {
-    const { ingresses, services: _services, ...rest } = spec as SourceSpec & { ingresses: unknown[] };
+    const {
+      ingresses,
+      services: _services,
+      classNotes: _classNotes,
+      ...rest
+    } = spec as SourceSpec & { ingresses: unknown[] };
     // What its Ingresses lose (shown on its status) is known only here, with the Ingresses.
     const ingressNotes = ingressSkips(spec as unknown as ExpandedIngressClassConfig);
     return { ...rest, ingresses: [], ingressCount: ingresses.length, services: {}, ingressNotes };
   }
   if (kind === 'TunnelGatewayClassConfig') {
+    const expanded = spec as unknown as ExpandedGatewayClassConfig;
+    const routeNotes = routeSkips(expanded);
+    const routeCount = attachedRoutes(expanded);
     const {
       gateways,
-      routes,
+      routes: _routes,
       services: _services,
+      namespaceLabels: _labels,
+      classNotes: _classNotes,
       ...rest
-    } = spec as SourceSpec & {
-      gateways: GatewayFacts[];
-      routes: HTTPRouteFacts[];
-    };
-    const names = new Set(gateways.map((g) => `${g.namespace}/${g.name}`));
-    const attached = routes.filter((r) =>
-      r.parentRefs.some((p) => names.has(`${p.namespace ?? r.namespace}/${p.name}`)),
-    );
+    } = spec as SourceSpec & { gateways: GatewayFacts[] };
     return {
       ...rest,
       gateways: [],
       routes: [],
       services: {},
       gatewayCount: gateways.length,
-      routeCount: attached.length,
+      routeCount,
+      routeNotes,
     };
   }
   return spec;

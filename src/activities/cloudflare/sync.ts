@@ -42,6 +42,8 @@ import type { ValidationContext } from '../../domain/cloudflare/kinds/index.js';
 import { targetCloudflareId, targetKey, type SyncTarget } from '../../domain/cloudflare/targets.js';
 import {
   MAX_UNPLACED_SHOWN,
+  conflictLine,
+  hostnameConflictEvents,
   inZone,
   placeHostnames,
   type HostnameZone,
@@ -753,6 +755,14 @@ export function createCloudflareSyncActivities(
         }
       }
       if (settings) heldSettings = settings.held;
+      // A tunnel rule two objects want: an Event on each, once per conflict (before the status that
+      // remembers it, so a retry records again — the recorder counts one activity's Event once).
+      for (const e of hostnameConflictEvents(
+        p.conflicts,
+        (existing?.status?.aggregatedConfig as { conflicts?: string[] } | undefined)?.conflicts ?? [],
+        (kind) => (isSourceKind(kind) ? kindDefinition(kind).apiVersion : undefined),
+      ))
+        await events.record(e.regarding, e.event);
       const recorded = await record((prev) => {
         let conditions: Condition[] = setCondition(
           prev?.status?.conditions as Condition[] | undefined,
@@ -796,9 +806,7 @@ export function createCloudflareSyncActivities(
             otherClusterItems: p.counts.otherClusters,
             legacyItems: p.counts.legacy,
             sources: sources.length,
-            ...(p.conflicts.length
-              ? { conflicts: p.conflicts.map((c) => `${c.owner}: ${c.key} held by ${c.heldBy}`) }
-              : {}),
+            ...(p.conflicts.length ? { conflicts: p.conflicts.map(conflictLine) } : {}),
           },
           ...(settings ? { managedSettings: settings.held } : {}),
           rejectedSources: rejected.length ? rejected : null,

@@ -1,12 +1,17 @@
 /**
  * Tunnel configuration, decided purely. Many objects feed one tunnel's remote configuration —
- * the Tunnel's (or ClusterTunnel's) own settings at priority 10, TunnelBindings at 50, the
- * Ingresses of a TunnelIngressClassConfig at 100 — and it is written whole, with one PUT of
+ * the Tunnel's (or ClusterTunnel's) own settings at priority 10, TunnelBindings, the Ingresses
+ * of a TunnelIngressClassConfig and the HTTPRoutes of a TunnelGatewayClassConfig at 100 — and it
+ * is written whole, with one PUT of
  * `cfd_tunnel/{id}/configurations`: ingress rules have no field for a marker, so the whole
  * configuration of a managed tunnel belongs to the operator.
  *
- * Rules are deduplicated on (hostname, path): the first source in priority order keeps a key, a
- * later one wanting something else there is a conflict. They are ordered most specific first
+ * Rules are deduplicated on (hostname, path) by `claimOrder`: the lowest priority keeps a key,
+ * and between equal priorities the oldest claim — the creation time of the object that asked for
+ * the rule (the binding, the Ingress, the HTTPRoute), not of the source that gathered it — so a
+ * newcomer never takes a hostname by being gathered by an older class config or by its kind
+ * alone. A later claim wanting something else there is a conflict, reported with both objects
+ * named. Rules are ordered most specific first
  * (a path before none, a longer path first, an exact hostname before a wildcard) so cloudflared,
  * which takes the first match, sends each request where the most specific rule says; the
  * catch-all (`fallbackTarget`, default `http_status:404`) is last.
@@ -18,8 +23,10 @@
 import type { Conflict } from './merge.js';
 import type { DnsRecordItem } from './items.js';
 import { type RegisteredSource, orderSources } from './aggregate.js';
-import { refString } from './markers.js';
+import { parseRefString, refString } from './markers.js';
 import { parseGoDuration } from '../duration.js';
+import type { EventSpec } from '../events.js';
+import { DEFAULT_CREDENTIALS_NAMESPACE } from '../../api/cloudflare.js';
 
 /** One rule of cloudflared's `ingress` list, in Cloudflare's wire shape. */
 export interface TunnelIngressRule {
@@ -39,10 +46,28 @@ export interface TunnelSettings {
   originRequest?: Record<string, unknown>;
 }
 
+/**
+ * The object that asked for a run of a source's rules and when it was created: an Ingress of a
+ * class config, an HTTPRoute of a Gateway class config. `count` rules in order, from where the
+ * previous run ended; rules no run covers are claimed by the source itself at its creation time.
+ */
+export interface RuleClaim {
+  kind: string;
+  namespace: string;
+  name: string;
+  /** Its UID: the Events about it are found by it (`kubectl describe`). */
+  uid?: string;
+  /** Its creationTimestamp (RFC 3339, UTC). */
+  since: string;
+  count: number;
+}
+
 /** What one source contributes to a tunnel configuration. */
 export interface TunnelContribution {
   rules: TunnelIngressRule[];
   settings?: TunnelSettings;
+  /** Who asked for the rules, when not the source itself (class configs gather other teams' objects). */
+  claims?: RuleClaim[];
 }
 
 /** The Tunnel or ClusterTunnel a source names, as the expansion found it. */
@@ -102,12 +127,105 @@ export interface TunnelConfig {
   originRequest?: Record<string, unknown>;
 }
 
+/** An object that asks for a tunnel rule: a source, or an Ingress or HTTPRoute a class config gathered. */
+export interface Claimant {
+  kind: string;
+  namespace?: string;
+  name: string;
+  uid?: string;
+}
+
+/** `Ingress team-a/app`, `TunnelBinding team-b/web`: how a status or an Event names a claimant. */
+export const claimantLabel = (c: Claimant) => `${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.name}`;
+
+/** A (hostname, path) two objects want differently: `claimant` (of source `owner`) lost it to `holder`. */
+export interface HostnameConflict extends Conflict {
+  /** The (hostname, path) key (`rule <hostname> <path>`). */
+  rule: string;
+  claimant: Claimant;
+  holder: Claimant;
+  /** The source that gathered the holder's rule. */
+  holderOwner: string;
+}
+
 export interface AggregatedTunnel {
   config: TunnelConfig;
   /** Which source each rule came from (`rule …` key → source ref), for status and the Web UI. */
   owners: Map<string, string>;
-  conflicts: Conflict[];
+  conflicts: Array<Conflict | HostnameConflict>;
 }
+
+/** One rule as a claim: who asked for it, at which priority, since when. */
+export interface RuleClaimEntry {
+  rule: TunnelIngressRule;
+  /** The source's ref string. */
+  owner: string;
+  claimant: Claimant;
+  priority: number;
+  since: string;
+}
+
+/**
+ * The order in which claims on one (hostname, path) are served, first wins: the lower priority
+ * (a priority below a kind's default needs the credentials' `priorityNamespaces`), then the
+ * older claim, then the source and the claimant by name (identical inputs, identical output).
+ * Every kind that claims hostnames defaults to the same priority (100), so a default alone never
+ * decides between two teams: age does.
+ */
+export function claimOrder(a: RuleClaimEntry, b: RuleClaimEntry): number {
+  if (a.priority !== b.priority) return a.priority - b.priority;
+  if (a.since !== b.since) return a.since < b.since ? -1 : 1;
+  if (a.owner !== b.owner) return a.owner < b.owner ? -1 : 1;
+  const ca = claimantLabel(a.claimant);
+  const cb = claimantLabel(b.claimant);
+  return ca < cb ? -1 : ca > cb ? 1 : 0;
+}
+
+/** Every rule of a source as a claim, each with the object that asked for it. */
+export function claimsOf(source: RegisteredSource<TunnelContribution>): RuleClaimEntry[] {
+  const owner = refString(source.ref);
+  const rules = source.config.rules ?? [];
+  const out: RuleClaimEntry[] = [];
+  let i = 0;
+  for (const run of source.config.claims ?? []) {
+    const claimant = { kind: run.kind, namespace: run.namespace, name: run.name, ...(run.uid ? { uid: run.uid } : {}) };
+    for (const rule of rules.slice(i, i + run.count))
+      out.push({ rule, owner, claimant, priority: source.priority, since: run.since || source.createdAt });
+    i += run.count;
+  }
+  for (const rule of rules.slice(i))
+    out.push({
+      rule,
+      owner,
+      claimant: { ...source.ref, uid: source.uid },
+      priority: source.priority,
+      since: source.createdAt,
+    });
+  return out;
+}
+
+/** The contribution with only the rules `keep` keeps, each still claimed by the object that asked for it. */
+export function keepRules(
+  contribution: TunnelContribution,
+  keep: (rule: TunnelIngressRule) => boolean,
+): TunnelContribution {
+  const rules = contribution.rules ?? [];
+  const claims: RuleClaim[] = [];
+  let i = 0;
+  for (const run of contribution.claims ?? []) {
+    const count = rules.slice(i, i + run.count).filter(keep).length;
+    if (count) claims.push({ ...run, count });
+    i += run.count;
+  }
+  // Rules past the runs are the source's own: they stay past them.
+  return {
+    ...contribution,
+    rules: rules.filter(keep),
+    ...(contribution.claims ? { claims } : {}),
+  };
+}
+
+const sameClaimant = (a: Claimant, b: Claimant) => claimantLabel(a) === claimantLabel(b);
 
 /**
  * The one configuration the sources add up to. With no source left it is the catch-all alone
@@ -116,20 +234,27 @@ export interface AggregatedTunnel {
 export function aggregateTunnelConfig(sources: RegisteredSource[]): AggregatedTunnel {
   const ordered = orderSources(sources as RegisteredSource<TunnelContribution>[]);
   const settings = ordered.find((s) => s.config.settings)?.config.settings;
-  const kept = new Map<string, { rule: TunnelIngressRule; owner: string }>();
-  const conflicts: Conflict[] = [];
-  for (const s of ordered) {
-    const owner = refString(s.ref);
-    for (const rule of s.config.rules ?? []) {
-      const key = ruleKey(rule);
-      if (isCatchAll(rule)) {
-        conflicts.push({ owner, key: 'the catch-all rule', heldBy: "the tunnel's fallbackTarget" });
-        continue;
-      }
-      const held = kept.get(key);
-      if (!held) kept.set(key, { rule, owner });
-      else if (held.owner !== owner && JSON.stringify(held.rule) !== JSON.stringify(rule))
-        conflicts.push({ owner, key, heldBy: held.owner });
+  const kept = new Map<string, RuleClaimEntry>();
+  const conflicts: AggregatedTunnel['conflicts'] = [];
+  const claims = ordered.flatMap(claimsOf);
+  for (const c of claims.filter((c) => isCatchAll(c.rule)))
+    conflicts.push({ owner: c.owner, key: 'the catch-all rule', heldBy: "the tunnel's fallbackTarget" });
+  for (const c of claims.filter((c) => !isCatchAll(c.rule)).sort(claimOrder)) {
+    const key = ruleKey(c.rule);
+    const held = kept.get(key);
+    if (!held) kept.set(key, c);
+    // One object wanting one key twice is its own affair; two objects wanting it the same way agree.
+    else if (!sameClaimant(held.claimant, c.claimant) && JSON.stringify(held.rule) !== JSON.stringify(c.rule)) {
+      const own = (x: RuleClaimEntry) => claimantLabel(x.claimant) === claimantLabel(parseOwner(x.owner));
+      conflicts.push({
+        owner: c.owner,
+        key: own(c) ? key : `${key} (${claimantLabel(c.claimant)})`,
+        heldBy: own(held) ? held.owner : `${claimantLabel(held.claimant)} (${held.owner})`,
+        rule: key,
+        claimant: c.claimant,
+        holder: held.claimant,
+        holderOwner: held.owner,
+      });
     }
   }
   const rules = [...kept.values()].map((k) => k.rule).sort(compareRules);
@@ -140,6 +265,69 @@ export function aggregateTunnelConfig(sources: RegisteredSource[]): AggregatedTu
       : {}),
   };
   return { config, owners: new Map([...kept].map(([k, v]) => [k, v.owner])), conflicts };
+}
+
+const parseOwner = (owner: string): Claimant => parseRefString(owner) ?? { kind: owner, name: '' };
+
+/** The API version of a claimant's kind, for an Event about it (undefined: a kind we do not know). */
+function claimantApiVersion(kind: string, sourceApiVersion: (kind: string) => string | undefined) {
+  if (kind === 'Ingress') return 'networking.k8s.io/v1';
+  if (kind === 'HTTPRoute') return `${GATEWAY_API_GROUP}/v1`;
+  return sourceApiVersion(kind);
+}
+
+/** An Event about one object of a conflict: the object the Event is about, and the Event. */
+export interface ConflictEvent {
+  regarding: { apiVersion: string; kind: string; namespace?: string; name: string };
+  event: EventSpec;
+}
+
+/** How a HostnameConflict is remembered between syncs (the SyncState's `aggregatedConfig.conflicts`). */
+export const conflictLine = (c: Conflict) => `${c.owner}: ${c.key} held by ${c.heldBy}`;
+
+/**
+ * The `HostnameConflict` Events of a tunnel's conflicts that were not there at the last sync (a
+ * resync adds none): a Warning on the object that lost, naming the holder, and a Normal one on
+ * the holder, naming who else wants its hostname — both sides see it with `kubectl describe`.
+ */
+export function hostnameConflictEvents(
+  conflicts: ReadonlyArray<Conflict | HostnameConflict>,
+  reportedBefore: readonly string[],
+  sourceApiVersion: (kind: string) => string | undefined,
+): ConflictEvent[] {
+  const before = new Set(reportedBefore);
+  const out: ConflictEvent[] = [];
+  const regarding = (c: Claimant) => {
+    const apiVersion = claimantApiVersion(c.kind, sourceApiVersion);
+    return apiVersion ? { apiVersion, ...c } : undefined;
+  };
+  for (const c of conflicts) {
+    if (!('claimant' in c) || before.has(conflictLine(c))) continue;
+    const key = c.rule;
+    const loser = regarding(c.claimant);
+    const winner = regarding(c.holder);
+    if (loser)
+      out.push({
+        regarding: loser,
+        event: {
+          type: 'Warning',
+          reason: 'HostnameConflict',
+          action: 'Route',
+          note: `${key} is held by ${claimantLabel(c.holder)} (${c.holderOwner}), which claimed it first or at a lower priority; this ${c.claimant.kind}'s rule for it is not in the tunnel`,
+        },
+      });
+    if (winner)
+      out.push({
+        regarding: winner,
+        event: {
+          type: 'Normal',
+          reason: 'HostnameConflict',
+          action: 'Route',
+          note: `${claimantLabel(c.claimant)} (${c.owner}) also wants ${key}; it stays with this ${c.holder.kind}`,
+        },
+      });
+  }
+  return out;
 }
 
 /** The hostnames of a source's rules, lower case, each once. */
@@ -355,6 +543,9 @@ export function bindingRules(
 export interface IngressFacts {
   namespace: string;
   name: string;
+  /** Its creationTimestamp (RFC 3339, UTC): the older Ingress keeps a hostname two of a class want. */
+  createdAt?: string;
+  uid?: string;
   annotations?: Record<string, string>;
   rules: Array<{
     host?: string;
@@ -366,6 +557,30 @@ export interface IngressFacts {
       }>;
     };
   }>;
+}
+
+/**
+ * The namespace of the config a class's parameters name (a class config is namespaced), or why
+ * they name none. An IngressClass's `parameters` with a `namespace` (scope Namespace) name that
+ * namespace; without one (scope Cluster, the default) the original looked in its own namespace
+ * (`--cluster-resource-namespace`, default cloudflare-operator-system), where only administrators
+ * write, so they name the config there — never one of that name in whatever namespace asks. A
+ * GatewayClass's `parametersRef` must name the namespace of a namespaced kind (the Gateway API's
+ * rule, and the original refused one without).
+ */
+export function classParametersNamespace(
+  classKind: 'IngressClass' | 'GatewayClass',
+  ref: { namespace?: string; scope?: string },
+): { namespace: string } | { problem: string } {
+  // A namespace named is unambiguous (the apiserver checks it against `scope`; the original's
+  // sample sets it without one).
+  if (ref.namespace) return { namespace: ref.namespace };
+  if (classKind === 'GatewayClass')
+    return {
+      problem: 'spec.parametersRef.namespace is not set (a TunnelGatewayClassConfig is namespaced: name its namespace)',
+    };
+  if (ref.scope === 'Namespace') return { problem: 'spec.parameters.scope is Namespace but no namespace is set' };
+  return { namespace: DEFAULT_CREDENTIALS_NAMESPACE };
 }
 
 /** Annotation on an Ingress choosing the backend protocol (http, https, …) for all its rules. */
@@ -537,20 +752,24 @@ export interface IngressDns {
 }
 
 /**
- * The rules of the Ingresses of a class. A rule without a host is skipped (its hostname would be
- * the tunnel's catch-all, which belongs to the Tunnel), and so is a backend whose Service or named
- * port does not exist; each skip is a note for the class config's status.
+ * The rules of the Ingresses of a class, each run claimed by its Ingress (so two Ingresses of one
+ * class wanting one hostname are decided like any two claimants: the older keeps it). A rule
+ * without a host is skipped (its hostname would be the tunnel's catch-all, which belongs to the
+ * Tunnel), and so is a backend whose Service or named port does not exist; each skip is a note
+ * for the class config's status.
  */
 export function ingressRules(
   ingresses: readonly IngressFacts[],
   services: Readonly<Record<string, ServiceFacts>>,
   defaults: { protocol: string; originRequest?: Record<string, unknown> },
-): { rules: TunnelIngressRule[]; notes: string[]; dns: IngressDns } {
+): { rules: TunnelIngressRule[]; notes: string[]; dns: IngressDns; claims: RuleClaim[] } {
   const rules: TunnelIngressRule[] = [];
   const notes: string[] = [];
   const dns: IngressDns = { disabled: [], proxied: {} };
+  const claims: RuleClaim[] = [];
   const classOriginRequest = wireOriginRequest(defaults.originRequest);
   for (const ing of ingresses) {
+    const start = rules.length;
     const where = `Ingress ${ing.namespace}/${ing.name}`;
     const annotated = ing.annotations?.[BACKEND_PROTOCOL_ANNOTATION];
     const original = readIngressAnnotations(ing.annotations);
@@ -598,8 +817,17 @@ export function ingressRules(
         });
       }
     });
+    if (rules.length > start)
+      claims.push({
+        kind: 'Ingress',
+        namespace: ing.namespace,
+        name: ing.name,
+        ...(ing.uid ? { uid: ing.uid } : {}),
+        since: ing.createdAt ?? '',
+        count: rules.length - start,
+      });
   }
-  return { rules, notes, dns };
+  return { rules, notes, dns, claims };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -608,21 +836,166 @@ export function ingressRules(
 
 export const GATEWAY_API_GROUP = 'gateway.networking.k8s.io';
 
+/** A Kubernetes label selector (`matchLabels`, `matchExpressions`). */
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: Array<{ key: string; operator: string; values?: string[] }>;
+}
+
+/** Whether `labels` match `selector` as the apiserver decides (an empty selector matches everything). */
+export function matchesSelector(selector: LabelSelector, labels: Readonly<Record<string, string>>): boolean {
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
+  for (const e of selector.matchExpressions ?? []) {
+    const has = Object.prototype.hasOwnProperty.call(labels, e.key);
+    const inValues = has && (e.values ?? []).includes(labels[e.key]!);
+    if (e.operator === 'In' && !inValues) return false;
+    if (e.operator === 'NotIn' && inValues) return false;
+    if (e.operator === 'Exists' && !has) return false;
+    if (e.operator === 'DoesNotExist' && has) return false;
+    if (!['In', 'NotIn', 'Exists', 'DoesNotExist'].includes(e.operator)) return false;
+  }
+  return true;
+}
+
+/** A Gateway listener, as far as route attachment reads it. */
+export interface ListenerFacts {
+  name: string;
+  hostname?: string;
+  port?: number;
+  protocol?: string;
+  allowedRoutes?: {
+    namespaces?: { from?: string; selector?: LabelSelector };
+    kinds?: Array<{ group?: string; kind: string }>;
+  };
+}
+
 export interface GatewayFacts {
   namespace: string;
   name: string;
-  listeners: Array<{ name: string; hostname?: string }>;
+  listeners: ListenerFacts[];
 }
 
 export interface HTTPRouteFacts {
   namespace: string;
   name: string;
+  /** Its creationTimestamp (RFC 3339, UTC): the older route keeps a hostname two want. */
+  createdAt?: string;
+  uid?: string;
   hostnames?: string[];
-  parentRefs: Array<{ group?: string; kind?: string; namespace?: string; name: string; sectionName?: string }>;
+  parentRefs: Array<{
+    group?: string;
+    kind?: string;
+    namespace?: string;
+    name: string;
+    sectionName?: string;
+    port?: number;
+  }>;
   rules: Array<{
     matches?: Array<{ path?: { type?: string; value?: string } }>;
     backendRefs?: Array<{ group?: string; kind?: string; name: string; namespace?: string; port?: number }>;
   }>;
+}
+
+/**
+ * The hostname a route hostname and a listener hostname have in common (undefined: none), as
+ * the Gateway API defines it: equal names; a wildcard listener `*.example.com` takes any name
+ * under example.com (one label or more: `a.example.com`, `a.b.example.com`, `*.a.example.com`);
+ * a wildcard route `*.example.com` on a listener under example.com becomes the listener's name.
+ * A listener without a hostname takes every name.
+ */
+export function intersectHostname(listener: string | undefined, route: string): string | undefined {
+  const r = route.toLowerCase();
+  if (!listener) return r;
+  const l = listener.toLowerCase();
+  if (l === r) return r;
+  if (l.startsWith('*.') && r.endsWith(l.slice(1))) return r;
+  if (r.startsWith('*.') && l.endsWith(r.slice(1))) return l;
+  return undefined;
+}
+
+/** Whether the listener accepts HTTPRoutes: its `allowedRoutes.kinds`, else its protocol (HTTP, HTTPS). */
+function acceptsHTTPRoute(l: ListenerFacts): boolean {
+  const kinds = l.allowedRoutes?.kinds;
+  if (kinds?.length)
+    return kinds.some((k) => (k.group ?? GATEWAY_API_GROUP) === GATEWAY_API_GROUP && k.kind === 'HTTPRoute');
+  return !l.protocol || l.protocol === 'HTTP' || l.protocol === 'HTTPS';
+}
+
+/** Why the listener does not take routes of `namespace` (undefined: it does). `from` defaults to Same. */
+function namespaceRefusal(
+  l: ListenerFacts,
+  gateway: GatewayFacts,
+  namespace: string,
+  labels: Readonly<Record<string, Record<string, string>>>,
+): string | undefined {
+  const from = l.allowedRoutes?.namespaces?.from ?? 'Same';
+  if (from === 'All') return undefined;
+  if (from === 'Same')
+    return namespace === gateway.namespace ? undefined : `allowedRoutes.namespaces.from is Same (${gateway.namespace})`;
+  if (from === 'Selector') {
+    const selector = l.allowedRoutes?.namespaces?.selector;
+    return selector && matchesSelector(selector, labels[namespace] ?? {})
+      ? undefined
+      : `namespace ${namespace} does not match allowedRoutes.namespaces.selector`;
+  }
+  return `allowedRoutes.namespaces.from ${JSON.stringify(from)} is not All, Same or Selector`;
+}
+
+/**
+ * Where a route attaches among the class's Gateways, as the Gateway API specifies: each
+ * parentRef naming one of them (its `sectionName` and `port` narrow the listeners) attaches to
+ * the listeners that accept HTTPRoutes from the route's namespace (`allowedRoutes`) and share a
+ * hostname with it; its hostnames are then the intersections. `refusals` say why a listener of a
+ * Gateway it names did not take it; a route naming none of the Gateways is not ours (`ours` false).
+ */
+export function routeAttachment(
+  route: HTTPRouteFacts,
+  gateways: ReadonlyMap<string, GatewayFacts>,
+  namespaceLabels: Readonly<Record<string, Record<string, string>>> = {},
+): { ours: boolean; attached: boolean; hostnames: string[]; refusals: string[] } {
+  const hostnames = new Set<string>();
+  const refusals: string[] = [];
+  let ours = false;
+  let attached = false;
+  for (const p of route.parentRefs) {
+    if ((p.group ?? GATEWAY_API_GROUP) !== GATEWAY_API_GROUP || (p.kind ?? 'Gateway') !== 'Gateway') continue;
+    const gateway = gateways.get(`${p.namespace ?? route.namespace}/${p.name}`);
+    if (!gateway) continue;
+    ours = true;
+    const where = `Gateway ${gateway.namespace}/${gateway.name}`;
+    const listeners = gateway.listeners.filter(
+      (l) => (!p.sectionName || l.name === p.sectionName) && (p.port === undefined || l.port === p.port),
+    );
+    if (!listeners.length)
+      refusals.push(
+        `${where} has no listener${p.sectionName ? ` named ${p.sectionName}` : ''}${p.port !== undefined ? ` on port ${p.port}` : ''}`,
+      );
+    for (const l of listeners) {
+      const listener = `listener ${l.name} of ${where}`;
+      if (!acceptsHTTPRoute(l)) {
+        refusals.push(`${listener} does not allow HTTPRoutes (allowedRoutes.kinds or protocol ${l.protocol})`);
+        continue;
+      }
+      const refused = namespaceRefusal(l, gateway, route.namespace, namespaceLabels);
+      if (refused) {
+        refusals.push(`${listener} does not allow routes from namespace ${route.namespace}: ${refused}`);
+        continue;
+      }
+      if (!route.hostnames?.length) {
+        attached = true;
+        if (l.hostname) hostnames.add(l.hostname.toLowerCase());
+        continue;
+      }
+      const common = route.hostnames.map((h) => intersectHostname(l.hostname, h)).filter((h): h is string => !!h);
+      if (!common.length) {
+        refusals.push(`no hostname of the route is within ${listener}'s hostname ${l.hostname}`);
+        continue;
+      }
+      attached = true;
+      for (const h of common) hostnames.add(h);
+    }
+  }
+  return { ours, attached, hostnames: [...hostnames], refusals };
 }
 
 /** A path match as cloudflared's path regex: PathPrefix `^/p(/|$)` (and `/` no path), Exact `^/p$`, RegularExpression as written. */
@@ -635,50 +1008,42 @@ export function gatewayPath(match: { type?: string; value?: string } | undefined
   return trimmed ? `^${escapeRegex(trimmed)}(/|$)` : undefined;
 }
 
-/** The Gateways of the class an HTTPRoute attaches to, with the listener it names (if any). */
-function attachments(route: HTTPRouteFacts, gateways: ReadonlyMap<string, GatewayFacts>) {
-  return route.parentRefs
-    .filter((p) => (p.group ?? GATEWAY_API_GROUP) === GATEWAY_API_GROUP && (p.kind ?? 'Gateway') === 'Gateway')
-    .map((p) => ({ gateway: gateways.get(`${p.namespace ?? route.namespace}/${p.name}`), sectionName: p.sectionName }))
-    .filter((a): a is { gateway: GatewayFacts; sectionName: string | undefined } => !!a.gateway);
-}
-
 /**
- * The rules of the HTTPRoutes attached to a class's Gateways: each hostname of the route (or,
- * without any, of the listeners it attaches to) × each match → its first Service backend. A
- * route or rule that cannot be served (no hostname, no Service backend, a backend in another
- * namespace, which needs a ReferenceGrant) is skipped with a note.
+ * The rules of the HTTPRoutes attached to a class's Gateways (`routeAttachment`): each hostname
+ * the route shares with the listeners it attaches to (or, without any of its own, theirs) × each
+ * match → its first Service backend, each run claimed by its route. A route that names a Gateway
+ * of the class but attaches to none of its listeners gets no rule, with a note saying why; so do
+ * a route or rule that cannot be served (no hostname, no Service backend, a backend in another
+ * namespace, which needs a ReferenceGrant).
  */
 export function httpRouteRules(
   routes: readonly HTTPRouteFacts[],
   gateways: readonly GatewayFacts[],
   services: Readonly<Record<string, ServiceFacts>>,
   defaults: { originRequest?: Record<string, unknown> },
-): { rules: TunnelIngressRule[]; notes: string[]; attached: number } {
+  namespaceLabels: Readonly<Record<string, Record<string, string>>> = {},
+): { rules: TunnelIngressRule[]; notes: string[]; attached: number; claims: RuleClaim[] } {
   const byName = new Map(gateways.map((g) => [`${g.namespace}/${g.name}`, g]));
   const originRequest = wireOriginRequest(defaults.originRequest);
   const rules: TunnelIngressRule[] = [];
   const notes: string[] = [];
+  const claims: RuleClaim[] = [];
   let attached = 0;
   for (const route of routes) {
     const where = `HTTPRoute ${route.namespace}/${route.name}`;
-    const parents = attachments(route, byName);
-    if (!parents.length) continue;
+    const attachment = routeAttachment(route, byName, namespaceLabels);
+    if (!attachment.ours) continue;
+    if (!attachment.attached) {
+      notes.push(`${where}: not attached (${attachment.refusals.join('; ')})`);
+      continue;
+    }
     attached++;
-    const listenerHosts = parents.flatMap(({ gateway, sectionName }) =>
-      gateway.listeners.filter((l) => !sectionName || l.name === sectionName).map((l) => l.hostname),
-    );
-    const hostnames = [
-      ...new Set(
-        (route.hostnames?.length ? route.hostnames : listenerHosts)
-          .filter((h): h is string => !!h)
-          .map((h) => h.toLowerCase()),
-      ),
-    ];
+    const hostnames = attachment.hostnames;
     if (!hostnames.length) {
       notes.push(`${where}: no hostname (neither the route nor its listeners name one; skipped)`);
       continue;
     }
+    const start = rules.length;
     route.rules.forEach((rule, i) => {
       const backend = (rule.backendRefs ?? []).find(
         (b) => (b.group ?? '') === '' && (b.kind ?? 'Service') === 'Service',
@@ -708,6 +1073,15 @@ export function httpRouteRules(
           rules.push({ hostname, ...(path ? { path } : {}), service, ...(originRequest ? { originRequest } : {}) });
       }
     });
+    if (rules.length > start)
+      claims.push({
+        kind: 'HTTPRoute',
+        namespace: route.namespace,
+        name: route.name,
+        ...(route.uid ? { uid: route.uid } : {}),
+        since: route.createdAt ?? '',
+        count: rules.length - start,
+      });
   }
-  return { rules, notes, attached };
+  return { rules, notes, attached, claims };
 }

@@ -371,9 +371,10 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
     });
     if (creds.status === 'failed') return { status: 'failed', ...creds.outcome };
     // Absent from results recorded before the rules existed: nothing to check on replay.
-    const refused =
-      creds.policy &&
-      credentialsUseRefusal(creds.policy, credentialsUseOf(kind, spec, ref.namespace, creds.defaultDomain));
+    const use = credentialsUseOf(kind, spec, ref.namespace, creds.defaultDomain);
+    // A binding's default was 50 before every hostname-claiming kind shared 100: histories from then replay so.
+    if (kind === 'TunnelBinding' && !patched('binding-default-priority-100')) use.defaultPriority = 50;
+    const refused = creds.policy && credentialsUseRefusal(creds.policy, use);
     if (refused) return { status: 'failed', ...refused };
     const zone = zoneOf(kind, spec) ?? (zoneFromCredentials(kind) ? creds.defaultDomain : undefined);
     if (zone === undefined && zoneFromCredentials(kind))

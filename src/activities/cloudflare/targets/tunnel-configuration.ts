@@ -13,7 +13,9 @@ import { canonical, type ItemCodec, type WritePlan } from '../../../domain/cloud
 import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
 import {
   aggregateTunnelConfig,
+  keepRules,
   ruleKey,
+  type TunnelContribution,
   type TunnelConfig,
   type TunnelIngressRule,
 } from '../../../domain/cloudflare/tunnels.js';
@@ -42,14 +44,10 @@ function normalised(c: TunnelConfig): unknown {
 function asLeft(source: RegisteredSource, have: TunnelConfig | undefined): RegisteredSource {
   if (!(source as { orphaned?: boolean }).orphaned) return source;
   const present = new Set((have?.ingress ?? []).map((r) => canonical(normalised({ ingress: [r] }))));
-  const config = source.config as { rules?: TunnelIngressRule[] };
   return {
     ...source,
     priority: Number.MAX_SAFE_INTEGER,
-    config: {
-      ...config,
-      rules: (config.rules ?? []).filter((r) => present.has(canonical(normalised({ ingress: [r] })))),
-    },
+    config: keepRules(source.config as TunnelContribution, (r) => present.has(canonical(normalised({ ingress: [r] })))),
   };
 }
 

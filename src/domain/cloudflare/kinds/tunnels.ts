@@ -1,7 +1,7 @@
 /**
  * The kinds that configure a tunnel: Tunnel and ClusterTunnel (their own settings, priority 10,
  * and the tunnel itself, created or adopted by their workflow before they register),
- * TunnelBinding (its Services' rules, 50), TunnelIngressClassConfig (the rules of every
+ * TunnelBinding (its Services' rules, 100), TunnelIngressClassConfig (the rules of every
  * Ingress of its class, 100) and TunnelGatewayClassConfig (every HTTPRoute of its class's
  * Gateways, 100). All meet in one target per tunnel, `TunnelConfiguration`; the
  * hostnames of the rules get their CNAMEs in the `TunnelDNS` target of the zone that holds each
@@ -18,6 +18,7 @@ import {
   TunnelGatewayClassConfigKind,
   TunnelIngressClassConfigKind,
   TunnelKind,
+  TUNNEL_BINDING_PRIORITY,
   type TunnelBindingSpec,
   type TunnelBindingTunnelRef,
   type TunnelGatewayClassConfigSpec,
@@ -38,11 +39,20 @@ import {
   type IngressFacts,
   type ServiceFacts,
   type TunnelFacts,
+  type RuleClaim,
   type TunnelIngressRule,
 } from '../tunnels.js';
 import type { SyncTarget } from '../targets.js';
 import { connectorDeployment } from '../connector.js';
 import type { RegistrationHints, ResolvedPlace, SourceKindRules } from './types.js';
+
+/**
+ * The priority of every source that claims tunnel hostnames (TunnelBinding by default, the class
+ * configs always): the seed's default. The original put bindings at 50, ahead of every Ingress
+ * whatever its age, so any team's binding took any Ingress's hostname; 50 (the seed's
+ * administrators' level) is now a grant (`priorityNamespaces`).
+ */
+export const HOSTNAME_CLAIM_PRIORITY = TUNNEL_BINDING_PRIORITY;
 
 /** A catch-all cloudflared accepts: an http(s) URL, `http_status:NNN`, `hello_world`. */
 const FALLBACK = /^(https?:\/\/\S+|http_status:[1-5]\d\d|hello_world)$/;
@@ -137,6 +147,8 @@ export type ExpandedIngressClassConfig = TunnelIngressClassConfigSpec &
     ingressCount?: number;
     /** What of them is skipped or unread, and why, in the slim view (ingressSkips). */
     ingressNotes?: string[];
+    /** Classes naming a config of this name that mean another one (./../tunnels.ts classParametersNamespace). */
+    classNotes?: string[];
   };
 
 function tunnelLabel(t: { kind: string; name: string; namespace?: string }): string {
@@ -173,12 +185,13 @@ function tunnelTargets(spec: NamesTunnel, place: ResolvedPlace): SyncTarget[] {
 function tunnelContribution(
   spec: NamesTunnel,
   target: SyncTarget,
-  rules: TunnelIngressRule[],
+  { rules, claims }: { rules: TunnelIngressRule[]; claims?: RuleClaim[] },
   proxied: boolean,
   hints: RegistrationHints | undefined,
 ) {
   const tunnelId = spec.tunnel?.tunnelId;
-  if (target.resourceType === 'TunnelConfiguration' && target.tunnelId === tunnelId) return { rules };
+  if (target.resourceType === 'TunnelConfiguration' && target.tunnelId === tunnelId)
+    return { rules, ...(claims?.length ? { claims } : {}) };
   if (target.resourceType === 'TunnelDNS' && tunnelId)
     return { entries: tunnelDnsRecords(hostnamesOf(rules), target.zone, tunnelId, proxied, hints?.subzones) };
   return { rules: [] };
@@ -196,7 +209,9 @@ export const tunnelBindingRules: SourceKindRules<ExpandedTunnelBinding> = {
   definition: TunnelBindingKind,
   clusterScoped: false,
   getEach: true,
-  priority: (spec) => spec.priority ?? 50,
+  // The default of every kind that claims hostnames: between teams, the older claim keeps a
+  // hostname (src/domain/cloudflare/tunnels.ts claimOrder); going ahead needs priorityNamespaces.
+  priority: (spec) => spec.priority ?? HOSTNAME_CLAIM_PRIORITY,
   credentialsRef: (spec) => spec.tunnel?.credentialsRef,
   credentialsOfTunnel: true,
   zone: (spec) => (spec.tunnelRef?.disableDNSUpdates ? undefined : spec.tunnel?.domain),
@@ -219,8 +234,7 @@ export const tunnelBindingRules: SourceKindRules<ExpandedTunnelBinding> = {
     };
   },
   targets: tunnelTargets,
-  contribution: (spec, target, _object, hints) =>
-    tunnelContribution(spec, target, bindingRulesOf(spec).rules, true, hints),
+  contribution: (spec, target, _object, hints) => tunnelContribution(spec, target, bindingRulesOf(spec), true, hints),
 };
 
 function ingressRulesOf(spec: ExpandedIngressClassConfig) {
@@ -233,12 +247,17 @@ function ingressRulesOf(spec: ExpandedIngressClassConfig) {
 /** How many skipped rules and unread annotations a class config's status names. */
 const MAX_SKIPPED_SHOWN = 10;
 
-/** What of a class's Ingresses is not turned into rules or read, and why (the first few, for its status). */
-export function ingressSkips(spec: ExpandedIngressClassConfig): string[] {
-  const notes = ingressRulesOf(spec).notes;
-  return notes.length > MAX_SKIPPED_SHOWN
+const firstSkips = (notes: string[]) =>
+  notes.length > MAX_SKIPPED_SHOWN
     ? [...notes.slice(0, MAX_SKIPPED_SHOWN), `and ${notes.length - MAX_SKIPPED_SHOWN} more`]
     : notes;
+
+/**
+ * What of a class's Ingresses is not turned into rules or read, and why (the first few, for its
+ * status) — an IngressClass whose parameters mean another config first.
+ */
+export function ingressSkips(spec: ExpandedIngressClassConfig): string[] {
+  return firstSkips([...(spec.classNotes ?? []), ...ingressRulesOf(spec).notes]);
 }
 
 export const tunnelIngressClassConfigRules: SourceKindRules<ExpandedIngressClassConfig> = {
@@ -246,7 +265,7 @@ export const tunnelIngressClassConfigRules: SourceKindRules<ExpandedIngressClass
   clusterScoped: false,
   getEach: true,
   states: { ready: 'active', syncing: 'pending', error: 'error' },
-  priority: () => 100,
+  priority: () => HOSTNAME_CLAIM_PRIORITY,
   credentialsRef: (spec) => spec.tunnel?.credentialsRef,
   credentialsOfTunnel: true,
   zone: (spec) => ((spec.dnsManagement ?? 'Automatic') === 'Automatic' ? spec.tunnel?.domain : undefined),
@@ -279,7 +298,7 @@ export const tunnelIngressClassConfigRules: SourceKindRules<ExpandedIngressClass
     const of = ingressRulesOf(spec);
     const tunnelId = spec.tunnel?.tunnelId;
     if (target.resourceType !== 'TunnelDNS' || !tunnelId)
-      return tunnelContribution(spec, target, of.rules, spec.dnsProxied ?? true, hints);
+      return tunnelContribution(spec, target, of, spec.dnsProxied ?? true, hints);
     // An Ingress's `cloudflare.com/disable-dns` and `dns-proxied` (the original's annotations).
     const hosts = ingressDnsHostnames(of);
     const proxiedOf = (h: string) => of.dns.proxied[h] ?? spec.dnsProxied ?? true;
@@ -311,29 +330,54 @@ export type ExpandedGatewayClassConfig = TunnelGatewayClassConfigSpec &
     routes: HTTPRouteFacts[];
     /** Their backends' Services by `namespace/name`. */
     services: Record<string, ServiceFacts>;
+    /** The labels of the routes' namespaces, when a listener selects namespaces by label. */
+    namespaceLabels?: Record<string, Record<string, string>>;
     /** Counts kept in the source workflow's slim view (which leaves the objects out). */
     gatewayCount?: number;
     routeCount?: number;
+    /** Classes naming a config of this name that mean another one (./../tunnels.ts classParametersNamespace). */
+    classNotes?: string[];
+    /** What of the routes is not routed and why (a route attached to no listener…), in the slim view (routeSkips). */
+    routeNotes?: string[];
   };
 
 function routeRulesOf(spec: ExpandedGatewayClassConfig) {
-  return httpRouteRules(spec.routes ?? [], spec.gateways ?? [], spec.services ?? {}, {
-    originRequest: spec.defaultOriginRequest as Record<string, unknown> | undefined,
-  });
+  return httpRouteRules(
+    spec.routes ?? [],
+    spec.gateways ?? [],
+    spec.services ?? {},
+    { originRequest: spec.defaultOriginRequest as Record<string, unknown> | undefined },
+    spec.namespaceLabels ?? {},
+  );
+}
+
+/**
+ * What of the HTTPRoutes of a class is not turned into rules, and why (the first few, for its
+ * status): a route attached to no listener, a rule without a Service backend…
+ */
+export function routeSkips(spec: ExpandedGatewayClassConfig): string[] {
+  return firstSkips([...(spec.classNotes ?? []), ...routeRulesOf(spec).notes]);
+}
+
+/** How many HTTPRoutes attach to a listener of the class's Gateways. */
+export function attachedRoutes(spec: ExpandedGatewayClassConfig): number {
+  return routeRulesOf(spec).attached;
 }
 
 export const tunnelGatewayClassConfigRules: SourceKindRules<ExpandedGatewayClassConfig> = {
   ...(tunnelIngressClassConfigRules as unknown as SourceKindRules<ExpandedGatewayClassConfig>),
   definition: TunnelGatewayClassConfigKind,
   statusFields(spec) {
+    const skipped = spec.routeNotes ?? routeSkips(spec);
     return {
       gatewayCount: spec.gatewayCount ?? (spec.gateways ?? []).length,
-      routeCount: spec.routeCount ?? routeRulesOf(spec).attached,
+      routeCount: spec.routeCount ?? attachedRoutes(spec),
+      skipped: skipped.length ? skipped : null,
       ...(spec.tunnel?.tunnelId ? { tunnelId: spec.tunnel.tunnelId } : {}),
     };
   },
   dnsHostnames: (spec) =>
     (spec.dnsManagement ?? 'Automatic') === 'Automatic' ? hostnamesOf(routeRulesOf(spec).rules) : undefined,
   contribution: (spec, target, _object, hints) =>
-    tunnelContribution(spec, target, routeRulesOf(spec).rules, spec.dnsProxied ?? true, hints),
+    tunnelContribution(spec, target, routeRulesOf(spec), spec.dnsProxied ?? true, hints),
 };
