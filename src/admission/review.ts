@@ -32,9 +32,13 @@ export interface AdmissionRequest {
   name?: string;
   operation: string;
   userInfo: UserInfo;
-  object?: { metadata?: { name?: string; generateName?: string }; spec?: unknown; tunnelRef?: unknown };
+  object?: {
+    metadata?: { name?: string; generateName?: string; annotations?: Record<string, string> };
+    spec?: unknown;
+    tunnelRef?: unknown;
+  };
   /** UPDATE only: the object before the change. */
-  oldObject?: { spec?: unknown; tunnelRef?: unknown };
+  oldObject?: { metadata?: { annotations?: Record<string, string> }; spec?: unknown; tunnelRef?: unknown };
 }
 
 export interface UserInfo {

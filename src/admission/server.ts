@@ -16,6 +16,7 @@ import { logger as rootLogger, type Logger } from '../log.js';
 import type { AllowedCapabilities } from '../domain/sandbox-capabilities.js';
 import { AccessReviewer } from './access.js';
 import { credentialsUseRefusalOf } from './cloudflare-credentials.js';
+import { tunnelRecordRefusalOf } from './cloudflare-id.js';
 import {
   allow,
   checksFor,
@@ -113,6 +114,11 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
       if (capabilities) {
         log.info(ctx, 'admission: refused by the allowed sandbox capabilities');
         return refuse(uid, 403, capabilities);
+      }
+      const tunnelRecord = refusals.length === 0 ? await tunnelRecordRefusalOf(opts.kube, request) : undefined;
+      if (tunnelRecord) {
+        log.info(ctx, "admission: refused, the worker's tunnel record");
+        return refuse(uid, 403, tunnelRecord);
       }
       const credentialsUse = refusals.length === 0 ? await credentialsUseRefusalOf(opts.kube, request) : undefined;
       if (credentialsUse) {

@@ -6,6 +6,7 @@
  * zone's `TunnelDNS` target. Real Temporal, kube-apiserver (+ controller-manager for the Secret's
  * garbage collection) and etcd; Cloudflare is the emulator, read only through the official SDK.
  */
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { CLOUDFLARE_API_VERSION, CLOUDFLARE_GROUP, CLOUDFLARE_ID_ANNOTATION } from '../../src/api/cloudflare.js';
 import { PatchStrategy, type KubernetesObject, type V1Deployment } from '@kubernetes/client-node';
@@ -638,6 +639,109 @@ describe("the tunnel's connector: a cloudflared Deployment", () => {
     await k.delete(tunnelRef(squat));
     await eventually('the Tunnel gone', async () => !(await k.get(tunnelRef(squat))));
     expect((await deployment(squat))?.metadata?.uid).toBe(made.metadata?.uid);
+  });
+  it("a Tunnel migrated from the original: its Deployment, under the original's selector, is replaced — Ready, not InvalidSpec", async () => {
+    const t = uniq('migrated');
+    // The original's Tunnel and its connector, as the original left them, before this operator runs it.
+    await suite.stopWorker();
+    let original: V1Deployment;
+    try {
+      await k.apply(tunnel(t, { newTunnel: { name: uniq('cf-migrated') } }));
+      const owner = (await k.get(tunnelRef(t))) as KubernetesObject;
+      const labels = {
+        'cloudflare-operator.io/tunnel': t,
+        'cloudflare-operator.io/app': 'cloudflared',
+        'cloudflare-operator.io/id': 'f70ff985-a4ef-4643-bbbc-4a0ed4fc8415',
+        'cloudflare-operator.io/name': t,
+        'cloudflare-operator.io/domain': zoneName,
+        'cloudflare-operator.io/is-cluster-tunnel': 'false',
+      };
+      original = await k.create<V1Deployment & KubernetesObject>({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: {
+          name: t,
+          namespace: ns(),
+          labels,
+          ownerReferences: [
+            {
+              apiVersion: owner.apiVersion!,
+              kind: 'Tunnel',
+              name: t,
+              uid: owner.metadata!.uid!,
+              controller: true,
+              blockOwnerDeletion: true,
+            },
+          ],
+        },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: labels },
+          template: {
+            metadata: { labels },
+            spec: {
+              containers: [
+                {
+                  name: 'cloudflared',
+                  image: 'cloudflare/cloudflared:latest',
+                  args: ['tunnel', '--no-autoupdate', 'run'],
+                },
+              ],
+            },
+          },
+        },
+      });
+    } finally {
+      await suite.startWorker();
+    }
+    const replaced = await eventually(
+      "the Deployment replaced under the connector's selector",
+      async () => {
+        const d = await deployment(t);
+        return d &&
+          d.metadata?.uid !== original.metadata?.uid &&
+          d.spec?.selector?.matchLabels?.['app.kubernetes.io/name']
+          ? d
+          : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
+    expect(replaced.spec?.selector?.matchLabels).not.toHaveProperty('cloudflare-operator.io/id');
+    expect(replaced.spec?.template.spec?.containers[0]?.env).toEqual([
+      { name: 'TUNNEL_TOKEN', valueFrom: { secretKeyRef: { name: t, key: 'token' } } },
+    ]);
+    await eventually('Ready', async () => (await ready('Tunnel', t))?.status === 'True');
+    expect((await ready('Tunnel', t))?.reason).not.toBe('InvalidSpec');
+    await k.delete(tunnelRef(t));
+    await eventually(
+      'the Tunnel and its Deployment gone',
+      async () => !(await k.get(tunnelRef(t))) && !(await deployment(t)),
+    );
+  });
+  it('a rotated run token rolls the connector: the Pod template carries its checksum', async () => {
+    const t = uniq('rotate');
+    await k.apply(tunnel(t, { newTunnel: { name: uniq('cf-rotate') } }));
+    const checksumOf = async () =>
+      (await deployment(t))?.spec?.template.metadata?.annotations?.['cloudflare-operator.io/token-checksum'];
+    const before = await eventually('the checksum on the Pod template', checksumOf);
+    const tunnelId = (await tunnelStatus(t))!.tunnelId!;
+    const rotated = markSecret(randomBytes(32).toString('base64'));
+    await suite.fx.cf.zeroTrust.tunnels.cloudflared.edit(tunnelId, { account_id: account, tunnel_secret: rotated });
+    // Noticed at the Tunnel's next resolve: a spec change here (the re-registration interval otherwise).
+    await k.mergePatch(tunnelRef(t), { spec: { fallbackTarget: 'http_status:503' } });
+    const after = await eventually('a new checksum on the Pod template', async () => {
+      const c = await checksumOf();
+      return c && c !== before ? c : undefined;
+    });
+    expect(after).toMatch(/^sha256:[0-9a-f]{32}$/);
+    const secret = (await k.get({ apiVersion: 'v1', kind: 'Secret', namespace: ns(), name: t })) as {
+      data: Record<string, string>;
+    };
+    const token = Buffer.from(secret.data.token!, 'base64').toString();
+    markSecret(token);
+    expect(JSON.parse(Buffer.from(token, 'base64').toString()).s).toBe(rotated);
+    await k.delete(tunnelRef(t));
+    await eventually('the Tunnel gone', async () => !(await k.get(tunnelRef(t))));
   });
   it("the original's v1alpha1 manifest (size, inline details, zoneId) carrying the original's finalizer: served, run with its size, its binding's CNAME without a zone lookup, deleted cleanly", async () => {
     const t = uniq('v1a1');

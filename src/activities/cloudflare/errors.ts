@@ -45,6 +45,14 @@ export function isCloudflareRefusal(err: unknown): boolean {
   return err instanceof Cloudflare.APIError && err.status >= 400 && err.status < 500 && err.status !== 408;
 }
 
+/**
+ * Whether Cloudflare refused to delete a tunnel because connectors still hold connections to it
+ * (code 1022): it accepts the delete once they are gone — the caller retries, never gives up.
+ */
+export function isCloudflareTunnelBusy(err: unknown): boolean {
+  return err instanceof Cloudflare.APIError && err.status === 400 && (err.errors ?? []).some((e) => e.code === 1022);
+}
+
 /** The call's answer, or undefined when Cloudflare has no such object (404); other errors pass. */
 export const unlessNotFound = <T>(call: Promise<T>): Promise<T | undefined> =>
   call.catch((err: unknown) => (isCloudflareNotFound(err) ? undefined : Promise.reject(err)));

@@ -5,13 +5,18 @@
  * ClusterTunnel's in the operator's Cloudflare namespace) and is owned by the Tunnel, so the
  * garbage collector also removes it with the Tunnel. A Deployment of that name that the Tunnel
  * does not control is never changed or deleted.
+ *
+ * A Tunnel's Deployment that selects its Pods by other labels — the original operator's, for a
+ * Tunnel migrated from it — is replaced: a selector cannot be changed in place. On removal the
+ * Deployment is deleted in the foreground and waited for until its Pods are gone, so no
+ * cloudflared holds a connection when the tunnel is deleted (Cloudflare refuses that, 1022).
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { KubernetesObject, V1Deployment } from '@kubernetes/client-node';
 import { DEFAULT_CREDENTIALS_NAMESPACE } from '../../api/cloudflare.js';
 import { ClusterTunnelKind, TunnelKind, type TunnelSpec } from '../../api/cloudflare-tunnels.js';
 import type { CloudflareConfig } from '../../config.js';
-import { connectorDeployment } from '../../domain/cloudflare/connector.js';
+import { TOKEN_CHECKSUM_ANNOTATION, connectorDeployment, selectorDiffers } from '../../domain/cloudflare/connector.js';
 import type { SourceRef } from '../../domain/cloudflare/markers.js';
 import { failedWith, ok, type Outcome } from '../../domain/results.js';
 import { apiMessage, statusCode, type KubeClient } from '../../kube/client.js';
@@ -67,14 +72,36 @@ export function createConnectorActivities(kube: KubeClient, config: Pick<Cloudfl
         uid: req.uid,
         spec: tunnel.spec,
       },
-      { namespace, secretName: name, defaultImage: config.cloudflaredImage },
+      {
+        namespace,
+        secretName: name,
+        defaultImage: config.cloudflaredImage,
+        // Recorded on the Tunnel by ensureTunnel when it writes the Secret (the worker never reads Secrets).
+        ...(tunnel.metadata.annotations?.[TOKEN_CHECKSUM_ANNOTATION]
+          ? { tokenChecksum: tunnel.metadata.annotations[TOKEN_CHECKSUM_ANNOTATION] }
+          : {}),
+      },
     );
     if ('problem' in built) return failedWith({ reason: 'InvalidSpec', message: built.problem });
-    if ((await current(req)) === 'foreign')
+    const existing = await current(req);
+    if (existing === 'foreign')
       return failedWith({
         reason: 'ConnectorConflict',
         message: `Deployment ${namespace}/${name} exists and is not this ${req.ref.kind}'s: it is never changed (delete or rename it)`,
       });
+    if (
+      existing &&
+      !existing.metadata?.deletionTimestamp &&
+      selectorDiffers(existing, { kind: def.kind as 'Tunnel' | 'ClusterTunnel', name })
+    ) {
+      // Its own Deployment under another selector (the original operator's): made again, as the
+      // selector is immutable. Its Pods go with it (background), the new ones start at once.
+      try {
+        await kube.delete(deploymentRef(namespace, name), { uid: existing.metadata!.uid! });
+      } catch (err) {
+        throw kubeFailure(err, `replace Deployment ${namespace}/${name}`);
+      }
+    }
     try {
       await kube.apply(built.deployment as KubernetesObject);
     } catch (err) {
@@ -90,16 +117,27 @@ export function createConnectorActivities(kube: KubeClient, config: Pick<Cloudfl
     return ok({ deployment: `${namespace}/${name}` });
   }
 
-  /** Deletes the connector (only if this Tunnel controls it); done when it is gone. */
+  /**
+   * Deletes the connector (only if this Tunnel controls it), in the foreground: the Deployment
+   * stays until its ReplicaSets and Pods are gone. Done when it is gone; until then a retryable
+   * failure (the workflow's retries are the wait).
+   */
   async function removeTunnelConnector(req: ConnectorRequest): Promise<void> {
     const dep = await current(req);
     if (!dep || dep === 'foreign') return;
     const { namespace, name } = placeOf(req.ref);
     try {
-      await kube.delete(deploymentRef(namespace, name), { uid: dep.metadata!.uid! });
+      if (!dep.metadata?.deletionTimestamp)
+        await kube.delete(deploymentRef(namespace, name), { uid: dep.metadata!.uid!, propagationPolicy: 'Foreground' });
     } catch (err) {
       throw err instanceof ApplicationFailure ? err : kubeFailure(err, `delete Deployment ${namespace}/${name}`);
     }
+    const after = await current(req);
+    if (after === undefined || after === 'foreign') return;
+    throw ApplicationFailure.retryable(
+      `waiting for the connector's Pods (Deployment ${namespace}/${name}) to stop before the tunnel is deleted`,
+      'ConnectorStopping',
+    );
   }
 
   return { applyTunnelConnector, removeTunnelConnector };

@@ -25,7 +25,15 @@ export interface ConnectorPlace {
   secretName: string;
   /** The image when the spec names none. */
   defaultImage: string;
+  /**
+   * A digest of the run token in that Secret, on the Pod template: a rotated token changes the
+   * template, so the Pods roll and read the new one (cloudflared reads its token only at start).
+   */
+  tokenChecksum?: string;
 }
+
+/** The Pod template annotation that carries the run token's digest (and the Tunnel's, where the worker records it). */
+export const TOKEN_CHECKSUM_ANNOTATION = 'cloudflare-operator.io/token-checksum';
 
 /** Port of cloudflared's metrics and `/ready` endpoint, as the original sets it. */
 export const CONNECTOR_METRICS_PORT = 2000;
@@ -38,6 +46,23 @@ export function connectorLabels(owner: Pick<ConnectorOwner, 'kind' | 'name'>): R
     'cloudflare-operator.io/tunnel': owner.name,
     'cloudflare-operator.io/tunnel-kind': owner.kind,
   };
+}
+
+/**
+ * Whether a Deployment of the Tunnel's (its controller) selects its Pods otherwise than the
+ * connector does — the original operator's `cloudflare-operator.io/{tunnel,app,id,name,domain,is-cluster-tunnel}`
+ * selector, say. A selector is immutable: such a Deployment is replaced (deleted, then made again).
+ */
+export function selectorDiffers(
+  current: { spec?: { selector?: { matchLabels?: Record<string, string>; matchExpressions?: unknown[] } } },
+  owner: Pick<ConnectorOwner, 'kind' | 'name'>,
+): boolean {
+  const selector = current.spec?.selector;
+  const want = connectorLabels(owner);
+  const have = selector?.matchLabels ?? {};
+  if (selector?.matchExpressions?.length) return true;
+  const keys = new Set([...Object.keys(want), ...Object.keys(have)]);
+  return [...keys].some((k) => want[k] !== have[k]);
 }
 
 /** `spec.deployPatch` parsed (JSON or YAML, as `kubectl patch` takes it), or why it cannot be used. */
@@ -170,7 +195,18 @@ export function connectorDeployment(
     selector: { matchLabels: connectorLabels(owner) },
     template: {
       ...template,
-      metadata: { ...templateMeta, labels: { ...((templateMeta.labels as object) ?? {}), ...connectorLabels(owner) } },
+      metadata: {
+        ...templateMeta,
+        labels: { ...((templateMeta.labels as object) ?? {}), ...connectorLabels(owner) },
+        ...(place.tokenChecksum
+          ? {
+              annotations: {
+                ...((templateMeta.annotations as object) ?? {}),
+                [TOKEN_CHECKSUM_ANNOTATION]: place.tokenChecksum,
+              },
+            }
+          : {}),
+      },
     },
   };
   return { deployment: patched };

@@ -64,4 +64,18 @@ export class EmulatorAdmin {
   addToken(spec: TokenSpec): Promise<unknown> {
     return this.call('POST', '/tokens', spec);
   }
+
+  /** A cloudflared connects to the tunnel (and reconnects after a connections DELETE) until stopped. */
+  startConnector(tunnelId: string, clientId?: string): Promise<{ client_id: string }> {
+    return this.call(
+      'POST',
+      `/tunnels/${encodeURIComponent(tunnelId)}/connectors`,
+      clientId ? { client_id: clientId } : {},
+    );
+  }
+
+  /** Every cloudflared running the tunnel stops: its connections close. */
+  stopConnectors(tunnelId: string): Promise<unknown> {
+    return this.call('DELETE', `/tunnels/${encodeURIComponent(tunnelId)}/connectors`);
+  }
 }

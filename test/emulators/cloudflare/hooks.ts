@@ -9,6 +9,9 @@
  *   PUT    /__emulator/rate-limit     the per-user budget: {requests, windowSeconds}
  *   POST   /__emulator/tokens         add a token: {token, id?, status?, accounts?, readOnly?, permissions?, user?}
  *                                     (with `email`: a Global API Key of that account email)
+ *   POST   /__emulator/tunnels/{id}/connectors   a cloudflared starts running the tunnel: {client_id?} (it
+ *                                     holds a connection, and opens it again after a connections DELETE)
+ *   DELETE /__emulator/tunnels/{id}/connectors   every connector of the tunnel stops (its connections close)
  */
 import { Type } from '@sinclair/typebox';
 import type { RateLimiter, TokenAuth } from './auth.js';
@@ -16,6 +19,7 @@ import { ApiError } from './envelope.js';
 import { FaultSpec, type FaultInjector } from './faults.js';
 import type { RequestLog } from './request-log.js';
 import type { EmulatorStore } from './store.js';
+import { startConnector, stopConnectors } from './routes/tunnels.js';
 import { checkBody } from './validate.js';
 
 export const HOOK_PREFIX = '/__emulator';
@@ -63,6 +67,8 @@ const TokenBody = Type.Object({
   email: Type.Optional(Type.String({ minLength: 1 })),
 });
 
+const ConnectorBody = Type.Object({ client_id: Type.Optional(Type.String({ minLength: 1 })) });
+
 export interface HookDeps {
   adminToken: string;
   store: EmulatorStore;
@@ -85,6 +91,16 @@ export function handleHook(
     throw new ApiError(401, [{ code: 10000, message: 'emulator admin token required' }]);
   }
   const route = `${method} ${path.slice(HOOK_PREFIX.length).replace(/\/$/, '')}`;
+  const connectors = /^(POST|DELETE) \/tunnels\/([^/]+)\/connectors$/.exec(route);
+  if (connectors) {
+    const tunnelId = decodeURIComponent(connectors[2]!);
+    if (connectors[1] === 'POST') {
+      const spec = checkBody(ConnectorBody, body ?? {});
+      return { client_id: startConnector(deps.store, tunnelId, spec.client_id) };
+    }
+    stopConnectors(deps.store, tunnelId);
+    return { stopped: true };
+  }
   switch (route) {
     case 'POST /reset':
       deps.store.reset();

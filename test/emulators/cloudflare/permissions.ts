@@ -29,17 +29,32 @@ const BY_PATH: ReadonlyArray<[RegExp, PermissionGroup]> = [
   [/^\/zones(\/[^/]+)?\/?$/, 'zone'],
 ];
 
+/**
+ * Reads that need the Edit permission: a tunnel's token runs the tunnel, so Cloudflare asks for
+ * Cloudflare Tunnel Write (developers.cloudflare.com/cloudflare-one/connections/connect-networks/configure-tunnels/remote-tunnel-permissions/).
+ */
+const WRITE_TO_READ: ReadonlyArray<RegExp> = [/^\/accounts\/[^/]+\/cfd_tunnel\/[^/]+\/token\/?$/];
+
 /** The permission a request needs (undefined: none, e.g. `/user/tokens/verify`). */
 export function requiredPermission(method: string, path: string): Permission | undefined {
   const group = BY_PATH.find(([re]) => re.test(path))?.[1];
   if (!group) return undefined;
+  if (WRITE_TO_READ.some((re) => re.test(path))) return `${group}:edit`;
   return `${group}:${method === 'GET' || method === 'HEAD' ? 'read' : 'edit'}`;
 }
 
-/** Throws Cloudflare's 403/10000 when a token with permissions lacks the one the request needs. */
-export function authorizePermission(token: { permissions?: ReadonlySet<string> }, method: string, path: string): void {
-  if (!token.permissions) return;
+/**
+ * Throws Cloudflare's 403/10000 when a token with permissions lacks the one the request needs; a
+ * read-only token (every permission a Read one) lacks every Edit, the reads that need it too.
+ */
+export function authorizePermission(
+  token: { permissions?: ReadonlySet<string>; readOnly?: boolean },
+  method: string,
+  path: string,
+): void {
   const needed = requiredPermission(method, path);
+  if (token.readOnly && needed?.endsWith(':edit')) throw CfErrors.authentication();
+  if (!token.permissions) return;
   if (!needed) return;
   const [group, level] = needed.split(':');
   if (token.permissions.has(needed) || (level === 'read' && token.permissions.has(`${group}:edit`))) return;

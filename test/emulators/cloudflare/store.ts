@@ -192,6 +192,8 @@ export class EmulatorStore {
   readonly tunnelSecrets = new Map<string, string>();
   /** Key: tunnel id. */
   readonly tunnelConfigs = new Map<string, TunnelConfiguration>();
+  /** Key: tunnel id; the connectors (client ids) running it (a test hook starts and stops them). */
+  readonly tunnelConnectors = new Map<string, Set<string>>();
   /** Key: account id. */
   readonly networkRoutes = new Map<string, NetworkRoute[]>();
 
@@ -214,6 +216,7 @@ export class EmulatorStore {
     this.accessGroups.clear();
     this.identityProviders.clear();
     this.tunnels.clear();
+    this.tunnelConnectors.clear();
     this.networkRoutes.clear();
     this.tunnelSecrets.clear();
     this.tunnelConfigs.clear();

@@ -7,6 +7,11 @@
  * is checked as cloudflared checks it: the last rule is a catch-all, no catch-all before it; only
  * the schema's `ingress` and `originRequest` are kept — `warp-routing` is not).
  *
+ * Connections: a connector (cloudflared) running the tunnel holds a connection (started and stopped
+ * by a test hook, ../hooks.ts). DELETE `/connections` removes them, as Cloudflare does — but a
+ * connector still running opens its connection again at once. A tunnel with connections is not
+ * deleted: 400/1022 (code as users report it, e.g. tuanngocptn/nport#16; message guessed).
+ *
  * Codes: a live tunnel of the same name 409/1013 (cloudflared's API client maps a create's 409 to
  * "tunnel with name already exists"; 1013 and its message as users' logs show them); not found
  * 404/1003, a bad secret 400/1005, a bad ingress 400/1056 (guessed).
@@ -16,7 +21,7 @@ import { Type } from '@sinclair/typebox';
 import { CfErrors } from '../envelope.js';
 import { paginatePage } from '../pagination.js';
 import type { Route, RouteContext } from '../router.js';
-import type { Tunnel, TunnelConfiguration } from '../store.js';
+import type { EmulatorStore, Tunnel, TunnelConfiguration } from '../store.js';
 import { checkBody } from '../validate.js';
 import { accountFor } from './accounts.js';
 
@@ -113,6 +118,48 @@ function checkName(list: readonly Tunnel[], name: string, self?: string): void {
       'You already have a tunnel with this name. Delete the existing tunnel, or choose a different name for your new tunnel',
     );
   }
+}
+
+function liveTunnel(store: EmulatorStore, tunnelId: string): Tunnel {
+  for (const list of store.tunnels.values()) {
+    const t = list.find((x) => x.id === tunnelId && x.deleted_at === null);
+    if (t) return t;
+  }
+  throw notFound();
+}
+
+function connect(store: EmulatorStore, tunnel: Tunnel, clientId: string): void {
+  tunnel.connections.push({
+    id: randomUUID(),
+    client_id: clientId,
+    client_version: '2025.4.0',
+    colo_name: 'emu01',
+    is_pending_reconnect: false,
+    opened_at: store.timestamp(),
+    origin_ip: '192.0.2.1',
+    uuid: randomUUID(),
+  });
+  tunnel.status = 'healthy';
+  tunnel.conns_active_at = store.timestamp();
+}
+
+/** A connector starts running the tunnel (test hook): its connection is there until it stops. */
+export function startConnector(store: EmulatorStore, tunnelId: string, clientId: string = randomUUID()): string {
+  const tunnel = liveTunnel(store, tunnelId);
+  let running = store.tunnelConnectors.get(tunnelId);
+  if (!running) store.tunnelConnectors.set(tunnelId, (running = new Set()));
+  running.add(clientId);
+  connect(store, tunnel, clientId);
+  return clientId;
+}
+
+/** Every connector of the tunnel stops (test hook): their connections close. */
+export function stopConnectors(store: EmulatorStore, tunnelId: string): void {
+  store.tunnelConnectors.delete(tunnelId);
+  const tunnel = liveTunnel(store, tunnelId);
+  tunnel.connections = [];
+  tunnel.status = 'down';
+  tunnel.conns_inactive_at = store.timestamp();
 }
 
 const SERVICE =
@@ -236,8 +283,10 @@ export const tunnelRoutes: Route[] = [
     pattern: '/accounts/:account_id/cfd_tunnel/:tunnel_id',
     handler: (ctx) => {
       const { tunnel } = find(ctx, { live: true });
+      if (tunnel.connections.length)
+        throw CfErrors.teamnet(400, 1022, 'Cannot delete tunnel because it has active connections');
       tunnel.deleted_at = ctx.store.timestamp();
-      tunnel.connections = [];
+      ctx.store.tunnelConnectors.delete(tunnel.id);
       return { result: tunnel };
     },
   },
@@ -256,9 +305,11 @@ export const tunnelRoutes: Route[] = [
     handler: (ctx) => {
       const { tunnel } = find(ctx, { live: true });
       const clientId = ctx.query.get('client_id');
-      tunnel.connections = clientId
-        ? tunnel.connections.filter((c) => (c as { client_id?: string }).client_id !== clientId)
-        : [];
+      const removed = (c: unknown) => !clientId || (c as { client_id?: string }).client_id === clientId;
+      tunnel.connections = tunnel.connections.filter((c) => !removed(c));
+      // A connector still running reconnects at once (cloudflared retries with the same token).
+      for (const running of ctx.store.tunnelConnectors.get(tunnel.id) ?? [])
+        if (!clientId || running === clientId) connect(ctx.store, tunnel, running);
       return { result: null };
     },
   },
