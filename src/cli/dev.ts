@@ -129,9 +129,10 @@ async function startCloudflareEmulatorProcess(
       accountId: DEV_CLOUDFLARE.accountId,
       authType: 'apiToken',
       isDefault: true,
-      // A local playground: every namespace may use the default and set priorities.
+      // A local playground: every namespace may use the default, set priorities and adopt records.
       allowedNamespaces: ['*'],
       priorityNamespaces: ['*'],
+      adoptNamespaces: ['*'],
       secretRef: {
         name: 'cloudflare-api-token',
         namespace: DEV_CLOUDFLARE.namespace,
