@@ -141,7 +141,35 @@ export async function waitUntilReady(
   throw new Error(`${what} not ready after ${opts.timeoutMs} ms (last error: ${String(lastError)})${tail}`);
 }
 
-export function getFreePort(): Promise<number> {
+/**
+ * A free port for a server the stack starts later, chosen below the kernel's ephemeral range:
+ * a port the kernel handed out (`listen(0)`) is also one it hands to outgoing connections, so
+ * between the choice and the server's bind another process's client could take it (an etcd
+ * start failed so, "bind: address already in use", with four test stacks starting at once).
+ */
+export async function getFreePort(): Promise<number> {
+  const ephemeralLow = ephemeralRangeStart();
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = FIRST_CHOSEN_PORT + Math.floor(Math.random() * (ephemeralLow - FIRST_CHOSEN_PORT));
+    if (await isPortFree(port)) return port;
+  }
+  return kernelChosenPort();
+}
+
+/** Where chosen ports start: above the well-known and common registered service ports. */
+const FIRST_CHOSEN_PORT = 10_000;
+
+/** The first port of the kernel's ephemeral range (net.ipv4.ip_local_port_range; Linux's default 32768). */
+export function ephemeralRangeStart(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > FIRST_CHOSEN_PORT + 1_000 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+function kernelChosenPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.unref();
