@@ -10,7 +10,7 @@
  * resourceNames is still honoured. So the common case is one review per kind, whatever the
  * number of targets.
  */
-import { AuthorizationV1Api, type V1SubjectAccessReview } from '@kubernetes/client-node';
+import { AuthorizationV1Api, type V1ResourceAttributes, type V1SubjectAccessReview } from '@kubernetes/client-node';
 import { mapLimited } from '../concurrency.js';
 import { splitApiVersion, type KubeClient } from '../kube/client.js';
 import type { Refusal, TargetCheck, UserInfo } from './review.js';
@@ -87,25 +87,25 @@ export class AccessReviewer {
     return refusals;
   }
 
-  private async allowed(
-    user: UserInfo,
-    attrs: { group: string; version: string; resource: string; verb: string; namespace: string; name?: string },
-  ): Promise<boolean> {
-    const review: V1SubjectAccessReview = await this.authz.createSubjectAccessReview({
-      body: {
-        apiVersion: 'authorization.k8s.io/v1',
-        kind: 'SubjectAccessReview',
-        spec: {
-          user: user.username,
-          uid: user.uid,
-          groups: user.groups,
-          extra: user.extra,
-          resourceAttributes: attrs,
-        },
-      },
-    });
-    return review.status?.allowed === true && review.status.denied !== true;
+  private allowed(user: UserInfo, attrs: V1ResourceAttributes): Promise<boolean> {
+    return userMay(this.authz, user, attrs);
   }
+}
+
+/** Whether the apiserver's authorizers let `user` do what `attrs` say (a SubjectAccessReview as that user). */
+export async function userMay(
+  authz: AuthorizationV1Api,
+  user: UserInfo,
+  attrs: V1ResourceAttributes,
+): Promise<boolean> {
+  const review: V1SubjectAccessReview = await authz.createSubjectAccessReview({
+    body: {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SubjectAccessReview',
+      spec: { user: user.username, uid: user.uid, groups: user.groups, extra: user.extra, resourceAttributes: attrs },
+    },
+  });
+  return review.status?.allowed === true && review.status.denied !== true;
 }
 
 function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> {

@@ -12,6 +12,7 @@ import { CLOUDFLARE_GROUP, CLOUDFLARE_ID_ANNOTATION } from '../api/cloudflare.js
 import { ClusterTunnelKind, TunnelKind } from '../api/cloudflare-tunnels.js';
 import { CLOUDFLARE_ID_PROOF_ANNOTATION } from '../domain/cloudflare/tunnel-ownership.js';
 import type { KubeClient } from '../kube/client.js';
+import { userMay } from './access.js';
 import { describeUser, type AdmissionRequest } from './review.js';
 
 const RECORD_ANNOTATIONS = [CLOUDFLARE_ID_ANNOTATION, CLOUDFLARE_ID_PROOF_ANNOTATION] as const;
@@ -31,29 +32,16 @@ export async function tunnelRecordRefusalOf(kube: KubeClient, req: AdmissionRequ
   const changed = changedTunnelRecord(req);
   if (!changed.length) return undefined;
   const def = req.kind.kind === 'ClusterTunnel' ? ClusterTunnelKind : TunnelKind;
-  const authz = kube.kc.makeApiClient(AuthorizationV1Api);
   const { userInfo: user } = req;
-  const review = await authz.createSubjectAccessReview({
-    body: {
-      apiVersion: 'authorization.k8s.io/v1',
-      kind: 'SubjectAccessReview',
-      spec: {
-        user: user.username,
-        uid: user.uid,
-        groups: user.groups,
-        extra: user.extra,
-        resourceAttributes: {
-          group: def.group,
-          resource: def.plural,
-          subresource: 'status',
-          verb: 'patch',
-          ...(def.kind === 'Tunnel' ? { namespace: req.namespace ?? '' } : {}),
-          name: req.object?.metadata?.name ?? req.name ?? '',
-        },
-      },
-    },
+  const allowed = await userMay(kube.kc.makeApiClient(AuthorizationV1Api), user, {
+    group: def.group,
+    resource: def.plural,
+    subresource: 'status',
+    verb: 'patch',
+    ...(def.kind === 'Tunnel' ? { namespace: req.namespace ?? '' } : {}),
+    name: req.object?.metadata?.name ?? req.name ?? '',
   });
-  if (review.status?.allowed === true && review.status.denied !== true) return undefined;
+  if (allowed) return undefined;
   return (
     `${changed.map((a) => `metadata.annotations["${a}"]`).join(' and ')}: set only by the operator's worker, ` +
     `which records there the tunnel this ${def.kind} made; ${describeUser(user)} may not set, change or remove it. ` +
