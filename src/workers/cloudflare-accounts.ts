@@ -40,7 +40,12 @@ const enums = protoPackage.temporal.api.enums.v1;
 const OBSERVATIONS_AT_ONCE = 2;
 /** How often the number of replicas sharing the budget is read again. */
 const REPLICAS_REFRESH_MS = 10_000;
-/** How often the CloudflareSyncStates are listed for the original operator's finalizers. */
+/**
+ * How often the CloudflareSyncStates are listed for the original operator's finalizers — only
+ * while the last listing found one: the original's SyncStates predate the migration, so once a
+ * listing finds none, no later one would (a whole LIST of them a minute, per replica, for ever
+ * was the alternative).
+ */
 const SYNC_STATES_SWEEP_MS = 60_000;
 /** Temporal's default number of partitions of a task queue (matching.numTaskqueueReadPartitions). */
 const QUEUE_PARTITIONS = 4;
@@ -64,6 +69,7 @@ export class CloudflareAccountWorkers {
   private replicas = 1;
   private replicasReadAt = 0;
   private syncStatesSweptAt = 0;
+  private originalSyncStatesLeft = true;
 
   constructor(private readonly opts: CloudflareAccountWorkersOptions) {
     const { cloudflare } = opts.cfg;
@@ -133,10 +139,15 @@ export class CloudflareAccountWorkers {
       if (c.spec?.accountId) accounts.add(c.spec.accountId);
       await this.releaseOriginal(CloudflareCredentialsKind, c, (f) => f === ORIGINAL_CREDENTIALS_FINALIZER);
     }
-    if (Date.now() - this.syncStatesSweptAt >= SYNC_STATES_SWEEP_MS) {
+    if (this.originalSyncStatesLeft && Date.now() - this.syncStatesSweptAt >= SYNC_STATES_SWEEP_MS) {
       this.syncStatesSweptAt = Date.now();
+      let found = false;
       for await (const s of this.opts.kube.listAll(CloudflareSyncStateKind.apiVersion, CloudflareSyncStateKind.kind))
-        await this.releaseOriginal(CloudflareSyncStateKind, s, isOriginalSyncStateFinalizer);
+        if (s.metadata?.finalizers?.some(isOriginalSyncStateFinalizer)) {
+          found = true;
+          await this.releaseOriginal(CloudflareSyncStateKind, s, isOriginalSyncStateFinalizer);
+        }
+      this.originalSyncStatesLeft = found;
     }
     for (const accountId of accounts) {
       if (this.workers.has(accountId) || this.stopped) continue;
