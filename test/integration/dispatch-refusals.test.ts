@@ -31,6 +31,19 @@ afterAll(async () => {
   await client?.connection.close();
 });
 
+/** A dispatcher to a task queue no worker polls (the starts only have to be accepted), and its metrics. */
+function newDispatcher() {
+  const registry = new Registry();
+  const metrics = createDispatchMetrics(registry, 'test');
+  return {
+    registry,
+    dispatcher: new Dispatcher(client, uniq('nobody-polls'), metrics, logger.child({ role: 'test' })),
+  };
+}
+
+/** A workflow type no worker runs: the client starts it by this function's name. */
+const anyWorkflow = Object.defineProperty(async () => undefined, 'name', { value: 'anyWorkflow' });
+
 const metricValue = async (registry: Registry, name: string, labels: Record<string, string>) => {
   const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === name);
   const value = metric?.values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l));
@@ -38,18 +51,12 @@ const metricValue = async (registry: Registry, name: string, labels: Record<stri
 };
 
 it('a start refused for a missing search attribute waits, is named on /readyz, and runs once the attribute exists', async () => {
-  const registry = new Registry();
-  const dispatcher = new Dispatcher(
-    client,
-    uniq('nobody-polls'),
-    createDispatchMetrics(registry, 'test'),
-    logger.child({ role: 'test' }),
-  );
+  const { registry, dispatcher } = newDispatcher();
   const readiness = dispatchUnblocked(dispatcher);
   const workflowId = uniq('waits-for-attribute');
   try {
     const started = dispatcher.start({
-      workflow: Object.defineProperty(async () => undefined, 'name', { value: 'anyWorkflow' }),
+      workflow: anyWorkflow,
       workflowId,
       args: [],
       searchAttributes: [{ key: K8sKind, value: 'Test' }],
@@ -93,17 +100,11 @@ it('a start refused for a missing search attribute waits, is named on /readyz, a
 }, 120_000);
 
 it('a call Temporal can never accept is dropped and counted by its gRPC code, not retried', async () => {
-  const registry = new Registry();
-  const dispatcher = new Dispatcher(
-    client,
-    uniq('nobody-polls'),
-    createDispatchMetrics(registry, 'test'),
-    logger.child({ role: 'test' }),
-  );
+  const { registry, dispatcher } = newDispatcher();
   try {
     // Temporal limits a workflow ID to 1,000 bytes: no retry can make this start acceptable.
     const result = await dispatcher.start({
-      workflow: Object.defineProperty(async () => undefined, 'name', { value: 'anyWorkflow' }),
+      workflow: anyWorkflow,
       workflowId: 'x'.repeat(1_100),
       args: [],
       searchAttributes: [],

@@ -2,9 +2,11 @@
  * The emulator's routes driven in-process, without HTTP: a fresh seeded `EmulatorStore` before
  * each test, an active token, `dispatch` on it, and the API error of a call.
  */
-import { beforeEach } from 'vitest';
+import Cloudflare from 'cloudflare';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import type { TokenRecord } from '../emulators/cloudflare/auth.js';
 import { ApiError } from '../emulators/cloudflare/envelope.js';
+import { startCloudflareEmulator, type RunningEmulator } from '../emulators/cloudflare/index.js';
 import { dispatch } from '../emulators/cloudflare/routes/index.js';
 import { EmulatorStore, type SeedDocument } from '../emulators/cloudflare/store.js';
 
@@ -48,5 +50,28 @@ export function emulatorUnit(seed: SeedDocument, prefix = ''): EmulatorUnit {
     dispatch: (method, path, body, token = TOKEN) => dispatch(store(), token, method, path, body),
     call: <T>(method: string, path: string, body?: unknown) =>
       dispatch(store(), TOKEN, method, `${prefix}${path}`, body).result as T,
+  };
+}
+
+/**
+ * The emulator as an HTTP server with one account and a token, and the real SDK on it (no
+ * retries): started before the file's tests and closed after them — for tests of what
+ * Cloudflare answers through the SDK.
+ */
+export function emulatorThroughSdk(account: string): { readonly cf: Cloudflare; readonly emulator: RunningEmulator } {
+  let emulator: RunningEmulator | undefined;
+  let cf: Cloudflare | undefined;
+  beforeAll(async () => {
+    emulator = await startCloudflareEmulator({ tokens: [{ token: 'good' }], seed: { accounts: [{ id: account }] } });
+    cf = new Cloudflare({ apiToken: 'good', baseURL: emulator.baseURL, maxRetries: 0 });
+  });
+  afterAll(() => emulator?.close());
+  return {
+    get cf() {
+      return cf!;
+    },
+    get emulator() {
+      return emulator!;
+    },
   };
 }

@@ -4,26 +4,18 @@
  * fields; an `ip` stored in CIDR form. And what the product writes for an AccessGroup comes back
  * equal under its own comparison (no drift, no rewrite on every observation).
  */
-import Cloudflare from 'cloudflare';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AccessGroupSpec } from '../../src/api/cloudflare-zerotrust.js';
 import { accessGroupRules } from '../../src/domain/cloudflare/kinds/access-group.js';
 import { accessGroupCodec, type AccessGroupItem } from '../../src/domain/cloudflare/items.js';
-import { startCloudflareEmulator, type RunningEmulator } from '../emulators/cloudflare/index.js';
+import { emulatorThroughSdk } from '../support/emulator-unit.js';
 
 const account = 'a'.repeat(32);
-let emulator: RunningEmulator;
-let cf: Cloudflare;
-
-beforeAll(async () => {
-  emulator = await startCloudflareEmulator({ tokens: [{ token: 'good' }], seed: { accounts: [{ id: account }] } });
-  cf = new Cloudflare({ apiToken: 'good', baseURL: emulator.baseURL, maxRetries: 0 });
-});
-afterAll(() => emulator?.close());
+const sdk = emulatorThroughSdk(account);
 
 let n = 0;
 const create = (include: unknown[], exclude: unknown[] = []) =>
-  cf.zeroTrust.access.groups.create({ account_id: account, name: `g${n++}`, include, exclude } as never);
+  sdk.cf.zeroTrust.access.groups.create({ account_id: account, name: `g${n++}`, include, exclude } as never);
 
 describe('Access rule schema (E8)', () => {
   it('stores an ip in CIDR form: a bare IPv4 as /32, IPv6 as /128; a block as given', async () => {
@@ -33,7 +25,7 @@ describe('Access rule schema (E8)', () => {
     );
     expect(g.include).toEqual([{ ip: { ip: '192.0.2.7/32' } }]);
     expect(g.exclude).toEqual([{ ip: { ip: '2001:db8::1/128' } }, { ip: { ip: '10.0.0.0/8' } }]);
-    expect((await cf.zeroTrust.access.groups.get(g.id!, { account_id: account })).include).toEqual(g.include);
+    expect((await sdk.cf.zeroTrust.access.groups.get(g.id!, { account_id: account })).include).toEqual(g.include);
   });
 
   it('refuses a selector Cloudflare does not have (github_organization, azure_ad), two selectors in one rule, a missing field, a non-address', async () => {
@@ -45,7 +37,7 @@ describe('Access rule schema (E8)', () => {
       { ip: { ip: 'not-an-ip' } },
     ])
       await expect(create([rule])).rejects.toMatchObject({ status: 400, errors: [{ code: 12130 }] });
-    expect((await cf.zeroTrust.access.groups.list({ account_id: account })).result).toHaveLength(1);
+    expect((await sdk.cf.zeroTrust.access.groups.list({ account_id: account })).result).toHaveLength(1);
   });
 
   it('takes the selectors as Cloudflare spells them', async () => {
@@ -75,7 +67,7 @@ describe("the product's AccessGroup rules", () => {
       { name: 'product' },
     );
     const [entry] = ('entries' in contribution ? contribution.entries : []) as AccessGroupItem[];
-    const written = await cf.zeroTrust.access.groups.create({ account_id: account, ...entry } as never);
+    const written = await sdk.cf.zeroTrust.access.groups.create({ account_id: account, ...entry } as never);
     const live: AccessGroupItem = {
       name: written.name!,
       include: written.include as never,

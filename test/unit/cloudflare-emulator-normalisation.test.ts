@@ -3,24 +3,16 @@
  * configuration without `warp-routing`, identity providers with server-filled config, split-tunnel
  * addresses in CIDR form, and the default profile's lists pre-populated with Cloudflare's defaults.
  */
-import Cloudflare from 'cloudflare';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCloudflareEmulator, type RunningEmulator } from '../emulators/cloudflare/index.js';
+import { describe, expect, it } from 'vitest';
+import { emulatorThroughSdk } from '../support/emulator-unit.js';
 import { DEFAULT_DEVICE_LISTS } from '../emulators/cloudflare/store.js';
 
 const account = 'a'.repeat(32);
-let emulator: RunningEmulator;
-let cf: Cloudflare;
-
-beforeAll(async () => {
-  emulator = await startCloudflareEmulator({ tokens: [{ token: 'good' }], seed: { accounts: [{ id: account }] } });
-  cf = new Cloudflare({ apiToken: 'good', baseURL: emulator.baseURL, maxRetries: 0 });
-});
-afterAll(() => emulator?.close());
+const sdk = emulatorThroughSdk(account);
 
 describe('tunnel configuration', () => {
   it('keeps ingress and originRequest; warp-routing (gone from the schema) is neither stored nor answered (E1)', async () => {
-    const tunnel = await cf.zeroTrust.tunnels.cloudflared.create({
+    const tunnel = await sdk.cf.zeroTrust.tunnels.cloudflared.create({
       account_id: account,
       name: 'warp',
       config_src: 'cloudflare',
@@ -30,20 +22,20 @@ describe('tunnel configuration', () => {
       originRequest: { noTLSVerify: true },
       'warp-routing': { enabled: true },
     };
-    const put = await cf.zeroTrust.tunnels.cloudflared.configurations.update(tunnel.id!, {
+    const put = await sdk.cf.zeroTrust.tunnels.cloudflared.configurations.update(tunnel.id!, {
       account_id: account,
       config: config as never,
     });
     const { 'warp-routing': _dropped, ...kept } = config;
     expect(put.config).toEqual(kept);
-    const got = await cf.zeroTrust.tunnels.cloudflared.configurations.get(tunnel.id!, { account_id: account });
+    const got = await sdk.cf.zeroTrust.tunnels.cloudflared.configurations.get(tunnel.id!, { account_id: account });
     expect(got.config).toEqual(kept);
   });
 });
 
 describe('identity providers', () => {
   it('answer the config fields Cloudflare fills in, never the client secret (E7)', async () => {
-    const idp = await cf.zeroTrust.identityProviders.create({
+    const idp = await sdk.cf.zeroTrust.identityProviders.create({
       account_id: account,
       name: 'entra',
       type: 'azureAD',
@@ -57,7 +49,7 @@ describe('identity providers', () => {
       support_groups: false,
       pkce_enabled: false,
     });
-    const pin = await cf.zeroTrust.identityProviders.create({
+    const pin = await sdk.cf.zeroTrust.identityProviders.create({
       account_id: account,
       name: 'pin',
       type: 'onetimepin',
@@ -69,7 +61,7 @@ describe('identity providers', () => {
 
 describe('split tunnel addresses (E11)', () => {
   it('a bare IP is stored as its one-host CIDR block; a non-address is refused with 400', async () => {
-    const includes = cf.zeroTrust.devices.policies.default.includes;
+    const includes = sdk.cf.zeroTrust.devices.policies.default.includes;
     const put = await includes.update({
       account_id: account,
       body: [
@@ -92,12 +84,12 @@ describe('split tunnel addresses (E11)', () => {
 describe("the default profile's lists (E13)", () => {
   it("start with Cloudflare's default exclude ranges and fallback suffixes; include starts empty", async () => {
     const other = 'b'.repeat(32);
-    emulator.store.addAccount(other);
-    const excludes = await cf.zeroTrust.devices.policies.default.excludes.get({ account_id: other });
+    sdk.emulator.store.addAccount(other);
+    const excludes = await sdk.cf.zeroTrust.devices.policies.default.excludes.get({ account_id: other });
     expect(excludes.result).toEqual(DEFAULT_DEVICE_LISTS.exclude);
     expect(excludes.result).toContainEqual({ address: '10.0.0.0/8' });
-    const fallback = await cf.zeroTrust.devices.policies.default.fallbackDomains.get({ account_id: other });
+    const fallback = await sdk.cf.zeroTrust.devices.policies.default.fallbackDomains.get({ account_id: other });
     expect(fallback.result).toContainEqual({ suffix: 'home.arpa' });
-    expect((await cf.zeroTrust.devices.policies.default.includes.get({ account_id: other })).result).toEqual([]);
+    expect((await sdk.cf.zeroTrust.devices.policies.default.includes.get({ account_id: other })).result).toEqual([]);
   });
 });

@@ -4,9 +4,8 @@
  * (`defaultOriginRequest.connectTimeout: 30s`) goes out as 30 seconds, Cloudflare (the emulator,
  * through the real SDK) refuses `"30s"`, and a read-back 30 plans no write.
  */
-import Cloudflare from 'cloudflare';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCloudflareEmulator, type RunningEmulator } from '../emulators/cloudflare/index.js';
+import { describe, expect, it } from 'vitest';
+import { emulatorThroughSdk } from '../support/emulator-unit.js';
 import { ingressRules, readIngressAnnotations, wireOriginRequest } from '../../src/domain/cloudflare/tunnels.js';
 import { tunnelConfigurationAdapter } from '../../src/activities/cloudflare/targets/tunnel-configuration.js';
 import { tunnelIngressClassConfigRules } from '../../src/domain/cloudflare/kinds/tunnels.js';
@@ -14,14 +13,7 @@ import { workflowView } from '../../src/activities/cloudflare/expand.js';
 import type { RegisteredSource } from '../../src/domain/cloudflare/aggregate.js';
 
 const account = 'a'.repeat(32);
-let emulator: RunningEmulator;
-let cf: Cloudflare;
-
-beforeAll(async () => {
-  emulator = await startCloudflareEmulator({ tokens: [{ token: 'good' }], seed: { accounts: [{ id: account }] } });
-  cf = new Cloudflare({ apiToken: 'good', baseURL: emulator.baseURL, maxRetries: 0 });
-});
-afterAll(() => emulator?.close());
+const sdk = emulatorThroughSdk(account);
 
 describe('originRequest durations (N9)', () => {
   it('go out in seconds, as numbers', () => {
@@ -68,13 +60,13 @@ describe('originRequest durations (N9)', () => {
   });
 
   it('the emulator refuses a duration string where Cloudflare has seconds, through the SDK', async () => {
-    const tunnel = await cf.zeroTrust.tunnels.cloudflared.create({
+    const tunnel = await sdk.cf.zeroTrust.tunnels.cloudflared.create({
       account_id: account,
       name: 'n9',
       config_src: 'cloudflare',
     });
     const put = (originRequest: Record<string, unknown>) =>
-      cf.zeroTrust.tunnels.cloudflared.configurations.update(tunnel.id!, {
+      sdk.cf.zeroTrust.tunnels.cloudflared.configurations.update(tunnel.id!, {
         account_id: account,
         config: {
           ingress: [
