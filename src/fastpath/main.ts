@@ -29,6 +29,7 @@ import { TenantProvider, type HoldsTenantSnapshot } from '../tenancy/index.js';
 import { connectClient, connectWorker, dataConverterOf } from '../temporal/connection.js';
 import { tracedWorkerOptions } from '../tracing/temporal.js';
 import { Dispatcher, createDispatchMetrics, dispatchUnblocked } from '../temporal/dispatch.js';
+import { searchAttributesRegistered } from '../temporal/search-attribute-check.js';
 import { K8sKind, K8sName, K8sNamespace } from '../temporal/search-attributes.js';
 import { workflowSource } from '../workers/bundle.js';
 import { delayActivityInterceptors, killAfterActivityInterceptors } from '../workers/fault-injection.js';
@@ -204,7 +205,10 @@ export async function startFastPath(
   const httpServer = await startHttpServer({ ...serving, port: fp.httpPort });
 
   const workerChecks = workerProbes('sandbox-worker', worker, client, kube);
-  const probes = new Probes({ ...workerChecks, ready: [...workerChecks.ready, dispatchUnblocked(dispatcher)] });
+  const probes = new Probes({
+    ...workerChecks,
+    ready: [...workerChecks.ready, dispatchUnblocked(dispatcher), searchAttributesRegistered(client, log)],
+  });
   let metricsServer: http.Server | undefined;
   if (cfg.metricsPort !== undefined) {
     metricsServer = http.createServer((req, res) => {

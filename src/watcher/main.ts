@@ -15,6 +15,7 @@ import { SandboxPoolRoute } from './routes/sandbox-pools.js';
 import { SandboxRoute } from './routes/sandboxes.js';
 import { Watcher, type Route } from './watcher.js';
 import { dispatchUnblocked } from '../temporal/dispatch.js';
+import { searchAttributesRegistered } from '../temporal/search-attribute-check.js';
 
 export interface RunningWatcher {
   watcher: Watcher;
@@ -61,6 +62,7 @@ export async function startWatcher(
       temporalReachable(temporal),
       apiserverReachable(kube),
       dispatchUnblocked(watcher.dispatcher),
+      searchAttributesRegistered(temporal, log),
       // Ready once every informer has completed its first list.
       {
         name: 'informers',

@@ -13,6 +13,7 @@ import { Probes, workerProbes } from '../health/probes.js';
 import { KubeClient } from '../kube/client.js';
 import { logger } from '../log.js';
 import { connectClient, connectWorker, dataConverterOf } from '../temporal/connection.js';
+import { searchAttributesRegistered } from '../temporal/search-attribute-check.js';
 import { tracedWorkerOptions } from '../tracing/temporal.js';
 import { CloudflareAccountWorkers } from './cloudflare-accounts.js';
 import { workflowSource } from './bundle.js';
@@ -56,7 +57,11 @@ export async function createWorker(
     }),
   );
   const cloudflareAccounts = new CloudflareAccountWorkers({ connection, cfg, kube, log });
-  const probes = new Probes(workerProbes('worker', worker, temporal, kube));
+  const workerChecks = workerProbes('worker', worker, temporal, kube);
+  const probes = new Probes({
+    ...workerChecks,
+    ready: [...workerChecks.ready, searchAttributesRegistered(temporal, log)],
+  });
   // The probes and build_info; the worker's other metrics are the SDK's (DO_WORKER_METRICS_ADDRESS).
   const registry = new Registry();
   registerBuildInfo(registry, 'worker');

@@ -10,7 +10,8 @@ import { Registry } from 'prom-client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { logger } from '../../src/log.js';
 import { Dispatcher, createDispatchMetrics, dispatchUnblocked } from '../../src/temporal/dispatch.js';
-import { K8sKind } from '../../src/temporal/search-attributes.js';
+import { searchAttributesRegistered } from '../../src/temporal/search-attribute-check.js';
+import { K8sKind, SEARCH_ATTRIBUTE_DEFINITIONS } from '../../src/temporal/search-attributes.js';
 import { eventually, temporal, uniq } from '../support/env.js';
 
 let client: Client;
@@ -120,4 +121,47 @@ it('a call Temporal can never accept is dropped and counted by its gRPC code, no
   } finally {
     dispatcher.stop();
   }
+});
+
+it('a role checks the search attributes at start: /readyz names each missing or mistyped one until all are registered', async () => {
+  const base = await temporal();
+  const bare = uniq('unregistered').replace(/[^a-z0-9-]/g, '-');
+  await base.connection.workflowService.registerNamespace({
+    namespace: bare,
+    workflowExecutionRetentionPeriod: msToTs('1 day'),
+  });
+  const check = searchAttributesRegistered(
+    new Client({ connection: base.connection, namespace: bare }),
+    logger.child({ role: 'test' }),
+  );
+  // The new namespace may take a moment to be known to the frontend.
+  await eventually('the check to name every attribute', async () => {
+    const error = await check.run().then(
+      () => undefined,
+      (err: Error) => err.message,
+    );
+    return SEARCH_ATTRIBUTE_DEFINITIONS.every(({ name }) => error?.includes(`${name} (`)) ? true : undefined;
+  });
+
+  // All but one registered, and that one with the wrong type.
+  const KEYWORD = 2;
+  const TEXT = 1;
+  await base.connection.operatorService.addSearchAttributes({
+    namespace: bare,
+    searchAttributes: Object.fromEntries(
+      SEARCH_ATTRIBUTE_DEFINITIONS.map(({ name, cliType }) => [
+        name,
+        name === K8sKind.name ? TEXT : cliType === 'Keyword' ? KEYWORD : 7 /* KEYWORD_LIST */,
+      ]),
+    ),
+  });
+  await expect(check.run()).rejects.toThrow(`${K8sKind.name} is registered as INDEXED_VALUE_TYPE_TEXT, not Keyword`);
+  await expect(check.run()).rejects.not.toThrow('is not registered');
+
+  await base.connection.operatorService.removeSearchAttributes({ namespace: bare, searchAttributes: [K8sKind.name] });
+  await base.connection.operatorService.addSearchAttributes({
+    namespace: bare,
+    searchAttributes: { [K8sKind.name]: KEYWORD },
+  });
+  await eventually('the check to pass', async () => (await check.run(), true));
 });
