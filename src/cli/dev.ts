@@ -341,8 +341,9 @@ export async function runDev(opts: DevOptions): Promise<void> {
             `Sandbox fast path (pool ${DEV_POOL} in namespace default: ${DEV_AGENTS} agents × ${DEV_AGENT_CAPACITY} sandboxes; tenant ${DEMO_TENANT.id}):`,
             info.containerd && info.registry
               ? `  runtime containerd/runc (containerd ${rel(info.containerd.socket)}; images from the registry ${info.registry.host}, demo image ${info.registry.images.busybox}, kept warm)\n` +
-                `  network: a namespace per sandbox, egress policy internet (public addresses only: never the agents, this machine, other sandboxes, private or link-local ranges; docs/sandbox.md, Network)`
-              : '  runtime process: NOT ISOLATED (no containerd here: run dev as root with containerd, runc, umoci, skopeo, docker-registry and busybox-static installed)',
+                `  network: a namespace per sandbox, egress policy internet (public addresses only: never the agents, this machine, other sandboxes, private or link-local ranges; docs/sandbox.md, Network)` +
+                (info.isolationNote ? `\n  ${info.isolationNote}` : '')
+              : `  runtime process: NOT ISOLATED (sandboxes are plain processes of this user)\n  ${info.isolationNote ?? 'containerd isolation off'}`,
             `  gRPC  127.0.0.1:${fastpathPorts.grpc}  (fastpath.v1.FastPathService, src/api/proto/fastpath/v1/fastpath.proto)`,
             `  HTTP  http://127.0.0.1:${fastpathPorts.http}/api/v1/sandboxes`,
             `  API key of tenant ${DEMO_TENANT.id}: ${demoApiKey}  (npm run cli -- tenants api-key add|remove)`,

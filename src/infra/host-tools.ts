@@ -51,17 +51,27 @@ export class MissingHostToolsError extends Error {
   }
 }
 
-/** Resolves every tool on PATH; `missing` names the required ones that are absent or unusable. */
-export function findHostTools(): { tools: Partial<HostTools>; missing: RequiredTool[] } {
+/**
+ * Resolves every tool on PATH (and `extraDirs`); `missing` names the required ones that are
+ * absent or unusable.
+ */
+export function findHostTools(extraDirs: readonly string[] = []): {
+  tools: Partial<HostTools>;
+  missing: RequiredTool[];
+} {
   const tools: Partial<HostTools> = {};
   const missing: RequiredTool[] = [];
   for (const name of Object.keys(REQUIRED) as RequiredTool[]) {
     const found =
-      name === 'ptp' ? (existsSync(path.join(CNI_PATH, name)) ? path.join(CNI_PATH, name) : undefined) : onPath(name);
+      name === 'ptp'
+        ? existsSync(path.join(CNI_PATH, name))
+          ? path.join(CNI_PATH, name)
+          : undefined
+        : onPath(name, extraDirs);
     if (!found || (name === 'busybox' && hasInterpreter(found))) missing.push(name);
     else tools[name] = found;
   }
-  tools.runsc = onPath('runsc');
+  tools.runsc = onPath('runsc', extraDirs);
   return { tools, missing };
 }
 
@@ -114,8 +124,8 @@ function apt(args: string[]): Promise<number | null> {
   });
 }
 
-function onPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+function onPath(name: string, extraDirs: readonly string[] = []): string | undefined {
+  for (const dir of [...(process.env.PATH ?? '').split(path.delimiter), ...extraDirs]) {
     if (dir && existsSync(path.join(dir, name))) return path.join(dir, name);
   }
   return undefined;

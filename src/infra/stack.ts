@@ -86,6 +86,8 @@ export interface StackInfo {
   containerd?: { socket: string; namespace: string; runscBinary?: string; runcRoot: string; initBinary: string };
   /** The local registry (plain HTTP) and the demo images pushed to it. */
   registry?: { host: string; images: SandboxImages };
+  /** Why sandboxes run without containerd or without gVisor, and the command that fixes it (sandboxIsolation). */
+  isolationNote?: string;
 }
 
 interface ServerPorts {
@@ -175,7 +177,9 @@ export class LocalStack {
     await rm(ledgerFile, { force: true });
 
     const bins = await ensureAllBinaries(log);
-    const tools = opts.node ? requireHostTools() : containerdTools(opts, log);
+    const { tools, isolation } = opts.node
+      ? { tools: requireHostTools(), isolation: undefined }
+      : containerdTools(opts, log);
     const nodeBins = opts.node ? await nodeBinaries(log) : undefined;
     const ports = await choosePorts(stateDir, opts.mode);
     const started: Component[] = [];
@@ -377,6 +381,7 @@ export class LocalStack {
           initBinary: (await initP)!,
         },
         registry: registry && images && { host: registry.host, images },
+        ...(isolation?.message && { isolationNote: isolation.message }),
       };
       await writeFile(path.join(stateDir, STACK_INFO_FILE), JSON.stringify(info, null, 2));
       const stack = new LocalStack(
@@ -439,17 +444,67 @@ function restoreLedgerEnv(outer: string | undefined): void {
 }
 
 /** The host tools for containerd and the registry, or undefined when the stack runs without them. */
-function containerdTools(opts: StackOptions, log: ProgressLog): HostTools | undefined {
-  if (process.env.DO_CONTAINERD === '0' || opts.containerd === false) return undefined;
-  if (opts.containerd) return requireHostTools();
-  if (process.platform !== 'linux' || process.getuid?.() !== 0) {
-    log('containerd off (not root on Linux): sandbox agents use the process runtime, sandboxes are NOT ISOLATED');
-    return undefined;
-  }
-  const { tools, missing } = findHostTools();
-  if (!missing.length) return tools as HostTools;
-  log(`containerd off: missing ${missing.join(', ')} (as root, \`npm run infra\` installs them)`);
-  return undefined;
+function containerdTools(opts: StackOptions, log: ProgressLog): { tools?: HostTools; isolation: SandboxIsolation } {
+  const disabled = process.env.DO_CONTAINERD === '0' || opts.containerd === false;
+  if (opts.containerd && !disabled) return { tools: requireHostTools(), isolation: { containerd: true } };
+  const root = process.getuid?.() === 0;
+  // A non-root user's PATH may lack the sbin directories sudo's gives root (nft, ip).
+  const { tools, missing } = findHostTools(root ? [] : ['/usr/local/sbin', '/usr/sbin', '/sbin']);
+  const isolation = sandboxIsolation({
+    disabled,
+    linux: process.platform === 'linux',
+    root,
+    missing,
+    runsc: tools.runsc !== undefined,
+  });
+  if (isolation.message)
+    log(
+      isolation.containerd
+        ? isolation.message
+        : `${isolation.message} (sandboxes run as plain processes of this user: NOT ISOLATED)`,
+    );
+  return { tools: isolation.containerd ? (tools as HostTools) : undefined, isolation };
+}
+
+/** Whether the stack runs containerd for the sandboxes, and when not (or without gVisor) why and how to get it. */
+export interface SandboxIsolation {
+  containerd: boolean;
+  message?: string;
+}
+
+/**
+ * Decides the sandboxes' isolation from the host's facts, and says what the user lacks and the
+ * command that gets it: `dev` never runs sandboxes unisolated without saying so. It only says:
+ * installing is `npm run infra`'s job (apt-get installs host-wide services), never `dev`'s.
+ */
+export function sandboxIsolation(host: {
+  /** DO_CONTAINERD=0 (or a caller's containerd: false). */
+  disabled: boolean;
+  linux: boolean;
+  root: boolean;
+  /** The required host tools that are missing (host-tools.ts). */
+  missing: readonly string[];
+  runsc: boolean;
+}): SandboxIsolation {
+  const off = (why: string): SandboxIsolation => ({ containerd: false, message: `containerd isolation off: ${why}` });
+  if (host.disabled) return off('DO_CONTAINERD=0 — unset it to run them under containerd');
+  if (!host.linux) return off('not Linux — containerd isolation needs a Linux host');
+  const missing = host.missing.join(', ');
+  if (!host.root)
+    return off(
+      host.missing.length
+        ? `not root, and missing ${missing} — run \`sudo npm run infra\` once, then \`sudo npm run dev\``
+        : 'not root — run `sudo npm run dev`',
+    );
+  if (host.missing.length)
+    return off(`missing ${missing} — run \`sudo npm run infra\`, then \`sudo npm run dev\` again`);
+  if (!host.runsc)
+    return {
+      containerd: true,
+      message:
+        'gVisor off: runsc missing — sandboxes run under runc only; `sudo npm run infra` installs runsc where apt has it',
+    };
+  return { containerd: true };
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Typed search attributes shared by clients (watcher, CLI) and workflows. Workflow-safe: imports
- * only @temporalio/common. The dev server registers them from SEARCH_ATTRIBUTE_DEFINITIONS; a
- * production cluster needs `temporal operator search-attribute create` for each (see README).
+ * only @temporalio/common. The dev server registers them from SEARCH_ATTRIBUTE_DEFINITIONS; any
+ * other namespace needs each registered once (docs/operations.md, "Search attributes").
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 

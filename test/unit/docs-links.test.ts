@@ -1,6 +1,8 @@
 /**
  * The README and docs/ stand alone: every relative link resolves to a file or folder inside the
- * repository (and its #anchor to a heading of the target), and nothing points outside it.
+ * repository (and its #anchor to a heading of the target), and nothing points outside it. Every
+ * page of docs/ is reachable: linked from the README, and from the navigation bar each page
+ * carries under its title.
  */
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -55,5 +57,23 @@ describe.each(DOCS)('%s', (doc) => {
       }
     }
     expect(broken).toEqual([]);
+  });
+});
+
+/** The pages of docs/ (not the generated API reference under docs/api/). */
+const PAGES = readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md'));
+
+describe('every docs page is reachable', () => {
+  it('from the README', () => {
+    const linked = new Set(links(readFileSync(path.join(ROOT, 'README.md'), 'utf8')).map((l) => l.split('#')[0]));
+    expect(PAGES.filter((page) => !linked.has(`docs/${page}`))).toEqual([]);
+  });
+
+  it.each(PAGES)('from the navigation bar under the title of %s', (page) => {
+    const [title, blank, bar] = readFileSync(path.join(ROOT, 'docs', page), 'utf8').split('\n');
+    expect(title).toMatch(/^# /);
+    expect(blank).toBe('');
+    const targets = new Set(links(bar ?? ''));
+    expect(['../README.md', 'api/README.md', ...PAGES].filter((target) => !targets.has(target))).toEqual([]);
   });
 });
