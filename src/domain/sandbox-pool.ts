@@ -388,6 +388,33 @@ export function poolStatus(
   };
 }
 
+/**
+ * The status of a pass whose write in the pool's namespace (its agent Secret, an agent Pod) the
+ * apiserver refused for good: Ready=False, Forbidden, with the refusal and the grant it lacks.
+ * The pool's workflow tries again on its next pass, so a RoleBinding added later is enough.
+ */
+export function poolRefusedStatus(
+  status: SandboxPoolStatus,
+  namespace: string,
+  refusal: string,
+  now: Date,
+): SandboxPoolStatus {
+  const message =
+    `the fast path may not write this pool's agent Pods or their Secret in namespace ${namespace}: ${refusal}. ` +
+    `It may only where a RoleBinding grants its ServiceAccount the ClusterRole durable-operators-fastpath-agent-pods ` +
+    `(deploy/examples/sandbox-pool.yaml; with the chart, list the namespace in fastpath.agentPodNamespaces); tried again on every pass`;
+  const generation = status.observedGeneration;
+  const ready = { type: 'Ready', status: 'False' as const, reason: 'Forbidden', message };
+  return {
+    ...status,
+    conditions: setCondition(
+      status.conditions,
+      { ...ready, ...(generation ? { observedGeneration: generation } : {}) },
+      now,
+    ),
+  };
+}
+
 /** What an agent Pod is built from. */
 export interface AgentPodInput {
   namespace: string;

@@ -287,8 +287,47 @@ describe('deploy/ kustomization', () => {
         `Namespace/${NAMESPACE}`,
         'ServiceAccount/durable-operators-watcher',
         'ServiceAccount/durable-operators-worker',
+        ...[
+          'durable-operators-fastpath-agent-pods',
+          'durable-operators-fastpath-agent-secrets',
+          'durable-operators-worker-detach-claims',
+          'durable-operators-worker-detach-volumes',
+          'durable-operators-worker-tunnel-objects',
+        ].flatMap((name) => [`ValidatingAdmissionPolicy/${name}`, `ValidatingAdmissionPolicyBinding/${name}`]),
       ].sort(),
     );
+  });
+
+  it('binds each admission policy (deploy/policies) to one role of deploy/rbac, denying, failing closed, every message naming the policy', () => {
+    interface Policy {
+      metadata: { name: string };
+      spec: {
+        failurePolicy: string;
+        matchConditions: { expression: string }[];
+        validations: { reason: string; messageExpression: string }[];
+      };
+    }
+    const accounts = ofKind(objects, 'ServiceAccount').map(
+      (sa) => `system:serviceaccount:${NAMESPACE}:${sa.metadata.name}`,
+    );
+    const policies = ofKind<KubeObject & Policy>(objects, 'ValidatingAdmissionPolicy');
+    expect(policies.length).toBeGreaterThan(0);
+    for (const p of policies) {
+      const name = p.metadata.name;
+      expect(p.spec.failurePolicy, name).toBe('Fail');
+      const users = p.spec.matchConditions.map(
+        (c) => /^request\.userInfo\.username == '([^']+)'$/.exec(c.expression)?.[1],
+      );
+      expect(users.length, name).toBe(1);
+      expect(accounts, name).toContain(users[0]);
+      for (const v of p.spec.validations) {
+        expect(v.reason, name).toBe('Forbidden');
+        expect(v.messageExpression.startsWith(`'${name}: `), `${name}: ${v.messageExpression}`).toBe(true);
+      }
+      expect(find(objects, 'ValidatingAdmissionPolicyBinding', name), name).toMatchObject({
+        spec: { policyName: name, validationActions: ['Deny'] },
+      });
+    }
   });
 
   it('includes every CRD in deploy/crds, unchanged, one for each kind the project serves', () => {

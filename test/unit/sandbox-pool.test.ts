@@ -10,6 +10,7 @@ import {
   planPool,
   pendingSandboxes,
   poolDemand,
+  poolRefusedStatus,
   poolStatus,
   poolWorkflowId,
   type PoolAgentFacts,
@@ -312,6 +313,25 @@ describe('poolStatus', () => {
       reason: 'RuntimeUnsupported',
       message: why,
     });
+  });
+  it('says Forbidden when the apiserver refused the pool’s writes for good, with the refusal and the binding it lacks; the counts stay', () => {
+    const f = facts({ generation: 2, agents: [agent('a', 1)] });
+    const s = poolRefusedStatus(
+      poolStatus(f, planPool(f), undefined, now),
+      'team-a',
+      'create agent Pod team-a/p-1: pods "p-1" is forbidden',
+      now,
+    );
+    expect(s).toMatchObject({ observedGeneration: 2, currentPods: 1, totalAgents: 1, busyAgents: 1 });
+    expect(s.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'Forbidden',
+      observedGeneration: 2,
+      message: expect.stringMatching(
+        /^the fast path may not write this pool's agent Pods or their Secret in namespace team-a: create agent Pod team-a\/p-1: pods "p-1" is forbidden\. .*ClusterRole durable-operators-fastpath-agent-pods .*fastpath\.agentPodNamespaces/,
+      ),
+    });
+    expect(s.conditions?.find((c) => c.type === 'ScalingLimited')).toBeDefined();
   });
 });
 

@@ -26,8 +26,15 @@
  * sandbox is placed in it (the fast path refuses creates, the registry gives its agents no room),
  * idle agents are removed, busy ones kept, and the status says how many sandboxes remain; once
  * none does, the last agents go and the finalizer is removed.
+ *
+ * A write in the pool's namespace that the apiserver refuses for good (no RoleBinding lets the
+ * fast path write there, or an admission policy refuses it) does not end the workflow: the pass
+ * stops writing, says so on the pool (Ready=False, Forbidden, with the refusal) and the next pass
+ * tries again, so a binding added later is enough and the pool can still be deleted.
  */
 import {
+  ActivityFailure,
+  ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -48,6 +55,7 @@ import {
   pendingSandboxes,
   planPool,
   poolDemand,
+  poolRefusedStatus,
   poolStatus,
   type PoolPlan,
 } from '../../domain/sandbox-pool.js';
@@ -99,6 +107,17 @@ const MAX_PENDING_HINTS = 100;
 const SETTLING_MS = 1_000;
 /** Runs from before it kept an agent for recent demand (scale from zero) plan without it. */
 const SCALE_FROM_ZERO = 'pool-scale-from-zero';
+/** Runs from before it reported a refused write on the pool's status failed with the refusal. */
+const WRITE_REFUSED = 'pool-write-refused-status';
+
+/**
+ * The apiserver's refusal of a write for good: a 403 that outlived an RBAC rollout's retries
+ * (src/activities/kubernetes/errors.ts), from a missing RoleBinding or a ValidatingAdmissionPolicy.
+ */
+function refusedForGood(err: unknown): string | undefined {
+  if (!(err instanceof ActivityFailure) || !(err.cause instanceof ApplicationFailure)) return undefined;
+  return err.cause.type === 'Kubernetes403' ? err.cause.message : undefined;
+}
 
 export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<string> {
   const { namespace, name } = input;
@@ -122,8 +141,23 @@ export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<stri
   };
 
   let lastAnswering = Number.MAX_SAFE_INTEGER; // the first pass tells nobody
+  /** This pass's refused write in the pool's namespace (no RoleBinding there, or a policy). */
+  let refusal: string | undefined;
+  /** A write in the pool's namespace; refused for good, it is said on the status and the pass goes on. */
+  const refusable = async <T>(write: () => Promise<T>, otherwise: T): Promise<T> => {
+    if (refusal !== undefined) return otherwise; // refused once this pass: said sooner, tried again next pass
+    try {
+      return await write();
+    } catch (err) {
+      const refused = refusedForGood(err);
+      if (refused === undefined || !patched(WRITE_REFUSED)) throw err;
+      refusal ??= refused;
+      return otherwise;
+    }
+  };
   for (;;) {
     hinted = false;
+    refusal = undefined;
     const read = await poolSteps.readPoolFacts({ namespace, name });
     if (read.status === 'gone') {
       say(`SandboxPool ${namespace}/${name} is gone`);
@@ -137,7 +171,7 @@ export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<stri
     // Histories recorded before agent TLS have no agentTls in their reads: nothing to replay here.
     const tls = read.agentTls;
     if (tls && (agentTls?.window !== tls.window || agentTls.ca !== tls.ca) && patched('agent-tls-secret'))
-      agentTls = await poolSteps.writeAgentSecret(ref);
+      agentTls = await refusable(() => poolSteps.writeAgentSecret(ref), agentTls);
 
     // New agents answer: the pool's waiting sandboxes are told, so they are placed now rather
     // than at their own retry (a hint; each verifies with a fresh read).
@@ -163,20 +197,24 @@ export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<stri
 
     if (plan.create > 0) {
       const names = Array.from({ length: plan.create }, () => agentPodName(name, tag, next++));
-      await poolSteps.createAgentPods({
-        ...ref,
-        names,
-        perPod: facts.maxSandboxesPerPod,
-        template: read.template,
-        runtime: read.runtime,
-      });
+      await refusable(
+        () =>
+          poolSteps.createAgentPods({
+            ...ref,
+            names,
+            perPod: facts.maxSandboxesPerPod,
+            template: read.template,
+            runtime: read.runtime,
+          }),
+        [],
+      );
       acted = true;
     }
     const byPod = new Map(facts.agents.map((a) => [a.pod, a]));
     for (const pod of plan.remove) {
       // Not answering and nothing assigned: it cannot hold a sandbox; no agent to drain.
       if ((await poolSteps.sandboxesAssignedTo({ namespace, pod })) === 0)
-        await poolSteps.deleteAgentPod({ namespace, pod, uid: byPod.get(pod)!.uid, pool: ref });
+        await refusable(() => poolSteps.deleteAgentPod({ namespace, pod, uid: byPod.get(pod)!.uid, pool: ref }), false);
       acted = true;
     }
     let keptAfterDrain = 0;
@@ -187,7 +225,8 @@ export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<stri
       acted = true;
       if (drained.status !== 'ok') continue; // no longer answering: the next pass sees it
       const assigned = await poolSteps.sandboxesAssignedTo({ namespace, pod });
-      if (drained.allocated === 0 && assigned === 0) await poolSteps.deleteAgentPod({ ...agent, pool: ref });
+      if (drained.allocated === 0 && assigned === 0)
+        await refusable(() => poolSteps.deleteAgentPod({ ...agent, pool: ref }), false);
       else {
         // Something landed before the drain: it stays, and takes sandboxes again.
         keptAfterDrain++;
@@ -199,12 +238,13 @@ export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<stri
       await poolSteps.undrainAgent({ namespace, pod, uid: a.uid, url: a.url! });
     }
 
-    const status = poolStatus(
+    const computed = poolStatus(
       facts,
       { ...plan, keptBusy: plan.keptBusy + keptAfterDrain },
       read.conditions,
       new Date(),
     );
+    const status = refusal === undefined ? computed : poolRefusedStatus(computed, namespace, refusal, new Date());
     if ((await poolSteps.writePoolStatus({ ...ref, status })).status === 'gone') continue;
     const ready = status.conditions?.find((c) => c.type === 'Ready');
     say(`${ready?.reason}: ${ready?.message}`);
