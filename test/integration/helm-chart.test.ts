@@ -26,7 +26,7 @@ import { parseAllowedCapabilities } from '../../src/domain/sandbox-capabilities.
 import { READINESS_CHECK_TIMEOUT_MS } from '../../src/health/probes.js';
 import { ensureBinary } from '../../src/infra/binaries.js';
 import { INFRA_VERSIONS } from '../../src/infra/versions.js';
-import { REPO_ROOT, kube } from '../support/env.js';
+import { REPO_ROOT, eventually, kube } from '../support/env.js';
 import {
   isClusterScoped,
   objectId,
@@ -137,8 +137,14 @@ describe('the chart, rendered by helm', () => {
   });
 
   it('passes a server-side dry run of every object the apiserver serves, persisting none', async () => {
-    for (const name of [NAMESPACE, POOL_NAMESPACE])
+    for (const name of [NAMESPACE, POOL_NAMESPACE]) {
+      // Another file (deploy.test.ts) may have just deleted it: wait until it is gone, not Terminating.
+      await eventually(`namespace ${name} not terminating`, async () => {
+        const ns = await k.get({ apiVersion: 'v1', kind: 'Namespace', name });
+        return !ns?.metadata?.deletionTimestamp;
+      });
       await k.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    }
     const notServed: string[] = [];
     for (const obj of chart) {
       if (!(await k.objects.servedResource(obj.apiVersion, obj.kind))) {
