@@ -6,8 +6,10 @@
 import { existsSync } from 'node:fs';
 import { loadClientConfigProfile, toClientOptions } from '@temporalio/envconfig';
 import type { NativeConnectionOptions } from '@temporalio/worker';
+import { VERSION } from './build-info.js';
 import { parseGoDuration } from './domain/duration.js';
 import { payloadKeysFromEnv, type PayloadKeyRing } from './temporal/payload-encryption.js';
+import { VERSIONING_MODES, type VersioningMode, type WorkerVersioning } from './workers/versioning.js';
 
 /**
  * Where and how every role reaches Temporal: loaded as the `temporal` CLI does (a TOML profile,
@@ -56,6 +58,8 @@ export interface OperatorConfig {
   identity?: string;
   requests: RequestPolicy;
   cloudflare: CloudflareConfig;
+  /** Worker Deployment Versioning of the roles that run Workers (src/workers/versioning.ts); absent: off. */
+  versioning?: WorkerVersioning;
 }
 
 /** How the Cloudflare aggregation talks to Cloudflare and marks what it owns. */
@@ -158,7 +162,19 @@ export function loadConfig(
       snapshotMode: snapshotModeEnv(env),
     },
     cloudflare: loadCloudflareConfig(env),
+    versioning: loadWorkerVersioning(env),
   };
+}
+
+/** `DO_WORKER_VERSIONING` (off | on | auto-promote, default off) and `DO_BUILD_ID` (default the package version). */
+export function loadWorkerVersioning(env: NodeJS.ProcessEnv = process.env): WorkerVersioning {
+  const mode = env.DO_WORKER_VERSIONING || 'off';
+  if (!(VERSIONING_MODES as readonly string[]).includes(mode))
+    throw new Error(`DO_WORKER_VERSIONING must be one of ${VERSIONING_MODES.join(', ')}, got ${JSON.stringify(mode)}`);
+  const buildId = env.DO_BUILD_ID || VERSION;
+  if (mode !== 'off' && !/^\S{1,255}$/.test(buildId))
+    throw new Error(`DO_BUILD_ID must be 1–255 characters without spaces, got ${JSON.stringify(buildId)}`);
+  return { mode: mode as VersioningMode, buildId };
 }
 
 /**

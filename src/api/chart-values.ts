@@ -65,6 +65,12 @@ export const ChartValues = strict({
     pullPolicy: Type.Union([Type.Literal('Always'), Type.Literal('IfNotPresent'), Type.Literal('Never')]),
   }),
   imagePullSecrets: Type.Array(strict({ name: Str() })),
+  versioning: strict({
+    mode: Type.Union([Type.Literal('off'), Type.Literal('on'), Type.Literal('auto-promote')], {
+      description: 'Worker Deployment Versioning of the worker and the fast path (DO_WORKER_VERSIONING)',
+    }),
+    buildId: Str('DO_BUILD_ID; default: the image tag'),
+  }),
   temporal: strict({
     address: Str(),
     namespace: Str(),

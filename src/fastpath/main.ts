@@ -34,6 +34,7 @@ import { K8sKind, K8sName, K8sNamespace } from '../temporal/search-attributes.js
 import { workflowSource } from '../workers/bundle.js';
 import { delayActivityInterceptors, killAfterActivityInterceptors } from '../workers/fault-injection.js';
 import { installTemporalRuntime } from '../workers/runtime.js';
+import { deploymentVersion, promoteWhenPolling, versionedWorkerOptions } from '../workers/versioning.js';
 import {
   agentReportedSignal,
   poolChangedSignal,
@@ -177,9 +178,20 @@ export async function startFastPath(
       },
       interceptors: { activity: [...killAfterActivityInterceptors(), ...delayActivityInterceptors()] },
       shutdownGraceTime: '10 seconds',
+      ...versionedWorkerOptions(cfg.versioning, taskQueue),
     }),
   );
   const workerRun = worker.run();
+  const promoting = new AbortController();
+  if (cfg.versioning?.mode === 'auto-promote')
+    void promoteWhenPolling({
+      connection,
+      namespace: cfg.temporal.namespace,
+      version: deploymentVersion(cfg.versioning, taskQueue),
+      identity: cfg.identity,
+      log,
+      signal: promoting.signal,
+    });
   workerRun.catch((err: unknown) => log.error({ err }, 'sandbox worker stopped'));
   const janitor = await ensureSandboxJanitor(client, taskQueue, fp);
 
@@ -248,6 +260,7 @@ export async function startFastPath(
       await Promise.all([grpcServer.close(), httpServer.close()]);
       tls?.close();
       metricsServer?.close();
+      promoting.abort();
       // The SDK's runtime may have begun the worker's shutdown on SIGTERM already.
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await workerRun.catch(() => undefined);

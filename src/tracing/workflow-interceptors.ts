@@ -9,15 +9,18 @@
  * A client with tracing on always sends its trace context in the `_tracer-data` header, so the
  * header decides, and it is in the run's history: a replay decides the same way.
  *
- * Runs recorded before this wrapper made spans (and drew their IDs from the workflow's random
- * numbers) whether traced or not; `patched(TRACING_ONLY_WHEN_TRACED)` keeps them on that path so
- * their later `uuid4()` draws replay unchanged.
+ * Untraced runs of the builds that called `patched(TRACING_ONLY_WHEN_TRACED)` carry its marker, and
+ * `deprecatePatch` still matches it, so they replay (with no call at all they would not). A patch
+ * here marks every run of every workflow type, so this one is deprecated ahead of the release rule
+ * (src/workflows/patches.ts) and goes in 0.3.0. Runs from before the patch (pre-release 0.2.0
+ * builds, no marker) now replay without spans: every recorded history still replays
+ * (test/unit/replay.test.ts), but such a run's later `uuid4()` draws (a pool's first tag) differ.
  */
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
-import { patched, type WorkflowInterceptors } from '@temporalio/workflow';
+import { deprecatePatch, type WorkflowInterceptors } from '@temporalio/workflow';
 import { interceptors as openTelemetryInterceptors } from '@temporalio/interceptors-opentelemetry/lib/workflow-interceptors.js';
 
-/** Patch: a run started without a trace context makes no spans. */
+/** Patch (deprecated): a run started without a trace context makes no spans. */
 export const TRACING_ONLY_WHEN_TRACED = 'tracing-only-when-traced';
 /** The header Temporal's OpenTelemetry client interceptor puts the caller's trace context in. */
 const TRACE_HEADER = '_tracer-data';
@@ -74,7 +77,8 @@ export const interceptors = (): WorkflowInterceptors => {
           {
             ...onlyWhen(inbound, isTraced),
             execute: (input, next) => {
-              traced = carriesTraceContext(input.headers) || !patched(TRACING_ONLY_WHEN_TRACED);
+              traced = carriesTraceContext(input.headers);
+              if (!traced) deprecatePatch(TRACING_ONLY_WHEN_TRACED);
               return traced ? inbound.execute!(input, next) : next(input);
             },
             handleSignal: (input, next) =>

@@ -33,6 +33,7 @@ import { EventRecorder } from '../kube/events.js';
 import type { Logger } from '../log.js';
 import { dataConverterOf } from '../temporal/connection.js';
 import { tracedWorkerOptions } from '../tracing/temporal.js';
+import { versionedWorkerOptions } from './versioning.js';
 
 // A CommonJS module: under Node's ESM loader (the roles run so) its namespace has no named exports.
 const enums = protoPackage.temporal.api.enums.v1;
@@ -170,6 +171,8 @@ export class CloudflareAccountWorkers {
               // 12 s throttle: a cancellation comes back on them, and an observation a change
               // cancels must stop at once (workflows/cloudflare/sync.ts).
               maxHeartbeatThrottleInterval: '1 second',
+              // The worker process's version: its account queues join the deployment it polls as.
+              ...versionedWorkerOptions(this.opts.cfg.versioning, this.opts.cfg.temporal.taskQueue),
             }),
           ),
         ),

@@ -19,6 +19,7 @@ import { CloudflareAccountWorkers } from './cloudflare-accounts.js';
 import { workflowSource } from './bundle.js';
 import { killAfterActivityInterceptors } from './fault-injection.js';
 import { installTemporalRuntime } from './runtime.js';
+import { deploymentVersion, promoteWhenPolling, versionedWorkerOptions } from './versioning.js';
 
 export interface OperatorWorker {
   worker: Worker;
@@ -54,6 +55,7 @@ export async function createWorker(
       interceptors: { activity: killAfterActivityInterceptors() },
       // Activities are short apiserver calls; let in-flight ones finish on SIGTERM.
       shutdownGraceTime: '10 seconds',
+      ...versionedWorkerOptions(cfg.versioning, cfg.temporal.taskQueue),
     }),
   );
   const cloudflareAccounts = new CloudflareAccountWorkers({ connection, cfg, kube, log });
@@ -80,9 +82,20 @@ export async function createWorker(
     probePort: (probeServer?.address() as AddressInfo | null)?.port,
     async run() {
       await cloudflareAccounts.start();
+      const promoting = new AbortController();
+      if (cfg.versioning?.mode === 'auto-promote')
+        void promoteWhenPolling({
+          connection,
+          namespace: cfg.temporal.namespace,
+          version: deploymentVersion(cfg.versioning, cfg.temporal.taskQueue),
+          identity: cfg.identity,
+          log,
+          signal: promoting.signal,
+        });
       try {
         await worker.run();
       } finally {
+        promoting.abort();
         probeServer?.close();
         await cloudflareAccounts.stop();
         await temporal.connection.close();

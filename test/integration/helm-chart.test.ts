@@ -23,6 +23,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllowedCapabilities } from '../../src/domain/sandbox-capabilities.js';
+import { loadWorkerVersioning } from '../../src/config.js';
 import { READINESS_CHECK_TIMEOUT_MS } from '../../src/health/probes.js';
 import { ensureBinary } from '../../src/infra/binaries.js';
 import { INFRA_VERSIONS } from '../../src/infra/versions.js';
@@ -421,6 +422,26 @@ describe('the values', () => {
     const off = await render('tracing.extraEnv.OTEL_TRACES_SAMPLER=always_on');
     for (const role of ['worker', 'watcher', 'fastpath', 'admission'])
       expect(JSON.stringify(env(off, role)), role).not.toContain('OTEL_');
+  });
+
+  it('versioning: the worker and the fast path poll as the image tag’s build, as the mode says; off by default', async () => {
+    const env = (objs: KubeObject[], role: string) =>
+      (
+        ofKind(objs, 'Deployment').find((d) => d.metadata.name === `durable-operators-${role}`)!.spec as {
+          template: { spec: { containers: { env?: { name: string; value?: string }[] }[] } };
+        }
+      ).template.spec.containers[0]!.env ?? [];
+    const versioning = (objs: KubeObject[], role: string) =>
+      loadWorkerVersioning(Object.fromEntries(env(objs, role).map((e) => [e.name, e.value])));
+    const objs = await render('versioning.mode=auto-promote', 'image.tag=0.3.1');
+    for (const role of ['worker', 'fastpath'])
+      expect(versioning(objs, role), role).toEqual({ mode: 'auto-promote', buildId: '0.3.1' });
+    // The watcher and the webhook run no Worker.
+    for (const role of ['watcher', 'admission']) expect(versioning(objs, role).mode, role).toBe('off');
+    const appVersion = /appVersion: '(.+)'/.exec(readFileSync(path.join(CHART, 'Chart.yaml'), 'utf8'))![1];
+    expect(versioning(await render('versioning.mode=on'), 'worker')).toEqual({ mode: 'on', buildId: appVersion });
+    expect(versioning(await render('versioning.mode=on', 'versioning.buildId=b7'), 'worker').buildId).toBe('b7');
+    expect(versioning(await render(), 'worker').mode).toBe('off');
   });
 
   it('admission.sandboxCapabilities reaches the webhook as DO_ADMISSION_SANDBOX_CAPABILITIES, which it reads; unset by default', async () => {

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { AuthorizationV1Api } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
-import { Worker } from '@temporalio/worker';
+import { Worker, type ActivityInterceptorsFactory } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
 import { loadConfig, type OperatorConfig } from '../../src/config.js';
@@ -23,6 +23,7 @@ import { logger } from '../../src/log.js';
 import { connectClient, connectWorker, dataConverterOf } from '../../src/temporal/connection.js';
 import type { PayloadKeyRing } from '../../src/temporal/payload-encryption.js';
 import { CloudflareAccountWorkers } from '../../src/workers/cloudflare-accounts.js';
+import { deploymentVersion, promoteWhenPolling, versionedWorkerOptions } from '../../src/workers/versioning.js';
 import { installTemporalRuntime } from '../../src/workers/runtime.js';
 import type { InformerOptions } from '../../src/watcher/informer.js';
 import { startWatcher, type RunningWatcher } from '../../src/watcher/main.js';
@@ -75,12 +76,13 @@ quietLog.level = process.env.DO_TEST_LOG_LEVEL ?? 'warn';
 /**
  * An in-process worker on `taskQueue`, using the pre-built bundle. With `cloudflare`, also the
  * Cloudflare sources' activities and the per-account Cloudflare workers (accounts listed every
- * second), as the worker process runs them.
+ * second), as the worker process runs them. With `extra.versioning`, a versioned worker as the
+ * worker process makes it (auto-promote included); `activityInterceptors` come before its activities.
  */
 export async function startTestWorker(
   taskQueue: string,
   extra: Partial<OperatorConfig> = {},
-  opts: { cloudflare?: boolean } = {},
+  opts: { cloudflare?: boolean; activityInterceptors?: ActivityInterceptorsFactory[] } = {},
 ): Promise<{ stop(): Promise<void> }> {
   const cfg = testConfig(taskQueue, extra);
   installTemporalRuntime(quietLog);
@@ -97,14 +99,26 @@ export async function startTestWorker(
       requests: cfg.requests,
       ...(opts.cloudflare ? { cloudflare: { temporal: await temporal(), taskQueue, config: cfg.cloudflare } } : {}),
     }),
+    ...(opts.activityInterceptors ? { interceptors: { activity: opts.activityInterceptors } } : {}),
+    ...versionedWorkerOptions(cfg.versioning, taskQueue),
   });
   const accounts = opts.cloudflare
     ? new CloudflareAccountWorkers({ connection, cfg, kube: kubeClient, log: quietLog, pollMs: 1000 })
     : undefined;
   await accounts?.start();
   const running = worker.run();
+  const promoting = new AbortController();
+  if (cfg.versioning?.mode === 'auto-promote')
+    void promoteWhenPolling({
+      connection,
+      namespace: cfg.temporal.namespace,
+      version: deploymentVersion(cfg.versioning, taskQueue),
+      log: quietLog,
+      signal: promoting.signal,
+    });
   return {
     async stop() {
+      promoting.abort();
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
       await accounts?.stop();

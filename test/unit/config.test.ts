@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest';
+import { VERSION } from '../../src/build-info.js';
 import { loadConfig } from '../../src/config.js';
 
 it('reads the environment, with flags taking precedence', () => {
@@ -51,4 +52,14 @@ it('rejects a malformed request policy with the variable named', () => {
   expect(() => loadConfig({}, { DO_VOLUME_SNAPSHOT_MODE: 'Snap' })).toThrow(
     /DO_VOLUME_SNAPSHOT_MODE must be VolumeSnapshot or Content/,
   );
+});
+
+it('Worker Deployment Versioning: off unless asked, the build ID from DO_BUILD_ID or the package version', () => {
+  expect(loadConfig({}, {}).versioning).toEqual({ mode: 'off', buildId: VERSION });
+  expect(loadConfig({}, { DO_WORKER_VERSIONING: 'auto-promote', DO_BUILD_ID: '0.3.0' }).versioning).toEqual({
+    mode: 'auto-promote',
+    buildId: '0.3.0',
+  });
+  expect(() => loadConfig({}, { DO_WORKER_VERSIONING: 'yes' })).toThrow(/DO_WORKER_VERSIONING must be one of off, on/);
+  expect(() => loadConfig({}, { DO_WORKER_VERSIONING: 'on', DO_BUILD_ID: 'a b' })).toThrow(/DO_BUILD_ID/);
 });

@@ -202,6 +202,16 @@ RBAC, the webhook configuration and the NetworkPolicies have one source.
 {{- end }}
 {{- end }}
 
+{{/* Worker Deployment Versioning of the roles that run Workers: the build ID is the image's tag. */}}
+{{- define "do.versioningEnv" -}}
+{{- if ne .Values.versioning.mode "off" }}
+- name: DO_WORKER_VERSIONING
+  value: {{ .Values.versioning.mode | quote }}
+- name: DO_BUILD_ID
+  value: {{ .Values.versioning.buildId | default (.Values.image.tag | default .Chart.AppVersion) | quote }}
+{{- end }}
+{{- end }}
+
 {{- define "do.env" -}}
 {{- range $k, $v := . }}
 - name: {{ $k }}

@@ -64,6 +64,24 @@ const WAITING_RETRY_MS = 5_000;
 /** Re-register when a target has not reported for this long (unless the input says otherwise). */
 const REREGISTER_MS = 5 * 60_000;
 
+// Patches (src/workflows/patches.ts has each one's release and stage).
+/** A Tunnel's cloudflared Deployment: made after the tunnel, removed before it. */
+const TUNNEL_CONNECTOR = 'tunnel-connector';
+/** The Orphan annotation ends a tunnel removal Cloudflare refuses for now. */
+const ORPHAN_ENDS_TUNNEL_REMOVAL = 'source-orphan-ends-tunnel-removal';
+/** A registration repeated at a silence keeps the targets' last result (no `Syncing`). */
+const QUIET_REREGISTRATION_KEEPS_STATUS = 'source-quiet-reregistration-keeps-status';
+/** A silence keeps the zone IDs already resolved. */
+const KEEPS_ZONE_ON_SILENCE = 'source-keeps-zone-on-silence';
+/** A TunnelBinding's default priority is 100, as every hostname-claiming kind's. */
+const BINDING_DEFAULT_PRIORITY_100 = 'binding-default-priority-100';
+/** Each hostname's CNAME goes in the zone that holds it. */
+const DNS_ZONE_PER_HOSTNAME = 'tunnel-dns-zone-per-hostname';
+/** The Orphan annotation ends a deletion that is stuck. */
+const ORPHAN_ENDS_STUCK_DELETION = 'source-orphan-ends-stuck-deletion';
+/** A deletion waits on the reports themselves (a Removed during the status write counts). */
+const DELETE_WAITS_ON_REPORTS = 'source-delete-waits-on-reports';
+
 export interface SourceWorkflowState {
   targets?: SyncTarget[];
   /**
@@ -172,7 +190,7 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       }
       if (lifecycleOf(kind) === 'tunnel') {
         // The connector first: cloudflared stops before its tunnel is deleted under it.
-        if (patched('tunnel-connector')) await sourceSteps.removeTunnelConnector({ ref, uid });
+        if (patched(TUNNEL_CONNECTOR)) await sourceSteps.removeTunnelConnector({ ref, uid });
         const creds = await sourceSteps.resolveCloudflareCredentials({ name: credentialsRefOf(kind, spec) });
         if (creds.status === 'ok') {
           const remove = () =>
@@ -184,7 +202,7 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
             });
           // A tunnel Cloudflare will not delete yet is retried; the Orphan annotation ends that
           // wait (patched: runs from before did not look while the deletion ran).
-          if (!patched('source-orphan-ends-tunnel-removal')) await remove();
+          if (!patched(ORPHAN_ENDS_TUNNEL_REMOVAL)) await remove();
           else if ((await unlessOrphaned(remove)) === 'orphan') {
             await releaseOrphan(uid);
             return;
@@ -258,7 +276,7 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
             });
           // The same registration again: the targets' last result stands (patched: runs from
           // before showed `Syncing` at each silence).
-          else if (quiet && sameTargets && patched('source-quiet-reregistration-keeps-status')) {
+          else if (quiet && sameTargets && patched(QUIET_REREGISTRATION_KEEPS_STATUS)) {
             /* nothing to show */
           } else
             await writeStatus(
@@ -328,7 +346,7 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       // source every few minutes was most of an idle installation's API calls.
       quietFrom = { generation: registeredGeneration, view: registeredView };
       registeredGeneration = -1;
-      if (!patched('source-keeps-zone-on-silence')) zoneIds.clear();
+      if (!patched(KEEPS_ZONE_ON_SILENCE)) zoneIds.clear();
       // A hostname no zone held may have one now (a zone added to the account): look again.
       if (registeredPlacement.unplacedCount) placement = undefined;
     }
@@ -373,7 +391,7 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
     // Absent from results recorded before the rules existed: nothing to check on replay.
     const use = credentialsUseOf(kind, spec, ref.namespace, creds.defaultDomain);
     // A binding's default was 50 before every hostname-claiming kind shared 100: histories from then replay so.
-    if (kind === 'TunnelBinding' && !patched('binding-default-priority-100')) use.defaultPriority = 50;
+    if (kind === 'TunnelBinding' && !patched(BINDING_DEFAULT_PRIORITY_100)) use.defaultPriority = 50;
     const refused = creds.policy && credentialsUseRefusal(creds.policy, use);
     if (refused) return { status: 'failed', ...refused };
     const zone = zoneOf(kind, spec) ?? (zoneFromCredentials(kind) ? creds.defaultDomain : undefined);
@@ -395,14 +413,14 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       tunnelId = tunnel.tunnelId;
       // Its connector, now that the tunnel and its token Secret exist (patched: runs from before
       // had no connector step).
-      if (patched('tunnel-connector')) {
+      if (patched(TUNNEL_CONNECTOR)) {
         const connector = await sourceSteps.applyTunnelConnector({ ref, uid: currentUid });
         if (connector.status === 'failed') return { status: 'failed', ...connector.outcome };
       }
     }
     // Each hostname's CNAME in the zone that holds it (patched: runs from before looked up the
     // Tunnel's zone alone, and dropped the other hostnames).
-    if (dnsHostnamesOf(kind, spec) !== undefined && patched('tunnel-dns-zone-per-hostname')) {
+    if (dnsHostnamesOf(kind, spec) !== undefined && patched(DNS_ZONE_PER_HOSTNAME)) {
       const allowedZones = creds.policy?.allowedZones;
       const key = JSON.stringify([creds.credentials, creds.accountId, allowedZones ?? null, view]);
       if (placement?.key !== key) {
@@ -511,7 +529,7 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
     const pending = new Set(targets.map(targetKey));
     for (const t of targets) reports.delete(targetKey(t));
     // Patched: runs from before did not read the object again once the deletion had started.
-    const watchOrphan = patched('source-orphan-ends-stuck-deletion');
+    const watchOrphan = patched(ORPHAN_ENDS_STUCK_DELETION);
     for (;;) {
       for (const t of targets) {
         if (!pending.has(targetKey(t))) continue;
@@ -532,7 +550,7 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
       // On the reports themselves, not on a fresh `reported`: a Removed that arrived during the
       // status write above is already in `reports` and must not be waited for again (the old wait,
       // kept for histories recorded before the fix, missed it and slept 5 minutes).
-      const onReports = patched('source-delete-waits-on-reports');
+      const onReports = patched(DELETE_WAITS_ON_REPORTS);
       if (!onReports) reported = false;
       const removed = () =>
         (onReports || reported) && [...reports.entries()].some(([k, r]) => pending.has(k) && r.result === 'Removed');

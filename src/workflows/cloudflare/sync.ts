@@ -44,6 +44,18 @@ import {
 /** How long an empty target waits for a new source before it ends (a late registration restarts it anyway). */
 const EMPTY_GRACE_MS = 30_000;
 
+// Patches (src/workflows/patches.ts has each one's release and stage).
+/** A source's repeated registration at a silence is answered with the last result, not a new sync. */
+const QUIET_REREGISTRATION = 'sync-quiet-reregistration';
+/** A source that registers again is told the next result even when unchanged. */
+const TELLS_EACH_REGISTRANT = 'sync-tells-each-registrant';
+/** Periodic observations run on the account's observe queue. */
+const OBSERVE_QUEUE = 'sync-observe-queue';
+/** Sources the SyncState still lists are waited for before the target counts as done. */
+const WAITS_FOR_KEPT_SOURCES = 'sync-waits-for-kept-sources';
+/** A change cancels a running observation. */
+const CHANGE_CANCELS_OBSERVATION = 'sync-change-cancels-observation';
+
 export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<void> {
   const { target, settings } = input;
   const key = targetKey(target);
@@ -67,7 +79,7 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
    */
   const lastReports = new Map<string, SyncReport>();
   const retell = new Set<string>();
-  const quietReregistration = patched('sync-quiet-reregistration');
+  const quietReregistration = patched(QUIET_REREGISTRATION);
   /** When the next observation is due: re-tellings do not put it off. */
   let observeAt = Date.now() + settings.observeIntervalMs;
   const view: SyncStateView = { target: key, syncState, sources: [], configVersion };
@@ -85,7 +97,7 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
     changed = true;
     // A source registers again after its workflow continued as new or restarted, and shows
     // `Syncing` until told: the next result goes to it even when unchanged.
-    if (patched('sync-tells-each-registrant')) told.delete(k);
+    if (patched(TELLS_EACH_REGISTRANT)) told.delete(k);
   });
   setHandler(unregisterSourceSignal, ({ ref, uid, orphan }) => {
     const k = refString(ref);
@@ -162,7 +174,7 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
       driftPolicy: settings.driftPolicy,
     };
     const result =
-      trigger === 'observe' && patched('sync-observe-queue')
+      trigger === 'observe' && patched(OBSERVE_QUEUE)
         ? await observeUnlessChanged(request)
         : await api.syncTarget(request);
     // A change came during the observation: its sync, next, reads the target again.
@@ -238,7 +250,7 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
     );
 
     // Sources it still keeps (listed on the SyncState, not registered yet) will register: not done.
-    const keeps = result.status === 'ok' && !!result.kept && patched('sync-waits-for-kept-sources');
+    const keeps = result.status === 'ok' && !!result.kept && patched(WAITS_FOR_KEPT_SOURCES);
     if (sources.size === 0 && removals.size === 0 && result.status === 'ok' && !keeps) {
       // Nothing of ours is left in Cloudflare. Wait a little for a newcomer, then end.
       if (!(await condition(() => changed || reaggregate, EMPTY_GRACE_MS))) {
@@ -278,7 +290,7 @@ export async function cloudflareSyncWorkflow(input: SyncWorkflowInput): Promise<
       return await scope.run(async () => {
         void condition(() => changed || reaggregate).then(
           () => {
-            if (!patched('sync-change-cancels-observation')) return;
+            if (!patched(CHANGE_CANCELS_OBSERVATION)) return;
             interrupted = true;
             scope.cancel();
           },

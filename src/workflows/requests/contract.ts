@@ -7,10 +7,12 @@
 import type { RequestKindName } from '../../api/request-kinds.js';
 import { manifestCaptureRequestWorkflow } from './manifest-capture.js';
 import type { RequestWorkflowInput } from './messages.js';
+import { requestTtlSweepWorkflow } from './ttl-sweep.js';
 import { volumeCaptureRequestWorkflow } from './volume-capture.js';
 import { volumeRestoreRequestWorkflow } from './volume-restore.js';
+import { versionedAs } from '../versioning-behavior.js';
 
-export { requestTtlSweepWorkflow } from './ttl-sweep.js';
+export { requestTtlSweepWorkflow };
 export { manifestCaptureRequestWorkflow, volumeCaptureRequestWorkflow, volumeRestoreRequestWorkflow };
 export * from './messages.js';
 
@@ -20,3 +22,8 @@ export const requestWorkflows: Record<RequestKindName, (input: RequestWorkflowIn
   VolumeCaptureRequest: volumeCaptureRequestWorkflow,
   VolumeRestoreRequest: volumeRestoreRequestWorkflow,
 };
+
+// Under Worker Deployment Versioning (src/workers/versioning.ts) a request's run is short and
+// finishes on the build that started it: a new build changes these without patches.
+for (const workflow of Object.values(requestWorkflows)) versionedAs('PINNED', workflow);
+versionedAs('PINNED', requestTtlSweepWorkflow);

@@ -71,6 +71,8 @@ export const runJanitorPassUpdate = defineUpdate<string>('runPass');
 export const configureJanitorSignal = defineSignal<[JanitorSettings]>('configure');
 
 const RECENT_LINES = 50;
+/** Patch: each pass reaps the containers agents that died left behind. */
+const REAPS_DEAD_AGENTS = 'janitor-reaps-dead-agents';
 /** Continue-as-new well before Temporal's suggestion too: a pass is about ten events. */
 const MAX_HISTORY_EVENTS = 5_000;
 
@@ -139,7 +141,7 @@ async function janitorPass(orphanTimeoutSeconds: number, state: JanitorState): P
     );
   }
   let reapHead = '';
-  if (patched('janitor-reaps-dead-agents')) {
+  if (patched(REAPS_DEAD_AGENTS)) {
     const reaped = await janitorSteps.reapDeadAgentContainers();
     state.containersReaped = (state.containersReaped ?? 0) + reaped.removed.length;
     for (const c of reaped.removed)

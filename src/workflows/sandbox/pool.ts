@@ -107,6 +107,8 @@ const MAX_PENDING_HINTS = 100;
 const SETTLING_MS = 1_000;
 /** Runs from before it kept an agent for recent demand (scale from zero) plan without it. */
 const SCALE_FROM_ZERO = 'pool-scale-from-zero';
+/** Patch: the agents' TLS Secret is written again when its window or CA changes. */
+const AGENT_TLS_SECRET = 'agent-tls-secret';
 /** Runs from before it reported a refused write on the pool's status failed with the refusal. */
 const WRITE_REFUSED = 'pool-write-refused-status';
 
@@ -170,7 +172,7 @@ export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<stri
       if ((await poolSteps.setPoolFinalizer({ ...ref, present: true })).status === 'gone') continue;
     // Histories recorded before agent TLS have no agentTls in their reads: nothing to replay here.
     const tls = read.agentTls;
-    if (tls && (agentTls?.window !== tls.window || agentTls.ca !== tls.ca) && patched('agent-tls-secret'))
+    if (tls && (agentTls?.window !== tls.window || agentTls.ca !== tls.ca) && patched(AGENT_TLS_SECRET))
       agentTls = await refusable(() => poolSteps.writeAgentSecret(ref), agentTls);
 
     // New agents answer: the pool's waiting sandboxes are told, so they are placed now rather

@@ -87,6 +87,8 @@ const SANDBOX_ID_FROM_RUN = 'sandbox-id-from-run';
  */
 const STRONG_WAITS_FOR_AGENT = 'sandbox-strong-waits-for-agent';
 /** A bound on agents tried after refusals; each refusal excludes its agent, so the table runs out first. */
+/** Patch: a sandbox's tenant quota slot is released when its record is gone. */
+const QUOTA_RELEASE = 'sandbox-quota-release';
 const MAX_PLACEMENT_TRIES = 64;
 /** A sandbox no agent has room for is tried again this often (or on the next hint). */
 const UNSCHEDULABLE_RETRY_MS = 10_000;
@@ -485,7 +487,7 @@ export class SandboxRun {
   private async releaseQuotaSlot(): Promise<void> {
     const tenant = this.creation?.call.tenant ?? this.recordTenant;
     // Runs recorded before quotas existed end without the signal; the marker keeps their replay unchanged.
-    if (!tenant || !patched('sandbox-quota-release')) return;
+    if (!tenant || !patched(QUOTA_RELEASE)) return;
     try {
       await getExternalWorkflowHandle(quotaWorkflowId(tenant)).signal(releaseSlotSignal, {
         slot: slotKey(this.namespace, this.name),
