@@ -83,6 +83,7 @@ beforeAll(async () => {
   codec = await startCodecServer({
     keys: new PayloadKeyRing({ dir: keysDir }),
     tokensFile,
+    pathTokens: true,
     corsOrigins: [UI_ORIGIN],
     port: 0,
     host: '127.0.0.1',
@@ -280,7 +281,7 @@ describe('the codec server', () => {
       expect(await res.text()).not.toContain('plain-arg');
       expect((await codecCall('encode', [], headers)).status).toBe(401);
     }
-    // The token as the endpoint's first path segment (a Web UI without login).
+    // The token as the endpoint's first path segment (a Web UI without login; switched on here).
     const res = await fetch(`${codec.url}/${codecToken}/decode`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-namespace': 'default' },
