@@ -15,19 +15,20 @@
  *    needs a caBundle; a platform team's Pod settings reach every role; disruption budgets follow
  *    the replicas; the fast path's TLS and the monitoring selectors come from values;
  * 4. the codec server, off by default; switched on, it is run with the env and files its
- *    Deployment gives it, and decodes only for a token or an access token granting the namespace.
+ *    Deployment gives it, and decodes only for a token or an access token granting the namespace;
+ * 5. a chart version bump leaves every Pod template as it was (no Pod rolls for it).
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { parseAllDocuments } from 'yaml';
+import { parse as parseYaml, parseAllDocuments, stringify as stringifyYaml } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllowedCapabilities } from '../../src/domain/sandbox-capabilities.js';
 import { ensureServingCert } from '../../src/admission/certs.js';
@@ -61,7 +62,11 @@ let helm: string;
  * does; each `set` is a `--set`, or (`key=` and a JSON array or object) a `--set-json`.
  */
 async function render(...set: string[]): Promise<KubeObject[]> {
-  const args = ['template', 'durable-operators', CHART, '--namespace', NAMESPACE, '--include-crds'];
+  return renderChart(CHART, ...set);
+}
+
+async function renderChart(chart: string, ...set: string[]): Promise<KubeObject[]> {
+  const args = ['template', 'durable-operators', chart, '--namespace', NAMESPACE, '--include-crds'];
   args.push('--kube-version', INFRA_VERSIONS.kubernetes);
   for (const s of set) args.push(/^[\w.]+=(\[|\{")/.test(s) ? '--set-json' : '--set', s);
   const { stdout } = await run(helm, args, { maxBuffer: 64 << 20 });
@@ -800,4 +805,26 @@ describe('the codec server', () => {
       await rm(root, { recursive: true, force: true });
     }
   });
+});
+
+it('a chart version bump alone leaves every Pod template unchanged (no Pod rolls for it); the objects carry the new version', async () => {
+  const bumped = await mkdtemp(path.join(tmpdir(), 'chart-bump-'));
+  try {
+    await cp(CHART, bumped, { recursive: true, dereference: true });
+    const chartFile = path.join(bumped, 'Chart.yaml');
+    const meta = parseYaml(await readFile(chartFile, 'utf8')) as { version: string };
+    const version = `${meta.version}-bump.1`;
+    await writeFile(chartFile, stringifyYaml({ ...meta, version }));
+    const values = ['codecServer.enabled=true', `fastpath.agentPodNamespaces={${POOL_NAMESPACE}}`];
+    const before = await render(...values);
+    const after = await renderChart(bumped, ...values);
+    const templates = (objs: KubeObject[]) =>
+      Object.fromEntries(ofKind(objs, 'Deployment').map((d) => [d.metadata.name, podTemplate(d)]));
+    expect(Object.keys(templates(before))).toHaveLength(ROLES.length + 1);
+    expect(templates(after)).toEqual(templates(before));
+    for (const d of ofKind(after, 'Deployment'))
+      expect(d.metadata.labels!['helm.sh/chart'], d.metadata.name).toBe(`durable-operators-${version}`);
+  } finally {
+    await rm(bumped, { recursive: true, force: true });
+  }
 });
