@@ -17,7 +17,7 @@ import { BaseComponent } from '../infra/components.js';
 import { ManagedProcess, waitUntilReady } from '../infra/process.js';
 import { KubeClient } from '../kube/client.js';
 import { ensureServingCert, type ServingCert } from './certs.js';
-import { validatingWebhookConfiguration, WEBHOOK_PATH } from './webhook.js';
+import { validatingWebhookConfiguration } from './webhook.js';
 
 export interface LocalAdmissionOptions {
   port: number;
@@ -42,9 +42,9 @@ export class LocalAdmissionWebhook extends BaseComponent {
     super('admission-webhook');
   }
 
-  /** The URL the apiserver calls. */
+  /** The server's URL; the apiserver calls each webhook's path under it. */
   get url(): string {
-    return `https://127.0.0.1:${this.opts.port}${WEBHOOK_PATH}`;
+    return `https://127.0.0.1:${this.opts.port}`;
   }
 
   get caFile(): string {

@@ -1,6 +1,7 @@
 /**
  * The admission webhook's HTTPS server (`durable-operators admission`): AdmissionReview v1 on
- * WEBHOOK_PATH, `/healthz` and `/readyz` for probes. node:https is enough for one JSON endpoint;
+ * each webhook's path (WEBHOOK_PATHS; LEGACY_WEBHOOK_PATH for every kind, for one release),
+ * `/healthz` and `/readyz` for probes. node:https is enough for one JSON endpoint;
  * the apiserver is the only client of the webhook path.
  *
  * The serving certificate is re-read when its file changes, so a certificate renewed by
@@ -28,7 +29,7 @@ import {
   type AdmissionResponse,
   type AdmissionReview,
 } from './review.js';
-import { WEBHOOK_PATH } from './webhook.js';
+import { WEBHOOK_PATHS, webhookAt, webhookOfKind } from './webhook.js';
 
 export interface AdmissionServerOptions {
   kube: KubeClient;
@@ -60,7 +61,9 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
   const server = https.createServer({ ...(await loadTls()), minVersion: 'TLSv1.2' }, (req, res) => {
     const url = req.url ?? '/';
     if (req.method === 'GET' && probes.handle(req, res)) return;
-    if (req.method !== 'POST' || url.split('?')[0] !== WEBHOOK_PATH) {
+    const path = url.split('?')[0]!;
+    const webhook = webhookAt(path);
+    if (req.method !== 'POST' || !webhook) {
       res.writeHead(404).end();
       return;
     }
@@ -73,7 +76,7 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
     });
     req.on('error', (err) => log.warn({ err: err.message }, 'admission request body not read'));
     req.on('end', () => {
-      void answer(Buffer.concat(chunks).toString('utf8')).then(
+      void answer(Buffer.concat(chunks).toString('utf8'), webhook, path).then(
         (body) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body)),
         (err: unknown) => {
           log.error({ err: String(err) }, 'admission review failed');
@@ -83,12 +86,29 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
     });
   });
 
-  async function answer(raw: string): Promise<AdmissionReview> {
+  async function answer(raw: string, webhook: ReturnType<typeof webhookAt>, path: string): Promise<AdmissionReview> {
     const review = JSON.parse(raw) as AdmissionReview;
     const request = review.request;
     if (review.kind !== 'AdmissionReview' || !request?.uid)
       throw new Error('not an admission.k8s.io/v1 AdmissionReview');
-    return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: await decide(request) };
+    const response =
+      webhook === 'legacy' || webhookOfKind(request.kind) === webhook
+        ? await decide(request)
+        : misrouted(request, path);
+    return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response };
+  }
+
+  /** A kind sent to another webhook's path: a registration that does not match this server, refused (fail closed). */
+  function misrouted(request: AdmissionRequest, path: string): AdmissionResponse {
+    const own = webhookOfKind(request.kind);
+    log.error({ uid: request.uid, kind: request.kind.kind, path }, 'admission: a review sent to another kind’s path');
+    return refuse(
+      request.uid,
+      400,
+      `the admission webhook's path ${path} does not review ${request.kind.kind}` +
+        (own ? ` (its path is ${WEBHOOK_PATHS[own]})` : '') +
+        `: re-apply the ValidatingWebhookConfiguration durable-operators-admission of this release`,
+    );
   }
 
   async function decide(request: AdmissionRequest): Promise<AdmissionResponse> {
@@ -167,7 +187,7 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
     });
   });
   const port = (server.address() as AddressInfo).port;
-  log.info({ port, path: WEBHOOK_PATH }, 'admission webhook serving');
+  log.info({ port, paths: Object.values(WEBHOOK_PATHS) }, 'admission webhook serving');
   return {
     port,
     async close() {

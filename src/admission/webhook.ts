@@ -21,12 +21,13 @@
  * after admission; status writes of the worker never pass through it — the status subresource is
  * not in the rules), so the operators keep running.
  *
- * Four webhooks, one server and path: capture requests (CREATE, namespaced), Cloudflare sources
- * (CREATE and UPDATE, any scope: they may name other credentials or Secrets on any edit),
- * SandboxPools (CREATE and UPDATE: their agentTemplate becomes Pods the fast path creates, and a
- * capability beyond the sandboxes' default set needs the operator's allowance) and
+ * Four webhooks, one server, a path each (WEBHOOK_PATHS): capture requests (CREATE, namespaced),
+ * Cloudflare sources (CREATE and UPDATE, any scope: they may name other credentials or Secrets on
+ * any edit), SandboxPools (CREATE and UPDATE: their agentTemplate becomes Pods the fast path
+ * creates, and a capability beyond the sandboxes' default set needs the operator's allowance) and
  * Sandboxes whose envs name a Secret or ConfigMap (CREATE, and UPDATE of envs: the fast path reads
- * them into the sandbox).
+ * them into the sandbox). A path reviews its own kinds only, so the server's access log and
+ * metrics say which webhook was called.
  */
 import { SandboxKind, SandboxPoolKind } from '../api/sandbox.js';
 import { SOURCE_KINDS, kindDefinition } from '../domain/cloudflare/sources.js';
@@ -37,13 +38,51 @@ export const WEBHOOK_NAME = 'capture-requests.admission.durable-operators.io';
 export const CLOUDFLARE_WEBHOOK_NAME = 'cloudflare-sources.admission.durable-operators.io';
 export const SANDBOX_POOL_WEBHOOK_NAME = 'sandbox-pools.admission.durable-operators.io';
 export const SANDBOX_ENV_WEBHOOK_NAME = 'sandbox-env.admission.durable-operators.io';
-export const WEBHOOK_PATH = '/validate-capture-requests';
+/** Each webhook's path on the admission server. */
+export const WEBHOOK_PATHS = {
+  [WEBHOOK_NAME]: '/validate/capture-requests',
+  [CLOUDFLARE_WEBHOOK_NAME]: '/validate/cloudflare-sources',
+  [SANDBOX_POOL_WEBHOOK_NAME]: '/validate/sandbox-pools',
+  [SANDBOX_ENV_WEBHOOK_NAME]: '/validate/sandbox-env',
+} as const;
+/**
+ * The one path all four webhooks shared up to 0.2: still answered, for every kind, for one
+ * release, as a ValidatingWebhookConfiguration of 0.2 may still send reviews there while an
+ * upgrade rolls (docs/compatibility.md). Removed in 0.4.
+ */
+export const LEGACY_WEBHOOK_PATH = '/validate-capture-requests';
 /** How long the apiserver waits for an answer before failing the request (closed). */
 export const WEBHOOK_TIMEOUT_SECONDS = 15;
 
+/** Where the apiserver reaches the server: a base URL (the local stack) or a Service; each webhook adds its path. */
 export type ClientConfig =
   | { url: string; caBundle?: string }
-  | { service: { namespace: string; name: string; path: string; port: number }; caBundle?: string };
+  | { service: { namespace: string; name: string; port: number }; caBundle?: string };
+
+type WebhookName = keyof typeof WEBHOOK_PATHS;
+
+function clientConfigAt(base: ClientConfig, name: WebhookName) {
+  const path = WEBHOOK_PATHS[name];
+  return 'url' in base
+    ? { ...base, url: `${base.url.replace(/\/+$/, '')}${path}` }
+    : { ...base, service: { ...base.service, path } };
+}
+
+/** The webhook a path serves (undefined: no webhook's; the legacy path: every one). */
+export function webhookAt(path: string): WebhookName | 'legacy' | undefined {
+  if (path === LEGACY_WEBHOOK_PATH) return 'legacy';
+  return (Object.keys(WEBHOOK_PATHS) as WebhookName[]).find((n) => WEBHOOK_PATHS[n] === path);
+}
+
+/** The webhook whose rules send a review of this kind (group and kind, as an AdmissionRequest names it). */
+export function webhookOfKind(kind: { group: string; kind: string }): WebhookName | undefined {
+  if (Object.values(REVIEWED_KINDS).some((k) => k.group === kind.group && k.kind === kind.kind)) return WEBHOOK_NAME;
+  if (SOURCE_KINDS.some((k) => k === kind.kind && kindDefinition(k).group === kind.group))
+    return CLOUDFLARE_WEBHOOK_NAME;
+  if (kind.group === SandboxPoolKind.group && kind.kind === SandboxPoolKind.kind) return SANDBOX_POOL_WEBHOOK_NAME;
+  if (kind.group === SandboxKind.group && kind.kind === SandboxKind.kind) return SANDBOX_ENV_WEBHOOK_NAME;
+  return undefined;
+}
 
 export function webhookRules() {
   return Object.values(REVIEWED_KINDS).map((k) => ({
@@ -120,7 +159,7 @@ export function validatingWebhookConfiguration(clientConfig: ClientConfig) {
     webhooks: [
       {
         name: WEBHOOK_NAME,
-        clientConfig,
+        clientConfig: clientConfigAt(clientConfig, WEBHOOK_NAME),
         rules: webhookRules(),
         failurePolicy: 'Fail',
         matchPolicy: 'Equivalent',
@@ -130,7 +169,7 @@ export function validatingWebhookConfiguration(clientConfig: ClientConfig) {
       },
       {
         name: CLOUDFLARE_WEBHOOK_NAME,
-        clientConfig,
+        clientConfig: clientConfigAt(clientConfig, CLOUDFLARE_WEBHOOK_NAME),
         rules: cloudflareWebhookRules(),
         failurePolicy: 'Fail',
         matchPolicy: 'Equivalent',
@@ -140,7 +179,7 @@ export function validatingWebhookConfiguration(clientConfig: ClientConfig) {
       },
       {
         name: SANDBOX_POOL_WEBHOOK_NAME,
-        clientConfig,
+        clientConfig: clientConfigAt(clientConfig, SANDBOX_POOL_WEBHOOK_NAME),
         rules: sandboxPoolWebhookRules(),
         failurePolicy: 'Fail',
         matchPolicy: 'Equivalent',
@@ -150,7 +189,7 @@ export function validatingWebhookConfiguration(clientConfig: ClientConfig) {
       },
       {
         name: SANDBOX_ENV_WEBHOOK_NAME,
-        clientConfig,
+        clientConfig: clientConfigAt(clientConfig, SANDBOX_ENV_WEBHOOK_NAME),
         rules: sandboxEnvWebhookRules(),
         matchConditions: SANDBOX_ENV_MATCH_CONDITIONS,
         failurePolicy: 'Fail',

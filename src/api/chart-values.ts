@@ -104,6 +104,27 @@ export const ChartValues = strict({
     caBundle: Str(),
     sandboxCapabilities: Type.Record(Type.String(), Type.Array(Type.String())),
   }),
+  codecServer: role({
+    env: ScalarMap,
+    tokens: strict({ secretName: Str(), key: Str() }),
+    pathTokens: Bool,
+    corsOrigins: Type.Array(Type.String({ pattern: '^https?://[^/]+$' })),
+    tls: strict({ secretName: Str() }),
+    oidc: strict({
+      issuer: Str(),
+      jwksUrl: Str(),
+      audience: Str(),
+      permissionsClaim: Type.String({ minLength: 1 }),
+      roles: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
+    }),
+    ingress: strict({
+      enabled: Bool,
+      className: Str(),
+      host: Str(),
+      annotations: StringMap,
+      tlsSecretName: Str(),
+    }),
+  }),
   networkPolicies: strict({ enabled: Bool }),
   monitoring: strict({
     // A bool (the chart's old form) is left to the template, which says to set `.enabled`.

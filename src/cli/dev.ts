@@ -168,7 +168,8 @@ function startCodecServerProcess(
   const proc = ManagedProcess.start({
     name: 'codec-server',
     command: process.execPath,
-    args: [...self, 'codec-server', '--host', '127.0.0.1', '--port', String(codec.port)],
+    // Path tokens: the dev UI has no login to forward a token from (loopback only).
+    args: [...self, 'codec-server', '--host', '127.0.0.1', '--port', String(codec.port), '--path-tokens'],
     env: {
       ...env,
       DO_CODEC_SERVER_TOKENS_FILE: codec.tokensFile,

@@ -1,5 +1,6 @@
 /** Temporal connections for clients (watcher, CLI, fast path, worker) and workers, from the one config. */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import type { StatusObject } from '@grpc/grpc-js';
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
@@ -44,6 +45,14 @@ export async function connectClient(cfg: TemporalConfig): Promise<Client> {
 let told = false;
 
 /**
+ * The failure converter module (failure-converter.cjs, beside this file in src/ and dist/): failure
+ * messages and stack traces go into an encoded payload, which the payload codec encrypts. Set for
+ * every client and worker, and bundled into both workflow bundles (src/workers/bundle.ts), plain
+ * or encrypted alike: a bundle is built once, before any key is known.
+ */
+export const FAILURE_CONVERTER_PATH = fileURLToPath(new URL('./failure-converter.cjs', import.meta.url));
+
+/**
  * How payloads are encoded, the same for every client and worker (`Worker.create({ dataConverter })`):
  * encrypted with the configured keys, else plain — said once per process at start, loudly when
  * plain, since then every value a workflow carries is readable in Temporal.
@@ -59,7 +68,10 @@ export function dataConverterOf(cfg: Pick<TemporalConfig, 'payloadKeys'>): DataC
         'payloads go to Temporal unencrypted (DO_PAYLOAD_KEYS_DIR unset or empty): workflow inputs and results are readable in its history',
       );
   }
-  return ring ? { payloadCodecs: [new EncryptionCodec(ring)] } : {};
+  return {
+    failureConverterPath: FAILURE_CONVERTER_PATH,
+    ...(ring ? { payloadCodecs: [new EncryptionCodec(ring)] } : {}),
+  };
 }
 
 export async function connectWorker(cfg: TemporalConfig): Promise<NativeConnection> {

@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { FAILURE_CONVERTER_PATH } from '../temporal/connection.js';
 import { WORKFLOW_INTERCEPTOR_MODULES } from '../tracing/temporal.js';
 
 /** Which workflows a bundle holds: the worker's (all) or the fast path's (sandbox). */
@@ -23,12 +24,16 @@ export function workflowsEntry(set: WorkflowSet = 'all'): string {
   return existsSync(ts) ? ts : fileURLToPath(new URL(`../workflows/${ENTRIES[set]}.js`, import.meta.url));
 }
 
-/** Bundles the workflow code in memory (webpack's progress chatter silenced), with the tracing interceptors. */
+/**
+ * Bundles the workflow code in memory (webpack's progress chatter silenced), with the tracing
+ * interceptors and the failure converter that hands failure messages to the payload codec.
+ */
 export function bundleWorkflows(set: WorkflowSet = 'all'): Promise<WorkflowBundleWithSourceMap> {
   const quiet = () => {};
   return bundleWorkflowCode({
     workflowsPath: workflowsEntry(set),
     workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
+    failureConverterPath: FAILURE_CONVERTER_PATH,
     logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet },
   });
 }

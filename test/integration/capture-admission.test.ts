@@ -9,19 +9,23 @@
  * their real userInfo. Every "refused" case below would be admitted if the webhook were not
  * registered or did not check: those ServiceAccounts may create the requests.
  */
+import { readFileSync } from 'node:fs';
+import https from 'node:https';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CLOUDFLARE_WEBHOOK_NAME,
   SANDBOX_ENV_WEBHOOK_NAME,
   SANDBOX_POOL_WEBHOOK_NAME,
+  LEGACY_WEBHOOK_PATH,
   WEBHOOK_CONFIGURATION_NAME,
   WEBHOOK_NAME,
+  WEBHOOK_PATHS,
   validatingWebhookConfiguration,
 } from '../../src/admission/webhook.js';
 import { KubeClient, apiMessage, isNotFound } from '../../src/kube/client.js';
 import { NET_RAW_NAMESPACE } from '../support/admission.js';
-import { eventually, kube, refusal, serviceAccountWith, uniq, waitUntilAllowed } from '../support/env.js';
+import { eventually, kube, refusal, serviceAccountWith, stackInfo, uniq, waitUntilAllowed } from '../support/env.js';
 
 const SNAPSHOTTER = 'state-snapshotter.deckhouse.io/v1alpha1';
 const STORAGE = 'storage.deckhouse.io/v1alpha1';
@@ -174,6 +178,65 @@ describe('ManifestCaptureRequest admission', () => {
       rules: sandboxEnv!.rules,
       matchConditions: sandboxEnv!.matchConditions,
     });
+  });
+
+  it('gives each webhook its own path, which reviews its kinds only; the 0.2 path still reviews every kind', async () => {
+    const registered = await admin.get<
+      KubernetesObject & { webhooks: { name: string; clientConfig: { url: string } }[] }
+    >({
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      name: WEBHOOK_CONFIGURATION_NAME,
+    });
+    const paths = registered!.webhooks.map((w) => new URL(w.clientConfig.url).pathname);
+    expect(paths).toEqual(registered!.webhooks.map((w) => WEBHOOK_PATHS[w.name as keyof typeof WEBHOOK_PATHS]));
+    expect(new Set(paths).size).toBe(4);
+    // Straight to the server, as the apiserver posts: a SandboxPool review and a capture request's.
+    const server = stackInfo().admission!;
+    const review = (path: string, kind: { group: string; version: string; kind: string }) =>
+      new Promise<{ allowed: boolean; status?: { message: string } }>((resolve, reject) => {
+        const body = JSON.stringify({
+          apiVersion: 'admission.k8s.io/v1',
+          kind: 'AdmissionReview',
+          request: {
+            uid: uniq('uid'),
+            kind,
+            operation: 'CREATE',
+            namespace: ns,
+            userInfo: { username: `system:serviceaccount:${ns}:reader` },
+            object: { apiVersion: `${kind.group}/${kind.version}`, kind: kind.kind, metadata: { name: 'x' }, spec: {} },
+          },
+        });
+        const req = https.request(
+          `${server.url}${path}`,
+          { method: 'POST', ca: readFileSync(server.caFile), headers: { 'content-type': 'application/json' } },
+          (res) => {
+            let text = '';
+            res.on('data', (c: Buffer) => (text += c.toString()));
+            res.on('end', () => resolve((JSON.parse(text) as { response: never }).response));
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+    const pool = { group: 'sandbox.fast.io', version: 'v1alpha1', kind: 'SandboxPool' };
+    const capture = { group: 'state-snapshotter.deckhouse.io', version: 'v1alpha1', kind: 'ManifestCaptureRequest' };
+    // The pool's creator may not create agent Pods: refused by the pools' path and by 0.2's.
+    for (const path of [WEBHOOK_PATHS[SANDBOX_POOL_WEBHOOK_NAME], LEGACY_WEBHOOK_PATH]) {
+      const answer = await review(path, pool);
+      expect(answer.allowed, path).toBe(false);
+      expect(answer.status!.message, path).toMatch(/must be allowed to create Pods/);
+    }
+    // An empty capture request names nothing: admitted by its path and by 0.2's.
+    for (const path of [WEBHOOK_PATHS[WEBHOOK_NAME], LEGACY_WEBHOOK_PATH])
+      expect((await review(path, capture)).allowed, path).toBe(true);
+    // Another kind's path refuses, naming the right one.
+    const misrouted = await review(WEBHOOK_PATHS[WEBHOOK_NAME], pool);
+    expect(misrouted.allowed).toBe(false);
+    expect(misrouted.status!.message).toContain(
+      `does not review SandboxPool (its path is ${WEBHOOK_PATHS[SANDBOX_POOL_WEBHOOK_NAME]})`,
+    );
+    expect((await review(WEBHOOK_PATHS[CLOUDFLARE_WEBHOOK_NAME], capture)).allowed).toBe(false);
   });
 
   it('refuses a request naming a Secret its creator may not read, naming the target', async () => {

@@ -13,21 +13,33 @@
  *    optional Secret is mounted and named by DO_PAYLOAD_KEYS_DIR in every role; the Temporal connection's
  *    values reach every role; agent pools are refused (installed after the chart); no cert-manager
  *    needs a caBundle; a platform team's Pod settings reach every role; disruption budgets follow
- *    the replicas; the fast path's TLS and the monitoring selectors come from values.
+ *    the replicas; the fast path's TLS and the monitoring selectors come from values;
+ * 4. the codec server, off by default; switched on, it is run with the env and files its
+ *    Deployment gives it, and decodes only for a token or an access token granting the namespace;
+ * 5. a chart version bump leaves every Pod template as it was (no Pod rolls for it).
  */
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { parseAllDocuments } from 'yaml';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { parse as parseYaml, parseAllDocuments, stringify as stringifyYaml } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllowedCapabilities } from '../../src/domain/sandbox-capabilities.js';
 import { loadWorkerVersioning } from '../../src/config.js';
+import { ensureServingCert } from '../../src/admission/certs.js';
 import { READINESS_CHECK_TIMEOUT_MS } from '../../src/health/probes.js';
 import { ensureBinary } from '../../src/infra/binaries.js';
+import { ManagedProcess } from '../../src/infra/process.js';
 import { INFRA_VERSIONS } from '../../src/infra/versions.js';
-import { REPO_ROOT, eventually, kube } from '../support/env.js';
+import { EncryptionCodec, PayloadKeyRing } from '../../src/temporal/payload-encryption.js';
+import { REPO_ROOT, eventually, kube, stackInfo } from '../support/env.js';
+import { startIssuer } from '../support/oidc.js';
 import {
   isClusterScoped,
   objectId,
@@ -51,7 +63,11 @@ let helm: string;
  * does; each `set` is a `--set`, or (`key=` and a JSON array or object) a `--set-json`.
  */
 async function render(...set: string[]): Promise<KubeObject[]> {
-  const args = ['template', 'durable-operators', CHART, '--namespace', NAMESPACE, '--include-crds'];
+  return renderChart(CHART, ...set);
+}
+
+async function renderChart(chart: string, ...set: string[]): Promise<KubeObject[]> {
+  const args = ['template', 'durable-operators', chart, '--namespace', NAMESPACE, '--include-crds'];
   args.push('--kube-version', INFRA_VERSIONS.kubernetes);
   for (const s of set) args.push(/^[\w.]+=(\[|\{")/.test(s) ? '--set-json' : '--set', s);
   const { stdout } = await run(helm, args, { maxBuffer: 64 << 20 });
@@ -669,4 +685,173 @@ describe('the values', () => {
       /monitoring.serviceMonitor is a map now: set monitoring.serviceMonitor.enabled/,
     );
   });
+});
+
+describe('the codec server', () => {
+  const codecObjects = (objs: KubeObject[]) => objs.filter((o) => o.metadata.name === 'durable-operators-codec-server');
+
+  it('is off by default; on, a Deployment without Kubernetes credentials, its Service, budget and Ingress, each valid for the apiserver', async () => {
+    expect(codecObjects(await render())).toEqual([]);
+    const objs = await render(
+      'codecServer.enabled=true',
+      'codecServer.tls.secretName=codec-tls',
+      'codecServer.ingress.enabled=true',
+      'codecServer.ingress.host=codec.example',
+      'codecServer.ingress.tlsSecretName=codec-ingress-tls',
+    );
+    const mine = codecObjects(objs);
+    expect(mine.map((o) => o.kind).sort()).toEqual(['Deployment', 'Ingress', 'PodDisruptionBudget', 'Service']);
+    const pod = podTemplate(mine.find((o) => o.kind === 'Deployment')!).spec;
+    expect(pod.automountServiceAccountToken).toBe(false);
+    expect(pod.serviceAccountName).toBeUndefined();
+    expect(mine.find((o) => o.kind === 'Service')!.spec).toMatchObject({
+      ports: [{ name: 'https', port: 443, targetPort: 'https' }],
+    });
+    await k.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+    for (const o of mine)
+      await k.apply(structuredClone(o) as KubernetesObject, { dryRun: true }).catch((err: unknown) => {
+        throw new Error(`${objectId(o)}: ${String((err as { body?: unknown }).body ?? err)}`);
+      });
+    // Nobody could decode, or nothing to decode with: refused at render.
+    await expect(render('codecServer.enabled=true', 'codecServer.tokens.secretName=')).rejects.toThrow(
+      /set tokens.secretName, oidc.issuer, or both/,
+    );
+    await expect(render('codecServer.enabled=true', 'payloadKeys.secretName=')).rejects.toThrow(
+      /set payloadKeys.secretName/,
+    );
+    await expect(render('codecServer.enabled=true', 'codecServer.oidc.issuer=https://idp.example')).rejects.toThrow(
+      /set oidc.jwksUrl too/,
+    );
+  });
+
+  it('run with the env and Secret files its Deployment gives it: refuses no token and a JWT for another namespace, decodes for the right one', async () => {
+    const issuer = await startIssuer();
+    const root = await mkdtemp(path.join(tmpdir(), 'codec-chart-'));
+    let proc: ManagedProcess | undefined;
+    try {
+      const objs = await render(
+        'codecServer.enabled=true',
+        'codecServer.corsOrigins={https://temporal.example}',
+        'codecServer.tls.secretName=codec-tls',
+        `codecServer.oidc.issuer=${issuer.issuer}`,
+        `codecServer.oidc.jwksUrl=${issuer.jwksUrl}`,
+        'codecServer.oidc.roles={read}',
+      );
+      const { spec } = podTemplate(deployment(objs, 'codec-server'));
+      const c = spec.containers[0] as unknown as {
+        args: string[];
+        env: { name: string; value: string }[];
+        volumeMounts: { name: string; mountPath: string }[];
+      };
+      // The Secrets the Deployment names, written where its mounts put them (under `root`).
+      const certs = await ensureServingCert(path.join(root, 'ca'));
+      const key = randomBytes(32).toString('base64');
+      const token = `codec-${randomBytes(8).toString('hex')}`;
+      const secrets: Record<string, Record<string, string>> = {
+        'durable-operators-payload-keys': { '2026-11': key },
+        'durable-operators-codec-tokens': { tokens: `${token}\n` },
+        'codec-tls': { 'tls.crt': certs.certPem, 'tls.key': await readFile(path.join(root, 'ca', 'tls.key'), 'utf8') },
+      };
+      const volumes = spec.volumes as {
+        name: string;
+        secret?: { secretName: string; items?: { key: string; path: string }[] };
+      }[];
+      for (const m of c.volumeMounts) {
+        const secret = volumes.find((v) => v.name === m.name)!.secret!;
+        const data = secrets[secret.secretName]!;
+        await mkdir(path.join(root, m.mountPath), { recursive: true });
+        for (const item of secret.items ?? Object.keys(data).map((k) => ({ key: k, path: k })))
+          await writeFile(path.join(root, m.mountPath, item.path), data[item.key]!);
+      }
+      const env = Object.fromEntries(
+        c.env.map((e) => [e.name, e.value.startsWith('/etc/') ? path.join(root, e.value) : e.value]),
+      );
+      // Its port and address are the test's: several stacks share this machine.
+      Object.assign(env, { DO_CODEC_SERVER_PORT: '0', DO_CODEC_SERVER_HOST: '127.0.0.1' });
+      const logFile = path.join(stackInfo().logsDir, 'helm-codec-server.log');
+      await writeFile(logFile, '');
+      proc = ManagedProcess.start({
+        name: 'codec-server',
+        command: process.execPath,
+        args: ['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), ...c.args],
+        cwd: REPO_ROOT,
+        logFile,
+        env,
+      });
+      const url = await eventually('the codec server running', async () => {
+        const line = (await readFile(logFile, 'utf8')).split('\n').find((l) => l.includes('codec server running'));
+        return line ? (JSON.parse(line) as { url: string }).url : undefined;
+      });
+      expect(url).toMatch(/^https:/);
+
+      const [sealed] = await new EncryptionCodec(
+        new PayloadKeyRing({ dir: path.join(root, '/etc/durable-operators/payload-keys') }),
+      ).encode([defaultPayloadConverter.toPayload('decoded for team-a')]);
+      const body = JSON.stringify({
+        payloads: [
+          {
+            metadata: Object.fromEntries(
+              Object.entries(sealed!.metadata!).map(([k, v]) => [k, Buffer.from(v).toString('base64')]),
+            ),
+            data: Buffer.from(sealed!.data!).toString('base64'),
+          },
+        ],
+      });
+      const post = (headers: Record<string, string>) =>
+        new Promise<{ status: number; text: string }>((resolve, reject) => {
+          const req = https.request(
+            `${url}/decode`,
+            { method: 'POST', ca: certs.caPem, headers: { 'content-type': 'application/json', ...headers } },
+            (res) => {
+              let text = '';
+              res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+              res.on('end', () => resolve({ status: res.statusCode!, text }));
+            },
+          );
+          req.on('error', reject);
+          req.end(body);
+        });
+      const jwt = `Bearer ${await issuer.token({ permissions: ['team-a:read'] })}`;
+      const plain = (text: string) =>
+        ((JSON.parse(text) as { payloads?: { data: string }[] }).payloads ?? [])
+          .map((p) => Buffer.from(p.data, 'base64').toString())
+          .join('');
+      const none = await post({ 'x-namespace': 'team-a' });
+      expect(none.status).toBe(401);
+      const other = await post({ authorization: jwt, 'x-namespace': 'team-b' });
+      expect(other.status).toBe(403);
+      expect(other.text).not.toContain('decoded for team-a');
+      const right = await post({ authorization: jwt, 'x-namespace': 'team-a' });
+      expect(right.status).toBe(200);
+      expect(plain(right.text)).toContain('decoded for team-a');
+      // The tokens Secret's token decodes too (the CLI's --codec-auth); the path form is off.
+      expect((await post({ authorization: `Bearer ${token}`, 'x-namespace': 'team-b' })).status).toBe(200);
+    } finally {
+      await proc?.stop();
+      await issuer.close();
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});
+
+it('a chart version bump alone leaves every Pod template unchanged (no Pod rolls for it); the objects carry the new version', async () => {
+  const bumped = await mkdtemp(path.join(tmpdir(), 'chart-bump-'));
+  try {
+    await cp(CHART, bumped, { recursive: true, dereference: true });
+    const chartFile = path.join(bumped, 'Chart.yaml');
+    const meta = parseYaml(await readFile(chartFile, 'utf8')) as { version: string };
+    const version = `${meta.version}-bump.1`;
+    await writeFile(chartFile, stringifyYaml({ ...meta, version }));
+    const values = ['codecServer.enabled=true', `fastpath.agentPodNamespaces={${POOL_NAMESPACE}}`];
+    const before = await render(...values);
+    const after = await renderChart(bumped, ...values);
+    const templates = (objs: KubeObject[]) =>
+      Object.fromEntries(ofKind(objs, 'Deployment').map((d) => [d.metadata.name, podTemplate(d)]));
+    expect(Object.keys(templates(before))).toHaveLength(ROLES.length + 1);
+    expect(templates(after)).toEqual(templates(before));
+    for (const d of ofKind(after, 'Deployment'))
+      expect(d.metadata.labels!['helm.sh/chart'], d.metadata.name).toBe(`durable-operators-${version}`);
+  } finally {
+    await rm(bumped, { recursive: true, force: true });
+  }
 });

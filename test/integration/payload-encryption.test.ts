@@ -3,15 +3,18 @@
  * every payload with the keys of a directory (as roles given DO_PAYLOAD_KEYS_DIR). The raw
  * histories — fetched without the codec, as Temporal stores them and its UI shows them without a
  * codec server — of a sandbox create, a capture request and a Cloudflare sync hold none of the
- * plain values; the codec server decodes them for a token holder and refuses anyone else; after a
+ * plain values; nor does a failure's message (the failure converter moves it into an encoded
+ * payload); the codec server decodes them for a token holder and refuses anyone else; after a
  * key rotation, new payloads use the new key and old histories stay readable.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
 import type { temporal as proto } from '@temporalio/proto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CLOUDFLARE_API_VERSION } from '../../src/api/cloudflare.js';
 import type { ManifestCaptureRequest } from '../../src/api/manifests.js';
 import { loadCloudflareConfig } from '../../src/config.js';
@@ -30,7 +33,7 @@ import {
   startCloudflare,
   type CloudflareFixture,
 } from '../support/cloudflare.js';
-import { connectClient } from '../../src/temporal/connection.js';
+import { connectClient, connectWorker, dataConverterOf } from '../../src/temporal/connection.js';
 import {
   encryptPayloads,
   eventually,
@@ -80,6 +83,7 @@ beforeAll(async () => {
   codec = await startCodecServer({
     keys: new PayloadKeyRing({ dir: keysDir }),
     tokensFile,
+    pathTokens: true,
     corsOrigins: [UI_ORIGIN],
     port: 0,
     host: '127.0.0.1',
@@ -224,6 +228,49 @@ describe('no plain value in raw histories; the codec server decodes them', () =>
   });
 });
 
+describe('failures', () => {
+  it("an activity's and its workflow's failure messages: not in the raw history, decoded by the codec server and by clients", async () => {
+    const marker = `failure-detail-${uniq('v')}`;
+    const taskQueue = uniq('failing');
+    const cfg = testConfig(taskQueue);
+    // The worker's own bundle and data converter; the request workflow's first activity fails as a
+    // Kubernetes call would, its message naming what it read.
+    const worker = await Worker.create({
+      connection: await connectWorker(cfg.temporal),
+      namespace: cfg.temporal.namespace,
+      taskQueue,
+      dataConverter: dataConverterOf(cfg.temporal),
+      workflowBundle: { codePath: inject('workflowBundle') },
+      activities: {
+        readRequest: () => Promise.reject(ApplicationFailure.nonRetryable(`get ${marker}: forbidden`, 'Kubernetes403')),
+      },
+    });
+    const client = await connectClient(cfg.temporal);
+    const workflowId = uniq('failing-request');
+    const ref = { apiVersion: 'state-snapshotter.deckhouse.io/v1alpha1', kind: 'ManifestCaptureRequest' };
+    const failure = await worker.runUntil(async () => {
+      const handle = await client.workflow.start('manifestCaptureRequestWorkflow', {
+        taskQueue,
+        workflowId,
+        args: [{ ref: { ...ref, namespace: stack.namespace, name: uniq('mcr'), uid: uniq('uid') } }],
+      });
+      return handle.result().then(
+        () => undefined,
+        (err: Error & { cause?: Error & { cause?: Error } }) => err,
+      );
+    });
+    await client.connection.close();
+    // The client decodes the failure chain down to the activity's message.
+    const chain: string[] = [];
+    for (let e: (Error & { cause?: unknown }) | undefined = failure; e; e = e.cause as typeof e) chain.push(e.message);
+    expect(chain).toContain(`get ${marker}: forbidden`);
+    const raw = await historyText(workflowId);
+    expect(raw).toContain('Encoded failure');
+    expect(raw).not.toContain(marker);
+    expect(await decodedText(workflowId)).toContain(marker);
+  });
+});
+
 describe('the codec server', () => {
   it('refuses /decode and /encode without a valid token, answers CORS preflights for the UI only', async () => {
     const payloads = await encryptedPayloads(sandboxWorkflowId(stack.namespace, sandboxName));
@@ -234,7 +281,7 @@ describe('the codec server', () => {
       expect(await res.text()).not.toContain('plain-arg');
       expect((await codecCall('encode', [], headers)).status).toBe(401);
     }
-    // The token as the endpoint's first path segment (a Web UI without login).
+    // The token as the endpoint's first path segment (a Web UI without login; switched on here).
     const res = await fetch(`${codec.url}/${codecToken}/decode`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-namespace': 'default' },

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ALL_KINDS } from '../../src/api/index.js';
-import { validatingWebhookConfiguration, WEBHOOK_PATH } from '../../src/admission/webhook.js';
+import { validatingWebhookConfiguration } from '../../src/admission/webhook.js';
 import type { V1Pod } from '@kubernetes/client-node';
 import { DEFAULT_AGENT_PORT } from '../../src/agent/server.js';
 import { READINESS_CHECK_TIMEOUT_MS } from '../../src/health/probes.js';
@@ -776,7 +776,7 @@ describe('admission webhook (deploy/webhook)', () => {
     const { service: svc, ...rest } = vwc.webhooks[0]!.clientConfig;
     expect(rest).toEqual({});
     const expected = validatingWebhookConfiguration({
-      service: { namespace: NAMESPACE, name: service.metadata.name, path: WEBHOOK_PATH, port: 443 },
+      service: { namespace: NAMESPACE, name: service.metadata.name, port: 443 },
     });
     const { labels, annotations, ...meta } = vwc.metadata;
     expect(labels).toEqual({ 'app.kubernetes.io/part-of': 'durable-operators' });
