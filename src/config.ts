@@ -8,6 +8,7 @@ import { loadClientConfigProfile, toClientOptions } from '@temporalio/envconfig'
 import type { NativeConnectionOptions } from '@temporalio/worker';
 import { VERSION } from './build-info.js';
 import { parseGoDuration } from './domain/duration.js';
+import { readApiKeyFile } from './temporal/credentials.js';
 import { payloadKeysFromEnv, type PayloadKeyRing } from './temporal/payload-encryption.js';
 import { VERSIONING_MODES, type VersioningMode, type WorkerVersioning } from './workers/versioning.js';
 
@@ -25,6 +26,14 @@ export interface TemporalConfig {
   tls?: NativeConnectionOptions['tls'];
   /** gRPC headers sent with every call (`TEMPORAL_GRPC_META_*`, a profile's `grpc_meta`). */
   metadata?: Record<string, string>;
+  /**
+   * The files `tls` and `apiKey` were read from (`TEMPORAL_TLS_*_PATH`, a profile's `*_path`,
+   * `DO_TEMPORAL_API_KEY_FILE`): re-read every `reloadIntervalMs`, and the connections renewed
+   * when they change (src/temporal/credentials.ts).
+   */
+  files?: { clientCert?: string; clientKey?: string; serverCa?: string; apiKey?: string };
+  /** How often `files` are re-read (`DO_TEMPORAL_CREDENTIALS_RELOAD_INTERVAL`, default 10s). */
+  reloadIntervalMs?: number;
   /**
    * The keys payloads are encrypted with (`DO_PAYLOAD_KEYS_DIR`, `DO_PAYLOAD_KEY_ID`): unset,
    * payloads go to Temporal in plain text (src/temporal/payload-encryption.ts).
@@ -182,7 +191,8 @@ export function loadWorkerVersioning(env: NodeJS.ProcessEnv = process.env): Work
  * `TEMPORAL_PROFILE` (or `default`) of `TEMPORAL_CONFIG_FILE` (or the user's temporal.toml, if
  * any), `TEMPORAL_ADDRESS`, `_NAMESPACE`, `_API_KEY`, `_TLS`, `_TLS_CLIENT_CERT_PATH`/`_DATA`,
  * `_TLS_CLIENT_KEY_PATH`/`_DATA`, `_TLS_SERVER_CA_CERT_PATH`/`_DATA`, `_TLS_SERVER_NAME` and
- * `_GRPC_META_*` over it, then the flags. An empty variable counts as unset, as it did before
+ * `_GRPC_META_*` over it, then the flags; or the API key from `DO_TEMPORAL_API_KEY_FILE`. Files
+ * are re-read while the role runs (`files`). An empty variable counts as unset, as it did before
  * envconfig (a Deployment's optional Secret reference yields one). Also the payload keys
  * (`DO_PAYLOAD_KEYS_DIR`): every client and worker of a connection encodes payloads alike.
  */
@@ -204,7 +214,15 @@ export function loadTemporalConnection(
     ...(configFile !== undefined && { configSource: { path: configFile } }),
     overrideEnvVars: vars,
   });
-  const { clientCert, clientKey } = profile.tls ?? {};
+  const apiKeyFile = vars.DO_TEMPORAL_API_KEY_FILE;
+  if (apiKeyFile !== undefined) {
+    if (profile.apiKey !== undefined)
+      throw new Error(
+        "Set the Temporal API key once: DO_TEMPORAL_API_KEY_FILE, or TEMPORAL_API_KEY / the profile's api_key",
+      );
+    profile.apiKey = readApiKeyFile(apiKeyFile);
+  }
+  const { clientCert, clientKey, serverCACert } = profile.tls ?? {};
   if ((clientCert === undefined) !== (clientKey === undefined))
     throw new Error(
       'A Temporal client certificate needs both the certificate and its key ' +
@@ -217,12 +235,23 @@ export function loadTemporalConnection(
   } catch (err) {
     throw new Error(`cannot read a Temporal TLS file (certificate, key or server CA): ${(err as Error).message}`);
   }
+  const pathOf = (src?: { path: string } | { data: unknown }) => (src && 'path' in src ? src.path : undefined);
+  const files = {
+    ...(tls && pathOf(clientCert) && { clientCert: pathOf(clientCert) }),
+    ...(tls && pathOf(clientKey) && { clientKey: pathOf(clientKey) }),
+    ...(tls && pathOf(serverCACert) && { serverCa: pathOf(serverCACert) }),
+    ...(apiKeyFile !== undefined && { apiKey: apiKeyFile }),
+  };
   return {
     address: overrides.temporalAddress ?? profile.address ?? '127.0.0.1:7233',
     namespace: overrides.namespace ?? profile.namespace ?? 'default',
     ...(profile.apiKey !== undefined && { apiKey: profile.apiKey }),
     ...(tls !== undefined && { tls }),
     ...(profile.grpcMeta !== undefined && Object.keys(profile.grpcMeta).length > 0 && { metadata: profile.grpcMeta }),
+    ...(Object.keys(files).length > 0 && {
+      files,
+      reloadIntervalMs: durationEnv(env, 'DO_TEMPORAL_CREDENTIALS_RELOAD_INTERVAL', '10s'),
+    }),
     ...(env.DO_PAYLOAD_KEYS_DIR && { payloadKeys: payloadKeysFromEnv(env) }),
   };
 }

@@ -26,7 +26,7 @@ import { KubeClient } from '../kube/client.js';
 import { EventRecorder } from '../kube/events.js';
 import { logger } from '../log.js';
 import { TenantProvider, type HoldsTenantSnapshot } from '../tenancy/index.js';
-import { connectClient, connectWorker, dataConverterOf } from '../temporal/connection.js';
+import { connectClient, connectRenewingWorker, dataConverterOf } from '../temporal/connection.js';
 import { tracedWorkerOptions } from '../tracing/temporal.js';
 import { Dispatcher, createDispatchMetrics, dispatchUnblocked } from '../temporal/dispatch.js';
 import { searchAttributesRegistered } from '../temporal/search-attribute-check.js';
@@ -134,13 +134,13 @@ export async function startFastPath(
     }));
   await registry.start();
 
-  const connection = await connectWorker(cfg.temporal);
+  const connection = await connectRenewingWorker(cfg.temporal);
   const agentSteps = createSandboxAgentActivities(registry, agents, createSandboxEnvResolver(kube, sealer), metrics);
   const events = new EventRecorder(kube, 'fastpath');
   const recordSteps = createSandboxRecordActivities(kube, sealer, events);
   const worker = await Worker.create(
     tracedWorkerOptions({
-      connection,
+      connection: connection.current,
       namespace: cfg.temporal.namespace,
       taskQueue,
       dataConverter: dataConverterOf(cfg.temporal),
@@ -181,11 +181,12 @@ export async function startFastPath(
       ...versionedWorkerOptions(cfg.versioning, taskQueue),
     }),
   );
+  connection.follow(worker);
   const workerRun = worker.run();
   const promoting = new AbortController();
   if (cfg.versioning?.mode === 'auto-promote')
     void promoteWhenPolling({
-      connection,
+      connection: connection.current,
       namespace: cfg.temporal.namespace,
       version: deploymentVersion(cfg.versioning, taskQueue),
       identity: cfg.identity,

@@ -12,7 +12,7 @@
  * observe queue's worker runs a few activities at a time, so a backlog of observations waits on
  * the server and the activities of changes, taken at once, go first in the budget's queue.
  */
-import { Worker, type NativeConnection } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import protoPackage from '@temporalio/proto';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import {
@@ -31,7 +31,7 @@ import { observeTaskQueue } from '../domain/cloudflare/targets.js';
 import type { KubeClient } from '../kube/client.js';
 import { EventRecorder } from '../kube/events.js';
 import type { Logger } from '../log.js';
-import { dataConverterOf } from '../temporal/connection.js';
+import { dataConverterOf, type WorkerConnection } from '../temporal/connection.js';
 import { tracedWorkerOptions } from '../tracing/temporal.js';
 import { versionedWorkerOptions } from './versioning.js';
 
@@ -52,7 +52,8 @@ const SYNC_STATES_SWEEP_MS = 60_000;
 const QUEUE_PARTITIONS = 4;
 
 export interface CloudflareAccountWorkersOptions {
-  connection: NativeConnection;
+  /** Renewed when its credentials change: every account's workers follow it. */
+  connection: WorkerConnection;
   cfg: OperatorConfig;
   kube: KubeClient;
   log: Logger;
@@ -101,7 +102,7 @@ export class CloudflareAccountWorkers {
     // The partitions are independent reads: asked at once, not one round trip after another.
     const described = await Promise.all(
       partitions.map((partition) =>
-        this.opts.connection.workflowService.describeTaskQueue({
+        this.opts.connection.current.workflowService.describeTaskQueue({
           namespace: this.opts.cfg.temporal.namespace,
           taskQueue: { name: partition, kind: enums.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
           taskQueueType: enums.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
@@ -155,25 +156,27 @@ export class CloudflareAccountWorkers {
       const changes = cloudflareTaskQueue(this.opts.cfg.temporal.taskQueue, accountId);
       const { activitiesPerSecond } = this.opts.cfg.cloudflare;
       const workers = await Promise.all(
-        [changes, observeTaskQueue(changes)].map((taskQueue) =>
-          Worker.create(
-            tracedWorkerOptions({
-              connection: this.opts.connection,
-              namespace: this.opts.cfg.temporal.namespace,
-              taskQueue,
-              dataConverter: dataConverterOf(this.opts.cfg.temporal),
-              activities: this.activities,
-              ...(activitiesPerSecond ? { maxTaskQueueActivitiesPerSecond: activitiesPerSecond } : {}),
-              ...(taskQueue !== changes ? { maxConcurrentActivityTaskExecutions: OBSERVATIONS_AT_ONCE } : {}),
-              ...(this.opts.cfg.identity ? { identity: `${this.opts.cfg.identity}/cloudflare-${accountId}` } : {}),
-              shutdownGraceTime: '10 seconds',
-              // Heartbeats (one a second while a call runs) reach Temporal without the default
-              // 12 s throttle: a cancellation comes back on them, and an observation a change
-              // cancels must stop at once (workflows/cloudflare/sync.ts).
-              maxHeartbeatThrottleInterval: '1 second',
-              // The worker process's version: its account queues join the deployment it polls as.
-              ...versionedWorkerOptions(this.opts.cfg.versioning, this.opts.cfg.temporal.taskQueue),
-            }),
+        [changes, observeTaskQueue(changes)].map(async (taskQueue) =>
+          this.opts.connection.follow(
+            await Worker.create(
+              tracedWorkerOptions({
+                connection: this.opts.connection.current,
+                namespace: this.opts.cfg.temporal.namespace,
+                taskQueue,
+                dataConverter: dataConverterOf(this.opts.cfg.temporal),
+                activities: this.activities,
+                ...(activitiesPerSecond ? { maxTaskQueueActivitiesPerSecond: activitiesPerSecond } : {}),
+                ...(taskQueue !== changes ? { maxConcurrentActivityTaskExecutions: OBSERVATIONS_AT_ONCE } : {}),
+                ...(this.opts.cfg.identity ? { identity: `${this.opts.cfg.identity}/cloudflare-${accountId}` } : {}),
+                shutdownGraceTime: '10 seconds',
+                // Heartbeats (one a second while a call runs) reach Temporal without the default
+                // 12 s throttle: a cancellation comes back on them, and an observation a change
+                // cancels must stop at once (workflows/cloudflare/sync.ts).
+                maxHeartbeatThrottleInterval: '1 second',
+                // The worker process's version: its account queues join the deployment it polls as.
+                ...versionedWorkerOptions(this.opts.cfg.versioning, this.opts.cfg.temporal.taskQueue),
+              }),
+            ),
           ),
         ),
       );

@@ -12,7 +12,7 @@ import type { OperatorConfig } from '../config.js';
 import { Probes, workerProbes } from '../health/probes.js';
 import { KubeClient } from '../kube/client.js';
 import { logger } from '../log.js';
-import { connectClient, connectWorker, dataConverterOf } from '../temporal/connection.js';
+import { connectClient, connectRenewingWorker, dataConverterOf } from '../temporal/connection.js';
 import { searchAttributesRegistered } from '../temporal/search-attribute-check.js';
 import { tracedWorkerOptions } from '../tracing/temporal.js';
 import { CloudflareAccountWorkers } from './cloudflare-accounts.js';
@@ -36,12 +36,12 @@ export async function createWorker(
 ): Promise<OperatorWorker> {
   const log = logger.child({ role: 'worker' });
   installTemporalRuntime(log, (process.env.DO_TEMPORAL_LOG_LEVEL as never) ?? 'INFO', cfg.workerMetricsAddress);
-  const connection = await connectWorker(cfg.temporal);
+  const connection = await connectRenewingWorker(cfg.temporal);
   const kube = KubeClient.fromKubeconfig(cfg.kubeconfig);
   const temporal = await connectClient(cfg.temporal);
   const worker = await Worker.create(
     tracedWorkerOptions({
-      connection,
+      connection: connection.current,
       namespace: cfg.temporal.namespace,
       taskQueue: cfg.temporal.taskQueue,
       dataConverter: dataConverterOf(cfg.temporal),
@@ -58,6 +58,7 @@ export async function createWorker(
       ...versionedWorkerOptions(cfg.versioning, cfg.temporal.taskQueue),
     }),
   );
+  connection.follow(worker);
   const cloudflareAccounts = new CloudflareAccountWorkers({ connection, cfg, kube, log });
   const workerChecks = workerProbes('worker', worker, temporal, kube);
   const probes = new Probes({
@@ -85,7 +86,7 @@ export async function createWorker(
       const promoting = new AbortController();
       if (cfg.versioning?.mode === 'auto-promote')
         void promoteWhenPolling({
-          connection,
+          connection: connection.current,
           namespace: cfg.temporal.namespace,
           version: deploymentVersion(cfg.versioning, cfg.temporal.taskQueue),
           identity: cfg.identity,
@@ -99,6 +100,7 @@ export async function createWorker(
         probeServer?.close();
         await cloudflareAccounts.stop();
         await temporal.connection.close();
+        await connection.close();
       }
     },
   };

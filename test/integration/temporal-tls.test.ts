@@ -5,8 +5,13 @@
  * spawned watcher starts workflows that a spawned worker runs, and a client starts them too;
  * without one, or with one from another CA, the client, the worker's connection and a spawned
  * role are refused with UNAUTHENTICATED and a message that says what they presented.
+ *
+ * Rotation: credentials read from files (a Secret volume, rewritten as the kubelet does) are
+ * re-read while the roles run — a new client certificate and CA reach a running worker and
+ * watcher, and no operation started before, during or after is lost; a new API key is used by
+ * the next calls of the client and the worker connection.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +19,7 @@ import { objectKeeperRef, type ObjectKeeper } from '../../src/api/objectkeeper.j
 import { loadConfig } from '../../src/config.js';
 import { followRefTo, objectKeeperWorkflowId } from '../../src/domain/objectkeeper.js';
 import type { ManagedProcess } from '../../src/infra/process.js';
-import { connectClient, connectWorker } from '../../src/temporal/connection.js';
+import { connectClient, connectRenewingWorker, connectWorker } from '../../src/temporal/connection.js';
 import { requestTtlSweepScheduleId } from '../../src/workers/schedules.js';
 import { requestTtlSweepWorkflow } from '../../src/workflows/requests/contract.js';
 import { eventually, kube, spawnRole, stackInfo, uniq } from '../support/env.js';
@@ -139,5 +144,153 @@ it('a spawned role without a client certificate stops at start with that error',
     );
   } finally {
     await watcher.stop();
+  }
+});
+
+/**
+ * A Secret volume as the kubelet writes one: the files are links through `..data`, a link to a
+ * timestamped directory swapped atomically on each update.
+ */
+async function secretVolume(files: Record<string, string>) {
+  const volume = await mkdtemp(path.join(dir, 'secret-'));
+  let version = 0;
+  const update = async (next: Record<string, string>) => {
+    const data = `..${++version}`;
+    await mkdir(path.join(volume, data));
+    for (const [name, content] of Object.entries(next)) await writeFile(path.join(volume, data, name), content);
+    await symlink(data, path.join(volume, '..data_tmp'));
+    await rename(path.join(volume, '..data_tmp'), path.join(volume, '..data'));
+  };
+  await update(files);
+  for (const name of Object.keys(files)) await symlink(path.join('..data', name), path.join(volume, name));
+  return { path: (name: string) => path.join(volume, name), update };
+}
+
+it('an API key changed in its file is used by the next calls of the client and the worker connection', async () => {
+  const secret = await secretVolume({ 'api-key': 'first-key\n' });
+  await proxy.requireApiKey('first-key');
+  const cfg = loadConfig(
+    {},
+    {
+      ...withCert(),
+      DO_TEMPORAL_API_KEY_FILE: secret.path('api-key'),
+      DO_TEMPORAL_CREDENTIALS_RELOAD_INTERVAL: '500ms',
+    },
+  ).temporal;
+  const client = await connectClient(cfg);
+  const worker = await connectRenewingWorker(cfg);
+  try {
+    await secret.update({ 'api-key': 'second-key\n' });
+    await proxy.requireApiKey('second-key');
+    await eventually(
+      'the client calls with the new key',
+      async () => !!(await client.workflowService.getSystemInfo({})),
+    );
+    await eventually(
+      'the worker connection calls with the new key',
+      async () => !!(await worker.current.workflowService.getSystemInfo({})),
+    );
+    // The proxy does check: the old key is refused.
+    const old = await connectClient(loadConfig({}, { ...withCert(), TEMPORAL_API_KEY: 'first-key' }).temporal).then(
+      () => 'connected',
+      (e: Error) => e.message,
+    );
+    expect(old).toMatch(/UNAUTHENTICATED: invalid API key/);
+  } finally {
+    await client.connection.close();
+    await worker.close();
+    await proxy.requireApiKey(undefined);
+  }
+});
+
+it('a client certificate and CA renewed in their files reach the running worker and watcher; no operation started before, during or after is lost', async () => {
+  const pem = async (file: string) => readFile(file, 'utf8');
+  const secret = await secretVolume({
+    'tls.crt': await pem(proxy.files.clientCert),
+    'tls.key': await pem(proxy.files.clientKey),
+    'ca.crt': await pem(proxy.files.serverCa),
+  });
+  const env = {
+    ...tlsEnv,
+    TEMPORAL_TLS_SERVER_CA_CERT_PATH: secret.path('ca.crt'),
+    TEMPORAL_TLS_CLIENT_CERT_PATH: secret.path('tls.crt'),
+    TEMPORAL_TLS_CLIENT_KEY_PATH: secret.path('tls.key'),
+    DO_TEMPORAL_CREDENTIALS_RELOAD_INTERVAL: '1s',
+  };
+  const taskQueue = uniq('tls-rotation');
+  const worker = spawnRole('worker', taskQueue, uniq('tls-rotation-worker'), env);
+  const watcher = spawnRole('watcher', taskQueue, uniq('tls-rotation-watcher'), env);
+  const client = await connectClient(loadConfig({ taskQueue }, env).temporal);
+  const k = kube();
+  const followed = await k.create<V1ConfigMap>({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: uniq('rotation-followed'), namespace: 'default' },
+  });
+  // Two kinds of operation: a workflow the client starts, and a keeper whose workflow the watcher
+  // starts (it deletes the keeper: its followed object has another UID); the worker runs both.
+  const sweep = () =>
+    client.workflow.execute(requestTtlSweepWorkflow, {
+      taskQueue,
+      workflowId: uniq('rotation-sweep'),
+      args: [],
+      workflowExecutionTimeout: '3 minutes',
+    });
+  const keeper = async () => {
+    const created = await k.create<ObjectKeeper>({
+      apiVersion: 'deckhouse.io/v1alpha1',
+      kind: 'ObjectKeeper',
+      metadata: { name: uniq('rotation-keeper') },
+      spec: {
+        mode: 'FollowObject',
+        followObjectRef: { ...followRefTo(followed), uid: '00000000-0000-0000-0000-000000000000' },
+      },
+    });
+    await eventually(
+      'keeper deleted by its workflow',
+      async () => (await k.get(objectKeeperRef(created.metadata!.name!))) === undefined,
+      { timeoutMs: 180_000 },
+    );
+  };
+  const operations = (n: number) => Array.from({ length: n }, (_, i) => (i % 2 ? keeper() : sweep()));
+  try {
+    // The roles are up and connected with the first certificate.
+    await Promise.all(operations(2));
+    const before = operations(4);
+
+    // The frontend also accepts the new CA's clients; cert-manager writes the new pair and CA bundle.
+    const { next, revokeOld } = await proxy.rotate();
+    const during = operations(4);
+    const renewed = await next.issue('durable-operators', 'client');
+    await secret.update({
+      'tls.crt': renewed.cert,
+      'tls.key': renewed.key,
+      'ca.crt': (await pem(proxy.files.serverCa)) + next.cert,
+    });
+    await eventually('the worker moved to a connection with the new certificate', async () =>
+      worker.logTail(200).includes('workers moved to the renewed Temporal connection'),
+    );
+    await eventually('the watcher read the new certificate', async () =>
+      watcher.logTail(200).includes('Temporal credentials changed'),
+    );
+    during.push(...operations(2));
+
+    // The old certificate and CA are revoked: every connection is cut and only the new pair is admitted.
+    await revokeOld();
+    const after = operations(4);
+    await Promise.all([...before, ...during, ...after]);
+    expect(worker.running && watcher.running).toBe(true);
+
+    const stale = await connectClient(
+      loadConfig({}, { ...env, ...withCert(), TEMPORAL_TLS_SERVER_CA_CERT_PATH: secret.path('ca.crt') }).temporal,
+    ).then(
+      () => 'connected',
+      (e: Error) => e.message,
+    );
+    expect(stale).toMatch(/UNAUTHENTICATED: a client certificate signed by the cluster's CA is required/);
+  } finally {
+    await k.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: followed.metadata!.name! });
+    await client.connection.close();
+    await Promise.all([watcher.stop(), worker.stop()]);
   }
 });

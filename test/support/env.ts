@@ -20,7 +20,7 @@ import { ManagedProcess } from '../../src/infra/process.js';
 import { localTemporalEnv } from '../../src/infra/stack.js';
 import { KubeClient, apiMessage, statusCode } from '../../src/kube/client.js';
 import { logger } from '../../src/log.js';
-import { connectClient, connectWorker, dataConverterOf } from '../../src/temporal/connection.js';
+import { connectClient, connectRenewingWorker, dataConverterOf } from '../../src/temporal/connection.js';
 import type { PayloadKeyRing } from '../../src/temporal/payload-encryption.js';
 import { CloudflareAccountWorkers } from '../../src/workers/cloudflare-accounts.js';
 import { deploymentVersion, promoteWhenPolling, versionedWorkerOptions } from '../../src/workers/versioning.js';
@@ -86,10 +86,10 @@ export async function startTestWorker(
 ): Promise<{ stop(): Promise<void> }> {
   const cfg = testConfig(taskQueue, extra);
   installTemporalRuntime(quietLog);
-  const connection = await connectWorker(cfg.temporal);
+  const connection = await connectRenewingWorker(cfg.temporal);
   const kubeClient = KubeClient.fromKubeconfig(cfg.kubeconfig);
   const worker = await Worker.create({
-    connection,
+    connection: connection.current,
     namespace: cfg.temporal.namespace,
     taskQueue,
     dataConverter: dataConverterOf(cfg.temporal),
@@ -110,7 +110,7 @@ export async function startTestWorker(
   const promoting = new AbortController();
   if (cfg.versioning?.mode === 'auto-promote')
     void promoteWhenPolling({
-      connection,
+      connection: connection.current,
       namespace: cfg.temporal.namespace,
       version: deploymentVersion(cfg.versioning, taskQueue),
       log: quietLog,

@@ -8,9 +8,15 @@
  *
  * A request without a valid client certificate gets what an authenticating gRPC server answers,
  * UNAUTHENTICATED, rather than nginx's HTTP 400 page (which each SDK reports differently).
+ *
+ * `rotate()` moves it to a new CA as an operator would: first it also accepts client certificates
+ * of the new CA, then (`revokeOld()`) it serves a certificate of the new CA and accepts only the
+ * new CA's clients — a client still presenting the old certificate is refused from then on. Each
+ * step restarts nginx, which cuts every connection. `requireApiKey()` restarts it refusing any call without `authorization: Bearer
+ * <key>` (the dev server checks no API key).
  */
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { ManagedProcess, getFreePort, waitUntilReady } from '../../src/infra/process.js';
@@ -31,6 +37,10 @@ export interface TemporalTlsProxy {
   };
   /** The CA of the frontend's certificate and of the client certificates it accepts. */
   ca: TestCa;
+  /** Also accepts client certificates of a new CA (returned); `revokeOld()` then moves to it alone. */
+  rotate(): Promise<{ next: TestCa; revokeOld(): Promise<void> }>;
+  /** Restarts accepting only calls with this API key (undefined: any). */
+  requireApiKey(key: string | undefined): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -69,60 +79,29 @@ export async function startTemporalTlsProxy(opts: {
 
   const port = await getFreePort();
   const tmp = path.join(opts.dir, 'tmp');
-  const conf = await write(
-    'nginx.conf',
-    `daemon off;
-master_process off;
-pid ${path.join(opts.dir, 'nginx.pid')};
-error_log stderr warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path ${tmp}/body;
-  proxy_temp_path ${tmp}/proxy;
-  fastcgi_temp_path ${tmp}/fastcgi;
-  uwsgi_temp_path ${tmp}/uwsgi;
-  scgi_temp_path ${tmp}/scgi;
-  server {
-    listen 127.0.0.1:${port} ssl http2;
-    ssl_certificate ${server.cert};
-    ssl_certificate_key ${server.key};
-    ssl_client_certificate ${caFile};
-    ssl_verify_client on;
-    # Temporal's long polls hold a call for up to 70 s; a worker keeps one connection for hours.
-    client_max_body_size 0;
-    client_body_timeout 1h;
-    keepalive_timeout 1h;
-    keepalive_requests 1000000;
-    http2_max_concurrent_streams 1000;
-    grpc_read_timeout 1h;
-    grpc_send_timeout 1h;
-    # 495: a certificate that does not verify; 496: none.
-    error_page 495 496 = @unauthenticated;
-    location / {
-      grpc_pass grpc://${opts.upstream};
-    }
-    location @unauthenticated {
-      default_type application/grpc;
-      add_header grpc-status 16 always;
-      add_header grpc-message "a client certificate signed by the cluster's CA is required" always;
-      return 204;
-    }
-  }
-}
-`,
-  );
-  const proc = ManagedProcess.start({
-    name: 'nginx',
-    command: nginx,
-    args: ['-e', 'stderr', '-p', opts.dir, '-c', conf],
-    logFile: opts.logFile,
-  });
-  await waitUntilReady('TLS proxy (nginx)', () => canConnect(port), {
-    timeoutMs: 20_000,
-    process: proc,
-    intervalMs: 100,
-  });
+  let serving = { ...server, ca: caFile };
+  let apiKey: string | undefined;
+  let generation = 0;
+  const start = async () => {
+    const conf = await write('nginx.conf', nginxConf({ port, tmp, upstream: opts.upstream, serving, apiKey }));
+    const proc = ManagedProcess.start({
+      name: 'nginx',
+      command: nginx,
+      args: ['-e', 'stderr', '-p', opts.dir, '-c', conf],
+      logFile: opts.logFile,
+    });
+    await waitUntilReady('TLS proxy (nginx)', () => canConnect(port), {
+      timeoutMs: 20_000,
+      process: proc,
+      intervalMs: 100,
+    });
+    return proc;
+  };
+  let proc = await start();
+  const restart = async () => {
+    await proc.stop();
+    proc = await start();
+  };
   return {
     address: `127.0.0.1:${port}`,
     serverName: SERVER_NAME,
@@ -134,8 +113,84 @@ http {
       otherCaClientKey: stranger.key,
     },
     ca,
+    async rotate() {
+      const g = ++generation;
+      const next = await createTestCa(`temporal-test-ca-${g}`);
+      const old = await readFile(serving.ca, 'utf8');
+      serving = { ...serving, ca: await write(`client-cas-${g}.crt`, old + next.cert) };
+      await restart();
+      return {
+        next,
+        async revokeOld() {
+          const p = await pair(`server-${g}`, await next.issue(SERVER_NAME, { server: [SERVER_NAME] }));
+          serving = { ...p, ca: await write(`ca-${g}.crt`, next.cert) };
+          await restart();
+        },
+      };
+    },
+    async requireApiKey(key) {
+      apiKey = key;
+      await restart();
+    },
     stop: () => proc.stop(),
   };
+}
+
+function nginxConf(o: {
+  port: number;
+  tmp: string;
+  upstream: string;
+  serving: { cert: string; key: string; ca: string };
+  apiKey?: string;
+}): string {
+  const { tmp } = o;
+  return `daemon off;
+master_process off;
+pid ${path.join(tmp, '..', 'nginx.pid')};
+error_log stderr warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path ${tmp}/body;
+  proxy_temp_path ${tmp}/proxy;
+  fastcgi_temp_path ${tmp}/fastcgi;
+  uwsgi_temp_path ${tmp}/uwsgi;
+  scgi_temp_path ${tmp}/scgi;
+  server {
+    listen 127.0.0.1:${o.port} ssl http2;
+    ssl_certificate ${o.serving.cert};
+    ssl_certificate_key ${o.serving.key};
+    ssl_client_certificate ${o.serving.ca};
+    ssl_verify_client on;
+    # Temporal's long polls hold a call for up to 70 s; a worker keeps one connection for hours.
+    client_max_body_size 0;
+    client_body_timeout 1h;
+    keepalive_timeout 1h;
+    keepalive_requests 1000000;
+    http2_max_concurrent_streams 1000;
+    grpc_read_timeout 1h;
+    grpc_send_timeout 1h;
+    # 495: a certificate that does not verify; 496: none.
+    error_page 495 496 = @unauthenticated;
+    error_page 403 = @wrong_api_key;
+    location / {
+${o.apiKey === undefined ? '' : `      if ($http_authorization != "Bearer ${o.apiKey}") { return 403; }\n`}      grpc_pass grpc://${o.upstream};
+    }
+    location @unauthenticated {
+      default_type application/grpc;
+      add_header grpc-status 16 always;
+      add_header grpc-message "a client certificate signed by the cluster's CA is required" always;
+      return 204;
+    }
+    location @wrong_api_key {
+      default_type application/grpc;
+      add_header grpc-status 16 always;
+      add_header grpc-message "invalid API key" always;
+      return 204;
+    }
+  }
+}
+`;
 }
 
 function canConnect(port: number): Promise<boolean> {
