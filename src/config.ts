@@ -205,6 +205,10 @@ export function loadTemporalConnection(
       (e): e is [string, string] => e[1] !== undefined && (e[1] !== '' || e[0].startsWith('TEMPORAL_GRPC_META_')),
     ),
   );
+  // A Deployment mounts its credential Secrets optionally (the chart, deploy/): a file the
+  // absent Secret would hold counts as unset.
+  if (vars.DO_TEMPORAL_CREDENTIAL_FILES_OPTIONAL === 'true')
+    for (const name of CREDENTIAL_FILE_VARIABLES) if (vars[name] && !existsSync(vars[name])) delete vars[name];
   const configFile = overrides.temporalConfigFile ?? vars.TEMPORAL_CONFIG_FILE;
   // envconfig reads a missing file as "no profiles"; a file named on purpose must exist.
   if (configFile !== undefined && !existsSync(configFile))
@@ -255,6 +259,13 @@ export function loadTemporalConnection(
     ...(env.DO_PAYLOAD_KEYS_DIR && { payloadKeys: payloadKeysFromEnv(env) }),
   };
 }
+
+const CREDENTIAL_FILE_VARIABLES = [
+  'TEMPORAL_TLS_CLIENT_CERT_PATH',
+  'TEMPORAL_TLS_CLIENT_KEY_PATH',
+  'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
+  'DO_TEMPORAL_API_KEY_FILE',
+];
 
 export const DEFAULT_CLOUDFLARED_IMAGE = 'cloudflare/cloudflared:2025.4.0';
 
@@ -317,6 +328,37 @@ export function sandboxTaskQueue(taskQueue: string): string {
   return `${taskQueue}-sandbox`;
 }
 
+/**
+ * How the client proves itself to etcd, as files (a mounted Secret): the CA of etcd's serving
+ * certificate, this client's certificate and key (etcd's `--client-cert-auth`), and a user whose
+ * password is in a file (etcd's auth). Read when the client is made: the etcd3 client takes
+ * them once (its gRPC credentials are fixed), so a renewed certificate or password is used from
+ * the role's next start (docs/tenancy.md, Securing etcd).
+ */
+export interface EtcdSecurity {
+  caFile?: string;
+  certFile?: string;
+  keyFile?: string;
+  username?: string;
+  passwordFile?: string;
+}
+
+/** `DO_TENANT_ETCD_CA`, `_CERT`, `_KEY` (files), `DO_TENANT_ETCD_USER` and `DO_TENANT_ETCD_PASSWORD_FILE`. */
+export function etcdSecurityFromEnv(env: NodeJS.ProcessEnv): EtcdSecurity | undefined {
+  const sec: EtcdSecurity = {
+    ...(env.DO_TENANT_ETCD_CA && { caFile: env.DO_TENANT_ETCD_CA }),
+    ...(env.DO_TENANT_ETCD_CERT && { certFile: env.DO_TENANT_ETCD_CERT }),
+    ...(env.DO_TENANT_ETCD_KEY && { keyFile: env.DO_TENANT_ETCD_KEY }),
+    ...(env.DO_TENANT_ETCD_USER && { username: env.DO_TENANT_ETCD_USER }),
+    ...(env.DO_TENANT_ETCD_PASSWORD_FILE && { passwordFile: env.DO_TENANT_ETCD_PASSWORD_FILE }),
+  };
+  if (!sec.certFile !== !sec.keyFile)
+    throw new Error('DO_TENANT_ETCD_CERT and DO_TENANT_ETCD_KEY (the client certificate and its key) go together');
+  if (!sec.username !== !sec.passwordFile)
+    throw new Error('DO_TENANT_ETCD_USER and DO_TENANT_ETCD_PASSWORD_FILE go together');
+  return Object.keys(sec).length > 0 ? sec : undefined;
+}
+
 /** The fast path's settings (the original's flags where it had them). */
 export interface FastPathConfig {
   grpcPort: number;
@@ -335,6 +377,8 @@ export interface FastPathConfig {
   /** Only this namespace's agents and sandboxes (default: all). */
   namespace?: string;
   tenantEtcd: string;
+  /** TLS and auth towards the tenant etcd (`DO_TENANT_ETCD_CA`, `_CERT`, `_KEY`, `_USER`, `_PASSWORD_FILE`). */
+  tenantEtcdSecurity?: EtcdSecurity;
   /** Key prefix of the tenant configuration (default `jxt/`, as the tenants CLI). */
   tenantPrefix?: string;
   tenantCacheFile?: string;
@@ -390,6 +434,7 @@ export function loadFastPathConfig(env: NodeJS.ProcessEnv = process.env): FastPa
     pollIntervalMs: durationEnv(env, 'DO_FASTPATH_POLL_INTERVAL', '1s'),
     namespace: env.DO_FASTPATH_NAMESPACE || undefined,
     tenantEtcd: env.DO_TENANT_ETCD || 'http://127.0.0.1:2379',
+    tenantEtcdSecurity: etcdSecurityFromEnv(env),
     tenantPrefix: env.DO_TENANT_PREFIX || undefined,
     tenantCacheFile: env.DO_TENANT_CACHE_FILE || undefined,
     agentTokenFile: env.DO_AGENT_TOKEN_FILE || undefined,

@@ -14,7 +14,8 @@ import { Command, Option } from 'commander';
 import type { Etcd3 } from 'etcd3';
 import { apiKeyHash, newApiKey } from '../tenancy/api-keys.js';
 import type { TenantDocument, TenantView } from '../tenancy/document.js';
-import { createEtcdClient } from '../tenancy/etcd.js';
+import { etcdSecurityFromEnv } from '../config.js';
+import { createEtcdClient, etcdSecurityOptions } from '../tenancy/etcd.js';
 import {
   DEFAULT_RESOLVER_CONFIG,
   DEFAULT_TENANT_PREFIX,
@@ -46,7 +47,8 @@ function storeOptions(cmd: Command): Command {
 
 /** Runs `fn` with a publisher on a fresh client, and always closes the client. */
 async function withPublisher<T>(flags: StoreFlags, fn: (publisher: TenantPublisher) => Promise<T>): Promise<T> {
-  const client: Etcd3 = createEtcdClient(flags.etcd);
+  // The fast path's TLS and auth variables (DO_TENANT_ETCD_CA, _CERT, _KEY, _USER, _PASSWORD_FILE).
+  const client: Etcd3 = createEtcdClient(flags.etcd, etcdSecurityOptions(flags.etcd, etcdSecurityFromEnv(process.env)));
   try {
     return await fn(new TenantPublisher(client, flags.prefix));
   } catch (err) {

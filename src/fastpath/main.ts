@@ -128,6 +128,7 @@ export async function startFastPath(
     opts.tenants ??
     (await TenantProvider.start({
       endpoints: fp.tenantEtcd,
+      security: fp.tenantEtcdSecurity,
       prefix: fp.tenantPrefix,
       cacheFile: fp.tenantCacheFile,
       logger: log,

@@ -1,8 +1,11 @@
 /**
  * etcd access shared by the provider and the publisher: a consistent prefix read, paged so a
- * large namespace never exceeds gRPC's message size limit, and client construction.
+ * large namespace never exceeds gRPC's message size limit, and client construction — with TLS
+ * (a CA, a client certificate) and etcd's user/password auth, as a production etcd requires.
  */
+import { readFileSync } from 'node:fs';
 import { Etcd3, Range, type IOptions } from 'etcd3';
+import type { EtcdSecurity } from '../config.js';
 
 export interface ListedKey {
   /** Relative to the listed prefix. */
@@ -86,4 +89,36 @@ export function createEtcdClient(endpoints: string | readonly string[], extra: P
     },
     ...extra,
   });
+}
+
+/** The etcd3 `credentials` and `auth` options of `sec`, its files read now. */
+export function etcdSecurityOptions(
+  endpoints: string | readonly string[],
+  sec: EtcdSecurity | undefined,
+): Partial<IOptions> {
+  if (!sec) return {};
+  const tls = sec.caFile !== undefined || sec.certFile !== undefined;
+  if (tls && parseEndpoints(endpoints).some((e) => e.startsWith('http://')))
+    throw new Error(`etcd TLS is configured but an endpoint is plain http:// (${String(endpoints)}): use https://`);
+  const read = (file: string, what: string) => {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      throw new Error(`cannot read the etcd ${what} ${file}: ${(err as Error).message}`);
+    }
+  };
+  return {
+    ...(tls && {
+      credentials: {
+        // Without a CA file, the system's CAs (grpc-js's default for a null root).
+        rootCertificate: (sec.caFile ? read(sec.caFile, 'CA') : null) as Buffer,
+        ...(sec.certFile && { certChain: read(sec.certFile, 'client certificate') }),
+        ...(sec.keyFile && { privateKey: read(sec.keyFile, 'client key') }),
+      },
+    }),
+    ...(sec.username &&
+      sec.passwordFile && {
+        auth: { username: sec.username, password: read(sec.passwordFile, 'password file').toString('utf8').trim() },
+      }),
+  };
 }

@@ -21,7 +21,8 @@ import type { Etcd3, IWatchResponse, Watcher } from 'etcd3';
 import { logger as rootLogger, type Logger } from '../log.js';
 import { ReconnectBackoff, WATCH_BACKOFF, type BackoffOptions } from './backoff.js';
 import { SnapshotFileCache } from './cache.js';
-import { createEtcdClient, listPrefix } from './etcd.js';
+import type { EtcdSecurity } from '../config.js';
+import { createEtcdClient, etcdSecurityOptions, listPrefix } from './etcd.js';
 import {
   DEFAULT_TENANT_PREFIX,
   normalizePrefix,
@@ -55,6 +56,8 @@ export const RELOAD_REASONS: readonly ReloadReason[] = ['start', 'recover', 'wat
 export interface TenantProviderOptions {
   /** etcd endpoints (`http://127.0.0.1:2379`, comma-separated or a list); or pass `client`. */
   endpoints?: string | readonly string[];
+  /** TLS and auth of the client made on `endpoints` (src/tenancy/etcd.ts). */
+  security?: EtcdSecurity;
   /** A client owned by the caller (not closed by stop()). */
   client?: Etcd3;
   /** Namespace prefix; default `jxt/`. */
@@ -116,7 +119,9 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
       throw new Error('TenantProvider needs endpoints or a client');
     this.prefix = normalizePrefix(options.prefix ?? DEFAULT_TENANT_PREFIX);
     this.ownsClient = options.client === undefined;
-    this.client = options.client ?? createEtcdClient(options.endpoints ?? []);
+    this.client =
+      options.client ??
+      createEtcdClient(options.endpoints ?? [], etcdSecurityOptions(options.endpoints ?? [], options.security));
     this.log = options.logger ?? rootLogger.child({ component: 'tenancy' });
     this.cache = options.cacheFile ? new SnapshotFileCache(options.cacheFile, this.prefix, this.log) : undefined;
     this.backoff = new ReconnectBackoff(options.backoff ?? WATCH_BACKOFF);

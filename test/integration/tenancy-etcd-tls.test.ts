@@ -1,0 +1,158 @@
+/**
+ * The tenant provider against an etcd secured as a production one is (review H12): TLS with a
+ * private CA, client certificates required (`--client-cert-auth`), and etcd's auth on, the fast
+ * path's user allowed to read the tenants' prefix only. Configured only by the fast path's
+ * variables (DO_TENANT_ETCD_CA, _CERT, _KEY, _USER, _PASSWORD_FILE), the provider reads the
+ * tenants and follows a change; without the certificate, or with a wrong password, it is refused.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Etcd3 } from 'etcd3';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { loadFastPathConfig } from '../../src/config.js';
+import { findBinary } from '../../src/infra/binaries.js';
+import { ManagedProcess, getFreePort, waitUntilReady } from '../../src/infra/process.js';
+import { createEtcdClient, etcdSecurityOptions } from '../../src/tenancy/etcd.js';
+import { TenantProvider } from '../../src/tenancy/provider.js';
+import { quietLogger } from '../support/tenancy.js';
+import { createTestCa } from '../support/tls-certs.js';
+
+const P = 'jxt/';
+const meta = (id: number, code: string) => JSON.stringify({ id, code, name: `Tenant ${id}`, status: 'active' });
+
+let dir: string;
+let etcd: ManagedProcess;
+let endpoint: string;
+/** The root user's client: authenticated by its certificate (CN=root). */
+let admin: Etcd3;
+let files: Record<'ca' | 'cert' | 'key' | 'password' | 'rootCert' | 'rootKey', string>;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'tenant-etcd-tls-'));
+  const ca = await createTestCa('tenant-etcd-ca');
+  const serving = await ca.issue('tenant-etcd', { server: ['127.0.0.1'] });
+  // The fast path's certificate names no etcd user: its identity is the password's user.
+  const client = await ca.issue('durable-operators-fastpath', 'client');
+  const root = await ca.issue('root', 'client');
+  const write = async (name: string, content: string) => {
+    const file = path.join(dir, name);
+    await writeFile(file, content, { mode: 0o600 });
+    return file;
+  };
+  files = {
+    ca: await write('ca.crt', ca.cert),
+    cert: await write('tls.crt', client.cert),
+    key: await write('tls.key', client.key),
+    password: await write('password', 'fastpath-password\n'),
+    rootCert: await write('root.crt', root.cert),
+    rootKey: await write('root.key', root.key),
+  };
+  const server = { cert: await write('server.crt', serving.cert), key: await write('server.key', serving.key) };
+  const binary = findBinary('etcd');
+  if (!binary) throw new Error('etcd binary not provisioned: run `npm run infra`');
+  const [clientPort, peerPort] = [await getFreePort(), await getFreePort()];
+  endpoint = `https://127.0.0.1:${clientPort}`;
+  etcd = ManagedProcess.start({
+    name: 'tenant-etcd-tls',
+    command: binary.path,
+    args: [
+      '--name=tenant-etcd-tls',
+      `--data-dir=${path.join(dir, 'data')}`,
+      `--listen-client-urls=${endpoint}`,
+      `--advertise-client-urls=${endpoint}`,
+      `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-cluster=tenant-etcd-tls=http://127.0.0.1:${peerPort}`,
+      `--cert-file=${server.cert}`,
+      `--key-file=${server.key}`,
+      `--trusted-ca-file=${files.ca}`,
+      '--client-cert-auth',
+      '--unsafe-no-fsync=true',
+      '--log-level=warn',
+    ],
+    logFile: path.join(dir, 'etcd.log'),
+  });
+  admin = createEtcdClient(
+    endpoint,
+    etcdSecurityOptions(endpoint, { caFile: files.ca, certFile: files.rootCert, keyFile: files.rootKey }),
+  );
+  await waitUntilReady(
+    'etcd with TLS',
+    async () =>
+      !!(await admin
+        .get('probe')
+        .string()
+        .then(() => true)),
+    {
+      timeoutMs: 60_000,
+      process: etcd,
+      intervalMs: 200,
+    },
+  );
+  // etcd's auth: root (by its certificate) administers; the fast path's user reads the prefix only.
+  await admin.user('root').create('root-password');
+  await admin.user('root').addRole('root');
+  await admin.role('tenants-reader').create();
+  await admin.role('tenants-reader').grant({ permission: 'Read', range: admin.range({ prefix: P }) });
+  await admin.user('fastpath').create('fastpath-password');
+  await admin.user('fastpath').addRole('tenants-reader');
+  await admin.put(`${P}tenants/1/meta`).value(meta(1, 'acme'));
+  await admin.auth.authEnable();
+}, 120_000);
+
+afterAll(async () => {
+  admin?.close();
+  await etcd?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const fastPathEnv = () => ({
+  DO_TENANT_ETCD: endpoint,
+  DO_TENANT_ETCD_CA: files.ca,
+  DO_TENANT_ETCD_CERT: files.cert,
+  DO_TENANT_ETCD_KEY: files.key,
+  DO_TENANT_ETCD_USER: 'fastpath',
+  DO_TENANT_ETCD_PASSWORD_FILE: files.password,
+});
+
+const start = (env: Record<string, string>) => {
+  const fp = loadFastPathConfig(env);
+  return TenantProvider.start({
+    endpoints: fp.tenantEtcd,
+    security: fp.tenantEtcdSecurity,
+    prefix: P,
+    logger: quietLogger,
+    requestTimeoutMs: 3000,
+  });
+};
+
+it('with the CA, a client certificate and the user whose password is in the file, the provider reads the tenants and follows a change', async () => {
+  const provider = await start(fastPathEnv());
+  try {
+    expect(provider.getTenantMeta(1)?.code).toBe('acme');
+    const put = await admin.put(`${P}tenants/2/meta`).value(meta(2, 'globex')).exec();
+    await provider.waitForRevision(Number(put.header.revision), 30_000);
+    expect(provider.getTenantMeta(2)?.code).toBe('globex');
+  } finally {
+    await provider.stop();
+  }
+});
+
+it('without the client certificate, or with a wrong password, the provider is refused', async () => {
+  const { DO_TENANT_ETCD_CERT: _c, DO_TENANT_ETCD_KEY: _k, ...noCert } = fastPathEnv();
+  await expect(start(noCert)).rejects.toThrow();
+  const wrong = path.join(dir, 'wrong-password');
+  await writeFile(wrong, 'not-the-password');
+  await expect(start({ ...fastPathEnv(), DO_TENANT_ETCD_PASSWORD_FILE: wrong })).rejects.toThrow(
+    /authentication failed/,
+  );
+});
+
+it('TLS files with a plain http:// endpoint, or half a pair, are refused at start with what to set', async () => {
+  await expect(start({ ...fastPathEnv(), DO_TENANT_ETCD: endpoint.replace('https:', 'http:') })).rejects.toThrow(
+    /use https:\/\//,
+  );
+  const { DO_TENANT_ETCD_KEY: _k, ...halfPair } = fastPathEnv();
+  expect(() => loadFastPathConfig(halfPair)).toThrow(/DO_TENANT_ETCD_CERT and DO_TENANT_ETCD_KEY/);
+});
