@@ -90,7 +90,15 @@ export const ChartValues = strict({
   fastpath: role({
     env: ScalarMap,
     consistencyMode: Type.Union([Type.Literal('fast'), Type.Literal('strong')]),
-    tenantEtcd: Str(),
+    // A string: the chart's old form, the endpoints.
+    tenantEtcd: Type.Union([
+      Str(),
+      strict({
+        endpoints: Str('comma-separated; empty: http://tenant-etcd.<release namespace>:2379'),
+        tls: strict({ secretName: Str('ca.crt, tls.crt, tls.key') }),
+        auth: strict({ secretName: Str('username, password') }),
+      }),
+    ]),
     tenantPrefix: Str(),
     agentTokenSecretName: Str(),
     sandboxEnvNamespaces: Type.Array(Type.String()),
@@ -100,7 +108,8 @@ export const ChartValues = strict({
   // Left to the chart's template, which refuses it saying what to do instead.
   agentPools: Type.Optional(Type.Unknown({ description: 'no longer in the chart: docs/helm.md#sandbox-pools' })),
   admission: role({
-    certManager: Bool,
+    certs: Type.Union([Type.Literal(''), Type.Literal('certManager'), Type.Literal('helm'), Type.Literal('provided')]),
+    certManager: Type.Boolean({ description: 'the older switch: false means certs: provided' }),
     caBundle: Str(),
     sandboxCapabilities: Type.Record(Type.String(), Type.Array(Type.String())),
   }),

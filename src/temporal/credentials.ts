@@ -177,7 +177,12 @@ export class TemporalCredentials implements grpc.experimental.CertificateProvide
 
 /** An API key file's content without the trailing newline an editor or `kubectl create secret --from-file` leaves. */
 export function readApiKeyFile(file: string): string {
-  const key = readFileSync(file, 'utf8').trim();
+  let key: string;
+  try {
+    key = readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    throw new Error(`cannot read the Temporal API key file (DO_TEMPORAL_API_KEY_FILE): ${(err as Error).message}`);
+  }
   if (!key) throw new Error(`the Temporal API key file ${file} is empty`);
   return key;
 }

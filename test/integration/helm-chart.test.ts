@@ -11,15 +11,17 @@
  *    see (command, ServiceAccount, ports, probes, environment variable names, volumes);
  * 3. the values: roles switched off leave out their Deployment and RBAC; the payload keys'
  *    optional Secret is mounted and named by DO_PAYLOAD_KEYS_DIR in every role; the Temporal connection's
- *    values reach every role; agent pools are refused (installed after the chart); no cert-manager
- *    needs a caBundle; a platform team's Pod settings reach every role; disruption budgets follow
- *    the replicas; the fast path's TLS and the monitoring selectors come from values;
+ *    values reach every role, its credentials as files of the optional Secrets; agent pools are
+ *    refused (installed after the chart); the webhook's certificate by cert-manager, Helm (generated
+ *    once, kept on upgrade) or provided with a caBundle; the tenant etcd's endpoints, TLS and auth;
+ *    a platform team's Pod settings reach every role; disruption budgets follow the replicas; the
+ *    fast path's TLS and the monitoring selectors come from values;
  * 4. the codec server, off by default; switched on, it is run with the env and files its
  *    Deployment gives it, and decodes only for a token or an access token granting the namespace;
  * 5. a chart version bump leaves every Pod template as it was (no Pod rolls for it).
  */
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createPrivateKey, randomBytes, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import https from 'node:https';
@@ -476,14 +478,165 @@ describe('the values', () => {
     expect(env(await render()).map((e) => e.name)).not.toContain('DO_ADMISSION_SANDBOX_CAPABILITIES');
   });
 
-  it('without cert-manager: no Certificate, the caBundle given (and required)', async () => {
-    const objs = await render('admission.certManager=false', 'admission.caBundle=Q0EK');
-    expect(ofKind(objs, 'Certificate')).toEqual([]);
-    const webhook = ofKind(objs, 'ValidatingWebhookConfiguration')[0]!;
-    expect(webhook.metadata.annotations).toBeUndefined();
-    for (const w of webhook.webhooks as { clientConfig: { caBundle?: string } }[])
-      expect(w.clientConfig.caBundle).toBe('Q0EK');
+  it('admission.certs: cert-manager issues and injects; helm generates a CA and certificate once, kept across upgrades; provided takes the caBundle (and requires it)', async () => {
+    const webhookOf = (objs: KubeObject[]) => ofKind(objs, 'ValidatingWebhookConfiguration')[0]!;
+    const caBundles = (objs: KubeObject[]) =>
+      (webhookOf(objs).webhooks as { clientConfig: { caBundle?: string } }[]).map((w) => w.clientConfig.caBundle);
+    const tlsSecret = (objs: KubeObject[]) =>
+      ofKind(objs, 'Secret').find((o) => o.metadata.name === 'durable-operators-admission-tls') as
+        (KubeObject & { type: string; data: Record<string, string> }) | undefined;
+
+    const certManager = await render();
+    expect(ofKind(certManager, 'Certificate').map((c) => c.metadata.name)).toEqual(['durable-operators-admission']);
+    expect(webhookOf(certManager).metadata.annotations).toHaveProperty(['cert-manager.io/inject-ca-from']);
+    expect(tlsSecret(certManager)).toBeUndefined();
+
+    const generated = await render('admission.certs=helm');
+    expect(ofKind(generated, 'Certificate')).toEqual([]);
+    expect(webhookOf(generated).metadata.annotations).toBeUndefined();
+    const secret = tlsSecret(generated)!;
+    expect(secret.type).toBe('kubernetes.io/tls');
+    expect(caBundles(generated).every((b) => b === secret.data['ca.crt'])).toBe(true);
+    const pem = (k: string) => Buffer.from(secret.data[k]!, 'base64');
+    const ca = new X509Certificate(pem('ca.crt'));
+    const serving = new X509Certificate(pem('tls.crt'));
+    expect(serving.verify(ca.publicKey)).toBe(true);
+    expect(serving.subjectAltName).toContain(`DNS:durable-operators-admission.${NAMESPACE}.svc`);
+    expect(serving.checkPrivateKey(createPrivateKey(pem('tls.key')))).toBe(true);
+
+    // An upgrade: the Secret the install made is found (lookup) and kept, not generated anew.
+    const namespace = `helm-certs-${Date.now().toString(36)}`;
+    await k.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+    try {
+      await k.create({ ...secret, metadata: { name: secret.metadata.name, namespace } });
+      const { stdout } = await run(
+        helm,
+        ['template', 'durable-operators', CHART, '--namespace', namespace, '--set', 'admission.certs=helm'].concat([
+          '--kube-version',
+          INFRA_VERSIONS.kubernetes,
+          '--dry-run=server',
+          '--kubeconfig',
+          stackInfo().kubeconfig,
+        ]),
+        { maxBuffer: 64 << 20 },
+      );
+      const upgraded = parseAllDocuments(stdout)
+        .map((d) => d.toJS() as KubeObject | null)
+        .filter((o): o is KubeObject => Boolean(o));
+      expect(tlsSecret(upgraded)!.data).toEqual(secret.data);
+      expect(caBundles(upgraded).every((b) => b === secret.data['ca.crt'])).toBe(true);
+    } finally {
+      await k.delete({ apiVersion: 'v1', kind: 'Namespace', name: namespace });
+    }
+
+    for (const provided of [
+      await render('admission.certs=provided', 'admission.caBundle=Q0EK'),
+      await render('admission.certManager=false', 'admission.caBundle=Q0EK'), // the older switch
+    ]) {
+      expect(ofKind(provided, 'Certificate')).toEqual([]);
+      expect(tlsSecret(provided)).toBeUndefined();
+      expect(webhookOf(provided).metadata.annotations).toBeUndefined();
+      expect(caBundles(provided).every((b) => b === 'Q0EK')).toBe(true);
+    }
+    await expect(render('admission.certs=provided')).rejects.toThrow(/admission.caBundle/);
     await expect(render('admission.certManager=false')).rejects.toThrow(/admission.caBundle/);
+    await expect(render('admission.certs=self')).rejects.toThrow(/admission.certs/);
+  });
+
+  it('Temporal credentials: the optional Secrets mounted as files (re-read on renewal) and named by the _PATH variables, not copied into the environment', async () => {
+    for (const [objs, names] of [
+      [
+        await render(),
+        {
+          apiKey: 'durable-operators-temporal',
+          tls: 'durable-operators-temporal-tls',
+          ca: 'durable-operators-temporal',
+        },
+      ],
+      [
+        await render(
+          'temporal.apiKey.secretName=cloud-key',
+          'temporal.apiKey.key=key',
+          'temporal.tls.clientSecretName=client-cert',
+          'temporal.tls.serverCA.secretName=frontend-ca',
+          'temporal.tls.serverCA.key=ca.pem',
+        ),
+        { apiKey: 'cloud-key', tls: 'client-cert', ca: 'frontend-ca' },
+      ],
+    ] as const)
+      for (const role of ['worker', 'watcher', 'fastpath']) {
+        const { spec } = podTemplate(deployment(objs, role));
+        const c = spec.containers[0]!;
+        expect(c.env, role).toEqual(
+          expect.arrayContaining([
+            { name: 'DO_TEMPORAL_CREDENTIAL_FILES_OPTIONAL', value: 'true' },
+            { name: 'DO_TEMPORAL_API_KEY_FILE', value: '/etc/durable-operators/temporal-api-key/api-key' },
+            { name: 'TEMPORAL_TLS_CLIENT_CERT_PATH', value: '/etc/durable-operators/temporal-tls/tls.crt' },
+            { name: 'TEMPORAL_TLS_CLIENT_KEY_PATH', value: '/etc/durable-operators/temporal-tls/tls.key' },
+            { name: 'TEMPORAL_TLS_SERVER_CA_CERT_PATH', value: '/etc/durable-operators/temporal-ca/ca.crt' },
+          ]),
+        );
+        expect(JSON.stringify(c.env), role).not.toMatch(/_DATA|TEMPORAL_API_KEY"/);
+        expect(c.volumeMounts, role).toEqual(
+          expect.arrayContaining(
+            ['temporal-api-key', 'temporal-tls', 'temporal-ca'].map((name) => ({
+              name,
+              mountPath: `/etc/durable-operators/${name}`,
+              readOnly: true,
+            })),
+          ),
+        );
+        const volume = (name: string) =>
+          (spec.volumes as { name: string; secret: Record<string, unknown> }[]).find((v) => v.name === name)!;
+        expect(volume('temporal-api-key').secret, role).toMatchObject({ secretName: names.apiKey, optional: true });
+        expect(volume('temporal-tls').secret, role).toMatchObject({ secretName: names.tls, optional: true });
+        expect(volume('temporal-ca').secret, role).toMatchObject({ secretName: names.ca, optional: true });
+      }
+    const none = await render(
+      'temporal.apiKey.secretName=',
+      'temporal.tls.clientSecretName=',
+      'temporal.tls.serverCA.secretName=',
+    );
+    expect(JSON.stringify(podTemplate(deployment(none, 'worker')))).not.toMatch(
+      /temporal-(tls|ca|api-key)|DO_TEMPORAL_/,
+    );
+  });
+
+  it("fastpath.tenantEtcd: the release's namespace in the default endpoint; the TLS and auth Secrets mounted and named by DO_TENANT_ETCD_*; the older string form kept", async () => {
+    const envOf = async (...set: string[]) => podTemplate(deployment(await render(...set), 'fastpath')).spec;
+    const plain = await envOf();
+    expect(plain.containers[0]!.env).toContainEqual({
+      name: 'DO_TENANT_ETCD',
+      value: `http://tenant-etcd.${NAMESPACE}:2379`,
+    });
+    expect(JSON.stringify(plain)).not.toMatch(/DO_TENANT_ETCD_|tenant-etcd-(tls|auth)/);
+    expect((await envOf('fastpath.tenantEtcd=http://etcd.elsewhere:2379')).containers[0]!.env).toContainEqual({
+      name: 'DO_TENANT_ETCD',
+      value: 'http://etcd.elsewhere:2379',
+    });
+    const secured = await envOf(
+      'fastpath.tenantEtcd.tls.secretName=etcd-client',
+      'fastpath.tenantEtcd.auth.secretName=etcd-user',
+    );
+    expect(secured.containers[0]!.env).toEqual(
+      expect.arrayContaining([
+        { name: 'DO_TENANT_ETCD', value: `https://tenant-etcd.${NAMESPACE}:2379` },
+        { name: 'DO_TENANT_ETCD_CA', value: '/etc/durable-operators/tenant-etcd-tls/ca.crt' },
+        { name: 'DO_TENANT_ETCD_CERT', value: '/etc/durable-operators/tenant-etcd-tls/tls.crt' },
+        { name: 'DO_TENANT_ETCD_KEY', value: '/etc/durable-operators/tenant-etcd-tls/tls.key' },
+        { name: 'DO_TENANT_ETCD_USER', valueFrom: { secretKeyRef: { name: 'etcd-user', key: 'username' } } },
+        { name: 'DO_TENANT_ETCD_PASSWORD_FILE', value: '/etc/durable-operators/tenant-etcd-auth/password' },
+      ]),
+    );
+    expect(secured.volumes).toEqual(
+      expect.arrayContaining([
+        { name: 'tenant-etcd-tls', secret: { secretName: 'etcd-client', defaultMode: 0o440 } },
+        {
+          name: 'tenant-etcd-auth',
+          secret: { secretName: 'etcd-user', items: [{ key: 'password', path: 'password' }], defaultMode: 0o440 },
+        },
+      ]),
+    );
   });
 
   it('Pod Security: every role’s Pod is admitted where `restricted` is enforced; an agent Pod (deploy/examples/sandbox-pool.yaml) only where `privileged` is', async () => {

@@ -111,6 +111,40 @@ it('takes certificates as data in variables (a Secret mounted as env) and an API
   expect(loadTemporalConnection({}, { TEMPORAL_API_KEY: 'k' })).toMatchObject({ apiKey: 'k', tls: true });
 });
 
+it('names the files credentials came from (re-read while running), an API key from DO_TEMPORAL_API_KEY_FILE; with optional files, an absent one counts as unset', async () => {
+  await writeFile(path.join(dir, 'api-key'), 'key-from-file\n');
+  const files = {
+    TEMPORAL_TLS_CLIENT_CERT_PATH: path.join(dir, 'client.crt'),
+    TEMPORAL_TLS_CLIENT_KEY_PATH: path.join(dir, 'client.key'),
+    DO_TEMPORAL_API_KEY_FILE: path.join(dir, 'api-key'),
+  };
+  expect(loadTemporalConnection({}, { ...files, DO_TEMPORAL_CREDENTIALS_RELOAD_INTERVAL: '3s' })).toMatchObject({
+    apiKey: 'key-from-file',
+    files: {
+      clientCert: files.TEMPORAL_TLS_CLIENT_CERT_PATH,
+      clientKey: files.TEMPORAL_TLS_CLIENT_KEY_PATH,
+      apiKey: files.DO_TEMPORAL_API_KEY_FILE,
+    },
+    reloadIntervalMs: 3000,
+  });
+  expect(() => loadTemporalConnection({}, { ...files, TEMPORAL_API_KEY: 'k' })).toThrow(
+    /Set the Temporal API key once/,
+  );
+
+  // The chart's optional Secrets, all absent: no credentials, no error.
+  const absent = {
+    TEMPORAL_TLS_CLIENT_CERT_PATH: path.join(dir, 'none', 'tls.crt'),
+    TEMPORAL_TLS_CLIENT_KEY_PATH: path.join(dir, 'none', 'tls.key'),
+    TEMPORAL_TLS_SERVER_CA_CERT_PATH: path.join(dir, 'none', 'ca.crt'),
+    DO_TEMPORAL_API_KEY_FILE: path.join(dir, 'none', 'api-key'),
+  };
+  const c = loadTemporalConnection({}, { ...absent, DO_TEMPORAL_CREDENTIAL_FILES_OPTIONAL: 'true' });
+  expect(c.tls).toBeUndefined();
+  expect(c.apiKey).toBeUndefined();
+  expect(c.files).toBeUndefined();
+  expect(() => loadTemporalConnection({}, absent)).toThrow(/cannot read a Temporal TLS file|ENOENT/);
+});
+
 it('keeps what the variables meant before: TEMPORAL_TLS=true is TLS, an empty API key is none', () => {
   expect(loadTemporalConnection({}, { TEMPORAL_TLS: 'true' }).tls).toBeTruthy();
   expect(loadTemporalConnection({}, { TEMPORAL_TLS: 'false', TEMPORAL_API_KEY: '' })).toEqual({

@@ -142,35 +142,24 @@ RBAC, the webhook configuration and the NetworkPolicies have one source.
   value: {{ .Values.temporal.address | quote }}
 - name: TEMPORAL_NAMESPACE
   value: {{ .Values.temporal.namespace | quote }}
-{{- with .Values.temporal.apiKey.secretName }}
-- name: TEMPORAL_API_KEY
-  valueFrom:
-    secretKeyRef:
-      name: {{ . }}
-      key: {{ $.Values.temporal.apiKey.key }}
-      optional: true
+{{- /* Credentials as files of optional Secrets, re-read while the role runs (docs/temporal-connection.md, Rotation). */}}
+{{- if or .Values.temporal.apiKey.secretName .Values.temporal.tls.clientSecretName .Values.temporal.tls.serverCA.secretName }}
+- name: DO_TEMPORAL_CREDENTIAL_FILES_OPTIONAL
+  value: 'true'
 {{- end }}
-{{- with .Values.temporal.tls.clientSecretName }}
-- name: TEMPORAL_TLS_CLIENT_CERT_DATA
-  valueFrom:
-    secretKeyRef:
-      name: {{ . }}
-      key: tls.crt
-      optional: true
-- name: TEMPORAL_TLS_CLIENT_KEY_DATA
-  valueFrom:
-    secretKeyRef:
-      name: {{ . }}
-      key: tls.key
-      optional: true
+{{- if .Values.temporal.apiKey.secretName }}
+- name: DO_TEMPORAL_API_KEY_FILE
+  value: /etc/durable-operators/temporal-api-key/api-key
 {{- end }}
-{{- with .Values.temporal.tls.serverCA.secretName }}
-- name: TEMPORAL_TLS_SERVER_CA_CERT_DATA
-  valueFrom:
-    secretKeyRef:
-      name: {{ . }}
-      key: {{ $.Values.temporal.tls.serverCA.key }}
-      optional: true
+{{- if .Values.temporal.tls.clientSecretName }}
+- name: TEMPORAL_TLS_CLIENT_CERT_PATH
+  value: /etc/durable-operators/temporal-tls/tls.crt
+- name: TEMPORAL_TLS_CLIENT_KEY_PATH
+  value: /etc/durable-operators/temporal-tls/tls.key
+{{- end }}
+{{- if .Values.temporal.tls.serverCA.secretName }}
+- name: TEMPORAL_TLS_SERVER_CA_CERT_PATH
+  value: /etc/durable-operators/temporal-ca/ca.crt
 {{- end }}
 {{- with .Values.temporal.tls.serverName }}
 - name: TEMPORAL_TLS_SERVER_NAME
@@ -219,6 +208,59 @@ RBAC, the webhook configuration and the NetworkPolicies have one source.
 {{- end }}
 {{- end }}
 
+{{/* The Temporal credentials' optional Secrets (do.temporalEnv names their files). */}}
+{{- define "do.temporalCredentialsMounts" -}}
+{{- if .Values.temporal.apiKey.secretName }}
+- name: temporal-api-key
+  mountPath: /etc/durable-operators/temporal-api-key
+  readOnly: true
+{{- end }}
+{{- if .Values.temporal.tls.clientSecretName }}
+- name: temporal-tls
+  mountPath: /etc/durable-operators/temporal-tls
+  readOnly: true
+{{- end }}
+{{- if .Values.temporal.tls.serverCA.secretName }}
+- name: temporal-ca
+  mountPath: /etc/durable-operators/temporal-ca
+  readOnly: true
+{{- end }}
+{{- end }}
+
+{{- define "do.temporalCredentialsVolumes" -}}
+{{- with .Values.temporal.apiKey.secretName }}
+- name: temporal-api-key
+  secret:
+    secretName: {{ . }}
+    optional: true
+    items:
+      - key: {{ $.Values.temporal.apiKey.key }}
+        path: api-key
+    defaultMode: 288 # 0440
+{{- end }}
+{{- with .Values.temporal.tls.clientSecretName }}
+- name: temporal-tls
+  secret:
+    secretName: {{ . }}
+    optional: true
+    items:
+      - key: tls.crt
+        path: tls.crt
+      - key: tls.key
+        path: tls.key
+    defaultMode: 288 # 0440
+{{- end }}
+{{- with .Values.temporal.tls.serverCA.secretName }}
+- name: temporal-ca
+  secret:
+    secretName: {{ . }}
+    optional: true
+    items:
+      - key: {{ $.Values.temporal.tls.serverCA.key }}
+        path: ca.crt
+{{- end }}
+{{- end }}
+
 {{- define "do.payloadKeysMount" -}}
 {{- if .Values.payloadKeys.secretName }}
 - name: payload-keys
@@ -245,10 +287,10 @@ seccompProfile:
   type: RuntimeDefault
 {{- end }}
 
-{{/* The roles that read the payload keys: their files are readable by this group only (0440). */}}
+{{/* The roles that read the payload keys or Temporal credentials: their files are readable by this group only (0440). */}}
 {{- define "do.podSecurityContextReadingKeys" -}}
 {{ include "do.podSecurityContext" . }}
-{{- if .Values.payloadKeys.secretName }}
+{{- if or .Values.payloadKeys.secretName .Values.temporal.apiKey.secretName .Values.temporal.tls.clientSecretName }}
 fsGroup: 1000
 {{- end }}
 {{- end }}
