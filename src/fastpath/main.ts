@@ -187,7 +187,7 @@ export async function startFastPath(
   const promoting = new AbortController();
   if (cfg.versioning?.mode === 'auto-promote')
     void promoteWhenPolling({
-      connection: connection.current,
+      connection: () => connection.current,
       namespace: cfg.temporal.namespace,
       version: deploymentVersion(cfg.versioning, taskQueue),
       identity: cfg.identity,

@@ -62,7 +62,8 @@ const PROMOTE_RETRY_MS = 1_000;
  * rollback is an explicit `set-current-version`. Retries until done or `signal` aborts.
  */
 export async function promoteWhenPolling(opts: {
-  connection: NativeConnection;
+  /** The role's connection now (read per attempt: a credential rotation replaces it). */
+  connection: () => NativeConnection;
   namespace: string;
   version: WorkerDeploymentVersion;
   identity?: string;
@@ -70,8 +71,8 @@ export async function promoteWhenPolling(opts: {
   signal?: AbortSignal;
 }): Promise<'promoted' | 'already current' | 'was current before' | 'stopped'> {
   const { connection, namespace, version, log, signal } = opts;
-  const service = connection.workflowService;
   for (let attempt = 0; !signal?.aborted; attempt++) {
+    const service = connection().workflowService;
     try {
       const described = await service.describeWorkerDeploymentVersion({ namespace, deploymentVersion: version });
       const info = described.workerDeploymentVersionInfo;

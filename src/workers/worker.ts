@@ -86,7 +86,7 @@ export async function createWorker(
       const promoting = new AbortController();
       if (cfg.versioning?.mode === 'auto-promote')
         void promoteWhenPolling({
-          connection: connection.current,
+          connection: () => connection.current,
           namespace: cfg.temporal.namespace,
           version: deploymentVersion(cfg.versioning, cfg.temporal.taskQueue),
           identity: cfg.identity,

@@ -110,7 +110,7 @@ export async function startTestWorker(
   const promoting = new AbortController();
   if (cfg.versioning?.mode === 'auto-promote')
     void promoteWhenPolling({
-      connection: connection.current,
+      connection: () => connection.current,
       namespace: cfg.temporal.namespace,
       version: deploymentVersion(cfg.versioning, taskQueue),
       log: quietLog,
