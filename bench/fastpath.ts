@@ -31,7 +31,7 @@ import * as grpc from '@grpc/grpc-js';
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { ALLOCATION_ANNOTATION, SandboxKind, SandboxPoolKind, type Sandbox } from '../src/api/sandbox.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig, sandboxTaskQueue } from '../src/config.js';
 import { sandboxWorkflowId } from '../src/domain/sandbox.js';
 import { AgentClient } from '../src/fastpath/agent-client.js';
 import { AgentPki } from '../src/fastpath/agent-pki.js';
@@ -45,7 +45,7 @@ import { TenantPublisher } from '../src/tenancy/publisher.js';
 import { connectClient, connectWorker, dataConverterOf } from '../src/temporal/connection.js';
 import { writeWorkflowBundle } from '../src/workers/bundle.js';
 import { installTemporalRuntime } from '../src/workers/runtime.js';
-import { benchStack, machine, percentile, pool, REPO_ROOT, until } from './support.js';
+import { benchStack, machine, percentile, pool, REPO_ROOT, until, workflowTaskFailures } from './support.js';
 import {
   bareCreateWorkflow,
   createUpdate,
@@ -921,6 +921,19 @@ try {
   if (anatomy.length)
     console.log(`\nwhat a c=1 create's answer waited for (ms from its run's start):\n  ${anatomy.join('\n  ')}`);
   if (firstErrors.length) console.log(`\nfirst errors:\n  ${firstErrors.join('\n  ')}`);
+  // Every workflow of the run (sandboxes, pool, quota, janitor): workflow task failures by type and cause.
+  const saved = path.join(stateDir, 'failed-histories');
+  const failures = await workflowTaskFailures(temporal, `TaskQueue = '${sandboxTaskQueue(cfg.temporal.taskQueue)}'`, {
+    dir: saved,
+    address: cfg.temporal.address,
+  });
+  console.log(
+    `\nworkflow task failures: ${failures.total} in ${failures.runs} of ${failures.examined} runs` +
+      (failures.total
+        ? ` — ${[...failures.byCause].map(([k, v]) => `${k}×${v}`).join(', ')}; histories in ${saved}`
+        : ''),
+  );
+  for (const line of failures.examples) console.log(`  ${line}`);
 } finally {
   const step = async (what: string, fn: () => unknown) => {
     try {

@@ -4,42 +4,52 @@
  *
  *   1. capture of a namespace with N ConfigMaps (~1 KiB each): create → Ready, bytes stored;
  *   2. M requests created at once: time until all terminal, then zero orphans after TTL + GC;
- *   3. request deleted → checkpoint and chunks garbage-collected, p50.
+ *   3. request deleted → checkpoint and chunks garbage-collected, p50;
+ *   4. workflow task failures of every workflow the bench ran, by cause (none expected).
+ *
+ * The TTL is applied as in production, by the sweep Schedule (DO_BENCH_TTL, default 60s; swept
+ * every DO_BENCH_TTL_SWEEP, default 10s). The worker's and watcher's logs (warn and above, the
+ * SDK's task failures among them) go to .state/bench-requests/bench.log.
  *
  * Usage: npx tsx bench/requests.ts [configMaps=1000] [requests=1000] [deletions=20]
  */
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { Worker } from '@temporalio/worker';
+import { pino } from 'pino';
 import { CHECKPOINT_LABEL, type ManifestCaptureRequest, type ManifestCheckpoint } from '../src/api/manifests.js';
 import { createActivities } from '../src/activities/index.js';
 import { loadConfig } from '../src/config.js';
 import { isTerminal } from '../src/domain/requests.js';
 import { KubeClient } from '../src/kube/client.js';
-import { logger } from '../src/log.js';
-import { connectWorker, dataConverterOf } from '../src/temporal/connection.js';
+import { connectClient, connectWorker, dataConverterOf } from '../src/temporal/connection.js';
 import { workflowsEntry } from '../src/workers/bundle.js';
 import { installTemporalRuntime } from '../src/workers/runtime.js';
+import { ensureRequestTtlSweep } from '../src/workers/schedules.js';
 import { startWatcher } from '../src/watcher/main.js';
-import { benchStack, machine, percentile, pool, summary } from './support.js';
+import { benchStack, machine, percentile, pool, summary, workflowTaskFailures } from './support.js';
 
 const CONFIG_MAPS = Number(process.argv[2] ?? 1000);
 const REQUESTS = Number(process.argv[3] ?? 1000);
 const DELETIONS = Number(process.argv[4] ?? 20);
-const TTL = '60s';
+const TTL = process.env.DO_BENCH_TTL ?? '60s';
+const SWEEP = process.env.DO_BENCH_TTL_SWEEP ?? '10s';
 const GV = 'state-snapshotter.deckhouse.io/v1alpha1';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const stack = await benchStack('requests');
-const log = logger.child({ bench: 'requests' });
-log.level = 'error';
+const logFile = path.join(stack.info.stateDir, 'bench.log');
+const log = pino({ level: 'warn', base: { bench: 'requests' } }, pino.destination({ dest: logFile, mkdir: true }));
 installTemporalRuntime(log);
 try {
   const kube = KubeClient.fromKubeconfig(stack.info.kubeconfig);
   const cfg = loadConfig(
     { temporalAddress: stack.info.temporal.address, kubeconfig: stack.info.kubeconfig, taskQueue: 'bench' },
-    { DO_REQUEST_TTL: TTL },
+    { DO_REQUEST_TTL: TTL, DO_REQUEST_TTL_SWEEP_INTERVAL: SWEEP },
   );
+  const client = await connectClient(cfg.temporal);
+  await ensureRequestTtlSweep(client, cfg);
   const worker = await Worker.create({
     connection: await connectWorker(cfg.temporal),
     dataConverter: dataConverterOf(cfg.temporal),
@@ -52,6 +62,9 @@ try {
   const watcher = await startWatcher(cfg, { log });
   await watcher.watcher.waitForSync();
   console.log(`machine: ${machine()}`);
+  console.log(
+    `command: npx tsx bench/requests.ts ${process.argv.slice(2).join(' ')} (TTL ${TTL}, swept every ${SWEEP})`,
+  );
 
   const createMcr = (namespace: string, name: string, targets: string[]) =>
     kube.create<ManifestCaptureRequest>({
@@ -239,9 +252,23 @@ try {
     )} ms`,
   );
 
+  // 4. Every workflow task that failed, by cause: each is a retry, and a nondeterminism one is a bug.
+  const saved = path.join(stack.info.stateDir, 'failed-histories');
+  const failures = await workflowTaskFailures(client, `TaskQueue = 'bench'`, {
+    dir: saved,
+    address: stack.info.temporal.address,
+  });
+  console.log(
+    `workflow task failures: ${failures.total} in ${failures.runs} of ${failures.examined} runs` +
+      (failures.total ? ` — ${[...failures.byCause].map(([k, v]) => `${k}×${v}`).join(', ')}` : '') +
+      `; logs in ${logFile}${failures.runs ? `, histories in ${saved}` : ''}`,
+  );
+  for (const line of failures.examples) console.log(`  ${line}`);
+
   await watcher.stop();
   worker.shutdown();
   await running;
+  await client.connection.close();
 } finally {
   await stack.stop();
 }

@@ -1,9 +1,15 @@
 /** Shared bench helpers: a private stack (and the Cloudflare benches' setup), percentiles, and a machine line for RESULTS.md. */
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import type { Client } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { mapLimited } from '../src/concurrency.js';
 import type { CloudflareConfig, OperatorConfig } from '../src/config.js';
+import { findBinary } from '../src/infra/binaries.js';
 import { LocalStack } from '../src/infra/stack.js';
 import type { KubeClient } from '../src/kube/client.js';
 import type { OperatorWorker } from '../src/workers/worker.js';
@@ -266,4 +272,45 @@ export function hostIngress(ns: string, i: number, zoneName: string, port = 80) 
       ],
     },
   };
+}
+
+/**
+ * The WorkflowTaskFailed events of every run a visibility query matches, counted by cause. With
+ * `save`, each run that had one is exported as `temporal workflow show -o json` writes it (the
+ * format the replay test's fixtures use) to `save.dir/<workflow type>-<run id>.json`.
+ */
+export async function workflowTaskFailures(
+  client: Client,
+  query: string,
+  save?: { dir: string; address: string },
+): Promise<{ examined: number; runs: number; total: number; byCause: Map<string, number>; examples: string[] }> {
+  const out = { examined: 0, runs: 0, total: 0, byCause: new Map<string, number>(), examples: [] as string[] };
+  const runs: { workflowId: string; runId: string; type: string }[] = [];
+  for await (const wf of client.workflow.list({ query }))
+    runs.push({ workflowId: wf.workflowId, runId: wf.runId, type: wf.type });
+  out.examined = runs.length;
+  await mapLimited(runs, 8, async (run) => {
+    const history = await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+    const failed = (history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes);
+    if (failed.length) out.runs++;
+    if (failed.length && save) {
+      const show = spawnSync(
+        findBinary('temporal')!.path,
+        ['workflow', 'show', '--address', save.address, '-w', run.workflowId, '-r', run.runId, '-o', 'json'],
+        { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+      );
+      await mkdir(save.dir, { recursive: true });
+      await writeFile(path.join(save.dir, `${run.type}-${run.runId}.json`), show.stdout);
+    }
+    for (const e of failed) {
+      const a = e.workflowTaskFailedEventAttributes!;
+      const cause = proto.temporal.api.enums.v1.WorkflowTaskFailedCause[a.cause ?? 0] ?? String(a.cause);
+      const key = `${run.type} ${cause.replace(/^WORKFLOW_TASK_FAILED_CAUSE_/, '')}`;
+      out.total++;
+      out.byCause.set(key, (out.byCause.get(key) ?? 0) + 1);
+      if (out.examples.length < 10)
+        out.examples.push(`${run.workflowId} (${run.runId}) event ${e.eventId}: ${key}: ${a.failure?.message ?? ''}`);
+    }
+  });
+  return out;
 }

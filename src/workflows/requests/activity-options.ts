@@ -16,21 +16,64 @@ import type { VolumeActivities } from '../../activities/kubernetes/volumes.js';
 import { RETRY } from '../retry-policy.js';
 
 /**
+ * Local activities this execution has started whose result it has not seen yet. Module state is
+ * per execution (the SDK gives each workflow its own module instances), and the count follows the
+ * workflow's own calls and results, so it is the same on replay.
+ */
+let localCallsInFlight = 0;
+
+/**
+ * True when no local activity of this execution is in flight. A cancellation must wait for it:
+ * the SDK core cannot cancel a local activity whose result it already holds but the workflow has
+ * not been given yet, and fails the task as nondeterministic (TMPRL1100, "Invalid transition in
+ * state machine").
+ */
+export function noLocalCallInFlight(): boolean {
+  return localCallsInFlight === 0;
+}
+
+/**
+ * The same calls, counted while in flight. The caller gets the call's own promise (no extra
+ * await), so when each workflow step runs, and with it the order of its commands, is unchanged.
+ */
+function counted<T extends object>(calls: T): T {
+  return new Proxy(calls, {
+    get(target, prop, receiver) {
+      const call: unknown = Reflect.get(target, prop, receiver);
+      if (typeof call !== 'function') return call;
+      return (...args: unknown[]) => {
+        const pending = (call as (...a: unknown[]) => Promise<unknown>)(...args);
+        localCallsInFlight++;
+        const settled = () => {
+          localCallsInFlight--;
+        };
+        pending.then(settled, settled);
+        return pending;
+      };
+    },
+  });
+}
+
+/**
  * One or two apiserver round trips on the request, its keeper and its checkpoint: local
  * activities. They run in the worker that runs the workflow task, consecutive ones within one
  * task, and leave a marker instead of three history events and a task round trip each — about
  * 3× the request throughput on the 2-core dev stack (bench/RESULTS.md).
  */
-export const requestCalls = proxyLocalActivities<RequestActivities & ManifestActivities>({
-  startToCloseTimeout: '10 seconds',
-  retry: RETRY,
-});
+export const requestCalls = counted(
+  proxyLocalActivities<RequestActivities & ManifestActivities>({
+    startToCloseTimeout: '10 seconds',
+    retry: RETRY,
+  }),
+);
 
 /**
  * Reading every target of a capture request (at most 5,000, a GET each or one paginated list per
  * kind): a local activity with a minute, which covers 5,000 GETs on a slow apiserver.
  */
-export const targetChecks = proxyLocalActivities<ManifestActivities>({ startToCloseTimeout: '1 minute', retry: RETRY });
+export const targetChecks = counted(
+  proxyLocalActivities<ManifestActivities>({ startToCloseTimeout: '1 minute', retry: RETRY }),
+);
 
 /**
  * Listing a whole request kind across the cluster (the TTL sweep). The listing heartbeats per

@@ -32,7 +32,7 @@ import { RequestReason } from '../../api/requests.js';
 import { failed, readyCondition, type OperationResult, type RequestRef } from '../../domain/requests.js';
 import { GONE, failedWith, type Failed, type Gone } from '../../domain/results.js';
 import { OperationPhase } from '../../temporal/search-attributes.js';
-import { requestCalls } from './activity-options.js';
+import { noLocalCallInFlight, requestCalls } from './activity-options.js';
 import { requestDeletedSignal, requestStateQuery, type RequestState, type RequestWorkflowInput } from './messages.js';
 
 export interface OperationContext {
@@ -44,6 +44,8 @@ export interface OperationContext {
 
 /** Patch: a terminal request's workflow ends; the sweep applies the TTL. */
 export const REQUEST_ENDS_WHEN_TERMINAL = 'request-ends-when-terminal';
+/** Patch: a confirmed delete cancels the operation only between its local activities. */
+export const REQUEST_CANCELS_BETWEEN_LOCAL_CALLS = 'request-cancels-between-local-calls';
 
 export async function runRequest(
   input: RequestWorkflowInput,
@@ -141,6 +143,11 @@ async function runUnlessDeleted(
       clearHint();
       const now = await requestCalls.readRequest(ref);
       if (!finished && (now.status === 'gone' || now.deleting)) {
+        if (patched(REQUEST_CANCELS_BETWEEN_LOCAL_CALLS)) {
+          // Not while one of the operation's local activities is in flight (noLocalCallInFlight says why).
+          await condition(() => noLocalCallInFlight() || finished);
+          if (finished) return;
+        }
         cancelled = true;
         operation.cancel();
         return;
