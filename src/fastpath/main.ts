@@ -24,7 +24,7 @@ import { poolWorkflowId } from '../domain/sandbox-pool.js';
 import { KubeClient, createKubeRequestMetrics } from '../kube/client.js';
 import { EventRecorder } from '../kube/events.js';
 import { logger } from '../log.js';
-import { TenantProvider, type HoldsTenantSnapshot } from '../tenancy/index.js';
+import { TenantProvider, registerTenancyMetrics, type HoldsTenantSnapshot } from '../tenancy/index.js';
 import { connectClient, connectWorker, dataConverterOf } from '../temporal/connection.js';
 import { tracedWorkerOptions } from '../tracing/temporal.js';
 import { Dispatcher, createDispatchMetrics, dispatchUnblocked } from '../temporal/dispatch.js';
@@ -130,6 +130,8 @@ export async function startFastPath(
       cacheFile: fp.tenantCacheFile,
       logger: log,
     }));
+  // The tenant configuration's state (DurableOperatorsTenancyNotLive reads watch_state).
+  if (tenants instanceof TenantProvider) registerTenancyMetrics(metrics.registry, tenants);
   await registry.start();
 
   const connection = await connectWorker(cfg.temporal);
