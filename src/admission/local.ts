@@ -21,6 +21,8 @@ import { validatingWebhookConfiguration } from './webhook.js';
 
 export interface LocalAdmissionOptions {
   port: number;
+  /** Its plain-HTTP /metrics port, when it serves one. */
+  metricsPort?: number;
   /** Where the CA and serving certificate live (kept across restarts of a dev stack). */
   certDir: string;
   /** Credentials the webhook makes its reviews with. */
@@ -45,6 +47,11 @@ export class LocalAdmissionWebhook extends BaseComponent {
   /** The server's URL; the apiserver calls each webhook's path under it. */
   get url(): string {
     return `https://127.0.0.1:${this.opts.port}`;
+  }
+
+  /** Its Prometheus metrics, when it serves them. */
+  get metricsUrl(): string | undefined {
+    return this.opts.metricsPort === undefined ? undefined : `http://127.0.0.1:${this.opts.metricsPort}/metrics`;
   }
 
   get caFile(): string {
@@ -82,6 +89,7 @@ export class LocalAdmissionWebhook extends BaseComponent {
         this.cert.keyFile,
         '--kubeconfig',
         this.opts.kubeconfig,
+        ...(this.opts.metricsPort !== undefined ? ['--metrics-port', String(this.opts.metricsPort)] : []),
         ...(this.opts.sandboxCapabilities
           ? ['--sandbox-capabilities', JSON.stringify(this.opts.sandboxCapabilities)]
           : []),

@@ -11,11 +11,15 @@ import { Probes, apiserverReachable } from '../health/probes.js';
 import { unwatchFile, watchFile } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import https from 'node:https';
+import { performance } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
-import type { KubeClient } from '../kube/client.js';
+import { registerBuildInfo } from '../build-info.js';
+import { startOpsServer, type OpsServer } from '../health/ops-server.js';
+import { createKubeRequestMetrics, type KubeClient } from '../kube/client.js';
 import { logger as rootLogger, type Logger } from '../log.js';
 import type { AllowedCapabilities } from '../domain/sandbox-capabilities.js';
 import { AccessReviewer } from './access.js';
+import { createAdmissionMetrics } from './metrics.js';
 import { credentialsUseRefusalOf } from './cloudflare-credentials.js';
 import { tunnelRecordRefusalOf } from './cloudflare-id.js';
 import {
@@ -40,11 +44,14 @@ export interface AdmissionServerOptions {
   keyFile: string;
   /** Per capability, the namespaces whose SandboxPools may add it (`*`: all); none when unset. */
   allowedCapabilities?: AllowedCapabilities;
+  /** Plain-HTTP port of /metrics, /healthz and /readyz for Prometheus (0 = any free port); none when unset. */
+  metricsPort?: number;
   log?: Logger;
 }
 
 export interface RunningAdmissionServer {
   port: number;
+  metricsPort?: number;
   close(): Promise<void>;
 }
 
@@ -53,6 +60,9 @@ const MAX_BODY_BYTES = 6 * 1024 * 1024;
 
 export async function startAdmissionServer(opts: AdmissionServerOptions): Promise<RunningAdmissionServer> {
   const log = opts.log ?? rootLogger.child({ role: 'admission' });
+  const metrics = createAdmissionMetrics();
+  registerBuildInfo(metrics.registry, 'admission');
+  opts.kube.recordRequests(createKubeRequestMetrics(metrics.registry));
   const reviewer = new AccessReviewer(opts.kube);
   const loadTls = async () => ({ cert: await readFile(opts.certFile), key: await readFile(opts.keyFile) });
 
@@ -74,19 +84,31 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
       if (size > MAX_BODY_BYTES) req.destroy(new Error('AdmissionReview too large'));
       else chunks.push(c);
     });
-    req.on('error', (err) => log.warn({ err: err.message }, 'admission request body not read'));
+    req.on('error', (err) => log.warn({ err }, 'admission request body not read'));
     req.on('end', () => {
+      const started = performance.now();
       void answer(Buffer.concat(chunks).toString('utf8'), webhook, path).then(
-        (body) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body)),
+        (body) => {
+          const kind = body.kind;
+          const verdict = body.review.response!;
+          metrics.reviews.inc({ kind, allowed: String(verdict.allowed), code: verdict.status?.code ?? 200 });
+          metrics.duration.observe({ kind }, (performance.now() - started) / 1000);
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body.review));
+        },
         (err: unknown) => {
-          log.error({ err: String(err) }, 'admission review failed');
+          metrics.reviews.inc({ kind: '', allowed: 'false', code: 400 });
+          log.error({ err }, 'admission review failed');
           res.writeHead(400, { 'content-type': 'text/plain' }).end('malformed AdmissionReview');
         },
       );
     });
   });
 
-  async function answer(raw: string, webhook: ReturnType<typeof webhookAt>, path: string): Promise<AdmissionReview> {
+  async function answer(
+    raw: string,
+    webhook: ReturnType<typeof webhookAt>,
+    path: string,
+  ): Promise<{ kind: string; review: AdmissionReview }> {
     const review = JSON.parse(raw) as AdmissionReview;
     const request = review.request;
     if (review.kind !== 'AdmissionReview' || !request?.uid)
@@ -95,7 +117,10 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
       webhook === 'legacy' || webhookOfKind(request.kind) === webhook
         ? await decide(request)
         : misrouted(request, path);
-    return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response };
+    return {
+      kind: request.kind.kind,
+      review: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response },
+    };
   }
 
   /** A kind sent to another webhook's path: a registration that does not match this server, refused (fail closed). */
@@ -154,7 +179,7 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
       return refuse(uid, 403, message);
     } catch (err) {
       // Fail closed: an access check that could not be made is not a pass.
-      log.error({ ...ctx, err: err instanceof Error ? err.message : String(err) }, 'admission: access check failed');
+      log.error({ ...ctx, err }, 'admission: access check failed');
       return refuse(
         uid,
         500,
@@ -170,7 +195,7 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
         server.setSecureContext({ ...tls, minVersion: 'TLSv1.2' });
         log.info('admission: serving certificate reloaded');
       },
-      (err: unknown) => log.warn({ err: String(err) }, 'admission: serving certificate not reloaded'),
+      (err: unknown) => log.warn({ err }, 'admission: serving certificate not reloaded'),
     );
   };
   watchFile(opts.certFile, { interval: 30_000 }, reload);
@@ -187,10 +212,16 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
     });
   });
   const port = (server.address() as AddressInfo).port;
-  log.info({ port, paths: Object.values(WEBHOOK_PATHS) }, 'admission webhook serving');
+  const ops: OpsServer | undefined =
+    opts.metricsPort === undefined
+      ? undefined
+      : await startOpsServer({ port: opts.metricsPort, registry: metrics.registry, probes });
+  log.info({ port, paths: Object.values(WEBHOOK_PATHS), metricsPort: ops?.port }, 'admission webhook serving');
   return {
     port,
+    metricsPort: ops?.port,
     async close() {
+      await ops?.close();
       unwatchFile(opts.certFile, reload);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

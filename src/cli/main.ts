@@ -141,6 +141,11 @@ program
     ).env('DO_ADMISSION_SANDBOX_CAPABILITIES'),
   )
   .addOption(new Option('--kubeconfig <path>', 'kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)'))
+  .addOption(
+    new Option('--metrics-port <port>', 'serve /metrics, /healthz and /readyz over plain HTTP (0 = any free port)').env(
+      'DO_METRICS_PORT',
+    ),
+  )
   .action(
     async (flags: {
       port: string;
@@ -149,6 +154,7 @@ program
       tlsKeyFile: string;
       sandboxCapabilities?: string;
       kubeconfig?: string;
+      metricsPort?: string;
     }) => {
       const { startAdmissionServer } = await import('../admission/server.js');
       const { KubeClient } = await import('../kube/client.js');
@@ -164,6 +170,7 @@ program
         host: flags.host,
         certFile: flags.tlsCertFile,
         keyFile: flags.tlsKeyFile,
+        ...(flags.metricsPort !== undefined ? { metricsPort: Number(flags.metricsPort) } : {}),
       });
       await untilShutdownSignal();
       await running.close();
@@ -587,7 +594,7 @@ const infra = program.command('infra').description('Infrastructure binaries and 
 infra
   .command('provision')
   .description(
-    'Find or build Temporal CLI, etcd, kube-apiserver, kube-controller-manager, helm, and the node binaries kubelet, kube-proxy and CoreDNS (cached by version), sandbox-init and the pause image; as root, apt-get install the containerd tools if missing.',
+    'Find or build Temporal CLI, etcd, kube-apiserver, kube-controller-manager, helm, promtool, and the node binaries kubelet, kube-proxy and CoreDNS (cached by version), sandbox-init and the pause image; as root, apt-get install the containerd tools if missing.',
   )
   .option(
     '--without-node',

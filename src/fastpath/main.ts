@@ -7,9 +7,8 @@
  *
  * It also keeps the janitor workflow running (`sandbox-janitor/<task queue>`; ./janitor.ts).
  */
-import http from 'node:http';
+import { startOpsServer, type OpsServer } from '../health/ops-server.js';
 import { Probes, workerProbes } from '../health/probes.js';
-import type { AddressInfo } from 'node:net';
 import { Worker } from '@temporalio/worker';
 import { createSandboxAgentActivities } from '../activities/sandbox/agents.js';
 import { createSandboxEnvResolver } from '../activities/sandbox/env.js';
@@ -22,10 +21,10 @@ import { SandboxKind } from '../api/sandbox.js';
 import { sandboxTaskQueue, type FastPathConfig, type OperatorConfig } from '../config.js';
 import { sandboxWorkflowId } from '../domain/sandbox.js';
 import { poolWorkflowId } from '../domain/sandbox-pool.js';
-import { KubeClient } from '../kube/client.js';
+import { KubeClient, createKubeRequestMetrics } from '../kube/client.js';
 import { EventRecorder } from '../kube/events.js';
 import { logger } from '../log.js';
-import { TenantProvider, type HoldsTenantSnapshot } from '../tenancy/index.js';
+import { TenantProvider, registerTenancyMetrics, type HoldsTenantSnapshot } from '../tenancy/index.js';
 import { connectClient, connectRenewingWorker, dataConverterOf } from '../temporal/connection.js';
 import { tracedWorkerOptions } from '../tracing/temporal.js';
 import { Dispatcher, createDispatchMetrics, dispatchUnblocked } from '../temporal/dispatch.js';
@@ -79,7 +78,10 @@ export async function startFastPath(
   const taskQueue = sandboxTaskQueue(cfg.temporal.taskQueue);
   // Read first: a missing or mismatched certificate fails the start with its reason.
   const tls = fp.tls && new ServingTls(fp.tls, log);
-  const kube = KubeClient.fromKubeconfig(cfg.kubeconfig);
+  // The pool gauges read the placement table at each scrape (registry is set before any scrape).
+  const metrics = createFastPathMetrics(undefined, () => registry.table.view());
+  registerBuildInfo(metrics.registry, 'fastpath');
+  const kube = KubeClient.fromKubeconfig(cfg.kubeconfig).recordRequests(createKubeRequestMetrics(metrics.registry));
   // DO_AGENT_TOKEN_FILE holds the key each pool's agent token is derived from.
   const agentKey = loadAgentToken({ tokenFile: fp.agentTokenFile, token: process.env.DO_AGENT_TOKEN });
   const credentials = new AgentCredentials(agentKey);
@@ -88,8 +90,6 @@ export async function startFastPath(
   // Sandboxes' env values are sealed with a key derived from it before they reach Temporal.
   const sealer = new EnvSealer(agentKey);
   const agents = new AgentClient((url) => credentials.targetFor(url), { tls: (now) => pki.fastPathTls(now) });
-  const metrics = createFastPathMetrics();
-  registerBuildInfo(metrics.registry, 'fastpath');
   const client = await connectClient(cfg.temporal);
   const dispatcher = new Dispatcher(client, taskQueue, createDispatchMetrics(metrics.registry, 'fastpath'), log);
 
@@ -134,6 +134,8 @@ export async function startFastPath(
       cacheFile: fp.tenantCacheFile,
       logger: log,
     }));
+  // The tenant configuration's state (DurableOperatorsTenancyNotLive reads watch_state).
+  if (tenants instanceof TenantProvider) registerTenancyMetrics(metrics.registry, tenants);
   await registry.start();
 
   const connection = await connectRenewingWorker(cfg.temporal);
@@ -224,24 +226,10 @@ export async function startFastPath(
     ...workerChecks,
     ready: [...workerChecks.ready, dispatchUnblocked(dispatcher), searchAttributesRegistered(client, log)],
   });
-  let metricsServer: http.Server | undefined;
-  if (cfg.metricsPort !== undefined) {
-    metricsServer = http.createServer((req, res) => {
-      if (req.url === '/metrics') {
-        for (const g of poolGauges(registry)) {
-          metrics.agents.set({ namespace: g.namespace, pool: g.pool }, g.agents);
-          metrics.slots.set({ namespace: g.namespace, pool: g.pool, kind: 'capacity' }, g.capacity);
-          metrics.slots.set({ namespace: g.namespace, pool: g.pool, kind: 'used' }, g.used);
-        }
-        void metrics.registry
-          .metrics()
-          .then((body) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body));
-        return;
-      }
-      if (!probes.handle(req, res)) res.writeHead(404).end();
-    });
-    await new Promise<void>((resolve) => metricsServer!.listen(cfg.metricsPort, resolve));
-  }
+  const opsServer: OpsServer | undefined =
+    cfg.metricsPort === undefined
+      ? undefined
+      : await startOpsServer({ port: cfg.metricsPort, registry: metrics.registry, probes });
   log.info(
     {
       grpcPort: grpcServer.port,
@@ -257,12 +245,12 @@ export async function startFastPath(
   return {
     grpcPort: grpcServer.port,
     httpPort: httpServer.port,
-    metricsPort: metricsServer ? (metricsServer.address() as AddressInfo).port : undefined,
+    metricsPort: opsServer?.port,
     registry,
     async close() {
       await Promise.all([grpcServer.close(), httpServer.close()]);
       tls?.close();
-      metricsServer?.close();
+      await opsServer?.close();
       promoting.abort();
       // The SDK's runtime may have begun the worker's shutdown on SIGTERM already.
       if (worker.getState() === 'RUNNING') worker.shutdown();
@@ -274,17 +262,4 @@ export async function startFastPath(
       if (!opts.tenants) await (tenants as TenantProvider).stop();
     },
   };
-}
-
-function poolGauges(registry: SandboxRegistry) {
-  const out = new Map<string, { namespace: string; pool: string; agents: number; capacity: number; used: number }>();
-  for (const a of registry.table.view()) {
-    const key = `${a.namespace}/${a.pool}`;
-    const g = out.get(key) ?? { namespace: a.namespace, pool: a.pool, agents: 0, capacity: 0, used: 0 };
-    g.agents++;
-    g.capacity += a.capacity;
-    g.used += Math.min(a.load, a.capacity);
-    out.set(key, g);
-  }
-  return out.values();
 }

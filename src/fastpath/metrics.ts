@@ -2,10 +2,47 @@
  * The fast path's Prometheus metrics (prom-client), served on /metrics next to the HTTP face.
  * `fastpath_create_sandbox_duration_seconds{mode,success}` keeps the original's name; the others
  * carry the project's prefix (`durable_operators_fastpath_…`).
+ *
+ * A pool's Kubernetes namespace is `pool_namespace`: a label `namespace` would be renamed
+ * `exported_namespace` by a ServiceMonitor scrape, whose own `namespace` is the Pod's.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-export function createFastPathMetrics(registry = new Registry()) {
+/** What the placement table believes about one agent (PlacementTable.view()). */
+export interface AgentLoad {
+  namespace: string;
+  pool: string;
+  capacity: number;
+  load: number;
+}
+
+export interface PoolGauge {
+  namespace: string;
+  pool: string;
+  agents: number;
+  capacity: number;
+  used: number;
+}
+
+/** Agents, capacity and slots in use per pool, from the agents the placement table holds now. */
+export function poolGauges(agents: Iterable<AgentLoad>): PoolGauge[] {
+  const out = new Map<string, PoolGauge>();
+  for (const a of agents) {
+    const key = `${a.namespace}/${a.pool}`;
+    const g = out.get(key) ?? { namespace: a.namespace, pool: a.pool, agents: 0, capacity: 0, used: 0 };
+    g.agents++;
+    g.capacity += a.capacity;
+    g.used += Math.min(a.load, a.capacity);
+    out.set(key, g);
+  }
+  return [...out.values()];
+}
+
+/**
+ * @param agents the agents placed on, read at each scrape: a pool that has none any more (deleted,
+ *   scaled to zero) has no series, rather than its last values for ever.
+ */
+export function createFastPathMetrics(registry = new Registry(), agents: () => Iterable<AgentLoad> = () => []) {
   collectDefaultMetrics({ register: registry });
   return {
     registry,
@@ -46,15 +83,26 @@ export function createFastPathMetrics(registry = new Registry()) {
     }),
     agents: new Gauge({
       name: 'durable_operators_fastpath_agents',
-      help: 'Agents the registry places on, by namespace and pool.',
-      labelNames: ['namespace', 'pool'] as const,
+      help: 'Agents the registry places on, by pool (its namespace: pool_namespace).',
+      labelNames: ['pool_namespace', 'pool'] as const,
       registers: [registry],
+      collect() {
+        this.reset();
+        for (const g of poolGauges(agents())) this.set({ pool_namespace: g.namespace, pool: g.pool }, g.agents);
+      },
     }),
     slots: new Gauge({
       name: 'durable_operators_fastpath_sandbox_slots',
       help: 'Sandbox slots per pool: capacity, and in use as the registry counts them.',
-      labelNames: ['namespace', 'pool', 'kind'] as const,
+      labelNames: ['pool_namespace', 'pool', 'kind'] as const,
       registers: [registry],
+      collect() {
+        this.reset();
+        for (const g of poolGauges(agents())) {
+          this.set({ pool_namespace: g.namespace, pool: g.pool, kind: 'capacity' }, g.capacity);
+          this.set({ pool_namespace: g.namespace, pool: g.pool, kind: 'used' }, g.used);
+        }
+      },
     }),
   };
 }

@@ -374,8 +374,7 @@ export class SandboxRegistry {
     } catch (err) {
       a.lastError = (err as Error).message;
       if (Date.now() - a.lastSeen >= this.staleAfterMs) {
-        if (this.table.has(a.key))
-          log.warn({ agent: a.key, err: (err as Error).message }, 'agent stale: not placing on it');
+        if (this.table.has(a.key)) log.warn({ agent: a.key, err }, 'agent stale: not placing on it');
         this.table.remove(a.key);
       }
     }

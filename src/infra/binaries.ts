@@ -1,6 +1,6 @@
 /**
  * Finds or provisions the infrastructure binaries (Temporal CLI, etcd, kube-apiserver,
- * kube-controller-manager; helm for the tests; kubelet, kube-proxy and CoreDNS for a real node).
+ * kube-controller-manager; helm and promtool for the tests; kubelet, kube-proxy and CoreDNS for a real node).
  * Resolution order, first match wins:
  *
  *   1. an explicit environment variable (`DO_TEMPORAL_BIN`, `DO_ETCD_BIN`, ...)
@@ -157,6 +157,8 @@ async function provision(
     ]);
   } else if (binary === 'helm') {
     routes.push([`Go module helm.sh/helm/v3@v${INFRA_VERSIONS.helm}`, () => goInstallHelm(log)]);
+  } else if (binary === 'promtool') {
+    routes.push([`Go module ${PROMETHEUS_MODULE}@${prometheusModuleVersion()}`, () => goInstallPromtool(log)]);
   } else if (binary === 'etcd') {
     routes.push([`Go module go.etcd.io/etcd/server/v3@v${INFRA_VERSIONS.etcd}`, () => buildEtcd(log)]);
   } else if (binary === 'coredns') {
@@ -322,6 +324,42 @@ async function goInstallHelm(log: ProgressLog): Promise<string | undefined> {
       { env: { ...goEnv(), GOBIN: dir, CGO_ENABLED: '0' }, log },
     );
     return await installIntoCache(path.join(dir, 'helm'), 'helm', v);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const PROMETHEUS_MODULE = 'github.com/prometheus/prometheus';
+
+/** Prometheus 3.x.y is tagged v0.3xx.y for Go modules (3.16.0: v0.316.0). */
+function prometheusModuleVersion(): string {
+  const [major, minor, patch] = INFRA_VERSIONS.promtool.split('.').map(Number);
+  return `v0.${major! * 100 + minor!}.${patch}`;
+}
+
+/**
+ * promtool from Prometheus' Go module (about 10 minutes of CPU with empty Go caches — its service
+ * discovery pulls the cloud SDKs — and 40 on 2 busy cores; cached by version afterwards). The
+ * version is stamped as Prometheus' Makefile stamps it, so `promtool --version` names it.
+ */
+async function goInstallPromtool(log: ProgressLog): Promise<string | undefined> {
+  if (!hasCommand('go', ['version'])) return undefined;
+  const ldflags = `-s -w -X github.com/prometheus/common/version.Version=${INFRA_VERSIONS.promtool}`;
+  const dir = await mkdtemp(path.join(cacheRoot(), '.go-'));
+  try {
+    await runWithProgress(
+      'go install promtool',
+      'go',
+      [
+        'install',
+        '-v',
+        '-trimpath',
+        `-ldflags=${ldflags}`,
+        `${PROMETHEUS_MODULE}/cmd/promtool@${prometheusModuleVersion()}`,
+      ],
+      { env: { ...goEnv(), GOBIN: dir }, log },
+    );
+    return await installIntoCache(path.join(dir, 'promtool'), 'promtool');
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -507,6 +545,13 @@ function releaseUrl(binary: InfraBinary): { url: string; member?: string } {
         url: `https://get.helm.sh/helm-v${INFRA_VERSIONS.helm}-linux-${arch}.tar.gz`,
         member: `linux-${arch}/helm`,
       };
+    case 'promtool': {
+      const v = INFRA_VERSIONS.promtool;
+      return {
+        url: `https://github.com/prometheus/prometheus/releases/download/v${v}/prometheus-${v}.linux-${arch}.tar.gz`,
+        member: `prometheus-${v}.linux-${arch}/promtool`,
+      };
+    }
     case 'coredns': {
       const v = INFRA_VERSIONS.coredns;
       return {

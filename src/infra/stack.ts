@@ -74,7 +74,7 @@ export interface StackInfo {
   /** `configFile`: a temporal.toml whose default profile is this server (see localTemporalEnv). */
   temporal: { address: string; namespace: string; uiUrl?: string; configFile: string };
   /** The admission webhook the apiserver calls on CREATE of capture requests (see src/admission/); none with a node. */
-  admission?: { url: string; caFile: string; logFile: string };
+  admission?: { url: string; caFile: string; logFile: string; metricsUrl?: string };
   /** The stack's node, when it runs one. */
   node?: NodeInfo;
   /**
@@ -100,6 +100,7 @@ interface ServerPorts {
   temporal: number;
   temporalUi: number;
   admission: number;
+  admissionMetrics: number;
   registry: number;
 }
 
@@ -115,6 +116,7 @@ const DEV_PREFERRED_PORTS: Ports = {
   temporal: 7233,
   temporalUi: 8233,
   admission: 18443,
+  admissionMetrics: 18464,
   registry: 15000,
   kubelet: 10250,
   kubeletHealthz: 10248,
@@ -308,6 +310,7 @@ export class LocalStack {
         ? undefined
         : LocalAdmissionWebhook.start({
             port: ports.admission,
+            metricsPort: ports.admissionMetrics,
             certDir: path.join(stateDir, 'pki', 'admission'),
             kubeconfig,
             logFile: path.join(logsDir, 'admission.log'),
@@ -370,7 +373,12 @@ export class LocalStack {
           configFile: temporalConfigFile,
         },
         ...(admission && {
-          admission: { url: admission.url, caFile: admission.caFile, logFile: admission.opts.logFile },
+          admission: {
+            url: admission.url,
+            caFile: admission.caFile,
+            logFile: admission.opts.logFile,
+            metricsUrl: admission.metricsUrl,
+          },
         }),
         ...(node && { node: node.info }),
         containerd: containerd && {

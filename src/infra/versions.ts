@@ -17,6 +17,8 @@ export const INFRA_VERSIONS = {
   etcd: '3.6.16',
   /** helm, to render the chart in tests (charts/durable-operators); not part of the stack. */
   helm: '3.22.0',
+  /** promtool, to unit-test the alert rules (deploy/monitoring/tests); Go module v0.316.0 is Prometheus 3.16.0. */
+  promtool: '3.16.0',
 } as const;
 
 export type InfraBinary =
@@ -25,6 +27,7 @@ export type InfraBinary =
   | 'kube-controller-manager'
   | 'etcd'
   | 'helm'
+  | 'promtool'
   | 'kubelet'
   | 'kube-proxy'
   | 'kube-scheduler'
@@ -34,7 +37,7 @@ export type InfraBinary =
 export const INFRA_BINARIES: readonly InfraBinary[] = ['temporal', 'etcd', 'kube-apiserver', 'kube-controller-manager'];
 
 /** Tools the tests use besides the stack (provisioned with it by `npm run infra`, so CI builds them once). */
-export const TOOL_BINARIES: readonly InfraBinary[] = ['helm'];
+export const TOOL_BINARIES: readonly InfraBinary[] = ['helm', 'promtool'];
 
 /** What a real node in the stack runs: provisioned by `npm run infra`, never required by the plain stack. */
 export const NODE_BINARIES: readonly InfraBinary[] = ['kubelet', 'kube-proxy', 'kube-scheduler', 'coredns'];
@@ -70,6 +73,8 @@ export function versionOf(binary: InfraBinary): string {
       return INFRA_VERSIONS.coredns;
     case 'helm':
       return INFRA_VERSIONS.helm;
+    case 'promtool':
+      return INFRA_VERSIONS.promtool;
   }
 }
 

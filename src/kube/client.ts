@@ -20,6 +20,8 @@ import {
   type V1Status,
 } from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { Counter, Histogram, type Registry } from 'prom-client';
 
 export const FIELD_MANAGER = 'durable-operators';
 
@@ -44,6 +46,83 @@ export function loadKubeConfig(kubeconfigPath?: string): KubeConfig {
 }
 
 const REUSING = Symbol('reuses connections');
+const REQUEST_METRICS = Symbol('records apiserver requests');
+
+/**
+ * Apiserver requests by HTTP method and status code, and the time to the response's status (a
+ * watch counts until its stream opens), as client-go's `rest_client_requests_total` and
+ * `rest_client_request_duration_seconds`. `code` is `<error>` when no response came.
+ */
+export function createKubeRequestMetrics(registry: Registry) {
+  return {
+    requests: new Counter({
+      name: 'durable_operators_kube_requests_total',
+      help: 'Requests to the Kubernetes apiserver, by HTTP method and status code (<error>: no response).',
+      labelNames: ['method', 'code'] as const,
+      registers: [registry],
+    }),
+    duration: new Histogram({
+      name: 'durable_operators_kube_request_duration_seconds',
+      help: 'Time from sending a request to the apiserver to its response status, by HTTP method.',
+      labelNames: ['method'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+  };
+}
+
+export type KubeRequestMetrics = ReturnType<typeof createKubeRequestMetrics>;
+
+/** What the interceptor needs of client-node's undici dispatcher (undici is not ours to import). */
+type Dispatch = (opts: { method?: string }, handler: object) => boolean;
+interface Dispatcher {
+  compose(interceptor: (dispatch: Dispatch) => Dispatch): Dispatcher;
+}
+
+/** The handler callbacks an outcome is read from (undici's current and legacy names). */
+const STATUS_CALLBACKS = new Set(['onResponseStart', 'onHeaders']);
+const ERROR_CALLBACKS = new Set(['onResponseError', 'onError']);
+
+/**
+ * Every request through `dispatcher` counted into the metrics `sink()` names at that moment (none:
+ * nothing recorded). One undici interceptor sees every call of the client, watches included.
+ */
+function recordingRequests(dispatcher: Dispatcher, sink: () => KubeRequestMetrics | undefined): Dispatcher {
+  return dispatcher.compose((dispatch) => (opts, handler) => {
+    const metrics = sink();
+    if (!metrics) return dispatch(opts, handler);
+    const method = String(opts.method ?? 'GET').toUpperCase();
+    const started = performance.now();
+    let recorded = false;
+    const record = (code: string) => {
+      if (recorded) return;
+      recorded = true;
+      metrics.requests.inc({ method, code });
+      metrics.duration.observe({ method }, (performance.now() - started) / 1000);
+    };
+    const observed = new Proxy(handler, {
+      get(target, key) {
+        const value: unknown = Reflect.get(target, key);
+        if (typeof value !== 'function') return value;
+        const call = value as (...a: unknown[]) => unknown;
+        if (typeof key === 'string' && STATUS_CALLBACKS.has(key))
+          return (...args: unknown[]) => {
+            // onResponseStart(controller, statusCode, …); legacy onHeaders(statusCode, …). 1xx are interim.
+            const status = Number(key === 'onHeaders' ? args[0] : args[1]);
+            if (status >= 200) record(String(status));
+            return call.apply(target, args);
+          };
+        if (typeof key === 'string' && ERROR_CALLBACKS.has(key))
+          return (...args: unknown[]) => {
+            record('<error>');
+            return call.apply(target, args);
+          };
+        return call.bind(target);
+      },
+    });
+    return dispatch(opts, observed);
+  });
+}
 
 /**
  * client-node 2.0 builds a new undici Agent — so a new TCP connection and TLS handshake, and a
@@ -53,7 +132,7 @@ const REUSING = Symbol('reuses connections');
  * material) keeps connections alive; rotated certificates get a new one.
  */
 export function reuseConnections(kc: KubeConfig): KubeConfig {
-  const target = kc as unknown as Record<symbol, boolean> & {
+  const target = kc as unknown as { [REUSING]?: boolean; [REQUEST_METRICS]?: KubeRequestMetrics } & {
     createDispatcher: (cluster: { server?: string } | null, agentOptions: Record<string, unknown>) => unknown;
   };
   if (target[REUSING]) return kc;
@@ -72,7 +151,8 @@ export function reuseConnections(kc: KubeConfig): KubeConfig {
         cache.delete(oldest);
         void d?.close?.().catch(() => undefined);
       }
-      cache.set(id, make(cluster, agentOptions));
+      const made = make(cluster, agentOptions) as Dispatcher | undefined;
+      cache.set(id, made && recordingRequests(made, () => target[REQUEST_METRICS]));
     }
     return cache.get(id);
   };
@@ -136,6 +216,12 @@ export class KubeClient {
 
   static fromKubeconfig(kubeconfigPath?: string): KubeClient {
     return new KubeClient(loadKubeConfig(kubeconfigPath));
+  }
+
+  /** Counts this client's apiserver requests from now on (a role's /metrics). */
+  recordRequests(metrics: KubeRequestMetrics): this {
+    (this.kc as unknown as { [REQUEST_METRICS]?: KubeRequestMetrics })[REQUEST_METRICS] = metrics;
+    return this;
   }
 
   /** Uncached GET; undefined when the object does not exist. */

@@ -57,7 +57,7 @@ export class SnapshotFileCache {
     try {
       text = await readFile(this.file, 'utf8');
     } catch (err) {
-      this.log.warn({ file: this.file, err: (err as Error).message }, 'no tenant cache file');
+      this.log.warn({ file: this.file, err }, 'no tenant cache file');
       return undefined;
     }
     try {
@@ -81,7 +81,7 @@ export class SnapshotFileCache {
       }
       return { revision: header.revision, savedAt: String(header.savedAt), entries };
     } catch (err) {
-      this.log.error({ file: this.file, err: (err as Error).message }, 'tenant cache file unusable');
+      this.log.error({ file: this.file, err }, 'tenant cache file unusable');
       return undefined;
     }
   }
@@ -146,7 +146,7 @@ export class SnapshotFileCache {
       this.savedRevision = snapshot.revision;
       this.log.debug({ file: this.file, revision: snapshot.revision }, 'tenant cache saved');
     } catch (err) {
-      this.log.error({ file: this.file, err: (err as Error).message }, 'failed to save tenant cache');
+      this.log.error({ file: this.file, err }, 'failed to save tenant cache');
       await rm(tmp, { force: true }).catch(() => undefined);
     }
   }

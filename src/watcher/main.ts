@@ -1,8 +1,8 @@
 /** Watcher process wiring: Kubernetes + Temporal clients, routes, metrics endpoint. */
+import { startOpsServer, type OpsServer } from '../health/ops-server.js';
 import { Probes, apiserverReachable, temporalReachable } from '../health/probes.js';
-import http from 'node:http';
 import { sandboxTaskQueue, type OperatorConfig } from '../config.js';
-import { KubeClient } from '../kube/client.js';
+import { KubeClient, createKubeRequestMetrics } from '../kube/client.js';
 import { logger as rootLogger, type Logger } from '../log.js';
 import { connectClient } from '../temporal/connection.js';
 import type { InformerOptions } from './informer.js';
@@ -40,10 +40,10 @@ export async function startWatcher(
   opts: { log?: Logger; routes?: Route[]; concurrency?: number; resyncMs?: number; informer?: InformerOptions } = {},
 ): Promise<RunningWatcher> {
   const log = opts.log ?? rootLogger.child({ role: 'watcher' });
-  const kube = KubeClient.fromKubeconfig(cfg.kubeconfig);
-  const temporal = await connectClient(cfg.temporal);
   const metrics = createWatcherMetrics();
   registerBuildInfo(metrics.registry, 'watcher');
+  const kube = KubeClient.fromKubeconfig(cfg.kubeconfig).recordRequests(createKubeRequestMetrics(metrics.registry));
+  const temporal = await connectClient(cfg.temporal);
   const watcher = new Watcher({
     kube,
     temporal,
@@ -72,32 +72,18 @@ export async function startWatcher(
       },
     ],
   });
-  let server: http.Server | undefined;
-  let metricsPort: number | undefined;
+  let ops: OpsServer | undefined;
   if (cfg.metricsPort !== undefined) {
-    server = http.createServer((req, res) => {
-      if (req.url === '/metrics') {
-        metrics.registry
-          .metrics()
-          .then((body) => res.writeHead(200, { 'Content-Type': metrics.registry.contentType }).end(body))
-          .catch((err: Error) => res.writeHead(500).end(err.message));
-      } else if (probes.handle(req, res)) {
-        return;
-      } else {
-        res.writeHead(404).end();
-      }
-    });
-    await new Promise<void>((resolve) => server!.listen(cfg.metricsPort, resolve));
-    metricsPort = (server.address() as { port: number }).port;
-    log.info({ metricsPort }, 'metrics on /metrics');
+    ops = await startOpsServer({ port: cfg.metricsPort, registry: metrics.registry, probes });
+    log.info({ metricsPort: ops.port }, 'metrics on /metrics');
   }
   return {
     watcher,
     metrics,
-    metricsPort,
+    metricsPort: ops?.port,
     async stop() {
       await watcher.stop();
-      server?.close();
+      await ops?.close();
       await temporal.connection.close();
     },
   };

@@ -123,7 +123,7 @@ export class CloudflareAccountWorkers {
     const tick = () => {
       this.timer = setTimeout(() => {
         this.reconcile()
-          .catch((err: Error) => this.opts.log.warn({ err: err.message }, 'listing CloudflareCredentials failed'))
+          .catch((err: Error) => this.opts.log.warn({ err }, 'listing CloudflareCredentials failed'))
           .finally(() => !this.stopped && tick());
       }, this.opts.pollMs ?? 5_000);
       this.timer.unref();
@@ -183,7 +183,7 @@ export class CloudflareAccountWorkers {
       const running = Promise.all(workers.map((w) => w.run()))
         .then(() => undefined)
         .catch((err: Error) => {
-          this.opts.log.error({ accountId, err: err.message }, 'Cloudflare account worker failed');
+          this.opts.log.error({ accountId, err }, 'Cloudflare account worker failed');
           for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
           this.workers.delete(accountId);
         });
@@ -191,7 +191,7 @@ export class CloudflareAccountWorkers {
       this.opts.log.info({ accountId, taskQueue: changes }, 'serving Cloudflare account');
     }
     await this.readReplicas().catch((err: Error) => {
-      this.opts.log.warn({ err: err.message }, 'reading the Cloudflare worker replicas failed');
+      this.opts.log.warn({ err }, 'reading the Cloudflare worker replicas failed');
     });
   }
 
@@ -208,7 +208,7 @@ export class CloudflareAccountWorkers {
     const ref = { apiVersion: kind.apiVersion, kind: kind.kind, name: obj.metadata!.name! };
     await releaseOriginalFinalizers(this.opts.kube, ref, obj, original).catch((err: Error) =>
       this.opts.log.warn(
-        { kind: kind.kind, name: ref.name, err: err.message },
+        { kind: kind.kind, name: ref.name, err },
         "releasing the original operator's finalizer failed",
       ),
     );

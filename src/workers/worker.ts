@@ -2,15 +2,14 @@
  * Worker wiring only: one task queue, the whole workflow bundle, and the activities built with
  * the one Kubernetes client. Scale by running more replicas; it holds no state.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Worker } from '@temporalio/worker';
-import { Registry } from 'prom-client';
+import { Registry, collectDefaultMetrics } from 'prom-client';
 import { createActivities } from '../activities/index.js';
 import { registerBuildInfo } from '../build-info.js';
 import type { OperatorConfig } from '../config.js';
+import { startOpsServer, type OpsServer } from '../health/ops-server.js';
 import { Probes, workerProbes } from '../health/probes.js';
-import { KubeClient } from '../kube/client.js';
+import { KubeClient, createKubeRequestMetrics } from '../kube/client.js';
 import { logger } from '../log.js';
 import { connectClient, connectRenewingWorker, dataConverterOf } from '../temporal/connection.js';
 import { searchAttributesRegistered } from '../temporal/search-attribute-check.js';
@@ -37,7 +36,12 @@ export async function createWorker(
   const log = logger.child({ role: 'worker' });
   installTemporalRuntime(log, (process.env.DO_TEMPORAL_LOG_LEVEL as never) ?? 'INFO', cfg.workerMetricsAddress);
   const connection = await connectRenewingWorker(cfg.temporal);
-  const kube = KubeClient.fromKubeconfig(cfg.kubeconfig);
+  // The process (heap: the workflow cache lives here), build_info and apiserver calls; the
+  // worker's task metrics are the SDK's (DO_WORKER_METRICS_ADDRESS).
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  registerBuildInfo(registry, 'worker');
+  const kube = KubeClient.fromKubeconfig(cfg.kubeconfig).recordRequests(createKubeRequestMetrics(registry));
   const temporal = await connectClient(cfg.temporal);
   const worker = await Worker.create(
     tracedWorkerOptions({
@@ -65,22 +69,12 @@ export async function createWorker(
     ...workerChecks,
     ready: [...workerChecks.ready, searchAttributesRegistered(temporal, log)],
   });
-  // The probes and build_info; the worker's other metrics are the SDK's (DO_WORKER_METRICS_ADDRESS).
-  const registry = new Registry();
-  registerBuildInfo(registry, 'worker');
-  let probeServer: http.Server | undefined;
-  if (cfg.metricsPort !== undefined) {
-    probeServer = http.createServer((req, res) => {
-      if (probes.handle(req, res)) return;
-      if (req.url !== '/metrics') return void res.writeHead(404).end();
-      void registry.metrics().then((body) => res.writeHead(200, { 'content-type': registry.contentType }).end(body));
-    });
-    await new Promise<void>((resolve) => probeServer!.listen(cfg.metricsPort, resolve));
-  }
+  const opsServer: OpsServer | undefined =
+    cfg.metricsPort === undefined ? undefined : await startOpsServer({ port: cfg.metricsPort, registry, probes });
   return {
     worker,
     cloudflareAccounts,
-    probePort: (probeServer?.address() as AddressInfo | null)?.port,
+    probePort: opsServer?.port,
     async run() {
       await cloudflareAccounts.start();
       const promoting = new AbortController();
@@ -97,7 +91,7 @@ export async function createWorker(
         await worker.run();
       } finally {
         promoting.abort();
-        probeServer?.close();
+        await opsServer?.close();
         await cloudflareAccounts.stop();
         await temporal.connection.close();
         await connection.close();

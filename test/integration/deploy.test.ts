@@ -78,6 +78,7 @@ import { TenantPublisher } from '../../src/tenancy/publisher.js';
 import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../src/temporal/search-attributes.js';
 import { requestTtlSweepScheduleId } from '../../src/workers/schedules.js';
 import { runJanitorPassUpdate } from '../../src/workflows/sandbox/contract.js';
+import { parseExposition, ruleTestSeries, type Series } from '../support/metrics.js';
 import {
   createCredentials,
   deleteCreatedCredentials,
@@ -977,12 +978,22 @@ describe('RBAC, applied for real', () => {
         throw new Error(`${(err as Error).message}\n${logs()}`);
       }
     };
+    /** Each role's metrics ports (`metrics`: ours; `sdk`: the Temporal SDK's), and what was scraped there. */
+    const ports = { worker: 0, workerSdk: 0, watcher: 0, fastpath: 0, fastpathSdk: 0 };
+    const scrapes: Record<string, { series: Series[]; declared: Set<string> }> = {};
+    const scrape = async (role: string, url: string) => {
+      const res = await fetch(url);
+      expect(res.status, `${role}: GET ${url}`).toBe(200);
+      return (scrapes[role] = parseExposition(await res.text()));
+    };
     /** A request reaped by the worker's sweep once DO_REQUEST_TTL has passed since it completed. */
     const REQUEST_TTL = '15s';
     const startWorker = (env: NodeJS.ProcessEnv = {}) =>
       procs.push(
         spawnRole('worker', taskQueue, uniq('deploy-sa-worker'), {
           KUBECONFIG: workerKubeconfig,
+          DO_METRICS_PORT: String(ports.worker),
+          DO_WORKER_METRICS_ADDRESS: `127.0.0.1:${ports.workerSdk}`,
           DO_REQUEST_TTL: REQUEST_TTL,
           DO_REQUEST_TTL_SWEEP_INTERVAL: '5s',
           CLOUDFLARE_API_BASE_URL: fx.emulator.baseURL,
@@ -1010,6 +1021,7 @@ describe('RBAC, applied for real', () => {
     }
 
     beforeAll(async () => {
+      for (const role of Object.keys(ports) as (keyof typeof ports)[]) ports[role] = await getFreePort();
       workerKubeconfig = await kubeconfigFor(worker);
       watcherKubeconfig = await kubeconfigFor(watcher);
       fastpathKubeconfig = await kubeconfigFor(fastpath);
@@ -1045,7 +1057,12 @@ describe('RBAC, applied for real', () => {
 
     it('take a TTL ObjectKeeper through its life, and the GC removes what it owned', async () => {
       startWorker();
-      procs.push(spawnRole('watcher', taskQueue, uniq('deploy-sa-watcher'), { KUBECONFIG: watcherKubeconfig }));
+      procs.push(
+        spawnRole('watcher', taskQueue, uniq('deploy-sa-watcher'), {
+          KUBECONFIG: watcherKubeconfig,
+          DO_METRICS_PORT: String(ports.watcher),
+        }),
+      );
       // The TTL runs from the keeper's creation: create it once both are up, or a slow start on a
       // loaded machine eats the TTL and the GC takes the ConfigMap before the test looks.
       for (const [p, ready] of [
@@ -1826,6 +1843,8 @@ describe('RBAC, applied for real', () => {
         DO_AGENT_TOKEN_FILE: tokenFile,
         // A write refused for good is reported after two attempts, not after an RBAC rollout's ten.
         DO_RBAC_ROLLOUT_ATTEMPTS: '2',
+        DO_METRICS_PORT: String(ports.fastpath),
+        DO_WORKER_METRICS_ADDRESS: `127.0.0.1:${ports.fastpathSdk}`,
       });
       procs.push(proc);
       const base = `http://127.0.0.1:${httpPort}`;
@@ -1969,6 +1988,16 @@ describe('RBAC, applied for real', () => {
             },
             { timeoutMs: 120_000 },
           );
+          // Every role's metrics while all of them have worked (the last test compares them with
+          // the series the alert rules read).
+          const local = (port: number) => `http://127.0.0.1:${port}/metrics`;
+          await scrape('worker', local(ports.worker));
+          await scrape('worker sdk', local(ports.workerSdk));
+          await scrape('watcher', local(ports.watcher));
+          await scrape('fastpath sdk', local(ports.fastpathSdk));
+          await scrape('admission', stackInfo().admission!.metricsUrl!);
+          const pooled = (s: Series) => s.labels.pool_namespace === sbxNs;
+          expect((await scrape('fastpath', local(ports.fastpath))).series.filter(pooled)).not.toEqual([]);
           await k.delete(poolRef);
           await eventually('the SandboxPool is gone', async () => !(await k.get(poolRef)), { timeoutMs: 120_000 });
 
@@ -1991,6 +2020,15 @@ describe('RBAC, applied for real', () => {
           await k.delete(unboundPool);
           await eventually('the unbound pool is gone', async () => !(await k.get(unboundPool)), { timeoutMs: 120_000 });
           await eventually('its agent Pods gone', async () => (await poolPods()).length === 0, { timeoutMs: 60_000 });
+          // A deleted pool's gauges go with it: a full pool deleted does not alert for ever (review M2).
+          await eventually(
+            'the deleted pool has no series',
+            async () => {
+              const now = parseExposition(await (await fetch(local(ports.fastpath))).text());
+              return now.series.some(pooled) ? undefined : true;
+            },
+            { timeoutMs: 60_000 },
+          );
           expect(proc.running, `fastpath still running\n${proc.logTail(20)}`).toBe(true);
         });
       } finally {
@@ -2004,6 +2042,52 @@ describe('RBAC, applied for real', () => {
         etcd.close();
       }
     }, 420_000);
+
+    /**
+     * The alert rules' unit tests (deploy/monitoring/tests, run by promtool) feed them series of
+     * the shape written there: each is one a role exported above, with every label the test gives
+     * it. A counter that only failures create is declared (`# TYPE`) without a sample; the
+     * Temporal SDK's failure counters appear only on a failure, so their labels are checked on the
+     * same family's latency, which every task has.
+     */
+    it('every series the alert rules read is one the roles export, with its labels', () => {
+      const all = Object.values(scrapes);
+      expect(Object.keys(scrapes).sort()).toEqual(
+        ['admission', 'fastpath', 'fastpath sdk', 'watcher', 'worker', 'worker sdk'].sort(),
+      );
+      const failureOnly: Record<string, string> = {
+        temporal_workflow_task_execution_failed_total: 'temporal_workflow_task_execution_latency_bucket',
+        temporal_activity_execution_failed_total: 'temporal_activity_execution_latency_bucket',
+      };
+      const hasLabels = (want: Series) => (s: Series) =>
+        s.name === want.name && Object.keys(want.labels).every((k) => k in s.labels);
+      const missing = ruleTestSeries().filter((want) => {
+        if (all.some((scrape) => scrape.series.some(hasLabels(want)))) return false;
+        const sibling = failureOnly[want.name];
+        if (sibling && all.some((scrape) => scrape.series.some(hasLabels({ ...want, name: sibling })))) return false;
+        // Declared by prom-client before its first sample; its labels are the code's (metric-names.test.ts).
+        const base = want.name.replace(/_(bucket|count|sum)$/, '');
+        if (all.some((scrape) => scrape.declared.has(base) && !scrape.series.some((s) => s.name.startsWith(base))))
+          return false;
+        return true;
+      });
+      expect(missing.map((s) => `${s.name}{${Object.keys(s.labels).join(',')}}`)).toEqual([]);
+      // What the SLO, the admission and the apiserver alerts read, with real values.
+      const series = all.flatMap((scrape) => scrape.series);
+      expect(series).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ name: 'fastpath_create_sandbox_duration_seconds_count' }),
+          expect.objectContaining({
+            name: 'durable_operators_admission_reviews_total',
+            labels: expect.objectContaining({ allowed: 'true', code: '200' }),
+          }),
+          expect.objectContaining({
+            name: 'durable_operators_kube_requests_total',
+            labels: { method: 'PATCH', code: '200' },
+          }),
+        ]),
+      );
+    });
 
     /**
      * The apiserver's audit log (the local stack logs every ServiceAccount request) against

@@ -338,8 +338,20 @@ describe('the values', () => {
     expect(perms['core/secrets (in team-b)']).toEqual(['create', 'patch']);
   });
 
-  it('a role switched off: no Deployment, no RBAC of its own', async () => {
-    const objs = await render('watcher.enabled=false', 'fastpath.enabled=false');
+  it('a role switched off: no Deployment, no RBAC of its own, no alert that it is down', async () => {
+    const objs = await render(
+      'watcher.enabled=false',
+      'fastpath.enabled=false',
+      'monitoring.prometheusRule.enabled=true',
+    );
+    const alerts = (
+      ofKind(objs, 'PrometheusRule')[0] as unknown as { spec: { groups: { rules: { alert: string }[] }[] } }
+    ).spec.groups.flatMap((g) => g.rules.map((r) => r.alert));
+    expect(alerts.filter((a) => a.endsWith('Down')).sort()).toEqual([
+      'DurableOperatorsAdmissionDown',
+      'DurableOperatorsDown',
+      'DurableOperatorsWorkerDown',
+    ]);
     expect(
       ofKind(objs, 'Deployment')
         .map((d) => d.metadata.name)

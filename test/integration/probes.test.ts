@@ -125,11 +125,17 @@ describe('the worker’s probes', () => {
     await eventually('ready again', async () => (await probe('/readyz')).status === 200, { timeoutMs: 120_000 });
   });
 
-  it('serves durable_operators_build_info on the same port, as every role does', async () => {
+  it('serves build_info, its process metrics and its apiserver calls on the same port, as every role does', async () => {
     const metrics = await probe('/metrics');
     expect(metrics.status).toBe(200);
     expect(metrics.body).toMatch(
       /^durable_operators_build_info\{version="\d+\.\d+\.\d+",role="worker",node_version="v[\d.]+"\} 1$/m,
     );
+    // The role with the largest heap (the workflow cache) says how large (review M3).
+    expect(metrics.body).toMatch(/^process_resident_memory_bytes \d+/m);
+    expect(metrics.body).toMatch(/^nodejs_heap_size_used_bytes \d+/m);
+    // Its readiness checks' GET /version, at least, went through the one client (review M6).
+    expect(metrics.body).toMatch(/^durable_operators_kube_requests_total\{method="GET",code="200"\} [1-9]/m);
+    expect(metrics.body).toMatch(/^durable_operators_kube_request_duration_seconds_count\{method="GET"\} [1-9]/m);
   });
 });

@@ -500,12 +500,12 @@ describe('metrics', () => {
       value(/^durable_operators_fastpath_create_rejections_total\{mode="fast",code="NotFound"\}/),
     ).toBeGreaterThanOrEqual(1);
     expect(
-      value(new RegExp(`^durable_operators_fastpath_agents\\{namespace="${stack.namespace}",pool="pool-a"\\}`)),
+      value(new RegExp(`^durable_operators_fastpath_agents\\{pool_namespace="${stack.namespace}",pool="pool-a"\\}`)),
     ).toBe(2);
     expect(
       value(
         new RegExp(
-          `^durable_operators_fastpath_sandbox_slots\\{namespace="${stack.namespace}",pool="pool-a",kind="capacity"\\}`,
+          `^durable_operators_fastpath_sandbox_slots\\{pool_namespace="${stack.namespace}",pool="pool-a",kind="capacity"\\}`,
         ),
       ),
     ).toBe(6);

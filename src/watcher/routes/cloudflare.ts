@@ -107,7 +107,7 @@ export class CloudflareSourceRoute implements Route {
       this.gatewayApi = 'watching';
       for (const [apiVersion, kind] of GATEWAY_KINDS)
         this.ctx.watch<KubernetesObject>(apiVersion, kind, (ev) => this.onReferred(kind, ev));
-    })().catch((err: Error) => this.ctx.log.warn({ err: err.message }, 'looking for the Gateway API failed'));
+    })().catch((err: Error) => this.ctx.log.warn({ err }, 'looking for the Gateway API failed'));
   }
 
   /** An object a dependent source may refer to changed: every dependent that could refer to it looks again. */
