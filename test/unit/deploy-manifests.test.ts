@@ -55,7 +55,7 @@ interface Binding extends KubeObject {
 }
 interface SecretVolume {
   name: string;
-  secret?: { secretName: string; items?: { key: string; path: string }[]; defaultMode?: number };
+  secret?: { secretName: string; items?: { key: string; path: string }[]; defaultMode?: number; optional?: boolean };
   emptyDir?: { medium?: string; sizeLimit?: string };
 }
 interface EnvVar {
@@ -554,8 +554,12 @@ describe.each([
   const pod = d.spec.template.spec;
   const container = pod.containers[0]!;
 
-  /** The environment the process sees, with Secrets resolved from `secrets` (absent = unset). */
-  let emptyKeysDir: string | undefined;
+  /**
+   * The environment the process sees, with Secrets resolved from `secrets` (absent = unset): env
+   * from Secret keys, and optional Secret volumes written into a directory per mount as the
+   * kubelet mounts them (an absent Secret or key: no file), each variable naming a path under such
+   * a mount pointed there.
+   */
   function processEnv(secrets: Record<string, Record<string, string>> = {}): NodeJS.ProcessEnv {
     const env: NodeJS.ProcessEnv = {};
     for (const e of container.env ?? []) {
@@ -568,9 +572,24 @@ describe.each([
       } else if (e.valueFrom?.fieldRef?.fieldPath === 'metadata.name') env[e.name] = `${d.metadata.name}-abc12`;
       else throw new Error(`${e.name}: unsupported env source ${JSON.stringify(e.valueFrom)}`);
     }
-    // The kubelet mounts an absent optional Secret as an empty directory.
-    if (env.DO_PAYLOAD_KEYS_DIR)
-      env.DO_PAYLOAD_KEYS_DIR = emptyKeysDir ??= mkdtempSync(path.join(tmpdir(), 'payload-keys-'));
+    const root = mkdtempSync(path.join(tmpdir(), 'pod-mounts-'));
+    const mounted: [string, string][] = [];
+    for (const m of container.volumeMounts ?? []) {
+      const secret = pod.volumes?.find((v) => v.name === m.name)?.secret;
+      // The optional Secrets' files (Temporal credentials, payload keys) are present or not by
+      // `secrets`; a required one's path stays as the manifest names it.
+      if (!secret?.optional) continue;
+      const dir = path.join(root, m.name);
+      mkdirSync(dir);
+      mounted.push([m.mountPath, dir]);
+      const data = secrets[secret.secretName];
+      const items = secret.items ?? Object.keys(data ?? {}).map((key) => ({ key, path: key }));
+      for (const item of items)
+        if (data?.[item.key] !== undefined) writeFileSync(path.join(dir, item.path), data[item.key]!);
+    }
+    for (const [name, value] of Object.entries(env))
+      for (const [mountPath, dir] of mounted)
+        if (value === mountPath || value?.startsWith(`${mountPath}/`)) env[name] = dir + value.slice(mountPath.length);
     return env;
   }
 
@@ -608,15 +627,21 @@ describe.each([
     });
   }
 
-  it('takes the Temporal API key from an optional Secret (and then uses TLS)', () => {
-    const key = container.env!.find((e) => e.name === 'TEMPORAL_API_KEY')!;
-    expect(key.valueFrom?.secretKeyRef).toEqual({ name: 'durable-operators-temporal', key: 'api-key', optional: true });
+  it('takes the Temporal API key from a file of an optional Secret, re-read while it runs (and then uses TLS)', () => {
+    const file = container.env!.find((e) => e.name === 'DO_TEMPORAL_API_KEY_FILE')!.value!;
+    const mount = container.volumeMounts!.find((m) => file.startsWith(`${m.mountPath}/`))!;
+    expect(pod.volumes!.find((v) => v.name === mount.name)?.secret).toMatchObject({
+      secretName: 'durable-operators-temporal',
+      optional: true,
+      items: [{ key: 'api-key', path: path.basename(file) }],
+    });
     const cfg = loadConfig({}, processEnv({ 'durable-operators-temporal': { 'api-key': 'secret-key' } }));
     expect(cfg.temporal.apiKey).toBe('secret-key');
     expect(cfg.temporal.tls).toBe(true);
+    expect(cfg.temporal.files?.apiKey).toBeDefined();
   });
 
-  it('takes an mTLS client certificate from an optional TLS Secret and a private server CA from the Temporal Secret', () => {
+  it('takes an mTLS client certificate from files of an optional TLS Secret and a private server CA from the Temporal Secret', () => {
     const cfg = loadConfig(
       {},
       processEnv({
@@ -631,6 +656,8 @@ describe.each([
     expect(Buffer.from(tls.clientCertPair.crt).toString()).toBe('CERT PEM');
     expect(Buffer.from(tls.clientCertPair.key).toString()).toBe('KEY PEM');
     expect(Buffer.from(tls.serverRootCACertificate).toString()).toBe('CA PEM');
+    // Re-read while the role runs: a renewed certificate needs no restart.
+    expect(Object.keys(cfg.temporal.files ?? {}).sort()).toEqual(['clientCert', 'clientKey', 'serverCa']);
     // Without the Secrets nothing is set: plain gRPC to the in-cluster frontend (asserted above).
   });
 
@@ -675,8 +702,9 @@ describe.each([
     const [alive, ready] = [container.livenessProbe!.httpGet!, container.readinessProbe!.httpGet!];
     expect([alive.path, ready.path]).toEqual(['/healthz', '/readyz']);
     for (const probe of [alive, ready]) expect(probe.port === port || probe.port === named!.name).toBe(true);
-    // The routes the probes hit are the ones the process serves (src/health/probes.ts).
-    expect(readFileSync(path.join(ROOT, ROLE_SOURCE[role]!), 'utf8')).toContain('probes.handle(req, res)');
+    // The routes the probes hit are the ones the process serves (src/health/ops-server.ts, probes.ts).
+    expect(readFileSync(path.join(ROOT, ROLE_SOURCE[role]!), 'utf8')).toMatch(/startOpsServer\(\{[^}]*probes/);
+    expect(readFileSync(path.join(ROOT, 'src/health/ops-server.ts'), 'utf8')).toContain('probes?.handle(req, res)');
   });
 
   it('waits for /readyz longer than its checks’ deadline (the kubelet’s default timeout is 1 s), and for /healthz as long', () => {
