@@ -52,7 +52,7 @@ import { ServingTls } from './tls.js';
 import { runningSandbox } from './sandbox-runs.js';
 import { registerBuildInfo } from '../build-info.js';
 import { createFastPathMetrics } from './metrics.js';
-import { SandboxRegistry, hintsSandboxWorkflow } from './registry.js';
+import { SandboxRegistry } from './registry.js';
 import { FastPathService } from './service.js';
 
 export interface RunningFastPath {
@@ -108,15 +108,14 @@ export async function startFastPath(
         .hint(poolWorkflowId(namespace, pool), poolChangedSignal, { event: 'agents changed' })
         .catch((err: unknown) => log.warn({ err }, 'pool hint not delivered')),
     onSandboxChange: (o) => {
-      if (hintsSandboxWorkflow(o))
-        void dispatcher
-          .signal(sandboxWorkflowId(o.namespace, o.claimName), agentReportedSignal, {
-            agent: o.agent,
-            sandboxId: o.sandboxId,
-            phase: o.phase,
-            message: o.message,
-          })
-          .catch((err: unknown) => log.warn({ err }, 'agent hint not delivered'));
+      void dispatcher
+        .signal(sandboxWorkflowId(o.namespace, o.claimName), agentReportedSignal, {
+          agent: o.agent,
+          sandboxId: o.sandboxId,
+          phase: o.phase,
+          message: o.message,
+        })
+        .catch((err: unknown) => log.warn({ err }, 'agent hint not delivered'));
       if (o.firstSeen || o.phase === 'missing')
         void dispatcher
           .hint(poolWorkflowId(o.namespace, o.pool), poolChangedSignal, {

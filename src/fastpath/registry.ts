@@ -47,18 +47,7 @@ export interface SandboxChangeObservation {
   sandboxId: string;
   /** The agent's phase, or `missing` when the agent no longer reports the sandbox. */
   phase: string;
-  /** For `missing`: the phase the agent last reported. */
-  lastPhase?: string;
   message: string;
-}
-
-/**
- * Whether the sandbox's workflow is told of this change. A sandbox gone after `terminating` was
- * deleted by its workflow (or the janitor), which waits for the agent itself: a hint then only
- * lands on the run's finishing task, which Temporal refuses (UnhandledCommand) and repeats.
- */
-export function hintsSandboxWorkflow(o: SandboxChangeObservation): boolean {
-  return !(o.phase === 'missing' && o.lastPhase === 'terminating');
 }
 
 export interface RegistryOptions {
@@ -426,7 +415,6 @@ export class SandboxRegistry {
           notify({
             ...before,
             phase: 'missing',
-            lastPhase: before.phase,
             message: `no longer reported by agent ${before.agent} (was ${before.phase})`,
           });
     }
