@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Etcd3 } from 'etcd3';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi, type MockInstance } from 'vitest';
 import { loadFastPathConfig } from '../../src/config.js';
 import { findBinary } from '../../src/infra/binaries.js';
 import { ManagedProcess, getFreePort, waitUntilReady } from '../../src/infra/process.js';
@@ -170,28 +170,34 @@ it('renewed certificate and password files are taken while it runs: the watch mo
   try {
     const before = await admin.put(`${P}tenants/3/meta`).value(meta(3, 'initech')).exec();
     await provider.waitForRevision(Number(before.header.revision), 30_000);
-    // The renewal: a new certificate (another CN, same CA) and a new password, which etcd now
-    // requires. Written one file at a time, as a Secret's update lands: the certificate with the
-    // old key first, a set that does not load, is ignored.
-    const renewed = await ca.issue('durable-operators-fastpath-renewed', 'client');
+    // The renewal: etcd's user gets a new password; every connection is made again (a restart),
+    // so the provider's is refused from now on — an update published meanwhile must not be lost.
     await admin.user('fastpath').setPassword('renewed-password');
-    await writeFile(files.cert, renewed.cert);
-    await sleep(600);
-    await writeFile(files.key, renewed.key);
-    await writeFile(files.password, 'renewed-password\n');
-    await sleep(600);
-    const between = await admin.put(`${P}tenants/5/meta`).value(meta(5, 'umbrella')).exec();
-    await provider.waitForRevision(Number(between.header.revision), 30_000);
-    // The watch moved from the revision it had seen, not by reading everything again.
-    expect(provider.reloadCount()).toBe(1);
-    // Every connection is made again: the old password is refused now.
     await etcd.stop();
     etcd = startEtcd();
-    const after = await retry(() => admin.put(`${P}tenants/4/meta`).value(meta(4, 'hooli')).exec());
-    expect(provider.getTenantMeta(3)?.code).toBe('initech'); // the snapshot stayed in force meanwhile
+    await retry(() => admin.put(`${P}tenants/4/meta`).value(meta(4, 'hooli')).exec());
+    expect(provider.getTenantMeta(3)?.code).toBe('initech'); // the snapshot stays in force meanwhile
+    // Then the Secret's files: a new certificate (another CN, same CA) and the new password,
+    // written one at a time as an update lands. The certificate with the old key, a set that
+    // does not load, is ignored.
+    const renewed = await ca.issue('durable-operators-fastpath-renewed', 'client');
+    const logged = (spy: MockInstance, text: string) =>
+      spy.mock.calls.filter((call) => call.some((a) => typeof a === 'string' && a.includes(text))).length;
+    const warn = vi.spyOn(quietLogger, 'warn');
+    const info = vi.spyOn(quietLogger, 'info');
+    await writeFile(files.cert, renewed.cert);
+    await sleep(600);
+    expect(logged(warn, 'still using the last good set')).toBe(1);
+    expect(logged(info, 'moving the tenant watch')).toBe(0);
+    await writeFile(files.key, renewed.key);
+    await writeFile(files.password, 'renewed-password\n');
+    const after = await admin.put(`${P}tenants/5/meta`).value(meta(5, 'umbrella')).exec();
     await provider.waitForRevision(Number(after.header.revision), 30_000);
+    expect(logged(info, 'moving the tenant watch')).toBe(1);
     expect(provider.getTenantMeta(4)?.code).toBe('hooli');
+    expect(provider.getTenantMeta(5)?.code).toBe('umbrella');
   } finally {
+    vi.restoreAllMocks();
     await provider.stop();
   }
 }, 90_000);
