@@ -331,9 +331,8 @@ export function sandboxTaskQueue(taskQueue: string): string {
 /**
  * How the client proves itself to etcd, as files (a mounted Secret): the CA of etcd's serving
  * certificate, this client's certificate and key (etcd's `--client-cert-auth`), and a user whose
- * password is in a file (etcd's auth). Read when the client is made: the etcd3 client takes
- * them once (its gRPC credentials are fixed), so a renewed certificate or password is used from
- * the role's next start (docs/tenancy.md, Securing etcd).
+ * password is in a file (etcd's auth). The tenant provider re-reads them while it runs and moves
+ * to a new client on a change (docs/tenancy.md, Securing etcd).
  */
 export interface EtcdSecurity {
   caFile?: string;

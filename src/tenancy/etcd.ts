@@ -4,6 +4,7 @@
  * (a CA, a client certificate) and etcd's user/password auth, as a production etcd requires.
  */
 import { readFileSync } from 'node:fs';
+import { createSecureContext } from 'node:tls';
 import { Etcd3, Range, type IOptions } from 'etcd3';
 import type { EtcdSecurity } from '../config.js';
 
@@ -107,13 +108,24 @@ export function etcdSecurityOptions(
       throw new Error(`cannot read the etcd ${what} ${file}: ${(err as Error).message}`);
     }
   };
+  const ca = sec.caFile ? read(sec.caFile, 'CA') : undefined;
+  const cert = sec.certFile ? read(sec.certFile, 'client certificate') : undefined;
+  const key = sec.keyFile ? read(sec.keyFile, 'client key') : undefined;
+  // A set caught mid-rotation (a key that does not match its certificate yet) fails here, not at a handshake.
+  if (tls) {
+    try {
+      createSecureContext({ cert, key, ...(ca && { ca }) });
+    } catch (err) {
+      throw new Error(`the etcd TLS files do not form a usable set: ${(err as Error).message}`);
+    }
+  }
   return {
     ...(tls && {
       credentials: {
         // Without a CA file, the system's CAs (grpc-js's default for a null root).
-        rootCertificate: (sec.caFile ? read(sec.caFile, 'CA') : null) as Buffer,
-        ...(sec.certFile && { certChain: read(sec.certFile, 'client certificate') }),
-        ...(sec.keyFile && { privateKey: read(sec.keyFile, 'client key') }),
+        rootCertificate: (ca ?? null) as Buffer,
+        ...(cert && { certChain: cert }),
+        ...(key && { privateKey: key }),
       },
     }),
     ...(sec.username &&
@@ -121,4 +133,17 @@ export function etcdSecurityOptions(
         auth: { username: sec.username, password: read(sec.passwordFile, 'password file').toString('utf8').trim() },
       }),
   };
+}
+
+/** Whether two results of etcdSecurityOptions hold the same files' content. */
+export function sameEtcdSecurity(a: Partial<IOptions>, b: Partial<IOptions>): boolean {
+  const same = (x?: Buffer | null, y?: Buffer | null) => (x && y ? x.equals(y) : x === y);
+  const [ca, cb] = [a.credentials, b.credentials];
+  return (
+    same(ca?.rootCertificate, cb?.rootCertificate) &&
+    same(ca?.certChain, cb?.certChain) &&
+    same(ca?.privateKey, cb?.privateKey) &&
+    a.auth?.username === b.auth?.username &&
+    a.auth?.password === b.auth?.password
+  );
 }

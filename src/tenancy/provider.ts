@@ -11,18 +11,22 @@
  *   lost whatever changed while it was away.)
  * - Each batch of watch events becomes a new immutable snapshot (copy-on-write, lookup indexes
  *   brought up to date with it), swapped in with one assignment.
+ * - Credentials: the TLS and password files are re-read every few seconds (a cert-manager renewal
+ *   rewrites them in place). etcd3 fixes its credentials when a client is made, so a changed set
+ *   gets a new client; the watch moves to it from the same revision and the old one is closed. A
+ *   set that does not load (a key not matching its certificate yet) is ignored, the last one kept.
  * - File cache: rewritten after changes (coalesced, about once a second); when etcd is
  *   unreachable at start the provider serves the cache, indexes built from it, and keeps trying
  *   etcd, switching to live data once it can.
  */
 import { EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Etcd3, IWatchResponse, Watcher } from 'etcd3';
+import type { Etcd3, IOptions, IWatchResponse, Watcher } from 'etcd3';
 import { logger as rootLogger, type Logger } from '../log.js';
 import { ReconnectBackoff, WATCH_BACKOFF, type BackoffOptions } from './backoff.js';
 import { SnapshotFileCache } from './cache.js';
 import type { EtcdSecurity } from '../config.js';
-import { createEtcdClient, etcdSecurityOptions, listPrefix } from './etcd.js';
+import { createEtcdClient, etcdSecurityOptions, listPrefix, sameEtcdSecurity } from './etcd.js';
 import {
   DEFAULT_TENANT_PREFIX,
   normalizePrefix,
@@ -56,8 +60,10 @@ export const RELOAD_REASONS: readonly ReloadReason[] = ['start', 'recover', 'wat
 export interface TenantProviderOptions {
   /** etcd endpoints (`http://127.0.0.1:2379`, comma-separated or a list); or pass `client`. */
   endpoints?: string | readonly string[];
-  /** TLS and auth of the client made on `endpoints` (src/tenancy/etcd.ts). */
+  /** TLS and auth of the client made on `endpoints` (src/tenancy/etcd.ts); its files are re-read while it runs. */
   security?: EtcdSecurity;
+  /** How often the `security` files are re-read; default 10 s. */
+  securityReloadMs?: number;
   /** A client owned by the caller (not closed by stop()). */
   client?: Etcd3;
   /** Namespace prefix; default `jxt/`. */
@@ -78,15 +84,26 @@ interface ProviderEvents {
 }
 
 type WatchOutcome =
-  { kind: 'disconnected'; error: unknown } | { kind: 'canceled'; error: unknown } | { kind: 'stopped' };
+  | { kind: 'disconnected'; error: unknown }
+  | { kind: 'canceled'; error: unknown }
+  /** The client was replaced (renewed credentials): watch again on the new one, at once. */
+  | { kind: 'renewed' }
+  | { kind: 'stopped' };
 
 /** How long a watch may take to be acknowledged before the attempt counts as failed. */
 const WATCH_CREATE_TIMEOUT_MS = 10_000;
 
 export class TenantProvider extends EventEmitter<ProviderEvents> {
   readonly prefix: string;
-  private readonly client: Etcd3;
+  /** Replaced when the credentials' files change (only an owned client). */
+  private client: Etcd3;
   private readonly ownsClient: boolean;
+  private readonly endpoints: string | readonly string[];
+  private readonly security: EtcdSecurity | undefined;
+  private readonly securityReloadMs: number;
+  private securityInUse: Partial<IOptions> = {};
+  private securityTimer: NodeJS.Timeout | undefined;
+  private securityProblem: string | undefined;
   private readonly cache: SnapshotFileCache | undefined;
   private readonly log: Logger;
   private readonly backoff: ReconnectBackoff;
@@ -119,9 +136,11 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
       throw new Error('TenantProvider needs endpoints or a client');
     this.prefix = normalizePrefix(options.prefix ?? DEFAULT_TENANT_PREFIX);
     this.ownsClient = options.client === undefined;
-    this.client =
-      options.client ??
-      createEtcdClient(options.endpoints ?? [], etcdSecurityOptions(options.endpoints ?? [], options.security));
+    this.endpoints = options.endpoints ?? [];
+    this.security = options.security;
+    this.securityReloadMs = options.securityReloadMs ?? 10_000;
+    if (options.client === undefined) this.securityInUse = etcdSecurityOptions(this.endpoints, this.security);
+    this.client = options.client ?? createEtcdClient(this.endpoints, this.securityInUse);
     this.log = options.logger ?? rootLogger.child({ component: 'tenancy' });
     this.cache = options.cacheFile ? new SnapshotFileCache(options.cacheFile, this.prefix, this.log) : undefined;
     this.backoff = new ReconnectBackoff(options.backoff ?? WATCH_BACKOFF);
@@ -142,6 +161,8 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
   async start(): Promise<void> {
     if (this.started) throw new Error('TenantProvider already started');
     this.started = true;
+    if (this.ownsClient && this.security !== undefined)
+      this.securityTimer = setInterval(() => this.renewCredentials(), this.securityReloadMs).unref();
     try {
       await this.reload('start');
     } catch (err) {
@@ -149,6 +170,7 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
       const cached = await this.cache?.load();
       if (cached === undefined) {
         this.stopped = true;
+        clearInterval(this.securityTimer);
         this.setState('stopped');
         if (this.ownsClient) this.client.close();
         throw new Error(
@@ -173,6 +195,7 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    clearInterval(this.securityTimer);
     this.stopSignal.abort();
     this.endWatch?.({ kind: 'stopped' });
     await this.loop;
@@ -326,6 +349,7 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
       }
       const outcome = await this.watchFrom(this.seenRevision + 1);
       if (outcome.kind === 'stopped' || this.stopped) break;
+      if (outcome.kind === 'renewed') continue;
       if (outcome.kind === 'canceled' || this.applyFailed) {
         this.applyFailed = false;
         // Typically: the revision to resume from was compacted away. Only a full read recovers.
@@ -379,7 +403,8 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
   private watchFrom(startRevision: number): Promise<WatchOutcome> {
     return new Promise<WatchOutcome>((resolve) => {
       const generation = this.generation;
-      const watcher: Watcher = this.client.watch().prefix(this.prefix).startRevision(String(startRevision)).watcher();
+      const client = this.client;
+      const watcher: Watcher = client.watch().prefix(this.prefix).startRevision(String(startRevision)).watcher();
       let ended = false;
       const end = (outcome: WatchOutcome) => {
         if (ended) return;
@@ -388,7 +413,13 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
         this.flushPending(); // what arrived before the break is valid and in order
         this.generation++;
         this.endWatch = undefined;
-        void watcher.cancel().catch(() => undefined);
+        void watcher
+          .cancel()
+          .catch(() => undefined)
+          .finally(() => {
+            // A client replaced while this watch ran is closed once the watch is off it.
+            if (client !== this.client && this.ownsClient) client.close();
+          });
         resolve(outcome);
       };
       const createTimer = setTimeout(
@@ -418,6 +449,34 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
       watcher.on('disconnected', (error: unknown) => end({ kind: 'disconnected', error }));
       watcher.on('error', (error: unknown) => end({ kind: 'canceled', error }));
     });
+  }
+
+  /**
+   * Re-reads the credentials' files; on a change that loads, makes a new client and moves the
+   * watch to it. The watch's end applies what it received, so the next one starts right after
+   * the last revision seen: no update is lost or applied twice, and readers keep the snapshot.
+   */
+  private renewCredentials(): void {
+    if (this.stopped) return;
+    let next: Partial<IOptions>;
+    try {
+      next = etcdSecurityOptions(this.endpoints, this.security);
+    } catch (err) {
+      const problem = errorText(err);
+      if (problem !== this.securityProblem)
+        this.log.warn({ err: problem }, 'etcd credential files unreadable or invalid: still using the last good set');
+      this.securityProblem = problem;
+      return;
+    }
+    this.securityProblem = undefined;
+    if (sameEtcdSecurity(next, this.securityInUse)) return;
+    const old = this.client;
+    this.securityInUse = next;
+    this.client = createEtcdClient(this.endpoints, next);
+    this.log.info('etcd credentials changed in their files: moving the tenant watch to a new client');
+    if (this.endWatch) this.endWatch({ kind: 'renewed' });
+    // No watch on it (between reads): an unfinished read fails and is retried on the new client.
+    else old.close();
   }
 
   private receive(res: IWatchResponse): void {
