@@ -3,8 +3,11 @@
  * Temporal server: build A serves a running ObjectKeeper (an entity, AUTO_UPGRADE) and a
  * ManifestCaptureRequest's workflow (PINNED) whose capture step A holds; build B starts and makes
  * itself current. The keeper's next task runs on B, and after A stops it still takes signals and
- * ends on B; the request finishes on A while A runs, never touched by B. Nothing is terminated.
- * (B runs the same code: what is under test is where each run goes.)
+ * ends on B; the request finishes on A while A runs, never touched by B. A DNSRecord's source and
+ * its target's sync (entities, AUTO_UPGRADE; the sync on the account's queue) start on A; after A
+ * stops, a spec change reaches Cloudflare (the emulator) through both on B. Nothing is terminated.
+ * (B runs the same code: what is under test is where each run goes.) The sandbox entities run on
+ * the fast path's worker (runtime project), not on this one.
  */
 import { heartbeat } from '@temporalio/activity';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
@@ -19,15 +22,69 @@ import {
   manifestCaptureRequestWorkflow,
   objectKeeperWorkflow,
 } from '../../src/workflows/index.js';
-import { eventually, kube, startTestWorker, temporal, uniq } from '../support/env.js';
+import { syncWorkflowId, sourceWorkflowId } from '../../src/domain/cloudflare/targets.js';
+import { logger } from '../../src/log.js';
+import { CloudflareSourceRoute } from '../../src/watcher/routes/cloudflare.js';
+import { startWatcher, type RunningWatcher } from '../../src/watcher/main.js';
+import { cloudflareSuite, hexId, sourceObject, zoneRecords } from '../support/cloudflare.js';
+import { eventually, startTestWorker, temporal, testConfig, uniq } from '../support/env.js';
 
-const TASK_QUEUE = uniq('tq-upgrade');
-const k = kube();
+const account = hexId();
+const creds = uniq('cf-upgrade-acct');
+const zoneName = `${uniq('upgrade')}.example`;
+// The Cloudflare side (emulator, zone, credentials); the file starts its own workers, A and B.
+const suite = cloudflareSuite({
+  taskQueue: 'tq-upgrade',
+  namespace: 'cf-upgrade',
+  account: { id: account, name: 'upgrade' },
+  zone: zoneName,
+  credentials: { name: creds },
+  configOverrides: { debounceMs: 200 },
+  inProcessWorker: false,
+  watcher: false,
+});
+const TASK_QUEUE = suite.taskQueue;
+const k = suite.k;
 const workers: { stop(): Promise<void> }[] = [];
+let watcher: RunningWatcher | undefined;
+let release = (): void => undefined;
 
 afterAll(async () => {
+  // A failed run must not leave A's held capture blocking its shutdown.
+  release();
+  await watcher?.stop();
   for (const w of workers) await w.stop();
 });
+
+/** Versioned worker `buildId` on the file's queue, Cloudflare on (its account queues join the deployment). */
+const startBuild = (buildId: string, activityInterceptors?: ActivityInterceptorsFactory[]) =>
+  startTestWorker(
+    TASK_QUEUE,
+    { versioning: { mode: 'auto-promote', buildId }, cloudflare: suite.cloudflareConfig() },
+    { cloudflare: true, ...(activityInterceptors ? { activityInterceptors } : {}) },
+  );
+
+/** A watcher for the Cloudflare sources only: the keeper and the request runs are the test's own. */
+async function startCloudflareWatcher(): Promise<RunningWatcher> {
+  const cfg = testConfig(TASK_QUEUE, { cloudflare: suite.cloudflareConfig() });
+  const log = logger.child({ test: true });
+  log.level = process.env.DO_TEST_LOG_LEVEL ?? 'warn';
+  return startWatcher(cfg, {
+    log,
+    routes: [new CloudflareSourceRoute({ reregisterMs: cfg.cloudflare.observeIntervalMs })],
+  });
+}
+
+const dnsRecord = (name: string, content: string) =>
+  sourceObject(
+    'DNSRecord',
+    name,
+    { name: 'app', type: 'A', content, cloudflare: { credentialsRef: { name: creds }, domain: zoneName } },
+    suite.namespace,
+  );
+/** The content of the zone's `app` A record (undefined while there is none). */
+const appRecord = async () =>
+  (await zoneRecords(suite.fx.cf, suite.zoneId)).find((r) => r.name === `app.${zoneName}` && r.type === 'A')?.content;
 
 /** Holds every attempt of `activityType` (heartbeating) until `released` settles. */
 function holding(activityType: string, released: Promise<void>): ActivityInterceptorsFactory {
@@ -71,16 +128,10 @@ const AUTO_UPGRADE = 2;
 
 it('an upgrade to a new build terminates nothing: an entity moves to it, a pinned request ends on its build', async () => {
   const client = await temporal();
-  let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
-  workers.push(
-    await startTestWorker(
-      TASK_QUEUE,
-      { versioning: { mode: 'auto-promote', buildId: 'build-a' } },
-      { activityInterceptors: [holding('writeCheckpointContent', released)] },
-    ),
-  );
+  workers.push(await startBuild('build-a', [holding('writeCheckpointContent', released)]));
   await eventually('build A to be current', async () => (await currentBuild()) === 'build-a');
+  watcher = await startCloudflareWatcher();
 
   // An entity: a keeper on a long TTL.
   const keeper = await k.create<ObjectKeeper>({
@@ -125,6 +176,26 @@ it('an upgrade to a new build terminates nothing: an entity moves to it, a pinne
     args: [{ ref }],
   });
 
+  // Entities of the Cloudflare aggregation: a DNSRecord's source and its target's sync, on A.
+  const app = uniq('app');
+  await k.apply(dnsRecord(app, '192.0.2.1'));
+  await eventually('the record created on A', async () => (await appRecord()) === '192.0.2.1');
+  const sourceRun = client.workflow.getHandle(
+    sourceWorkflowId({ kind: 'DNSRecord', namespace: suite.namespace, name: app }),
+  );
+  const syncRun = client.workflow.getHandle(
+    syncWorkflowId({
+      resourceType: 'DNSRecord',
+      accountId: account,
+      zoneId: suite.zoneId,
+      zone: zoneName,
+      name: `app.${zoneName}`,
+      type: 'A',
+    }),
+  );
+  expect(await versioning(sourceRun)).toEqual({ behavior: AUTO_UPGRADE, buildId: 'build-a' });
+  expect(await versioning(syncRun)).toEqual({ behavior: AUTO_UPGRADE, buildId: 'build-a' });
+
   await eventually('both runs to have run a task on A', async () => {
     const [kv, rv] = [await versioning(keeperRun), await versioning(requestRun)];
     return kv.buildId === 'build-a' && rv.buildId === 'build-a' && { kv, rv };
@@ -133,12 +204,19 @@ it('an upgrade to a new build terminates nothing: an entity moves to it, a pinne
   expect(await versioning(requestRun)).toEqual({ behavior: PINNED, buildId: 'build-a' });
 
   // Build B starts and makes itself current.
-  workers.push(await startTestWorker(TASK_QUEUE, { versioning: { mode: 'auto-promote', buildId: 'build-b' } }));
+  workers.push(await startBuild('build-b'));
   await eventually('build B to be current', async () => (await currentBuild()) === 'build-b');
 
-  // The keeper's next task (a hint: it re-reads and stays) runs on B.
-  await keeperRun.signal('followedObjectChanged', { event: 'upgrade test' });
-  await eventually('the keeper to move to B', async () => (await versioning(keeperRun)).buildId === 'build-b');
+  // The keeper's next task (a hint: it re-reads and stays) runs on B. Hinted again until it does:
+  // the new routing reaches the queue's partitions a moment after the deployment names B current.
+  await eventually(
+    'the keeper to move to B',
+    async () => {
+      await keeperRun.signal('followedObjectChanged', { event: 'upgrade test' });
+      return (await versioning(keeperRun)).buildId === 'build-b';
+    },
+    { intervalMs: 1_000 },
+  );
 
   // The pinned request is still A's: released, it finishes there while A runs.
   expect(await versioning(requestRun)).toEqual({ behavior: PINNED, buildId: 'build-a' });
@@ -154,4 +232,21 @@ it('an upgrade to a new build terminates nothing: an entity moves to it, a pinne
   expect((await keeperRun.describe()).status.name).toBe('COMPLETED');
   expect(await versioning(keeperRun)).toMatchObject({ behavior: AUTO_UPGRADE, buildId: 'build-b' });
   expect(await taskBuilds(keeperRun)).toContain('build-b');
+
+  // With A gone, a spec change reaches Cloudflare through the source and the sync, both on B.
+  await k.apply(dnsRecord(app, '192.0.2.2'));
+  await eventually('the record patched on B', async () => (await appRecord()) === '192.0.2.2');
+  for (const run of [sourceRun, syncRun]) {
+    expect((await run.describe()).status.name).toBe('RUNNING');
+    expect(await versioning(run)).toEqual({ behavior: AUTO_UPGRADE, buildId: 'build-b' });
+    expect(new Set(await taskBuilds(run))).toEqual(new Set(['build-a', 'build-b']));
+  }
+  // Deleted, the source ends on B and the record goes; the sync is not terminated either.
+  await k.delete({ ...dnsRecord(app, ''), name: app, namespace: suite.namespace });
+  await eventually('the record deleted on B', async () => (await appRecord()) === undefined);
+  await sourceRun.result();
+  expect((await sourceRun.describe()).status.name).toBe('COMPLETED');
+  expect(await versioning(sourceRun)).toEqual({ behavior: AUTO_UPGRADE, buildId: 'build-b' });
+  expect(['RUNNING', 'COMPLETED']).toContain((await syncRun.describe()).status.name);
+  expect(await versioning(syncRun)).toEqual({ behavior: AUTO_UPGRADE, buildId: 'build-b' });
 });
