@@ -10,11 +10,11 @@
  * exactly what the code calls is proven against the real apiserver's audit log by
  * test/integration/deploy.test.ts.
  */
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ALL_KINDS } from '../../src/api/index.js';
 import { validatingWebhookConfiguration } from '../../src/admission/webhook.js';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -560,6 +560,8 @@ describe.each([
    * kubelet mounts them (an absent Secret or key: no file), each variable naming a path under such
    * a mount pointed there.
    */
+  const mountsRoot = mkdtempSync(path.join(tmpdir(), 'pod-mounts-'));
+  afterAll(() => rmSync(mountsRoot, { recursive: true, force: true }));
   function processEnv(secrets: Record<string, Record<string, string>> = {}): NodeJS.ProcessEnv {
     const env: NodeJS.ProcessEnv = {};
     for (const e of container.env ?? []) {
@@ -572,7 +574,7 @@ describe.each([
       } else if (e.valueFrom?.fieldRef?.fieldPath === 'metadata.name') env[e.name] = `${d.metadata.name}-abc12`;
       else throw new Error(`${e.name}: unsupported env source ${JSON.stringify(e.valueFrom)}`);
     }
-    const root = mkdtempSync(path.join(tmpdir(), 'pod-mounts-'));
+    const root = mkdtempSync(path.join(mountsRoot, 'pod-'));
     const mounted: [string, string][] = [];
     for (const m of container.volumeMounts ?? []) {
       const secret = pod.volumes?.find((v) => v.name === m.name)?.secret;
