@@ -16,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import type { Server as HttpsServer } from 'node:https';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
+import { LastGoodCredentials, sameBytes } from '../credential-files.js';
 import type { Logger } from '../log.js';
 
 export interface ServingTlsConfig {
@@ -41,7 +42,7 @@ type IdentityListener = (u: { certificate: Buffer; privateKey: Buffer } | null) 
 export class ServingTls implements grpc.experimental.CertificateProvider {
   private current: Material;
   private timer?: NodeJS.Timeout;
-  private lastProblem?: string;
+  private readonly files: LastGoodCredentials;
   private readonly caListeners = new Set<CaListener>();
   private readonly identityListeners = new Set<IdentityListener>();
   private readonly httpsServers = new Set<HttpsServer>();
@@ -51,6 +52,7 @@ export class ServingTls implements grpc.experimental.CertificateProvider {
     readonly config: ServingTlsConfig,
     private readonly log: Logger,
   ) {
+    this.files = new LastGoodCredentials(log, 'TLS files');
     this.current = this.read();
   }
 
@@ -86,21 +88,12 @@ export class ServingTls implements grpc.experimental.CertificateProvider {
 
   /** Re-reads the files; publishes a new set that differs and is valid, keeps the last good one otherwise. */
   reload(): void {
-    let next: Material;
-    try {
-      next = this.read();
-    } catch (err) {
-      // Once per distinct problem, not every interval while it lasts.
-      const problem = (err as Error).message;
-      if (problem !== this.lastProblem)
-        this.log.warn({ err: problem }, 'TLS files unreadable or invalid: still serving the last good certificate');
-      this.lastProblem = problem;
-      return;
-    }
-    this.lastProblem = undefined;
-    const same = (a?: Buffer, b?: Buffer) => (a && b ? a.equals(b) : a === b);
-    if (same(next.cert, this.current.cert) && same(next.key, this.current.key) && same(next.ca, this.current.ca))
-      return;
+    const next = this.files.next(
+      () => this.read(),
+      this.current,
+      (a, b) => sameBytes(a.cert, b.cert) && sameBytes(a.key, b.key) && sameBytes(a.ca, b.ca),
+    );
+    if (!next) return;
     this.current = next;
     this.log.info({ certFile: this.config.certFile }, 'TLS certificate reloaded');
     for (const l of this.identityListeners) l({ certificate: next.cert, privateKey: next.key });

@@ -16,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import type * as grpc from '@grpc/grpc-js';
 import type { TemporalConfig } from '../config.js';
+import { LastGoodCredentials, sameBytes } from '../credential-files.js';
 import type { Logger } from '../log.js';
 
 /** What the files hold now; a value not from a file is the config's, fixed. */
@@ -33,12 +34,15 @@ export interface CredentialsChange {
 
 type CaListener = (u: { caCertificate: Buffer } | null) => void;
 type IdentityListener = (u: { certificate: Buffer; privateKey: Buffer } | null) => void;
+const tlsChanged = (a: Material, b: Material) =>
+  !sameBytes(a.cert, b.cert) || !sameBytes(a.key, b.key) || !sameBytes(a.ca, b.ca);
+
 type TlsOptions = Exclude<TemporalConfig['tls'], boolean | null | undefined>;
 
 export class TemporalCredentials implements grpc.experimental.CertificateProvider {
   private current: Material;
   private timer?: NodeJS.Timeout;
-  private lastProblem?: string;
+  private readonly files: LastGoodCredentials;
   private readonly changeListeners = new Set<(c: CredentialsChange) => void>();
   private readonly caListeners = new Set<CaListener>();
   private readonly identityListeners = new Set<IdentityListener>();
@@ -54,6 +58,7 @@ export class TemporalCredentials implements grpc.experimental.CertificateProvide
     private readonly cfg: TemporalConfig,
     private readonly log: Logger,
   ) {
+    this.files = new LastGoodCredentials(log, 'Temporal credential files');
     this.current = this.read();
   }
 
@@ -100,27 +105,16 @@ export class TemporalCredentials implements grpc.experimental.CertificateProvide
 
   /** Re-reads the files; publishes a set that differs and loads, keeps the last good one otherwise. */
   reload(): void {
-    let next: Material;
-    try {
-      next = this.read();
-    } catch (err) {
-      // Once per distinct problem, not every interval while it lasts.
-      const problem = (err as Error).message;
-      if (problem !== this.lastProblem)
-        this.log.warn(
-          { err: problem },
-          'Temporal credential files unreadable or invalid: still using the last good set',
-        );
-      this.lastProblem = problem;
-      return;
-    }
-    this.lastProblem = undefined;
-    const same = (a?: Buffer, b?: Buffer) => (a && b ? a.equals(b) : a === b);
+    const next = this.files.next(
+      () => this.read(),
+      this.current,
+      (a, b) => !tlsChanged(a, b) && a.apiKey === b.apiKey,
+    );
+    if (!next) return;
     const change: CredentialsChange = {
-      tls: !same(next.cert, this.current.cert) || !same(next.key, this.current.key) || !same(next.ca, this.current.ca),
+      tls: tlsChanged(next, this.current),
       apiKey: next.apiKey !== this.current.apiKey,
     };
-    if (!change.tls && !change.apiKey) return;
     this.current = next;
     this.log.info(
       { certificateChanged: change.tls, keyChanged: change.apiKey },

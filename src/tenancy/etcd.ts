@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import { Etcd3, Range, type IOptions } from 'etcd3';
 import type { EtcdSecurity } from '../config.js';
+import { sameBytes } from '../credential-files.js';
 
 export interface ListedKey {
   /** Relative to the listed prefix. */
@@ -137,7 +138,7 @@ export function etcdSecurityOptions(
 
 /** Whether two results of etcdSecurityOptions hold the same files' content. */
 export function sameEtcdSecurity(a: Partial<IOptions>, b: Partial<IOptions>): boolean {
-  const same = (x?: Buffer | null, y?: Buffer | null) => (x && y ? x.equals(y) : x === y);
+  const same = (x?: Buffer | null, y?: Buffer | null) => sameBytes(x ?? undefined, y ?? undefined);
   const [ca, cb] = [a.credentials, b.credentials];
   return (
     same(ca?.rootCertificate, cb?.rootCertificate) &&

@@ -26,6 +26,7 @@ import { logger as rootLogger, type Logger } from '../log.js';
 import { ReconnectBackoff, WATCH_BACKOFF, type BackoffOptions } from './backoff.js';
 import { SnapshotFileCache } from './cache.js';
 import type { EtcdSecurity } from '../config.js';
+import { LastGoodCredentials } from '../credential-files.js';
 import { createEtcdClient, etcdSecurityOptions, listPrefix, sameEtcdSecurity } from './etcd.js';
 import {
   DEFAULT_TENANT_PREFIX,
@@ -103,7 +104,7 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
   private readonly securityReloadMs: number;
   private securityInUse: Partial<IOptions> = {};
   private securityTimer: NodeJS.Timeout | undefined;
-  private securityProblem: string | undefined;
+  private readonly securityFiles: LastGoodCredentials;
   private readonly cache: SnapshotFileCache | undefined;
   private readonly log: Logger;
   private readonly backoff: ReconnectBackoff;
@@ -142,6 +143,7 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
     if (options.client === undefined) this.securityInUse = etcdSecurityOptions(this.endpoints, this.security);
     this.client = options.client ?? createEtcdClient(this.endpoints, this.securityInUse);
     this.log = options.logger ?? rootLogger.child({ component: 'tenancy' });
+    this.securityFiles = new LastGoodCredentials(this.log, 'etcd credential files');
     this.cache = options.cacheFile ? new SnapshotFileCache(options.cacheFile, this.prefix, this.log) : undefined;
     this.backoff = new ReconnectBackoff(options.backoff ?? WATCH_BACKOFF);
     this.requestTimeoutMs = options.requestTimeoutMs ?? 5000;
@@ -458,18 +460,12 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
    */
   private renewCredentials(): void {
     if (this.stopped) return;
-    let next: Partial<IOptions>;
-    try {
-      next = etcdSecurityOptions(this.endpoints, this.security);
-    } catch (err) {
-      const problem = errorText(err);
-      if (problem !== this.securityProblem)
-        this.log.warn({ err: problem }, 'etcd credential files unreadable or invalid: still using the last good set');
-      this.securityProblem = problem;
-      return;
-    }
-    this.securityProblem = undefined;
-    if (sameEtcdSecurity(next, this.securityInUse)) return;
+    const next = this.securityFiles.next(
+      () => etcdSecurityOptions(this.endpoints, this.security),
+      this.securityInUse,
+      sameEtcdSecurity,
+    );
+    if (!next) return;
     const old = this.client;
     this.securityInUse = next;
     this.client = createEtcdClient(this.endpoints, next);
