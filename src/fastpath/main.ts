@@ -33,7 +33,7 @@ import { K8sKind, K8sName, K8sNamespace } from '../temporal/search-attributes.js
 import { workflowSource } from '../workers/bundle.js';
 import { delayActivityInterceptors, killAfterActivityInterceptors } from '../workers/fault-injection.js';
 import { installTemporalRuntime } from '../workers/runtime.js';
-import { deploymentVersion, promoteWhenPolling, versionedWorkerOptions } from '../workers/versioning.js';
+import { autoPromote, versionedWorkerOptions } from '../workers/versioning.js';
 import {
   agentReportedSignal,
   poolChangedSignal,
@@ -186,16 +186,14 @@ export async function startFastPath(
   );
   connection.follow(worker);
   const workerRun = worker.run();
-  const promoting = new AbortController();
-  if (cfg.versioning?.mode === 'auto-promote')
-    void promoteWhenPolling({
-      connection: () => connection.current,
-      namespace: cfg.temporal.namespace,
-      version: deploymentVersion(cfg.versioning, taskQueue),
-      identity: cfg.identity,
-      log,
-      signal: promoting.signal,
-    });
+  const stopPromoting = autoPromote({
+    versioning: cfg.versioning,
+    taskQueue,
+    namespace: cfg.temporal.namespace,
+    connection,
+    identity: cfg.identity,
+    log,
+  });
   workerRun.catch((err: unknown) => log.error({ err }, 'sandbox worker stopped'));
   const janitor = await ensureSandboxJanitor(client, taskQueue, fp);
 
@@ -250,7 +248,7 @@ export async function startFastPath(
       await Promise.all([grpcServer.close(), httpServer.close()]);
       tls?.close();
       await opsServer?.close();
-      promoting.abort();
+      stopPromoting();
       // The SDK's runtime may have begun the worker's shutdown on SIGTERM already.
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await workerRun.catch(() => undefined);

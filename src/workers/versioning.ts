@@ -101,3 +101,27 @@ export async function promoteWhenPolling(opts: {
   }
   return 'stopped';
 }
+
+/**
+ * Starts `promoteWhenPolling` in the background when the role is in `auto-promote` mode (nothing
+ * otherwise); the function it returns stops it (on shutdown).
+ */
+export function autoPromote(opts: {
+  versioning?: WorkerVersioning;
+  taskQueue: string;
+  namespace: string;
+  connection: { readonly current: NativeConnection };
+  identity?: string;
+  log: Logger;
+}): () => void {
+  const { versioning, taskQueue, connection, ...rest } = opts;
+  if (versioning?.mode !== 'auto-promote') return () => undefined;
+  const promoting = new AbortController();
+  void promoteWhenPolling({
+    ...rest,
+    connection: () => connection.current,
+    version: deploymentVersion(versioning, taskQueue),
+    signal: promoting.signal,
+  });
+  return () => promoting.abort();
+}

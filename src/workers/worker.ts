@@ -18,7 +18,7 @@ import { CloudflareAccountWorkers } from './cloudflare-accounts.js';
 import { workflowSource } from './bundle.js';
 import { killAfterActivityInterceptors } from './fault-injection.js';
 import { installTemporalRuntime } from './runtime.js';
-import { deploymentVersion, promoteWhenPolling, versionedWorkerOptions } from './versioning.js';
+import { autoPromote, versionedWorkerOptions } from './versioning.js';
 
 export interface OperatorWorker {
   worker: Worker;
@@ -77,20 +77,18 @@ export async function createWorker(
     probePort: opsServer?.port,
     async run() {
       await cloudflareAccounts.start();
-      const promoting = new AbortController();
-      if (cfg.versioning?.mode === 'auto-promote')
-        void promoteWhenPolling({
-          connection: () => connection.current,
-          namespace: cfg.temporal.namespace,
-          version: deploymentVersion(cfg.versioning, cfg.temporal.taskQueue),
-          identity: cfg.identity,
-          log,
-          signal: promoting.signal,
-        });
+      const stopPromoting = autoPromote({
+        versioning: cfg.versioning,
+        taskQueue: cfg.temporal.taskQueue,
+        namespace: cfg.temporal.namespace,
+        connection,
+        identity: cfg.identity,
+        log,
+      });
       try {
         await worker.run();
       } finally {
-        promoting.abort();
+        stopPromoting();
         await opsServer?.close();
         await cloudflareAccounts.stop();
         await temporal.connection.close();

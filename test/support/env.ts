@@ -23,7 +23,7 @@ import { logger } from '../../src/log.js';
 import { connectClient, connectRenewingWorker, dataConverterOf } from '../../src/temporal/connection.js';
 import type { PayloadKeyRing } from '../../src/temporal/payload-encryption.js';
 import { CloudflareAccountWorkers } from '../../src/workers/cloudflare-accounts.js';
-import { deploymentVersion, promoteWhenPolling, versionedWorkerOptions } from '../../src/workers/versioning.js';
+import { autoPromote, versionedWorkerOptions } from '../../src/workers/versioning.js';
 import { installTemporalRuntime } from '../../src/workers/runtime.js';
 import type { InformerOptions } from '../../src/watcher/informer.js';
 import { startWatcher, type RunningWatcher } from '../../src/watcher/main.js';
@@ -107,18 +107,16 @@ export async function startTestWorker(
     : undefined;
   await accounts?.start();
   const running = worker.run();
-  const promoting = new AbortController();
-  if (cfg.versioning?.mode === 'auto-promote')
-    void promoteWhenPolling({
-      connection: () => connection.current,
-      namespace: cfg.temporal.namespace,
-      version: deploymentVersion(cfg.versioning, taskQueue),
-      log: quietLog,
-      signal: promoting.signal,
-    });
+  const stopPromoting = autoPromote({
+    versioning: cfg.versioning,
+    taskQueue,
+    namespace: cfg.temporal.namespace,
+    connection,
+    log: quietLog,
+  });
   return {
     async stop() {
-      promoting.abort();
+      stopPromoting();
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
       await accounts?.stop();
