@@ -138,7 +138,7 @@ const create = (a: AgentProcess, sandbox: Record<string, unknown>) =>
 async function createRunning(a: AgentProcess, sandbox: Record<string, unknown>): Promise<string> {
   const sandboxId = uniq('sb');
   const r = await agents.create(a.url, { sandboxId, ...sandbox } as never);
-  expect(r).toMatchObject({ status: 'ok' });
+  expect(r, JSON.stringify(r)).toMatchObject({ status: 'ok' });
   return sandboxId;
 }
 

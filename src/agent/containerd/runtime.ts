@@ -343,7 +343,9 @@ async function startedBy(answerLine: Promise<string>): Promise<void> {
   const line = await Promise.race([
     answerLine,
     new Promise<string>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('sandbox-init did not answer')), 10_000);
+      // As long as a containerd call may take (CALL_TIMEOUT_MS): on a node a sandbox's fork bomb
+      // keeps busy, 10 s refused other sandboxes' creates (seen in CI).
+      timer = setTimeout(() => reject(new Error('sandbox-init did not answer in 30 s')), 30_000);
     }),
   ]).finally(() => clearTimeout(timer));
   let answer: { ok?: boolean; error?: string };
