@@ -10,7 +10,9 @@
  * Cases, each the Fast and the Strong recorded life:
  *   - traced: runs that make OpenTelemetry spans (recorded before runs without a trace context
  *     stopped making them, which replay on that path — as a traced run does);
- *   - untraced: runs started without a trace context (tracing off).
+ *   - untraced: runs started without a trace context (tracing off);
+ *   - lean: untraced runs recorded on the lean life (one patch marker, one search-attribute upsert
+ *     per task, no read after a write that answered with the record, one-step removal; issue 35).
  */
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -25,6 +27,7 @@ const ROUNDS = Number(process.argv[3] ?? 3);
 const CASES = {
   traced: ['sandbox-fast-deleted', 'sandbox-strong-deleted'],
   untraced: ['sandbox-fast-deleted-untraced', 'sandbox-strong-deleted-untraced'],
+  lean: ['sandbox-fast-deleted-lean', 'sandbox-strong-deleted-lean'],
 } as const;
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
@@ -58,7 +61,11 @@ async function replay(bundle: WorkflowBundleWithSourceMap, lives: unknown[]) {
 }
 
 const bundle = await bundleWorkflows('sandbox');
-const loaded = { traced: await histories(CASES.traced), untraced: await histories(CASES.untraced) };
+const loaded = {
+  traced: await histories(CASES.traced),
+  untraced: await histories(CASES.untraced),
+  lean: await histories(CASES.lean),
+};
 console.log(
   `machine: ${machine()}; load average at start: ${os
     .loadavg()
@@ -67,9 +74,9 @@ console.log(
 );
 console.log(`command: npx tsx bench/workflow-cpu.ts ${LIVES} ${ROUNDS}`);
 await replay(bundle, loaded.untraced); // warm-up: the bundle's first contexts, the JIT
-const results: Record<keyof typeof CASES, number[]> = { traced: [], untraced: [] };
+const results: Record<keyof typeof CASES, number[]> = { traced: [], untraced: [], lean: [] };
 for (let round = 0; round < ROUNDS; round++)
-  for (const name of ['traced', 'untraced'] as const) {
+  for (const name of ['traced', 'untraced', 'lean'] as const) {
     const r = await replay(bundle, loaded[name]);
     results[name].push(r.cpuMs);
     console.log(
@@ -79,8 +86,9 @@ for (let round = 0; round < ROUNDS; round++)
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const traced = median(results.traced);
 const untraced = median(results.untraced);
+const lean = median(results.lean);
 console.log(
-  `median CPU per sandbox life: traced ${traced.toFixed(1)} ms, untraced ${untraced.toFixed(1)} ms (${(untraced / traced).toFixed(2)} × traced)`,
+  `median CPU per sandbox life: traced ${traced.toFixed(1)} ms, untraced ${untraced.toFixed(1)} ms (${(untraced / traced).toFixed(2)} × traced), lean ${lean.toFixed(1)} ms (${(lean / untraced).toFixed(2)} × untraced)`,
 );
 console.log(
   `load average at end: ${os

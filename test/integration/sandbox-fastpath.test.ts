@@ -60,6 +60,31 @@ async function running(name: string) {
   });
 }
 
+/**
+ * The work a sandbox life cost its workflow, from its history: the patch markers, the largest
+ * number of the sandbox's own search-attribute upserts in one workflow task, and the local
+ * activities in order.
+ */
+async function lifeWork(workflowId: string) {
+  const history = await (await temporal()).workflow.getHandle(workflowId).fetchHistory();
+  const patches: string[] = [];
+  const localActivities: string[] = [];
+  let upserts = 0;
+  let mostUpsertsInATask = 0;
+  for (const e of history.events ?? []) {
+    if (e.workflowTaskCompletedEventAttributes) upserts = 0;
+    const fields = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {};
+    if ('OperationPhase' in fields || 'K8sUID' in fields) mostUpsertsInATask = Math.max(mostUpsertsInATask, ++upserts);
+    const marker = e.markerRecordedEventAttributes;
+    const data = marker?.details?.[marker.markerName === 'core_patch' ? 'patch-data' : 'data']?.payloads?.[0]?.data;
+    if (!data) continue;
+    const detail = JSON.parse(Buffer.from(data).toString()) as { id?: string; activity_type?: string };
+    if (marker?.markerName === 'core_patch') patches.push(detail.id!);
+    else if (detail.activity_type) localActivities.push(detail.activity_type);
+  }
+  return { patches, mostUpsertsInATask, localActivities };
+}
+
 async function heldBy(sandboxId: string) {
   const reports = await stack.agentReports();
   return reports.filter((r) => r.sandboxes.some((s) => s.sandboxId === sandboxId)).map((r) => r.pod);
@@ -110,7 +135,13 @@ describe('Fast mode (the default)', () => {
 
     await deleteAndWait(name);
     expect(await heldBy(res.sandboxId)).toEqual([]);
-    await replayAndRecord(sandboxWorkflowId(stack.namespace, name), 'sandbox-fast-deleted');
+    await replayAndRecord(sandboxWorkflowId(stack.namespace, name), 'sandbox-fast-deleted-lean');
+    // The work per life (issue 35): one sandbox patch marker (each adds a search-attribute upsert),
+    // one upsert of its phase and UID per task, and no read after a write that answered with the record.
+    const work = await lifeWork(sandboxWorkflowId(stack.namespace, name));
+    expect(work.patches.filter((p) => p.startsWith('sandbox-'))).toEqual(['sandbox-lean-life']);
+    expect(work.mostUpsertsInATask).toBe(1);
+    expect(work.localActivities.slice(1, 3)).toEqual(['createSandboxRecord', 'patchSandboxStatus']);
   });
 
   it('makes a create idempotent by name: same spec → the same sandbox; another spec → ALREADY_EXISTS', async () => {
@@ -232,7 +263,10 @@ describe('Strong mode', () => {
     expect(live.status?.sandboxID).toBe(res.sandboxId);
     await deleteAndWait(name);
     expect(await heldBy(res.sandboxId)).toEqual([]);
-    await replayAndRecord(sandboxWorkflowId(stack.namespace, name), 'sandbox-strong-deleted');
+    await replayAndRecord(sandboxWorkflowId(stack.namespace, name), 'sandbox-strong-deleted-lean');
+    const work = await lifeWork(sandboxWorkflowId(stack.namespace, name));
+    expect(work.patches.filter((p) => p.startsWith('sandbox-'))).toEqual(['sandbox-lean-life']);
+    expect(work.mostUpsertsInATask).toBe(1);
   });
 });
 

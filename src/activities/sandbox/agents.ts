@@ -164,6 +164,32 @@ export function createSandboxAgentActivities(
       });
     },
 
+    /**
+     * deleteOnAgent, then a short wait for the agent to forget the sandbox and the slot's release,
+     * in one local activity: a warm runtime removes a sandbox in well under `withinMs`. `pending`
+     * when the agent still reports it then (the workflow's waitUntilAgentForgets takes over).
+     */
+    async removeFromAgent(
+      req: AgentRef & { sandboxId: string; agentId: string; withinMs: number },
+    ): Promise<'removed' | 'pending'> {
+      const until = Date.now() + req.withinMs;
+      const url = urlOf(req);
+      if (url) {
+        await agents.delete(url, req.sandboxId).catch((err: unknown) => {
+          throw agentFailure(err);
+        });
+        for (;;) {
+          const report = await agents.status(url).catch(() => undefined);
+          if (report && !report.sandboxStatuses.some((x) => x.sandboxId === req.sandboxId)) break;
+          if (!report && !liveAgent(req)) break;
+          if (Date.now() + 100 > until) return 'pending';
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+      registry.table.release(req.agentId, req.sandboxId);
+      return 'removed';
+    },
+
     /** What the agent says about the sandbox now (a fresh status call, not the registry's last poll). */
     async agentSandbox(req: AgentRef & { sandboxId: string }): Promise<AgentView> {
       const url = urlOf(req);

@@ -51,10 +51,9 @@ export function createSandboxRecordActivities(kube: KubeClient, sealer: EnvSeale
     uid: string,
     metadata: Record<string, unknown>,
     what: string,
-  ): Promise<Found> {
+  ): Promise<Found<{ patched: Sandbox }>> {
     try {
-      await kube.mergePatch(ref(r), { metadata }, { uid });
-      return ok();
+      return ok({ patched: await kube.mergePatch<Sandbox>(ref(r), { metadata }, { uid }) });
     } catch (err) {
       const code = statusCode(err);
       if (code === 404 || (code === 409 && !String(apiMessage(err)).includes('the object has been modified')))
@@ -72,12 +71,26 @@ export function createSandboxRecordActivities(kube: KubeClient, sealer: EnvSeale
     if (has === req.present) return ok();
     const finalizers = req.present ? [...current, SANDBOX_FINALIZER] : current.filter((f) => f !== SANDBOX_FINALIZER);
     // resourceVersion as precondition: another controller's finalizer change in between is a retried 409.
-    return patchMetadata(
+    const r = await patchMetadata(
       req,
       req.uid,
       { finalizers, resourceVersion: sb.metadata.resourceVersion },
       req.present ? 'add finalizer' : 'remove finalizer',
     );
+    return r.status === 'ok' ? ok() : r;
+  }
+
+  /**
+   * The record as a workflow may hold it (its history keeps it): env values sealed; an env's
+   * valueFrom becomes a sealed reference, read by createOnAgent (./env.ts) in its namespace.
+   */
+  function sealedRecord(r: SandboxRef, sb: Sandbox): Sandbox {
+    const envs = sb.spec?.envs?.map((e) => {
+      const source = e.valueFrom && envSourceOf(r.namespace, e.valueFrom);
+      if (source) return { name: e.name, value: sealer.sealSource(e.name, source) };
+      return e.value === undefined ? e : { ...e, value: sealer.seal(e.name, e.value) };
+    });
+    return envs ? { ...sb, spec: { ...sb.spec, envs } } : sb;
   }
 
   return {
@@ -95,14 +108,22 @@ export function createSandboxRecordActivities(kube: KubeClient, sealer: EnvSeale
      * other existing Sandbox of that name is someone else's: AlreadyExists. A record the
      * apiserver refuses (admission, validation) is a refusal, not retried.
      */
-    async createSandboxRecord(
-      input: RecordInput,
-    ): Promise<Outcome<{ uid: string; allocation: SandboxAllocation }, Refusal>> {
+    async createSandboxRecord({
+      returnRecord,
+      ...input
+    }: RecordInput & { returnRecord?: boolean }): Promise<
+      Outcome<{ uid: string; allocation: SandboxAllocation; record?: Sandbox }, Refusal>
+    > {
       // The record holds the values themselves (as the original's); history only sealed ones.
       const body = sandboxRecord({ ...input, spec: { ...input.spec, envs: sealer.openEnvs(input.spec.envs) } });
       try {
         const created = await kube.create(body);
-        return ok({ uid: created.metadata!.uid!, allocation: input.allocation });
+        // The apiserver's answer is the record as it is now: the workflow needs no read after it.
+        return ok({
+          uid: created.metadata!.uid!,
+          allocation: input.allocation,
+          ...(returnRecord ? { record: sealedRecord(input, created) } : {}),
+        });
       } catch (err) {
         const code = statusCode(err);
         if (isAlreadyExists(err)) {
@@ -122,7 +143,11 @@ export function createSandboxRecordActivities(kube: KubeClient, sealer: EnvSeale
                       assignedNode: existing.status.nodeName ?? '',
                     }
                   : input.allocation;
-            return ok({ uid: existing.metadata!.uid!, allocation });
+            return ok({
+              uid: existing.metadata!.uid!,
+              allocation,
+              ...(returnRecord ? { record: sealedRecord(input, existing) } : {}),
+            });
           }
           if (!existing)
             throw ApplicationFailure.retryable(`Sandbox ${input.namespace}/${input.name} vanished after AlreadyExists`);
@@ -143,20 +168,11 @@ export function createSandboxRecordActivities(kube: KubeClient, sealer: EnvSeale
       }
     },
 
-    /**
-     * A fresh read of the Sandbox, its env values sealed (the result is recorded in history); an
-     * env's valueFrom becomes a sealed reference, read by createOnAgent (./env.ts) in the
-     * Sandbox's namespace.
-     */
+    /** A fresh read of the Sandbox, its env values sealed (the result is recorded in history). */
     async readSandbox(r: SandboxRef): Promise<Found<{ sandbox: Sandbox }>> {
       const sb = await getObject<Sandbox>(kube, ref(r));
       if (!sb) return GONE;
-      const envs = sb.spec?.envs?.map((e) => {
-        const source = e.valueFrom && envSourceOf(r.namespace, e.valueFrom);
-        if (source) return { name: e.name, value: sealer.sealSource(e.name, source) };
-        return e.value === undefined ? e : { ...e, value: sealer.seal(e.name, e.value) };
-      });
-      return ok({ sandbox: envs ? { ...sb, spec: { ...sb.spec, envs } } : sb });
+      return ok({ sandbox: sealedRecord(r, sb) });
     },
 
     /**
@@ -169,24 +185,33 @@ export function createSandboxRecordActivities(kube: KubeClient, sealer: EnvSeale
       return written;
     },
 
-    /** Removes the allocation annotation once it is in status (the seed's hand-off; the original never did). */
-    async removeAllocationAnnotation(req: SandboxRef & { uid: string }): Promise<Found> {
-      return patchMetadata(
+    /**
+     * Removes the allocation annotation once it is in status (the seed's hand-off; the original
+     * never did); with `returnRecord`, the record as the patch left it (no read after it).
+     */
+    async removeAllocationAnnotation(
+      req: SandboxRef & { uid: string; returnRecord?: boolean },
+    ): Promise<Found<{ record?: Sandbox }>> {
+      const r = await patchMetadata(
         req,
         req.uid,
         { annotations: { [ALLOCATION_ANNOTATION]: null } },
         'remove allocation annotation',
       );
+      if (r.status !== 'ok') return r;
+      return req.returnRecord ? ok({ record: sealedRecord(req, r.patched) }) : ok();
     },
 
     /** Writes a new allocation annotation (Strong: the agent first chosen refused; placed elsewhere). */
     async setAllocationAnnotation(req: SandboxRef & { uid: string; allocation: SandboxAllocation }): Promise<Found> {
-      return patchMetadata(
+      const r = await patchMetadata(
         req,
         req.uid,
         { annotations: { [ALLOCATION_ANNOTATION]: JSON.stringify(req.allocation) } },
         'set allocation annotation',
       );
+      // Only the outcome: the patched record's env values are not sealed.
+      return r.status === 'ok' ? ok() : r;
     },
 
     setSandboxFinalizer,

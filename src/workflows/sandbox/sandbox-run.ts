@@ -17,6 +17,7 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { AgentSandboxSpec } from '../../agent/api.js';
 import type { Sandbox, SandboxAllocation, SandboxStatus } from '../../api/sandbox.js';
 import type { PlacementRefusal } from '../../activities/sandbox/create.js';
@@ -89,7 +90,21 @@ const STRONG_WAITS_FOR_AGENT = 'sandbox-strong-waits-for-agent';
 /** A bound on agents tried after refusals; each refusal excludes its agent, so the table runs out first. */
 /** Patch: a sandbox's tenant quota slot is released when its record is gone. */
 const QUOTA_RELEASE = 'sandbox-quota-release';
+/**
+ * Patch: the lean sandbox life — one marker (and so one TemporalChangeVersion upsert) per run
+ * instead of one per patch: it implies every sandbox patch before it, which such a run no longer
+ * calls. Its own changes: the search attributes upserted once when a task ends (not per step), the
+ * Fast record's and the hand-off's writes answer with the record (no read after them), and the
+ * removal from an agent is one local activity when the agent forgets the sandbox within a moment.
+ */
+const LEAN_LIFE = 'sandbox-lean-life';
+/** Whether this run takes the lean life (and every sandbox patch before it). */
+export function leanLife(): boolean {
+  return patched(LEAN_LIFE);
+}
 const MAX_PLACEMENT_TRIES = 64;
+/** How long the one-step removal waits for the agent to forget a sandbox before the polling activity takes over. */
+const QUICK_REMOVAL_MS = 3_000;
 /** A sandbox no agent has room for is tried again this often (or on the next hint). */
 const UNSCHEDULABLE_RETRY_MS = 10_000;
 
@@ -141,7 +156,11 @@ export class SandboxRun {
    */
   creationDeleted = false;
   private phaseIndexed = false;
+  /** The phase last indexed. */
+  private indexedPhase?: string;
   private uidIndexed?: string;
+  /** Set by a write that answered with the record (a lean run); a hint clears it. */
+  knownRecord?: Sandbox;
   /** Sandbox IDs this run has made (each incarnation a new one). */
   private idsMade = 0;
 
@@ -155,6 +174,7 @@ export class SandboxRun {
   /** The watcher's or the registry's hint: read again (a `Deleting` one also closes the name). */
   hint(change?: SandboxChange): void {
     this.needsReconcile = true;
+    this.knownRecord = undefined;
     if (change?.event === 'Deleting') this.deletionRequested = true;
     if (change?.event === 'Deleting' && !change.uid) this.creationDeleted = true;
   }
@@ -200,27 +220,65 @@ export class SandboxRun {
       : this.input.created;
   }
 
-  /** The run's phase: the query's stage, the Web UI's details, and the search attribute on a change. */
+  /**
+   * The run's phase: the query's stage, the Web UI's details, and the search attribute on a change
+   * (a lean run indexes it with the UID when the task ends: see index()).
+   */
   reportPhase(stage: SandboxState['stage'], details: string): void {
-    const info = workflowInfo();
-    const needed = phaseNeedsIndexing(stage, {
-      reported: this.phaseIndexed,
-      indexed: this.state.stage,
-      continued: !!info.continuedFromExecutionRunId,
-      startPhase: info.typedSearchAttributes.get(OperationPhase),
-    });
-    if (needed) upsertSearchAttributes([{ key: OperationPhase, value: stage }]);
-    this.phaseIndexed = true;
+    if (!leanLife()) {
+      const info = workflowInfo();
+      const needed = phaseNeedsIndexing(stage, {
+        reported: this.phaseIndexed,
+        indexed: this.state.stage,
+        continued: !!info.continuedFromExecutionRunId,
+        startPhase: info.typedSearchAttributes.get(OperationPhase),
+      });
+      if (needed) upsertSearchAttributes([{ key: OperationPhase, value: stage }]);
+      this.phaseIndexed = true;
+      this.indexedPhase = stage;
+    }
     this.state.stage = stage;
     this.state.message = details;
     setCurrentDetails(`**${stage}** — ${details}`);
   }
 
-  /** Indexes the record's UID once it is known (or changed). */
+  /** Indexes the record's UID once it is known (or changed); a lean run at the end of the task. */
   indexUid(): void {
-    if (this.uidIndexed === this.state.uid) return;
+    if (this.uidIndexed === this.state.uid || leanLife()) return;
     upsertSearchAttributes([{ key: K8sUID, value: this.state.uid! }]);
     this.uidIndexed = this.state.uid;
+  }
+
+  /**
+   * A lean run's search attributes, as they are when the task ends, in one upsert: called before
+   * every wait (a task ends only there), so the phases a task passes through are not indexed.
+   */
+  index(): void {
+    if (!leanLife()) return;
+    const info = workflowInfo();
+    const attrs: SearchAttributeUpdatePair[] = [];
+    const stage = this.state.stage;
+    const phaseNeeded = phaseNeedsIndexing(stage, {
+      reported: this.phaseIndexed,
+      indexed: this.indexedPhase,
+      continued: !!info.continuedFromExecutionRunId,
+      startPhase: info.typedSearchAttributes.get(OperationPhase),
+    });
+    if (phaseNeeded) attrs.push({ key: OperationPhase, value: stage });
+    this.phaseIndexed = true;
+    this.indexedPhase = stage;
+    if (this.state.uid && this.uidIndexed !== this.state.uid) {
+      attrs.push({ key: K8sUID, value: this.state.uid });
+      this.uidIndexed = this.state.uid;
+    }
+    if (attrs.length) upsertSearchAttributes(attrs);
+  }
+
+  /** The record a write of this task answered with, if no hint came since: the next pass needs no read. */
+  takeKnownRecord(): Sandbox | undefined {
+    const known = this.knownRecord;
+    this.knownRecord = undefined;
+    return known;
   }
 
   // ---- the create ----
@@ -314,7 +372,7 @@ export class SandboxRun {
       const r = await attempt(exclude);
       if (!('code' in r)) return r;
       const next = afterPlacementRefusal(r, unanswered);
-      if (next.next === 'answer' && next.unansweredInstead && patched(UNANSWERED_AGENT_ANSWER))
+      if (next.next === 'answer' && next.unansweredInstead && (leanLife() || patched(UNANSWERED_AGENT_ANSWER)))
         return next.unansweredInstead;
       last = next.refusal;
       if (next.next === 'answer') return last;
@@ -326,7 +384,7 @@ export class SandboxRun {
 
   /** A new sandbox ID (32 hex): the run's ID with the count of IDs made so far mixed into its tail. */
   private newSandboxId(): string {
-    if (!patched(SANDBOX_ID_FROM_RUN)) return uuid4().replaceAll('-', '');
+    if (!(leanLife() || patched(SANDBOX_ID_FROM_RUN))) return uuid4().replaceAll('-', '');
     const hex = workflowInfo().runId.replaceAll('-', '');
     const tail = ((parseInt(hex.slice(24), 16) ^ this.idsMade++) >>> 0).toString(16).padStart(8, '0');
     return hex.slice(0, 24) + tail;
@@ -336,16 +394,17 @@ export class SandboxRun {
     const sandboxId = this.newSandboxId();
     const { spec } = call;
     return answering(async () => {
-      const placed = patched(ONE_ROUND_TRIP)
-        ? await this.onSomeAgent(spec.poolRef, async (exclude) => {
-            // Allocation and agent create in one local activity: one round trip on the caller's clock.
-            const r = await createSteps.placeOnAgent({
-              ...this.placeRequest(spec, sandboxId, exclude),
-              spec: this.agentSpec(sandboxId, spec, ''),
-            });
-            return r.status === 'ok' ? { sandboxId, placement: r.placement, spec } : r.outcome;
-          })
-        : await this.place(spec, createSteps, { sandboxId, reservation: sandboxId }, async () => '');
+      const placed =
+        leanLife() || patched(ONE_ROUND_TRIP)
+          ? await this.onSomeAgent(spec.poolRef, async (exclude) => {
+              // Allocation and agent create in one local activity: one round trip on the caller's clock.
+              const r = await createSteps.placeOnAgent({
+                ...this.placeRequest(spec, sandboxId, exclude),
+                spec: this.agentSpec(sandboxId, spec, ''),
+              });
+              return r.status === 'ok' ? { sandboxId, placement: r.placement, spec } : r.outcome;
+            })
+          : await this.place(spec, createSteps, { sandboxId, reservation: sandboxId }, async () => '');
       if ('code' in placed) return failedWith(placed);
       this.placed = placed;
       return this.answerFor(placed);
@@ -379,29 +438,30 @@ export class SandboxRun {
           if (uid) recordedUid = this.state.uid = uid;
           return r.status === 'ok' ? { sandboxId: r.uid, placement: r.placement, spec } : r.outcome;
         });
-      let placed = patched(ONE_ROUND_TRIP)
-        ? await attempt()
-        : // Runs recorded before ONE_ROUND_TRIP: allocation, record and agent create one step each.
-          await this.place(spec, createSteps, { sandboxId: '', reservation }, async (placement) => {
-            const allocation = this.allocationOf(placement, call);
-            if (recordedUid) {
-              // Placed elsewhere after a refusal: the record follows.
-              const moved = await createSteps.setAllocationAnnotation({
-                namespace,
-                name,
-                uid: recordedUid,
-                allocation,
-              });
-              return moved.status === 'ok'
-                ? recordedUid
-                : refusal('Unavailable', `Sandbox ${namespace}/${name} vanished`);
-            }
-            const rec = await createSteps.createSandboxRecord({ ...record, allocation });
-            if (rec.status !== 'ok') return rec.outcome;
-            recordedUid = this.state.uid = rec.uid;
-            return rec.uid;
-          });
-      if ('code' in placed && placed.reason === NO_READY_AGENT && patched(STRONG_WAITS_FOR_AGENT))
+      let placed =
+        leanLife() || patched(ONE_ROUND_TRIP)
+          ? await attempt()
+          : // Runs recorded before ONE_ROUND_TRIP: allocation, record and agent create one step each.
+            await this.place(spec, createSteps, { sandboxId: '', reservation }, async (placement) => {
+              const allocation = this.allocationOf(placement, call);
+              if (recordedUid) {
+                // Placed elsewhere after a refusal: the record follows.
+                const moved = await createSteps.setAllocationAnnotation({
+                  namespace,
+                  name,
+                  uid: recordedUid,
+                  allocation,
+                });
+                return moved.status === 'ok'
+                  ? recordedUid
+                  : refusal('Unavailable', `Sandbox ${namespace}/${name} vanished`);
+              }
+              const rec = await createSteps.createSandboxRecord({ ...record, allocation });
+              if (rec.status !== 'ok') return rec.outcome;
+              recordedUid = this.state.uid = rec.uid;
+              return rec.uid;
+            });
+      if ('code' in placed && placed.reason === NO_READY_AGENT && (leanLife() || patched(STRONG_WAITS_FOR_AGENT)))
         placed = await this.waitForAgent(call, placed, attempt);
       if ('code' in placed) {
         if (recordedUid) await sandboxCalls.deleteSandboxRecord({ namespace, name, uid: recordedUid });
@@ -437,6 +497,7 @@ export class SandboxRun {
           reason: NO_READY_AGENT,
         };
       this.reportPhase('creating', `strong create waiting up to ${waitMs / 1000}s for an agent of pool ${pool}`);
+      this.index();
       await getExternalWorkflowHandle(poolWorkflowId(this.namespace, pool))
         .signal(poolDemandSignal, { sandbox: this.name, mode: 'strong' })
         .catch(() => undefined); // no pool workflow (yet): the watcher starts it, the fast path hinted too
@@ -452,6 +513,7 @@ export class SandboxRun {
    */
   async recordFastCreate(creation: Creation, placed: Incarnation): Promise<string | undefined> {
     this.reportPhase('recording', `on agent ${placed.placement.pod}; writing the Sandbox record`);
+    const lean = leanLife();
     const rec = await sandboxCalls.createSandboxRecord({
       namespace: this.namespace,
       name: this.name,
@@ -460,6 +522,7 @@ export class SandboxRun {
       allocation: this.allocationOf(placed.placement, creation.call),
       createTimestampNanos: creation.call.receivedAtNanos,
       tenant: creation.call.tenant,
+      ...(lean ? { returnRecord: true } : {}),
     });
     if (rec.status !== 'ok') {
       const why = `sandbox ${placed.sandboxId} runs on agent ${placed.placement.pod} but its record was refused (${rec.outcome.message}); the janitor removes it from the agent once it is older than the orphan timeout`;
@@ -468,6 +531,7 @@ export class SandboxRun {
     }
     this.state.uid = rec.uid;
     this.recorded = true;
+    this.knownRecord = rec.record;
     return undefined;
   }
 
@@ -478,6 +542,7 @@ export class SandboxRun {
    * here leaves no record of this incarnation, so its tenant's quota slot is given back.
    */
   async finish(result: string): Promise<string> {
+    this.index();
     await condition(allHandlersFinished);
     await this.releaseQuotaSlot();
     return result;
@@ -487,7 +552,7 @@ export class SandboxRun {
   private async releaseQuotaSlot(): Promise<void> {
     const tenant = this.creation?.call.tenant ?? this.recordTenant;
     // Runs recorded before quotas existed end without the signal; the marker keeps their replay unchanged.
-    if (!tenant || !patched(QUOTA_RELEASE)) return;
+    if (!tenant || !(leanLife() || patched(QUOTA_RELEASE))) return;
     try {
       await getExternalWorkflowHandle(quotaWorkflowId(tenant)).signal(releaseSlotSignal, {
         slot: slotKey(this.namespace, this.name),
@@ -539,6 +604,7 @@ export class SandboxRun {
       this.reportPhase('scheduling', `waiting for room: ${placed.message}`);
       if (r.status === 'gone') return 'gone';
       // No room now: try again on the next hint, a little later, or at the expiry.
+      this.index();
       await condition(() => this.needsReconcile, nextLookInMs(sb, Date.now(), UNSCHEDULABLE_RETRY_MS));
       return undefined;
     }
@@ -571,7 +637,7 @@ export class SandboxRun {
     // the agent's return brings the next pass, which adopts it.
     if (!inc && seen.state === 'held') return;
     const observed = observedStatus(sb, seen, { pod, sandboxId, placedBootId: inc?.placement.bootId }, new Date());
-    if (observed.agentRestarted && patched(AGENT_RESTARTED))
+    if (observed.agentRestarted && (leanLife() || patched(AGENT_RESTARTED)))
       // The agent restarted in place (a container restart, an OOM kill) and its sandboxes went
       // with it: the agent was lost and is back at once, so failurePolicy applies now.
       return this.applyFailurePolicy(
@@ -687,6 +753,15 @@ export class SandboxRun {
 
   async removeFromAgent(inc: Incarnation): Promise<void> {
     const agent = { namespace: this.namespace, pod: inc.placement.pod, sandboxId: inc.sandboxId };
+    if (leanLife()) {
+      // Delete, the agent forgetting it and the slot's release in one step; a slow agent is waited for below.
+      const quick = { ...agent, agentId: inc.placement.agentId, withinMs: QUICK_REMOVAL_MS };
+      if ((await sandboxCalls.removeFromAgent(quick)) === 'removed') return;
+      this.index();
+      await agentWaits.waitUntilAgentForgets(agent);
+      await sandboxCalls.releaseSandbox({ agentId: inc.placement.agentId, sandboxId: inc.sandboxId });
+      return;
+    }
     await sandboxCalls.deleteOnAgent(agent);
     await agentWaits.waitUntilAgentForgets(agent);
     await sandboxCalls.releaseSandbox({ agentId: inc.placement.agentId, sandboxId: inc.sandboxId });

@@ -52,7 +52,7 @@ import {
   sandboxStateQuery,
   type SandboxWorkflowInput,
 } from './messages.js';
-import { SandboxRun } from './sandbox-run.js';
+import { SandboxRun, leanLife } from './sandbox-run.js';
 
 /** Runs from before it took a delete that came ahead of the Fast record as a delete. */
 const DELETE_BEFORE_RECORD = 'sandbox-delete-before-record';
@@ -80,6 +80,7 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
       // End the workflow task here: the caller's answer leaves with its completion, so it must
       // not wait for the steps after it (recording, hand-off), nor share a task with the run's end.
       run.answerSent = true;
+      run.index();
       await sleep(1);
     }
     if (creation?.answer?.status === 'failed' && !run.state.uid) {
@@ -94,7 +95,7 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
         placed: !!placed,
         recorded: run.recorded,
       }) &&
-      patched(DELETE_BEFORE_RECORD)
+      (leanLife() || patched(DELETE_BEFORE_RECORD))
     ) {
       // DeleteSandbox came between the answer and the record (it found no record and told this
       // run): record nothing, remove the sandbox from its agent.
@@ -116,9 +117,13 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
       if (refused) return run.finish(refused);
     }
 
+    // A write of this pass answered with the record as it is now (a lean run): no read after it.
+    const known = run.takeKnownRecord();
     run.needsReconcile = false;
     run.recoveryEndsAtMs = undefined;
-    const read = await sandboxCalls.readSandbox({ namespace, name });
+    const read = known
+      ? { status: 'ok' as const, sandbox: known }
+      : await sandboxCalls.readSandbox({ namespace, name });
     const sb = read.status === 'ok' ? read.sandbox : undefined;
     const uid = sb?.metadata?.uid;
     run.recordTenant = sb?.metadata?.labels?.[TENANT_LABEL] ?? run.recordTenant;
@@ -128,6 +133,7 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
       if (run.placed) await run.removeFromAgent(run.placed);
       if (sb) {
         run.reportPhase('done', `Sandbox ${namespace}/${name} was replaced; following the new one`);
+        run.index();
         await condition(allHandlersFinished);
         return continueAsNew<typeof sandboxWorkflow>({ namespace, name, previousUid: run.state.uid });
       }
@@ -144,7 +150,7 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
         recordedHere: run.recorded,
         recordDeleting: !!sb.metadata?.deletionTimestamp,
       }) &&
-      patched(DELETE_AFTER_RECORD)
+      (leanLife() || patched(DELETE_AFTER_RECORD))
     ) {
       run.reportPhase('deleting', 'deleted while its record was being written; deleting the record');
       await sandboxCalls.requestSandboxDeletion(ref);
@@ -170,8 +176,14 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
         if ((await sandboxCalls.patchSandboxStatus({ ...ref, status })).status === 'gone') continue;
         run.state.phase = 'Bound';
       }
-      if ((await sandboxCalls.removeAllocationAnnotation(ref)).status === 'gone') continue;
-      continue; // read again: status and annotation as they are now
+      const lean = leanLife();
+      const removed = await sandboxCalls.removeAllocationAnnotation({
+        ...ref,
+        ...(lean ? { returnRecord: true } : {}),
+      });
+      if (removed.status === 'gone') continue;
+      run.knownRecord = removed.record;
+      continue; // read again (a lean run: the patch's answer): status and annotation as they are now
     }
 
     // Expiry and reset act on whatever the sandbox is doing now: placed, waiting for room, failed.
@@ -197,6 +209,7 @@ export async function sandboxWorkflow(input: SandboxWorkflowInput): Promise<stri
 
     // Also the durable timer of the expiry and of a lost agent's recovery timeout: a hint (a spec
     // change, the agent back) ends it early and the next pass arms it anew.
+    run.index();
     await condition(() => run.needsReconcile, waitForHintsMs(sb, Date.now(), RESYNC_MS, run.recoveryEndsAtMs));
     if (workflowInfo().continueAsNewSuggested && !run.needsReconcile) {
       await condition(allHandlersFinished);
