@@ -260,6 +260,8 @@ describe('reset', () => {
 });
 
 describe('a SIGKILL of the fast path right after the agent delete', () => {
+  /** The local activity that deletes on the agent (and waits for it, and frees the slot) in a lean run. */
+  const AGENT_DELETE = 'removeFromAgent';
   /** Restarts the fast path, as its Deployment would, with the given crash drill (or none). */
   async function restart(env: NodeJS.ProcessEnv = {}) {
     await stack.child!.stop();
@@ -278,7 +280,7 @@ describe('a SIGKILL of the fast path right after the agent delete', () => {
   it('during an expiry: it completes once — Expired, nothing left on the agent, the slot free', async () => {
     const name = uniq('crash-expiry');
     const id = (await runningSandbox(name)).status!.sandboxID!;
-    await restart({ DO_FAULT_KILL_AFTER_ACTIVITY: 'deleteOnAgent' });
+    await restart({ DO_FAULT_KILL_AFTER_ACTIVITY: AGENT_DELETE });
     await update(name, { expireTimeSeconds: wholeSecondsFromNow(2) });
     await afterTheKill();
     const sb = await phase(name, 'Expired', 120_000);
@@ -295,7 +297,7 @@ describe('a SIGKILL of the fast path right after the agent delete', () => {
   it('during a reset: it completes once — one new sandbox on the agent, the revision accepted', async () => {
     const name = uniq('crash-reset');
     const first = (await runningSandbox(name)).status!.sandboxID!;
-    await restart({ DO_FAULT_KILL_AFTER_ACTIVITY: 'deleteOnAgent' });
+    await restart({ DO_FAULT_KILL_AFTER_ACTIVITY: AGENT_DELETE });
     const revision = new Date().toISOString();
     await update(name, { resetRevision: revision });
     await afterTheKill();

@@ -185,6 +185,11 @@ export function createSandboxAgentActivities(
           if (Date.now() + 100 > until) return 'pending';
           await new Promise((r) => setTimeout(r, 100));
         }
+        // Until this process's registry has seen it go too (a poll a second): its "missing" hint
+        // then reaches the run while this task still runs, not in the task that ends the run
+        // (the server refuses that completion: UnhandledCommand, a retried task).
+        while (registry.holderOf(req.sandboxId) && Date.now() + 100 <= until)
+          await new Promise((r) => setTimeout(r, 100));
       }
       registry.table.release(req.agentId, req.sandboxId);
       return 'removed';
