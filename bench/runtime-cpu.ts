@@ -10,12 +10,13 @@
  *     wiring (sh, ip, the CNI ptp and host-local plugins, nft) and mkfifo.
  * Phases: `bare` lives (container + snapshot + task create + start, kill, delete through the gRPC
  * client, no agent, no network: the runtime's own floor), with a shim per container and with the
- * runc v2 shim's grouping (`io.containerd.runc.v2.group`); then LIVES lives through an agent with
+ * runc v2 shim's grouping (`io.containerd.runc.v2.group`), in alternating blocks; then LIVES lives through an agent with
  * a warm pool (the warm hand-off, the delete and the pool's refill: a life's whole cost). The
  * bench's own polling of the agent's status costs CPU too: it is measured idle, at the same rate,
  * and subtracted (both are printed).
  *
  * Usage: npx tsx bench/runtime-cpu.ts [LIVES=40] [WARM=4] [CONCURRENCY=2]
+ * (env DO_BENCH_CPU_PROF=<dir>: the agent's CPU profile, written there when it stops)
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
@@ -142,10 +143,14 @@ function report(label: string, d: Counters, lives: number, idle?: Counters): voi
   );
 }
 
-/** Bare lives: the runtime alone, through the same gRPC client; `group` puts every container in one shim. */
-async function bareLives(client: ContainerdClient, n: number, group?: string): Promise<void> {
+/**
+ * Bare lives: the runtime alone, through the same gRPC client, with a shim per container and with
+ * every container in one shim (`group`), in alternating blocks so both see the same machine.
+ */
+async function bareLives(client: ContainerdClient, n: number, blocks = 4): Promise<void> {
   const img = await new ImageStore(client).ensure(image);
-  const one = async () => {
+  const group = `bench-${randomBytes(3).toString('hex')}`;
+  const one = async (grouped: boolean) => {
     const id = `bare-${randomBytes(6).toString('hex')}`;
     const spec = containerSpec({
       image: img.config,
@@ -156,7 +161,7 @@ async function bareLives(client: ContainerdClient, n: number, group?: string): P
       cgroupsPath: `/${benchCg}/sandboxes/${id}`,
       limits: { pids: 1024 },
     });
-    if (group) spec.annotations = { 'io.containerd.runc.v2.group': group };
+    if (grouped) spec.annotations = { 'io.containerd.runc.v2.group': group };
     await client.createContainer({
       id,
       image: img.id,
@@ -177,27 +182,32 @@ async function bareLives(client: ContainerdClient, n: number, group?: string): P
   };
   // A grouped shim lives while any of its containers does: one long-lived container holds it,
   // as the agent's warm pool does.
-  const holder = group ? `bare-holder-${randomBytes(4).toString('hex')}` : undefined;
-  if (holder) await startHolder(client, img, holder, group!);
-  await one(); // the first of a kind warms caches
-  const before = counters();
-  await pool(
-    Array.from({ length: n }, (_, i) => i),
-    CONCURRENCY,
-    one,
-  );
-  await new Promise((r) => setTimeout(r, 1000)); // exiting shims finish
-  report(
-    `bare containerd life, ${group ? 'one shim for all (grouped)' : 'a shim per container'}`,
-    diff(before, counters()),
-    n,
-  );
-  if (holder) {
-    await client.kill(holder, 9, { all: true });
-    await client.wait(holder, '', AbortSignal.timeout(30_000));
-    await client.deleteTask(holder);
-    await client.deleteContainer(holder);
-  }
+  const holder = `bare-holder-${randomBytes(4).toString('hex')}`;
+  await startHolder(client, img, holder, group);
+  await one(false); // the first of a kind warms caches
+  await one(true);
+  const zero = diff(counters(), counters());
+  const sum = { perContainer: { ...zero }, grouped: { ...zero } };
+  const per = Math.ceil(n / blocks);
+  for (let b = 0; b < blocks; b++)
+    for (const grouped of b % 2 ? [true, false] : [false, true]) {
+      const before = counters();
+      await pool(
+        Array.from({ length: per }, (_, i) => i),
+        CONCURRENCY,
+        () => one(grouped),
+      );
+      await new Promise((r) => setTimeout(r, 500)); // exiting shims finish
+      const d = diff(before, counters());
+      const acc = grouped ? sum.grouped : sum.perContainer;
+      for (const k of Object.keys(d) as (keyof Counters)[]) acc[k] = (acc[k] ?? 0) + (d[k] ?? 0);
+    }
+  report('bare containerd life, a shim per container', sum.perContainer, per * blocks);
+  report('bare containerd life, one shim for all (grouped)', sum.grouped, per * blocks);
+  await client.kill(holder, 9, { all: true });
+  await client.wait(holder, '', AbortSignal.timeout(30_000));
+  await client.deleteTask(holder);
+  await client.deleteContainer(holder);
 }
 
 async function startHolder(
@@ -243,7 +253,14 @@ async function startAgent(name: string, args: string[]): Promise<{ url: string; 
     ],
     cwd: REPO_ROOT,
     logFile: path.join(stateDir, `${name}.log`),
-    env: { ...process.env, DO_LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      DO_LOG_LEVEL: 'warn',
+      // The agent's own CPU by function, written when it exits (open in Chrome's DevTools).
+      ...(process.env.DO_BENCH_CPU_PROF
+        ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.resolve(process.env.DO_BENCH_CPU_PROF)}` }
+        : {}),
+    },
   });
   procs.push(proc);
   const url = `http://127.0.0.1:${port}`;
@@ -273,9 +290,7 @@ try {
   out(`# runtime CPU per sandbox life — ${new Date().toISOString()}`);
   out(`machine: ${machine()}; command: npx tsx bench/runtime-cpu.ts ${process.argv.slice(2).join(' ')}`);
   const client = new ContainerdClient(ctd.socket, ctd.namespace);
-  const bareN = Math.max(10, Math.round(LIVES / 2));
-  await bareLives(client, bareN);
-  await bareLives(client, bareN, `bench-${randomBytes(3).toString('hex')}`);
+  await bareLives(client, Math.max(16, LIVES));
 
   const agent = await startAgent('runc-warm', [
     ...['--runtime', 'containerd', '--containerd-socket', ctd.socket, '--containerd-namespace', ctd.namespace],
