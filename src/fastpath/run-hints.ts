@@ -3,14 +3,18 @@
  * fresh read, so one more is never wrong — but one that lands while the run's last workflow task
  * is in flight makes Temporal refuse that task's completion (UnhandledCommand) and run it again.
  * A run removing its sandbox itself (deletion, expiry, reset) waits until the agent no longer
- * reports it: the agent's `terminating` and `missing` are its own doing, not news. A removal the
- * run did not start (an agent deleting behind the fast path's back, an agent lost) still is.
+ * reports it: the agent's `terminating`, the process's end and `missing` are its own doing, not
+ * news. A removal the run did not start (an agent deleting behind the fast path's back, an agent
+ * lost) still is.
  */
 import type { SandboxStage, SandboxState } from '../workflows/sandbox/messages.js';
 import type { SandboxChangeObservation } from './registry.js';
 
-/** What an agent reports while a sandbox is being removed, and once it is. */
-const REMOVAL_PHASES: ReadonlySet<string> = new Set(['terminating', 'missing']);
+/**
+ * What an agent may report while a sandbox is being removed (its process ending on SIGTERM or
+ * SIGKILL: `stopped`, `failed`), and once it is; only `creating` and `running` never do.
+ */
+const REMOVAL_PHASES: ReadonlySet<string> = new Set(['terminating', 'stopped', 'failed', 'missing']);
 
 /** The run's stages in which it removes its sandbox itself and waits for the agent to forget it. */
 const REMOVING_STAGES: ReadonlySet<SandboxStage> = new Set(['deleting', 'expiring', 'resetting', 'done']);

@@ -7,10 +7,10 @@ describe("the registry's hints to a sandbox's run", () => {
       expect(agentHintStep({ phase, removedByRun: true })).toBe('skip');
   });
 
-  it("a removal's traces this process did not see start ask the run; any other change is hinted", () => {
-    expect(agentHintStep({ phase: 'terminating' })).toBe('ask');
-    expect(agentHintStep({ phase: 'missing' })).toBe('ask');
-    for (const phase of ['creating', 'running', 'stopped', 'failed']) expect(agentHintStep({ phase })).toBe('hint');
+  it("what a removal this process did not see start may leave asks the run; a create's changes are hinted", () => {
+    // A process ending on the removal's SIGTERM reports stopped or failed before it is gone.
+    for (const phase of ['terminating', 'stopped', 'failed', 'missing']) expect(agentHintStep({ phase })).toBe('ask');
+    for (const phase of ['creating', 'running']) expect(agentHintStep({ phase })).toBe('hint');
   });
 
   it('a run removing its sandbox itself, or no run, is not told; a live one (deleted behind its back) is', () => {
