@@ -10,7 +10,9 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, expect, it } from 'vitest';
 import { CPU_ACCOUNTING_ENV, CpuAccounting, cpuDiff, cpuHierarchyOf } from '../../src/infra/cpu-accounting.js';
-import { ManagedProcess } from '../../src/infra/process.js';
+import { LEDGER_ENV, recordCgroups } from '../../src/infra/ledger.js';
+import { reapLedger } from '../../src/infra/lifeline.js';
+import { ManagedProcess, isAlive } from '../../src/infra/process.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -88,6 +90,39 @@ it('counts the CPU of a child that exited in its component, where /proc sampling
   // Stopped, then removed: nothing of the stack's cgroups is left.
   await proc.stop(1000);
   await accounting.remove();
+  expect(existsSync(accounting.dir)).toBe(false);
+});
+
+it("the lifeline's reaping of a ledger (an owner that died) kills the stack's processes and removes its cgroups", async () => {
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'cpu-accounting-'));
+  cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
+  const accounting = CpuAccounting.forStack(stateDir);
+  if ('unavailable' in accounting) {
+    expect(accounting.unavailable).toMatch(/cgroup|not root/);
+    return;
+  }
+  cleanups.push(() => accounting.remove());
+  const ledger = path.join(stateDir, 'processes.jsonl');
+  recordCgroups(ledger, accounting.dir);
+  const saved = { cgroup: process.env[CPU_ACCOUNTING_ENV], ledger: process.env[LEDGER_ENV] };
+  Object.assign(process.env, { [CPU_ACCOUNTING_ENV]: accounting.dir, [LEDGER_ENV]: ledger });
+  const proc = ManagedProcess.start({
+    name: 'idler',
+    command: 'sleep',
+    args: ['60'],
+    logFile: path.join(stateDir, 'idler.log'),
+  });
+  for (const [name, value] of [
+    [CPU_ACCOUNTING_ENV, saved.cgroup],
+    [LEDGER_ENV, saved.ledger],
+  ] as const)
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  cleanups.push(() => proc.kill());
+  expect(existsSync(path.join(accounting.dir, 'idler'))).toBe(true);
+
+  expect(await reapLedger(ledger)).toEqual(['idler']);
+  expect(isAlive(proc.pid)).toBe(false);
   expect(existsSync(accounting.dir)).toBe(false);
 });
 
