@@ -11,6 +11,11 @@
  * every DO_BENCH_TTL_SWEEP, default 10s). The worker's and watcher's logs (warn and above, the
  * SDK's task failures among them) go to .state/bench-requests/bench.log.
  *
+ * CPU per request, per component: the stack's cgroups (src/infra/cpu-accounting.ts) and this
+ * process, which runs the worker and the watcher (and the load, a small share) — for the burst
+ * (created → all terminal) and for the reaping (TTL + GC until no orphan), each less the idle
+ * rate of a quiet window before the burst.
+ *
  * Usage: npx tsx bench/requests.ts [configMaps=1000] [requests=1000] [deletions=20]
  */
 import { randomBytes } from 'node:crypto';
@@ -28,7 +33,17 @@ import { workflowsEntry } from '../src/workers/bundle.js';
 import { installTemporalRuntime } from '../src/workers/runtime.js';
 import { ensureRequestTtlSweep } from '../src/workers/schedules.js';
 import { startWatcher } from '../src/watcher/main.js';
-import { benchStack, machine, percentile, pool, summary, workflowTaskFailures } from './support.js';
+import {
+  benchStack,
+  cpuAccountingLine,
+  cpuPerOperation,
+  cpuSnapshot,
+  machine,
+  percentile,
+  pool,
+  summary,
+  workflowTaskFailures,
+} from './support.js';
 
 const CONFIG_MAPS = Number(process.argv[2] ?? 1000);
 const REQUESTS = Number(process.argv[3] ?? 1000);
@@ -62,6 +77,7 @@ try {
   const watcher = await startWatcher(cfg, { log });
   await watcher.watcher.waitForSync();
   console.log(`machine: ${machine()}`);
+  console.log(cpuAccountingLine(stack));
   console.log(
     `command: npx tsx bench/requests.ts ${process.argv.slice(2).join(' ')} (TTL ${TTL}, swept every ${SWEEP})`,
   );
@@ -140,6 +156,12 @@ try {
       data: { a: 'b' },
     });
   }
+  // The servers' background with nothing to do: taken off the windows below.
+  const idle = { before: cpuSnapshot(stack), after: cpuSnapshot(stack) };
+  await sleep(10_000);
+  idle.after = cpuSnapshot(stack);
+  const inProcess = { name: 'worker + watcher (this process)', inTotal: true };
+  const cpuBurst = cpuSnapshot(stack);
   const tBurst = Date.now();
   const burst = await pool(
     Array.from({ length: REQUESTS }, (_, i) => i),
@@ -167,6 +189,7 @@ try {
     }
     if (terminalAt.size < REQUESTS) await sleep(2000);
   }
+  const cpuTerminal = cpuSnapshot(stack);
   // completionTimestamp has second precision: the last one bounds the burst from above.
   const terminalMs = Math.max(...terminalAt.values()) + 1000 - tBurst;
   console.log(
@@ -204,6 +227,10 @@ try {
     await sleep(5000);
     left = await orphans();
   }
+  const cpuReaped = cpuSnapshot(stack);
+  console.log(cpuPerOperation('request, created → terminal', cpuBurst, cpuTerminal, REQUESTS, inProcess, idle));
+  console.log(cpuPerOperation('request, TTL → reaped by GC', cpuTerminal, cpuReaped, REQUESTS, inProcess, idle));
+  console.log(cpuPerOperation('request, whole life', cpuBurst, cpuReaped, REQUESTS, inProcess, idle));
   console.log(
     `after TTL ${TTL} + GC: ${JSON.stringify(left)} left of ${REQUESTS} requests (all zero = no orphans), ` +
       `${((Date.now() - tReap) / 1000).toFixed(0)} s after the last became terminal`,

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { mapLimited } from '../src/concurrency.js';
 import type { CloudflareConfig, OperatorConfig } from '../src/config.js';
 import { findBinary } from '../src/infra/binaries.js';
+import { cpuDiff, type CpuByComponent } from '../src/infra/cpu-accounting.js';
 import { LocalStack } from '../src/infra/stack.js';
 import type { KubeClient } from '../src/kube/client.js';
 import type { OperatorWorker } from '../src/workers/worker.js';
@@ -35,6 +36,70 @@ export function summary(label: string, samples: number[], unit = 'ms'): string {
 
 export function machine(): string {
   return `${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`;
+}
+
+/**
+ * CPU at a moment: each component's cgroup (src/infra/cpu-accounting.ts: everything it forked,
+ * exited or not) and this bench process's own (process.cpuUsage: its threads, the Temporal core's
+ * among them). `components` is empty when the stack has no accounting (not root, no cgroupfs).
+ */
+export interface CpuSnapshot {
+  at: number;
+  components: CpuByComponent;
+  self: number;
+}
+
+export function cpuSnapshot(stack: LocalStack): CpuSnapshot {
+  const { user, system } = process.cpuUsage();
+  return { at: performance.now(), components: stack.cpu?.read() ?? {}, self: (user + system) / 1000 };
+}
+
+/** What the stack's CPU accounting says it is, for a bench's header. */
+export function cpuAccountingLine(stack: LocalStack): string {
+  const a = stack.info.cpuAccounting;
+  return a
+    ? `CPU accounting: cgroup v${a.version}, one cgroup per component under ${a.dir} (exited children counted; sandbox containers not)`
+    : 'CPU accounting: OFF (no writable cgroupfs: not root?) — no per-component CPU figures';
+}
+
+/**
+ * CPU-ms per operation between two snapshots, per component and total, largest first. `self`:
+ * how this process's CPU is named and whether it counts in the total (when it runs a component,
+ * such as an in-process worker; not when it is only the load). `idle`: an earlier window with no
+ * operations, whose rate is taken off (the servers' background: timers, leases, compaction).
+ */
+export function cpuPerOperation(
+  what: string,
+  before: CpuSnapshot,
+  after: CpuSnapshot,
+  operations: number,
+  self: { name: string; inTotal: boolean },
+  idle?: { before: CpuSnapshot; after: CpuSnapshot },
+): string {
+  const seconds = (after.at - before.at) / 1000;
+  if (!Object.keys(after.components).length) return `CPU per ${what}: no cgroup accounting on this host`;
+  const used = (b: CpuSnapshot, a: CpuSnapshot): CpuByComponent => ({
+    ...cpuDiff(b.components, a.components),
+    [self.name]: a.self - b.self,
+  });
+  const window = used(before, after);
+  const idleRate = idle && used(idle.before, idle.after);
+  const idleSeconds = idle ? (idle.after.at - idle.before.at) / 1000 : 0;
+  const per = (name: string, ms: number) =>
+    (ms - (idleRate ? ((idleRate[name] ?? 0) / idleSeconds) * seconds : 0)) / Math.max(1, operations);
+  const rows = Object.entries(window)
+    .map(([name, ms]) => ({ name, ms: per(name, ms), cores: ms / 1000 / seconds }))
+    .filter((r) => Math.abs(r.ms) >= 0.05 || r.cores >= 0.005)
+    .sort((a, b) => b.ms - a.ms);
+  const counted = rows.filter((r) => r.name !== self.name || self.inTotal);
+  const total = counted.reduce((n, r) => n + r.ms, 0);
+  const cores = counted.reduce((n, r) => n + r.cores, 0);
+  const f = (r: { name: string; ms: number; cores: number }) =>
+    `${r.name}${r.name === self.name && !self.inTotal ? ' (not in the total)' : ''} ${r.ms.toFixed(1)} (${r.cores.toFixed(2)} cores)`;
+  return (
+    `CPU per ${what} (${operations} in ${seconds.toFixed(1)} s${idle ? `, less the idle rate of ${idleSeconds.toFixed(0)} s before` : ''}): ` +
+    `total ${total.toFixed(1)} ms (${cores.toFixed(2)} cores in the window) = ${rows.map(f).join(', ')}`
+  );
 }
 
 /** Runs `fn` over `items` with at most `limit` in flight (the project's one helper for it). */

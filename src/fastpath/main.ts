@@ -52,7 +52,8 @@ import { ServingTls } from './tls.js';
 import { runningSandbox } from './sandbox-runs.js';
 import { registerBuildInfo } from '../build-info.js';
 import { createFastPathMetrics } from './metrics.js';
-import { SandboxRegistry } from './registry.js';
+import { SandboxRegistry, type SandboxChangeObservation } from './registry.js';
+import { agentHintStep, hintForRunState } from './run-hints.js';
 import { FastPathService } from './service.js';
 
 export interface RunningFastPath {
@@ -93,6 +94,24 @@ export async function startFastPath(
   const client = await connectClient(cfg.temporal);
   const dispatcher = new Dispatcher(client, taskQueue, createDispatchMetrics(metrics.registry, 'fastpath'), log);
 
+  // Only news to the run (src/fastpath/run-hints.ts): its own removal's traces would land on the task that ends it.
+  const hintRun = async (o: SandboxChangeObservation) => {
+    const step = agentHintStep(o);
+    if (step === 'skip') return;
+    if (step === 'ask') {
+      const run = await runningSandbox(client, o.namespace, o.claimName).then(
+        (r) => r?.state,
+        () => 'unknown' as const,
+      );
+      if (!hintForRunState(run)) return;
+    }
+    await dispatcher.signal(sandboxWorkflowId(o.namespace, o.claimName), agentReportedSignal, {
+      agent: o.agent,
+      sandboxId: o.sandboxId,
+      phase: o.phase,
+      message: o.message,
+    });
+  };
   const registry = new SandboxRegistry({
     kube,
     agents,
@@ -108,14 +127,7 @@ export async function startFastPath(
         .hint(poolWorkflowId(namespace, pool), poolChangedSignal, { event: 'agents changed' })
         .catch((err: unknown) => log.warn({ err }, 'pool hint not delivered')),
     onSandboxChange: (o) => {
-      void dispatcher
-        .signal(sandboxWorkflowId(o.namespace, o.claimName), agentReportedSignal, {
-          agent: o.agent,
-          sandboxId: o.sandboxId,
-          phase: o.phase,
-          message: o.message,
-        })
-        .catch((err: unknown) => log.warn({ err }, 'agent hint not delivered'));
+      void hintRun(o).catch((err: unknown) => log.warn({ err }, 'agent hint not delivered'));
       if (o.firstSeen || o.phase === 'missing')
         void dispatcher
           .hint(poolWorkflowId(o.namespace, o.pool), poolChangedSignal, {

@@ -10,7 +10,10 @@
  * each Running agent for its status. An agent that has not answered for `staleAfterMs` (15 s, as
  * the original) or whose Pod is gone, deleting or not Ready leaves the table. A change in a
  * sandbox's phase on its agent (or its disappearance) is passed to `onSandboxChange`, which
- * signals the sandbox's workflow: a hint, verified there by a fresh read.
+ * signals the sandbox's workflow: a hint, verified there by a fresh read. A change of a sandbox
+ * whose removal its own run started through this process (`removalStarted`) says so
+ * (`removedByRun`): the run waits for that removal itself, and a hint landing on the task that
+ * ends the run makes Temporal refuse that task (UnhandledCommand).
  *
  * An agent that reports `draining` (its pool's workflow is about to remove it) and every agent of
  * a pool being deleted stay in the table with no room: their sandboxes are still followed, nothing
@@ -48,6 +51,8 @@ export interface SandboxChangeObservation {
   /** The agent's phase, or `missing` when the agent no longer reports the sandbox. */
   phase: string;
   message: string;
+  /** Its own run started its removal through this process (`removalStarted`). */
+  removedByRun?: boolean;
 }
 
 export interface RegistryOptions {
@@ -82,6 +87,9 @@ export interface KnownAgent {
 
 const agentKey = (namespace: string, pod: string) => `${namespace}/${pod}`;
 
+/** How long a removal started by a run is remembered when its agent never reports it gone. */
+export const RUN_REMOVAL_MEMORY_MS = 10 * 60_000;
+
 /** At most this often a full pool's agents are asked again before a refusal (refreshPool). */
 export const POOL_REFRESH_GAP_MS = 250;
 
@@ -113,6 +121,8 @@ export class SandboxRegistry {
   private readonly known = new Map<string, KnownAgent>();
   private readonly holders = new Map<string, string>();
   private readonly pools = new Set<string>();
+  /** Sandboxes whose removal their own run started through this process, and when (Date.now()). */
+  private readonly runRemovals = new Map<string, number>();
   /** UIDs of Pods labelled as agents that no SandboxPool controls (logged once each). */
   private foreignPods = new Set<string>();
   /** Pools whose deletion has started: nothing new is placed in them. */
@@ -216,6 +226,14 @@ export class SandboxRegistry {
     return a
       ? { agentId: a.key, pod: a.pod, node: a.node, url: a.url, ip: a.ip, ...(bootId && { bootId }) }
       : undefined;
+  }
+
+  /**
+   * The sandbox's own run is removing it (its delete step, about to ask the agent): its changes
+   * from now on — terminating, then missing — are marked `removedByRun`.
+   */
+  removalStarted(sandboxId: string): void {
+    this.runRemovals.set(sandboxId, Date.now());
   }
 
   /** `namespace/pool/pod` of every agent placements may use now. */
@@ -404,11 +422,12 @@ export class SandboxRegistry {
     this.holders.clear();
     for (const [id, o] of current) this.holders.set(id, agentKey(o.namespace, o.agent));
     const notify = this.opts.onSandboxChange;
+    const byRun = (id: string) => (this.runRemovals.has(id) ? { removedByRun: true } : {});
     if (notify) {
       for (const [id, o] of current) {
         const before = this.lastSeen.get(id);
         if (o.claimName && (before?.phase !== o.phase || before.message !== o.message))
-          notify(before ? o : { ...o, firstSeen: true });
+          notify({ ...o, ...(before ? {} : { firstSeen: true }), ...byRun(id) });
       }
       for (const [id, before] of this.lastSeen)
         if (!current.has(id) && before.claimName)
@@ -416,8 +435,13 @@ export class SandboxRegistry {
             ...before,
             phase: 'missing',
             message: `no longer reported by agent ${before.agent} (was ${before.phase})`,
+            ...byRun(id),
           });
     }
+    // A removal is remembered until its sandbox is gone (or, never seen here, for a while).
+    const now = Date.now();
+    for (const [id, at] of this.runRemovals)
+      if (!current.has(id) && (this.lastSeen.has(id) || now - at > RUN_REMOVAL_MEMORY_MS)) this.runRemovals.delete(id);
     this.lastSeen = current;
   }
 

@@ -264,6 +264,7 @@ export class AgentFleet {
     const cli = path.resolve(HERE, '..', 'cli', FROM_SOURCES ? 'main.ts' : 'main.js');
     const proc = ManagedProcess.start({
       name: `agent-${podName}`,
+      component: 'agents', // one CPU figure for the fleet, the sandboxes of the process runtime with it
       command: process.execPath,
       args: [
         ...(FROM_SOURCES ? ['--import', 'tsx'] : []),

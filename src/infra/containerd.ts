@@ -6,6 +6,9 @@
  * Shims outlive containerd by design (each is its own process group), so they and the containers
  * under them are killed by stop(), not by a restart: a restart is a containerd outage, and real
  * containers survive those.
+ *
+ * Its shims and their runc calls are its children: they stay in containerd's cgroup and count in
+ * its CPU (cpu-accounting.ts); the containers do not, runc moves each into the cgroup it names.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';

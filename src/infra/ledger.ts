@@ -11,7 +11,10 @@ import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 export const LEDGER_ENV = 'DO_STACK_LEDGER';
 
 export type LedgerEntry =
-  { name: string; pid: number; startTime: string } | { containerdDir: string } | { nodeDir: string };
+  | { name: string; pid: number; startTime: string }
+  | { containerdDir: string }
+  | { nodeDir: string }
+  | { cgroupDir: string };
 
 /** The start time of `pid` in clock ticks since boot (field 22 of /proc/<pid>/stat); undefined once gone. */
 export function startTimeOf(pid: number): string | undefined {
@@ -52,4 +55,9 @@ export function readLedger(file: string): LedgerEntry[] {
 /** Adds a node directory: what its kubelet, kube-proxy and CNI added to the host (node.ts). */
 export function recordNode(file: string, nodeDir: string): void {
   appendFileSync(file, `${JSON.stringify({ nodeDir } satisfies LedgerEntry)}\n`);
+}
+
+/** Adds the stack's cgroup directory (cpu-accounting.ts): removed once its processes are gone. */
+export function recordCgroups(file: string, cgroupDir: string): void {
+  appendFileSync(file, `${JSON.stringify({ cgroupDir } satisfies LedgerEntry)}\n`);
 }

@@ -2,7 +2,7 @@
  * Nothing outlives the stack. The process that starts a local stack (dev, the test harness)
  * holds a pipe to a small watchdog process in its own session; whatever ends that owner — Ctrl-C,
  * SIGTERM, SIGKILL, a crash — the kernel closes the pipe, and the watchdog kills everything in
- * the stack's ledger (ledger.ts) and cleans up its containerd. Node has no PR_SET_PDEATHSIG, and
+ * the stack's ledger (ledger.ts) and cleans up its containerd and its cgroups. Node has no PR_SET_PDEATHSIG, and
  * that would reach direct children only, not the agents' sandboxes or the containerd shims. The
  * next start reaps the ledger again, for what a lost watchdog left behind.
  */
@@ -12,6 +12,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { cleanupContainerd } from './containerd.js';
+import { CpuAccounting } from './cpu-accounting.js';
 import { readLedger, startTimeOf } from './ledger.js';
 import { cleanupNode } from './node.js';
 import { isAlive, killTree } from './process.js';
@@ -32,6 +33,7 @@ export async function reapLedger(file: string): Promise<string[]> {
   for (const e of entries) if ('containerdDir' in e) await cleanupContainerd(e.containerdDir);
   // After containerd's: the Pods' containers are gone, their mounts and network namespaces may go.
   for (const e of entries) if ('nodeDir' in e) await cleanupNode(e.nodeDir);
+  for (const e of entries) if ('cgroupDir' in e) await CpuAccounting.open(e.cgroupDir, 1).remove();
   return killed.map((k) => k.name);
 }
 

@@ -1,12 +1,14 @@
 /**
  * Supervised child processes for the local stack: each runs in its own process group (so a
- * stop takes its children with it), logs to a file, and is written to the stack's ledger so
- * nothing of it outlives the stack (see lifeline.ts).
+ * stop takes its children with it), logs to a file, is written to the stack's ledger so
+ * nothing of it outlives the stack (see lifeline.ts), and joins its component's cgroup when the
+ * stack accounts CPU (see cpu-accounting.ts).
  */
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, readdirSync } from 'node:fs';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { CPU_ACCOUNTING_ENV, joinCgroup } from './cpu-accounting.js';
 import { recordProcess } from './ledger.js';
 
 export interface ProcessSpec {
@@ -16,6 +18,8 @@ export interface ProcessSpec {
   logFile: string;
   cwd?: string;
   env?: NodeJS.ProcessEnv;
+  /** The cgroup its CPU is accounted in (default `name`): processes of one kind (the agents) share one. */
+  component?: string;
 }
 
 export class ManagedProcess {
@@ -49,6 +53,9 @@ export class ManagedProcess {
       });
       child.unref();
       recordProcess(spec.name, child.pid);
+      // Before it can have forked much (a server forks on requests, after it is ready).
+      const cgroups = process.env[CPU_ACCOUNTING_ENV];
+      if (cgroups) joinCgroup(cgroups, spec.component ?? spec.name, child.pid);
       return new ManagedProcess(spec, child.pid, exited);
     } finally {
       closeSync(fd);

@@ -24,10 +24,11 @@ import {
   type Component,
 } from './components.js';
 import { Containerd, cleanupContainerd } from './containerd.js';
+import { CPU_ACCOUNTING_ENV, CpuAccounting } from './cpu-accounting.js';
 import { LocalNode, nodeBinaries, prepareNode, type NodeInfo, type NodePort } from './node-stack.js';
 import { findHostTools, requireHostTools, type HostTools } from './host-tools.js';
 import { ensureImageLayout, pushImages, type SandboxImages } from './images.js';
-import { LEDGER_ENV, recordContainerd, recordNode } from './ledger.js';
+import { LEDGER_ENV, recordCgroups, recordContainerd, recordNode } from './ledger.js';
 import { Lifeline, reapLedger } from './lifeline.js';
 import { getFreePort, isPortFree } from './process.js';
 import { ImageRegistry } from './registry.js';
@@ -88,6 +89,8 @@ export interface StackInfo {
   registry?: { host: string; images: SandboxImages };
   /** Why sandboxes run without containerd or without gVisor, and the command that fixes it (sandboxIsolation). */
   isolationNote?: string;
+  /** The components' cgroups (cpu-accounting.ts: CpuAccounting.open reads them); absent when the host has none for us. */
+  cpuAccounting?: { dir: string; version: 1 | 2 };
 }
 
 interface ServerPorts {
@@ -144,10 +147,16 @@ export class LocalStack {
     readonly admission: LocalAdmissionWebhook | undefined,
     private readonly lifeline: Lifeline,
     private readonly outerLedger: string | undefined,
+    private readonly accounting: StackAccounting,
     readonly registry?: ImageRegistry,
     readonly containerd?: Containerd,
     readonly node?: LocalNode,
   ) {}
+
+  /** CPU per component, including the processes that exited (undefined without cgroupfs or root). */
+  get cpu(): CpuAccounting | undefined {
+    return this.accounting.cpu;
+  }
 
   get components(): Component[] {
     const sandbox = [this.containerd, this.registry].filter((c) => c !== undefined);
@@ -190,6 +199,7 @@ export class LocalStack {
     const outerLedger = process.env[LEDGER_ENV];
     process.env[LEDGER_ENV] = ledgerFile;
     const lifeline = Lifeline.start(ledgerFile, path.join(logsDir, 'lifeline.log'));
+    const accounting = startAccounting(stateDir, ledgerFile, log);
     const t0 = Date.now();
     let admissionP: Promise<LocalAdmissionWebhook> | undefined;
     const containerdDir = path.join(stateDir, 'containerd');
@@ -390,6 +400,7 @@ export class LocalStack {
         },
         registry: registry && images && { host: registry.host, images },
         ...(isolation?.message && { isolationNote: isolation.message }),
+        ...(accounting.cpu && { cpuAccounting: { dir: accounting.cpu.dir, version: accounting.cpu.version } }),
       };
       await writeFile(path.join(stateDir, STACK_INFO_FILE), JSON.stringify(info, null, 2));
       const stack = new LocalStack(
@@ -402,6 +413,7 @@ export class LocalStack {
         admission,
         lifeline,
         outerLedger,
+        accounting,
         registry,
         containerd,
         node,
@@ -417,6 +429,7 @@ export class LocalStack {
       await admissionP?.then((a) => a.stop()).catch(() => {});
       await lifeline.close();
       restoreLedgerEnv(outerLedger);
+      await stopAccounting(accounting);
       throw err;
     }
   }
@@ -441,8 +454,40 @@ export class LocalStack {
     // Anything else still in the ledger (a role or agent its starter did not stop) goes now.
     await this.lifeline.close();
     restoreLedgerEnv(this.outerLedger);
+    // Every process of the stack is gone by now: its cgroups can go.
+    await stopAccounting(this.accounting);
     await rm(path.join(this.info.stateDir, LEDGER_FILE), { force: true });
   }
+}
+
+interface StackAccounting {
+  cpu?: CpuAccounting;
+  /** The enclosing stack's DO_STACK_CGROUP, this process's again once this stack stops. */
+  outer: string | undefined;
+}
+
+/**
+ * Each component of the stack in a cgroup of its own from here on: every process started through
+ * ManagedProcess under this stack (here, in dev's roles, in the tests' forks) finds the directory
+ * in DO_STACK_CGROUP, as it finds the ledger. Without cgroupfs or root: one line, no accounting.
+ */
+function startAccounting(stateDir: string, ledgerFile: string, log: ProgressLog): StackAccounting {
+  const outer = process.env[CPU_ACCOUNTING_ENV];
+  const cpu = CpuAccounting.forStack(stateDir);
+  if ('unavailable' in cpu) {
+    log(`CPU accounting per component off: ${cpu.unavailable}`);
+    delete process.env[CPU_ACCOUNTING_ENV]; // not the enclosing stack's: its components are not this one's
+    return { outer };
+  }
+  recordCgroups(ledgerFile, cpu.dir);
+  process.env[CPU_ACCOUNTING_ENV] = cpu.dir;
+  return { cpu, outer };
+}
+
+async function stopAccounting(accounting: StackAccounting): Promise<void> {
+  if (accounting.outer === undefined) delete process.env[CPU_ACCOUNTING_ENV];
+  else process.env[CPU_ACCOUNTING_ENV] = accounting.outer;
+  await accounting.cpu?.remove();
 }
 
 /** The ledger of an enclosing stack (a test starting a stack of its own), if any, is this process's again. */

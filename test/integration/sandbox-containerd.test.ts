@@ -4,7 +4,7 @@
  * agent SIGKILL + restart that must not lose a sandbox.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -260,6 +260,31 @@ describe('isolation', () => {
     expect((await agent.exec(b, ['true'])).code).toBe(0);
     expect(agent.proc.running).toBe(true);
     await Promise.all([deleted(agent, a), deleted(agent, b)]);
+  });
+
+  it("an agent's sandboxes share one runc shim (the host side), each in namespaces of its own; it outlives the sandbox that started it", async () => {
+    const a = await createRunning(agent, { image: images.busybox });
+    const b = await createRunning(agent, { image: images.busybox });
+    const initPid = async (id: string) => (await client.getTask(id)).pid;
+    /** The parent of a sandbox's init on the host: the shim that serves its container. */
+    const shimOf = async (id: string) => {
+      const stat = readFileSync(`/proc/${await initPid(id)}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    };
+    const nsOf = async (id: string, ns: string) => readlinkSync(`/proc/${await initPid(id)}/ns/${ns}`);
+    const shim = await shimOf(a);
+    expect(path.basename(readFileSync(`/proc/${shim}/cmdline`, 'utf8').split('\0')[0]!)).toBe(
+      'containerd-shim-runc-v2',
+    );
+    expect(await shimOf(b)).toBe(shim);
+    for (const ns of ['pid', 'mnt', 'net', 'ipc', 'uts']) expect(await nsOf(a, ns)).not.toBe(await nsOf(b, ns));
+    // The shim came with `a`'s container (its bundle is its working directory): it serves on without it.
+    await deleted(agent, a);
+    expect((await agent.exec(b, ['echo', 'ok'])).out).toBe('ok\n');
+    const c = await createRunning(agent, { image: images.busybox });
+    expect(await shimOf(c)).toBe(shim);
+    expect((await agent.exec(c, ['echo', 'ok'])).out).toBe('ok\n');
+    await Promise.all([deleted(agent, b), deleted(agent, c)]);
   });
 });
 

@@ -5,7 +5,9 @@
  * touched. Strong mode's counterpart: a record whose agent lost the sandbox becomes Failed with
  * the reason; one whose agent Pod crashed becomes Lost (failurePolicy Manual, the default) once
  * the recovery timeout (default 60 s) has passed — test/integration/sandbox-agent-lost.test.ts
- * covers the policies and the timeout.
+ * covers the policies and the timeout. And the other side of the registry's hints: a sandbox its
+ * own run deletes gets none once its removal started (one landing on the run's last task makes
+ * Temporal refuse that task, UnhandledCommand), from any replica.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandboxKind, type Sandbox } from '../../src/api/sandbox.js';
@@ -19,11 +21,18 @@ import { agentFetch } from '../support/agent-tls.js';
 let stack: SandboxStack;
 const policy = uniq('deny-orphans');
 
-// Ignores SIGTERM (sandbox-init forwards it): an agent-side delete keeps it terminating for the grace.
+// Ignores SIGTERM (sandbox-init forwards it): an agent-side delete keeps it terminating for the
+// grace (2 s: four polls of the registry, so it reports `terminating` for certain).
 const spec = { image: sandboxImage(), poolRef: 'pool-a', command: ['/bin/sh', '-c', "trap '' TERM; sleep 3600"] };
 
 beforeAll(async () => {
-  stack = await new SandboxStack({ agents: 2, capacity: 4, orphanTimeout: '3s', janitorInterval: '2s' }).start();
+  stack = await new SandboxStack({
+    agents: 2,
+    capacity: 4,
+    orphanTimeout: '3s',
+    janitorInterval: '2s',
+    killGraceMs: 2_000,
+  }).start();
   await stack.kube.create({
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicy',
@@ -206,4 +215,37 @@ describe('agent loss', () => {
         })),
     );
   }, 300_000);
+});
+
+describe('a sandbox its own run deletes', () => {
+  it('gets no agent hint from any replica once its removal started, and no task of its end is refused', async () => {
+    // Two replicas, as deployed: each registry polls the agents, only one runs the delete step.
+    const second = await stack.startSecondReplica();
+    try {
+      const name = uniq('deleted');
+      await stack.grpc.call('CreateSandbox', { namespace: stack.namespace, name, consistencyMode: 'STRONG', ...spec });
+      await eventually('Running', async () => (await stack.sandbox(name))?.status?.phase === 'Running');
+      await stack.grpc.call('DeleteSandbox', { sandboxName: name, namespace: stack.namespace });
+      const handle = (await temporal()).workflow.getHandle(sandboxWorkflowId(stack.namespace, name));
+      expect(await handle.result()).toMatch(/deleted/);
+      const events = (await handle.fetchHistory()).events ?? [];
+      // The run waits for the agent to forget the sandbox (2 s terminating) in this activity.
+      const removing = events.findIndex(
+        (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'waitUntilAgentForgets',
+      );
+      expect(removing).toBeGreaterThan(0);
+      const hints = events
+        .slice(removing)
+        .filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'agentReported')
+        .map((e) => {
+          const data = e.workflowExecutionSignaledEventAttributes!.input?.payloads?.[0]?.data;
+          const seen = data ? (JSON.parse(Buffer.from(data).toString()) as { phase: string }) : undefined;
+          return `event ${String(e.eventId)}: agentReported ${seen?.phase ?? ''}`;
+        });
+      expect(hints).toEqual([]);
+      expect(events.filter((e) => e.workflowTaskFailedEventAttributes).map((e) => String(e.eventId))).toEqual([]);
+    } finally {
+      await second.fastpath.close();
+    }
+  }, 120_000);
 });

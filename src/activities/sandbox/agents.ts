@@ -159,6 +159,8 @@ export function createSandboxAgentActivities(
     async deleteOnAgent(req: AgentRef & { sandboxId: string }): Promise<void> {
       const url = urlOf(req);
       if (!url) return;
+      // The run waits for this removal itself: the registry does not hint it (src/fastpath/run-hints.ts).
+      registry.removalStarted(req.sandboxId);
       await agents.delete(url, req.sandboxId).catch((err: unknown) => {
         throw agentFailure(err);
       });
@@ -175,6 +177,8 @@ export function createSandboxAgentActivities(
       const until = Date.now() + req.withinMs;
       const url = urlOf(req);
       if (url) {
+        // The run waits for this removal itself: the registry does not hint it (src/fastpath/run-hints.ts).
+        registry.removalStarted(req.sandboxId);
         await agents.delete(url, req.sandboxId).catch((err: unknown) => {
           throw agentFailure(err);
         });

@@ -132,6 +132,8 @@ export interface ContainerSpecInput {
   kernelRelease?: string;
   /** The process's capabilities (OCI names; the pool's setting), DEFAULT_CAPABILITIES when unset. */
   capabilities?: readonly string[];
+  /** OCI annotations: read by the runtime on the host (the runc shim's group), never seen inside. */
+  annotations?: Record<string, string>;
 }
 
 export function containerSpec(input: ContainerSpecInput): Record<string, unknown> {
@@ -164,6 +166,7 @@ export function containerSpec(input: ContainerSpecInput): Record<string, unknown
     },
     root: { path: 'rootfs', readonly: false },
     hostname: input.hostname,
+    ...(input.annotations ? { annotations: input.annotations } : {}),
     mounts: [
       { destination: '/proc', type: 'proc', source: 'proc', options: ['nosuid', 'noexec', 'nodev'] },
       {

@@ -84,6 +84,14 @@ export const LABEL = {
 } as const;
 
 export const RUNC_SHIM = 'io.containerd.runc.v2';
+/**
+ * The runc v2 shim's grouping annotation: containers whose spec carries the same value share one
+ * shim process (the first one's `start` serves, later ones join it; it exits once its last
+ * container is deleted). One shim per agent instead of one per sandbox: a life no longer starts
+ * and stops a shim daemon (bench/RESULTS.md, issue 35). The shim is the host side; each container
+ * keeps its own namespaces, cgroup and runc state.
+ */
+export const SHIM_GROUP_ANNOTATION = 'io.containerd.runc.v2.group';
 export const DEFAULT_SNAPSHOTTER = 'overlayfs';
 /** A fork bomb stays inside its sandbox: the default when neither the request nor the pool sets one. */
 export const DEFAULT_PIDS_LIMIT = 1024;
@@ -383,6 +391,12 @@ export class ContainerdRuntime implements SandboxRuntime {
     return this.opts.snapshotter ?? DEFAULT_SNAPSHOTTER;
   }
 
+  /** This agent's shim group: its identity (another agent, or this one's successor Pod, gets its own shim). */
+  private get shimGroup(): string {
+    const { agentNamespace, agentName, agentUid } = this.opts;
+    return `fast-sandbox/${agentNamespace ?? ''}/${agentName}/${agentUid ?? ''}`;
+  }
+
   /** The limits a sandbox runs with: its own, else the pool's defaults; pids always bounded. */
   limitsOf(spec: { cpu?: string; memory?: string }): SandboxLimits | { error: string } {
     const d = this.opts.defaults ?? {};
@@ -430,6 +444,7 @@ export class ContainerdRuntime implements SandboxRuntime {
         binds: this.opts.network ? [{ source: this.opts.network.resolvConfPath, destination: '/etc/resolv.conf' }] : [],
         kernelRelease: os.release(),
         capabilities: this.opts.capabilities,
+        annotations: { [SHIM_GROUP_ANNOTATION]: this.shimGroup },
       });
     } catch (err) {
       throw new SandboxSpecError(`image ${JSON.stringify(image.ref)}: ${(err as Error).message}`);
