@@ -70,6 +70,13 @@ export function createSandboxAgentActivities(
     return a && registry.table.has(a.key) ? a : undefined;
   };
   const urlOf = (ref: AgentRef) => liveAgent(ref)?.url;
+  /** Asks the agent to delete; the run waits for this removal itself, so the registry does not hint it (src/fastpath/run-hints.ts). */
+  const startRemoval = async (url: string, sandboxId: string) => {
+    registry.removalStarted(sandboxId);
+    await agents.delete(url, sandboxId).catch((err: unknown) => {
+      throw agentFailure(err);
+    });
+  };
 
   return {
     /** Picks the agent for a sandbox (or finds the one that already holds it) and reserves its slot. */
@@ -158,12 +165,7 @@ export function createSandboxAgentActivities(
      */
     async deleteOnAgent(req: AgentRef & { sandboxId: string }): Promise<void> {
       const url = urlOf(req);
-      if (!url) return;
-      // The run waits for this removal itself: the registry does not hint it (src/fastpath/run-hints.ts).
-      registry.removalStarted(req.sandboxId);
-      await agents.delete(url, req.sandboxId).catch((err: unknown) => {
-        throw agentFailure(err);
-      });
+      if (url) await startRemoval(url, req.sandboxId);
     },
 
     /**
@@ -177,11 +179,7 @@ export function createSandboxAgentActivities(
       const until = Date.now() + req.withinMs;
       const url = urlOf(req);
       if (url) {
-        // The run waits for this removal itself: the registry does not hint it (src/fastpath/run-hints.ts).
-        registry.removalStarted(req.sandboxId);
-        await agents.delete(url, req.sandboxId).catch((err: unknown) => {
-          throw agentFailure(err);
-        });
+        await startRemoval(url, req.sandboxId);
         for (;;) {
           const report = await agents.status(url).catch(() => undefined);
           if (report && !report.sandboxStatuses.some((x) => x.sandboxId === req.sandboxId)) break;
@@ -189,11 +187,6 @@ export function createSandboxAgentActivities(
           if (Date.now() + 100 > until) return 'pending';
           await new Promise((r) => setTimeout(r, 100));
         }
-        // Until this process's registry has seen it go too (a poll a second): its "missing" hint
-        // then reaches the run while this task still runs, not in the task that ends the run
-        // (the server refuses that completion: UnhandledCommand, a retried task).
-        while (registry.holderOf(req.sandboxId) && Date.now() + 100 <= until)
-          await new Promise((r) => setTimeout(r, 100));
       }
       registry.table.release(req.agentId, req.sandboxId);
       return 'removed';
