@@ -186,9 +186,12 @@ export class SandboxAgent {
   }
 
   private exited(id: string, held: Held, exit: SandboxExit): void {
-    // A deleted sandbox is recorded as stopped too; terminate() releases it once its group is gone.
-    held.phase = exit.stopped || exit.code === 0 ? 'stopped' : 'failed';
     held.message = exitMessage(exit);
+    // One being deleted stays `terminating` until terminate() releases it: a reader between its
+    // exit and its release would otherwise take the delete's SIGKILL for the sandbox's own end
+    // (Failed/Stopped) instead of seeing it go (the run's AgentLostSandbox).
+    if (held.phase === 'terminating') return;
+    held.phase = exit.stopped || exit.code === 0 ? 'stopped' : 'failed';
     if (exit.reason && !exit.stopped) held.reason = exit.reason;
   }
 

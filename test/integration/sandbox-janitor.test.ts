@@ -151,7 +151,9 @@ describe('agent loss', () => {
       `Sandbox ${name} ${phase} (${reason})`,
       async () => {
         const sb = await stack.sandbox(name);
-        return sb?.status?.phase === phase && sb.status.conditions?.[0]?.reason === reason ? sb : undefined;
+        if (sb?.status?.phase === phase && sb.status.conditions?.[0]?.reason === reason) return sb;
+        // Thrown so a timeout says what the record showed last.
+        throw new Error(`${sb?.status?.phase} ${sb?.status?.conditions?.[0]?.reason}: ${sb?.status?.conditions?.[0]?.message}`);
       },
       { timeoutMs },
     );

@@ -17,7 +17,7 @@ import {
 } from '../../src/agent/api.js';
 import { REAP_MARGIN_MS, SandboxAgent, exitMessage } from '../../src/agent/agent.js';
 import { ProcessRuntime } from '../../src/agent/process-runtime.js';
-import type { SandboxRuntime } from '../../src/agent/runtime.js';
+import type { SandboxExit, SandboxRuntime } from '../../src/agent/runtime.js';
 import { bearerChecker, loadAgentToken } from '../../src/agent/auth.js';
 import { LogBuffer } from '../../src/agent/log-buffer.js';
 
@@ -321,6 +321,63 @@ describe('agent delete when the runtime refuses', () => {
     expect(agent.delete('s').body).toMatchObject({ message: 'terminating' });
     await new Promise((r) => setTimeout(r, 20));
     expect(stops).toEqual(['s', 's']);
+    expect(agent.status().sandboxStatuses).toEqual([]);
+  });
+});
+
+describe('agent delete, between the exit and the release', () => {
+  it('reports the sandbox terminating, never stopped: the kill is the delete, not the sandbox ending', async () => {
+    let onExit: ((exit: SandboxExit) => void) | undefined;
+    let released: (() => void) | undefined;
+    const runtime = {
+      name: 'fake',
+      validate: () => undefined,
+      start: (_spec: unknown, exited: (exit: SandboxExit) => void) => {
+        onExit = exited;
+        return Promise.resolve();
+      },
+      // The process dies at once; removing what it was made of (its container, its network) takes a while.
+      stop: () => {
+        onExit!({ code: null, signal: 'SIGKILL', stopped: true });
+        return new Promise<void>((r) => (released = r));
+      },
+      remove: () => undefined,
+    } as unknown as SandboxRuntime;
+    const agent = new SandboxAgent({ agentId: 'a', nodeName: 'n', capacity: 1, runtime, killGraceMs: 10 });
+    expect((await agent.create({ sandboxId: 's', image: 'img', command: ['x'] })).status).toBe(200);
+    agent.delete('s');
+    await new Promise((r) => setTimeout(r, 10));
+    expect(released).toBeDefined();
+    expect(agent.status().sandboxStatuses).toEqual([
+      expect.objectContaining({ sandboxId: 's', phase: 'terminating', message: 'stopped by the agent' }),
+    ]);
+    released!();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(agent.status().sandboxStatuses).toEqual([]);
+  });
+
+  it('one that ended by itself and is then deleted: terminating until gone, too', async () => {
+    let onExit: ((exit: SandboxExit) => void) | undefined;
+    let released: (() => void) | undefined;
+    const runtime = {
+      name: 'fake',
+      validate: () => undefined,
+      start: (_spec: unknown, exited: (exit: SandboxExit) => void) => {
+        onExit = exited;
+        return Promise.resolve();
+      },
+      stop: () => new Promise<void>((r) => (released = r)),
+      remove: () => undefined,
+    } as unknown as SandboxRuntime;
+    const agent = new SandboxAgent({ agentId: 'a', nodeName: 'n', capacity: 1, runtime, killGraceMs: 10 });
+    expect((await agent.create({ sandboxId: 's', image: 'img', command: ['x'] })).status).toBe(200);
+    onExit!({ code: 3, signal: null, stopped: false });
+    expect(agent.status().sandboxStatuses).toEqual([expect.objectContaining({ phase: 'failed' })]);
+    agent.delete('s');
+    await new Promise((r) => setTimeout(r, 10));
+    expect(agent.status().sandboxStatuses).toEqual([expect.objectContaining({ phase: 'terminating' })]);
+    released!();
+    await new Promise((r) => setTimeout(r, 10));
     expect(agent.status().sandboxStatuses).toEqual([]);
   });
 });
