@@ -649,11 +649,16 @@ try {
     });
     // A delete an overloaded agent drops is noted; the sweep below deletes what is left.
     await pool(ids, 16, (s) => agentClient.delete(s.url, s.id).catch((err) => noteError('(a) agent delete', err)));
-    // Also those whose create answered too late for its caller (timed out) but ran.
-    for (const a of agents)
-      for (const sb of (await agentClient.status(a.url)).sandboxStatuses)
-        if (sb.phase !== 'terminating') await agentClient.delete(a.url, sb.sandboxId);
-    while ((await held()).length > 0) await sleep(100);
+    // Also those whose create answered too late for its caller (timed out) but ran, and, every
+    // 5 s, terminating ones: a delete the runtime failed (a containerd call timed out under load)
+    // stays terminating until sent again; one still in progress answers `already terminating`.
+    for (let round = 0; (await held()).length > 0; round++) {
+      if (round % 50 === 0)
+        for (const a of agents)
+          for (const sb of (await agentClient.status(a.url)).sandboxStatuses)
+            await agentClient.delete(a.url, sb.sandboxId);
+      await sleep(100);
+    }
     await timed(`(b) Temporal update-with-start, empty workflow, c=${c}`, n, c, (i) =>
       temporal!.workflow.executeUpdateWithStart(pingUpdate, {
         args: ['x'],
