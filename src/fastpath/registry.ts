@@ -13,7 +13,9 @@
  * signals the sandbox's workflow: a hint, verified there by a fresh read. A change of a sandbox
  * whose removal its own run started through this process (`removalStarted`) says so
  * (`removedByRun`): the run waits for that removal itself, and a hint landing on the task that
- * ends the run makes Temporal refuse that task (UnhandledCommand).
+ * ends the run makes Temporal refuse that task (UnhandledCommand). So does a sandbox its run is
+ * placing or placed through this process (`placementStarted`) while it is `creating` or `running`
+ * (`placedByRun`): the run has the agent's answer, and the echo would cost it a workflow task.
  *
  * An agent that reports `draining` (its pool's workflow is about to remove it) and every agent of
  * a pool being deleted stay in the table with no room: their sandboxes are still followed, nothing
@@ -53,6 +55,8 @@ export interface SandboxChangeObservation {
   message: string;
   /** Its own run started its removal through this process (`removalStarted`). */
   removedByRun?: boolean;
+  /** Its own run placed it through this process (`placementStarted`), and it is creating or running. */
+  placedByRun?: boolean;
 }
 
 export interface RegistryOptions {
@@ -89,6 +93,8 @@ const agentKey = (namespace: string, pod: string) => `${namespace}/${pod}`;
 
 /** How long a removal started by a run is remembered when its agent never reports it gone. */
 export const RUN_REMOVAL_MEMORY_MS = 10 * 60_000;
+/** The agent phases of a sandbox its run placed that are its own doing (the agent's create answer said so). */
+const PLACED_PHASES: ReadonlySet<string> = new Set(['creating', 'running']);
 
 /** At most this often a full pool's agents are asked again before a refusal (refreshPool). */
 export const POOL_REFRESH_GAP_MS = 250;
@@ -123,6 +129,8 @@ export class SandboxRegistry {
   private readonly pools = new Set<string>();
   /** Sandboxes whose removal their own run started through this process, and when (Date.now()). */
   private readonly runRemovals = new Map<string, number>();
+  /** Sandboxes their own run placed (or is placing) through this process, and when (Date.now()). */
+  private readonly runPlacements = new Map<string, number>();
   /** UIDs of Pods labelled as agents that no SandboxPool controls (logged once each). */
   private foreignPods = new Set<string>();
   /** Pools whose deletion has started: nothing new is placed in them. */
@@ -234,6 +242,19 @@ export class SandboxRegistry {
    */
   removalStarted(sandboxId: string): void {
     this.runRemovals.set(sandboxId, Date.now());
+  }
+
+  /**
+   * The sandbox's own run is asking an agent for it (its create step): its `creating` and
+   * `running` from now on are marked `placedByRun`. `placementFailed` takes that back when the
+   * agent refused or did not answer, so the run hears of a sandbox that came up anyway.
+   */
+  placementStarted(sandboxId: string): void {
+    this.runPlacements.set(sandboxId, Date.now());
+  }
+
+  placementFailed(sandboxId: string): void {
+    this.runPlacements.delete(sandboxId);
   }
 
   /** `namespace/pool/pod` of every agent placements may use now. */
@@ -422,12 +443,17 @@ export class SandboxRegistry {
     this.holders.clear();
     for (const [id, o] of current) this.holders.set(id, agentKey(o.namespace, o.agent));
     const notify = this.opts.onSandboxChange;
-    const byRun = (id: string) => (this.runRemovals.has(id) ? { removedByRun: true } : {});
+    const byRun = (id: string, phase: string) =>
+      this.runRemovals.has(id)
+        ? { removedByRun: true }
+        : this.runPlacements.has(id) && PLACED_PHASES.has(phase)
+          ? { placedByRun: true }
+          : {};
     if (notify) {
       for (const [id, o] of current) {
         const before = this.lastSeen.get(id);
         if (o.claimName && (before?.phase !== o.phase || before.message !== o.message))
-          notify({ ...o, ...(before ? {} : { firstSeen: true }), ...byRun(id) });
+          notify({ ...o, ...(before ? {} : { firstSeen: true }), ...byRun(id, o.phase) });
       }
       for (const [id, before] of this.lastSeen)
         if (!current.has(id) && before.claimName)
@@ -435,13 +461,19 @@ export class SandboxRegistry {
             ...before,
             phase: 'missing',
             message: `no longer reported by agent ${before.agent} (was ${before.phase})`,
-            ...byRun(id),
+            ...byRun(id, 'missing'),
           });
     }
     // A removal is remembered until its sandbox is gone (or, never seen here, for a while).
     const now = Date.now();
     for (const [id, at] of this.runRemovals)
       if (!current.has(id) && (this.lastSeen.has(id) || now - at > RUN_REMOVAL_MEMORY_MS)) this.runRemovals.delete(id);
+    // A placement is remembered while the sandbox is creating or running (its later phases are news).
+    for (const [id, at] of this.runPlacements) {
+      const seen = current.get(id);
+      if (seen ? !PLACED_PHASES.has(seen.phase) : this.lastSeen.has(id) || now - at > RUN_REMOVAL_MEMORY_MS)
+        this.runPlacements.delete(id);
+    }
     this.lastSeen = current;
   }
 

@@ -5,7 +5,8 @@
  * A run removing its sandbox itself (deletion, expiry, reset) waits until the agent no longer
  * reports it: the agent's `terminating`, the process's end and `missing` are its own doing, not
  * news. A removal the run did not start (an agent deleting behind the fast path's back, an agent
- * lost) still is.
+ * lost) still is. Likewise a sandbox the run placed, while it is `creating` or `running`: the
+ * agent's create answer told the run so; a sandbox that came up after its create failed is news.
  */
 import type { SandboxStage, SandboxState } from '../workflows/sandbox/messages.js';
 import type { SandboxChangeObservation } from './registry.js';
@@ -23,8 +24,10 @@ const REMOVING_STAGES: ReadonlySet<SandboxStage> = new Set(['deleting', 'expirin
  * `hint`: signal the run; `skip`: nothing new for it; `ask`: a removal this process did not see
  * start (another replica's run step, or none) — the run's state decides (`hintForRunState`).
  */
-export function agentHintStep(o: Pick<SandboxChangeObservation, 'phase' | 'removedByRun'>): 'hint' | 'skip' | 'ask' {
-  if (o.removedByRun) return 'skip';
+export function agentHintStep(
+  o: Pick<SandboxChangeObservation, 'phase' | 'removedByRun' | 'placedByRun'>,
+): 'hint' | 'skip' | 'ask' {
+  if (o.removedByRun || o.placedByRun) return 'skip';
   return REMOVAL_PHASES.has(o.phase) ? 'ask' : 'hint';
 }
 

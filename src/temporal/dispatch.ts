@@ -56,7 +56,7 @@ export function createDispatchMetrics(registry: Registry, component: string) {
     }),
     workflowsDeduplicated: new Counter({
       name: name('workflows_deduplicated_total'),
-      help: 'Starts that found the execution already there (replayed event, another replica).',
+      help: "Starts that found the execution already there (replayed event, another replica); where=ensured: an echo of a workflow's own create, started only if none ran.",
       labelNames: ['workflow', 'where'] as const,
       registers: [registry],
     }),
@@ -202,6 +202,35 @@ export class Dispatcher {
     this.metrics.dispatchLag.observe({ kind: req.kind }, (performance.now() - req.receivedAt) / 1000);
     if (result === 'started') this.metrics.workflowsStarted.inc({ workflow: workflowType });
     else this.metrics.workflowsDeduplicated.inc({ workflow: workflowType, where: 'server' });
+    return result;
+  }
+
+  /**
+   * Makes sure the entity's workflow runs, without waking a running one: a start that finds it
+   * running returns it (no history event there); one found closed is started anew. For an event
+   * a running workflow caused itself (its own create echoed back), where a signal would only cost
+   * it a workflow task, yet no workflow at all would leave the object unattended.
+   */
+  async ensureRunning<W extends Workflow>(
+    req: StartRequest<W> & { taskQueue?: string },
+  ): Promise<'ensured' | 'dropped'> {
+    const result = await this.withRetry(`ensure ${req.workflowId} runs`, async () => {
+      await this.client.workflow.start<Workflow>(req.workflow, {
+        workflowId: req.workflowId,
+        taskQueue: req.taskQueue ?? this.taskQueue,
+        args: req.args as unknown[],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        typedSearchAttributes: req.searchAttributes,
+        staticSummary: req.summary,
+        staticDetails: req.details,
+      });
+      return 'ensured' as const;
+    });
+    if (result === 'ensured') {
+      this.metrics.workflowsDeduplicated.inc({ workflow: req.workflow.name, where: 'ensured' });
+      this.metrics.dispatchLag.observe({ kind: req.kind }, (performance.now() - req.receivedAt) / 1000);
+    }
     return result;
   }
 

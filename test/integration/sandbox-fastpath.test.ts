@@ -69,10 +69,20 @@ async function lifeWork(workflowId: string) {
   const history = await (await temporal()).workflow.getHandle(workflowId).fetchHistory();
   const patches: string[] = [];
   const localActivities: string[] = [];
+  /** `signal:event-or-phase`: the hints that reached the run. */
+  const signals: string[] = [];
+  let workflowTasks = 0;
   let upserts = 0;
   let mostUpsertsInATask = 0;
   for (const e of history.events ?? []) {
     if (e.workflowTaskCompletedEventAttributes) upserts = 0;
+    if (e.workflowTaskCompletedEventAttributes) workflowTasks++;
+    const signaled = e.workflowExecutionSignaledEventAttributes;
+    if (signaled) {
+      const payload = signaled.input?.payloads?.[0]?.data;
+      const arg = payload ? (JSON.parse(Buffer.from(payload).toString()) as { event?: string; phase?: string }) : {};
+      signals.push(`${signaled.signalName}:${arg.event ?? arg.phase ?? ''}`);
+    }
     const fields = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {};
     if ('OperationPhase' in fields || 'K8sUID' in fields) mostUpsertsInATask = Math.max(mostUpsertsInATask, ++upserts);
     const marker = e.markerRecordedEventAttributes;
@@ -82,7 +92,7 @@ async function lifeWork(workflowId: string) {
     if (marker?.markerName === 'core_patch') patches.push(detail.id!);
     else if (detail.activity_type) localActivities.push(detail.activity_type);
   }
-  return { patches, mostUpsertsInATask, localActivities };
+  return { patches, mostUpsertsInATask, localActivities, signals, workflowTasks };
 }
 
 async function heldBy(sandboxId: string) {
@@ -142,6 +152,10 @@ describe('Fast mode (the default)', () => {
     expect(work.patches.filter((p) => p.startsWith('sandbox-'))).toEqual(['sandbox-lean-life']);
     expect(work.mostUpsertsInATask).toBe(1);
     expect(work.localActivities.slice(1, 3)).toEqual(['createSandboxRecord', 'patchSandboxStatus']);
+    // No echo of its own doing wakes it: not the agent reporting the sandbox it placed, not the
+    // record it created, not its finalizer's removal. The deletion is told once by the fast path
+    // (the watcher's copy finds the run ended, or lands in the same task).
+    expect(work.signals.filter((s) => !s.startsWith('sandboxChanged:Deleting'))).toEqual([]);
   });
 
   it('makes a create idempotent by name: same spec → the same sandbox; another spec → ALREADY_EXISTS', async () => {
@@ -267,6 +281,7 @@ describe('Strong mode', () => {
     const work = await lifeWork(sandboxWorkflowId(stack.namespace, name));
     expect(work.patches.filter((p) => p.startsWith('sandbox-'))).toEqual(['sandbox-lean-life']);
     expect(work.mostUpsertsInATask).toBe(1);
+    expect(work.signals.filter((s) => !s.startsWith('sandboxChanged:Deleting'))).toEqual([]);
   });
 });
 

@@ -7,6 +7,10 @@ describe("the registry's hints to a sandbox's run", () => {
       expect(agentHintStep({ phase, removedByRun: true })).toBe('skip');
   });
 
+  it('a sandbox its run placed through this process is not hinted while creating or running (the create answer said so)', () => {
+    for (const phase of ['creating', 'running']) expect(agentHintStep({ phase, placedByRun: true })).toBe('skip');
+  });
+
   it("what a removal this process did not see start may leave asks the run; a create's changes are hinted", () => {
     // A process ending on the removal's SIGTERM reports stopped or failed before it is gone.
     for (const phase of ['terminating', 'stopped', 'failed', 'missing']) expect(agentHintStep({ phase })).toBe('ask');

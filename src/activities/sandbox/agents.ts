@@ -132,9 +132,13 @@ export function createSandboxAgentActivities(
         registry.table.release(placement.agentId, req.reservation);
         return failedWith({ ...refusal('FailedPrecondition', env.message), reason: env.reason, retryElsewhere: false });
       }
+      // Its `creating` and `running` are the run's own news from here (src/fastpath/run-hints.ts).
+      registry.placementStarted(spec.sandboxId);
       const result = await agents.create(placement.url, { ...spec, env: env.env }).catch((err: unknown) => {
+        registry.placementFailed(spec.sandboxId);
         throw agentFailure(err);
       });
+      if (result.status !== 'ok') registry.placementFailed(spec.sandboxId);
       if (result.status === 'ok') {
         if (req.reservation !== spec.sandboxId)
           registry.table.rekey(placement.agentId, req.reservation, spec.sandboxId);

@@ -3,10 +3,19 @@
  * `sandboxChanged` hint, sent with signal-with-start so a Sandbox created with kubectl gets its
  * workflow, and a fast-path one (whose workflow already runs) is told its record exists. What
  * matters: the object appearing, its spec (generation) or annotations changing, its deletion
- * starting. Status-only updates — mostly the workflow's own writes — are not passed on.
+ * starting. Not passed on: status-only updates (the workflow's own writes), its finalizer removed
+ * during the deletion (its run's last write), and a record the fast path's run created itself
+ * (that run is only made sure to exist). A deletion starts a run only while the record is there:
+ * the run it was meant for may have ended with the record meanwhile.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { ALLOCATION_ANNOTATION, SANDBOX_FINALIZER, SandboxKind, type Sandbox } from '../../api/sandbox.js';
+import {
+  ALLOCATION_ANNOTATION,
+  CREATED_BY_LABEL,
+  SANDBOX_FINALIZER,
+  SandboxKind,
+  type Sandbox,
+} from '../../api/sandbox.js';
 import { TENANT_LABEL, sandboxWorkflowId } from '../../domain/sandbox.js';
 import { poolWorkflowId } from '../../domain/sandbox-pool.js';
 import { K8sKind, K8sName, K8sNamespace, K8sUID, Tenant } from '../../temporal/search-attributes.js';
@@ -51,6 +60,13 @@ export class SandboxRoute implements Route {
       finalized &&
       !allocation;
     if (echo && !ev.fromList) return;
+    // The run removed its finalizer (its last write), or the record goes anyway: nothing to tell it.
+    const finalizerGone =
+      before !== undefined &&
+      !!m.deletionTimestamp &&
+      before === `${m.generation ?? 0}|${m.deletionTimestamp}|${allocation}|true` &&
+      !finalized;
+    if (finalizerGone && !ev.fromList) return;
     const namespace = m.namespace!;
     const name = m.name!;
     const workflowId = sandboxWorkflowId(namespace, name);
@@ -64,25 +80,41 @@ export class SandboxRoute implements Route {
         async () => void (await this.ctx.dispatcher.signal(poolId, poolChangedSignal, { event })),
       );
     }
+    const start = {
+      workflow: sandboxWorkflow,
+      workflowId,
+      taskQueue: this.taskQueue,
+      args: [{ namespace, name }] as Parameters<typeof sandboxWorkflow>,
+      kind: SandboxKind.kind,
+      receivedAt: ev.receivedAt,
+      searchAttributes: [
+        { key: K8sKind, value: SandboxKind.kind },
+        { key: K8sNamespace, value: namespace },
+        { key: K8sName, value: name },
+        { key: K8sUID, value: uid },
+        ...(tenant ? [{ key: Tenant, value: tenant }] : []),
+      ],
+      summary: `Sandbox ${namespace}/${name} (pool ${obj.spec.poolRef})`,
+    };
+    // A record the fast path's run created (with its finalizer and its label) is that run's own
+    // doing: it is only made sure to have a run, not woken (a signal would cost it a task).
+    const createdByItsRun =
+      before === undefined && finalized && !m.deletionTimestamp && isFastPathRecord(m.labels) && !ev.fromList;
+    const hint = { event: m.deletionTimestamp ? 'Deleting' : ev.type, uid };
     this.ctx.enqueue(workflowId, async () => {
-      await this.ctx.dispatcher.signalWithStart({
-        workflow: sandboxWorkflow,
-        workflowId,
-        taskQueue: this.taskQueue,
-        args: [{ namespace, name }],
-        signal: sandboxChangedSignal,
-        signalArgs: [{ event: m.deletionTimestamp ? 'Deleting' : ev.type, uid }],
-        kind: SandboxKind.kind,
-        receivedAt: ev.receivedAt,
-        searchAttributes: [
-          { key: K8sKind, value: SandboxKind.kind },
-          { key: K8sNamespace, value: namespace },
-          { key: K8sName, value: name },
-          { key: K8sUID, value: uid },
-          ...(tenant ? [{ key: Tenant, value: tenant }] : []),
-        ],
-        summary: `Sandbox ${namespace}/${name} (pool ${obj.spec.poolRef})`,
-      });
+      if (createdByItsRun) return void (await this.ctx.dispatcher.ensureRunning(start));
+      // A deletion usually finds its run (the fast path told it already, and it may have ended
+      // since, record and all): a run is started for it only while the record is still here.
+      if (m.deletionTimestamp && !ev.fromList) {
+        const told = await this.ctx.dispatcher.signal(workflowId, sandboxChangedSignal, hint);
+        if (told !== 'not-running' || !this.seen.has(uid)) return;
+      }
+      await this.ctx.dispatcher.signalWithStart({ ...start, signal: sandboxChangedSignal, signalArgs: [hint] });
     });
   }
+}
+
+/** Labelled by the fast path's run when it creates the record (`fastpath-fast`, `fastpath-strong`). */
+function isFastPathRecord(labels: Record<string, string> | undefined): boolean {
+  return labels?.[CREATED_BY_LABEL]?.startsWith('fastpath-') ?? false;
 }
