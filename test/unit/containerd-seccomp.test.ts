@@ -166,6 +166,22 @@ describe('defaultSeccompProfile', () => {
     expect(allowed(profile, 'arm_fadvise64_64')).toBe(false);
   });
 
+  it('lists the ARM architectures and their syscalls on arm64 (generated under qemu-user)', () => {
+    const arm = defaultSeccompProfile(DEFAULT_CAPS, 'arm64');
+    expect(arm.architectures).toEqual(['SCMP_ARCH_ARM', 'SCMP_ARCH_AARCH64']);
+    for (const name of [
+      'arm_fadvise64_64',
+      'arm_sync_file_range',
+      'sync_file_range2',
+      'breakpoint',
+      'cacheflush',
+      'set_tls',
+    ])
+      expect(allowed(arm, name), name).toBe(true);
+    expect(allowed(arm, 'arch_prctl')).toBe(false);
+    expect(allowed(arm, 'modify_ldt')).toBe(false);
+  });
+
   it('refuses an architecture it has no generated profile for, naming how to make one', () => {
     expect(hasSeccompProfile('s390x')).toBe(false);
     expect(() => defaultSeccompProfile(DEFAULT_CAPS, 's390x')).toThrow(
