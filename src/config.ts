@@ -418,25 +418,42 @@ function fastPathTls(env: NodeJS.ProcessEnv): FastPathConfig['tls'] {
   };
 }
 
-export function loadFastPathConfig(env: NodeJS.ProcessEnv = process.env): FastPathConfig {
-  const mode = env.DO_FASTPATH_CONSISTENCY_MODE || 'fast';
+/** The settings the `fastpath` command has flags for, parsed (commander read their env vars when no flag was given). */
+export type FastPathFlags = Partial<
+  Pick<
+    FastPathConfig,
+    | 'grpcPort'
+    | 'httpPort'
+    | 'host'
+    | 'consistencyMode'
+    | 'orphanTimeoutMs'
+    | 'janitorIntervalMs'
+    | 'scaleUpTimeoutMs'
+    | 'agentTokenFile'
+    | 'tenantEtcd'
+  >
+>;
+
+/** The fast path's settings: `flags` where given, else the environment (tests, benches, embedders). */
+export function loadFastPathConfig(env: NodeJS.ProcessEnv = process.env, flags: FastPathFlags = {}): FastPathConfig {
+  const mode = flags.consistencyMode ?? (env.DO_FASTPATH_CONSISTENCY_MODE || 'fast');
   if (mode !== 'fast' && mode !== 'strong')
     throw new Error(`DO_FASTPATH_CONSISTENCY_MODE must be fast or strong, got ${JSON.stringify(mode)}`);
   return {
-    grpcPort: intEnv(env, 'DO_FASTPATH_GRPC_PORT', 9090),
-    httpPort: intEnv(env, 'DO_FASTPATH_HTTP_PORT', 9080),
-    host: env.DO_FASTPATH_HOST || '0.0.0.0',
+    grpcPort: flags.grpcPort ?? intEnv(env, 'DO_FASTPATH_GRPC_PORT', 9090),
+    httpPort: flags.httpPort ?? intEnv(env, 'DO_FASTPATH_HTTP_PORT', 9080),
+    host: flags.host || env.DO_FASTPATH_HOST || '0.0.0.0',
     consistencyMode: mode,
-    orphanTimeoutMs: durationEnv(env, 'DO_FASTPATH_ORPHAN_TIMEOUT', '10s'),
-    janitorIntervalMs: durationEnv(env, 'DO_FASTPATH_JANITOR_INTERVAL', '10s'),
-    scaleUpTimeoutMs: durationEnv(env, 'DO_FASTPATH_SCALE_UP_TIMEOUT', '60s'),
+    orphanTimeoutMs: flags.orphanTimeoutMs ?? durationEnv(env, 'DO_FASTPATH_ORPHAN_TIMEOUT', '10s'),
+    janitorIntervalMs: flags.janitorIntervalMs ?? durationEnv(env, 'DO_FASTPATH_JANITOR_INTERVAL', '10s'),
+    scaleUpTimeoutMs: flags.scaleUpTimeoutMs ?? durationEnv(env, 'DO_FASTPATH_SCALE_UP_TIMEOUT', '60s'),
     pollIntervalMs: durationEnv(env, 'DO_FASTPATH_POLL_INTERVAL', '1s'),
     namespace: env.DO_FASTPATH_NAMESPACE || undefined,
-    tenantEtcd: env.DO_TENANT_ETCD || 'http://127.0.0.1:2379',
+    tenantEtcd: flags.tenantEtcd || env.DO_TENANT_ETCD || 'http://127.0.0.1:2379',
     tenantEtcdSecurity: etcdSecurityFromEnv(env),
     tenantPrefix: env.DO_TENANT_PREFIX || undefined,
     tenantCacheFile: env.DO_TENANT_CACHE_FILE || undefined,
-    agentTokenFile: env.DO_AGENT_TOKEN_FILE || undefined,
+    agentTokenFile: flags.agentTokenFile || env.DO_AGENT_TOKEN_FILE || undefined,
     tls: fastPathTls(env),
   };
 }

@@ -12,7 +12,7 @@ import { Buffer } from 'node:buffer';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { Command, Option } from 'commander';
+import { Option, type CommandUnknownOpts } from '@commander-js/extra-typings';
 import { stringify } from 'yaml';
 import {
   CHECKPOINT_LABEL,
@@ -334,16 +334,7 @@ export function summaryLine(name: string, result: ExportResult, destination: str
   );
 }
 
-interface ExportFlags {
-  kubeconfig?: string;
-  format: ExportFormat;
-  outputDir?: string;
-  forApply?: boolean;
-  namespace?: string;
-  allowIncomplete?: boolean;
-}
-
-export function registerCheckpointCommands(program: Command): Command {
+export function registerCheckpointCommands(program: CommandUnknownOpts): CommandUnknownOpts {
   const checkpoint = program.command('checkpoint').description('Read ManifestCheckpoints (captured manifests).');
 
   checkpoint
@@ -376,7 +367,7 @@ export function registerCheckpointCommands(program: Command): Command {
         '  2  the checkpoint content is damaged: a chunk is missing, corrupt, or inconsistent with the checkpoint status',
       ].join('\n'),
     )
-    .action(async (name: string, flags: ExportFlags) => {
+    .action(async (name, flags) => {
       const kube = KubeClient.fromKubeconfig(flags.kubeconfig);
       try {
         const result = await exportCheckpoint(kube, name, {

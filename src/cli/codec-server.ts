@@ -2,29 +2,15 @@
  * `durable-operators codec-server`: the Web UI's remote codec for the encrypted payloads
  * (src/temporal/codec-server.ts), with the roles' payload keys.
  */
-import { Command, Option } from 'commander';
+import { Option, type CommandUnknownOpts } from '@commander-js/extra-typings';
 import { logger } from '../log.js';
 import { startCodecServer } from '../temporal/codec-server.js';
 import { payloadKeysFromEnv } from '../temporal/payload-encryption.js';
+import { portNumber } from './options.js';
 import { untilShutdownSignal } from './signals.js';
 
 /** The codec server's preferred local port (the samples' codec servers use 8888 too). */
 export const DEFAULT_CODEC_SERVER_PORT = 8888;
-
-interface CodecServerFlags {
-  host: string;
-  port: string;
-  tokensFile?: string;
-  pathTokens?: boolean;
-  corsOrigins?: string;
-  tlsCertFile?: string;
-  tlsKeyFile?: string;
-  oidcIssuer?: string;
-  oidcJwksUrl?: string;
-  oidcAudience?: string;
-  oidcPermissionsClaim: string;
-  oidcRoles: string;
-}
 
 const list = (s: string | undefined) =>
   (s ?? '')
@@ -32,7 +18,7 @@ const list = (s: string | undefined) =>
     .map((v) => v.trim())
     .filter(Boolean);
 
-export function registerCodecServerCommand(program: Command): void {
+export function registerCodecServerCommand(program: CommandUnknownOpts): void {
   program
     .command('codec-server')
     .description(
@@ -42,7 +28,8 @@ export function registerCodecServerCommand(program: Command): void {
     .addOption(
       new Option('--port <port>', 'listen port (0 = any free port)')
         .env('DO_CODEC_SERVER_PORT')
-        .default(String(DEFAULT_CODEC_SERVER_PORT)),
+        .argParser(portNumber)
+        .default(DEFAULT_CODEC_SERVER_PORT),
     )
     .addOption(
       new Option('--tokens-file <path>', 'accepted bearer tokens, one a line (any namespace)').env(
@@ -84,7 +71,7 @@ export function registerCodecServerCommand(program: Command): void {
         "the Web UI's origins, comma-separated (e.g. https://temporal.example)",
       ).env('DO_CODEC_SERVER_CORS_ORIGINS'),
     )
-    .action(async (flags: CodecServerFlags) => {
+    .action(async (flags) => {
       const keys = payloadKeysFromEnv(process.env);
       if (!keys) throw new Error('the codec server needs the payload keys: set DO_PAYLOAD_KEYS_DIR');
       const log = logger.child({ role: 'codec-server' });
@@ -109,7 +96,7 @@ export function registerCodecServerCommand(program: Command): void {
           : {}),
         ...(flags.tlsCertFile ? { tls: { certFile: flags.tlsCertFile, keyFile: flags.tlsKeyFile! } } : {}),
         corsOrigins,
-        port: Number(flags.port),
+        port: flags.port,
         host: flags.host,
         log,
       });

@@ -4,7 +4,7 @@
  * Commander parses flags; each command only wires config into the role's start function.
  */
 import path from 'node:path';
-import { Command, Option } from 'commander';
+import { Command, Option, type OptionValues } from '@commander-js/extra-typings';
 import { loadConfig, type OperatorConfig } from '../config.js';
 import { DEFAULT_SANDBOX_SUBNET } from '../domain/sandbox-network.js';
 import { ensureAllBinaries, ensureBinary, findBinary } from '../infra/binaries.js';
@@ -15,6 +15,7 @@ import { logger } from '../log.js';
 import { registerCheckpointCommands } from './checkpoint.js';
 import { registerCodecServerCommand } from './codec-server.js';
 import { runDev } from './dev.js';
+import { count, goDurationMs, portNumber } from './options.js';
 import { untilShutdownSignal } from './signals.js';
 import { registerSandboxCommands } from './sandbox.js';
 import { registerTenantCommands } from './tenants.js';
@@ -24,7 +25,9 @@ const program = new Command()
   .description('Kubernetes operators whose every operation is a durable Temporal workflow.')
   .showHelpAfterError();
 
-function connectionOptions(cmd: Command): Command {
+function connectionOptions<Args extends unknown[], Opts extends OptionValues, Globals extends OptionValues>(
+  cmd: Command<Args, Opts, Globals>,
+) {
   return cmd
     .addOption(new Option('--temporal-address <host:port>', 'Temporal frontend').env('TEMPORAL_ADDRESS'))
     .addOption(new Option('--namespace <ns>', 'Temporal namespace').env('TEMPORAL_NAMESPACE'))
@@ -43,26 +46,17 @@ function connectionOptions(cmd: Command): Command {
     .addOption(new Option('--kubeconfig <path>', 'kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)'));
 }
 
-type ConnectionFlags = {
+/** The connection flags (and `--metrics-port`) as parsed; their env vars were commander's fallback. */
+function configFrom(flags: {
   temporalAddress?: string;
   namespace?: string;
   temporalProfile?: string;
   temporalConfigFile?: string;
   taskQueue?: string;
   kubeconfig?: string;
-  metricsPort?: string;
-};
-
-function configFrom(flags: ConnectionFlags): OperatorConfig {
-  return loadConfig({
-    temporalAddress: flags.temporalAddress,
-    namespace: flags.namespace,
-    temporalProfile: flags.temporalProfile,
-    temporalConfigFile: flags.temporalConfigFile,
-    taskQueue: flags.taskQueue,
-    kubeconfig: flags.kubeconfig,
-    metricsPort: flags.metricsPort === undefined ? undefined : Number(flags.metricsPort),
-  });
+  metricsPort?: number;
+}): OperatorConfig {
+  return loadConfig(flags);
 }
 
 /**
@@ -76,12 +70,11 @@ async function tracingOf(role: string) {
 
 connectionOptions(program.command('worker').description('Run the Temporal worker (all workflows and activities).'))
   .addOption(
-    new Option(
-      '--metrics-port <port>',
-      "serve /healthz and /readyz (0 = any free port; its metrics are the SDK's)",
-    ).env('DO_METRICS_PORT'),
+    new Option('--metrics-port <port>', "serve /healthz and /readyz (0 = any free port; its metrics are the SDK's)")
+      .env('DO_METRICS_PORT')
+      .argParser(portNumber),
   )
-  .action(async (flags: ConnectionFlags) => {
+  .action(async (flags) => {
     const { createWorker } = await import('../workers/worker.js');
     const cfg = configFrom(flags);
     const tracing = await tracingOf('worker');
@@ -105,9 +98,10 @@ connectionOptions(program.command('watcher').description('Watch Kubernetes and s
   .addOption(
     new Option('--metrics-port <port>', 'serve /metrics and /healthz (0 = any free port)')
       .env('DO_METRICS_PORT')
-      .default('9464'),
+      .argParser(portNumber)
+      .default(9464),
   )
-  .action(async (flags: ConnectionFlags) => {
+  .action(async (flags) => {
     const { startWatcher } = await import('../watcher/main.js');
     const cfg = configFrom(flags);
     const tracing = await tracingOf('watcher');
@@ -122,7 +116,7 @@ connectionOptions(program.command('watcher').description('Watch Kubernetes and s
 program
   .command('admission')
   .description('Serve the validating admission webhook: a capture request may only name objects its creator may read.')
-  .addOption(new Option('--port <port>', 'HTTPS port').env('DO_ADMISSION_PORT').default('9443'))
+  .addOption(new Option('--port <port>', 'HTTPS port').env('DO_ADMISSION_PORT').argParser(portNumber).default(9443))
   .addOption(new Option('--host <address>', 'address to listen on').env('DO_ADMISSION_HOST').default('0.0.0.0'))
   .addOption(
     new Option('--tls-cert-file <path>', 'serving certificate (PEM; re-read when it changes)')
@@ -142,41 +136,31 @@ program
   )
   .addOption(new Option('--kubeconfig <path>', 'kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)'))
   .addOption(
-    new Option('--metrics-port <port>', 'serve /metrics, /healthz and /readyz over plain HTTP (0 = any free port)').env(
-      'DO_METRICS_PORT',
-    ),
+    new Option('--metrics-port <port>', 'serve /metrics, /healthz and /readyz over plain HTTP (0 = any free port)')
+      .env('DO_METRICS_PORT')
+      .argParser(portNumber),
   )
-  .action(
-    async (flags: {
-      port: string;
-      host: string;
-      tlsCertFile: string;
-      tlsKeyFile: string;
-      sandboxCapabilities?: string;
-      kubeconfig?: string;
-      metricsPort?: string;
-    }) => {
-      const { startAdmissionServer } = await import('../admission/server.js');
-      const { KubeClient } = await import('../kube/client.js');
-      const { parseAllowedCapabilities } = await import('../domain/sandbox-capabilities.js');
-      const allowedCapabilities = parseAllowedCapabilities(flags.sandboxCapabilities);
-      if (Object.keys(allowedCapabilities).length)
-        logger.info({ allowedCapabilities }, 'admission: sandbox capabilities allowed beyond the default set');
-      const running = await startAdmissionServer({
-        allowedCapabilities,
-        // Not loadConfig(): the webhook never talks to Temporal, so its settings cannot stop it.
-        kube: KubeClient.fromKubeconfig(flags.kubeconfig ?? (process.env.KUBECONFIG || undefined)),
-        port: Number(flags.port),
-        host: flags.host,
-        certFile: flags.tlsCertFile,
-        keyFile: flags.tlsKeyFile,
-        ...(flags.metricsPort !== undefined ? { metricsPort: Number(flags.metricsPort) } : {}),
-      });
-      await untilShutdownSignal();
-      await running.close();
-      logger.info('admission webhook stopped');
-    },
-  );
+  .action(async (flags) => {
+    const { startAdmissionServer } = await import('../admission/server.js');
+    const { KubeClient } = await import('../kube/client.js');
+    const { parseAllowedCapabilities } = await import('../domain/sandbox-capabilities.js');
+    const allowedCapabilities = parseAllowedCapabilities(flags.sandboxCapabilities);
+    if (Object.keys(allowedCapabilities).length)
+      logger.info({ allowedCapabilities }, 'admission: sandbox capabilities allowed beyond the default set');
+    const running = await startAdmissionServer({
+      allowedCapabilities,
+      // Not loadConfig(): the webhook never talks to Temporal, so its settings cannot stop it.
+      kube: KubeClient.fromKubeconfig(flags.kubeconfig ?? (process.env.KUBECONFIG || undefined)),
+      port: flags.port,
+      host: flags.host,
+      certFile: flags.tlsCertFile,
+      keyFile: flags.tlsKeyFile,
+      ...(flags.metricsPort !== undefined ? { metricsPort: flags.metricsPort } : {}),
+    });
+    await untilShutdownSignal();
+    await running.close();
+    logger.info('admission webhook stopped');
+  });
 
 const devCommand = program
   .command('dev')
@@ -192,32 +176,21 @@ const devCommand = program
     '--in-cluster',
     'the roles as Pods of a real node in the stack, installed by helm from the image built here (root; state in .state/dev-cluster)',
   )
-  .action(
-    async (flags: {
-      stateDir: string;
-      worker: boolean;
-      watcher: boolean;
-      fastpath: boolean;
-      cloudflare: boolean;
-      inCluster?: boolean;
-    }) => {
-      const inCluster = flags.inCluster === true;
-      await runDev({
-        inCluster,
-        // Its own state unless one is named: a node's apiserver serves on another address, and its
-        // agents are Pods the kubelet runs rather than dev's processes.
-        stateDir: path.resolve(
-          inCluster && devCommand.getOptionValueSource('stateDir') === 'default'
-            ? '.state/dev-cluster'
-            : flags.stateDir,
-        ),
-        worker: flags.worker,
-        watcher: flags.watcher,
-        fastpath: flags.fastpath,
-        cloudflare: flags.cloudflare,
-      });
-    },
-  );
+  .action(async (flags) => {
+    const inCluster = flags.inCluster === true;
+    await runDev({
+      inCluster,
+      // Its own state unless one is named: a node's apiserver serves on another address, and its
+      // agents are Pods the kubelet runs rather than dev's processes.
+      stateDir: path.resolve(
+        inCluster && devCommand.getOptionValueSource('stateDir') === 'default' ? '.state/dev-cluster' : flags.stateDir,
+      ),
+      worker: flags.worker,
+      watcher: flags.watcher,
+      fastpath: flags.fastpath,
+      cloudflare: flags.cloudflare,
+    });
+  });
 
 program
   .command('agent')
@@ -321,7 +294,11 @@ program
       "parent of the sandboxes' cgroups, a cgroupfs path (default /fast-sandbox)",
     ).env('DO_AGENT_CGROUP_PARENT'),
   )
-  .addOption(new Option('--default-pids <n>', 'most processes per sandbox (default 1024)').env('SANDBOX_DEFAULT_PIDS'))
+  .addOption(
+    new Option('--default-pids <n>', 'most processes per sandbox (default 1024)')
+      .env('SANDBOX_DEFAULT_PIDS')
+      .argParser(count),
+  )
   .addOption(
     new Option(
       '--capabilities-add <list>',
@@ -333,15 +310,21 @@ program
       'SANDBOX_CAPABILITIES_DROP',
     ),
   )
-  .addOption(new Option('--port <port>', 'HTTP port').env('DO_AGENT_PORT').default('5758'))
+  .addOption(new Option('--port <port>', 'HTTP port').env('DO_AGENT_PORT').argParser(portNumber).default(5758))
   .addOption(new Option('--host <address>', 'address to listen on').env('DO_AGENT_HOST').default('0.0.0.0'))
   .addOption(new Option('--agent-id <id>', 'agent ID reported in status (the Pod name)').env('POD_NAME'))
   .addOption(new Option('--node-name <name>', 'node name reported in status').env('NODE_NAME').default(''))
-  .addOption(new Option('--capacity <n>', 'sandboxes this agent holds at most').env('AGENT_CAPACITY').default('5'))
+  .addOption(
+    new Option('--capacity <n>', 'sandboxes this agent holds at most')
+      .env('AGENT_CAPACITY')
+      .argParser(count)
+      .default(5),
+  )
   .addOption(
     new Option('--kill-grace <ms>', 'time between SIGTERM and SIGKILL when deleting a sandbox')
       .env('DO_AGENT_KILL_GRACE_MS')
-      .default('10000'),
+      .argParser(count)
+      .default(10_000),
   )
   .addOption(
     new Option('--token-file <path>', 'file holding the bearer token (the mounted Secret)').env('DO_AGENT_TOKEN_FILE'),
@@ -357,148 +340,110 @@ program
       'serve plain HTTP without TLS: the token travels in clear (tests and local runs only; the fast path never calls such an agent)',
     ),
   )
-  .action(
-    async (flags: {
-      port: string;
-      host: string;
-      agentId?: string;
-      nodeName: string;
-      capacity: string;
-      killGrace: string;
-      tokenFile?: string;
-      tlsCertFile?: string;
-      tlsKeyFile?: string;
-      tlsCaFile?: string;
-      insecurePlainHttp?: boolean;
-      runtime: string;
-      allowUnisolated?: boolean;
-      runtimeType: string;
-      containerdSocket: string;
-      containerdNamespace: string;
-      runscBinary?: string;
-      runtimeRoot?: string;
-      sandboxSubnet: string;
-      egress?: string;
-      egressDeny?: string;
-      cniPath: string;
-      networkTag?: string;
-      ioDir: string;
-      defaultCpu?: string;
-      defaultMemory?: string;
-      defaultPids?: string;
-      cgroupParent?: string;
-      warmImages?: string;
-      initBinary?: string;
-      pullSecretsDir?: string;
-      capabilitiesAdd?: string;
-      capabilitiesDrop?: string;
-    }) => {
-      const { startAgentServer } = await import('../agent/server.js');
-      const { loadAgentToken } = await import('../agent/auth.js');
-      const os = await import('node:os');
-      const path = await import('node:path');
-      const capacity = Number(flags.capacity);
-      if (!Number.isInteger(capacity) || capacity < 0) throw new Error(`--capacity: not a count: ${flags.capacity}`);
-      const agentId = flags.agentId ?? os.hostname();
-      const tlsFiles = [flags.tlsCertFile, flags.tlsKeyFile, flags.tlsCaFile];
-      // Checked before the runtime starts: an agent without its TLS files does not come up at all.
-      if (tlsFiles.some(Boolean) && !tlsFiles.every(Boolean))
-        throw new Error('--tls-cert-file, --tls-key-file and --tls-ca-file go together');
-      if (!tlsFiles.every(Boolean) && !flags.insecurePlainHttp)
+  .action(async (flags) => {
+    const { startAgentServer } = await import('../agent/server.js');
+    const { loadAgentToken } = await import('../agent/auth.js');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const capacity = flags.capacity;
+    const agentId = flags.agentId ?? os.hostname();
+    const tlsFiles = [flags.tlsCertFile, flags.tlsKeyFile, flags.tlsCaFile];
+    // Checked before the runtime starts: an agent without its TLS files does not come up at all.
+    if (tlsFiles.some(Boolean) && !tlsFiles.every(Boolean))
+      throw new Error('--tls-cert-file, --tls-key-file and --tls-ca-file go together');
+    if (!tlsFiles.every(Boolean) && !flags.insecurePlainHttp)
+      throw new Error(
+        'the agent serves HTTPS only: set --tls-cert-file, --tls-key-file and --tls-ca-file (DO_AGENT_TLS_*_FILE), or --insecure-plain-http for a local test agent',
+      );
+    const host = !flags.host || flags.host === '0.0.0.0' ? (process.env.POD_IP ?? '0.0.0.0') : flags.host;
+    const { parseCapabilityList } = await import('../domain/sandbox-capabilities.js');
+    const capabilities = {
+      add: parseCapabilityList(flags.capabilitiesAdd),
+      drop: parseCapabilityList(flags.capabilitiesDrop),
+    };
+    let chosen: { runtime: import('../agent/runtime.js').SandboxRuntime; label: string };
+    if (flags.runtime === 'process') {
+      // Limits the pool asks for are never dropped (review N6): no agent rather than unlimited sandboxes.
+      const limits = Object.entries({
+        '--default-cpu (SANDBOX_DEFAULT_CPU)': flags.defaultCpu,
+        '--default-memory (SANDBOX_DEFAULT_MEMORY)': flags.defaultMemory,
+        '--default-pids (SANDBOX_DEFAULT_PIDS)': flags.defaultPids,
+      }).filter(([, v]) => v);
+      if (limits.length)
         throw new Error(
-          'the agent serves HTTPS only: set --tls-cert-file, --tls-key-file and --tls-ca-file (DO_AGENT_TLS_*_FILE), or --insecure-plain-http for a local test agent',
+          `the process runtime cannot enforce ${limits.map(([k]) => k).join(', ')} (the pool's sandboxResources): ` +
+            'not starting rather than running sandboxes without them; use --runtime containerd',
         );
-      const host = !flags.host || flags.host === '0.0.0.0' ? (process.env.POD_IP ?? '0.0.0.0') : flags.host;
-      const { parseCapabilityList } = await import('../domain/sandbox-capabilities.js');
-      const capabilities = {
-        add: parseCapabilityList(flags.capabilitiesAdd),
-        drop: parseCapabilityList(flags.capabilitiesDrop),
-      };
-      let chosen: { runtime: import('../agent/runtime.js').SandboxRuntime; label: string };
-      if (flags.runtime === 'process') {
-        // Limits the pool asks for are never dropped (review N6): no agent rather than unlimited sandboxes.
-        const limits = Object.entries({
-          '--default-cpu (SANDBOX_DEFAULT_CPU)': flags.defaultCpu,
-          '--default-memory (SANDBOX_DEFAULT_MEMORY)': flags.defaultMemory,
-          '--default-pids (SANDBOX_DEFAULT_PIDS)': flags.defaultPids,
-        }).filter(([, v]) => v);
-        if (limits.length)
-          throw new Error(
-            `the process runtime cannot enforce ${limits.map(([k]) => k).join(', ')} (the pool's sandboxResources): ` +
-              'not starting rather than running sandboxes without them; use --runtime containerd',
-          );
-        const { ProcessRuntime } = await import('../agent/process-runtime.js');
-        const runtime = new ProcessRuntime({
-          host,
-          runtimeType: flags.runtimeType,
-          allowUnisolated: flags.allowUnisolated,
-          capabilities,
-        });
-        if (flags.allowUnisolated && !runtime.unsupported)
-          logger.warn(
-            { runtimeType: flags.runtimeType },
-            'process runtime with --allow-unisolated: sandboxes are NOT ISOLATED (they run as this agent, with its files and network)',
-          );
-        chosen = { runtime, label: 'process' };
-      } else {
-        const { containerdRuntime } = await import('../agent/containerd/setup.js');
-        const pids = flags.defaultPids === undefined ? undefined : Number(flags.defaultPids);
-        chosen = await containerdRuntime({
-          socket: flags.containerdSocket,
-          namespace: flags.containerdNamespace,
-          runtimeType: flags.runtimeType,
-          runscBinary: flags.runscBinary,
-          runtimeRoot: flags.runtimeRoot,
-          subnet: flags.sandboxSubnet,
-          egress: flags.egress,
-          egressDeny: flags.egressDeny,
-          hostIp: process.env.HOST_IP,
-          cniPath: flags.cniPath,
-          networkTag: flags.networkTag,
-          ioDir: path.join(flags.ioDir, agentId),
-          agentName: agentId,
-          agentUid: process.env.POD_UID,
-          agentNamespace: process.env.POD_NAMESPACE,
-          host,
-          defaults: { cpu: flags.defaultCpu, memory: flags.defaultMemory, pids },
-          warm: flags.warmImages,
-          initBinary: flags.initBinary,
-          pullSecretsDir: flags.pullSecretsDir,
-          capabilities,
-          cgroupParent: flags.cgroupParent,
-        });
-      }
-      const running = await startAgentServer({
-        runtime: chosen.runtime,
-        runtimeLabel: chosen.label,
-        token: loadAgentToken({ tokenFile: flags.tokenFile, token: process.env.DO_AGENT_TOKEN }),
-        ...(flags.tokenFile && { tokenFile: flags.tokenFile }),
-        ...(tlsFiles.every(Boolean)
-          ? {
-              tls: {
-                certFile: flags.tlsCertFile!,
-                keyFile: flags.tlsKeyFile!,
-                caFile: flags.tlsCaFile!,
-                // How often the mounted files are re-read (a renewed certificate); 10 s by default.
-                ...(process.env.DO_AGENT_TLS_RELOAD_MS && {
-                  reloadIntervalMs: Number(process.env.DO_AGENT_TLS_RELOAD_MS),
-                }),
-              },
-            }
-          : { insecurePlainHttp: true }),
-        port: Number(flags.port),
-        host: flags.host,
-        agentId,
-        nodeName: flags.nodeName,
-        capacity,
-        killGraceMs: Number(flags.killGrace),
+      const { ProcessRuntime } = await import('../agent/process-runtime.js');
+      const runtime = new ProcessRuntime({
+        host,
+        runtimeType: flags.runtimeType,
+        allowUnisolated: flags.allowUnisolated,
+        capabilities,
       });
-      // Last resort if the agent dies another way: no sandbox outlives it.
-      process.once('exit', () => running.runtime.killAllNow());
-      await untilShutdownSignal();
-      await running.close();
-    },
-  );
+      if (flags.allowUnisolated && !runtime.unsupported)
+        logger.warn(
+          { runtimeType: flags.runtimeType },
+          'process runtime with --allow-unisolated: sandboxes are NOT ISOLATED (they run as this agent, with its files and network)',
+        );
+      chosen = { runtime, label: 'process' };
+    } else {
+      const { containerdRuntime } = await import('../agent/containerd/setup.js');
+      chosen = await containerdRuntime({
+        socket: flags.containerdSocket,
+        namespace: flags.containerdNamespace,
+        runtimeType: flags.runtimeType,
+        runscBinary: flags.runscBinary,
+        runtimeRoot: flags.runtimeRoot,
+        subnet: flags.sandboxSubnet,
+        egress: flags.egress,
+        egressDeny: flags.egressDeny,
+        hostIp: process.env.HOST_IP,
+        cniPath: flags.cniPath,
+        networkTag: flags.networkTag,
+        ioDir: path.join(flags.ioDir, agentId),
+        agentName: agentId,
+        agentUid: process.env.POD_UID,
+        agentNamespace: process.env.POD_NAMESPACE,
+        host,
+        defaults: { cpu: flags.defaultCpu, memory: flags.defaultMemory, pids: flags.defaultPids },
+        warm: flags.warmImages,
+        initBinary: flags.initBinary,
+        pullSecretsDir: flags.pullSecretsDir,
+        capabilities,
+        cgroupParent: flags.cgroupParent,
+      });
+    }
+    const running = await startAgentServer({
+      runtime: chosen.runtime,
+      runtimeLabel: chosen.label,
+      token: loadAgentToken({ tokenFile: flags.tokenFile, token: process.env.DO_AGENT_TOKEN }),
+      ...(flags.tokenFile && { tokenFile: flags.tokenFile }),
+      ...(tlsFiles.every(Boolean)
+        ? {
+            tls: {
+              certFile: flags.tlsCertFile!,
+              keyFile: flags.tlsKeyFile!,
+              caFile: flags.tlsCaFile!,
+              // How often the mounted files are re-read (a renewed certificate); 10 s by default.
+              ...(process.env.DO_AGENT_TLS_RELOAD_MS && {
+                reloadIntervalMs: Number(process.env.DO_AGENT_TLS_RELOAD_MS),
+              }),
+            },
+          }
+        : { insecurePlainHttp: true }),
+      port: flags.port,
+      host: flags.host,
+      agentId,
+      nodeName: flags.nodeName,
+      capacity,
+      killGraceMs: flags.killGrace,
+    });
+    // Last resort if the agent dies another way: no sandbox outlives it.
+    process.once('exit', () => running.runtime.killAllNow());
+    await untilShutdownSignal();
+    await running.close();
+  });
 
 connectionOptions(
   program
@@ -507,8 +452,12 @@ connectionOptions(
       'Serve the sandbox fast path (gRPC fastpath.v1 + HTTP/JSON) with its agent registry and the sandbox worker.',
     ),
 )
-  .addOption(new Option('--grpc-port <port>', 'gRPC port').env('DO_FASTPATH_GRPC_PORT').default('9090'))
-  .addOption(new Option('--http-port <port>', 'HTTP/JSON port').env('DO_FASTPATH_HTTP_PORT').default('9080'))
+  .addOption(
+    new Option('--grpc-port <port>', 'gRPC port').env('DO_FASTPATH_GRPC_PORT').argParser(portNumber).default(9090),
+  )
+  .addOption(
+    new Option('--http-port <port>', 'HTTP/JSON port').env('DO_FASTPATH_HTTP_PORT').argParser(portNumber).default(9080),
+  )
   .addOption(new Option('--host <address>', 'address to listen on').env('DO_FASTPATH_HOST').default('0.0.0.0'))
   .addOption(
     new Option('--fastpath-consistency-mode <mode>', 'default mode of creates that do not ask for STRONG')
@@ -519,12 +468,14 @@ connectionOptions(
   .addOption(
     new Option('--fastpath-orphan-timeout <duration>', 'age after which an unrecorded sandbox is removed')
       .env('DO_FASTPATH_ORPHAN_TIMEOUT')
-      .default('10s'),
+      .argParser(goDurationMs)
+      .default(10_000, '10s'),
   )
   .addOption(
     new Option('--janitor-interval <duration>', 'how often the janitor Schedule runs')
       .env('DO_FASTPATH_JANITOR_INTERVAL')
-      .default('10s'),
+      .argParser(goDurationMs)
+      .default(10_000, '10s'),
   )
   .addOption(
     new Option(
@@ -532,7 +483,8 @@ connectionOptions(
       'how long a Strong create waits for an agent of a pool scaling up from zero',
     )
       .env('DO_FASTPATH_SCALE_UP_TIMEOUT')
-      .default('60s'),
+      .argParser(goDurationMs)
+      .default(60_000, '60s'),
   )
   .addOption(
     new Option('--agent-token-file <path>', "the agents' bearer token (mounted Secret)").env('DO_AGENT_TOKEN_FILE'),
@@ -541,49 +493,36 @@ connectionOptions(
   .addOption(
     new Option('--metrics-port <port>', 'serve /metrics and /healthz (0 = any free port)')
       .env('DO_METRICS_PORT')
-      .default('9091'),
+      .argParser(portNumber)
+      .default(9091),
   )
-  .action(
-    async (
-      flags: ConnectionFlags & {
-        grpcPort: string;
-        httpPort: string;
-        host: string;
-        fastpathConsistencyMode: string;
-        fastpathOrphanTimeout: string;
-        janitorInterval: string;
-        fastpathScaleUpTimeout: string;
-        agentTokenFile?: string;
-        tenantEtcd?: string;
-      },
-    ) => {
-      const { startFastPath } = await import('../fastpath/main.js');
-      const { loadFastPathConfig } = await import('../config.js');
-      const cfg = configFrom(flags);
-      const fp = loadFastPathConfig({
-        ...process.env,
-        DO_FASTPATH_GRPC_PORT: flags.grpcPort,
-        DO_FASTPATH_HTTP_PORT: flags.httpPort,
-        DO_FASTPATH_HOST: flags.host,
-        DO_FASTPATH_CONSISTENCY_MODE: flags.fastpathConsistencyMode,
-        DO_FASTPATH_ORPHAN_TIMEOUT: flags.fastpathOrphanTimeout,
-        DO_FASTPATH_JANITOR_INTERVAL: flags.janitorInterval,
-        DO_FASTPATH_SCALE_UP_TIMEOUT: flags.fastpathScaleUpTimeout,
-        ...(flags.agentTokenFile ? { DO_AGENT_TOKEN_FILE: flags.agentTokenFile } : {}),
-        ...(flags.tenantEtcd ? { DO_TENANT_ETCD: flags.tenantEtcd } : {}),
-      });
-      const tracing = await tracingOf('fastpath');
-      // Listening before the start: a SIGTERM during start-up still ends in a clean stop.
-      const shutdown = untilShutdownSignal();
-      const running = await startFastPath(cfg, fp);
-      logger.info({ grpcPort: running.grpcPort, httpPort: running.httpPort }, 'fastpath running');
-      await shutdown;
-      await running.close();
-      // After the worker's drain: the last workflow and activity spans are in the processor.
-      await tracing?.shutdown();
-      logger.info('fastpath stopped');
-    },
-  );
+  .action(async (flags) => {
+    const { startFastPath } = await import('../fastpath/main.js');
+    const { loadFastPathConfig } = await import('../config.js');
+    const cfg = configFrom(flags);
+    // The flags as parsed; what has no flag (TLS, tenant prefix, namespace…) comes from the environment.
+    const fp = loadFastPathConfig(process.env, {
+      grpcPort: flags.grpcPort,
+      httpPort: flags.httpPort,
+      host: flags.host,
+      consistencyMode: flags.fastpathConsistencyMode,
+      orphanTimeoutMs: flags.fastpathOrphanTimeout,
+      janitorIntervalMs: flags.janitorInterval,
+      scaleUpTimeoutMs: flags.fastpathScaleUpTimeout,
+      agentTokenFile: flags.agentTokenFile,
+      tenantEtcd: flags.tenantEtcd,
+    });
+    const tracing = await tracingOf('fastpath');
+    // Listening before the start: a SIGTERM during start-up still ends in a clean stop.
+    const shutdown = untilShutdownSignal();
+    const running = await startFastPath(cfg, fp);
+    logger.info({ grpcPort: running.grpcPort, httpPort: running.httpPort }, 'fastpath running');
+    await shutdown;
+    await running.close();
+    // After the worker's drain: the last workflow and activity spans are in the processor.
+    await tracing?.shutdown();
+    logger.info('fastpath stopped');
+  });
 
 registerTenantCommands(program);
 registerCodecServerCommand(program);
@@ -600,7 +539,7 @@ infra
     '--without-node',
     "leave the node's binaries and the pause image out (the stack with a node builds them when it first starts)",
   )
-  .action(async (flags: { withoutNode?: boolean }) => {
+  .action(async (flags) => {
     const bins = [...Object.values(await ensureAllBinaries())];
     for (const extra of [...TOOL_BINARIES, ...(flags.withoutNode ? [] : NODE_BINARIES)])
       bins.push(await ensureBinary(extra));
@@ -640,7 +579,7 @@ infra
       .default('dev'),
   )
   .option('--node', 'with a real node: kubelet, kube-proxy, kube-scheduler, CoreDNS (root, the host tools)')
-  .action(async (flags: { stateDir: string; mode: 'dev' | 'test'; node?: boolean }) => {
+  .action(async (flags) => {
     const stack = await LocalStack.start({ stateDir: flags.stateDir, mode: flags.mode, node: flags.node === true });
     console.log(JSON.stringify(stack.info, null, 2));
     await untilShutdownSignal();
@@ -655,7 +594,7 @@ program
     'Build the image with mmdebstrap, the pinned Node, Go and umoci (as root; cached by its inputs); print its layout, tag and digest.',
   )
   .option('--push <host:port>', 'then push it to this registry (plain HTTP) and print its reference')
-  .action(async (flags: { push?: string }) => {
+  .action(async (flags) => {
     const { buildProjectImage, pushProjectImage } = await import('../infra/project-image.js');
     const { requireHostTools } = await import('../infra/host-tools.js');
     const tools = requireHostTools();

@@ -18,7 +18,7 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { constants } from 'node:os';
 import * as grpc from '@grpc/grpc-js';
-import { Command, Option } from 'commander';
+import { Option, type Command, type CommandUnknownOpts, type OptionValues } from '@commander-js/extra-typings';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { MAX_EXEC_STDIN_BYTES } from '../agent/api.js';
 import { parseGoDuration } from '../domain/duration.js';
@@ -44,7 +44,9 @@ function clientTls(flags: ClientFlags): ClientTls | undefined {
   return { ca: read(flags.caFile), cert: read(flags.certFile), key: read(flags.keyFile) };
 }
 
-function clientOptions(cmd: Command): Command {
+function clientOptions<Args extends unknown[], Opts extends OptionValues, Globals extends OptionValues>(
+  cmd: Command<Args, Opts, Globals>,
+) {
   return cmd
     .addOption(
       new Option('--endpoint <host:port>', 'the fast path gRPC address')
@@ -222,7 +224,7 @@ function print(value: unknown, output: string): void {
 const outputOption = (def: string, choices: string[]) =>
   new Option('-o, --output <format>', 'output format').choices(choices).default(def);
 
-export function registerSandboxCommands(program: Command): Command {
+export function registerSandboxCommands(program: CommandUnknownOpts): CommandUnknownOpts {
   const sandbox = program.command('sandbox').description('Sandboxes through the fast path API (the original fsb-ctl).');
 
   clientOptions(sandbox.command('run <name> [command...]'))
@@ -237,7 +239,7 @@ export function registerSandboxCommands(program: Command): Command {
       '-f, --file <path>',
       'a CreateRequest as YAML or JSON (fields of fastpath.v1.CreateRequest); flags override',
     )
-    .action(async (name: string, command: string[], flags: ClientFlags & Record<string, unknown>) => {
+    .action(async (name, command, flags) => {
       const fromFile = flags.file
         ? ((parseYaml(await readFile(String(flags.file), 'utf8')) as Record<string, unknown> | null) ?? {})
         : {};
@@ -256,7 +258,7 @@ export function registerSandboxCommands(program: Command): Command {
   clientOptions(sandbox.command('list').alias('ls'))
     .description('List the sandboxes of a namespace (ListSandboxes).')
     .addOption(outputOption('table', ['table', 'json', 'yaml']))
-    .action(async (flags: ClientFlags & { output: string }) => {
+    .action(async (flags) => {
       const res = await withClient(flags, (c) =>
         c.call<{ items: SandboxInfo[] }>('ListSandboxes', { namespace: flags.namespace }),
       );
@@ -267,7 +269,7 @@ export function registerSandboxCommands(program: Command): Command {
   clientOptions(sandbox.command('get <name>'))
     .description('One sandbox (GetSandbox).')
     .addOption(outputOption('yaml', ['yaml', 'json']))
-    .action(async (name: string, flags: ClientFlags & { output: string }) => {
+    .action(async (name, flags) => {
       const res = await withClient(flags, (c) =>
         c.call<SandboxInfo>('GetSandbox', { sandboxName: name, namespace: flags.namespace }),
       );
@@ -279,8 +281,8 @@ export function registerSandboxCommands(program: Command): Command {
     .option('--expire-time <when>', 'RFC 3339 time, a duration from now (30m, 2h), or 0 to remove the expiry')
     .addOption(new Option('--failure-policy <policy>', 'when its agent is lost').choices(['Manual', 'AutoRecreate']))
     .option('--recovery-timeout <seconds>', 'seconds an agent may be gone before the failure policy applies')
-    .option('--labels <k=v,...>', 'labels to set')
-    .action(async (name: string, flags: ClientFlags & Record<string, string | undefined>) => {
+    .option('--labels <k=v[,k=v]>', 'labels to set')
+    .action(async (name, flags) => {
       const base = { sandboxName: name, namespace: flags.namespace };
       const labels = flags.labels ? { labels: parseLabels(flags.labels) } : {};
       const updates: Record<string, unknown>[] = [];
@@ -311,7 +313,7 @@ export function registerSandboxCommands(program: Command): Command {
 
   clientOptions(sandbox.command('reset <name>'))
     .description('Restart a sandbox from scratch (UpdateSandbox reset_revision = now).')
-    .action(async (name: string, flags: ClientFlags) => {
+    .action(async (name, flags) => {
       const res = await withClient(flags, (c) =>
         c.call<{ success: boolean; message: string }>('UpdateSandbox', {
           sandboxName: name,
@@ -325,7 +327,7 @@ export function registerSandboxCommands(program: Command): Command {
 
   clientOptions(sandbox.command('delete <name>').alias('rm'))
     .description('Delete a sandbox (DeleteSandbox).')
-    .action(async (name: string, flags: ClientFlags) => {
+    .action(async (name, flags) => {
       const res = await withClient(flags, (c) =>
         c.call<{ success: boolean }>('DeleteSandbox', { sandboxName: name, namespace: flags.namespace }),
       );
@@ -335,14 +337,14 @@ export function registerSandboxCommands(program: Command): Command {
   clientOptions(sandbox.command('logs <name>'))
     .description("A sandbox's output (its stdout and stderr); -f follows it until the sandbox ends.")
     .option('-f, --follow', 'keep printing output as it comes')
-    .action(async (name: string, flags: ClientFlags & { follow?: boolean }) => {
+    .action(async (name, flags) => {
       await streamOut(flags, 'StreamLogs', { sandboxName: name, namespace: flags.namespace, follow: !!flags.follow });
     });
 
   clientOptions(sandbox.command('exec <name> <command...>'))
     .description("Run a command in a sandbox's environment (put it after --); exits with the command's code.")
     .option('-i, --stdin', "send this command's stdin to it (read to its end first, at most 1 MiB); else it reads EOF")
-    .action(async (name: string, command: string[], flags: ClientFlags & { stdin?: boolean }) => {
+    .action(async (name, command, flags) => {
       const stdin = flags.stdin ? await readInput() : undefined;
       const code = await streamOut(flags, 'Exec', { sandboxName: name, namespace: flags.namespace, command, stdin });
       process.exitCode = code ?? 1;

@@ -10,7 +10,7 @@
  *   tenants resolver get        the published resolver config, or the default in force
  */
 import { readFile } from 'node:fs/promises';
-import { Command, Option } from 'commander';
+import { Option, type Command, type CommandUnknownOpts, type OptionValues } from '@commander-js/extra-typings';
 import type { Etcd3 } from 'etcd3';
 import { apiKeyHash, newApiKey } from '../tenancy/api-keys.js';
 import type { TenantDocument, TenantView } from '../tenancy/document.js';
@@ -35,7 +35,9 @@ interface StoreFlags {
   prefix: string;
 }
 
-function storeOptions(cmd: Command): Command {
+function storeOptions<Args extends unknown[], Opts extends OptionValues, Globals extends OptionValues>(
+  cmd: Command<Args, Opts, Globals>,
+) {
   return cmd
     .addOption(
       new Option('--etcd <endpoints>', 'tenant etcd endpoints, comma-separated')
@@ -109,7 +111,7 @@ export function redactSecrets(view: TenantView): TenantView {
 
 const print = (value: unknown) => console.log(JSON.stringify(value, null, 2));
 
-export function registerTenantCommands(program: Command): Command {
+export function registerTenantCommands(program: CommandUnknownOpts): CommandUnknownOpts {
   const tenants = program
     .command('tenants')
     .description('Publish and inspect tenant configuration in etcd (what the tenant provider reads).');
@@ -119,7 +121,7 @@ export function registerTenantCommands(program: Command): Command {
       'Create or replace a tenant from a JSON document: {id, code, name, status, billingPlan?, databases?, ftp?, storage?, wvp?, domain?, sandbox?}.',
     )
     .argument('<file>', 'tenant document (JSON), or - for stdin')
-    .action(async (file: string, flags: StoreFlags) => {
+    .action(async (file, flags) => {
       const doc = await readDocument(file);
       const result = await withPublisher(flags, (p) => p.putTenant(doc));
       const id = (doc as TenantDocument).id;
@@ -134,7 +136,7 @@ export function registerTenantCommands(program: Command): Command {
     .description('Show a tenant as readers see it.')
     .argument('<id>', 'tenant ID', tenantIdArgument)
     .option('--show-secrets', 'print database passwords and FTP password hashes')
-    .action(async (id: number, flags: StoreFlags & { showSecrets?: boolean }) => {
+    .action(async (id, flags) => {
       const reading = await withPublisher(flags, (p) => p.getTenant(id));
       if (reading === undefined) throw new Error(`tenant ${id} not found under ${flags.prefix}`);
       print(flags.showSecrets ? reading.tenant : redactSecrets(reading.tenant));
@@ -147,7 +149,7 @@ export function registerTenantCommands(program: Command): Command {
   storeOptions(tenants.command('list'))
     .description('List tenants.')
     .option('--json', 'print JSON (secrets redacted)')
-    .action(async (flags: StoreFlags & { json?: boolean }) => {
+    .action(async (flags) => {
       const list = await withPublisher(flags, (p) => p.listTenants());
       if (flags.json) {
         print(list.map(redactSecrets));
@@ -182,7 +184,7 @@ export function registerTenantCommands(program: Command): Command {
     .description('Create a key, store its hash in the tenant and print the key (shown only this once).')
     .argument('<id>', 'tenant ID', tenantIdArgument)
     .option('--name <name>', 'the key’s name (to remove it later)', `key-${new Date().toISOString().slice(0, 10)}`)
-    .action(async (id: number, flags: StoreFlags & { name: string }) => {
+    .action(async (id, flags) => {
       const key = await withPublisher(flags, (p) => addApiKey(p, id, flags.name));
       console.log(key);
       console.error(`tenant ${id}: API key ${flags.name} added; send it as Authorization: Bearer <key>`);
@@ -191,7 +193,7 @@ export function registerTenantCommands(program: Command): Command {
     .description('Remove a key (callers still using it are refused from now on).')
     .argument('<id>', 'tenant ID', tenantIdArgument)
     .argument('<name>', 'the key’s name')
-    .action(async (id: number, name: string, flags: StoreFlags) => {
+    .action(async (id, name, flags) => {
       await withPublisher(flags, async (p) => {
         const doc = await tenantDocument(p, id);
         const keys = doc.sandbox?.apiKeys ?? [];
@@ -212,7 +214,7 @@ export function registerTenantCommands(program: Command): Command {
     .description('Let a client certificate carrying this name authenticate as the tenant.')
     .argument('<id>', 'tenant ID', tenantIdArgument)
     .argument('<name>', "the certificate's subject CN, or one of its DNS or URI names")
-    .action(async (id: number, name: string, flags: StoreFlags) => {
+    .action(async (id, name, flags) => {
       await withPublisher(flags, async (p) => {
         const doc = await tenantDocument(p, id);
         const names = doc.sandbox?.clientCertificateNames ?? [];
@@ -225,7 +227,7 @@ export function registerTenantCommands(program: Command): Command {
     .description('Stop accepting certificates with this name (callers using one are refused from now on).')
     .argument('<id>', 'tenant ID', tenantIdArgument)
     .argument('<name>', 'the name')
-    .action(async (id: number, name: string, flags: StoreFlags) => {
+    .action(async (id, name, flags) => {
       await withPublisher(flags, async (p) => {
         const doc = await tenantDocument(p, id);
         const names = doc.sandbox?.clientCertificateNames ?? [];
@@ -240,7 +242,7 @@ export function registerTenantCommands(program: Command): Command {
   storeOptions(tenants.command('delete'))
     .description('Delete every key of a tenant.')
     .argument('<id>', 'tenant ID', tenantIdArgument)
-    .action(async (id: number, flags: StoreFlags) => {
+    .action(async (id, flags) => {
       const result = await withPublisher(flags, (p) => p.deleteTenant(id));
       if (result.deleted === 0) throw new Error(`tenant ${id} not found under ${flags.prefix}`);
       console.log(`tenant ${id} deleted at revision ${result.revision} (${result.deleted} key(s))`);
@@ -265,37 +267,26 @@ export function registerTenantCommands(program: Command): Command {
       ).choices(HTTP_HOST_MODES),
     )
     .addOption(new Option('--ftp-type <type>', 'how FTP sessions carry the tenant').choices(FTP_RESOLVER_TYPES))
-    .action(
-      async (
-        flags: StoreFlags & {
-          httpType: ResolverConfig['httpType'];
-          headerName?: string;
-          queryParam?: string;
-          pathIndex?: string;
-          hostMode?: ResolverConfig['httpHostMode'];
-          ftpType?: ResolverConfig['ftpType'];
-        },
-      ) => {
-        const pathIndex = flags.pathIndex === undefined ? undefined : Number(flags.pathIndex);
-        if (pathIndex !== undefined && !Number.isInteger(pathIndex))
-          throw new Error(`--path-index must be an integer, got ${flags.pathIndex}`);
-        const config = await withPublisher(flags, (p) =>
-          p.setResolverConfig({
-            httpType: flags.httpType,
-            httpHeaderName: flags.headerName ?? '',
-            httpQueryParam: flags.queryParam ?? '',
-            httpPathIndex: pathIndex ?? 0,
-            httpHostMode: flags.hostMode ?? 'numeric',
-            ftpType: flags.ftpType ?? 'username',
-          }),
-        );
-        print(config);
-      },
-    );
+    .action(async (flags) => {
+      const pathIndex = flags.pathIndex === undefined ? undefined : Number(flags.pathIndex);
+      if (pathIndex !== undefined && !Number.isInteger(pathIndex))
+        throw new Error(`--path-index must be an integer, got ${flags.pathIndex}`);
+      const config = await withPublisher(flags, (p) =>
+        p.setResolverConfig({
+          httpType: flags.httpType,
+          httpHeaderName: flags.headerName ?? '',
+          httpQueryParam: flags.queryParam ?? '',
+          httpPathIndex: pathIndex ?? 0,
+          httpHostMode: flags.hostMode ?? 'numeric',
+          ftpType: flags.ftpType ?? 'username',
+        }),
+      );
+      print(config);
+    });
 
   storeOptions(resolver.command('get'))
     .description('Show the published resolver config (or the default in force when none is).')
-    .action(async (flags: StoreFlags) => {
+    .action(async (flags) => {
       const reading = await withPublisher(flags, (p) => p.getResolverConfig());
       if (reading.state === 'valid') {
         print(reading.config);

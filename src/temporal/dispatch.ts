@@ -25,6 +25,7 @@ import {
 } from '@temporalio/client';
 import type { SearchAttributePair, SignalDefinition, Workflow } from '@temporalio/common';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Backoff } from '../backoff.js';
 import type { ReadinessCheck } from '../health/probes.js';
 import type { Logger } from '../log.js';
 import { METRIC_PREFIX } from '../build-info.js';
@@ -138,9 +139,6 @@ export function classifyDispatchFailure(err: unknown): DispatchFailure {
   }
   return { action: 'retry' };
 }
-
-/** Full jitter: replicas that failed together do not retry together. */
-const jittered = (ms: number) => Math.round(ms / 2 + Math.random() * (ms / 2));
 
 /**
  * Remembers recently started workflow IDs so MODIFIED storms do not each cost an RPC. Entries
@@ -334,7 +332,7 @@ export class Dispatcher {
   private readonly blocked = new Map<string, number>();
 
   private async withRetry<T>(what: string, fn: () => Promise<T>): Promise<T | 'dropped'> {
-    let backoff = 250;
+    const backoff = new Backoff({ initialMs: 250, maxMs: 10_000 });
     let waitingOn: Extract<DispatchFailure, { action: 'wait' }> | undefined;
     const setWaiting = (next: typeof waitingOn) => {
       if (waitingOn?.reason === next?.reason) return;
@@ -367,7 +365,7 @@ export class Dispatcher {
           if (this.stopped) return 'dropped';
           setWaiting(failure.action === 'wait' ? failure : undefined);
           this.metrics.dispatchRetries.inc();
-          const delay = jittered(backoff);
+          const delay = backoff.next();
           if (failure.action === 'wait')
             this.log.error(
               { what, reason: failure.reason, retryInMs: delay },
@@ -375,7 +373,6 @@ export class Dispatcher {
             );
           else this.log.warn({ what, err: (err as Error).message, retryInMs: delay }, 'Temporal call failed; retrying');
           await sleep(delay);
-          backoff = Math.min(backoff * 2, 10_000);
         }
       }
     } finally {

@@ -4,7 +4,7 @@
  *
  * - Load: one paged prefix read at a single revision R, every known key parsed.
  * - Watch from R+1, so nothing written between the read and the watch is missed. When the watch
- *   breaks, reconnect after 1 s, ×1.5 per failure up to 30 s (reset once connected), resuming
+ *   breaks, reconnect after about 1 s, ×1.5 per failure up to 30 s, jittered (reset once connected), resuming
  *   after the last revision seen, so changes made while disconnected are replayed.
  * - When etcd cancels the watch (its start revision was compacted away), read everything again
  *   and watch from the new revision. (The original re-watched without a revision and silently
@@ -23,7 +23,7 @@ import { EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Etcd3, IOptions, IWatchResponse, Watcher } from 'etcd3';
 import { logger as rootLogger, type Logger } from '../log.js';
-import { ReconnectBackoff, WATCH_BACKOFF, type BackoffOptions } from './backoff.js';
+import { Backoff, type BackoffLimits } from '../backoff.js';
 import { SnapshotFileCache } from './cache.js';
 import type { EtcdSecurity } from '../config.js';
 import { LastGoodCredentials } from '../credential-files.js';
@@ -73,7 +73,8 @@ export interface TenantProviderOptions {
   cacheFile?: string;
   /** Per-request deadline of etcd reads (and so how long start waits before using the cache). */
   requestTimeoutMs?: number;
-  backoff?: BackoffOptions;
+  /** The reconnect schedule; default 1 s, ×1.5 per failed attempt, at most 30 s (jittered). */
+  backoff?: BackoffLimits;
   logger?: Logger;
 }
 
@@ -107,7 +108,7 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
   private readonly securityFiles: LastGoodCredentials;
   private readonly cache: SnapshotFileCache | undefined;
   private readonly log: Logger;
-  private readonly backoff: ReconnectBackoff;
+  private readonly backoff: Backoff;
   private readonly requestTimeoutMs: number;
 
   private current: TenantSnapshot = EMPTY_SNAPSHOT;
@@ -145,7 +146,7 @@ export class TenantProvider extends EventEmitter<ProviderEvents> {
     this.log = options.logger ?? rootLogger.child({ component: 'tenancy' });
     this.securityFiles = new LastGoodCredentials(this.log, 'etcd credential files');
     this.cache = options.cacheFile ? new SnapshotFileCache(options.cacheFile, this.prefix, this.log) : undefined;
-    this.backoff = new ReconnectBackoff(options.backoff ?? WATCH_BACKOFF);
+    this.backoff = new Backoff(options.backoff ?? { initialMs: 1000, maxMs: 30_000, multiplier: 1.5 });
     this.requestTimeoutMs = options.requestTimeoutMs ?? 5000;
   }
 

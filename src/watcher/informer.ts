@@ -5,11 +5,12 @@
  * - a watch that ends normally resumes from the last resourceVersion seen;
  * - 410 Gone (the resourceVersion was compacted) triggers a re-list, and the re-list is diffed
  *   against the cache so deletions that happened meanwhile surface as DELETED events;
- * - any other error restarts the loop with exponential backoff (1 s → 30 s). The client
+ * - any other error restarts the loop with jittered exponential backoff (1 s → 30 s). The client
  *   library's own informer stops on such errors; this one never stops until told to.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { Backoff } from '../backoff.js';
 import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../log.js';
 import type { WatcherMetrics } from './metrics.js';
@@ -123,14 +124,15 @@ export class ResourceInformer<T extends KubernetesObject = KubernetesObject> {
   }
 
   private async run(): Promise<void> {
-    const initial = this.opts.initialBackoffMs ?? 1000;
-    const max = this.opts.maxBackoffMs ?? 30_000;
-    let backoff = initial;
+    const backoff = new Backoff({
+      initialMs: this.opts.initialBackoffMs ?? 1000,
+      maxMs: this.opts.maxBackoffMs ?? 30_000,
+    });
     while (!this.stopped) {
       try {
         if (this.resourceVersion === undefined) await this.relist();
         await this.watchOnce();
-        backoff = initial;
+        backoff.reset();
       } catch (err) {
         if (this.stopped) break;
         if (err instanceof GoneError) {
@@ -140,9 +142,9 @@ export class ResourceInformer<T extends KubernetesObject = KubernetesObject> {
           continue;
         }
         this.metrics.watchErrors.inc({ kind: this.kind });
-        this.log.warn({ kind: this.label, err: errText(err), retryInMs: backoff }, 'list/watch failed; retrying');
-        await sleep(backoff);
-        backoff = Math.min(backoff * 2, max);
+        const delayMs = backoff.next();
+        this.log.warn({ kind: this.label, err: errText(err), retryInMs: delayMs }, 'list/watch failed; retrying');
+        await sleep(delayMs);
       }
     }
   }

@@ -5,7 +5,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Command } from 'commander';
+import { Command } from '@commander-js/extra-typings';
 import type { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEMO_TENANT, registerTenantCommands, seedDemoTenant } from '../../src/cli/tenants.js';

@@ -884,7 +884,9 @@ describe('admission webhook (deploy/webhook)', () => {
     expect(d.spec.template.metadata.labels).toMatchObject(service.spec.selector);
     const port = container.ports!.find((p) => p.name === service.spec.ports[0]!.targetPort);
     expect(port?.containerPort).toBe(9443);
-    expect(readFileSync(path.join(ROOT, 'src/cli/main.ts'), 'utf8')).toMatch(/DO_ADMISSION_PORT'\)\.default\('9443'\)/);
+    expect(readFileSync(path.join(ROOT, 'src/cli/main.ts'), 'utf8')).toMatch(
+      /DO_ADMISSION_PORT'\)\.argParser\(portNumber\)\.default\(9443\)/,
+    );
   });
 
   it("serves the Certificate's Secret, mounted where the CLI reads it, for the Service's DNS name", () => {
