@@ -8,10 +8,12 @@
 # (env, user, workdir, entrypoint) and the local build's to each other.
 
 # ---- sandbox-init: PID 1 of every sandbox container (static Go, bind-mounted into them) -----
+# ---- and sandbox-netd: the agent's helper that wires the sandboxes' network namespaces -------
 FROM golang:1.22 AS sandbox-init
 WORKDIR /build
 COPY src ./src
 RUN cd src/agent/init && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /sandbox-init .
+RUN cd src/agent/netd && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /sandbox-netd .
 
 # ---- build: compile TypeScript, pre-bundle the workflow code, drop dev dependencies ----------
 FROM node:24-bookworm-slim AS build
@@ -30,7 +32,8 @@ FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     DO_WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js \
     DO_FASTPATH_WORKFLOW_BUNDLE=/app/dist/sandbox-workflow-bundle.js \
-    DO_SANDBOX_INIT=/usr/local/bin/sandbox-init
+    DO_SANDBOX_INIT=/usr/local/bin/sandbox-init \
+    DO_SANDBOX_NETD=/usr/local/bin/sandbox-netd
 WORKDIR /app
 # The agent's tools (iproute2, nftables, the CNI plugins): the list the local build installs too.
 COPY scripts/image/runtime-packages /tmp/runtime-packages
@@ -38,6 +41,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends $(grep -v '^#' /tmp/runtime-packages) \
  && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages
 COPY --from=sandbox-init /sandbox-init /usr/local/bin/sandbox-init
+COPY --from=sandbox-init /sandbox-netd /usr/local/bin/sandbox-netd
 COPY --from=build /app /app
 # The image's `node` user, by number so Kubernetes can verify runAsNonRoot.
 USER 1000:1000

@@ -2,12 +2,12 @@
  * The container runtime's CPU per sandbox life (create → delete, warm runc), per process group,
  * on a private local stack — the figure issue 35 asks for, which holds on a busy machine where
  * latency does not. Counted with cgroup v1 `cpuacct` (so processes that exit — runc, the shims'
- * `start`/`delete` commands, `ip`, `nft`, the CNI plugins — are counted too):
+ * `start`/`delete` commands, mkfifo — are counted too):
  *   - containerd: its own threads (/proc/<pid>/stat), and the rest of its cgroup: the shims it
  *     starts (they stay in its cgroup) and the runc processes they run;
  *   - the sandboxes' cgroups (`--cgroup-parent`): `runc init`, sandbox-init and the command;
- *   - the agent (Node): its own threads, and its reaped children (cutime/cstime): the network
- *     wiring (sh, ip, the CNI ptp and host-local plugins, nft) and mkfifo.
+ *   - the agent (Node): its own threads, its reaped children (cutime/cstime: mkfifo), and the
+ *     rest of its cgroup: sandbox-netd, its long-lived network helper.
  * Phases: `bare` lives (container + snapshot + task create + start, kill, delete through the gRPC
  * client, no agent, no network: the runtime's own floor), with a shim per container and with the
  * runc v2 shim's grouping (`io.containerd.runc.v2.group`), in alternating blocks; then LIVES lives through an agent with
@@ -131,7 +131,12 @@ function report(label: string, d: Counters, lives: number, idle?: Counters): voi
     ['in-container (runc init, init, command)', net('sandboxes')],
   ];
   if (d.agentSelf !== undefined && d.agentCg > 0)
-    parts.push(['agent Node', net('agentSelf')], ['agent helpers (network, mkfifo)', net('agentChildren')]);
+    parts.push(
+      ['agent Node', net('agentSelf')],
+      ['agent helpers (network, mkfifo)', net('agentChildren')],
+      // Children that have not exited: sandbox-netd, the network helper.
+      ['agent long-lived helper (sandbox-netd)', net('agentCg') - net('agentSelf') - net('agentChildren')],
+    );
   const runtime = net('containerdCg') + net('sandboxes');
   const total = runtime + (d.agentCg > 0 ? net('agentCg') : 0);
   out(

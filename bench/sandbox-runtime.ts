@@ -21,11 +21,11 @@ import path from 'node:path';
 import type { AgentStatusReport } from '../src/agent/api.js';
 import { ContainerdClient, jsonAny, OCI_TYPE_URL } from '../src/agent/containerd/client.js';
 import { sandboxNetwork } from '../src/agent/containerd/setup.js';
-import { CNI_PATH } from '../src/infra/host-tools.js';
 import { ImageStore } from '../src/agent/containerd/images.js';
 import { containerSpec } from '../src/agent/containerd/oci-spec.js';
 import { AgentClient } from '../src/fastpath/agent-client.js';
 import { getFreePort, ManagedProcess } from '../src/infra/process.js';
+import { ensureSandboxNetd } from '../src/infra/sandbox-netd.js';
 import { benchStack, machine, pool, REPO_ROOT, summary, until } from './support.js';
 
 const ROUNDS = Number(process.argv[2] ?? 30);
@@ -222,7 +222,7 @@ try {
     namespace: ctd.namespace,
     runtimeType: 'container',
     subnet: 'auto',
-    cniPath: CNI_PATH,
+    netdBinary: await ensureSandboxNetd(),
     ioDir: path.join(stateDir, 'network-bench'),
     agentName: `network-bench-${randomBytes(3).toString('hex')}`,
     host: '127.0.0.1',

@@ -248,9 +248,10 @@ program
     ).env('SANDBOX_EGRESS_DENY'),
   )
   .addOption(
-    new Option('--cni-path <dir>', 'where the CNI plugins (ptp, host-local) are')
-      .env('CNI_PATH')
-      .default('/usr/lib/cni'),
+    new Option(
+      '--netd-binary <path>',
+      "sandbox-netd, which wires the sandboxes' network namespaces (default: built from this checkout)",
+    ).env('DO_SANDBOX_NETD'),
   )
   .addOption(
     new Option('--network-tag <tag>', 'names what the agent adds to the node (namespaces, nftables table)').env(
@@ -399,7 +400,7 @@ program
         egress: flags.egress,
         egressDeny: flags.egressDeny,
         hostIp: process.env.HOST_IP,
-        cniPath: flags.cniPath,
+        netdBinary: flags.netdBinary ?? (await (await import('../infra/sandbox-netd.js')).buildSandboxNetd()),
         networkTag: flags.networkTag,
         ioDir: path.join(flags.ioDir, agentId),
         agentName: agentId,
@@ -551,6 +552,8 @@ infra
     for (const name of missing) console.log(`${name.padEnd(24)} missing (${INSTALL_HINT})`);
     const { ensureSandboxInit } = await import('../infra/sandbox-init.js');
     console.log(`${'sandbox-init'.padEnd(24)} built\t${await ensureSandboxInit()}`);
+    const { ensureSandboxNetd } = await import('../infra/sandbox-netd.js');
+    console.log(`${'sandbox-netd'.padEnd(24)} built\t${await ensureSandboxNetd()}`);
     if (flags.withoutNode) return;
     const { ensurePauseImage } = await import('../infra/pause-image.js');
     const pause = await ensurePauseImage();

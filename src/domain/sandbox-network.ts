@@ -4,7 +4,7 @@
  * wires. Pure: no I/O, unit-tested; `src/agent/network/` applies it.
  *
  * Each sandbox has a network namespace of its own, joined to the agent's by a point-to-point veth
- * (CNI `ptp` + `host-local`): its own loopback, one address in the agent's sandbox subnet, a
+ * (sandbox-netd, src/agent/netd): its own loopback, one address in the agent's sandbox subnet, a
  * default route through the agent's side. Everything a sandbox sends therefore crosses the agent's
  * namespace, where this table decides:
  * - to the agent's namespace itself (the agent's API, the node in dev): only replies;
@@ -235,18 +235,19 @@ export function nftRuleset(r: RulesetInput): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** nft commands that add (or delete) one sandbox's interface and ports in the running table. */
-export function nftSandboxUpdate(table: string, s: WiredSandbox, op: 'add' | 'delete'): string {
-  const lines = [`${op} element inet ${table} sandbox_ifs { ${JSON.stringify(s.hostIf)} }`];
-  if (s.ports.length)
-    lines.push(
-      `${op} element inet ${table} ports { ${s.ports.map((p) => (op === 'add' ? `${p} : ${s.ip}` : `${p}`)).join(', ')} }`,
-    );
-  return `${lines.join('\n')}\n`;
+/** One sandbox's elements in the agent's table: its interface in `sandbox_ifs`, its ports in the map `ports`. */
+export interface SandboxElements {
+  ifnames: string[];
+  ports: { port: number; ip: string }[];
 }
 
-/** The ports part only (a warm sandbox's ports are known at hand-off, its interface long before). */
-export function nftPortsUpdate(table: string, ip: string, ports: number[], op: 'add' | 'delete'): string {
-  if (!ports.length) return '';
-  return `${op} element inet ${table} ports { ${ports.map((p) => (op === 'add' ? `${p} : ${ip}` : `${p}`)).join(', ')} }\n`;
+/**
+ * What a sandbox adds to (or removes from) the running table: all of it, or its ports only (a
+ * warm sandbox's ports are known at hand-off, its interface long before).
+ */
+export function sandboxElements(s: WiredSandbox, part: 'all' | 'ports' = 'all'): SandboxElements {
+  return {
+    ifnames: part === 'all' ? [s.hostIf] : [],
+    ports: s.ports.map((port) => ({ port, ip: s.ip })),
+  };
 }

@@ -75,6 +75,8 @@ export interface AgentFleetOptions {
     runcRoot?: string;
     /** sandbox-init, PID 1 of every sandbox container. */
     initBinary: string;
+    /** sandbox-netd, the agents' network helper (else each agent finds it built from this checkout). */
+    netdBinary?: string;
   };
   /** Images the agents keep warm containers of. */
   warmImages?: { image: string; count: number }[];
@@ -300,6 +302,7 @@ export class AgentFleet {
       ...(c.runscBinary ? ['--runsc-binary', c.runscBinary] : []),
       ...(c.runcRoot ? ['--runtime-root', c.runcRoot] : []),
       ...['--init-binary', c.initBinary],
+      ...(c.netdBinary ? ['--netd-binary', c.netdBinary] : []),
       ...(this.opts.warmImages?.length
         ? ['--warm-images', this.opts.warmImages.map((w) => `${w.image}=${w.count}`).join(',')]
         : []),

@@ -4,9 +4,9 @@
  * - a Debian base from Debian's packages by `mmdebstrap` (minbase, the Dockerfile's runtime package
  *   list from scripts/image/runtime-packages, from the machine's own Debian mirror), cached by its inputs;
  * - Node 24 from the npm `node` package the lock pins, at /usr/local/bin/node as in node:24-slim;
- * - `sandbox-init` built with the host's Go (sandbox-init.ts);
+ * - `sandbox-init` and `sandbox-netd` built with the host's Go (sandbox-init.ts, sandbox-netd.ts);
  * - /app laid out by scripts/image/app.sh, the recipe the Dockerfile's build stage runs too;
- * - packed by umoci into an OCI layout as two layers (Debian, then node + sandbox-init + /app) with
+ * - packed by umoci into an OCI layout as two layers (Debian, then node + the Go binaries + /app) with
  *   the Dockerfile's config, cached under `cacheRoot()/images/project/` by a hash of every input,
  *   and pushed by skopeo.
  */
@@ -20,6 +20,7 @@ import { promisify } from 'node:util';
 import { cacheRoot, type ProgressLog } from './binaries.js';
 import { buildCached, pushOciImage } from './images.js';
 import { buildSandboxInit } from './sandbox-init.js';
+import { buildSandboxNetd } from './sandbox-netd.js';
 
 const run = promisify(execFile);
 
@@ -46,6 +47,7 @@ export const PROJECT_IMAGE_CONFIG = {
     'DO_WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js',
     'DO_FASTPATH_WORKFLOW_BUNDLE=/app/dist/sandbox-workflow-bundle.js',
     'DO_SANDBOX_INIT=/usr/local/bin/sandbox-init',
+    'DO_SANDBOX_NETD=/usr/local/bin/sandbox-netd',
   ],
   workdir: '/app',
   user: '1000:1000',
@@ -219,6 +221,7 @@ export async function buildProjectImage(opts: { log?: ProgressLog; umoci?: strin
   const started = Date.now();
   const built = await buildCached(dir, async (outDir, work) => {
     const sandboxInit = await buildSandboxInit();
+    const sandboxNetd = await buildSandboxNetd();
     const out = path.join(outDir, 'layout');
     const image = `${out}:${tag}`;
     const u = (...args: string[]) => run(umoci, args, { maxBuffer: 64 << 20 });
@@ -233,11 +236,12 @@ export async function buildProjectImage(opts: { log?: ProgressLog; umoci?: strin
     await run('tar', ['-x', '--numeric-owner', '-f', base.tar, '-C', rootfs]);
     await u('repack', '--refresh-bundle', '--image', image, bundle);
 
-    // Layer 2: node, sandbox-init, the `node` user, /app.
+    // Layer 2: node, sandbox-init, sandbox-netd, the `node` user, /app.
     log(`image: laying out /app with scripts/image/app.sh (npm ci, build, bundles, prune)`);
     await layOutApp(root, node.path, path.join(work, 'src'), path.join(rootfs, 'app'), path.join(work, 'app.log'));
     await install(node.path, path.join(rootfs, 'usr/local/bin/node'));
     await install(sandboxInit, path.join(rootfs, 'usr/local/bin/sandbox-init'));
+    await install(sandboxNetd, path.join(rootfs, 'usr/local/bin/sandbox-netd'));
     // node:24-slim's user 1000, so the image's user has a name and a home.
     await appendFile(path.join(rootfs, 'etc/passwd'), 'node:x:1000:1000::/home/node:/bin/bash\n');
     await appendFile(path.join(rootfs, 'etc/group'), 'node:x:1000:\n');

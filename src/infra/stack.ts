@@ -33,6 +33,7 @@ import { Lifeline, reapLedger } from './lifeline.js';
 import { getFreePort, isPortFree } from './process.js';
 import { ImageRegistry } from './registry.js';
 import { ensureSandboxInit } from './sandbox-init.js';
+import { ensureSandboxNetd } from './sandbox-netd.js';
 import { installCrds } from '../kube/crds.js';
 import { LocalAdmissionWebhook } from '../admission/local.js';
 import type { AllowedCapabilities } from '../domain/sandbox-capabilities.js';
@@ -82,9 +83,17 @@ export interface StackInfo {
    * The stack's own containerd. `runscBinary`: a runsc wrapper to give as the runc `binary_name`
    * option (absent without runsc); `runcRoot`: the runc `root` option, so this containerd's
    * containers keep their runc state apart from any other containerd's. `initBinary`:
-   * sandbox-init, PID 1 of every sandbox container (built from src/agent/init).
+   * sandbox-init, PID 1 of every sandbox container (built from src/agent/init); `netdBinary`:
+   * sandbox-netd, the agents' network helper (built from src/agent/netd).
    */
-  containerd?: { socket: string; namespace: string; runscBinary?: string; runcRoot: string; initBinary: string };
+  containerd?: {
+    socket: string;
+    namespace: string;
+    runscBinary?: string;
+    runcRoot: string;
+    initBinary: string;
+    netdBinary: string;
+  };
   /** The local registry (plain HTTP) and the demo images pushed to it. */
   registry?: { host: string; images: SandboxImages };
   /** Why sandboxes run without containerd or without gVisor, and the command that fixes it (sandboxIsolation). */
@@ -225,6 +234,9 @@ export class LocalStack {
       layoutP?.catch(() => {}); // awaited below; a failure surfaces there
       const initP = tools ? ensureSandboxInit() : undefined;
       initP?.catch(() => {}); // awaited below; a failure surfaces there
+      // Built (or found in the cache) for the agents, which find it there (src/cli/main.ts).
+      const netdP = tools ? ensureSandboxNetd() : undefined;
+      netdP?.catch(() => {}); // awaited below; a failure surfaces there
       // Independent servers start concurrently; the apiserver waits for its etcd.
       const kubeEtcdP = Etcd.start({
         name: 'kube-etcd',
@@ -397,6 +409,7 @@ export class LocalStack {
           runscBinary: containerd.runscBinary,
           runcRoot: containerd.runcRoot,
           initBinary: (await initP)!,
+          netdBinary: (await netdP)!,
         },
         registry: registry && images && { host: registry.host, images },
         ...(isolation?.message && { isolationNote: isolation.message }),

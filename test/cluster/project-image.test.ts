@@ -106,8 +106,14 @@ describe("the project's image built without Docker", () => {
     expect(dist.filter((f) => /emulator|(^|\/)test\//i.test(f))).toEqual([]);
   });
 
-  it('has Node 24, sandbox-init and the agent tools (ip, nft, the CNI plugins) on their paths', async () => {
-    for (const f of ['usr/local/bin/node', 'usr/local/bin/sandbox-init', 'usr/lib/cni/ptp', 'usr/lib/cni/host-local'])
+  it('has Node 24, sandbox-init, sandbox-netd and the agent tools (ip, nft, the CNI plugins) on their paths', async () => {
+    for (const f of [
+      'usr/local/bin/node',
+      'usr/local/bin/sandbox-init',
+      'usr/local/bin/sandbox-netd',
+      'usr/lib/cni/ptp',
+      'usr/lib/cni/host-local',
+    ])
       expect(existsSync(path.join(rootfs, f)), f).toBe(true);
     expect(await runInImage(['node', '--version'])).toMatch(/^v24\./);
     // Each tool starts in the image (its libraries are there), as the image's user.

@@ -10,8 +10,8 @@
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -53,10 +53,10 @@ function worldListener(): ChildProcess {
   return child;
 }
 
-async function agent(name: string, extra: string[] = []): Promise<AgentProcess> {
+async function agent(name: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<AgentProcess> {
   // Each agent on its own loopback "Pod IP", as the stack's fleet does.
   const host = `127.0.${Math.floor(Math.random() * 200) + 20}.${Math.floor(Math.random() * 200) + 20}`;
-  const a = await new AgentProcess(uniq(name), host, await getFreePort(), stateDir, TOKEN, extra).start();
+  const a = await new AgentProcess(uniq(name), host, await getFreePort(), stateDir, TOKEN, extra, env).start();
   agents.push(a);
   return a;
 }
@@ -277,6 +277,31 @@ describe('gVisor in its own namespace', () => {
     expect(await connects(a, id, METADATA, 80)).toBe(false);
     expect(await connects(a, id, a.host, a.port)).toBe(false);
     expect((await a.status()).sandboxStatuses.map((s) => s.sandboxId)).toContain(id);
+  });
+});
+
+describe('the wiring', () => {
+  it('runs no ip, nft or shell per sandbox: a create and a delete are wired and unwired by sandbox-netd', async () => {
+    // Each tool on the agent's PATH logs its name and runs the real one.
+    const shims = path.join(stateDir, `exec-log-${randomBytes(3).toString('hex')}`);
+    const log = path.join(shims, 'log');
+    await mkdir(shims, { recursive: true });
+    for (const tool of ['ip', 'nft', 'sh']) {
+      const real = sh('sh', '-c', `command -v ${tool}`).trim();
+      await writeFile(path.join(shims, tool), `#!/bin/sh\necho ${tool} >>'${log}'\nexec ${real} "$@"\n`, {
+        mode: 0o755,
+      });
+    }
+    const ran = () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : []);
+    const a = await agent('net-no-exec', [], { PATH: `${shims}:${process.env.PATH}` });
+    // The agent's start loads its table (nft -f) once: before the sandbox.
+    const atStart = ran().length;
+    const id = await sandbox(a, { exposedPorts: [8080] });
+    expect(readdirSync('/run/netns').filter((n) => n.endsWith(id))).toHaveLength(1);
+    await a.client.delete(a.url, id);
+    await eventually('the sandbox unwired', async () => readdirSync('/run/netns').every((n) => !n.endsWith(id)));
+    expect(ran().slice(atStart)).toEqual([]);
+    await a.stop();
   });
 });
 

@@ -24,6 +24,8 @@ export class AgentProcess {
     readonly stateDir: string,
     readonly token: string,
     readonly extra: string[] = [],
+    /** Set over this process's environment. */
+    readonly env: NodeJS.ProcessEnv = {},
   ) {
     this.url = `http://${host}:${port}`;
     this.client = new AgentClient(token, { insecurePlainHttp: true });
@@ -48,7 +50,7 @@ export class AgentProcess {
       ],
       cwd: REPO_ROOT,
       logFile: path.join(this.stateDir, `agent-${this.name}.log`),
-      env: process.env,
+      env: { ...process.env, ...this.env },
     });
     await eventually(`agent ${this.name} healthy`, async () => (await fetch(`${this.url}/healthz`)).ok, {
       timeoutMs: 60_000,

@@ -250,7 +250,7 @@ it('the containerd runtime does not start without sandbox-init, and says so', as
     namespace: 'k8s.io',
     runtimeType: 'container',
     subnet: '198.18.0.0/24',
-    cniPath: '/usr/lib/cni',
+    netdBinary: '/nonexistent/sandbox-netd',
     ioDir: '/nonexistent/io',
     agentName: 'agent-1',
   };

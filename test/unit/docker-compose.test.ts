@@ -278,13 +278,15 @@ describe('Dockerfile', () => {
   const finalStage = lines.slice(lines.lastIndexOf(stages[stages.length - 1]!));
   const recipe = readFileSync(path.join(ROOT, APP_RECIPE), 'utf8');
 
-  it("is multi-stage on node:24 slim of the local build's Debian release; Go only builds sandbox-init, which the image ships and names", () => {
+  it("is multi-stage on node:24 slim of the local build's Debian release; Go only builds sandbox-init and sandbox-netd, which the image ships and names", () => {
     const node = `node:24-${DEBIAN_SUITE}-slim`;
     expect(stages.filter((s) => s.startsWith(`FROM ${node}`)).length).toBeGreaterThanOrEqual(2);
     for (const s of stages) expect(s).toMatch(new RegExp(`^FROM (${node}\\b|golang:\\S+ AS sandbox-init$)`));
     expect(stages.at(-1)).toBe(`FROM ${node}`);
     expect(dockerfile).toContain('COPY --from=sandbox-init /sandbox-init /usr/local/bin/sandbox-init');
     expect(dockerfile).toContain('DO_SANDBOX_INIT=/usr/local/bin/sandbox-init');
+    expect(dockerfile).toContain('COPY --from=sandbox-init /sandbox-netd /usr/local/bin/sandbox-netd');
+    expect(dockerfile).toContain('DO_SANDBOX_NETD=/usr/local/bin/sandbox-netd');
   });
 
   it('installs exactly the lock (as CI does), builds, bundles the workflows, and prunes dev dependencies', () => {

@@ -5,9 +5,9 @@ import {
   describeEgress,
   ipv4Cidr,
   nftRuleset,
-  nftSandboxUpdate,
   parseEgress,
   resolvConf,
+  sandboxElements,
   usableNameservers,
 } from '../../src/domain/sandbox-network.js';
 
@@ -121,11 +121,7 @@ describe('the nftables ruleset', () => {
 
   it('a sandbox is added and removed by its interface and ports only', () => {
     const s = { hostIf: 'veth9', ip: '198.18.0.9', ports: [80] };
-    expect(nftSandboxUpdate('t', s, 'add')).toBe(
-      'add element inet t sandbox_ifs { "veth9" }\nadd element inet t ports { 80 : 198.18.0.9 }\n',
-    );
-    expect(nftSandboxUpdate('t', s, 'delete')).toBe(
-      'delete element inet t sandbox_ifs { "veth9" }\ndelete element inet t ports { 80 }\n',
-    );
+    expect(sandboxElements(s)).toEqual({ ifnames: ['veth9'], ports: [{ port: 80, ip: '198.18.0.9' }] });
+    expect(sandboxElements(s, 'ports')).toEqual({ ifnames: [], ports: [{ port: 80, ip: '198.18.0.9' }] });
   });
 });

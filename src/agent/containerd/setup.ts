@@ -39,8 +39,8 @@ export interface ContainerdFlags {
   egressDeny?: string;
   /** The node's address (HOST_IP): never reached by sandboxes. */
   hostIp?: string;
-  /** Where the CNI plugins are. */
-  cniPath: string;
+  /** sandbox-netd, which wires the sandboxes' network namespaces (src/agent/netd). */
+  netdBinary: string;
   /**
    * Names what this agent adds to the node (namespaces `fsb-<tag>-…`, table `fsb_<tag>_…`); by
    * default a hash of the containerd socket, so whoever owns that containerd finds them.
@@ -99,7 +99,7 @@ export function sandboxNetwork(flags: ContainerdFlags): SandboxNetwork {
     .filter(Boolean);
   for (const c of deny) if (!ipv4Cidr(c)) throw new Error(`--egress-deny: ${JSON.stringify(c)} is not an IPv4 CIDR`);
   if (flags.hostIp && ipv4Cidr(flags.hostIp)) deny.push(flags.hostIp);
-  const missing = SandboxNetwork.missing(flags.cniPath);
+  const missing = SandboxNetwork.missing(flags.netdBinary);
   if (missing) throw new Error(`sandboxes need a network namespace each: ${missing}`);
   const tag = flags.networkTag || networkTagOf(flags.socket);
   const host = flags.host && flags.host !== '0.0.0.0' ? flags.host : undefined;
@@ -110,7 +110,7 @@ export function sandboxNetwork(flags: ContainerdFlags): SandboxNetwork {
     podIps: host ? [host] : [],
     policy,
     denyCidrs: deny,
-    cniPath: flags.cniPath,
+    netdBinary: flags.netdBinary,
     stateDir,
     onClose: claimed?.release,
   });
