@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { CloudflareSyncState, ConfigSource } from '../../src/api/cloudflare.js';
-import { recordedConfigsOf, recordedSources } from '../../src/activities/cloudflare/sync.js';
+import { recordedConfigsOf } from '../../src/activities/cloudflare/sync-read.js';
+import { recordedSources } from '../../src/activities/cloudflare/sync-record.js';
 import type { RegisteredSource } from '../../src/domain/cloudflare/aggregate.js';
 
 const rules = (n: number, tag: string) =>

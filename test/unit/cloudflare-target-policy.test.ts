@@ -4,7 +4,7 @@
  * registered — frozen, its items in Cloudflare untouched — and tells it why.
  */
 import { describe, expect, it } from 'vitest';
-import { collectSources } from '../../src/activities/cloudflare/sync.js';
+import { collectSources } from '../../src/domain/cloudflare/sync-plan.js';
 import type { ConfigSource } from '../../src/api/cloudflare.js';
 import type { CredentialsUsePolicy } from '../../src/domain/cloudflare/credentials-use.js';
 import type { SyncTarget } from '../../src/domain/cloudflare/targets.js';

@@ -162,8 +162,8 @@ async function classesOf(kube: KubeClient, namespace: string, name: string) {
 }
 
 /** An object's creationTimestamp as RFC 3339 UTC ('' when unknown). */
-const createdAtOf = (o: KubernetesObject) =>
-  o.metadata?.creationTimestamp ? new Date(o.metadata.creationTimestamp).toISOString() : '';
+const createdAtOf = (obj: KubernetesObject) =>
+  obj.metadata?.creationTimestamp ? new Date(obj.metadata.creationTimestamp).toISOString() : '';
 
 async function ingressClassConfigView(kube: KubeClient, obj: RawSource): Promise<SourceSpec> {
   const namespace = obj.metadata!.namespace!;
@@ -219,11 +219,11 @@ async function ingressClassConfigView(kube: KubeClient, obj: RawSource): Promise
 const GATEWAY_API = `${GATEWAY_API_GROUP}/v1`;
 
 /** Where a listed object is (a list's items carry no apiVersion/kind of their own). */
-const refOf = (apiVersion: string, kind: string, o: KubernetesObject): ObjectRef => ({
+const refOf = (apiVersion: string, kind: string, obj: KubernetesObject): ObjectRef => ({
   apiVersion,
   kind,
-  namespace: o.metadata!.namespace!,
-  name: o.metadata!.name!,
+  namespace: obj.metadata!.namespace!,
+  name: obj.metadata!.name!,
 });
 
 interface GatewayClassObject extends KubernetesObject {
@@ -331,8 +331,8 @@ async function gatewayClassConfigView(kube: KubeClient, obj: RawSource): Promise
   const namespaceLabels: Record<string, Record<string, string>> = {};
   if (gateways.some((g) => g.listeners.some((l) => l.allowedRoutes?.namespaces?.from === 'Selector')))
     for (const ns of new Set(routes.map((r) => r.namespace))) {
-      const o = await getObject<KubernetesObject>(kube, { apiVersion: 'v1', kind: 'Namespace', name: ns });
-      namespaceLabels[ns] = o?.metadata?.labels ?? {};
+      const namespace = await getObject<KubernetesObject>(kube, { apiVersion: 'v1', kind: 'Namespace', name: ns });
+      namespaceLabels[ns] = namespace?.metadata?.labels ?? {};
     }
   return {
     ...view,

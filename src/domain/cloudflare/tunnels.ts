@@ -420,7 +420,9 @@ export function placeHostnames(
   }
   const placed = [...used.values()].sort((a, b) => (a.zoneName < b.zoneName ? -1 : a.zoneName > b.zoneName ? 1 : 0));
   for (const z of placed) {
-    const inside = placed.filter((o) => o !== z && inZone(o.zoneName, z.zoneName)).map((o) => o.zoneName);
+    const inside = placed
+      .filter((other) => other !== z && inZone(other.zoneName, z.zoneName))
+      .map((other) => other.zoneName);
     if (inside.length) z.subzones = inside;
   }
   return { zones: placed, unplaced };
@@ -630,10 +632,10 @@ export function durationSeconds(text: string): number | undefined {
  * schema has `noTLSVerify`, a path and seconds (numbers: what it answers back, so no rewrite).
  * A duration that is not one is left out (the CRD's pattern refuses it at admission).
  */
-export function wireOriginRequest(o: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
-  if (!o) return undefined;
+export function wireOriginRequest(request: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!request) return undefined;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o)) {
+  for (const [k, v] of Object.entries(request)) {
     if (v === undefined) continue;
     if (k === 'noTlsVerify') out.noTLSVerify = v;
     else if (k === 'caPool') out.caPool = caPoolPath(String(v));

@@ -12,6 +12,10 @@ import { readOwnedById, writeOwnedById, type OwnedObjectCalls } from './owned-by
 
 type GroupTarget = Extract<SyncTarget, { resourceType: 'AccessGroup' }>;
 
+/** The SDK's access rules (ours are its rule objects, loosely typed), and its list filter (the API also takes `name`). */
+type AccessRules = Parameters<Cloudflare['zeroTrust']['access']['groups']['create']>[0]['include'];
+type GroupListParams = Parameters<Cloudflare['zeroTrust']['access']['groups']['list']>[0];
+
 interface LiveGroup {
   id?: string;
   name?: string;
@@ -34,9 +38,9 @@ function calls(cf: Cloudflare, t: GroupTarget): OwnedObjectCalls<AccessGroupItem
   const body = (g: AccessGroupItem) => ({
     ...account,
     name: g.name,
-    include: g.include,
-    exclude: g.exclude,
-    require: g.require,
+    include: g.include as unknown as AccessRules,
+    exclude: g.exclude as unknown as AccessRules,
+    require: g.require as unknown as AccessRules,
   });
   return {
     get: async (id) => {
@@ -45,11 +49,11 @@ function calls(cf: Cloudflare, t: GroupTarget): OwnedObjectCalls<AccessGroupItem
     },
     async named(name) {
       const out: AccessGroupItem[] = [];
-      for await (const g of api.list({ ...account, name } as never)) if (g.name === name) out.push(item(g));
+      for await (const g of api.list({ ...account, name } as GroupListParams)) if (g.name === name) out.push(item(g));
       return out;
     },
-    create: async (g) => (await api.create(body(g) as never)).id!,
-    update: async (id, g) => void (await api.update(id, body(g) as never)),
+    create: async (g) => (await api.create(body(g))).id!,
+    update: async (id, g) => void (await api.update(id, body(g))),
     remove: async (id) => void (await unlessNotFound(api.delete(id, account))),
   };
 }

@@ -1,14 +1,12 @@
 /**
- * How one kind of Cloudflare target is read and written. The sync activity
- * (../sync.ts) is the same for every target: fresh sources → desired items → read → pure merge
- * plan (src/domain/cloudflare/merge.ts) → write when the plan says so → status. What differs per
- * target lives in an adapter: the API calls, and how items are compared and marked (the codec).
+ * How one kind of Cloudflare target is read and written. The sync activity (../sync.ts) is the
+ * same for every target: read (fresh sources, the live object) → plan (pure,
+ * src/domain/cloudflare/sync-plan.ts) → apply (write when the plan says so) → record. What differs
+ * per target lives in an adapter: the API calls, and how items are compared and marked (the codec).
  */
 import type Cloudflare from 'cloudflare';
-import type { RegisteredSource } from '../../../domain/cloudflare/aggregate.js';
-import type { DesiredItem, ItemCodec, WritePlan } from '../../../domain/cloudflare/merge.js';
-import type { ManagedSetting } from '../../../api/cloudflare.js';
-import type { SettingsPlan } from '../../../domain/cloudflare/settings.js';
+import type { DesiredItem, WritePlan } from '../../../domain/cloudflare/merge.js';
+import type { TargetPlanner } from '../../../domain/cloudflare/sync-plan.js';
 import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
 
 /**
@@ -38,25 +36,8 @@ export interface TargetContext {
   digestKey(): Promise<Buffer>;
 }
 
-export interface TargetAdapter<I> {
-  codec: ItemCodec<I>;
-  /**
-   * The source kinds whose marked items are this target's, when another target reads the same
-   * Cloudflare list (a zone's DNS records); undefined: every marker of this cluster.
-   */
-  ownedKinds?: readonly string[];
-  /**
-   * Targets owned whole (a tunnel configuration, whose rules carry no marker): the adapter plans
-   * from every source itself instead of the marker merge. Frozen sources (invalid specs) come
-   * with the configuration they last recorded, so nothing of theirs changes meanwhile.
-   */
-  planWhole?(
-    live: I[],
-    sources: RegisteredSource[],
-    clusterId: string,
-  ): { plan: WritePlan<I>; desired: DesiredItem<I>[] };
-  /** The items the sources want, in aggregation order, each marked with its source. */
-  desired(sources: RegisteredSource[], clusterId: string): DesiredItem<I>[];
+/** A target's planner (the pure half, src/domain/cloudflare/sync-plan.ts) and its Cloudflare calls. */
+export interface TargetAdapter<I> extends TargetPlanner<I> {
   /** The target's items as Cloudflare has them now (one read), and the object's id when it has one. */
   read(cf: Cloudflare, target: SyncTarget, ctx: TargetContext): Promise<{ items: I[]; cloudflareId?: string }>;
   /**
@@ -78,14 +59,4 @@ export interface TargetAdapter<I> {
     live: I[],
     ctx: TargetContext,
   ): Promise<{ cloudflareId?: string }>;
-  /**
-   * Settings targets, whose items carry no marker: plans from what the SyncState remembers
-   * holding (src/domain/cloudflare/settings.ts) instead of the marker merge.
-   */
-  planHeld?(
-    live: I[],
-    desired: DesiredItem<I>[],
-    held: ManagedSetting[],
-    frozenOwners: ReadonlySet<string>,
-  ): SettingsPlan;
 }

@@ -1,4 +1,5 @@
 /** Device policy lists (split-tunnel include/exclude, fallback domains): one GET and one whole-list PUT. */
+import type Cloudflare from 'cloudflare';
 import { desiredEntries } from '../../../domain/cloudflare/aggregate.js';
 import {
   fallbackDomainCodec,
@@ -10,6 +11,14 @@ import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
 import type { TargetAdapter } from './adapter.js';
 
 type DeviceTarget = Extract<SyncTarget, { resourceType: 'DeviceSettingsPolicy' }>;
+
+/** The SDK's list bodies (an entry needs an address or a host; ours always has one). */
+type SplitTunnelBody = Parameters<
+  Cloudflare['zeroTrust']['devices']['policies']['default']['includes']['update']
+>[0]['body'];
+type FallbackDomainsBody = Parameters<
+  Cloudflare['zeroTrust']['devices']['policies']['default']['fallbackDomains']['update']
+>[0]['domains'];
 
 export const splitTunnelAdapter: TargetAdapter<SplitTunnelEntry> = {
   codec: splitTunnelCodec,
@@ -26,8 +35,9 @@ export const splitTunnelAdapter: TargetAdapter<SplitTunnelEntry> = {
   async write(cf, target, plan) {
     const t = target as DeviceTarget;
     const policy = cf.zeroTrust.devices.policies.default;
-    if (t.list === 'include') await policy.includes.update({ account_id: t.accountId, body: plan.items as never });
-    else await policy.excludes.update({ account_id: t.accountId, body: plan.items as never });
+    if (t.list === 'include')
+      await policy.includes.update({ account_id: t.accountId, body: plan.items as SplitTunnelBody });
+    else await policy.excludes.update({ account_id: t.accountId, body: plan.items as SplitTunnelBody });
     return {};
   },
 };
@@ -44,7 +54,7 @@ export const fallbackDomainAdapter: TargetAdapter<FallbackDomain> = {
     const t = target as DeviceTarget;
     await cf.zeroTrust.devices.policies.default.fallbackDomains.update({
       account_id: t.accountId,
-      domains: plan.items as never,
+      domains: plan.items as FallbackDomainsBody,
     });
     return {};
   },

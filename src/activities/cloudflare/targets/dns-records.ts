@@ -13,6 +13,10 @@ import { objectChanges, type ObjectChanges } from './per-object.js';
 
 type RecordTarget = Extract<SyncTarget, { resourceType: 'DNSRecord' }>;
 
+/** The SDK's record types, and the body of a batch (built from our items' fields). */
+type RecordType = NonNullable<Parameters<Cloudflare['dns']['records']['list']>[0]['type']>;
+type BatchParams = Parameters<Cloudflare['dns']['records']['batch']>[0];
+
 /** Cloudflare's largest page of DNS records. */
 const DNS_PER_PAGE_MAX = 5000;
 
@@ -44,7 +48,7 @@ export function recordBody(r: DnsRecordItem): Record<string, unknown> {
  */
 export async function readRecords(
   cf: Cloudflare,
-  filter: { zone_id: string; name?: { exact: string }; type?: never },
+  filter: { zone_id: string; name?: { exact: string }; type?: RecordType },
 ): Promise<DnsRecordItem[]> {
   let page = await cf.dns.records.list({ ...filter, per_page: DNS_PER_PAGE_MAX });
   const records = [...page.result];
@@ -97,7 +101,7 @@ export async function writeRecordBatches(
     const body: Record<string, unknown[]> = {};
     for (const op of ops.slice(i, i + DNS_BATCH_MAX))
       for (const [kind, value] of Object.entries(op)) (body[kind] ??= []).push(value);
-    const done = await cf.dns.records.batch({ zone_id: zoneId, ...body } as never);
+    const done = await cf.dns.records.batch({ zone_id: zoneId, ...body } as BatchParams);
     const posted = done.posts ?? [];
     if (posted.length) lastId = posted[posted.length - 1]!.id;
   }
@@ -110,7 +114,7 @@ export const dnsRecordAdapter: TargetAdapter<DnsRecordItem> = {
   desired: desiredRecords,
   async read(cf, target) {
     const t = target as RecordTarget;
-    const items = await readRecords(cf, { zone_id: t.zoneId, name: { exact: t.name }, type: t.type as never });
+    const items = await readRecords(cf, { zone_id: t.zoneId, name: { exact: t.name }, type: t.type as RecordType });
     const ours = items.length === 1 ? items[0]!.id : undefined;
     return { items, ...(ours ? { cloudflareId: ours } : {}) };
   },

@@ -4,12 +4,16 @@
  * configuration, so everyone else's keys stay as they are). Who holds which key is remembered on
  * the SyncState (src/domain/cloudflare/settings.ts).
  */
+import type Cloudflare from 'cloudflare';
 import type { SettingItem } from '../../../domain/cloudflare/settings.js';
 import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
 import type { TargetAdapter } from './adapter.js';
 import { settingsPlanning } from './zone-settings.js';
 
 type GatewayTarget = Extract<SyncTarget, { resourceType: 'GatewayConfiguration' }>;
+
+/** The SDK's gateway settings body (ours is the same object, setting by setting). */
+type GatewaySettings = Parameters<Cloudflare['zeroTrust']['gateway']['configurations']['edit']>[0]['settings'];
 
 export const gatewaySettingsAdapter: TargetAdapter<SettingItem> = {
   ...settingsPlanning,
@@ -23,7 +27,7 @@ export const gatewaySettingsAdapter: TargetAdapter<SettingItem> = {
     const t = target as GatewayTarget;
     await cf.zeroTrust.gateway.configurations.edit({
       account_id: t.accountId,
-      settings: Object.fromEntries(plan.items.map((s) => [s.id, s.value])) as never,
+      settings: Object.fromEntries(plan.items.map((s) => [s.id, s.value])) as GatewaySettings,
     });
     return {};
   },

@@ -18,6 +18,10 @@ import { readOwnedById, writeOwnedById, type OwnedObjectCalls } from './owned-by
 
 type ProviderTarget = Extract<SyncTarget, { resourceType: 'AccessIdentityProvider' }>;
 
+/** The SDK's provider bodies (a union per provider type; ours is checked by the kind's schema), and its list filter (the API also takes `name`). */
+type ProviderParams = Parameters<Cloudflare['zeroTrust']['identityProviders']['create']>[0];
+type ProviderListParams = Parameters<Cloudflare['zeroTrust']['identityProviders']['list']>[0];
+
 interface LiveProvider {
   id?: string;
   name?: string;
@@ -66,19 +70,19 @@ function calls(cf: Cloudflare, t: ProviderTarget, ctx: TargetContext): OwnedObje
     },
     async named(name) {
       const out: IdentityProviderItem[] = [];
-      for await (const p of api.list({ ...account, name } as never))
+      for await (const p of api.list({ ...account, name } as ProviderListParams))
         if ((p as LiveProvider).name === name) out.push(item(p as LiveProvider));
       return out;
     },
     async create(p) {
       const b = await body(p);
-      const created = await api.create(b.params as never);
+      const created = await api.create(b.params as ProviderParams);
       await ctx.remember({ secretDigest: b.digest });
       return created.id!;
     },
     async update(id, p) {
       const b = await body(p);
-      await api.update(id, b.params as never);
+      await api.update(id, b.params as ProviderParams);
       await ctx.remember({ secretDigest: b.digest });
     },
     remove: async (id) => void (await unlessNotFound(api.delete(id, account))),

@@ -37,7 +37,7 @@ export function objectChanges<I extends { id?: string }>(
   // The plan keeps everyone else's objects as the very objects read; the others in it are ours.
   const kept = new Set(plan.items.filter((i) => live.includes(i)));
   const ours = plan.items.filter((i) => !kept.has(i));
-  const removed = live.filter((l) => !kept.has(l) && !ours.some((o) => o.id !== undefined && o.id === l.id));
+  const removed = live.filter((l) => !kept.has(l) && !ours.some((item) => item.id !== undefined && item.id === l.id));
   const results = ours.map((item): { item: I; was?: I } => {
     if (item.id !== undefined) return { item, was: live.find((l) => l.id === item.id) };
     const i = removed.findIndex((l) => reuses(l, item));

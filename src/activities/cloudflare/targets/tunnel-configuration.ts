@@ -8,6 +8,7 @@
  * held for ever: its rules stay while Cloudflare has them, one removed (by hand) is never written
  * back, and a live source wanting one of its hostnames takes it.
  */
+import type Cloudflare from 'cloudflare';
 import type { RegisteredSource } from '../../../domain/cloudflare/aggregate.js';
 import { canonical, type ItemCodec, type WritePlan } from '../../../domain/cloudflare/merge.js';
 import type { SyncTarget } from '../../../domain/cloudflare/targets.js';
@@ -25,7 +26,13 @@ import { unlessNotFound } from '../errors.js';
 
 type ConfigTarget = Extract<SyncTarget, { resourceType: 'TunnelConfiguration' }>;
 
-const nonEmpty = (o: Record<string, unknown> | undefined) => (o && Object.keys(o).length ? o : undefined);
+/** The SDK's configuration body (our item is the configuration Cloudflare gave, with our rules). */
+type TunnelConfigBody = Parameters<
+  Cloudflare['zeroTrust']['tunnels']['cloudflared']['configurations']['update']
+>[1]['config'];
+
+const nonEmpty = (fields: Record<string, unknown> | undefined) =>
+  fields && Object.keys(fields).length ? fields : undefined;
 
 /** The configuration as compared: absent and empty mean the same. */
 function normalised(c: TunnelConfig): unknown {
@@ -115,7 +122,7 @@ export const tunnelConfigurationAdapter: TargetAdapter<TunnelConfig> = {
     await unlessNotFound(
       cf.zeroTrust.tunnels.cloudflared.configurations.update(t.tunnelId, {
         account_id: t.accountId,
-        config: plan.items[0] as never,
+        config: plan.items[0] as TunnelConfigBody,
       }),
     );
     return { cloudflareId: t.tunnelId };

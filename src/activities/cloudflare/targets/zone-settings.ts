@@ -3,6 +3,7 @@
  * that changes (`zones.settings.edit`), each under its own Cloudflare name. Who holds which
  * setting is remembered on the SyncState (src/domain/cloudflare/settings.ts).
  */
+import type Cloudflare from 'cloudflare';
 import { ApplicationFailure } from '@temporalio/common';
 import { desiredSettings } from '../../../domain/cloudflare/aggregate.js';
 import { settingCodec } from '../../../domain/cloudflare/items.js';
@@ -12,6 +13,10 @@ import { CLOUDFLARE_FAILURE_TYPES, cloudflareFailure } from '../errors.js';
 import type { TargetAdapter } from './adapter.js';
 
 type ZoneTarget = Extract<SyncTarget, { resourceType: 'CloudflareDomain' }>;
+
+/** The SDK's setting names and edit body (a setting's value is whatever Cloudflare gave us for it). */
+type SettingId = Parameters<Cloudflare['zones']['settings']['edit']>[0];
+type SettingEdit = Parameters<Cloudflare['zones']['settings']['edit']>[1];
 
 /** What every settings target does the same way: compare by value, plan from the remembered holdings. */
 export const settingsPlanning: Pick<TargetAdapter<SettingItem>, 'codec' | 'desired' | 'planHeld'> = {
@@ -37,7 +42,7 @@ export const zoneSettingsAdapter: TargetAdapter<SettingItem> = {
     const applied: string[] = [];
     for (const s of plan.items) {
       try {
-        await cf.zones.settings.edit(s.id as never, { zone_id: t.zoneId, value: s.value } as never);
+        await cf.zones.settings.edit(s.id as SettingId, { zone_id: t.zoneId, value: s.value } as SettingEdit);
         applied.push(s.id);
       } catch (err) {
         const failure = cloudflareFailure(err, `setting ${s.id}`);

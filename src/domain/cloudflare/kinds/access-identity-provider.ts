@@ -49,9 +49,9 @@ export const INLINE_SECRET_PLACEHOLDER = '(inline secret: refused, never read)';
  * present, so validation still names and refuses them.
  */
 export function withoutInlineSecrets(spec: AccessIdentityProviderSpec): AccessIdentityProviderSpec {
-  const hide = <T extends object, K extends keyof T>(o: T | undefined, ...keys: K[]): T | undefined => {
-    if (!o || !keys.some((k) => o[k] !== undefined)) return o;
-    const copy = { ...o };
+  const hide = <T extends object, K extends keyof T>(fields: T | undefined, ...keys: K[]): T | undefined => {
+    if (!fields || !keys.some((k) => fields[k] !== undefined)) return fields;
+    const copy = { ...fields };
     for (const k of keys) if (copy[k] !== undefined) copy[k] = INLINE_SECRET_PLACEHOLDER as T[K];
     return copy;
   };
@@ -104,7 +104,8 @@ export const accessIdentityProviderRules: SourceKindRules<AccessIdentityProvider
       name,
       type: spec.type,
       config: wireConfig(spec.config),
-      ...(spec.scimConfig ? { scim_config: wireConfig(scim as never) } : {}),
+      // The SCIM settings take the same camelCase → snake_case rename (every field is optional in both).
+      ...(spec.scimConfig ? { scim_config: wireConfig(scim as IdentityProviderConfig) } : {}),
       ...(spec.configSecretRef ? { secret_ref: spec.configSecretRef } : {}),
     };
     return { entries: [item] };
