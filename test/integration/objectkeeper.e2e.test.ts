@@ -209,6 +209,24 @@ describe('ObjectKeeper signals are hints, verified before acting', () => {
   });
 });
 
+describe('the watcher’s keeperDeleted hint', () => {
+  it('tells a keeper a person deleted, and none whose own workflow deleted it', async () => {
+    const keeper = await createKeeper({ mode: 'TTL', ttl: '1h' });
+    await eventually(
+      'keeper WaitingTTL',
+      async () => (await k.get<ObjectKeeper>(objectKeeperRef(keeper.metadata!.name!)))?.status?.phase === 'WaitingTTL',
+    );
+    await k.delete(objectKeeperRef(keeper.metadata!.name!));
+    expect(await workflowResult(keeper)).toBe('keeper deleted before expiry');
+    await watcher.watcher.idle();
+    // Every other keeper of this file deleted itself (its TTL up, or the object it followed lost):
+    // a hint to those would only race their run's last task (UnhandledCommand).
+    const signals = await watcher.metrics.registry.getSingleMetric('durable_operators_watcher_signals_total')!.get();
+    const told = signals.values.filter((v) => v.labels.signal === 'keeperDeleted').reduce((n, v) => n + v.value, 0);
+    expect(told).toBe(1);
+  });
+});
+
 describe('ObjectKeeper workflows', () => {
   it('are one execution per keeper, findable by search attributes, and replay deterministically', async () => {
     // Visibility is eventually consistent: wait for every keeper of this file to show up completed.
@@ -242,6 +260,7 @@ describe('ObjectKeeper workflows', () => {
         [/ttl 4s expired/, 'ttl'],
         [/ttl 5s expired/, 'follow-with-ttl'],
         [/ttl 6s expired/, 'ttl-stray-keeper-deleted-signal'],
+        [/^keeper deleted before expiry$/, 'ttl-deleted-by-person'],
       ];
       await mkdir(HISTORY_DIR, { recursive: true });
       for (const wf of done) {

@@ -3,12 +3,13 @@
  * `sandboxChanged` hint, sent with signal-with-start so a Sandbox created with kubectl gets its
  * workflow, and a fast-path one (whose workflow already runs) is told its record exists. What
  * matters: the object appearing, its spec (generation) or annotations changing, its deletion
- * starting. Status-only updates — mostly the workflow's own writes — are not passed on.
+ * starting. Status-only updates — mostly the workflow's own writes — are not passed on. A record
+ * no agent holds yet appearing or being deleted is also a `poolChanged` hint to its pool.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { ALLOCATION_ANNOTATION, SANDBOX_FINALIZER, SandboxKind, type Sandbox } from '../../api/sandbox.js';
 import { TENANT_LABEL, sandboxWorkflowId } from '../../domain/sandbox.js';
-import { poolWorkflowId } from '../../domain/sandbox-pool.js';
+import { poolWorkflowId, recordChangesPoolDemand } from '../../domain/sandbox-pool.js';
 import { K8sKind, K8sName, K8sNamespace, K8sUID, Tenant } from '../../temporal/search-attributes.js';
 import { poolChangedSignal, sandboxChangedSignal, sandboxWorkflow } from '../../workflows/sandbox/contract.js';
 import type { InformerEvent } from '../informer.js';
@@ -55,8 +56,14 @@ export class SandboxRoute implements Route {
     const name = m.name!;
     const workflowId = sandboxWorkflowId(namespace, name);
     const tenant = m.labels?.[TENANT_LABEL];
-    // A new Sandbox or one being deleted changes its pool's demand: a hint to the pool's workflow.
-    if (before === undefined || (m.deletionTimestamp && !before.split('|')[1])) {
+    // A record no agent holds appearing or being deleted changes its pool's demand: a hint to the
+    // pool's workflow. A placed one's agent tells the pool (the fast path's registry).
+    const changesDemand = recordChangesPoolDemand({
+      appeared: before === undefined,
+      deletionStarted: !!m.deletionTimestamp && !before?.split('|')[1],
+      placed: !!allocation || !!obj.status?.assignedPod,
+    });
+    if (changesDemand) {
       const poolId = poolWorkflowId(namespace, obj.spec.poolRef);
       const event = m.deletionTimestamp ? `Sandbox ${name} deleting` : `Sandbox ${name} ${ev.type}`;
       this.ctx.enqueue(
