@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { objectKeeperRef, type ObjectKeeper, type ObjectKeeperSpec } from '../../src/api/objectkeeper.js';
 import { followRefTo, objectKeeperWorkflowId, ownedByKeeper } from '../../src/domain/objectkeeper.js';
+import { objectKeeperWorkflow } from '../../src/workflows/objectkeeper/contract.js';
 import { findBinary } from '../../src/infra/binaries.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
 import {
@@ -206,6 +207,64 @@ describe('ObjectKeeper signals are hints, verified before acting', () => {
     await handle.signal('keeperDeleted');
     expect(await handle.result()).toMatch(/ttl 6s expired/);
     expect(await k.get(objectKeeperRef(keeper.metadata!.name!))).toBeUndefined();
+  });
+});
+
+describe('ObjectKeeper continue-as-new', () => {
+  it('continues at a quiet moment past its history bound, carrying what it follows, and still ends with the object', async () => {
+    const followed = await createConfigMap(uniq('followed'));
+    const keeper = await createKeeper({ mode: 'FollowObject', followObjectRef: followRef(followed) });
+    // A second workflow for the keeper, under its own ID: no hint reaches it, so every wait is quiet.
+    const c = await temporal();
+    const workflowId = `keeper-continued/${keeper.metadata!.uid!}`;
+    const first = await c.workflow.start(objectKeeperWorkflow, {
+      workflowId,
+      taskQueue: TASK_QUEUE,
+      args: [
+        {
+          name: keeper.metadata!.name!,
+          uid: keeper.metadata!.uid!,
+          spec: keeper.spec,
+          creationTimestamp: new Date(keeper.metadata!.creationTimestamp!).toISOString(),
+          verifyIntervalMs: 300,
+          continueAfterEvents: 20,
+        },
+      ],
+    });
+    await eventually('the first run continued as new', async () => {
+      const d = await c.workflow.getHandle(workflowId, first.firstExecutionRunId).describe();
+      return d.status.name === 'CONTINUED_AS_NEW';
+    });
+    const history = await c.workflow.getHandle(workflowId, first.firstExecutionRunId).fetchHistory();
+    const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
+    expect(markers.length).toBeGreaterThan(0);
+    if (process.env.DO_RECORD_HISTORIES === '1') {
+      const show = spawnSync(
+        findBinary('temporal')!.path,
+        [
+          'workflow',
+          'show',
+          '--address',
+          stackInfo().temporal.address,
+          '-w',
+          workflowId,
+          '-r',
+          first.firstExecutionRunId,
+          '-o',
+          'json',
+        ],
+        { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+      );
+      expect(show.status, show.stderr).toBe(0);
+      await writeFile(path.join(HISTORY_DIR, 'objectkeeper-follow-continued.json'), show.stdout);
+    }
+
+    await k.delete(cmRef(followed.metadata!.name!));
+    // The watcher's own workflow for the keeper may delete it first: then this chain finds it gone.
+    expect(await c.workflow.getHandle(workflowId).result()).toMatch(
+      /^((deleted|already gone): .*was deleted|keeper already gone)$/,
+    );
+    await eventually('keeper deleted', gone(objectKeeperRef(keeper.metadata!.name!)));
   });
 });
 

@@ -66,6 +66,7 @@ export class KeeperRun extends EntityRun<string, ObjectKeeperWorkflowInput> {
     super();
     this.ref = { name: input.name, uid: input.uid };
     this.state = { phase: 'Pending', lostAt: input.lostAt, checks: 0 };
+    this.historyBound = input.continueAfterEvents;
   }
 
   /** `keeperDeleted`, from the watcher or a person with `temporal workflow signal`. */
