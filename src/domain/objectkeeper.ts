@@ -86,3 +86,56 @@ export function ownedByKeeper(keeper: ObjectIdentity) {
   const { apiVersion, kind, name, uid } = identity(keeper, 'ownerReference');
   return controllerReference({ apiVersion, kind, name, uid, scope: 'Cluster' }, { kind: 'any', scope: 'Namespaced' });
 }
+
+/** What a keeper's workflow does after a look at the followed object (or, in TTL mode, at once). */
+export type KeeperStep =
+  | { kind: 'track' }
+  | { kind: 'delete'; why: string }
+  /** Wait for the TTL, then delete; `lostAt` is the keeper's (recorded now when it had none). */
+  | { kind: 'expire'; expiresAtMs: number; lostAt?: string; why: string };
+
+/**
+ * The keeper's next step: TTL mode expires ttl after creation; a follow mode tracks while the
+ * object is there; once lost, FollowObject deletes the keeper and FollowObjectWithTTL expires ttl
+ * after lostAt (`nowIso` when it has none yet).
+ */
+export function keeperStep(
+  spec: ObjectKeeperSpec,
+  creationTimestamp: string,
+  verdict: FollowVerdict | undefined,
+  lostAt: string | undefined,
+  nowIso: string,
+): KeeperStep {
+  if (!followsObject(spec.mode))
+    return {
+      kind: 'expire',
+      expiresAtMs: keeperExpiry(spec, creationTimestamp)!,
+      why: `ttl ${spec.ttl} counted from creation`,
+    };
+  if (!verdict?.lost) return { kind: 'track' };
+  if (spec.mode === 'FollowObject') return { kind: 'delete', why: verdict.message };
+  const lost = lostAt ?? nowIso;
+  return {
+    kind: 'expire',
+    expiresAtMs: keeperExpiry(spec, creationTimestamp, lost)!,
+    lostAt: lost,
+    why: `${verdict.message}; ttl ${spec.ttl} counted from lostAt`,
+  };
+}
+
+/** How far the watcher's clock may be behind the workflow's when it judges an expiry. */
+export const EXPIRY_SKEW_MS = 5_000;
+
+/**
+ * Whether a keeper's deletion is news to its workflow (the watcher's `keeperDeleted` hint). Not
+ * when the workflow deletes it itself — its TTL is up, or it follows (FollowObject) an object that
+ * is lost — nor when it would within EXPIRY_SKEW_MS anyway: the hint would only race the run's
+ * last task (UnhandledCommand), and a run that deletes a keeper already gone ends all the same.
+ */
+export function keeperDeletionIsNews(
+  keeper: { mode: ObjectKeeperMode; expiresAt?: string; followedLost: boolean },
+  nowMs: number,
+): boolean {
+  if (keeper.expiresAt !== undefined && Date.parse(keeper.expiresAt) - nowMs <= EXPIRY_SKEW_MS) return false;
+  return !(keeper.mode === 'FollowObject' && keeper.followedLost);
+}

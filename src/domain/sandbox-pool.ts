@@ -585,3 +585,50 @@ export function agentPod(input: AgentPodInput): Record<string, unknown> {
     spec,
   };
 }
+
+/** At most this many waiting sandboxes are told per pass that agents were added. */
+export const MAX_PENDING_HINTS = 100;
+
+/**
+ * New agents answer (more than at the last pass): the pool's waiting sandboxes are told, so they
+ * are placed now rather than at their own retry. `lastAnswering` is undefined on a run's first
+ * pass, which tells nobody.
+ */
+export function sandboxesToTell(
+  f: PoolFacts,
+  lastAnswering: number | undefined,
+): { tell: string[]; answering: number } {
+  const answering = f.agents.filter((a) => a.answered && !a.deleting).length;
+  const grew = lastAnswering !== undefined && answering > lastAnswering;
+  return { tell: grew ? pendingSandboxes(f).slice(0, MAX_PENDING_HINTS) : [], answering };
+}
+
+/** While the pool is changing size, a pass at least this often; and never more than one per this. */
+export const POOL_SETTLING_MS = 1_000;
+
+/**
+ * How long the pool's workflow waits for a hint after a pass that changed nothing (after its
+ * POOL_SETTLING_MS pause): sooner while its size changes, and no later than when the agent kept
+ * for recent demand is due to go.
+ */
+export function poolWaitMs(
+  ready: Pick<Condition, 'status' | 'reason'> | undefined,
+  keepUntilMs: number | undefined,
+  nowMs: number,
+  everyMs: number,
+): number {
+  const settling = ready?.status === 'False' || ready?.reason === 'ScalingDown';
+  const base = (settling ? POOL_SETTLING_MS * 3 : everyMs) - POOL_SETTLING_MS;
+  const untilZero = keepUntilMs !== undefined ? keepUntilMs - nowMs + 100 : base;
+  return Math.max(1, Math.min(base, untilZero));
+}
+
+/**
+ * Whether a Sandbox record's event changes its pool's demand as only the record can tell: a
+ * record no agent holds yet (no placement: created with kubectl, or its annotation removed)
+ * appearing or starting its deletion. A placed record's sandbox is on an agent, whose report
+ * (the fast path's registry) hints the pool when it appears there and when it goes.
+ */
+export function recordChangesPoolDemand(e: { appeared: boolean; deletionStarted: boolean; placed: boolean }): boolean {
+  return (e.appeared || e.deletionStarted) && !e.placed;
+}

@@ -52,6 +52,7 @@ import { ServingTls } from './tls.js';
 import { runningSandbox } from './sandbox-runs.js';
 import { registerBuildInfo } from '../build-info.js';
 import { createFastPathMetrics } from './metrics.js';
+import { PoolHints } from './pool-hints.js';
 import { SandboxRegistry, type SandboxChangeObservation } from './registry.js';
 import { agentHintStep, hintForRunState } from './run-hints.js';
 import { FastPathService } from './service.js';
@@ -112,6 +113,12 @@ export async function startFastPath(
       message: o.message,
     });
   };
+  // One hint per pool per poll of the agents, whatever changed in it (src/fastpath/pool-hints.ts).
+  const poolHints = new PoolHints((workflowId, event) =>
+    dispatcher
+      .hint(workflowId, poolChangedSignal, { event })
+      .catch((err: unknown) => log.warn({ err }, 'pool hint not delivered')),
+  );
   const registry = new SandboxRegistry({
     kube,
     agents,
@@ -122,18 +129,11 @@ export async function startFastPath(
     // The agent's view changed: a hint to the sandbox's workflow, verified there. A sandbox
     // appearing on or leaving an agent changes its pool's load: a hint to the pool's workflow.
     // An agent became usable or went away: the pool's status and size follow at once.
-    onPoolAgentsChange: (namespace, pool) =>
-      void dispatcher
-        .hint(poolWorkflowId(namespace, pool), poolChangedSignal, { event: 'agents changed' })
-        .catch((err: unknown) => log.warn({ err }, 'pool hint not delivered')),
+    onPoolAgentsChange: (namespace, pool) => poolHints.add(namespace, pool, 'agents changed'),
     onSandboxChange: (o) => {
       void hintRun(o).catch((err: unknown) => log.warn({ err }, 'agent hint not delivered'));
       if (o.firstSeen || o.phase === 'missing')
-        void dispatcher
-          .hint(poolWorkflowId(o.namespace, o.pool), poolChangedSignal, {
-            event: `sandbox ${o.sandboxId} ${o.phase} on agent ${o.agent}`,
-          })
-          .catch((err: unknown) => log.warn({ err }, 'pool hint not delivered'));
+        poolHints.add(o.namespace, o.pool, `sandbox ${o.sandboxId} ${o.phase} on agent ${o.agent}`);
     },
   });
   const tenants =

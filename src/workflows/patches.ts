@@ -36,6 +36,10 @@ export const PATCHES: Record<string, PatchRecord> = {
   'agent-tls-secret': v020('active', 'sandbox/pool.ts'),
   'pool-scale-from-zero': v020('active', 'sandbox/pool.ts'),
   'pool-write-refused-status': v020('active', 'sandbox/pool.ts'),
+  // Entity workflows on the kit (entity.ts): continue-as-new at a quiet moment.
+  'pool-continue-when-quiet': v020('active', 'sandbox/pool.ts'),
+  'quota-continue-when-quiet': v020('active', 'sandbox/quota.ts'),
+  'keeper-continue-when-quiet': v020('active', 'objectkeeper/keeper.ts'),
   // Requests.
   'request-ends-when-terminal': v020('active', 'requests/lifecycle.ts'),
   'request-cancels-between-local-calls': v020('active', 'requests/lifecycle.ts'),

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { objectKeeperRef, type ObjectKeeper, type ObjectKeeperSpec } from '../../src/api/objectkeeper.js';
 import { followRefTo, objectKeeperWorkflowId, ownedByKeeper } from '../../src/domain/objectkeeper.js';
+import { objectKeeperWorkflow } from '../../src/workflows/objectkeeper/contract.js';
 import { findBinary } from '../../src/infra/binaries.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
 import {
@@ -209,6 +210,82 @@ describe('ObjectKeeper signals are hints, verified before acting', () => {
   });
 });
 
+describe('ObjectKeeper continue-as-new', () => {
+  it('continues at a quiet moment past its history bound, carrying what it follows, and still ends with the object', async () => {
+    const followed = await createConfigMap(uniq('followed'));
+    const keeper = await createKeeper({ mode: 'FollowObject', followObjectRef: followRef(followed) });
+    // A second workflow for the keeper, under its own ID: no hint reaches it, so every wait is quiet.
+    const c = await temporal();
+    const workflowId = `keeper-continued/${keeper.metadata!.uid!}`;
+    const first = await c.workflow.start(objectKeeperWorkflow, {
+      workflowId,
+      taskQueue: TASK_QUEUE,
+      args: [
+        {
+          name: keeper.metadata!.name!,
+          uid: keeper.metadata!.uid!,
+          spec: keeper.spec,
+          creationTimestamp: new Date(keeper.metadata!.creationTimestamp!).toISOString(),
+          verifyIntervalMs: 300,
+          continueAfterEvents: 20,
+        },
+      ],
+    });
+    await eventually('the first run continued as new', async () => {
+      const d = await c.workflow.getHandle(workflowId, first.firstExecutionRunId).describe();
+      return d.status.name === 'CONTINUED_AS_NEW';
+    });
+    const history = await c.workflow.getHandle(workflowId, first.firstExecutionRunId).fetchHistory();
+    const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
+    expect(markers.length).toBeGreaterThan(0);
+    if (process.env.DO_RECORD_HISTORIES === '1') {
+      const show = spawnSync(
+        findBinary('temporal')!.path,
+        [
+          'workflow',
+          'show',
+          '--address',
+          stackInfo().temporal.address,
+          '-w',
+          workflowId,
+          '-r',
+          first.firstExecutionRunId,
+          '-o',
+          'json',
+        ],
+        { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+      );
+      expect(show.status, show.stderr).toBe(0);
+      await writeFile(path.join(HISTORY_DIR, 'objectkeeper-follow-continued.json'), show.stdout);
+    }
+
+    await k.delete(cmRef(followed.metadata!.name!));
+    // The watcher's own workflow for the keeper may delete it first: then this chain finds it gone.
+    expect(await c.workflow.getHandle(workflowId).result()).toMatch(
+      /^((deleted|already gone): .*was deleted|keeper already gone)$/,
+    );
+    await eventually('keeper deleted', gone(objectKeeperRef(keeper.metadata!.name!)));
+  });
+});
+
+describe('the watcher’s keeperDeleted hint', () => {
+  it('tells a keeper a person deleted, and none whose own workflow deleted it', async () => {
+    const keeper = await createKeeper({ mode: 'TTL', ttl: '1h' });
+    await eventually(
+      'keeper WaitingTTL',
+      async () => (await k.get<ObjectKeeper>(objectKeeperRef(keeper.metadata!.name!)))?.status?.phase === 'WaitingTTL',
+    );
+    await k.delete(objectKeeperRef(keeper.metadata!.name!));
+    expect(await workflowResult(keeper)).toBe('keeper deleted before expiry');
+    await watcher.watcher.idle();
+    // Every other keeper of this file deleted itself (its TTL up, or the object it followed lost):
+    // a hint to those would only race their run's last task (UnhandledCommand).
+    const signals = await watcher.metrics.registry.getSingleMetric('durable_operators_watcher_signals_total')!.get();
+    const told = signals.values.filter((v) => v.labels.signal === 'keeperDeleted').reduce((n, v) => n + v.value, 0);
+    expect(told).toBe(1);
+  });
+});
+
 describe('ObjectKeeper workflows', () => {
   it('are one execution per keeper, findable by search attributes, and replay deterministically', async () => {
     // Visibility is eventually consistent: wait for every keeper of this file to show up completed.
@@ -242,6 +319,7 @@ describe('ObjectKeeper workflows', () => {
         [/ttl 4s expired/, 'ttl'],
         [/ttl 5s expired/, 'follow-with-ttl'],
         [/ttl 6s expired/, 'ttl-stray-keeper-deleted-signal'],
+        [/^keeper deleted before expiry$/, 'ttl-deleted-by-person'],
       ];
       await mkdir(HISTORY_DIR, { recursive: true });
       for (const wf of done) {

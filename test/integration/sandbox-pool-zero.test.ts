@@ -290,6 +290,6 @@ describe('scale from zero (poolMin 0)', () => {
     // The pool's workflow, deleted with its pool, replays (its demand hints and the scale-to-zero timers).
     await stack.kube.delete(poolRef());
     await eventually('the pool gone', async () => !(await readPool()), { timeoutMs: 120_000 });
-    await replayAndRecord(poolWorkflowId(stack.namespace, stack.pool), 'sandbox-pool-from-zero-deleted');
+    await replayAndRecord(poolWorkflowId(stack.namespace, stack.pool), 'sandbox-pool-from-zero-deleted-kit');
   });
 });

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { ObjectKeeperSpec } from '../../src/api/objectkeeper.js';
 import {
+  keeperDeletionIsNews,
   keeperExpiry,
+  keeperStep,
   followRefTo,
   judgeFollowed,
   objectKeeperWorkflowId,
@@ -76,5 +78,58 @@ describe('references built from apiserver objects', () => {
   it('refuses objects without a UID (the UID barrier)', () => {
     expect(() => ownedByKeeper({ ...keeper, metadata: { name: 'k' } })).toThrow(/no apiVersion\/kind\/name\/uid/);
     expect(() => followRefTo({ ...cm, metadata: { name: 'cm', namespace: 'ns', uid: '' } })).toThrow();
+  });
+});
+
+describe('keeperStep', () => {
+  const created = '2026-01-01T00:00:00Z';
+  const lost = { lost: true, reason: 'Deleted', message: 'ConfigMap ns/cm (uid uid-1) was deleted' } as const;
+  it('TTL mode expires ttl after creation, whatever it saw', () => {
+    expect(keeperStep({ mode: 'TTL', ttl: '4s' }, created, undefined, undefined, 'now')).toEqual({
+      kind: 'expire',
+      expiresAtMs: Date.parse(created) + 4_000,
+      why: 'ttl 4s counted from creation',
+    });
+  });
+  it('a follow mode tracks while the object is there', () => {
+    expect(keeperStep(follow, created, { lost: false }, undefined, 'now')).toEqual({ kind: 'track' });
+  });
+  it('FollowObject deletes the keeper once the object is lost', () => {
+    expect(keeperStep(follow, created, lost, undefined, 'now')).toEqual({ kind: 'delete', why: lost.message });
+  });
+  it('FollowObjectWithTTL records lostAt now (or keeps the one recorded) and expires ttl after it', () => {
+    const spec: ObjectKeeperSpec = { mode: 'FollowObjectWithTTL', followObjectRef: ref, ttl: '5s' };
+    const at = '2026-01-01T00:01:00.000Z';
+    expect(keeperStep(spec, created, lost, undefined, at)).toEqual({
+      kind: 'expire',
+      expiresAtMs: Date.parse(at) + 5_000,
+      lostAt: at,
+      why: `${lost.message}; ttl 5s counted from lostAt`,
+    });
+    expect(keeperStep(spec, created, lost, created, at)).toMatchObject({
+      lostAt: created,
+      expiresAtMs: Date.parse(created) + 5_000,
+    });
+  });
+});
+
+describe('keeperDeletionIsNews (the watcher’s keeperDeleted hint)', () => {
+  const now = Date.parse('2026-01-01T00:10:00Z');
+  it('is news for a keeper deleted before its TTL, or while what it follows is there', () => {
+    expect(keeperDeletionIsNews({ mode: 'TTL', expiresAt: '2026-01-01T01:00:00Z', followedLost: false }, now)).toBe(
+      true,
+    );
+    expect(keeperDeletionIsNews({ mode: 'FollowObject', followedLost: false }, now)).toBe(true);
+    // Lost, but its TTL still runs: only a person deletes it now.
+    expect(keeperDeletionIsNews({ mode: 'FollowObjectWithTTL', followedLost: true }, now)).toBe(true);
+  });
+  it('is not when the workflow deletes it itself: its TTL is up (or within the clock skew), or what it follows is lost', () => {
+    expect(keeperDeletionIsNews({ mode: 'TTL', expiresAt: '2026-01-01T00:09:59Z', followedLost: false }, now)).toBe(
+      false,
+    );
+    expect(keeperDeletionIsNews({ mode: 'TTL', expiresAt: '2026-01-01T00:10:04Z', followedLost: false }, now)).toBe(
+      false,
+    );
+    expect(keeperDeletionIsNews({ mode: 'FollowObject', followedLost: true }, now)).toBe(false);
   });
 });

@@ -12,7 +12,10 @@ import {
   poolDemand,
   poolRefusedStatus,
   poolStatus,
+  poolWaitMs,
   poolWorkflowId,
+  recordChangesPoolDemand,
+  sandboxesToTell,
   type PoolAgentFacts,
   type PoolFacts,
 } from '../../src/domain/sandbox-pool.js';
@@ -420,5 +423,38 @@ describe('names', () => {
     expect(poolWorkflowId('ns', 'p')).toBe('sandbox-pool/ns/p');
     expect(agentPodName('p', 'ab12c', 3)).toBe('p-agent-ab12c-3');
     expect(agentPodName('x'.repeat(60), 't', 0)).toBe(`${'x'.repeat(40)}-agent-t-0`);
+  });
+});
+
+describe('the pool workflow’s pass', () => {
+  it('tells the waiting sandboxes only when more agents answer than at the last pass (none on the first)', () => {
+    const waiting = facts({
+      agents: [agent('a', 0), agent('b', 0, { answered: false })],
+      sandboxes: [
+        { name: 'sb', deleting: false },
+        { name: 'gone', deleting: true },
+      ],
+    });
+    expect(sandboxesToTell(waiting, undefined)).toEqual({ tell: [], answering: 1 });
+    expect(sandboxesToTell(waiting, 1)).toEqual({ tell: [], answering: 1 });
+    expect(sandboxesToTell(waiting, 0)).toEqual({ tell: ['sb'], answering: 1 });
+  });
+
+  it('waits `every` while settled, 2 s while the size changes, and no later than the kept agent’s end', () => {
+    const scaled = { status: 'True', reason: 'Scaled' } as const;
+    expect(poolWaitMs(scaled, undefined, 0, 10_000)).toBe(9_000);
+    expect(poolWaitMs({ status: 'False', reason: 'ScalingUp' }, undefined, 0, 10_000)).toBe(2_000);
+    expect(poolWaitMs({ status: 'True', reason: 'ScalingDown' }, undefined, 0, 10_000)).toBe(2_000);
+    expect(poolWaitMs(scaled, 5_000, 1_000, 10_000)).toBe(4_100);
+    expect(poolWaitMs(scaled, 5_000, 9_000, 10_000)).toBe(1);
+  });
+
+  it('a Sandbox record hints its pool only as demand no agent reports: unplaced, appearing or being deleted', () => {
+    expect(recordChangesPoolDemand({ appeared: true, deletionStarted: false, placed: false })).toBe(true);
+    expect(recordChangesPoolDemand({ appeared: false, deletionStarted: true, placed: false })).toBe(true);
+    // A placed record's agent reports the sandbox appearing and going (the fast path's registry).
+    expect(recordChangesPoolDemand({ appeared: true, deletionStarted: false, placed: true })).toBe(false);
+    expect(recordChangesPoolDemand({ appeared: false, deletionStarted: true, placed: true })).toBe(false);
+    expect(recordChangesPoolDemand({ appeared: false, deletionStarted: false, placed: false })).toBe(false);
   });
 });

@@ -1,5 +1,6 @@
 /**
- * ObjectKeeper routing. Keeper events start (or, on deletion, signal) one workflow per keeper.
+ * ObjectKeeper routing. Keeper events start (or, on a deletion the workflow did not make, signal)
+ * one workflow per keeper.
  * For follow modes the route also watches the followed kind, and turns "followed object deleted
  * or replaced" into a `followedObjectChanged` signal within moments; the workflow verifies with
  * a fresh GET, so a signal is only ever a hint.
@@ -7,7 +8,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ObjectKeeper } from '../../api/objectkeeper.js';
 import { ObjectKeeperKind } from '../../api/objectkeeper.js';
-import { followsObject, objectKeeperWorkflowId } from '../../domain/objectkeeper.js';
+import { followsObject, keeperDeletionIsNews, objectKeeperWorkflowId } from '../../domain/objectkeeper.js';
 import { K8sKind, K8sName, K8sUID } from '../../temporal/search-attributes.js';
 import {
   followedObjectChangedSignal,
@@ -35,6 +36,8 @@ export class ObjectKeeperRoute implements Route {
   readonly name = 'objectkeeper';
   private readonly index: FollowIndex = new Map();
   private readonly followedInformers = new Map<string, ResourceInformer>();
+  /** Keepers being deleted whose workflow was told (a foreground deletion updates a keeper more than once). */
+  private readonly toldDeleted = new Set<string>();
   private ctx!: WatcherContext;
 
   constructor(private readonly opts: ObjectKeeperRouteOptions) {}
@@ -52,9 +55,14 @@ export class ObjectKeeperRoute implements Route {
     const { dispatcher } = this.ctx;
 
     if (ev.type === 'DELETED' || keeper.metadata?.deletionTimestamp) {
+      // Told once, and only when the workflow did not delete the keeper itself: that hint would
+      // only race the run's last task.
+      const news = !this.toldDeleted.has(workflowId) && this.deletionIsNews(keeper);
       this.unindex(keeper);
+      if (ev.type === 'DELETED') this.toldDeleted.delete(workflowId);
+      else if (news) this.toldDeleted.add(workflowId);
       this.ctx.enqueue(workflowId, async () => {
-        await dispatcher.signal(workflowId, keeperDeletedSignal);
+        if (news) await dispatcher.signal(workflowId, keeperDeletedSignal);
         if (ev.type === 'DELETED') dispatcher.forget(workflowId);
       });
       return;
@@ -119,6 +127,18 @@ export class ObjectKeeperRoute implements Route {
       if (!live || live.metadata?.uid !== ref.uid)
         this.hint(keeper.metadata!.name!, keeper.metadata!.uid!, 'absent-at-index');
     }
+  }
+
+  /** src/domain/objectkeeper.ts's rule, with what this route's informers know of the followed object. */
+  private deletionIsNews(keeper: ObjectKeeper): boolean {
+    const ref = keeper.spec.followObjectRef;
+    const informer = ref && this.followedInformers.get(`${ref.apiVersion}/${ref.kind}`);
+    const live = informer?.synced ? informer.get(cacheKeyOf(ref!.namespace, ref!.name)) : undefined;
+    const followedLost = !!informer?.synced && live?.metadata?.uid !== ref!.uid;
+    return keeperDeletionIsNews(
+      { mode: keeper.spec.mode, expiresAt: keeper.status?.expiresAt, followedLost },
+      Date.now(),
+    );
   }
 
   private unindex(keeper: ObjectKeeper): void {

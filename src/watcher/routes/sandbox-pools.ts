@@ -2,8 +2,9 @@
  * SandboxPool routing: a pool appearing, its spec changing or its deletion starting is a
  * `poolChanged` hint to the pool's workflow (`sandbox-pool/<ns>/<name>`), sent with
  * signal-with-start so every pool gets its workflow. Status-only updates (the workflow's own
- * writes) are not passed on. Sandboxes appearing or being deleted hint their pool's workflow
- * too (a plain signal, from SandboxRoute), so it resizes without waiting for its timer.
+ * writes) are not passed on. A Sandbox no agent holds appearing or being deleted hints its
+ * pool's workflow too (a plain signal, from SandboxRoute), and the fast path's registry hints it
+ * when sandboxes appear on or leave its agents, so it resizes without waiting for its timer.
  */
 import { SandboxPoolKind, type SandboxPool } from '../../api/sandbox.js';
 import { POOL_FINALIZER, poolWorkflowId } from '../../domain/sandbox-pool.js';

@@ -6,7 +6,8 @@
  * starting. Not passed on: status-only updates (the workflow's own writes), its finalizer removed
  * during the deletion (its run's last write), and a record the fast path's run created itself
  * (that run is only made sure to exist). A deletion starts a run only while the record is there:
- * the run it was meant for may have ended with the record meanwhile.
+ * the run it was meant for may have ended with the record meanwhile. A record no agent holds yet
+ * appearing or being deleted is also a `poolChanged` hint to its pool.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import {
@@ -17,7 +18,7 @@ import {
   type Sandbox,
 } from '../../api/sandbox.js';
 import { TENANT_LABEL, sandboxWorkflowId } from '../../domain/sandbox.js';
-import { poolWorkflowId } from '../../domain/sandbox-pool.js';
+import { poolWorkflowId, recordChangesPoolDemand } from '../../domain/sandbox-pool.js';
 import { K8sKind, K8sName, K8sNamespace, K8sUID, Tenant } from '../../temporal/search-attributes.js';
 import { poolChangedSignal, sandboxChangedSignal, sandboxWorkflow } from '../../workflows/sandbox/contract.js';
 import type { InformerEvent } from '../informer.js';
@@ -71,8 +72,14 @@ export class SandboxRoute implements Route {
     const name = m.name!;
     const workflowId = sandboxWorkflowId(namespace, name);
     const tenant = m.labels?.[TENANT_LABEL];
-    // A new Sandbox or one being deleted changes its pool's demand: a hint to the pool's workflow.
-    if (before === undefined || (m.deletionTimestamp && !before.split('|')[1])) {
+    // A record no agent holds appearing or being deleted changes its pool's demand: a hint to the
+    // pool's workflow. A placed one's agent tells the pool (the fast path's registry).
+    const changesDemand = recordChangesPoolDemand({
+      appeared: before === undefined,
+      deletionStarted: !!m.deletionTimestamp && !before?.split('|')[1],
+      placed: !!allocation || !!obj.status?.assignedPod,
+    });
+    if (changesDemand) {
       const poolId = poolWorkflowId(namespace, obj.spec.poolRef);
       const event = m.deletionTimestamp ? `Sandbox ${name} deleting` : `Sandbox ${name} ${ev.type}`;
       this.ctx.enqueue(

@@ -3,28 +3,32 @@
  *
  * - FollowObject: the watcher signals `followedObjectChanged` as soon as it sees the followed
  *   object deleted or replaced; the workflow confirms with a fresh GET and deletes the keeper.
- *   A periodic re-check is the backstop for missed events (the original only polled, every 2 min).
+ *   A periodic re-check is the backstop for missed events.
  * - TTL: a durable timer from creationTimestamp.
  * - FollowObjectWithTTL: follow, record status.lostAt once the object is lost, then a durable
  *   timer from lostAt.
  *
  * The keeper's deletion is what releases its dependents: the Kubernetes garbage collector
  * removes every object that names the keeper as owner.
+ *
+ * An entity run (../entity.ts): `KeeperRun` holds the state and the passes; its decisions are
+ * src/domain/objectkeeper.ts's. Each wait remembers what it waits for (`Waiting`), so a hint that
+ * turns out stray resumes the same wait until its deadline.
  */
 import {
   ActivityFailure,
-  condition,
-  continueAsNew,
   log,
+  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ObjectKeeperPhase, ObjectKeeperStatus } from '../../api/objectkeeper.js';
-import { setCondition } from '../../domain/conditions.js';
-import { keeperExpiry, followsObject, judgeFollowed, type FollowVerdict } from '../../domain/objectkeeper.js';
+import { setCondition, type Condition } from '../../domain/conditions.js';
+import { followsObject, judgeFollowed, keeperStep, type FollowVerdict } from '../../domain/objectkeeper.js';
 import { OperationPhase } from '../../temporal/search-attributes.js';
+import { EntityRun, runEntity, type Next } from '../entity.js';
 import {
   followedObjectChangedSignal,
   keeperDeletedSignal,
@@ -34,146 +38,191 @@ import {
 } from './messages.js';
 import { followedObjectReads, keeperCalls } from './activity-options.js';
 
-const kube = keeperCalls;
-const observe = followedObjectReads.observeFollowedObject;
 const UNREADABLE_RETRY_MS = 30_000;
-
 const DEFAULT_VERIFY_INTERVAL_MS = 5 * 60_000;
-/** Follow loops per run before continue-as-new keeps history small. */
+/** Runs from before the kit's rule continued as new after this many follow checks. */
 const CHECKS_PER_RUN = 200;
+/** Patch: continue-as-new by the entity kit's rule (when Temporal suggests it, at a quiet moment). */
+const CONTINUE_WHEN_QUIET = 'keeper-continue-when-quiet';
 
-export async function objectKeeperWorkflow(input: ObjectKeeperWorkflowInput): Promise<string> {
-  const { name, uid, spec } = input;
-  const ref = { name, uid };
-  const state: ObjectKeeperState = { phase: 'Pending', lostAt: input.lostAt, checks: 0 };
-  let hinted = false;
-  let keeperGone = false;
-  setHandler(followedObjectChangedSignal, () => {
-    hinted = true;
-  });
-  setHandler(keeperDeletedSignal, () => {
-    keeperGone = true;
-  });
-  setHandler(keeperStateQuery, () => state);
+/** What the run waits for: the TTL, the next look at the followed object, or a retry of an unreadable one. */
+interface Waiting {
+  for: 'expiry' | 'check' | 'retry';
+  untilMs: number;
+}
 
-  const current = await kube.readObjectKeeper(ref);
-  if (current.status === 'gone' || current.deleting) return 'keeper already gone';
-  let conditions = current.keeperStatus?.conditions;
-  state.lostAt ??= current.keeperStatus?.lostAt;
+export class KeeperRun extends EntityRun<string, ObjectKeeperWorkflowInput> {
+  readonly state: ObjectKeeperState;
+  /** The `keeperDeleted` hint: believed only once a fresh read agrees. */
+  deletionHinted = false;
+  private readonly ref: { name: string; uid: string };
+  private conditions?: Condition[];
+  private started = false;
+  /** Tracking was reported (reported again once an unreadable spell ends). */
+  private reported = false;
+  private waiting?: Waiting;
 
-  /** Writes status; returns false when the keeper is gone (nothing left to do). */
-  const report = async (
+  constructor(private readonly input: ObjectKeeperWorkflowInput) {
+    super();
+    this.ref = { name: input.name, uid: input.uid };
+    this.state = { phase: 'Pending', lostAt: input.lostAt, checks: 0 };
+    this.historyBound = input.continueAfterEvents;
+  }
+
+  /** `keeperDeleted`, from the watcher or a person with `temporal workflow signal`. */
+  keeperDeleted(): void {
+    this.recorded();
+    this.deletionHinted = true;
+  }
+
+  /** First pass: the keeper as it is; later: a hint or a deadline ended the wait. */
+  async reconcile(): Promise<Next<string>> {
+    if (!this.started) return this.start();
+    if (this.deletionHinted && (await this.keeperReallyGone())) return { done: this.goneWhile(this.waiting!) };
+    const waiting = this.waiting!;
+    const followHint = waiting.for === 'check' && this.needsReconcile;
+    if (!followHint && waiting.untilMs - Date.now() > 0) return this.until(waiting);
+    if (waiting.for === 'expiry') return { done: await this.deleteSelf(`ttl ${this.input.spec.ttl} expired`) };
+    if (waiting.for === 'check') {
+      // Consume the hint only now: one arriving during the check below triggers another check.
+      this.needsReconcile = false;
+      this.state.checks++;
+      const due = this.state.checks >= CHECKS_PER_RUN || workflowInfo().continueAsNewSuggested;
+      if (due && !this.onKitRule()) return { continueAsNew: true };
+    }
+    return this.follow();
+  }
+
+  private async start(): Promise<Next<string>> {
+    this.started = true;
+    const current = await keeperCalls.readObjectKeeper(this.ref);
+    if (current.status === 'gone' || current.deleting) return { done: 'keeper already gone' };
+    this.conditions = current.keeperStatus?.conditions;
+    this.state.lostAt ??= current.keeperStatus?.lostAt;
+    if (!followsObject(this.input.spec.mode)) return this.decide(undefined);
+    // Once lost (FollowObjectWithTTL recorded lostAt), never un-lost: the followed UID cannot come back.
+    const { lostAt } = this.state;
+    if (lostAt) return this.decide({ lost: true, reason: 'Deleted', message: `followed object lost at ${lostAt}` });
+    return this.follow();
+  }
+
+  /** A fresh read of the followed object; while it fails, says so on the keeper and retries. */
+  private async follow(): Promise<Next<string>> {
+    const spec = this.input.spec;
+    let verdict: FollowVerdict;
+    try {
+      verdict = judgeFollowed(spec, await followedObjectReads.observeFollowedObject(spec.followObjectRef!));
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      const why = err.cause?.message ?? err.message;
+      this.reported = false; // report Tracking again once reads work
+      const phase = this.state.phase === 'Tracking' ? 'Tracking' : 'Pending';
+      const reported = await this.report(
+        phase,
+        'FollowedObjectUnreadable',
+        `cannot read ${this.target()}: ${why}`,
+        'Unknown',
+      );
+      const retry: Waiting = { for: 'retry', untilMs: Date.now() + UNREADABLE_RETRY_MS };
+      return reported ? this.until(retry) : { done: this.goneWhile(retry) };
+    }
+    return this.decide(verdict);
+  }
+
+  /** The step src/domain/objectkeeper.ts decides for this verdict. */
+  private async decide(verdict: FollowVerdict | undefined): Promise<Next<string>> {
+    const { spec, creationTimestamp } = this.input;
+    const step = keeperStep(spec, creationTimestamp, verdict, this.state.lostAt, new Date().toISOString());
+    if (step.kind === 'delete') return { done: await this.deleteSelf(step.why) };
+    if (step.kind === 'track') {
+      if (!this.reported) {
+        const following = `following ${this.target()} (uid ${spec.followObjectRef!.uid})`;
+        if (!(await this.report('Tracking', 'Tracking', following))) return { done: 'keeper already gone' };
+        this.reported = true;
+      }
+      return this.until({
+        for: 'check',
+        untilMs: Date.now() + (this.input.verifyIntervalMs ?? DEFAULT_VERIFY_INTERVAL_MS),
+      });
+    }
+    this.state.lostAt = step.lostAt ?? this.state.lostAt;
+    this.state.expiresAt = new Date(step.expiresAtMs).toISOString();
+    if (!(await this.report('WaitingTTL', 'WaitingTTL', step.why))) return { done: 'keeper already gone' };
+    const expiry: Waiting = { for: 'expiry', untilMs: step.expiresAtMs };
+    if (step.expiresAtMs - Date.now() > 0) return this.until(expiry);
+    return { done: await this.deleteSelf(`ttl ${spec.ttl} expired`) };
+  }
+
+  /** The wait until `waiting.untilMs`: the deletion hint ends it, and a follow hint while tracking. */
+  private until(waiting: Waiting): Next<string> {
+    this.waiting = waiting;
+    const wakeWhen =
+      waiting.for === 'check' ? () => this.deletionHinted || this.needsReconcile : () => this.deletionHinted;
+    return { waitMs: waiting.untilMs - Date.now(), wakeWhen };
+  }
+
+  /** The run's result when the keeper turned out deleted during `waiting`. */
+  private goneWhile(waiting: Waiting): string {
+    if (waiting.for === 'expiry') return 'keeper deleted before expiry';
+    return waiting.for === 'retry' && this.state.checks === 0
+      ? 'keeper already gone'
+      : 'keeper deleted while following';
+  }
+
+  /** The hint verified: a stray signal cannot orphan a live keeper. */
+  private async keeperReallyGone(): Promise<boolean> {
+    const now = await keeperCalls.readObjectKeeper(this.ref);
+    if (now.status === 'gone' || now.deleting) return true;
+    log.warn('keeperDeleted signal, but the keeper still exists; carrying on', { name: this.ref.name });
+    this.deletionHinted = false;
+    return false;
+  }
+
+  /** Writes status; false when the keeper is gone (nothing left to do). */
+  private async report(
     phase: ObjectKeeperPhase,
     reason: string,
     message: string,
     active: 'True' | 'Unknown' = 'True',
-  ): Promise<boolean> => {
+  ): Promise<boolean> {
+    const { state } = this;
     state.phase = phase;
     upsertSearchAttributes([{ key: OperationPhase, value: phase }]);
     setCurrentDetails(`**${phase}** — ${message}${state.expiresAt ? `\n\nexpires at ${state.expiresAt}` : ''}`);
-    conditions = setCondition(conditions, { type: 'Active', status: active, reason, message }, new Date());
-    const status: ObjectKeeperStatus = { phase, message, conditions };
+    this.conditions = setCondition(this.conditions, { type: 'Active', status: active, reason, message }, new Date());
+    const status: ObjectKeeperStatus = { phase, message, conditions: this.conditions };
     if (state.lostAt) status.lostAt = state.lostAt;
     if (state.expiresAt) status.expiresAt = state.expiresAt;
-    return (await kube.patchObjectKeeperStatus({ ...ref, keeperStatus: status })).status === 'ok';
-  };
+    return (await keeperCalls.patchObjectKeeperStatus({ ...this.ref, keeperStatus: status })).status === 'ok';
+  }
 
-  /**
-   * `keeperDeleted` is a hint (from the watcher, or a person with `temporal workflow signal`):
-   * believe it only once a fresh read agrees, so a stray signal cannot orphan a live keeper.
-   */
-  const keeperReallyGone = async (): Promise<boolean> => {
-    if (!keeperGone) return false;
-    const now = await kube.readObjectKeeper(ref);
-    if (now.status === 'gone' || now.deleting) return true;
-    log.warn('keeperDeleted signal, but the keeper still exists; carrying on', { name });
-    keeperGone = false;
-    return false;
-  };
-  /** Waits up to `ms` (or for `also`); true when the keeper turned out to be gone. */
-  const waitOrGone = async (ms: number, also: () => boolean = () => false): Promise<boolean> => {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) return false;
-      await condition(() => keeperGone || also(), remaining);
-      if (await keeperReallyGone()) return true;
-      if (also()) return false;
-    }
-  };
-
-  const deleteSelf = async (why: string): Promise<string> => {
-    log.info('deleting ObjectKeeper', { name, why });
+  private async deleteSelf(why: string): Promise<string> {
+    log.info('deleting ObjectKeeper', { name: this.ref.name, why });
     setCurrentDetails(`**Deleting** — ${why}`);
-    const deleted = await kube.deleteObjectKeeper(ref);
-    state.phase = 'Deleted';
+    const deleted = await keeperCalls.deleteObjectKeeper(this.ref);
+    this.state.phase = 'Deleted';
     upsertSearchAttributes([{ key: OperationPhase, value: 'Deleted' }]);
     return deleted.status === 'ok' ? `deleted: ${why}` : `already gone: ${why}`;
-  };
-
-  /** Sleeps until the expiry time unless the keeper is deleted first. */
-  const waitForExpiry = async (expiresAtMs: number, why: string): Promise<string> => {
-    state.expiresAt = new Date(expiresAtMs).toISOString();
-    if (!(await report('WaitingTTL', 'WaitingTTL', why))) return 'keeper already gone';
-    const remaining = expiresAtMs - Date.now();
-    if (remaining > 0 && (await waitOrGone(remaining))) return 'keeper deleted before expiry';
-    return deleteSelf(`ttl ${spec.ttl} expired`);
-  };
-
-  if (!followsObject(spec.mode)) {
-    return waitForExpiry(keeperExpiry(spec, input.creationTimestamp)!, `ttl ${spec.ttl} counted from creation`);
   }
 
-  // Follow modes. Once lost (FollowObjectWithTTL already recorded lostAt), never un-lost: the
-  // followed UID cannot come back.
-  const target = `${spec.followObjectRef!.kind} ${spec.followObjectRef!.namespace ?? ''}/${spec.followObjectRef!.name}`;
-  let reported = false;
-  /** A fresh read of the followed object; while it keeps failing, says so on the keeper. */
-  const check = async (): Promise<FollowVerdict | 'keeper gone'> => {
-    for (;;) {
-      try {
-        return judgeFollowed(spec, await observe(spec.followObjectRef!));
-      } catch (err) {
-        if (!(err instanceof ActivityFailure)) throw err;
-        const why = err.cause?.message ?? err.message;
-        reported = false; // report Tracking again once reads work
-        const phase = state.phase === 'Tracking' ? 'Tracking' : 'Pending';
-        if (!(await report(phase, 'FollowedObjectUnreadable', `cannot read ${target}: ${why}`, 'Unknown'))) {
-          return 'keeper gone';
-        }
-        if (await waitOrGone(UNREADABLE_RETRY_MS)) return 'keeper gone';
-      }
-    }
-  };
-  const first = state.lostAt
-    ? ({ lost: true, reason: 'Deleted', message: `followed object lost at ${state.lostAt}` } as const)
-    : await check();
-  if (first === 'keeper gone') return 'keeper already gone';
-  let verdict: FollowVerdict = first;
-  const verifyInterval = input.verifyIntervalMs ?? DEFAULT_VERIFY_INTERVAL_MS;
-  while (!verdict.lost) {
-    if (!reported) {
-      if (!(await report('Tracking', 'Tracking', `following ${target} (uid ${spec.followObjectRef!.uid})`))) {
-        return 'keeper already gone';
-      }
-      reported = true;
-    }
-    if (await waitOrGone(verifyInterval, () => hinted)) return 'keeper deleted while following';
-    // Consume the hint only now: one arriving during the check below triggers another check.
-    hinted = false;
-    state.checks++;
-    if (state.checks >= CHECKS_PER_RUN || workflowInfo().continueAsNewSuggested) {
-      return continueAsNew<typeof objectKeeperWorkflow>({ ...input, lostAt: undefined });
-    }
-    const next = await check();
-    if (next === 'keeper gone') return 'keeper deleted while following';
-    verdict = next;
+  private target(): string {
+    const ref = this.input.spec.followObjectRef!;
+    return `${ref.kind} ${ref.namespace ?? ''}/${ref.name}`;
   }
 
-  if (spec.mode === 'FollowObject') return deleteSelf(verdict.message);
-  state.lostAt ??= new Date().toISOString();
-  return waitForExpiry(
-    keeperExpiry(spec, input.creationTimestamp, state.lostAt)!,
-    `${verdict.message}; ttl ${spec.ttl} counted from lostAt`,
-  );
+  protected onKitRule(): boolean {
+    return patched(CONTINUE_WHEN_QUIET);
+  }
+
+  carry(): ObjectKeeperWorkflowInput {
+    return { ...this.input, lostAt: undefined };
+  }
+}
+
+export async function objectKeeperWorkflow(input: ObjectKeeperWorkflowInput): Promise<string> {
+  const run = new KeeperRun(input);
+  setHandler(followedObjectChangedSignal, () => run.hint());
+  setHandler(keeperDeletedSignal, () => run.keeperDeleted());
+  setHandler(keeperStateQuery, () => run.state);
+  return runEntity(run);
 }

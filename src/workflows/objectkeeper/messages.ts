@@ -15,6 +15,8 @@ export interface ObjectKeeperWorkflowInput {
   verifyIntervalMs?: number;
   /** Carried across continue-as-new. */
   lostAt?: string;
+  /** Continue as new past this many history events, before Temporal suggests it (at a quiet moment). */
+  continueAfterEvents?: number;
 }
 
 export interface ObjectKeeperState {

@@ -3,7 +3,7 @@
  * at the size src/domain/sandbox-pool.ts decides from fresh facts, and its status filled. Started
  * and hinted by the watcher (the pool changed; a Sandbox of the pool appeared or is being
  * deleted) and by the fast path (an agent's report changed); hints only wake it, every pass reads
- * everything again. Without hints it looks every 10 s, as the original's requeue did.
+ * everything again. Without hints it looks every 10 s.
  *
  * A pass: read → add the pool-protection finalizer → write the agents' Secret when its
  * certificate's window or CA changed (src/fastpath/agent-pki.ts: every 10 days, after a key
@@ -22,6 +22,9 @@
  * own clock and what it can do is bounded — one agent, within poolMax, never for a pool being
  * deleted, kept scaleToZeroAfterSeconds once Ready — while every other fact is read afresh.
  *
+ * The workflow is an entity run (../entity.ts): `PoolRun` holds the state and the pass, the
+ * decisions are src/domain/sandbox-pool.ts's.
+ *
  * Deletion: the finalizer keeps a pool that sandboxes still use. While it is Terminating no new
  * sandbox is placed in it (the fast path refuses creates, the registry gives its agents no room),
  * idle agents are removed, busy ones kept, and the status says how many sandboxes remain; once
@@ -35,31 +38,29 @@
 import {
   ActivityFailure,
   ApplicationFailure,
-  allHandlersFinished,
-  condition,
-  continueAsNew,
   defineQuery,
-  getExternalWorkflowHandle,
   defineSignal,
+  getExternalWorkflowHandle,
   patched,
   setCurrentDetails,
   setHandler,
-  sleep,
   uuid4,
-  workflowInfo,
 } from '@temporalio/workflow';
 import { sandboxWorkflowId } from '../../domain/sandbox.js';
 import {
+  POOL_SETTLING_MS,
   agentPodName,
   lastDemandAfter,
-  pendingSandboxes,
   planPool,
   poolDemand,
   poolRefusedStatus,
   poolStatus,
+  poolWaitMs,
+  sandboxesToTell,
   type PoolPlan,
 } from '../../domain/sandbox-pool.js';
-import type { AgentTlsVersion } from '../../activities/sandbox/pools.js';
+import type { AgentTlsVersion, PoolRead } from '../../activities/sandbox/pools.js';
+import { EntityRun, runEntity, type Next } from '../entity.js';
 import { poolSteps } from './activity-options.js';
 import { sandboxChangedSignal } from './messages.js';
 
@@ -101,16 +102,14 @@ export interface PoolState {
 export const poolStateQuery = defineQuery<PoolState>('poolState');
 
 const DEFAULT_EVERY_MS = 10_000;
-/** At most this many waiting sandboxes are hinted per pass when agents were added. */
-const MAX_PENDING_HINTS = 100;
-/** While the pool is changing size, look again this soon. */
-const SETTLING_MS = 1_000;
 /** Runs from before it kept an agent for recent demand (scale from zero) plan without it. */
 const SCALE_FROM_ZERO = 'pool-scale-from-zero';
 /** Patch: the agents' TLS Secret is written again when its window or CA changes. */
 const AGENT_TLS_SECRET = 'agent-tls-secret';
 /** Runs from before it reported a refused write on the pool's status failed with the refusal. */
 const WRITE_REFUSED = 'pool-write-refused-status';
+/** Patch: continue-as-new by the entity kit's rule (at a quiet moment); runs from before continue when suggested. */
+const CONTINUE_WHEN_QUIET = 'pool-continue-when-quiet';
 
 /**
  * The apiserver's refusal of a write for good: a 403 that outlived an RBAC rollout's retries
@@ -121,114 +120,156 @@ function refusedForGood(err: unknown): string | undefined {
   return err.cause.type === 'Kubernetes403' ? err.cause.message : undefined;
 }
 
-export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<string> {
-  const { namespace, name } = input;
-  const tag = input.tag ?? uuid4().replaceAll('-', '').slice(0, 5);
-  let next = input.next ?? 0;
-  let agentTls = input.agentTls;
-  const every = input.everyMs ?? DEFAULT_EVERY_MS;
-  const state: PoolState = { message: 'starting' };
-  let hinted = false;
-  let lastDemandAtMs = input.lastDemandAtMs;
-  let hadLoad = false;
-  setHandler(poolChangedSignal, () => void (hinted = true));
-  setHandler(poolDemandSignal, () => {
-    hinted = true;
-    lastDemandAtMs = Date.now();
-  });
-  setHandler(poolStateQuery, () => state);
-  const say = (message: string) => {
-    state.message = message;
-    setCurrentDetails(message);
-  };
+type PoolFound = Extract<PoolRead, { status: 'ok' }>;
+type PoolRef = { namespace: string; name: string; uid: string };
 
-  let lastAnswering = Number.MAX_SAFE_INTEGER; // the first pass tells nobody
+export class PoolRun extends EntityRun<string, SandboxPoolInput> {
+  readonly state: PoolState = { message: 'starting' };
+  private readonly tag: string;
+  private next: number;
+  private agentTls?: AgentTlsVersion;
+  private lastDemandAtMs?: number;
+  private hadLoad = false;
+  /** Agents answering at the last pass (none yet: the first pass tells nobody). */
+  private lastAnswering?: number;
   /** This pass's refused write in the pool's namespace (no RoleBinding there, or a policy). */
-  let refusal: string | undefined;
+  private refusal?: string;
+
+  constructor(private readonly input: SandboxPoolInput) {
+    super();
+    this.tag = input.tag ?? uuid4().replaceAll('-', '').slice(0, 5);
+    this.next = input.next ?? 0;
+    this.agentTls = input.agentTls;
+    this.lastDemandAtMs = input.lastDemandAtMs;
+  }
+
+  /** `poolDemand`: a hint that is also demand, stamped by the workflow's clock. */
+  demand(): void {
+    this.hint();
+    this.lastDemandAtMs = Date.now();
+  }
+
+  private say(message: string): void {
+    this.state.message = message;
+    setCurrentDetails(message);
+  }
+
   /** A write in the pool's namespace; refused for good, it is said on the status and the pass goes on. */
-  const refusable = async <T>(write: () => Promise<T>, otherwise: T): Promise<T> => {
-    if (refusal !== undefined) return otherwise; // refused once this pass: said sooner, tried again next pass
+  private async refusable<T>(write: () => Promise<T>, otherwise: T): Promise<T> {
+    if (this.refusal !== undefined) return otherwise; // refused once this pass: said sooner, tried again next pass
     try {
       return await write();
     } catch (err) {
       const refused = refusedForGood(err);
       if (refused === undefined || !patched(WRITE_REFUSED)) throw err;
-      refusal ??= refused;
+      this.refusal ??= refused;
       return otherwise;
     }
-  };
-  for (;;) {
-    hinted = false;
-    refusal = undefined;
+  }
+
+  /** Read → finalizer → Secret → tell waiting sandboxes → plan → act → status. */
+  async reconcile(): Promise<Next<string>> {
+    const { namespace, name } = this.input;
+    this.needsReconcile = false;
+    this.refusal = undefined;
     const read = await poolSteps.readPoolFacts({ namespace, name });
     if (read.status === 'gone') {
-      say(`SandboxPool ${namespace}/${name} is gone`);
-      await condition(allHandlersFinished);
-      return state.message;
+      this.say(`SandboxPool ${namespace}/${name} is gone`);
+      return { done: this.state.message };
     }
-    const { uid, facts } = read;
-    const ref = { namespace, name, uid };
-    if (!facts.terminating && !read.finalized)
-      if ((await poolSteps.setPoolFinalizer({ ...ref, present: true })).status === 'gone') continue;
+    const ref = { namespace, name, uid: read.uid };
+    if (!read.facts.terminating && !read.finalized)
+      if ((await poolSteps.setPoolFinalizer({ ...ref, present: true })).status === 'gone') return { again: true };
+    await this.renewAgentSecret(read, ref);
+    await this.tellWaitingSandboxes(read);
+    const plan = this.plan(read);
+    const keptAfterDrain = await this.resize(read, ref, plan);
+    const computed = poolStatus(
+      read.facts,
+      { ...plan, keptBusy: plan.keptBusy + keptAfterDrain },
+      read.conditions,
+      new Date(),
+    );
+    const status =
+      this.refusal === undefined ? computed : poolRefusedStatus(computed, namespace, this.refusal, new Date());
+    if ((await poolSteps.writePoolStatus({ ...ref, status })).status === 'gone') return { again: true };
+    const ready = status.conditions?.find((c) => c.type === 'Ready');
+    this.say(`${ready?.reason}: ${ready?.message}`);
+    if (plan.release) {
+      if ((await poolSteps.setPoolFinalizer({ ...ref, present: false })).status === 'ok')
+        this.say(`SandboxPool ${namespace}/${name} deleted: no sandbox used it, its agent Pods are gone`);
+      return { done: this.state.message };
+    }
+    // At most one pass a second however many hints arrive; sooner passes while the size changes.
+    const every = this.input.everyMs ?? DEFAULT_EVERY_MS;
+    const acted = plan.create > 0 || plan.remove.length > 0 || plan.drain.length > 0;
+    return {
+      sleepMs: POOL_SETTLING_MS,
+      waitMs: acted ? 0 : () => poolWaitMs(ready, plan.keepUntilMs, Date.now(), every),
+    };
+  }
+
+  /** The agents' Secret, written again when its certificate's window or CA changed. */
+  private async renewAgentSecret(read: PoolFound, ref: PoolRef): Promise<void> {
     // Histories recorded before agent TLS have no agentTls in their reads: nothing to replay here.
     const tls = read.agentTls;
+    const { agentTls } = this;
     if (tls && (agentTls?.window !== tls.window || agentTls.ca !== tls.ca) && patched(AGENT_TLS_SECRET))
-      agentTls = await refusable(() => poolSteps.writeAgentSecret(ref), agentTls);
+      this.agentTls = await this.refusable(() => poolSteps.writeAgentSecret(ref), agentTls);
+  }
 
-    // New agents answer: the pool's waiting sandboxes are told, so they are placed now rather
-    // than at their own retry (a hint; each verifies with a fresh read).
-    const answering = facts.agents.filter((a) => a.answered && !a.deleting).length;
-    if (answering > lastAnswering)
-      for (const sandbox of pendingSandboxes(facts).slice(0, MAX_PENDING_HINTS))
-        await getExternalWorkflowHandle(sandboxWorkflowId(namespace, sandbox))
-          .signal(sandboxChangedSignal, { event: 'PoolGrew' })
-          .catch(() => undefined); // no workflow (yet): the watcher starts it
-    lastAnswering = answering;
+  /** A hint to each sandbox waiting for room once new agents answer (each verifies with a fresh read). */
+  private async tellWaitingSandboxes(read: PoolFound): Promise<void> {
+    const { tell, answering } = sandboxesToTell(read.facts, this.lastAnswering);
+    for (const sandbox of tell)
+      await getExternalWorkflowHandle(sandboxWorkflowId(this.input.namespace, sandbox))
+        .signal(sandboxChangedSignal, { event: 'PoolGrew' })
+        .catch(() => undefined); // no workflow (yet): the watcher starts it
+    this.lastAnswering = answering;
+  }
 
-    const timed = { ...facts, lastDemandAtMs, nowMs: Date.now() };
-    lastDemandAtMs = lastDemandAfter(timed, hadLoad);
+  /** The pool's size for this pass's facts (src/domain/sandbox-pool.ts), shown by the state query. */
+  private plan(read: PoolFound): PoolPlan {
+    const { facts } = read;
+    const timed = { ...facts, lastDemandAtMs: this.lastDemandAtMs, nowMs: Date.now() };
+    this.lastDemandAtMs = lastDemandAfter(timed, this.hadLoad);
     const load = poolDemand(facts);
-    hadLoad = load.active + load.pending > 0;
+    this.hadLoad = load.active + load.pending > 0;
     // Asked each pass (not once per run): a run from before the patch plans with it from its
     // first pass after the upgrade, not only after its next continue-as-new.
-    const plan = planPool(patched(SCALE_FROM_ZERO) ? { ...timed, lastDemandAtMs } : facts);
+    const plan = planPool(patched(SCALE_FROM_ZERO) ? { ...timed, lastDemandAtMs: this.lastDemandAtMs } : facts);
     const { demand, ...rest } = plan;
-    state.desired = plan.desired;
-    state.plan = { ...rest, ...demand };
-    let acted = false;
+    this.state.desired = plan.desired;
+    this.state.plan = { ...rest, ...demand };
+    return plan;
+  }
 
+  /** Creates the missing agent Pods and removes surplus idle agents (the drain protocol); returns the agents kept after a drain. */
+  private async resize(read: PoolFound, ref: PoolRef, plan: PoolPlan): Promise<number> {
+    const { namespace } = ref;
+    const { facts } = read;
     if (plan.create > 0) {
-      const names = Array.from({ length: plan.create }, () => agentPodName(name, tag, next++));
-      await refusable(
-        () =>
-          poolSteps.createAgentPods({
-            ...ref,
-            names,
-            perPod: facts.maxSandboxesPerPod,
-            template: read.template,
-            runtime: read.runtime,
-          }),
-        [],
-      );
-      acted = true;
+      const names = Array.from({ length: plan.create }, () => agentPodName(ref.name, this.tag, this.next++));
+      const pods = { names, perPod: facts.maxSandboxesPerPod, template: read.template, runtime: read.runtime };
+      await this.refusable(() => poolSteps.createAgentPods({ ...ref, ...pods }), []);
     }
     const byPod = new Map(facts.agents.map((a) => [a.pod, a]));
     for (const pod of plan.remove) {
       // Not answering and nothing assigned: it cannot hold a sandbox; no agent to drain.
       if ((await poolSteps.sandboxesAssignedTo({ namespace, pod })) === 0)
-        await refusable(() => poolSteps.deleteAgentPod({ namespace, pod, uid: byPod.get(pod)!.uid, pool: ref }), false);
-      acted = true;
+        await this.refusable(
+          () => poolSteps.deleteAgentPod({ namespace, pod, uid: byPod.get(pod)!.uid, pool: ref }),
+          false,
+        );
     }
     let keptAfterDrain = 0;
     for (const pod of plan.drain) {
-      const a = byPod.get(pod)!;
-      const agent = { namespace, pod, uid: a.uid, url: a.url! };
+      const agent = { namespace, pod, uid: byPod.get(pod)!.uid, url: byPod.get(pod)!.url! };
       const drained = await poolSteps.drainAgent(agent);
-      acted = true;
       if (drained.status !== 'ok') continue; // no longer answering: the next pass sees it
       const assigned = await poolSteps.sandboxesAssignedTo({ namespace, pod });
       if (drained.allocated === 0 && assigned === 0)
-        await refusable(() => poolSteps.deleteAgentPod({ ...agent, pool: ref }), false);
+        await this.refusable(() => poolSteps.deleteAgentPod({ ...agent, pool: ref }), false);
       else {
         // Something landed before the drain: it stays, and takes sandboxes again.
         keptAfterDrain++;
@@ -239,41 +280,34 @@ export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<stri
       const a = byPod.get(pod)!;
       await poolSteps.undrainAgent({ namespace, pod, uid: a.uid, url: a.url! });
     }
-
-    const computed = poolStatus(
-      facts,
-      { ...plan, keptBusy: plan.keptBusy + keptAfterDrain },
-      read.conditions,
-      new Date(),
-    );
-    const status = refusal === undefined ? computed : poolRefusedStatus(computed, namespace, refusal, new Date());
-    if ((await poolSteps.writePoolStatus({ ...ref, status })).status === 'gone') continue;
-    const ready = status.conditions?.find((c) => c.type === 'Ready');
-    say(`${ready?.reason}: ${ready?.message}`);
-
-    if (plan.release) {
-      if ((await poolSteps.setPoolFinalizer({ ...ref, present: false })).status === 'ok')
-        say(`SandboxPool ${namespace}/${name} deleted: no sandbox used it, its agent Pods are gone`);
-      await condition(allHandlersFinished);
-      return state.message;
-    }
-
-    // At most one pass a second however many hints arrive; sooner passes while the size changes.
-    await sleep(SETTLING_MS);
-    const settling = ready?.status === 'False' || ready?.reason === 'ScalingDown';
-    // The agent kept for recent demand goes when its time is up, not up to `every` later.
-    const base = (settling ? SETTLING_MS * 3 : every) - SETTLING_MS;
-    const untilZero = plan.keepUntilMs !== undefined ? plan.keepUntilMs - Date.now() + 100 : base;
-    if (!acted) await condition(() => hinted, Math.max(1, Math.min(base, untilZero)));
-    if (workflowInfo().continueAsNewSuggested) {
-      await condition(allHandlersFinished);
-      return continueAsNew<typeof sandboxPoolWorkflow>({
-        ...input,
-        tag,
-        next,
-        ...(lastDemandAtMs !== undefined ? { lastDemandAtMs } : {}),
-        ...(agentTls && { agentTls }),
-      });
-    }
+    return keptAfterDrain;
   }
+
+  /** Runs from before the kit continued as new whenever Temporal suggested it. */
+  protected override continuesAsBefore(): boolean {
+    return true;
+  }
+
+  protected onKitRule(): boolean {
+    return patched(CONTINUE_WHEN_QUIET);
+  }
+
+  carry(): SandboxPoolInput {
+    const { lastDemandAtMs, agentTls } = this;
+    return {
+      ...this.input,
+      tag: this.tag,
+      next: this.next,
+      ...(lastDemandAtMs !== undefined ? { lastDemandAtMs } : {}),
+      ...(agentTls && { agentTls }),
+    };
+  }
+}
+
+export async function sandboxPoolWorkflow(input: SandboxPoolInput): Promise<string> {
+  const run = new PoolRun(input);
+  setHandler(poolChangedSignal, () => run.hint());
+  setHandler(poolDemandSignal, () => run.demand());
+  setHandler(poolStateQuery, () => run.state);
+  return runEntity(run);
 }

@@ -9,16 +9,16 @@
  * durable-timer reconcile compares the book with the tenant's Sandbox records: a grant whose
  * create never happened (a fast path that died in between) or whose release was lost is dropped,
  * so no crash leaks quota; a sandbox created with kubectl is counted.
+ *
+ * An entity run (../entity.ts): `QuotaRun` holds the book; the rules are src/domain/sandbox-quota.ts's.
  */
 import {
-  allHandlersFinished,
   condition,
-  continueAsNew,
   defineQuery,
   defineSignal,
   defineUpdate,
+  patched,
   setHandler,
-  sleep,
   workflowInfo,
 } from '@temporalio/workflow';
 import {
@@ -28,6 +28,7 @@ import {
   type SlotAnswer,
   type SlotBook,
 } from '../../domain/sandbox-quota.js';
+import { EntityRun, runEntity, type Next } from '../entity.js';
 import { quotaSteps } from './activity-options.js';
 
 export interface SandboxQuotaInput {
@@ -60,46 +61,71 @@ export const quotaSlotsQuery = defineQuery<string[]>('slots');
 
 const DEFAULT_RECONCILE_EVERY_MS = 60_000;
 const DEFAULT_GRACE_MS = 120_000;
+/**
+ * Patch: continue-as-new by the entity kit's rule, after the timer and at a quiet moment; runs
+ * from before continued right after a listing when Temporal suggested it.
+ */
+const CONTINUE_WHEN_QUIET = 'quota-continue-when-quiet';
+
+export class QuotaRun extends EntityRun<void, SandboxQuotaInput> {
+  readonly book: SlotBook;
+  /** The first run grants nothing before it knows the sandboxes the tenant already has. */
+  counted: boolean;
+  private releasedDuringListing?: Set<string>;
+
+  constructor(private readonly input: SandboxQuotaInput) {
+    super();
+    this.book = { ...input.book };
+    this.counted = input.book !== undefined;
+  }
+
+  /** The `acquire` update: decides without awaiting (once counted), so grants are serialized. */
+  async acquire(call: AcquireSlotCall): Promise<SlotAnswer> {
+    this.recorded();
+    if (!this.counted) await condition(() => this.counted);
+    return acquireSlot(this.book, this.input.tenant, call.slot, call.limit, Date.now());
+  }
+
+  /** The `release` signal: the sandbox's record is gone. */
+  release({ slot, runStartMs }: ReleaseSlot): void {
+    this.recorded();
+    releaseSlot(this.book, slot, runStartMs);
+    this.releasedDuringListing?.add(slot);
+  }
+
+  /** The book against the tenant's Sandbox records, then the timer (no hint wakes it). */
+  async reconcile(): Promise<Next<void>> {
+    const listedAtMs = Date.now();
+    this.releasedDuringListing = new Set();
+    const records = await quotaSteps.listTenantSandboxes({ tenant: this.input.tenant });
+    const grace = this.input.graceMs ?? DEFAULT_GRACE_MS;
+    reconcileSlots(this.book, records, listedAtMs, grace, this.releasedDuringListing);
+    this.releasedDuringListing = undefined;
+    this.counted = true;
+    if (workflowInfo().continueAsNewSuggested && !this.onKitRule()) return { continueAsNew: true };
+    return { sleepMs: this.input.reconcileEveryMs ?? DEFAULT_RECONCILE_EVERY_MS };
+  }
+
+  protected onKitRule(): boolean {
+    return patched(CONTINUE_WHEN_QUIET);
+  }
+
+  carry(): SandboxQuotaInput {
+    return { ...this.input, book: this.book };
+  }
+}
+
+function validateAcquire(call: AcquireSlotCall): void {
+  if (!Number.isInteger(call.limit) || call.limit < 0) throw new Error(`limit ${call.limit} is not a count`);
+  if (!call.slot.includes('/')) throw new Error(`slot ${JSON.stringify(call.slot)} is not namespace/name`);
+}
 
 export async function sandboxQuotaWorkflow(input: SandboxQuotaInput): Promise<void> {
-  const { tenant } = input;
-  const book: SlotBook = { ...input.book };
-  let counted = input.book !== undefined;
-  let releasedDuringListing: Set<string> | undefined;
-
-  setHandler(quotaSlotsQuery, () => Object.keys(book).sort());
-  setHandler(
-    acquireSlotUpdate,
-    async (call) => {
-      // The first run grants nothing before it knows the sandboxes the tenant already has.
-      if (!counted) await condition(() => counted);
-      return acquireSlot(book, tenant, call.slot, call.limit, Date.now());
-    },
-    {
-      validator: (call) => {
-        if (!Number.isInteger(call.limit) || call.limit < 0) throw new Error(`limit ${call.limit} is not a count`);
-        if (!call.slot.includes('/')) throw new Error(`slot ${JSON.stringify(call.slot)} is not namespace/name`);
-      },
-    },
-  );
-  setHandler(releaseSlotSignal, ({ slot, runStartMs }) => {
-    releaseSlot(book, slot, runStartMs);
-    releasedDuringListing?.add(slot);
-  });
-
-  const every = input.reconcileEveryMs ?? DEFAULT_RECONCILE_EVERY_MS;
-  const grace = input.graceMs ?? DEFAULT_GRACE_MS;
-  for (;;) {
-    if (counted) await sleep(every);
-    const listedAtMs = Date.now();
-    releasedDuringListing = new Set();
-    const records = await quotaSteps.listTenantSandboxes({ tenant });
-    reconcileSlots(book, records, listedAtMs, grace, releasedDuringListing);
-    releasedDuringListing = undefined;
-    counted = true;
-    if (workflowInfo().continueAsNewSuggested) {
-      await condition(allHandlersFinished);
-      return continueAsNew<typeof sandboxQuotaWorkflow>({ ...input, book });
-    }
-  }
+  const run = new QuotaRun(input);
+  setHandler(quotaSlotsQuery, () => Object.keys(run.book).sort());
+  setHandler(acquireSlotUpdate, (call) => run.acquire(call), { validator: validateAcquire });
+  setHandler(releaseSlotSignal, (release) => run.release(release));
+  // A continued run already knows the book: it waits for its timer before listing again.
+  if (run.counted) await run.wait({ sleepMs: input.reconcileEveryMs ?? DEFAULT_RECONCILE_EVERY_MS });
+  return runEntity(run);
 }
