@@ -12,7 +12,9 @@
  *     stopped making them, which replay on that path — as a traced run does);
  *   - untraced: runs started without a trace context (tracing off);
  *   - lean: untraced runs recorded on the lean life (one patch marker, one search-attribute upsert
- *     per task, no read after a write that answered with the record, one-step removal; issue 35).
+ *     per task, no read after a write that answered with the record, one-step removal; issue 35);
+ *   - lean2: its second step (no hint echoing the run's own doing, the quota release sent with the
+ *     completion): a Fast life in three workflow tasks.
  */
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -28,6 +30,7 @@ const CASES = {
   traced: ['sandbox-fast-deleted', 'sandbox-strong-deleted'],
   untraced: ['sandbox-fast-deleted-untraced', 'sandbox-strong-deleted-untraced'],
   lean: ['sandbox-fast-deleted-lean', 'sandbox-strong-deleted-lean'],
+  lean2: ['sandbox-fast-deleted-lean-2', 'sandbox-strong-deleted-lean-2'],
 } as const;
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
@@ -65,6 +68,7 @@ const loaded = {
   traced: await histories(CASES.traced),
   untraced: await histories(CASES.untraced),
   lean: await histories(CASES.lean),
+  lean2: await histories(CASES.lean2),
 };
 console.log(
   `machine: ${machine()}; load average at start: ${os
@@ -74,9 +78,9 @@ console.log(
 );
 console.log(`command: npx tsx bench/workflow-cpu.ts ${LIVES} ${ROUNDS}`);
 await replay(bundle, loaded.untraced); // warm-up: the bundle's first contexts, the JIT
-const results: Record<keyof typeof CASES, number[]> = { traced: [], untraced: [], lean: [] };
+const results: Record<keyof typeof CASES, number[]> = { traced: [], untraced: [], lean: [], lean2: [] };
 for (let round = 0; round < ROUNDS; round++)
-  for (const name of ['traced', 'untraced', 'lean'] as const) {
+  for (const name of ['traced', 'untraced', 'lean', 'lean2'] as const) {
     const r = await replay(bundle, loaded[name]);
     results[name].push(r.cpuMs);
     console.log(
@@ -87,8 +91,9 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const traced = median(results.traced);
 const untraced = median(results.untraced);
 const lean = median(results.lean);
+const lean2 = median(results.lean2);
 console.log(
-  `median CPU per sandbox life: traced ${traced.toFixed(1)} ms, untraced ${untraced.toFixed(1)} ms (${(untraced / traced).toFixed(2)} × traced), lean ${lean.toFixed(1)} ms (${(lean / untraced).toFixed(2)} × untraced)`,
+  `median CPU per sandbox life: traced ${traced.toFixed(1)} ms, untraced ${untraced.toFixed(1)} ms (${(untraced / traced).toFixed(2)} × traced), lean ${lean.toFixed(1)} ms (${(lean / untraced).toFixed(2)} × untraced), lean2 ${lean2.toFixed(1)} ms (${(lean2 / lean).toFixed(2)} × lean)`,
 );
 console.log(
   `load average at end: ${os

@@ -13,6 +13,8 @@ import { Worker } from '@temporalio/worker';
 import { createSandboxAgentActivities } from '../activities/sandbox/agents.js';
 import { createSandboxEnvResolver } from '../activities/sandbox/env.js';
 import { createSandboxCreateActivities } from '../activities/sandbox/create.js';
+import { createSandboxQuotaActivities } from '../activities/sandbox/quota.js';
+import { quotaWorkflowId } from '../domain/sandbox-quota.js';
 import { createSandboxJanitorActivities } from '../activities/sandbox/janitor.js';
 import { createSandboxPoolActivities } from '../activities/sandbox/pools.js';
 import { createSandboxRecordActivities } from '../activities/sandbox/records.js';
@@ -38,6 +40,7 @@ import {
   agentReportedSignal,
   poolChangedSignal,
   poolDemandSignal,
+  releaseSlotSignal,
   sandboxWorkflow,
 } from '../workflows/sandbox/contract.js';
 import { AgentClient } from './agent-client.js';
@@ -104,7 +107,7 @@ export async function startFastPath(
         (r) => r?.state,
         () => 'unknown' as const,
       );
-      if (!hintForRunState(run)) return;
+      if (!hintForRunState(run, o)) return;
     }
     await dispatcher.signal(sandboxWorkflowId(o.namespace, o.claimName), agentReportedSignal, {
       agent: o.agent,
@@ -165,6 +168,9 @@ export async function startFastPath(
         ...agentSteps,
         ...recordSteps,
         ...createSandboxCreateActivities(agentSteps, recordSteps, (id) => registry.holderOf(id)),
+        ...createSandboxQuotaActivities(({ tenant, ...release }) =>
+          dispatcher.signal(quotaWorkflowId(tenant), releaseSlotSignal, release),
+        ),
         ...createSandboxPoolActivities(kube, agents, credentials, pki, events),
         ...createSandboxJanitorActivities(
           registry,

@@ -20,22 +20,37 @@ const REMOVAL_PHASES: ReadonlySet<string> = new Set(['terminating', 'stopped', '
 /** The run's stages in which it removes its sandbox itself and waits for the agent to forget it. */
 const REMOVING_STAGES: ReadonlySet<SandboxStage> = new Set(['deleting', 'expiring', 'resetting', 'done']);
 
+/** The run's stages in which it acts on its own create's answer (and looks at the agent itself next). */
+const PLACING_STAGES: ReadonlySet<SandboxStage> = new Set(['creating', 'recording']);
+
 /**
- * `hint`: signal the run; `skip`: nothing new for it; `ask`: a removal this process did not see
- * start (another replica's run step, or none) — the run's state decides (`hintForRunState`).
+ * `hint`: signal the run; `skip`: nothing new for it; `ask`: a change this process cannot judge —
+ * a removal or a placement it did not see start (another replica's run step, a fast path that
+ * restarted, or none) — the run's state decides (`hintForRunState`).
  */
 export function agentHintStep(
   o: Pick<SandboxChangeObservation, 'phase' | 'removedByRun' | 'placedByRun'>,
 ): 'hint' | 'skip' | 'ask' {
   if (o.removedByRun || o.placedByRun) return 'skip';
-  return REMOVAL_PHASES.has(o.phase) ? 'ask' : 'hint';
+  return REMOVAL_PHASES.has(o.phase) || PLACED_PHASES.has(o.phase) ? 'ask' : 'hint';
 }
+
+/** What an agent reports of a sandbox that is being created or runs. */
+const PLACED_PHASES: ReadonlySet<string> = new Set(['creating', 'running']);
 
 /**
  * After `ask`: whether to hint, given the name's running workflow's state (undefined: none runs;
- * `unknown`: Temporal could not say — hinted, as before).
+ * `unknown`: Temporal could not say — hinted, as before). A removal is news unless the run is
+ * removing the sandbox itself; a sandbox creating or running is news unless the run is acting on
+ * its own create's answer, or already knows this sandbox in that phase.
  */
-export function hintForRunState(run: Pick<SandboxState, 'stage'> | undefined | 'unknown'): boolean {
+export function hintForRunState(
+  run: Pick<SandboxState, 'stage' | 'sandboxId' | 'phase'> | undefined | 'unknown',
+  o: Pick<SandboxChangeObservation, 'phase' | 'sandboxId'>,
+): boolean {
   if (run === 'unknown') return true;
-  return run !== undefined && !REMOVING_STAGES.has(run.stage);
+  if (run === undefined) return false;
+  if (!PLACED_PHASES.has(o.phase)) return !REMOVING_STAGES.has(run.stage);
+  if (PLACING_STAGES.has(run.stage)) return false;
+  return !(run.sandboxId === o.sandboxId && run.phase === (o.phase === 'running' ? 'Running' : 'Bound'));
 }

@@ -145,11 +145,11 @@ describe('Fast mode (the default)', () => {
 
     await deleteAndWait(name);
     expect(await heldBy(res.sandboxId)).toEqual([]);
-    await replayAndRecord(sandboxWorkflowId(stack.namespace, name), 'sandbox-fast-deleted-lean');
+    await replayAndRecord(sandboxWorkflowId(stack.namespace, name), 'sandbox-fast-deleted-lean-2');
     // The work per life (issue 35): one sandbox patch marker (each adds a search-attribute upsert),
     // one upsert of its phase and UID per task, and no read after a write that answered with the record.
     const work = await lifeWork(sandboxWorkflowId(stack.namespace, name));
-    expect(work.patches.filter((p) => p.startsWith('sandbox-'))).toEqual(['sandbox-lean-life']);
+    expect(work.patches.filter((p) => p.startsWith('sandbox-'))).toEqual(['sandbox-lean-life-2']);
     expect(work.mostUpsertsInATask).toBe(1);
     expect(work.localActivities.slice(1, 3)).toEqual(['createSandboxRecord', 'patchSandboxStatus']);
     // No echo of its own doing wakes it: not the agent reporting the sandbox it placed, not the
@@ -277,9 +277,9 @@ describe('Strong mode', () => {
     expect(live.status?.sandboxID).toBe(res.sandboxId);
     await deleteAndWait(name);
     expect(await heldBy(res.sandboxId)).toEqual([]);
-    await replayAndRecord(sandboxWorkflowId(stack.namespace, name), 'sandbox-strong-deleted-lean');
+    await replayAndRecord(sandboxWorkflowId(stack.namespace, name), 'sandbox-strong-deleted-lean-2');
     const work = await lifeWork(sandboxWorkflowId(stack.namespace, name));
-    expect(work.patches.filter((p) => p.startsWith('sandbox-'))).toEqual(['sandbox-lean-life']);
+    expect(work.patches.filter((p) => p.startsWith('sandbox-'))).toEqual(['sandbox-lean-life-2']);
     expect(work.mostUpsertsInATask).toBe(1);
     expect(work.signals.filter((s) => !s.startsWith('sandboxChanged:Deleting'))).toEqual([]);
   });

@@ -14,6 +14,7 @@ import type { SandboxCreateActivities } from '../../activities/sandbox/create.js
 import type { SandboxRecordActivities } from '../../activities/sandbox/records.js';
 import type { SandboxJanitorActivities } from '../../activities/sandbox/janitor.js';
 import type { SandboxPoolActivities } from '../../activities/sandbox/pools.js';
+import type { SandboxQuotaActivities } from '../../activities/sandbox/quota.js';
 import { RETRY } from '../retry-policy.js';
 
 /** The caller is waiting: a few quick attempts, then the workflow answers with a refusal. */
@@ -32,6 +33,12 @@ export const createSteps = proxyLocalActivities<
 
 /** One apiserver or agent call after the answer: retried until it succeeds. */
 export const sandboxCalls = proxyLocalActivities<SandboxAgentActivities & SandboxRecordActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: RETRY,
+});
+
+/** The tenant quota's side of a sandbox's end, in the run's last task: retried until it succeeds. */
+export const quotaCalls = proxyLocalActivities<SandboxQuotaActivities>({
   startToCloseTimeout: '10 seconds',
   retry: RETRY,
 });

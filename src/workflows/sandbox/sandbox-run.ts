@@ -55,7 +55,7 @@ import {
   type Incarnation,
 } from '../../domain/sandbox-run.js';
 import { K8sUID, OperationPhase } from '../../temporal/search-attributes.js';
-import { agentWaits, createSteps, sandboxCalls } from './activity-options.js';
+import { agentWaits, createSteps, quotaCalls, sandboxCalls } from './activity-options.js';
 import type {
   AnsweredCreate,
   CreateAnswer,
@@ -98,9 +98,19 @@ const QUOTA_RELEASE = 'sandbox-quota-release';
  * removal from an agent is one local activity when the agent forgets the sandbox within a moment.
  */
 const LEAN_LIFE = 'sandbox-lean-life';
+/**
+ * Patch: the lean life's second step, again the run's one marker (it implies the first): the run
+ * ends in the task that removes its sandbox — the tenant's quota slot is released by a local
+ * activity of that task, not by a signal awaited in a task of its own.
+ */
+const LEAN_LIFE_2 = 'sandbox-lean-life-2';
+/** Whether this run takes the lean life's second step (and every sandbox patch before it). */
+function leanLife2(): boolean {
+  return patched(LEAN_LIFE_2);
+}
 /** Whether this run takes the lean life (and every sandbox patch before it). */
 export function leanLife(): boolean {
-  return patched(LEAN_LIFE);
+  return leanLife2() || patched(LEAN_LIFE);
 }
 const MAX_PLACEMENT_TRIES = 64;
 /** How long the one-step removal waits for the agent to forget a sandbox before the polling activity takes over. */
@@ -553,11 +563,12 @@ export class SandboxRun {
     const tenant = this.creation?.call.tenant ?? this.recordTenant;
     // Runs recorded before quotas existed end without the signal; the marker keeps their replay unchanged.
     if (!tenant || !(leanLife() || patched(QUOTA_RELEASE))) return;
+    const release = { slot: slotKey(this.namespace, this.name), runStartMs: workflowInfo().runStartTime.getTime() };
+    // A local activity of this (last) task: the run ends in it. (A signal from the workflow is
+    // awaited in a task of its own; one not awaited is dropped by Temporal once the run closed.)
+    if (leanLife2()) return void (await quotaCalls.releaseQuotaSlot({ tenant, ...release }));
     try {
-      await getExternalWorkflowHandle(quotaWorkflowId(tenant)).signal(releaseSlotSignal, {
-        slot: slotKey(this.namespace, this.name),
-        runStartMs: workflowInfo().runStartTime.getTime(),
-      });
+      await getExternalWorkflowHandle(quotaWorkflowId(tenant)).signal(releaseSlotSignal, release);
     } catch {
       // No quota workflow for this tenant: nothing was counted.
     }
