@@ -15,7 +15,13 @@ import {
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyError,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import type { ServingTls } from '../fastpath/tls.js';
 
 export type HttpApp = FastifyInstance<Server, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -35,6 +41,8 @@ export interface HttpAppOptions {
   tls?: ServingTls;
   /** HTTPS with fixed options (the codec server reloads its own). */
   https?: ServerOptions & { cert: Buffer; key: Buffer; minVersion?: 'TLSv1.2' };
+  /** Answers a path the router cannot decode (a malformed percent-escape); fastify's 400 without it. */
+  badUrl?: (path: string, reply: FastifyReply) => void;
   /** Idle keep-alive of a connection (Node's 5 s by default). */
   keepAliveTimeoutMs?: number;
 }
@@ -49,6 +57,12 @@ export function httpApp(opts: HttpAppOptions): HttpApp {
     // The caller closes connections when its streams may be cut (closeHttpApp).
     forceCloseConnections: false,
     return503OnClosing: true,
+    ...(opts.badUrl && {
+      frameworkErrors: (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+        if (err.code !== 'FST_ERR_BAD_URL') return void reply.code(400).send(err);
+        opts.badUrl!(req.url.split('?')[0]!, reply);
+      },
+    }),
     serverFactory: (handler) => {
       const server = opts.tls
         ? createHttpsServer(opts.tls.httpsOptions(), handler)
@@ -84,9 +98,17 @@ export function httpApp(opts: HttpAppOptions): HttpApp {
   return app;
 }
 
-/** The byte limit a body went over, when that is why the request failed. */
-export function bodyLimitExceeded(err: { code?: string }, reply: FastifyReply): number | undefined {
-  return err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? reply.request.routeOptions.bodyLimit : undefined;
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Said after `body over N bytes` when a body is refused for its size (what the limit is for). */
+    bodyLimitWhy?: string;
+  }
+}
+
+/** `body over N bytes…` when a body went over its route's limit; undefined for any other error. */
+export function tooLargeMessage(err: { code?: string }, req: FastifyRequest): string | undefined {
+  if (err.code !== 'FST_ERR_CTP_BODY_TOO_LARGE') return undefined;
+  return `body over ${req.routeOptions.bodyLimit} bytes${req.routeOptions.config.bodyLimitWhy ?? ''}`;
 }
 
 /**
@@ -99,6 +121,24 @@ export function startStream(reply: FastifyReply, headers: Record<string, string>
     reply.raw.writeHead(200, headers);
   }
   return reply.raw;
+}
+
+/**
+ * Runs a handler that may take the response over (startStream): an error before that is answered
+ * as any other; after it, `cut` hears of it and the connection is cut, the only way left to say so.
+ */
+export async function streaming(
+  reply: FastifyReply,
+  cut: (err: unknown) => void,
+  run: () => Promise<void>,
+): Promise<void> {
+  try {
+    await run();
+  } catch (err) {
+    if (!reply.raw.headersSent) throw err;
+    cut(err);
+    reply.raw.destroy();
+  }
 }
 
 /** Listens (every address when no host is given, as Node's `listen`); resolves with the port (the one picked for 0). */
