@@ -29,7 +29,7 @@ import type { FastifyError, FastifyReply } from 'fastify';
 import { isFastPathCertificate } from '../domain/agent-identity.js';
 import { ServingTls } from '../fastpath/tls.js';
 import { writeWithBackpressure } from '../concurrency.js';
-import { closeHttpApp, httpApp, listen, startStream, streaming, tooLargeMessage } from '../http/server.js';
+import { HttpError, answerOf, closeHttpApp, httpApp, listen, startStream, streaming } from '../http/server.js';
 import { logger as rootLogger, type Logger } from '../log.js';
 import {
   AGENT_API_PREFIX,
@@ -106,15 +106,6 @@ export interface RunningAgent {
   close(): Promise<void>;
 }
 
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {
   return reply.code(status).type('application/json').send(body);
 }
@@ -187,17 +178,9 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
     agentRequestValidator(schema as TSchema, (message) => new HttpError(400, message)),
   );
   app.setErrorHandler((err: FastifyError, req, reply) => {
-    const tooLarge = tooLargeMessage(err, req);
-    const status =
-      err instanceof HttpError
-        ? err.status
-        : tooLarge
-          ? 413
-          : err.statusCode && err.statusCode < 500
-            ? err.statusCode
-            : 500;
+    const { status, message } = answerOf(err, req, 500);
     if (status >= 500) log.error({ err, path: req.url }, 'agent request failed');
-    return sendJson(reply, status, { success: false, message: tooLarge ?? err.message });
+    return sendJson(reply, status, { success: false, message });
   });
   // Before any body is read: who calls, then with what token.
   app.addHook('onRequest', async (req, reply) => {

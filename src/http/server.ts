@@ -105,6 +105,31 @@ declare module 'fastify' {
   }
 }
 
+/** A refusal with its HTTP status, answered with its message. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * What an error is answered with: an HttpError's own status, 413 for a body over its limit, the
+ * framework's own 4xx (a bad Content-Length…), `otherwise` for anything else.
+ */
+export function answerOf(
+  err: FastifyError,
+  req: FastifyRequest,
+  otherwise: number,
+): { status: number; message: string } {
+  if (err instanceof HttpError) return { status: err.status, message: err.message };
+  const tooLarge = tooLargeMessage(err, req);
+  if (tooLarge) return { status: 413, message: tooLarge };
+  return { status: err.statusCode && err.statusCode < 500 ? err.statusCode : otherwise, message: err.message };
+}
+
 /** `body over N bytes…` when a body went over its route's limit; undefined for any other error. */
 export function tooLargeMessage(err: { code?: string }, req: FastifyRequest): string | undefined {
   if (err.code !== 'FST_ERR_CTP_BODY_TOO_LARGE') return undefined;
