@@ -57,6 +57,8 @@ export function httpApp(opts: HttpAppOptions): HttpApp {
     // The caller closes connections when its streams may be cut (closeHttpApp).
     forceCloseConnections: false,
     return503OnClosing: true,
+    // A path parameter may be as long as a URL Node reads (a Sandbox name has 253 characters; fastify's default is 100).
+    routerOptions: { maxParamLength: 16 * 1024 },
     ...(opts.badUrl && {
       frameworkErrors: (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
         if (err.code !== 'FST_ERR_BAD_URL') return void reply.code(400).send(err);

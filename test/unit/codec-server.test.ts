@@ -133,6 +133,8 @@ describe('tokens of the tokens file', () => {
     const withPathTokens = await server({ pathTokens: true });
     expect((await decode(withPathTokens, {}, `/${TOKEN}`)).text).toContain('the secret value');
     expect((await decode(withPathTokens, {}, '/wrong')).status).toBe(401);
+    // A token longer than a router's default parameter limit (100) is still read as a token.
+    expect((await decode(withPathTokens, {}, `/${'t'.repeat(300)}`)).status).toBe(401);
   });
 });
 
