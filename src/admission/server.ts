@@ -69,9 +69,10 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
   // Every review asks the apiserver (SubjectAccessReview): not ready while it cannot.
   const probes = new Probes({ ready: [apiserverReachable(opts.kube)] });
   const server = https.createServer({ ...(await loadTls()), minVersion: 'TLSv1.2' }, (req, res) => {
-    const url = req.url ?? '/';
-    if (req.method === 'GET' && probes.handle(req, res)) return;
-    const path = url.split('?')[0]!;
+    const path = (req.url ?? '/').split('?')[0]!;
+    const probe = req.method === 'GET' ? probes.answer(path) : undefined;
+    if (probe)
+      return void probe.then(({ status, text }) => res.writeHead(status, { 'content-type': 'text/plain' }).end(text));
     const webhook = webhookAt(path);
     if (req.method !== 'POST' || !webhook) {
       res.writeHead(404).end();

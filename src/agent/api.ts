@@ -1,9 +1,11 @@
 /**
  * The agent's HTTP API bodies (the original fast-sandbox agent's JSON field names), validated
- * with TypeBox. Pure: no I/O, so the messages are unit-tested.
+ * with TypeBox. Pure: no I/O, so the messages are unit-tested. Each schema is its route's schema
+ * (src/agent/server.ts); `agentRequestValidator` checks a request part with the schema's parser,
+ * which names the first thing wrong more precisely than a schema error would.
  */
 import { createHash } from 'node:crypto';
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 
 export const AGENT_API_PREFIX = '/api/v1/agent';
@@ -194,12 +196,13 @@ export function decodeBase64(text: string): Buffer | undefined {
   return bytes.toString('base64') === text ? bytes : undefined;
 }
 
-export interface ExecRequest {
-  sandboxId: string;
-  command: string[];
-  /** What the command reads on stdin, then EOF; absent: EOF at once. */
-  stdin?: Buffer;
-}
+/** An exec: the command, and what it reads on stdin (base64 on the wire, bytes once parsed), then EOF; absent: EOF at once. */
+export const ExecRequest = Type.Object({
+  sandboxId: Type.String({ minLength: 1 }),
+  command: Type.Array(Type.String(), { minItems: 1 }),
+  stdin: Type.Optional(Type.Unsafe<Buffer>(Type.String({ contentEncoding: 'base64' }))),
+});
+export type ExecRequest = Static<typeof ExecRequest>;
 
 /** An exec body `{sandboxId, command[], stdin?}` (stdin base64, at most MAX_EXEC_STDIN_BYTES decoded). */
 export function parseExecRequest(body: unknown): Parsed<ExecRequest> {
@@ -219,6 +222,51 @@ export function parseExecRequest(body: unknown): Parsed<ExecRequest> {
     if (stdin.length) value.stdin = stdin;
   }
   return { ok: true, value };
+}
+
+/** `GET …/logs?sandboxId=&follow=true`: follow is on for `true`, `1` or `yes`. */
+export const LogsQuery = Type.Object({
+  sandboxId: Type.String({ minLength: 1 }),
+  follow: Type.Optional(Type.Unsafe<boolean>(Type.String())),
+});
+export type LogsQuery = Static<typeof LogsQuery>;
+
+export function parseLogsQuery(query: unknown): Parsed<LogsQuery> {
+  const first = (v: unknown) => (Array.isArray(v) ? (v[0] as unknown) : v);
+  const q = (query ?? {}) as { sandboxId?: unknown; follow?: unknown };
+  const sandboxId = first(q.sandboxId);
+  if (typeof sandboxId !== 'string' || !sandboxId)
+    return { ok: false, message: 'sandboxId is required (query parameter)' };
+  const follow = first(q.follow);
+  return {
+    ok: true,
+    value: { sandboxId, follow: ['true', '1', 'yes'].includes(typeof follow === 'string' ? follow.toLowerCase() : '') },
+  };
+}
+
+const PARSERS = new Map<TSchema, (part: unknown) => Parsed<unknown>>([
+  [CreateSandboxRequest, parseCreateRequest],
+  [DeleteSandboxRequest, parseDeleteRequest],
+  [DrainRequest, parseDrainRequest],
+  [ReapRequest, parseReapRequest],
+  [ExecRequest, parseExecRequest],
+  [LogsQuery, parseLogsQuery],
+]);
+
+/**
+ * The routes' validator (fastify's validator compiler shape): a request part checked by its
+ * schema's parser, replaced by the parsed value (stdin as bytes), or `invalid(message)`.
+ */
+export function agentRequestValidator<E extends Error>(
+  schema: TSchema,
+  invalid: (message: string) => E,
+): (part: unknown) => { value: unknown } | { error: E } {
+  const parse = PARSERS.get(schema);
+  if (!parse) throw new Error('an agent route schema without its parser');
+  return (part) => {
+    const parsed = parse(part);
+    return parsed.ok ? { value: parsed.value } : { error: invalid(parsed.message) };
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
- * The sandbox agent's HTTPS server (node:https: a few routes need no framework), on port 5758 by
- * default as in the original. Every route but `/healthz` needs a client certificate of the fast
+ * The sandbox agent's HTTPS server (fastify, src/http/server.ts; each body checked by its TypeBox
+ * route schema's parser, src/agent/api.ts), on port 5758 by default as in the original. Every route but `/healthz` needs a client certificate of the fast
  * path (chained to the pool's CA file, naming the fast path: src/fastpath/agent-pki.ts) and
  * `Authorization: Bearer <token>`, which therefore only ever travels inside TLS. `/healthz`
  * answers without a client certificate, for the kubelet's probe. The certificate, key and CA are
@@ -22,22 +22,25 @@
  * besides the base64 of its stdin, itself at most 1 MiB decoded: more is a 400); 500: the runtime
  * could not start it.
  */
-import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import { TLSSocket } from 'node:tls';
+import type { TSchema } from '@sinclair/typebox';
+import type { FastifyError, FastifyReply } from 'fastify';
 import { isFastPathCertificate } from '../domain/agent-identity.js';
 import { ServingTls } from '../fastpath/tls.js';
 import { writeWithBackpressure } from '../concurrency.js';
+import { HttpError, answerOf, closeHttpApp, httpApp, listen, startStream, streaming } from '../http/server.js';
 import { logger as rootLogger, type Logger } from '../log.js';
 import {
   AGENT_API_PREFIX,
+  CreateSandboxRequest,
+  DeleteSandboxRequest,
+  DrainRequest,
+  ExecRequest,
+  LogsQuery,
   MAX_EXEC_STDIN_BYTES,
-  parseCreateRequest,
-  parseDeleteRequest,
-  parseDrainRequest,
-  parseExecRequest,
-  parseReapRequest,
+  ReapRequest,
+  agentRequestValidator,
 } from './api.js';
 import { SandboxAgent } from './agent.js';
 import { bearerChecker, loadAgentToken } from './auth.js';
@@ -103,37 +106,8 @@ export interface RunningAgent {
   close(): Promise<void>;
 }
 
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const data = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) });
-  res.end(data);
-}
-
-/** `why`: what the limit is for, said with the 413. */
-async function readJson(req: IncomingMessage, limit = MAX_BODY_BYTES, why = ''): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of req as AsyncIterable<Buffer>) {
-    size += c.length;
-    if (size > limit) throw new HttpError(413, `body over ${limit} bytes${why}`);
-    chunks.push(c);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') throw new HttpError(400, 'body is empty; a JSON object is required');
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new HttpError(400, `body is not JSON: ${(err as Error).message}`);
-  }
+function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {
+  return reply.code(status).type('application/json').send(body);
 }
 
 export async function startAgentServer(opts: AgentServerOptions): Promise<RunningAgent> {
@@ -190,70 +164,86 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
         }, opts.tls.reloadIntervalMs ?? 10_000).unref()
       : undefined;
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://agent');
-    if (url.pathname === '/healthz') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-    if (tls && !fromFastPath(req))
+  const app = httpApp({
+    tls,
+    bodyLimit: MAX_BODY_BYTES,
+    json: {
+      empty: () => {
+        throw new HttpError(400, 'body is empty; a JSON object is required');
+      },
+      notJson: (reason) => new HttpError(400, `body is not JSON: ${reason}`),
+    },
+  });
+  app.setValidatorCompiler(({ schema }) =>
+    agentRequestValidator(schema as TSchema, (message) => new HttpError(400, message)),
+  );
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    const { status, message } = answerOf(err, req, 500);
+    if (status >= 500) log.error({ err, path: req.url }, 'agent request failed');
+    return sendJson(reply, status, { success: false, message });
+  });
+  // Before any body is read: who calls, then with what token.
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.routeOptions.url === '/healthz') return;
+    if (tls && !fromFastPath(req.raw))
       throw new HttpError(
         401,
         "a client certificate of the fast path is required (verified against the pool's CA, naming the fast path)",
       );
     if (!authorized(req.headers.authorization)) {
-      res.setHeader('www-authenticate', 'Bearer');
+      reply.header('www-authenticate', 'Bearer');
       throw new HttpError(401, req.headers.authorization ? 'wrong agent token' : 'missing bearer token');
     }
-    const route = `${req.method} ${url.pathname}`;
-    switch (route) {
-      case `POST ${AGENT_API_PREFIX}/create`: {
-        const parsed = parseCreateRequest(await readJson(req));
-        if (!parsed.ok) throw new HttpError(400, parsed.message);
-        const answer = await agent.create(parsed.value.sandbox);
-        if (!answer.body.success)
-          log.info(
-            { sandboxId: parsed.value.sandbox.sandboxId, status: answer.status, why: answer.body.message },
-            'create refused',
-          );
-        else log.debug({ sandboxId: parsed.value.sandbox.sandboxId }, 'sandbox created');
-        return sendJson(res, answer.status, answer.body);
-      }
-      case `POST ${AGENT_API_PREFIX}/delete`: {
-        const parsed = parseDeleteRequest(await readJson(req));
-        if (!parsed.ok) throw new HttpError(400, parsed.message);
-        const answer = agent.delete(parsed.value.sandboxId);
-        return sendJson(res, answer.status, answer.body);
-      }
-      case `GET ${AGENT_API_PREFIX}/status`:
-        return sendJson(res, 200, agent.status());
-      case `POST ${AGENT_API_PREFIX}/drain`: {
-        const parsed = parseDrainRequest(await readJson(req));
-        if (!parsed.ok) throw new HttpError(400, parsed.message);
-        const report = agent.drain(parsed.value.drain ?? true);
-        log.info({ draining: report.draining, allocated: report.allocated }, 'drain changed');
-        return sendJson(res, 200, report);
-      }
-      case `POST ${AGENT_API_PREFIX}/reap`: {
-        // The janitor: the namespace's agent Pods that exist; the node's containers of the others go.
-        const parsed = parseReapRequest(await readJson(req, 16 * MAX_BODY_BYTES));
-        if (!parsed.ok) throw new HttpError(400, parsed.message);
-        const answer = await agent.reap(parsed.value);
-        for (const c of answer.removed)
-          log.warn(
-            { containerId: c.containerId, deadAgent: c.agentName, deadAgentUid: c.agentUid },
-            'removed a container of an agent whose Pod is gone',
-          );
-        return sendJson(res, 200, answer);
-      }
-      case `GET ${AGENT_API_PREFIX}/logs`: {
-        const id = url.searchParams.get('sandboxId');
-        if (!id) throw new HttpError(400, 'sandboxId is required (query parameter)');
-        const follow = ['true', '1', 'yes'].includes((url.searchParams.get('follow') ?? '').toLowerCase());
-        const logs = agent.logs(id);
-        if (!logs) throw new HttpError(404, `sandbox ${id} is not on this agent`);
-        res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
-        // Pulled from the bounded log at the client's pace: one that stops reading falls behind
-        // (and is told what it missed), the agent buffers nothing more for it.
-        const gone = new AbortController();
-        res.once('close', () => gone.abort());
+  });
+  app.all('/healthz', async (_req, reply) => reply.code(200).type('text/plain').send('ok'));
+
+  app.post(`${AGENT_API_PREFIX}/create`, { schema: { body: CreateSandboxRequest } }, async (req, reply) => {
+    const { sandbox } = req.body;
+    const answer = await agent.create(sandbox);
+    if (!answer.body.success)
+      log.info({ sandboxId: sandbox.sandboxId, status: answer.status, why: answer.body.message }, 'create refused');
+    else log.debug({ sandboxId: sandbox.sandboxId }, 'sandbox created');
+    return sendJson(reply, answer.status, answer.body);
+  });
+  app.post(`${AGENT_API_PREFIX}/delete`, { schema: { body: DeleteSandboxRequest } }, async (req, reply) => {
+    const answer = agent.delete(req.body.sandboxId);
+    return sendJson(reply, answer.status, answer.body);
+  });
+  app.get(`${AGENT_API_PREFIX}/status`, async (_req, reply) => sendJson(reply, 200, agent.status()));
+  app.post(`${AGENT_API_PREFIX}/drain`, { schema: { body: DrainRequest } }, async (req, reply) => {
+    const report = agent.drain(req.body.drain ?? true);
+    log.info({ draining: report.draining, allocated: report.allocated }, 'drain changed');
+    return sendJson(reply, 200, report);
+  });
+  // The janitor: the namespace's agent Pods that exist; the node's containers of the others go.
+  app.post(
+    `${AGENT_API_PREFIX}/reap`,
+    { schema: { body: ReapRequest }, bodyLimit: 16 * MAX_BODY_BYTES },
+    async (req, reply) => {
+      const answer = await agent.reap(req.body);
+      for (const c of answer.removed)
+        log.warn(
+          { containerId: c.containerId, deadAgent: c.agentName, deadAgentUid: c.agentUid },
+          'removed a container of an agent whose Pod is gone',
+        );
+      return sendJson(reply, 200, answer);
+    },
+  );
+  const streamCut = (err: unknown, path: string) => log.error({ err, path }, 'agent stream failed; connection cut');
+
+  app.get(`${AGENT_API_PREFIX}/logs`, { schema: { querystring: LogsQuery } }, async (req, reply) => {
+    const { sandboxId: id, follow } = req.query;
+    const logs = agent.logs(id);
+    if (!logs) throw new HttpError(404, `sandbox ${id} is not on this agent`);
+    const res = startStream(reply, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+    // Pulled from the bounded log at the client's pace: one that stops reading falls behind
+    // (and is told what it missed), the agent buffers nothing more for it.
+    const gone = new AbortController();
+    res.once('close', () => gone.abort());
+    await streaming(
+      reply,
+      (err) => streamCut(err, req.url),
+      async () => {
         for (let pos = logs.dropped; !gone.signal.aborted;) {
           const { data, next, missed } = logs.read(pos);
           pos = next;
@@ -263,83 +253,67 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
           else if (!follow || logs.isEnded) break;
           else await logs.changed(gone.signal);
         }
-        return void res.end();
-      }
-      case `POST ${AGENT_API_PREFIX}/exec`: {
-        const parsed = parseExecRequest(
-          await readJson(req, MAX_EXEC_BODY_BYTES, `: stdin is at most ${MAX_EXEC_STDIN_BYTES} bytes`),
-        );
-        if (!parsed.ok) throw new HttpError(400, parsed.message);
-        const body = parsed.value;
-        // Output as it comes, one JSON object per line; the last line says how it ended. A client
-        // that stops reading pauses the command's output (the runtime awaits each line).
-        const line = (o: unknown) => writeWithBackpressure(res, `${JSON.stringify(o)}\n`);
-        const abort = new AbortController();
-        res.once('close', () => abort.abort());
-        let started = false;
-        const start = () => {
-          if (started) return;
-          started = true;
-          res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
-        };
-        let running: Promise<ExecExit> | undefined;
-        try {
-          running = agent.exec(
-            body.sandboxId,
-            body.command,
-            {
-              stdout: (c) => (start(), line({ stdout: c.toString('base64') })),
-              stderr: (c) => (start(), line({ stderr: c.toString('base64') })),
-            },
-            abort.signal,
-            body.stdin,
-          );
-        } catch (err) {
-          if (err instanceof SandboxNotRunningError) throw new HttpError(409, err.message);
-          throw err;
-        }
-        if (!running) throw new HttpError(404, `sandbox ${body.sandboxId} is not on this agent`);
-        const exit = await running.catch((err: unknown) => {
-          // Before any output: the command could not start (no such file…), the caller's mistake.
-          if (!started) throw new HttpError(400, (err as Error).message);
-          throw err;
-        });
-        start();
-        await line({ exitCode: exit.code, ...(exit.signal ? { signal: exit.signal } : {}) });
-        return void res.end();
-      }
-      default:
-        if (
-          url.pathname.startsWith(`${AGENT_API_PREFIX}/`) &&
-          ['create', 'delete', 'status', 'logs', 'exec', 'drain', 'reap'].includes(
-            url.pathname.slice(AGENT_API_PREFIX.length + 1),
-          )
-        )
-          throw new HttpError(405, `${req.method} is not allowed on ${url.pathname}`);
-        throw new HttpError(404, `no route ${req.method} ${url.pathname}`);
-    }
-  }
-
-  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
-    handle(req, res).catch((err: unknown) => {
-      const status = err instanceof HttpError ? err.status : 500;
-      const message = err instanceof Error ? err.message : String(err);
-      if (status >= 500) log.error({ err, path: req.url }, 'agent request failed');
-      if (res.headersSent) return void res.destroy();
-      sendJson(res, status, { success: false, message });
-    });
-  };
-  const server = tls ? createHttpsServer(tls.httpsOptions(), onRequest) : createHttpServer(onRequest);
-  if (tls) tls.serveHttps(server as import('node:https').Server);
-  else log.warn('serving plain HTTP (--insecure-plain-http): the agent token travels in clear');
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? DEFAULT_AGENT_PORT, opts.host ?? '0.0.0.0', () => {
-      server.off('error', reject);
-      resolve();
-    });
+        res.end();
+      },
+    );
   });
-  const port = (server.address() as AddressInfo).port;
+  app.post(
+    `${AGENT_API_PREFIX}/exec`,
+    {
+      schema: { body: ExecRequest },
+      bodyLimit: MAX_EXEC_BODY_BYTES,
+      config: { bodyLimitWhy: `: stdin is at most ${MAX_EXEC_STDIN_BYTES} bytes` },
+    },
+    async (req, reply) => {
+      const body = req.body;
+      // Output as it comes, one JSON object per line; the last line says how it ended. A client
+      // that stops reading pauses the command's output (the runtime awaits each line). The head
+      // goes with the first line: a command that cannot start is answered as an error.
+      const start = () => startStream(reply, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
+      const line = (o: unknown) => writeWithBackpressure(start(), `${JSON.stringify(o)}\n`);
+      const abort = new AbortController();
+      reply.raw.once('close', () => abort.abort());
+      await streaming(
+        reply,
+        (err) => streamCut(err, req.url),
+        async () => {
+          let running: Promise<ExecExit> | undefined;
+          try {
+            running = agent.exec(
+              body.sandboxId,
+              body.command,
+              {
+                stdout: (c) => line({ stdout: c.toString('base64') }),
+                stderr: (c) => line({ stderr: c.toString('base64') }),
+              },
+              abort.signal,
+              body.stdin,
+            );
+          } catch (err) {
+            if (err instanceof SandboxNotRunningError) throw new HttpError(409, err.message);
+            throw err;
+          }
+          if (!running) throw new HttpError(404, `sandbox ${body.sandboxId} is not on this agent`);
+          const exit = await running.catch((err: unknown) => {
+            // Before any output: the command could not start (no such file…), the caller's mistake.
+            if (!reply.raw.headersSent) throw new HttpError(400, (err as Error).message);
+            throw err;
+          });
+          await line({ exitCode: exit.code, ...(exit.signal ? { signal: exit.signal } : {}) });
+          reply.raw.end();
+        },
+      );
+    },
+  );
+  const ROUTES = ['create', 'delete', 'status', 'logs', 'exec', 'drain', 'reap'];
+  app.setNotFoundHandler(async (req) => {
+    const path = req.url.split('?')[0]!;
+    if (path.startsWith(`${AGENT_API_PREFIX}/`) && ROUTES.includes(path.slice(AGENT_API_PREFIX.length + 1)))
+      throw new HttpError(405, `${req.method} is not allowed on ${path}`);
+    throw new HttpError(404, `no route ${req.method} ${path}`);
+  });
+  if (!tls) log.warn('serving plain HTTP (--insecure-plain-http): the agent token travels in clear');
+  const port = await listen(app, opts.port ?? DEFAULT_AGENT_PORT, opts.host ?? '0.0.0.0');
   agent.reserveOwnPort(port);
   const host = opts.host && opts.host !== '0.0.0.0' ? opts.host : '127.0.0.1';
   log.info({ port, capacity: opts.capacity, runtime: opts.runtimeLabel ?? runtime.name }, 'sandbox agent listening');
@@ -352,13 +326,12 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
     runtime,
     close() {
       closing ??= (async () => {
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        await agent.shutdown();
-        runtime.close?.();
-        tls?.close();
-        clearInterval(tokenTimer);
-        server.closeAllConnections();
-        await closed;
+        await closeHttpApp(app, async () => {
+          await agent.shutdown();
+          runtime.close?.();
+          tls?.close();
+          clearInterval(tokenTimer);
+        });
         log.info('sandbox agent stopped');
       })();
       return closing;

@@ -13,12 +13,12 @@
  *   GET    /api/v1/namespaces/{namespace}/sandboxes/{name}/logs[?follow=true]   its output (added)
  *   POST   /api/v1/namespaces/{namespace}/sandboxes/{name}/exec {command, stdin?|stdinBase64?}  run a command (added)
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import type { IncomingMessage } from 'node:http';
 import { TLSSocket, type PeerCertificate } from 'node:tls';
-import type { AddressInfo } from 'node:net';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { MAX_EXEC_STDIN_BYTES, decodeBase64 } from '../agent/api.js';
 import { writeWithBackpressure } from '../concurrency.js';
+import { closeHttpApp, httpApp, listen, startStream, streaming, tooLargeMessage } from '../http/server.js';
 import type { Logger } from '../log.js';
 import type { HoldsTenantSnapshot } from '../tenancy/index.js';
 import { inServerSpan } from '../tracing/server-spans.js';
@@ -27,6 +27,13 @@ import type { SandboxIo } from './sandbox-io.js';
 import { FastPathError, type CreateRequest, type FastPathService, type UpdateRequest } from './service.js';
 import { tenantOf } from './tenant.js';
 import type { ServingTls } from './tls.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The tenant the call acts as, once authenticated (src/fastpath/tenant.ts). */
+    fastPathTenant: string;
+  }
+}
 
 const HTTP_STATUS: Record<FastPathError['code'], number> = {
   InvalidArgument: 400,
@@ -42,21 +49,21 @@ const HTTP_STATUS: Record<FastPathError['code'], number> = {
 const MAX_BODY_BYTES = 1024 * 1024;
 /** An exec's body also carries its stdin: room for it as base64 or as escaped JSON text (a bigger stdin is named as such). */
 const MAX_EXEC_BODY_BYTES = MAX_BODY_BYTES + 2 * MAX_EXEC_STDIN_BYTES;
-const ITEM = /^\/api\/v1\/namespaces\/([^/]+)\/sandboxes(?:\/([^/]+))?$/;
-const IO = /^\/api\/v1\/namespaces\/([^/]+)\/sandboxes\/([^/]+)\/(logs|exec)$/;
+const ITEM = /^\/api\/v1\/namespaces\/[^/]+\/sandboxes(?:\/[^/]+)?$/;
+const IO = /^\/api\/v1\/namespaces\/[^/]+\/sandboxes\/[^/]+\/(logs|exec)$/;
+const SANDBOX = '/api/v1/namespaces/:namespace/sandboxes/:name';
+type AtSandbox = { Params: { namespace: string; name: string } };
+const at = (req: FastifyRequest<AtSandbox>) => ({ namespace: req.params.namespace, sandboxName: req.params.name });
 
-/** The route template of an API path (the server span's name), or undefined for /healthz. */
-function routeOf(pathname: string): string | undefined {
-  if (pathname === '/healthz') return undefined;
-  if (pathname === '/api/v1/sandboxes') return pathname;
-  const io = IO.exec(pathname);
-  if (io) return `/api/v1/namespaces/{namespace}/sandboxes/{name}/${io[3]}`;
-  const m = ITEM.exec(pathname);
-  if (m)
-    return m[2] === undefined
-      ? '/api/v1/namespaces/{namespace}/sandboxes'
-      : '/api/v1/namespaces/{namespace}/sandboxes/{name}';
-  return 'unknown';
+/** The refusal an error is answered with: grpc-gateway's status for its gRPC code. */
+function refusal(err: unknown, req: FastifyRequest): FastPathError {
+  if (err instanceof FastPathError) return err;
+  const tooLarge = tooLargeMessage(err as FastifyError, req);
+  if (tooLarge) return new FastPathError('InvalidArgument', tooLarge);
+  // The framework's own refusals of a malformed request (a bad Content-Length…).
+  const status = (err as FastifyError).statusCode;
+  if (status && status >= 400 && status < 500) return new FastPathError('InvalidArgument', (err as Error).message);
+  return new FastPathError('Internal', (err as Error).message);
 }
 
 /**
@@ -66,43 +73,52 @@ function routeOf(pathname: string): string | undefined {
  * or `stdinBase64` (bytes), then EOF; neither: EOF at once. An error before the first byte is the
  * usual JSON error; a client that disconnects ends the agent call (and kills the command).
  */
-async function streamIo(
-  io: SandboxIo,
-  req: IncomingMessage,
-  res: ServerResponse,
-  tenant: string,
-  at: { namespace: string; sandboxName: string; what: 'logs' | 'exec'; follow: boolean },
-): Promise<void> {
-  const abort = new AbortController();
-  res.once('close', () => abort.abort());
-  if (at.what === 'logs') {
-    if (req.method !== 'GET') throw new FastPathError('InvalidArgument', `${req.method} is not allowed here`);
-    const chunks = await io.logs({ ...at }, tenant, abort.signal);
-    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
-    // At the client's pace: the agent's stream is read only as fast as the client reads this one.
-    for await (const c of chunks) await writeWithBackpressure(res, c);
-    return void res.end();
-  }
-  if (req.method !== 'POST') throw new FastPathError('InvalidArgument', `${req.method} is not allowed here`);
-  const body = (await readBody(req, MAX_EXEC_BODY_BYTES, `: stdin is at most ${MAX_EXEC_STDIN_BYTES} bytes`)) as {
-    command?: unknown;
-    stdin?: unknown;
-    stdinBase64?: unknown;
-  };
-  if (!Array.isArray(body.command) || !body.command.every((c) => typeof c === 'string'))
-    throw new FastPathError('InvalidArgument', 'command must be an array of strings');
-  const events = await io.exec(
-    { ...at, command: body.command as string[], stdin: execStdin(body) },
-    tenant,
-    abort.signal,
+function ioRoutes(app: ReturnType<typeof httpApp>, io: SandboxIo, traced: Traced, log: Logger): void {
+  const cut = (err: unknown) => log.error({ err }, 'fast-path HTTP stream failed; connection cut');
+  app.get<AtSandbox & { Querystring: { follow?: string | string[] } }>(
+    `${SANDBOX}/logs`,
+    traced(async (req, reply) => {
+      const abort = new AbortController();
+      reply.raw.once('close', () => abort.abort());
+      const follow = [req.query.follow].flat()[0];
+      const chunks = await io.logs(
+        { ...at(req), follow: ['true', '1', 'yes'].includes((follow ?? '').toLowerCase()) },
+        req.fastPathTenant,
+        abort.signal,
+      );
+      const res = startStream(reply, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+      // At the client's pace: the agent's stream is read only as fast as the client reads this one.
+      await streaming(reply, cut, async () => {
+        for await (const c of chunks) await writeWithBackpressure(res, c);
+        res.end();
+      });
+    }),
   );
-  res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
-  for await (const e of events)
-    await writeWithBackpressure(
-      res,
-      `${JSON.stringify('stdout' in e ? { stdout: e.stdout.toString('utf8') } : 'stderr' in e ? { stderr: e.stderr.toString('utf8') } : e)}\n`,
-    );
-  res.end();
+  app.post<AtSandbox>(
+    `${SANDBOX}/exec`,
+    { bodyLimit: MAX_EXEC_BODY_BYTES, config: { bodyLimitWhy: `: stdin is at most ${MAX_EXEC_STDIN_BYTES} bytes` } },
+    traced(async (req, reply) => {
+      const abort = new AbortController();
+      reply.raw.once('close', () => abort.abort());
+      const body = req.body as { command?: unknown; stdin?: unknown; stdinBase64?: unknown };
+      if (!Array.isArray(body.command) || !body.command.every((c) => typeof c === 'string'))
+        throw new FastPathError('InvalidArgument', 'command must be an array of strings');
+      const events = await io.exec(
+        { ...at(req), command: body.command as string[], stdin: execStdin(body) },
+        req.fastPathTenant,
+        abort.signal,
+      );
+      const res = startStream(reply, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
+      await streaming(reply, cut, async () => {
+        for await (const e of events)
+          await writeWithBackpressure(
+            res,
+            `${JSON.stringify('stdout' in e ? { stdout: e.stdout.toString('utf8') } : 'stderr' in e ? { stderr: e.stderr.toString('utf8') } : e)}\n`,
+          );
+        res.end();
+      });
+    }),
+  );
 }
 
 /** An exec body's input: `stdin` as UTF-8 text or `stdinBase64` as bytes, not both; refused rather than altered. */
@@ -122,36 +138,8 @@ function execStdin(body: { stdin?: unknown; stdinBase64?: unknown }): Buffer | u
   return bytes;
 }
 
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-    ...headers,
-  });
-  res.end(text);
-}
-
-/** `why`: what the limit is for, said with the refusal. */
-async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES, why = ''): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of req as AsyncIterable<Buffer>) {
-    size += c.length;
-    if (size > limit) throw new FastPathError('InvalidArgument', `body over ${limit} bytes${why}`);
-    chunks.push(c);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') return {};
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new FastPathError('InvalidArgument', `body is not JSON: ${(err as Error).message}`);
-  }
-}
-
-async function message<T>(req: IncomingMessage, name: string): Promise<T> {
-  const decoded = decodeJson(name, await readBody(req));
+function message<T>(body: unknown, name: string): T {
+  const decoded = decodeJson(name, body);
   if (!decoded.ok) throw new FastPathError('InvalidArgument', decoded.message);
   return decoded.value as T;
 }
@@ -161,15 +149,6 @@ export interface RunningHttp {
   close(): Promise<void>;
 }
 
-/** A path segment, percent-decoded; a malformed escape (`%zz`) is the caller's error, not a 500. */
-function pathSegment(raw: string): string {
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    throw new FastPathError('InvalidArgument', `malformed percent-escape in the path segment ${JSON.stringify(raw)}`);
-  }
-}
-
 /** The client certificate of an HTTPS request, only when the TLS layer verified it against the client CA. */
 function verifiedPeer(req: IncomingMessage): PeerCertificate | undefined {
   const socket = req.socket;
@@ -177,6 +156,10 @@ function verifiedPeer(req: IncomingMessage): PeerCertificate | undefined {
   const cert = socket.getPeerCertificate();
   return cert.raw ? cert : undefined;
 }
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each route's own request type
+type Handler<R = any> = (req: FastifyRequest<R & {}>, reply: FastifyReply) => Promise<unknown>;
+type Traced = <R>(handler: Handler<R>) => Handler<R>;
 
 export async function startHttpServer(opts: {
   service: FastPathService;
@@ -190,83 +173,91 @@ export async function startHttpServer(opts: {
   tls?: ServingTls;
 }): Promise<RunningHttp> {
   const s = opts.service;
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const url = new URL(req.url ?? '/', 'http://fastpath');
-    if (url.pathname === '/healthz') return send(res, 200, { ok: true });
-    const tenant = tenantOf(opts.tenants, req, verifiedPeer(req));
-    if (url.pathname === '/api/v1/sandboxes' && req.method === 'POST')
-      return send(res, 201, await s.create(await message<CreateRequest>(req, 'CreateRequest'), tenant));
-    const io = IO.exec(url.pathname);
-    if (io && opts.io)
-      return streamIo(opts.io, req, res, tenant, {
-        namespace: pathSegment(io[1]!),
-        sandboxName: pathSegment(io[2]!),
-        what: io[3] as 'logs' | 'exec',
-        follow: ['true', '1', 'yes'].includes((url.searchParams.get('follow') ?? '').toLowerCase()),
-      });
-    const m = ITEM.exec(url.pathname);
-    if (!m) throw new FastPathError('NotFound', `no route ${req.method} ${url.pathname}`);
-    const namespace = pathSegment(m[1]!);
-    const sandboxName = m[2] === undefined ? undefined : pathSegment(m[2]);
-    if (sandboxName === undefined) {
-      if (req.method !== 'GET') throw new FastPathError('InvalidArgument', `${req.method} is not allowed here`);
-      return send(res, 200, await s.list({ namespace }, tenant));
-    }
-    switch (req.method) {
-      case 'GET':
-        return send(res, 200, await s.get({ namespace, sandboxName }, tenant));
-      case 'DELETE':
-        return send(res, 200, await s.delete({ namespace, sandboxName }, tenant));
-      case 'PATCH': {
-        const body = await message<UpdateRequest>(req, 'UpdateRequest');
-        return send(res, 200, await s.update({ ...body, namespace, sandboxName }, tenant));
-      }
-      default:
-        throw new FastPathError('InvalidArgument', `${req.method} is not allowed here`);
-    }
+  const app = httpApp({
+    tls: opts.tls,
+    bodyLimit: MAX_BODY_BYTES,
+    keepAliveTimeoutMs: 65_000,
+    json: {
+      empty: () => ({}),
+      notJson: (reason) => new FastPathError('InvalidArgument', `body is not JSON: ${reason}`),
+    },
+    badUrl: (path, reply) =>
+      void send(
+        reply,
+        new FastPathError('InvalidArgument', `malformed percent-escape in the path ${JSON.stringify(path)}`),
+      ),
+  });
+  const send = (reply: FastifyReply, err: FastPathError) => {
+    // A refusal that will pass (a pool scaling up from zero) says when to try again.
+    if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
+    return reply.code(HTTP_STATUS[err.code]).send({ error: err.code, message: err.message });
   };
-  const answer = (req: IncomingMessage, res: ServerResponse) =>
-    handle(req, res).catch((err: unknown) => {
-      // A stream that failed after its first byte can only be cut.
-      if (res.headersSent) return void res.destroy();
-      if (err instanceof FastPathError) {
-        // A refusal that will pass (a pool scaling up from zero) says when to try again.
-        const retry: Record<string, string> =
-          err.retryAfterSeconds !== undefined ? { 'retry-after': String(err.retryAfterSeconds) } : {};
-        return send(res, HTTP_STATUS[err.code], { error: err.code, message: err.message }, retry);
-      }
+  app.setErrorHandler((err, req, reply) => {
+    const refused = refusal(err, req);
+    if (refused.code === 'Internal' && !(err instanceof FastPathError))
       opts.log.error({ err }, 'fast-path HTTP call failed');
-      send(res, 500, { error: 'Internal', message: (err as Error).message });
-    });
-  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
-    // The path as sent (no URL parsing here: a malformed one must reach handle(), which refuses it).
-    const route = routeOf((req.url ?? '/').split('?')[0]!);
-    if (!route) return void answer(req, res);
-    void inServerSpan(
+    return send(reply, refused);
+  });
+
+  /** The call in a server span named by its route template (`{namespace}`), continuing the caller's trace. */
+  const traced: Traced = (handler) => (req, reply) => {
+    const route = (req.routeOptions.url ?? 'unknown').replace(/:(\w+)/g, '{$1}');
+    return inServerSpan(
       `${req.method} ${route}`,
       req.headers,
-      { 'http.request.method': req.method ?? '', 'http.route': route },
-      () => answer(req, res),
-      () => ({ error: res.statusCode >= 500, attributes: { 'http.response.status_code': res.statusCode } }),
+      { 'http.request.method': req.method, 'http.route': route },
+      () => handler(req, reply),
+      (r) => {
+        const status = 'err' in r ? HTTP_STATUS[refusal(r.err, req).code] : reply.statusCode;
+        return { error: status >= 500, attributes: { 'http.response.status_code': status } };
+      },
     );
   };
-  let server;
-  if (opts.tls) {
-    const https = createHttpsServer(opts.tls.httpsOptions(), onRequest);
-    opts.tls.serveHttps(https);
-    server = https;
-  } else server = createServer(onRequest);
-  server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, opts.host, () => resolve());
+  app.decorateRequest('fastPathTenant', '');
+  // Before any body is read: the tenant, and whether the caller may act as it.
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.routeOptions.url === '/healthz') return;
+    try {
+      req.fastPathTenant = tenantOf(opts.tenants, req.raw, verifiedPeer(req.raw));
+    } catch (err) {
+      await traced(() => Promise.reject(err))(req, reply);
+    }
   });
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  app.all('/healthz', async (_req, reply) => reply.send({ ok: true }));
+  app.post(
+    '/api/v1/sandboxes',
+    traced(async (req, reply) =>
+      reply.code(201).send(await s.create(message<CreateRequest>(req.body, 'CreateRequest'), req.fastPathTenant)),
+    ),
+  );
+  app.get<{ Params: { namespace: string } }>(
+    '/api/v1/namespaces/:namespace/sandboxes',
+    traced(async (req) => s.list({ namespace: req.params.namespace }, req.fastPathTenant)),
+  );
+  app.get<AtSandbox>(
+    SANDBOX,
+    traced(async (req) => s.get(at(req), req.fastPathTenant)),
+  );
+  app.delete<AtSandbox>(
+    SANDBOX,
+    traced(async (req) => s.delete(at(req), req.fastPathTenant)),
+  );
+  app.patch<AtSandbox>(
+    SANDBOX,
+    traced(async (req) =>
+      s.update({ ...message<UpdateRequest>(req.body, 'UpdateRequest'), ...at(req) }, req.fastPathTenant),
+    ),
+  );
+  if (opts.io) ioRoutes(app, opts.io, traced, opts.log);
+  app.setNotFoundHandler(
+    traced(async (req) => {
+      const path = req.url.split('?')[0]!;
+      // A route of the API asked with another method.
+      if (ITEM.test(path) || (opts.io && IO.test(path)))
+        throw new FastPathError('InvalidArgument', `${req.method} is not allowed here`);
+      throw new FastPathError('NotFound', `no route ${req.method} ${path}`);
+    }),
+  );
+  const port = await listen(app, opts.port, opts.host);
+  return { port, close: () => closeHttpApp(app) };
 }

@@ -1,11 +1,10 @@
 /**
  * Every role's operations port (DO_METRICS_PORT, the Pods' `metrics` port): `/metrics` for
- * Prometheus, `/healthz` and `/readyz` for the kubelet. Plain HTTP, as the kubelet and a
- * ServiceMonitor scrape it; it serves nothing a user sent.
+ * Prometheus, `/healthz` and `/readyz` for the kubelet (src/health/probes.ts decides the answers).
+ * Plain HTTP, as the kubelet and a ServiceMonitor scrape it; it serves nothing a user sent.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { closeHttpApp, httpApp, listen } from '../http/server.js';
 import type { Probes } from './probes.js';
 
 export interface OpsServer {
@@ -20,31 +19,27 @@ export async function startOpsServer(opts: {
   probes?: Probes;
 }): Promise<OpsServer> {
   const { registry, probes } = opts;
-  const server = http.createServer((req, res) => {
-    if ((req.url ?? '').split('?')[0] === '/metrics') {
-      // Gauges with a collect() read their source here, at scrape time.
-      registry.metrics().then(
-        (body) => res.writeHead(200, { 'content-type': registry.contentType }).end(body),
-        (err: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(err.message),
-      );
-      return;
+  const app = httpApp({});
+  const text = { 'content-type': 'text/plain' };
+  // Gauges with a collect() read their source here, at scrape time.
+  app.all('/metrics', async (_req, reply) => {
+    try {
+      const body = await registry.metrics();
+      return reply.code(200).header('content-type', registry.contentType).send(body);
+    } catch (err) {
+      return reply
+        .code(500)
+        .headers(text)
+        .send((err as Error).message);
     }
-    if (probes?.handle(req, res)) return;
-    res.writeHead(404).end();
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, () => {
-      server.off('error', reject);
-      resolve();
+  for (const path of ['/healthz', '/readyz'])
+    app.all(path, async (_req, reply) => {
+      const answer = probes?.answer(path);
+      if (!answer) return reply.code(404).send();
+      const { status, text: body } = await answer;
+      return reply.code(status).headers(text).send(body);
     });
-  });
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  app.setNotFoundHandler(async (_req, reply) => reply.code(404).send());
+  return { port: await listen(app, opts.port), close: () => closeHttpApp(app) };
 }

@@ -6,7 +6,6 @@
  * failed and why, so `kubectl describe pod` says what is wrong. Probes that arrive together share
  * one round of checks.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Client } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import type { KubeClient } from '../kube/client.js';
@@ -32,26 +31,25 @@ export interface ProbeOptions {
  */
 export const READINESS_CHECK_TIMEOUT_MS = 2_000;
 
+export interface ProbeAnswer {
+  status: 200 | 503;
+  text: string;
+}
+
 export class Probes {
   private round?: Promise<{ ok: boolean; lines: string[] }>;
 
   constructor(private readonly o: ProbeOptions) {}
 
-  /** Answers `/healthz` and `/readyz`; false for any other request (the caller's to answer). */
-  handle(req: IncomingMessage, res: ServerResponse): boolean {
-    const path = (req.url ?? '').split('?')[0];
+  /** The answer to `/healthz` or `/readyz` (text/plain); undefined for any other path, the caller's to answer. */
+  answer(path: string): Promise<ProbeAnswer> | undefined {
     if (path === '/healthz') {
       const dead = this.o.dead?.();
-      res.writeHead(dead ? 503 : 200, { 'content-type': 'text/plain' }).end(dead ?? 'ok');
-      return true;
+      return Promise.resolve({ status: dead ? 503 : 200, text: dead ?? 'ok' });
     }
-    if (path === '/readyz') {
-      void this.readiness().then(({ ok, lines }) =>
-        res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(lines.join('\n') + '\n'),
-      );
-      return true;
-    }
-    return false;
+    if (path === '/readyz')
+      return this.readiness().then(({ ok, lines }) => ({ status: ok ? 200 : 503, text: lines.join('\n') + '\n' }));
+    return undefined;
   }
 
   /** Every check's verdict, one line each (`[+]name ok` / `[-]name: reason`, as the apiserver's /readyz). */

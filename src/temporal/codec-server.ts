@@ -18,11 +18,13 @@
 import { Buffer } from 'node:buffer';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync, unwatchFile, watchFile } from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type https from 'node:https';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { Payload } from '@temporalio/common';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import { HttpError, answerOf, closeHttpApp, httpApp, listen } from '../http/server.js';
 import type { Logger } from '../log.js';
 import { EncryptionCodec, type PayloadKeyRing } from './payload-encryption.js';
 
@@ -63,14 +65,33 @@ export interface RunningCodecServer {
 }
 
 /** Proto JSON of a Payload: metadata values and data in base64. */
-interface JsonPayload {
-  metadata?: Record<string, string> | null;
-  data?: string | null;
+const JsonPayload = Type.Object({
+  metadata: Type.Optional(Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()])),
+  data: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+});
+type JsonPayload = Static<typeof JsonPayload>;
+/** `/decode` and `/encode` take and answer this. */
+const Payloads = Type.Object({ payloads: Type.Array(JsonPayload) });
+
+/** A body checked by its route schema; the refusal names the shape and, below the top, the first field wrong. */
+function bodyValidator(schema: TSchema) {
+  const check = TypeCompiler.Compile(schema);
+  return (body: unknown) => {
+    if (check.Check(body)) return { value: body };
+    const first = check.Errors(body).First();
+    const where =
+      first && first.path.split('/').length > 2
+        ? ` (${first.path.slice(1).replaceAll('/', '.')}: ${first.message})`
+        : '';
+    return { error: new HttpError(400, `body must be { "payloads": [...] }${where}`) };
+  };
 }
 
 type Verdict = { allowed: true } | { allowed: false; status: 401 | 403; message: string };
 
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
+const notFound = 'not found: POST /decode or /encode';
+const unauthenticated = 'a codec server token is needed (Authorization: Bearer <token>)';
 
 export async function startCodecServer(opts: CodecServerOptions): Promise<RunningCodecServer> {
   if (!opts.tokensFile && !opts.oidc) throw new Error('the codec server needs a tokens file, OIDC, or both');
@@ -84,72 +105,7 @@ export async function startCodecServer(opts: CodecServerOptions): Promise<Runnin
     if (bearer && tokens?.accepts(bearer)) return { allowed: true } as const;
     if (bearer && oidc) return oidc.authorize(bearer, namespace);
     if (pathToken && opts.pathTokens && tokens?.accepts(pathToken)) return { allowed: true } as const;
-    return {
-      allowed: false,
-      status: 401,
-      message: 'a codec server token is needed (Authorization: Bearer <token>)',
-    } satisfies Verdict;
-  }
-
-  const handler: http.RequestListener = (req, res) => {
-    const origin = req.headers.origin;
-    if (origin && origins.has(origin)) {
-      res.setHeader('access-control-allow-origin', origin);
-      res.setHeader('vary', 'origin');
-    }
-    const url = new URL(req.url ?? '/', 'http://codec');
-    if (req.method === 'OPTIONS') {
-      res.writeHead(204, {
-        'access-control-allow-methods': 'POST, OPTIONS',
-        'access-control-allow-headers': 'authorization, content-type, x-namespace',
-        'access-control-max-age': '600',
-      });
-      res.end();
-      return;
-    }
-    if (url.pathname === '/healthz') {
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-      return;
-    }
-    // `/decode`, or `/<token>/decode` where path tokens are on.
-    const segments = url.pathname.split('/').filter(Boolean);
-    const operation = segments.at(-1);
-    const pathToken = segments.length === 2 ? segments[0] : undefined;
-    if (segments.length > 2 || (operation !== 'decode' && operation !== 'encode')) {
-      send(res, 404, { message: 'not found: POST /decode or /encode' });
-      return;
-    }
-    const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
-    const namespace = header(req, 'x-namespace');
-    void authorize(bearer, pathToken, namespace).then((verdict) => {
-      if (!verdict.allowed) {
-        // Never the path itself: it may hold a token.
-        opts.log.warn({ operation, namespace, origin, status: verdict.status }, 'codec request refused');
-        if (verdict.status === 401) res.setHeader('www-authenticate', 'Bearer');
-        send(res, verdict.status, { message: verdict.message });
-        return;
-      }
-      if (req.method !== 'POST') {
-        res.setHeader('allow', 'POST, OPTIONS');
-        send(res, 405, { message: 'POST only' });
-        return;
-      }
-      handle(req, operation)
-        .then((body) => send(res, 200, body))
-        .catch((err: Error & { status?: number }) => {
-          opts.log.warn({ operation, err: err.message }, 'codec request failed');
-          send(res, err.status ?? 400, { message: err.message });
-        });
-    });
-  };
-
-  async function handle(req: http.IncomingMessage, operation: 'decode' | 'encode') {
-    const body = await readJson(req);
-    const raw = (body as { payloads?: unknown }).payloads;
-    if (!Array.isArray(raw)) throw Object.assign(new Error('body must be { "payloads": [...] }'), { status: 400 });
-    const payloads = raw.map(fromJson);
-    const out = operation === 'decode' ? await codec.decode(payloads) : await codec.encode(payloads);
-    return { payloads: out.map(toJson) };
+    return { allowed: false, status: 401, message: unauthenticated } satisfies Verdict;
   }
 
   const { tls } = opts;
@@ -158,11 +114,78 @@ export async function startCodecServer(opts: CodecServerOptions): Promise<Runnin
     key: readFileSync(tls!.keyFile),
     minVersion: 'TLSv1.2' as const,
   });
-  const server = tls ? https.createServer(loadTls(), handler) : http.createServer(handler);
+  const app = httpApp({
+    bodyLimit: MAX_BODY_BYTES,
+    ...(tls && { https: loadTls() }),
+    json: {
+      empty: () => {
+        throw new HttpError(400, 'body is not JSON');
+      },
+      notJson: () => new HttpError(400, 'body is not JSON'),
+    },
+  });
+  app.setValidatorCompiler(({ schema }) => bodyValidator(schema as TSchema));
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    const { status, message } = answerOf(err, req, 400);
+    opts.log.warn({ operation: operationOf(req), err: err.message }, 'codec request failed');
+    return send(reply, status, { message });
+  });
+  // The browser's preflight, and the UI's origin allowed on every answer (no credentials mode).
+  app.addHook('onRequest', async (req, reply) => {
+    const origin = req.headers.origin;
+    if (origin && origins.has(origin)) reply.header('access-control-allow-origin', origin).header('vary', 'origin');
+    if (req.method === 'OPTIONS')
+      return reply
+        .code(204)
+        .headers({
+          'access-control-allow-methods': 'POST, OPTIONS',
+          'access-control-allow-headers': 'authorization, content-type, x-namespace',
+          'access-control-max-age': '600',
+        })
+        .send();
+  });
+  app.all('/healthz', async (_req, reply) => reply.code(200).type('text/plain').send('ok'));
+
+  // Before the body is read: the operation, then who asks, then the method.
+  const authorized = async (req: FastifyRequest, reply: FastifyReply) => {
+    const { operation, pathToken } = req.params as { operation: string; pathToken?: string };
+    if (operation !== 'decode' && operation !== 'encode') return send(reply, 404, { message: notFound });
+    const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
+    const namespace = header(req, 'x-namespace');
+    const verdict = await authorize(bearer, pathToken, namespace);
+    if (!verdict.allowed) {
+      // Never the path itself: it may hold a token.
+      opts.log.warn(
+        { operation, namespace, origin: req.headers.origin, status: verdict.status },
+        'codec request refused',
+      );
+      if (verdict.status === 401) reply.header('www-authenticate', 'Bearer');
+      return send(reply, verdict.status, { message: verdict.message });
+    }
+    if (req.method !== 'POST') return send(reply.header('allow', 'POST, OPTIONS'), 405, { message: 'POST only' });
+  };
+  // `/decode`, or `/<token>/decode` (its token counts only where path tokens are on).
+  for (const url of ['/:operation', '/:pathToken/:operation']) {
+    app.post(url, { onRequest: authorized, schema: { body: Payloads } }, async (req, reply) => {
+      const { operation } = req.params as { operation: 'decode' | 'encode' };
+      const payloads = (req.body as Static<typeof Payloads>).payloads.map(fromJson);
+      const out = operation === 'decode' ? await codec.decode(payloads) : await codec.encode(payloads);
+      return send(reply, 200, { payloads: out.map(toJson) });
+    });
+    // Any other method: refused by `authorized` (405 once authenticated).
+    app.route({
+      method: ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE'],
+      url,
+      onRequest: authorized,
+      handler: async () => undefined,
+    });
+  }
+  app.setNotFoundHandler(async (_req, reply) => send(reply, 404, { message: notFound }));
+
   // Polling stat follows the symlink swap kubelet does when a mounted Secret changes.
   const reload = () => {
     try {
-      (server as https.Server).setSecureContext(loadTls());
+      (app.server as unknown as https.Server).setSecureContext(loadTls());
       opts.log.info('codec server: certificate reloaded');
     } catch (err) {
       opts.log.warn({ err: String(err) }, 'codec server: certificate not reloaded');
@@ -170,25 +193,19 @@ export async function startCodecServer(opts: CodecServerOptions): Promise<Runnin
   };
   if (tls) watchFile(tls.certFile, { interval: 30_000 }, reload);
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, opts.host, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listen(app, opts.port, opts.host);
   const host = opts.host === '0.0.0.0' || opts.host === '::' ? '127.0.0.1' : opts.host;
   return {
     port,
     url: `${tls ? 'https' : 'http'}://${host}:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        if (tls) unwatchFile(tls.certFile, reload);
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: () => {
+      if (tls) unwatchFile(tls.certFile, reload);
+      return closeHttpApp(app);
+    },
   };
 }
 
-function header(req: http.IncomingMessage, name: string): string | undefined {
+function header(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];
   return (Array.isArray(v) ? v[0] : v) || undefined;
 }
@@ -274,30 +291,13 @@ class TokenFile {
 
 const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();
 
-function readJson(req: http.IncomingMessage): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(Object.assign(new Error(`body over ${MAX_BODY_BYTES} bytes`), { status: 413 }));
-        req.destroy();
-      } else chunks.push(c);
-    });
-    req.on('error', reject);
-    req.on('end', () => {
-      try {
-        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-      } catch {
-        reject(Object.assign(new Error('body is not JSON'), { status: 400 }));
-      }
-    });
-  });
+function send(reply: FastifyReply, status: number, body: unknown): FastifyReply {
+  return reply.code(status).type('application/json').send(body);
 }
 
-function send(res: http.ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+/** The operation a request names (its last path segment), for the log; never the path, which may hold a token. */
+function operationOf(req: FastifyRequest): string | undefined {
+  return (req.params as { operation?: string } | undefined)?.operation;
 }
 
 function fromJson(p: JsonPayload): Payload {

@@ -227,8 +227,30 @@ describe('sandbox agent: HTTP API', () => {
     expect(noId).toMatchObject({ status: 400, body: { message: 'sandboxId is required' } });
     const noLogId = await call(a, 'GET', '/api/v1/agent/logs');
     expect(noLogId).toMatchObject({ status: 400, body: { message: 'sandboxId is required (query parameter)' } });
-    expect((await call(a, 'GET', '/api/v1/agent/nope')).status).toBe(404);
-    expect((await call(a, 'GET', '/api/v1/agent/create')).status).toBe(405);
+    expect(await call(a, 'GET', '/api/v1/agent/nope')).toMatchObject({
+      status: 404,
+      body: { success: false, message: 'no route GET /api/v1/agent/nope' },
+    });
+    expect(await call(a, 'GET', '/api/v1/agent/create')).toMatchObject({
+      status: 405,
+      body: { message: 'GET is not allowed on /api/v1/agent/create' },
+    });
+    // Bodies are JSON whatever their content type says, and none at all is named as such.
+    const raw = (body?: string, type?: string) =>
+      fetch(`${a.url}/api/v1/agent/delete`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, ...(type ? { 'content-type': type } : {}) },
+        body,
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as { message?: string } }));
+    expect(await raw()).toEqual({
+      status: 400,
+      body: { success: false, message: 'body is empty; a JSON object is required' },
+    });
+    expect(await raw('{"sandboxId":"none"}', 'text/plain')).toMatchObject({ status: 200, body: { success: true } });
+    expect(await raw(`{"sandboxId":"${'x'.repeat(1024 * 1024)}"}`)).toEqual({
+      status: 413,
+      body: { success: false, message: 'body over 1048576 bytes' },
+    });
     expect((await status(a)).allocated).toBe(0);
   });
 

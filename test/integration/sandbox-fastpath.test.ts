@@ -26,7 +26,7 @@ import { eventually, historyText, replayAndRecord, temporal, uniq } from '../sup
 import { issueLeaf, newCa } from '../../src/admission/certs.js';
 import { fastPathClient } from '../../src/fastpath/grpc-client.js';
 import { apiKeyHash, newApiKey } from '../../src/tenancy/api-keys.js';
-import { SandboxStack, grpcError, sandboxImage } from '../support/fastpath.js';
+import { SandboxStack, TENANT_HEADER, grpcError, sandboxImage } from '../support/fastpath.js';
 
 /** A sandbox spec whose process runs until it is deleted. */
 const spec = (extra: Record<string, unknown> = {}) => ({
@@ -512,6 +512,34 @@ describe('bad input gets its specific status, and nothing is half-created', () =
     const escape = await stack.http('GET', `/api/v1/namespaces/${stack.namespace}/sandboxes/%zz`);
     expect(escape.status).toBe(400);
     expect(await escape.json()).toMatchObject({ error: 'InvalidArgument', message: expect.stringContaining('%zz') });
+    // A name as long as Kubernetes allows is routed (not cut at a router's parameter limit).
+    const longName = await stack.http('GET', `/api/v1/namespaces/${stack.namespace}/sandboxes/${'n'.repeat(253)}`);
+    expect([longName.status, ((await longName.json()) as { error: string }).error]).toEqual([404, 'NotFound']);
+    const noRoute = await stack.http('GET', '/api/v1/sandboxes?x=1');
+    expect([noRoute.status, await noRoute.json()]).toEqual([
+      404,
+      { error: 'NotFound', message: 'no route GET /api/v1/sandboxes' },
+    ]);
+    const otherMethod = await stack.http('PUT', `/api/v1/namespaces/${stack.namespace}/sandboxes/nope`, {});
+    expect([otherMethod.status, await otherMethod.json()]).toEqual([
+      400,
+      { error: 'InvalidArgument', message: 'PUT is not allowed here' },
+    ]);
+    const raw = (body: string) =>
+      fetch(`${stack.httpBase}/api/v1/sandboxes`, {
+        method: 'POST',
+        headers: { [TENANT_HEADER]: String(stack.tenantId) },
+        body,
+      });
+    expect(await (await raw('{"name":')).json()).toMatchObject({
+      error: 'InvalidArgument',
+      message: expect.stringMatching(/^body is not JSON: /),
+    });
+    const big = await raw(JSON.stringify({ name: 'x'.repeat(1024 * 1024) }));
+    expect([big.status, await big.json()]).toEqual([
+      400,
+      { error: 'InvalidArgument', message: 'body over 1048576 bytes' },
+    ]);
     // Two members of one oneof: refused, not the last one silently kept.
     const both = await stack.http('PATCH', `/api/v1/namespaces/${stack.namespace}/sandboxes/nope`, {
       expireTimeSeconds: 0,

@@ -90,11 +90,51 @@ describe('tokens of the tokens file', () => {
     }
   });
 
+  it('answers the preflight, names what is wrong with a request, and reads no body before the token', async () => {
+    const s = await server();
+    const call = async (method: string, route: string, body?: string, auth = `Bearer ${TOKEN}`) => {
+      const res = await fetch(`${s.url}${route}`, { method, headers: { authorization: auth, origin: UI }, body });
+      return { status: res.status, allow: res.headers.get('allow'), body: await res.text() };
+    };
+    const preflight = await fetch(`${s.url}/decode`, { method: 'OPTIONS', headers: { origin: UI } });
+    expect([preflight.status, preflight.headers.get('access-control-allow-origin')]).toEqual([204, UI]);
+    expect(preflight.headers.get('access-control-allow-headers')).toBe('authorization, content-type, x-namespace');
+    expect(await call('GET', '/decode')).toEqual({
+      status: 405,
+      allow: 'POST, OPTIONS',
+      body: '{"message":"POST only"}',
+    });
+    expect(await call('POST', '/a/b/decode', '{}')).toMatchObject({
+      status: 404,
+      body: '{"message":"not found: POST /decode or /encode"}',
+    });
+    expect(await call('POST', '/decode', '{"payloads":')).toMatchObject({
+      status: 400,
+      body: '{"message":"body is not JSON"}',
+    });
+    expect(await call('POST', '/decode', '{"payloads":{}}')).toMatchObject({
+      status: 400,
+      body: JSON.stringify({ message: 'body must be { "payloads": [...] }' }),
+    });
+    expect(JSON.parse((await call('POST', '/decode', '{"payloads":[{"data":1}]}')).body)).toEqual({
+      message: expect.stringMatching(/^body must be \{ "payloads": \[\.\.\.\] \} \(payloads\.0\.data: /),
+    });
+    expect(await call('POST', '/decode', 'x'.repeat(32 * 1024 * 1024 + 1), 'Bearer wrong')).toMatchObject({
+      status: 401,
+    });
+    expect(await call('POST', '/decode', 'x'.repeat(32 * 1024 * 1024 + 1))).toMatchObject({
+      status: 413,
+      body: JSON.stringify({ message: `body over ${32 * 1024 * 1024} bytes` }),
+    });
+  });
+
   it('a token in the path only where path tokens are switched on', async () => {
     expect((await decode(await server(), {}, `/${TOKEN}`)).status).toBe(401);
     const withPathTokens = await server({ pathTokens: true });
     expect((await decode(withPathTokens, {}, `/${TOKEN}`)).text).toContain('the secret value');
     expect((await decode(withPathTokens, {}, '/wrong')).status).toBe(401);
+    // A token longer than a router's default parameter limit (100) is still read as a token.
+    expect((await decode(withPathTokens, {}, `/${'t'.repeat(300)}`)).status).toBe(401);
   });
 });
 

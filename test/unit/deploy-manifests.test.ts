@@ -706,7 +706,9 @@ describe.each([
     for (const probe of [alive, ready]) expect(probe.port === port || probe.port === named!.name).toBe(true);
     // The routes the probes hit are the ones the process serves (src/health/ops-server.ts, probes.ts).
     expect(readFileSync(path.join(ROOT, ROLE_SOURCE[role]!), 'utf8')).toMatch(/startOpsServer\(\{[^}]*probes/);
-    expect(readFileSync(path.join(ROOT, 'src/health/ops-server.ts'), 'utf8')).toContain('probes?.handle(req, res)');
+    expect(readFileSync(path.join(ROOT, 'src/health/ops-server.ts'), 'utf8')).toMatch(
+      /for \(const path of \['\/healthz', '\/readyz'\]\)[^]*probes\?\.answer\(path\)/,
+    );
   });
 
   it('waits for /readyz longer than its checks’ deadline (the kubelet’s default timeout is 1 s), and for /healthz as long', () => {
