@@ -41,15 +41,7 @@ let watcher: RunningWatcher;
 let worker: ManagedProcess | undefined;
 
 /** The steps of a manifest capture, in order (activity types). */
-const STEPS = [
-  'markRequestProcessing',
-  'checkCaptureTargets',
-  'ensureRequestKeeper',
-  'ensureCheckpoint',
-  'writeCheckpointContent',
-  'setCheckpointStatus',
-  'finalizeRequest',
-];
+const STEPS = ['beginRequest', 'prepareCapture', 'writeCheckpointContent', 'setCheckpointStatus', 'finalizeRequest'];
 
 async function listAll<T extends KubernetesObject>(kind: string, labelSelector?: string): Promise<T[]> {
   const apiVersion = kind === 'ObjectKeeper' ? 'deckhouse.io/v1alpha1' : GROUP_VERSION;

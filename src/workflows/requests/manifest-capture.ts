@@ -10,19 +10,17 @@ import { ok } from '../../domain/results.js';
 import { checkpointWrites, requestCalls, targetChecks } from './activity-options.js';
 import { howFailureEnds, runRequest } from './lifecycle.js';
 import type { RequestWorkflowInput } from './messages.js';
+import type { RequestRef } from '../../domain/requests.js';
 
 /** Captures at least this large report their progress on the request before writing chunks. */
 const PROGRESS_FROM_OBJECTS = 100;
 
 export async function manifestCaptureRequestWorkflow(input: RequestWorkflowInput): Promise<string> {
-  return runRequest(input, async ({ ref, progress }) => {
+  return runRequest(input, 'checking targets', async ({ ref, progress, fewerTasks }) => {
     await progress('checking targets');
-    const checked = await targetChecks.checkCaptureTargets(ref);
-    if (checked.status !== 'ok') return checked;
-
-    const owner = await requestCalls.ensureRequestKeeper(ref);
-    if (owner.status !== 'ok') return owner;
-    const checkpoint = await requestCalls.ensureCheckpoint({ ref, keeper: owner.keeper });
+    const prepared = fewerTasks ? await prepare(ref) : await prepareStepwise(ref);
+    if (prepared.status !== 'ok') return prepared;
+    const { count, checkpoint } = prepared;
     const fields = { checkpointName: checkpoint.name };
     if (checkpoint.ready) {
       // Finished before a crash: the checkpoint is the durable result.
@@ -30,8 +28,8 @@ export async function manifestCaptureRequestWorkflow(input: RequestWorkflowInput
     }
 
     // A small capture takes milliseconds: a progress write would cost more than it tells.
-    if (checked.count >= PROGRESS_FROM_OBJECTS) {
-      await progress(`capturing ${checked.count} objects into ${checkpoint.name}`);
+    if (count >= PROGRESS_FROM_OBJECTS) {
+      await progress(`capturing ${count} objects into ${checkpoint.name}`);
     }
     /** A checkpoint that says it is a result also says how it ended, failure included. */
     const markFailed = (message: string) =>
@@ -47,7 +45,9 @@ export async function manifestCaptureRequestWorkflow(input: RequestWorkflowInput
       });
     let result;
     try {
-      result = await checkpointWrites.writeCheckpointContent({ ref, checkpoint });
+      // A small capture is written by a local activity too: no activity task, no second workflow task.
+      const writes = fewerTasks && count < PROGRESS_FROM_OBJECTS ? targetChecks : checkpointWrites;
+      result = await writes.writeCheckpointContent({ ref, checkpoint });
     } catch (err) {
       const ended = howFailureEnds(err);
       if (ended?.status !== 'failed') throw err;
@@ -76,4 +76,19 @@ export async function manifestCaptureRequestWorkflow(input: RequestWorkflowInput
     });
     return ok({ message, fields });
   });
+}
+
+/** Targets checked, keeper and checkpoint ensured: one local activity on one read of the request. */
+function prepare(ref: RequestRef) {
+  return targetChecks.prepareCapture(ref);
+}
+
+/** The same in three local activities, as runs before REQUEST_FEWER_TASKS recorded it. */
+async function prepareStepwise(ref: RequestRef) {
+  const checked = await targetChecks.checkCaptureTargets(ref);
+  if (checked.status !== 'ok') return checked;
+  const owner = await requestCalls.ensureRequestKeeper(ref);
+  if (owner.status !== 'ok') return owner;
+  const checkpoint = await requestCalls.ensureCheckpoint({ ref, keeper: owner.keeper });
+  return ok({ count: checked.count, keeper: owner.keeper, checkpoint });
 }
