@@ -4,13 +4,15 @@
  * Each step is an idempotent activity keyed by names derived from the request UID, so a crash
  * between any two steps resumes without duplicates.
  */
+import { isCancellation } from '@temporalio/workflow';
+import type { CheckpointIdentity } from '../../activities/kubernetes/manifests.js';
 import { READY_CONDITION, RequestReason } from '../../api/requests.js';
 import { setCondition } from '../../domain/conditions.js';
+import type { RequestRef } from '../../domain/requests.js';
 import { ok } from '../../domain/results.js';
-import { checkpointWrites, requestCalls, targetChecks } from './activity-options.js';
+import { checkpointWrites, requestCalls, smallWrites, targetChecks } from './activity-options.js';
 import { howFailureEnds, runRequest } from './lifecycle.js';
 import type { RequestWorkflowInput } from './messages.js';
-import type { RequestRef } from '../../domain/requests.js';
 
 /** Captures at least this large report their progress on the request before writing chunks. */
 const PROGRESS_FROM_OBJECTS = 100;
@@ -45,9 +47,10 @@ export async function manifestCaptureRequestWorkflow(input: RequestWorkflowInput
       });
     let result;
     try {
-      // A small capture is written by a local activity too: no activity task, no second workflow task.
-      const writes = fewerTasks && count < PROGRESS_FROM_OBJECTS ? targetChecks : checkpointWrites;
-      result = await writes.writeCheckpointContent({ ref, checkpoint });
+      result =
+        fewerTasks && count < PROGRESS_FROM_OBJECTS
+          ? await writeSmall({ ref, checkpoint })
+          : await checkpointWrites.writeCheckpointContent({ ref, checkpoint });
     } catch (err) {
       const ended = howFailureEnds(err);
       if (ended?.status !== 'failed') throw err;
@@ -91,4 +94,19 @@ async function prepareStepwise(ref: RequestRef) {
   if (owner.status !== 'ok') return owner;
   const checkpoint = await requestCalls.ensureCheckpoint({ ref, keeper: owner.keeper });
   return ok({ count: checked.count, keeper: owner.keeper, checkpoint });
+}
+
+/**
+ * A small capture's write as a local activity of the current workflow task (no activity task, no
+ * second workflow task). Its one attempt failing or timing out hands the write to the regular
+ * activity, so a refused or slow write gets the same retries, RBAC-rollout window and ending as a
+ * large capture's (the writes are idempotent: the second converges on the same chunks).
+ */
+async function writeSmall(input: { ref: RequestRef; checkpoint: CheckpointIdentity }) {
+  try {
+    return await smallWrites.writeCheckpointContent(input);
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    return checkpointWrites.writeCheckpointContent(input);
+  }
 }
