@@ -44,6 +44,7 @@ export const PATCHES: Record<string, PatchRecord> = {
   // Requests.
   'request-ends-when-terminal': v020('active', 'requests/lifecycle.ts'),
   'request-cancels-between-local-calls': v020('active', 'requests/lifecycle.ts'),
+  'request-fewer-tasks': v020('active', 'requests/lifecycle.ts'),
   // Cloudflare.
   'tunnel-connector': v020('active', 'cloudflare/source.ts'),
   'source-orphan-ends-tunnel-removal': v020('active', 'cloudflare/source.ts'),

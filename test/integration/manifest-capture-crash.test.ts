@@ -41,15 +41,7 @@ let watcher: RunningWatcher;
 let worker: ManagedProcess | undefined;
 
 /** The steps of a manifest capture, in order (activity types). */
-const STEPS = [
-  'markRequestProcessing',
-  'checkCaptureTargets',
-  'ensureRequestKeeper',
-  'ensureCheckpoint',
-  'writeCheckpointContent',
-  'setCheckpointStatus',
-  'finalizeRequest',
-];
+const STEPS = ['beginRequest', 'prepareCapture', 'writeCheckpointContent', 'setCheckpointStatus', 'finalizeRequest'];
 
 async function listAll<T extends KubernetesObject>(kind: string, labelSelector?: string): Promise<T[]> {
   const apiVersion = kind === 'ObjectKeeper' ? 'deckhouse.io/v1alpha1' : GROUP_VERSION;
@@ -140,12 +132,21 @@ it.each(STEPS)(
     });
     // The crashed step ran again and is recorded exactly once. A regular activity's retry shows
     // as attempt ≥ 2; a local activity's re-execution after the lost workflow task leaves one marker.
-    const recorded = await eventually(`${step} recorded`, async () => {
-      const r = await recordedCompletions(workflowId, step);
-      return r.count > 0 ? r : undefined;
-    });
-    expect(recorded.count).toBe(1);
-    if (!recorded.local) expect(recorded.lastAttempt).toBeGreaterThanOrEqual(2);
+    // Except a crash after setCheckpointStatus or finalizeRequest in a small capture's one
+    // workflow task: the rerun finds the checkpoint Ready or the request terminal (the durable
+    // results) and does not write them again.
+    const result = await (await temporal()).workflow.getHandle(workflowId).result();
+    const skipped =
+      (step === 'setCheckpointStatus' && /is ready$/.test(done.ready.message ?? '')) ||
+      (step === 'finalizeRequest' && /terminal before this run$/.test(String(result)));
+    if (!skipped) {
+      const recorded = await eventually(`${step} recorded`, async () => {
+        const r = await recordedCompletions(workflowId, step);
+        return r.count > 0 ? r : undefined;
+      });
+      expect(recorded.count).toBe(1);
+      if (!recorded.local) expect(recorded.lastAttempt).toBeGreaterThanOrEqual(2);
+    }
     await worker.stop();
     worker = undefined;
 

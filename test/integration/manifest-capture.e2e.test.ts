@@ -159,12 +159,26 @@ describe('ManifestCaptureRequest', () => {
     expect(objects[0]!.metadata!.uid).toBe(deployment.metadata!.uid);
 
     // The Web UI finds the operation by kind, namespace and name.
+    const workflowId = requestWorkflowId({
+      kind: 'ManifestCaptureRequest',
+      namespace: ns,
+      name: mcr.metadata!.name!,
+      uid,
+    });
     const found = await listWorkflows(
       `K8sKind = 'ManifestCaptureRequest' AND K8sNamespace = '${ns}' AND K8sName = '${mcr.metadata!.name!}'`,
     );
-    expect(found.map((w) => w.workflowId)).toEqual([
-      requestWorkflowId({ kind: 'ManifestCaptureRequest', namespace: ns, name: mcr.metadata!.name!, uid }),
-    ]);
+    expect(found.map((w) => w.workflowId)).toEqual([workflowId]);
+
+    // A small capture costs no activity task (its write is a local activity of the same workflow
+    // task) and one OperationPhase upsert: the watcher started the workflow Processing.
+    await replayAndRecord(workflowId, 'manifest-capture-completed-coalesced');
+    const events = (await (await temporal()).workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+    expect(events.filter((e) => e.activityTaskScheduledEventAttributes)).toEqual([]);
+    const upserted = events.flatMap((e) =>
+      Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}),
+    );
+    expect(upserted.filter((key) => key === 'OperationPhase')).toEqual(['OperationPhase']);
   });
 
   it('captures objects whose names are not DNS-1123 (RBAC names such as system:controller:…)', async () => {
@@ -273,8 +287,9 @@ describe('ManifestCaptureRequest', () => {
       const data = e.markerRecordedEventAttributes!.details!.data!.payloads![0]!.data!;
       return (JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type: string }).activity_type;
     });
-    // Read the request, and nothing else: no capture step ran (the TTL is the sweep's).
-    expect(new Set(activities)).toEqual(new Set(['readRequest']));
+    // Read the request (beginRequest writes nothing to a terminal one), and nothing else: no
+    // capture step ran (the TTL is the sweep's).
+    expect(new Set(activities)).toEqual(new Set(['beginRequest']));
   });
 
   it('deleting the request removes its keeper at once and the GC removes checkpoint and chunks', async () => {

@@ -242,7 +242,8 @@ describe('failures', () => {
       dataConverter: dataConverterOf(cfg.temporal),
       workflowBundle: { codePath: inject('workflowBundle') },
       activities: {
-        readRequest: () => Promise.reject(ApplicationFailure.nonRetryable(`get ${marker}: forbidden`, 'Kubernetes403')),
+        beginRequest: () =>
+          Promise.reject(ApplicationFailure.nonRetryable(`get ${marker}: forbidden`, 'Kubernetes403')),
       },
     });
     const client = await connectClient(cfg.temporal);

@@ -41,6 +41,34 @@ afterAll(async () => {
   await worker?.stop();
 });
 
+it('deleting a terminal request sends its ended workflow no delete hint (one would race its completion)', async () => {
+  // Under load the hint reached the workflow while its last task completed it: UnhandledCommand.
+  const ns = uniq('endings-hint');
+  await k.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  const mcr = await k.create<ManifestCaptureRequest>({
+    apiVersion: 'state-snapshotter.deckhouse.io/v1alpha1',
+    kind: 'ManifestCaptureRequest',
+    metadata: { name: 'done', namespace: ns },
+    spec: { targets: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'absent' }] },
+  });
+  await waitTerminal<ManifestCaptureRequest>(k, mcr);
+  const { metrics } = watcher;
+  const count = async (metric: typeof metrics.eventsSeen | typeof metrics.signalsSent, label: string, value: string) =>
+    (await metric.get()).values
+      .filter((v) => (v.labels as Record<string, unknown>)[label] === value)
+      .reduce((n, v) => n + v.value, 0);
+  const deletedSeen = await count(metrics.eventsSeen, 'type', 'DELETED');
+  const hints = await count(metrics.signalsSent, 'signal', 'requestDeleted');
+  await k.delete({ apiVersion: mcr.apiVersion!, kind: mcr.kind!, namespace: ns, name: 'done' });
+  await eventually('the watcher to see the deletion', async () => {
+    if ((await count(metrics.eventsSeen, 'type', 'DELETED')) <= deletedSeen) return false;
+    return (await metrics.queueDepth.get()).values.every((v) => v.value === 0);
+  });
+  await new Promise((r) => setTimeout(r, 1000)); // a hint, had one been queued, is sent by now
+  expect(await count(metrics.signalsSent, 'signal', 'requestDeleted')).toBe(hints);
+  await k.delete({ apiVersion: 'v1', kind: 'Namespace', name: ns });
+});
+
 it("a terminal request's workflow ends with it: no TTL timer, nothing left when its namespace goes", async () => {
   const ns = uniq('endings');
   await k.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
@@ -95,12 +123,19 @@ it('a request deleted while its operation runs ends its workflow with no failed 
   };
   const ns = uniq('delete-race');
   await k8s.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-  await k8s.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: ns }, data: { a: 'b' } });
+  // 100 targets: a capture this large writes its chunks in a regular activity (a smaller one's
+  // write is a local activity of the same workflow task).
+  const names = Array.from({ length: 100 }, (_, i) => `cm-${i}`);
+  await Promise.all(
+    names.map((name) =>
+      k8s.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { a: 'b' } }),
+    ),
+  );
   const mcr = await k8s.create<ManifestCaptureRequest>({
     apiVersion: 'state-snapshotter.deckhouse.io/v1alpha1',
     kind: 'ManifestCaptureRequest',
     metadata: { name: 'raced', namespace: ns },
-    spec: { targets: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'cm' }] },
+    spec: { targets: names.map((name) => ({ apiVersion: 'v1', kind: 'ConfigMap', name })) },
   });
   const ref: RequestRef = {
     apiVersion: mcr.apiVersion!,

@@ -8,11 +8,13 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManifestCaptureRequest, ManifestCheckpoint } from '../../src/api/manifests.js';
+import { requestWorkflowId } from '../../src/domain/requests.js';
 import type { ManagedProcess } from '../../src/infra/process.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
 import {
   REPO_ROOT,
   kube,
+  replayAndRecord,
   serviceAccountKubeconfig,
   spawnRole,
   startTestWatcher,
@@ -106,5 +108,16 @@ describe('a worker without a grant it needs', () => {
       expect.objectContaining({ type: 'Ready', status: 'False', reason: 'Failed' }),
     );
     expect(checkpoint.status?.conditions?.find((c) => c.type === 'Ready')?.message).toContain('forbidden');
+
+    // A small capture's local write, refused, went to the regular activity: the history of that path.
+    await replayAndRecord(
+      requestWorkflowId({
+        kind: 'ManifestCaptureRequest',
+        namespace: ns,
+        name: mcr.metadata!.name!,
+        uid: mcr.metadata!.uid!,
+      }),
+      'manifest-capture-write-refused',
+    );
   });
 });

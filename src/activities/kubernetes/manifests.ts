@@ -28,7 +28,7 @@ import { GONE, failedWith, ok, type Found, type Outcome, type StepResult } from 
 import { isAlreadyExists, type KubeClient } from '../../kube/client.js';
 import { getObject, heartbeat, listAll, patchStatusUnlessGone } from './calls.js';
 import { kubeFailure } from './errors.js';
-import { keeperObject, readRequestObject } from './requests.js';
+import { ensureKeeperFollowing, keeperObject, readRequestObject } from './requests.js';
 
 export interface CheckpointIdentity {
   name: string;
@@ -148,36 +148,27 @@ export function createManifestActivities(kube: KubeClient) {
       ref: RequestRef;
       keeper: KeeperIdentity;
     }): Promise<CheckpointIdentity & { ready: boolean }> {
-      const { ref, keeper } = input;
-      const name = checkpointNameFor(ref.uid);
-      let mcp: ManifestCheckpoint | undefined;
-      try {
-        mcp = await kube.create<ManifestCheckpoint>({
-          apiVersion: 'state-snapshotter.deckhouse.io/v1alpha1',
-          kind: 'ManifestCheckpoint',
-          metadata: {
-            name,
-            labels: { [SOURCE_NAMESPACE_LABEL]: ref.namespace, [SOURCE_REQUEST_LABEL]: ref.name },
-            ownerReferences: [ownedByKeeper(keeperObject(keeper))],
-          },
-          spec: {
-            sourceNamespace: ref.namespace,
-            manifestCaptureRequestRef: { name: ref.name, namespace: ref.namespace, uid: ref.uid },
-          },
-        });
-      } catch (err) {
-        if (!isAlreadyExists(err)) throw kubeFailure(err, `create ManifestCheckpoint ${name}`);
-        mcp = await getObject<ManifestCheckpoint>(kube, checkpointRef(name));
-        if (!mcp) throw ApplicationFailure.retryable(`ManifestCheckpoint ${name} vanished after AlreadyExists`);
-        if (mcp.spec.manifestCaptureRequestRef.uid !== ref.uid) {
-          throw ApplicationFailure.nonRetryable(
-            `ManifestCheckpoint ${name} belongs to request uid ${mcp.spec.manifestCaptureRequestRef.uid}, not ${ref.uid}`,
-            'CheckpointConflict',
-          );
-        }
-      }
-      const ready = mcp.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-      return { name, uid: mcp.metadata!.uid!, ready };
+      return ensureCheckpointOf(kube, input.ref, input.keeper);
+    },
+
+    /**
+     * checkCaptureTargets, ensureRequestKeeper and ensureCheckpoint in one call, on one fresh read
+     * of the request (the keeper's UID barrier): the targets are validated before any artifact
+     * exists, then the keeper, then the checkpoint it owns. Each step is idempotent, so a retry
+     * after a crash finds its own objects.
+     */
+    async prepareCapture(
+      ref: RequestRef,
+    ): Promise<
+      StepResult<{ count: number; keeper: KeeperIdentity; checkpoint: CheckpointIdentity & { ready: boolean } }>
+    > {
+      const request = await readRequest(ref);
+      if (!request) return GONE;
+      const targets = await readTargets(request);
+      if (targets.status !== 'ok') return targets;
+      const keeper = await ensureKeeperFollowing(kube, ref, request);
+      const checkpoint = await ensureCheckpointOf(kube, ref, keeper);
+      return ok({ count: targets.objects.length, keeper, checkpoint });
     },
 
     /**
@@ -252,6 +243,43 @@ export function createManifestActivities(kube: KubeClient) {
       return patchStatusUnlessGone(kube, ref, checkpointStatus, checkpoint.uid);
     },
   };
+}
+
+/** Gets or creates the request's checkpoint, owned by the keeper; returns its apiserver-given UID. */
+async function ensureCheckpointOf(
+  kube: KubeClient,
+  ref: RequestRef,
+  keeper: KeeperIdentity,
+): Promise<CheckpointIdentity & { ready: boolean }> {
+  const name = checkpointNameFor(ref.uid);
+  let mcp: ManifestCheckpoint | undefined;
+  try {
+    mcp = await kube.create<ManifestCheckpoint>({
+      apiVersion: 'state-snapshotter.deckhouse.io/v1alpha1',
+      kind: 'ManifestCheckpoint',
+      metadata: {
+        name,
+        labels: { [SOURCE_NAMESPACE_LABEL]: ref.namespace, [SOURCE_REQUEST_LABEL]: ref.name },
+        ownerReferences: [ownedByKeeper(keeperObject(keeper))],
+      },
+      spec: {
+        sourceNamespace: ref.namespace,
+        manifestCaptureRequestRef: { name: ref.name, namespace: ref.namespace, uid: ref.uid },
+      },
+    });
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw kubeFailure(err, `create ManifestCheckpoint ${name}`);
+    mcp = await getObject<ManifestCheckpoint>(kube, checkpointRef(name));
+    if (!mcp) throw ApplicationFailure.retryable(`ManifestCheckpoint ${name} vanished after AlreadyExists`);
+    if (mcp.spec.manifestCaptureRequestRef.uid !== ref.uid) {
+      throw ApplicationFailure.nonRetryable(
+        `ManifestCheckpoint ${name} belongs to request uid ${mcp.spec.manifestCaptureRequestRef.uid}, not ${ref.uid}`,
+        'CheckpointConflict',
+      );
+    }
+  }
+  const ready = mcp.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+  return { name, uid: mcp.metadata!.uid!, ready };
 }
 
 /** Creates a chunk; AlreadyExists is success only when the stored checksum and index match. */

@@ -47,6 +47,47 @@ export function readRequestObject<T extends KubernetesObject = RequestObject>(
   return getByUid<T>(kube, { apiVersion, kind, namespace, name }, uid);
 }
 
+/**
+ * Gets or creates the ObjectKeeper that follows `request` (read fresh by the caller: the UID
+ * barrier) and returns its apiserver-given identity. An existing keeper must follow exactly this
+ * request; one being deleted is retried.
+ */
+export async function ensureKeeperFollowing(
+  kube: KubeClient,
+  ref: RequestRef,
+  request: KubernetesObject,
+): Promise<KeeperIdentity> {
+  const name = keeperNameFor(ref);
+  const keeperRef = { apiVersion: ObjectKeeperKind.apiVersion, kind: ObjectKeeperKind.kind, name };
+  let keeper: ObjectKeeper | undefined;
+  try {
+    keeper = await kube.create<ObjectKeeper>({
+      apiVersion: 'deckhouse.io/v1alpha1',
+      kind: 'ObjectKeeper',
+      metadata: { name, labels: { 'app.kubernetes.io/managed-by': 'durable-operators' } },
+      spec: { mode: 'FollowObject', followObjectRef: followRefTo(request) },
+    });
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw kubeFailure(err, `create ObjectKeeper ${name}`);
+    keeper = await getObject<ObjectKeeper>(kube, keeperRef);
+    // Deleted between our create and get (e.g. it followed a previous request): retry.
+    if (!keeper) throw ApplicationFailure.retryable(`ObjectKeeper ${name} vanished after AlreadyExists`);
+  }
+  const follows = keeper.spec.followObjectRef;
+  if (keeper.spec.mode !== 'FollowObject' || follows?.uid !== ref.uid || follows.name !== ref.name) {
+    throw ApplicationFailure.nonRetryable(
+      `ObjectKeeper ${name} exists but follows ${follows?.kind ?? '-'} ${follows?.name ?? '-'} (uid ${follows?.uid ?? '-'}) ` +
+        `in mode ${keeper.spec.mode}, not ${ref.kind} ${ref.namespace}/${ref.name} (uid ${ref.uid})`,
+      'KeeperConflict',
+    );
+  }
+  if (keeper.metadata?.deletionTimestamp) {
+    throw ApplicationFailure.retryable(`ObjectKeeper ${name} is being deleted`, 'KeeperDeleting');
+  }
+  const owner = ownedByKeeper(keeper); // throws when the UID is somehow missing
+  return { name: owner.name, uid: owner.uid };
+}
+
 export function createRequestActivities(kube: KubeClient, policy: RequestPolicy, events: EventRecorder) {
   const what = (ref: RequestRef) => `${ref.kind} ${ref.namespace}/${ref.name}`;
   const read = (ref: RequestRef) => readRequestObject(kube, ref);
@@ -79,6 +120,26 @@ export function createRequestActivities(kube: KubeClient, policy: RequestPolicy,
         spec: obj.spec,
         requestStatus: obj.status ?? {},
       });
+    },
+
+    /**
+     * The first step of a request: one fresh read and, unless the request is gone, being deleted
+     * or already terminal, Ready=False/Processing with `message` — what readRequest and the first
+     * markRequestProcessing did in two local activities and three apiserver calls.
+     */
+    async beginRequest(input: { ref: RequestRef; message: string }): Promise<RequestView> {
+      const obj = await read(input.ref);
+      if (!obj) return GONE;
+      const view = {
+        deleting: Boolean(obj.metadata?.deletionTimestamp),
+        terminal: isTerminal(obj.status?.conditions),
+        spec: obj.spec,
+        requestStatus: obj.status ?? {},
+      };
+      if (view.deleting || view.terminal) return ok(view);
+      const conditions = setCondition(obj.status?.conditions, processingCondition(input.message), new Date());
+      const patched = await patchStatus(input.ref, { conditions });
+      return patched.status === 'ok' ? ok(view) : patched;
     },
 
     /** Ready=False/Processing with a progress message. Never touches a terminal request. */
@@ -128,35 +189,7 @@ export function createRequestActivities(kube: KubeClient, policy: RequestPolicy,
     async ensureRequestKeeper(ref: RequestRef): Promise<Found<{ keeper: KeeperIdentity }>> {
       const request = await read(ref);
       if (!request) return GONE;
-      const name = keeperNameFor(ref);
-      const keeperRef = { apiVersion: ObjectKeeperKind.apiVersion, kind: ObjectKeeperKind.kind, name };
-      let keeper: ObjectKeeper | undefined;
-      try {
-        keeper = await kube.create<ObjectKeeper>({
-          apiVersion: 'deckhouse.io/v1alpha1',
-          kind: 'ObjectKeeper',
-          metadata: { name, labels: { 'app.kubernetes.io/managed-by': 'durable-operators' } },
-          spec: { mode: 'FollowObject', followObjectRef: followRefTo(request) },
-        });
-      } catch (err) {
-        if (!isAlreadyExists(err)) throw kubeFailure(err, `create ObjectKeeper ${name}`);
-        keeper = await getObject<ObjectKeeper>(kube, keeperRef);
-        // Deleted between our create and get (e.g. it followed a previous request): retry.
-        if (!keeper) throw ApplicationFailure.retryable(`ObjectKeeper ${name} vanished after AlreadyExists`);
-      }
-      const follows = keeper.spec.followObjectRef;
-      if (keeper.spec.mode !== 'FollowObject' || follows?.uid !== ref.uid || follows.name !== ref.name) {
-        throw ApplicationFailure.nonRetryable(
-          `ObjectKeeper ${name} exists but follows ${follows?.kind ?? '-'} ${follows?.name ?? '-'} (uid ${follows?.uid ?? '-'}) ` +
-            `in mode ${keeper.spec.mode}, not ${what(ref)} (uid ${ref.uid})`,
-          'KeeperConflict',
-        );
-      }
-      if (keeper.metadata?.deletionTimestamp) {
-        throw ApplicationFailure.retryable(`ObjectKeeper ${name} is being deleted`, 'KeeperDeleting');
-      }
-      const owner = ownedByKeeper(keeper); // throws when the UID is somehow missing
-      return ok({ keeper: { name: owner.name, uid: owner.uid } });
+      return ok({ keeper: await ensureKeeperFollowing(kube, ref, request) });
     },
 
     /**

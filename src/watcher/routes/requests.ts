@@ -6,8 +6,9 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { REQUEST_KINDS, REQUEST_KIND_NAMES, type RequestKindName } from '../../api/request-kinds.js';
-import { requestWorkflowId, type RequestRef } from '../../domain/requests.js';
-import { K8sKind, K8sName, K8sNamespace, K8sUID } from '../../temporal/search-attributes.js';
+import type { Condition } from '../../domain/conditions.js';
+import { isTerminal, requestWorkflowId, type RequestRef } from '../../domain/requests.js';
+import { K8sKind, K8sName, K8sNamespace, K8sUID, OperationPhase } from '../../temporal/search-attributes.js';
 import {
   requestDeletedSignal,
   requestWorkflows,
@@ -62,6 +63,12 @@ export class RequestRoute implements Route {
     const workflowId = requestWorkflowId(ref);
     const { dispatcher } = this.ctx;
     if (ev.type === 'DELETED' || obj.metadata?.deletionTimestamp) {
+      // A terminal request's workflow has ended or is ending with nothing left to wait for (its
+      // finalization made it terminal): a hint would only race its completion (UnhandledCommand).
+      if (isTerminal((obj as { status?: { conditions?: Condition[] } }).status?.conditions)) {
+        if (ev.type === 'DELETED') this.ctx.enqueue(workflowId, async () => dispatcher.forget(workflowId));
+        return;
+      }
       this.ctx.enqueue(workflowId, async () => {
         await dispatcher.signal(workflowId, requestDeletedSignal);
         if (ev.type === 'DELETED') dispatcher.forget(workflowId);
@@ -81,6 +88,8 @@ export class RequestRoute implements Route {
           { key: K8sNamespace, value: ref.namespace },
           { key: K8sName, value: ref.name },
           { key: K8sUID, value: ref.uid },
+          // The phase the workflow's first step reports: it upserts only when the phase changes.
+          { key: OperationPhase, value: 'Processing' },
         ],
         summary: `${kind} ${ref.namespace}/${ref.name}: ${DESCRIBE[kind](obj)}`,
         details: `One-shot operation for \`${kind}\` **${ref.namespace}/${ref.name}** (uid ${ref.uid}).\n\n${specBlock(obj)}`,

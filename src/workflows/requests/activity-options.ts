@@ -76,6 +76,18 @@ export const targetChecks = counted(
 );
 
 /**
+ * A small capture's chunk write, tried once in the same workflow task: a few apiserver calls that
+ * take milliseconds. Bounded well under the point (8 s of the 10 s task timeout) where the SDK
+ * would heartbeat the task — a heartbeat records the worker's default versioning behaviour, not
+ * the request's PINNED — and not retried here: a write that fails or is slow is done again by
+ * `checkpointWrites`, whose retries carry the RBAC-rollout window and whose heartbeats a long
+ * write needs.
+ */
+export const smallWrites = counted(
+  proxyLocalActivities<ManifestActivities>({ startToCloseTimeout: '3 seconds', retry: { maximumAttempts: 1 } }),
+);
+
+/**
  * Listing a whole request kind across the cluster (the TTL sweep). The listing heartbeats per
  * item it receives, so the heartbeat timeout notices a dead worker while a long listing of many
  * pages still completes.

@@ -27,6 +27,7 @@ import {
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import { RequestReason } from '../../api/requests.js';
 import { failed, readyCondition, type OperationResult, type RequestRef } from '../../domain/requests.js';
@@ -40,34 +41,61 @@ export interface OperationContext {
   spec: unknown;
   /** Reports progress: Ready=False/Processing with this message, and the workflow's current details. */
   progress(message: string): Promise<void>;
+  /** This run takes REQUEST_FEWER_TASKS: the kind's merged steps, small work in local activities. */
+  fewerTasks: boolean;
 }
 
 /** Patch: a terminal request's workflow ends; the sweep applies the TTL. */
 export const REQUEST_ENDS_WHEN_TERMINAL = 'request-ends-when-terminal';
 /** Patch: a confirmed delete cancels the operation only between its local activities. */
 export const REQUEST_CANCELS_BETWEEN_LOCAL_CALLS = 'request-cancels-between-local-calls';
+/**
+ * Patch: a request in as few workflow tasks and calls as it takes — one local activity reads the
+ * request and marks it Processing with the operation's first step, OperationPhase is upserted
+ * only when it changes (the watcher starts the workflow with Processing), the kinds merge their
+ * steps. Implies the two patches above, which such a run no longer calls (a patch call costs a
+ * marker and a TemporalChangeVersion upsert per run).
+ */
+export const REQUEST_FEWER_TASKS = 'request-fewer-tasks';
 
+/**
+ * Runs one request's life; `firstStep` is the operation's first progress message, written with
+ * the first read when the run takes REQUEST_FEWER_TASKS.
+ */
 export async function runRequest(
   input: RequestWorkflowInput,
+  firstStep: string,
   operate: (ctx: OperationContext) => Promise<OperationResult>,
 ): Promise<string> {
   const { ref } = input;
+  const fewerTasks = patched(REQUEST_FEWER_TASKS);
   const state: RequestState = { phase: 'Pending', step: 'reading the request' };
   let deleteHint = false;
   setHandler(requestDeletedSignal, () => {
     deleteHint = true;
   });
   setHandler(requestStateQuery, () => state);
+  /** The OperationPhase Temporal holds (set at start by the watcher, or by the last upsert). */
+  let indexedPhase = fewerTasks ? workflowInfo().typedSearchAttributes.get(OperationPhase) : undefined;
   const phase = (p: string, details: string) => {
     state.phase = p;
     state.step = details;
-    upsertSearchAttributes([{ key: OperationPhase, value: p }]);
+    if (!fewerTasks || indexedPhase !== p) upsertSearchAttributes([{ key: OperationPhase, value: p }]);
+    indexedPhase = p;
     setCurrentDetails(`**${p}** — ${details}`);
   };
 
-  const view = await requestCalls.readRequest(ref);
-  if (view.status === 'gone') return 'request gone before it was processed';
-  if (view.deleting) return 'request is being deleted';
+  const view = fewerTasks
+    ? await requestCalls.beginRequest({ ref, message: firstStep })
+    : await requestCalls.readRequest(ref);
+  if (view.status === 'gone') {
+    if (fewerTasks) phase('Deleted', 'the request was gone before it was processed');
+    return 'request gone before it was processed';
+  }
+  if (view.deleting) {
+    if (fewerTasks) phase('Deleted', 'the request was being deleted before it was processed');
+    return 'request is being deleted';
+  }
 
   if (view.terminal) {
     // Never operated on again (e.g. a resync restarted its workflow after retention): only the TTL is left.
@@ -78,18 +106,24 @@ export async function runRequest(
       'terminal before this run',
     );
   } else {
-    phase('Processing', 'starting');
+    phase('Processing', fewerTasks ? firstStep : 'starting');
+    /** The Processing message on the request now (beginRequest wrote the first step). */
+    let marked = fewerTasks ? firstStep : undefined;
     const ctx: OperationContext = {
       ref,
       spec: view.spec,
+      fewerTasks,
       async progress(message) {
+        if (message === marked) return;
         phase('Processing', message);
         const r = await requestCalls.markRequestProcessing({ ref, message });
         if (r.status === 'gone') throw ApplicationFailure.nonRetryable('request deleted', 'RequestGone');
+        if (fewerTasks) marked = message;
       },
     };
     const result = await runUnlessDeleted(
       ref,
+      fewerTasks,
       () => operate(ctx),
       () => deleteHint,
       () => (deleteHint = false),
@@ -108,7 +142,7 @@ export async function runRequest(
     const label = outcome.ready ? RequestReason.Completed : outcome.reason;
     phase(label, outcome.message);
   }
-  if (patched(REQUEST_ENDS_WHEN_TERMINAL)) {
+  if (fewerTasks || patched(REQUEST_ENDS_WHEN_TERMINAL)) {
     setCurrentDetails(`**${state.phase}** — ${state.step}\n\nDeleted by the TTL sweep once its TTL has passed.`);
     return `${state.phase}: ${state.step}`;
   }
@@ -128,6 +162,7 @@ export async function runRequest(
  */
 async function runUnlessDeleted(
   ref: RequestRef,
+  fewerTasks: boolean,
   operate: () => Promise<OperationResult>,
   hinted: () => boolean,
   clearHint: () => void,
@@ -143,7 +178,7 @@ async function runUnlessDeleted(
       clearHint();
       const now = await requestCalls.readRequest(ref);
       if (!finished && (now.status === 'gone' || now.deleting)) {
-        if (patched(REQUEST_CANCELS_BETWEEN_LOCAL_CALLS)) {
+        if (fewerTasks || patched(REQUEST_CANCELS_BETWEEN_LOCAL_CALLS)) {
           // Not while one of the operation's local activities is in flight (noLocalCallInFlight says why).
           await condition(() => noLocalCallInFlight() || finished);
           if (finished) return;

@@ -4,10 +4,13 @@
  * Each step is an idempotent activity keyed by names derived from the request UID, so a crash
  * between any two steps resumes without duplicates.
  */
+import { isCancellation } from '@temporalio/workflow';
+import type { CheckpointIdentity } from '../../activities/kubernetes/manifests.js';
 import { READY_CONDITION, RequestReason } from '../../api/requests.js';
 import { setCondition } from '../../domain/conditions.js';
+import type { RequestRef } from '../../domain/requests.js';
 import { ok } from '../../domain/results.js';
-import { checkpointWrites, requestCalls, targetChecks } from './activity-options.js';
+import { checkpointWrites, requestCalls, smallWrites, targetChecks } from './activity-options.js';
 import { howFailureEnds, runRequest } from './lifecycle.js';
 import type { RequestWorkflowInput } from './messages.js';
 
@@ -15,14 +18,11 @@ import type { RequestWorkflowInput } from './messages.js';
 const PROGRESS_FROM_OBJECTS = 100;
 
 export async function manifestCaptureRequestWorkflow(input: RequestWorkflowInput): Promise<string> {
-  return runRequest(input, async ({ ref, progress }) => {
+  return runRequest(input, 'checking targets', async ({ ref, progress, fewerTasks }) => {
     await progress('checking targets');
-    const checked = await targetChecks.checkCaptureTargets(ref);
-    if (checked.status !== 'ok') return checked;
-
-    const owner = await requestCalls.ensureRequestKeeper(ref);
-    if (owner.status !== 'ok') return owner;
-    const checkpoint = await requestCalls.ensureCheckpoint({ ref, keeper: owner.keeper });
+    const prepared = fewerTasks ? await prepare(ref) : await prepareStepwise(ref);
+    if (prepared.status !== 'ok') return prepared;
+    const { count, checkpoint } = prepared;
     const fields = { checkpointName: checkpoint.name };
     if (checkpoint.ready) {
       // Finished before a crash: the checkpoint is the durable result.
@@ -30,8 +30,8 @@ export async function manifestCaptureRequestWorkflow(input: RequestWorkflowInput
     }
 
     // A small capture takes milliseconds: a progress write would cost more than it tells.
-    if (checked.count >= PROGRESS_FROM_OBJECTS) {
-      await progress(`capturing ${checked.count} objects into ${checkpoint.name}`);
+    if (count >= PROGRESS_FROM_OBJECTS) {
+      await progress(`capturing ${count} objects into ${checkpoint.name}`);
     }
     /** A checkpoint that says it is a result also says how it ended, failure included. */
     const markFailed = (message: string) =>
@@ -47,7 +47,10 @@ export async function manifestCaptureRequestWorkflow(input: RequestWorkflowInput
       });
     let result;
     try {
-      result = await checkpointWrites.writeCheckpointContent({ ref, checkpoint });
+      result =
+        fewerTasks && count < PROGRESS_FROM_OBJECTS
+          ? await writeSmall({ ref, checkpoint })
+          : await checkpointWrites.writeCheckpointContent({ ref, checkpoint });
     } catch (err) {
       const ended = howFailureEnds(err);
       if (ended?.status !== 'failed') throw err;
@@ -76,4 +79,34 @@ export async function manifestCaptureRequestWorkflow(input: RequestWorkflowInput
     });
     return ok({ message, fields });
   });
+}
+
+/** Targets checked, keeper and checkpoint ensured: one local activity on one read of the request. */
+function prepare(ref: RequestRef) {
+  return targetChecks.prepareCapture(ref);
+}
+
+/** The same in three local activities, as runs before REQUEST_FEWER_TASKS recorded it. */
+async function prepareStepwise(ref: RequestRef) {
+  const checked = await targetChecks.checkCaptureTargets(ref);
+  if (checked.status !== 'ok') return checked;
+  const owner = await requestCalls.ensureRequestKeeper(ref);
+  if (owner.status !== 'ok') return owner;
+  const checkpoint = await requestCalls.ensureCheckpoint({ ref, keeper: owner.keeper });
+  return ok({ count: checked.count, keeper: owner.keeper, checkpoint });
+}
+
+/**
+ * A small capture's write as a local activity of the current workflow task (no activity task, no
+ * second workflow task). Its one attempt failing or timing out hands the write to the regular
+ * activity, so a refused or slow write gets the same retries, RBAC-rollout window and ending as a
+ * large capture's (the writes are idempotent: the second converges on the same chunks).
+ */
+async function writeSmall(input: { ref: RequestRef; checkpoint: CheckpointIdentity }) {
+  try {
+    return await smallWrites.writeCheckpointContent(input);
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    return checkpointWrites.writeCheckpointContent(input);
+  }
 }

@@ -17,7 +17,7 @@ import { runRequest } from './lifecycle.js';
 import type { RequestWorkflowInput } from './messages.js';
 
 export async function volumeCaptureRequestWorkflow(input: RequestWorkflowInput): Promise<string> {
-  return runRequest(input, async ({ ref, progress }) => {
+  return runRequest(input, 'resolving targets', async ({ ref, progress }) => {
     const policy = await requestCalls.requestPolicy();
     await progress('resolving targets');
     const resolved = await volumeResolution.resolveVolumeTargets(ref);

@@ -15,7 +15,7 @@ import { runRequest } from './lifecycle.js';
 import type { RequestWorkflowInput } from './messages.js';
 
 export async function volumeRestoreRequestWorkflow(input: RequestWorkflowInput): Promise<string> {
-  return runRequest(input, async ({ ref, spec, progress }) => {
+  return runRequest(input, 'validating the source', async ({ ref, spec, progress }) => {
     const policy = await requestCalls.requestPolicy();
     await progress('validating the source');
     const valid = await restoreChecks.validateRestoreSource(ref);
