@@ -54,7 +54,9 @@ export function delayActivityInterceptors(env: NodeJS.ProcessEnv = process.env):
           const ms = delays.get(ctx.info.activityType);
           if (ms !== undefined && ctx.info.attempt === 1) {
             process.stderr.write(`fault injection: ${ctx.info.activityType} held ${ms} ms\n`);
-            await sleep(ms);
+            // A worker too busy to start the step: once the attempt is given up on (its timeout
+            // passed, it was cancelled), it never starts.
+            await sleep(ms, undefined, { signal: ctx.cancellationSignal });
           }
           return next(input);
         },

@@ -72,11 +72,13 @@ async function lifeWork(workflowId: string) {
   /** `signal:event-or-phase`: the hints that reached the run. */
   const signals: string[] = [];
   let workflowTasks = 0;
+  let failedTasks = 0;
   let upserts = 0;
   let mostUpsertsInATask = 0;
   for (const e of history.events ?? []) {
     if (e.workflowTaskCompletedEventAttributes) upserts = 0;
     if (e.workflowTaskCompletedEventAttributes) workflowTasks++;
+    if (e.workflowTaskFailedEventAttributes) failedTasks++;
     const signaled = e.workflowExecutionSignaledEventAttributes;
     if (signaled) {
       const payload = signaled.input?.payloads?.[0]?.data;
@@ -92,7 +94,7 @@ async function lifeWork(workflowId: string) {
     if (marker?.markerName === 'core_patch') patches.push(detail.id!);
     else if (detail.activity_type) localActivities.push(detail.activity_type);
   }
-  return { patches, mostUpsertsInATask, localActivities, signals, workflowTasks };
+  return { patches, mostUpsertsInATask, localActivities, signals, workflowTasks, failedTasks };
 }
 
 async function heldBy(sandboxId: string) {
@@ -153,9 +155,11 @@ describe('Fast mode (the default)', () => {
     expect(work.mostUpsertsInATask).toBe(1);
     expect(work.localActivities.slice(1, 3)).toEqual(['createSandboxRecord', 'patchSandboxStatus']);
     // No echo of its own doing wakes it: not the agent reporting the sandbox it placed, not the
-    // record it created, not its finalizer's removal. The deletion is told once by the fast path
-    // (the watcher's copy finds the run ended, or lands in the same task).
-    expect(work.signals.filter((s) => !s.startsWith('sandboxChanged:Deleting'))).toEqual([]);
+    // record it created. The deletion is told once (by the watcher; DeleteSandbox waits for it to
+    // arrive): a second copy racing into the task that ends the run would fail that task.
+    expect(work.signals).toEqual(['sandboxChanged:Deleting']);
+    expect(work.workflowTasks).toBe(3);
+    expect(work.failedTasks).toBe(0);
   });
 
   it('makes a create idempotent by name: same spec → the same sandbox; another spec → ALREADY_EXISTS', async () => {
@@ -281,7 +285,8 @@ describe('Strong mode', () => {
     const work = await lifeWork(sandboxWorkflowId(stack.namespace, name));
     expect(work.patches.filter((p) => p.startsWith('sandbox-'))).toEqual(['sandbox-lean-life-2']);
     expect(work.mostUpsertsInATask).toBe(1);
-    expect(work.signals.filter((s) => !s.startsWith('sandboxChanged:Deleting'))).toEqual([]);
+    expect(work.signals).toEqual(['sandboxChanged:Deleting']);
+    expect(work.failedTasks).toBe(0);
   });
 });
 

@@ -3,7 +3,8 @@
  * it fresh, move the allocation to status, manage the cleanup finalizer. Every write is pinned to
  * the object's UID, so a same-name successor is never touched by its predecessor's workflow.
  */
-import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import {
   ALLOCATION_ANNOTATION,
   CREATE_TIMESTAMP_ANNOTATION,
@@ -116,6 +117,9 @@ export function createSandboxRecordActivities(kube: KubeClient, sealer: EnvSeale
     > {
       // The record holds the values themselves (as the original's); history only sealed ones.
       const body = sandboxRecord({ ...input, spec: { ...input.spec, envs: sealer.openEnvs(input.spec.envs) } });
+      // An attempt its run gave up on (its timeout passed) creates nothing: a later attempt may
+      // have, and the run may have deleted that record since — this one would bring it back.
+      if (attemptAbandoned()) throw new CancelledFailure('createSandboxRecord: this attempt timed out; not creating');
       try {
         const created = await kube.create(body);
         // The apiserver's answer is the record as it is now: the workflow needs no read after it.
@@ -242,3 +246,12 @@ export function createSandboxRecordActivities(kube: KubeClient, sealer: EnvSeale
 }
 
 export type SandboxRecordActivities = ReturnType<typeof createSandboxRecordActivities>;
+
+/** Whether this activity attempt was cancelled (its timeout passed); false outside an activity (unit tests). */
+function attemptAbandoned(): boolean {
+  try {
+    return Context.current().cancellationSignal.aborted;
+  } catch {
+    return false;
+  }
+}

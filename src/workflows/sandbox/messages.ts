@@ -92,5 +92,7 @@ export interface SandboxState {
   message?: string;
   /** The mode of the create this run answered or is answering. */
   mode?: 'fast' | 'strong';
+  /** A `Deleting` hint reached it: the name is closing (a create now waits for the next run). */
+  deletionRequested?: boolean;
 }
 export const sandboxStateQuery = defineQuery<SandboxState>('sandboxState');

@@ -185,7 +185,7 @@ export class SandboxRun {
   hint(change?: SandboxChange): void {
     this.needsReconcile = true;
     this.knownRecord = undefined;
-    if (change?.event === 'Deleting') this.deletionRequested = true;
+    if (change?.event === 'Deleting') this.deletionRequested = this.state.deletionRequested = true;
     if (change?.event === 'Deleting' && !change.uid) this.creationDeleted = true;
   }
 
