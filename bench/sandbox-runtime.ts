@@ -25,7 +25,7 @@ import { ImageStore } from '../src/agent/containerd/images.js';
 import { containerSpec } from '../src/agent/containerd/oci-spec.js';
 import { AgentClient } from '../src/fastpath/agent-client.js';
 import { getFreePort, ManagedProcess } from '../src/infra/process.js';
-import { ensureSandboxNetd } from '../src/infra/sandbox-netd.js';
+import { ensureSandboxNetd } from '../src/infra/go-programs.js';
 import { benchStack, machine, pool, REPO_ROOT, summary, until } from './support.js';
 
 const ROUNDS = Number(process.argv[2] ?? 30);

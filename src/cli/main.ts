@@ -400,7 +400,7 @@ program
         egress: flags.egress,
         egressDeny: flags.egressDeny,
         hostIp: process.env.HOST_IP,
-        netdBinary: flags.netdBinary ?? (await (await import('../infra/sandbox-netd.js')).buildSandboxNetd()),
+        netdBinary: flags.netdBinary ?? (await (await import('../infra/go-programs.js')).buildSandboxNetd()),
         networkTag: flags.networkTag,
         ioDir: path.join(flags.ioDir, agentId),
         agentName: agentId,
@@ -550,9 +550,8 @@ infra
     const { tools, missing } = findHostTools();
     for (const [name, file] of Object.entries(tools)) if (file) console.log(`${name.padEnd(24)} host\t${file}`);
     for (const name of missing) console.log(`${name.padEnd(24)} missing (${INSTALL_HINT})`);
-    const { ensureSandboxInit } = await import('../infra/sandbox-init.js');
+    const { ensureSandboxInit, ensureSandboxNetd } = await import('../infra/go-programs.js');
     console.log(`${'sandbox-init'.padEnd(24)} built\t${await ensureSandboxInit()}`);
-    const { ensureSandboxNetd } = await import('../infra/sandbox-netd.js');
     console.log(`${'sandbox-netd'.padEnd(24)} built\t${await ensureSandboxNetd()}`);
     if (flags.withoutNode) return;
     const { ensurePauseImage } = await import('../infra/pause-image.js');

@@ -4,7 +4,7 @@
  * - a Debian base from Debian's packages by `mmdebstrap` (minbase, the Dockerfile's runtime package
  *   list from scripts/image/runtime-packages, from the machine's own Debian mirror), cached by its inputs;
  * - Node 24 from the npm `node` package the lock pins, at /usr/local/bin/node as in node:24-slim;
- * - `sandbox-init` and `sandbox-netd` built with the host's Go (sandbox-init.ts, sandbox-netd.ts);
+ * - `sandbox-init` and `sandbox-netd` built with the host's Go (go-programs.ts);
  * - /app laid out by scripts/image/app.sh, the recipe the Dockerfile's build stage runs too;
  * - packed by umoci into an OCI layout as two layers (Debian, then node + the Go binaries + /app) with
  *   the Dockerfile's config, cached under `cacheRoot()/images/project/` by a hash of every input,
@@ -19,8 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { cacheRoot, type ProgressLog } from './binaries.js';
 import { buildCached, pushOciImage } from './images.js';
-import { buildSandboxInit } from './sandbox-init.js';
-import { buildSandboxNetd } from './sandbox-netd.js';
+import { buildSandboxInit, buildSandboxNetd } from './go-programs.js';
 
 const run = promisify(execFile);
 

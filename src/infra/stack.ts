@@ -32,8 +32,7 @@ import { LEDGER_ENV, recordCgroups, recordContainerd, recordNode } from './ledge
 import { Lifeline, reapLedger } from './lifeline.js';
 import { getFreePort, isPortFree } from './process.js';
 import { ImageRegistry } from './registry.js';
-import { ensureSandboxInit } from './sandbox-init.js';
-import { ensureSandboxNetd } from './sandbox-netd.js';
+import { ensureSandboxInit, ensureSandboxNetd } from './go-programs.js';
 import { installCrds } from '../kube/crds.js';
 import { LocalAdmissionWebhook } from '../admission/local.js';
 import type { AllowedCapabilities } from '../domain/sandbox-capabilities.js';

@@ -326,58 +326,53 @@ describe('agent delete when the runtime refuses', () => {
 });
 
 describe('agent delete, between the exit and the release', () => {
-  it('reports the sandbox terminating, never stopped: the kill is the delete, not the sandbox ending', async () => {
-    let onExit: ((exit: SandboxExit) => void) | undefined;
-    let released: (() => void) | undefined;
+  /**
+   * A runtime whose sandbox's removal (its container, its network) is held until `release()`;
+   * `killOnStop`: the process dies the moment the delete stops it.
+   */
+  async function agentWithSlowRemoval(killOnStop: boolean) {
+    const held: { exited?: (exit: SandboxExit) => void; release?: () => void } = {};
     const runtime = {
       name: 'fake',
       validate: () => undefined,
       start: (_spec: unknown, exited: (exit: SandboxExit) => void) => {
-        onExit = exited;
+        held.exited = exited;
         return Promise.resolve();
       },
-      // The process dies at once; removing what it was made of (its container, its network) takes a while.
       stop: () => {
-        onExit!({ code: null, signal: 'SIGKILL', stopped: true });
-        return new Promise<void>((r) => (released = r));
+        if (killOnStop) held.exited!({ code: null, signal: 'SIGKILL', stopped: true });
+        return new Promise<void>((r) => (held.release = r));
       },
       remove: () => undefined,
     } as unknown as SandboxRuntime;
     const agent = new SandboxAgent({ agentId: 'a', nodeName: 'n', capacity: 1, runtime, killGraceMs: 10 });
     expect((await agent.create({ sandboxId: 's', image: 'img', command: ['x'] })).status).toBe(200);
+    return { agent, held };
+  }
+  const tick = () => new Promise((r) => setTimeout(r, 10));
+
+  it('reports the sandbox terminating, never stopped: the kill is the delete, not the sandbox ending', async () => {
+    const { agent, held } = await agentWithSlowRemoval(true);
     agent.delete('s');
-    await new Promise((r) => setTimeout(r, 10));
-    expect(released).toBeDefined();
+    await tick();
+    expect(held.release).toBeDefined();
     expect(agent.status().sandboxStatuses).toEqual([
       expect.objectContaining({ sandboxId: 's', phase: 'terminating', message: 'stopped by the agent' }),
     ]);
-    released!();
-    await new Promise((r) => setTimeout(r, 10));
+    held.release!();
+    await tick();
     expect(agent.status().sandboxStatuses).toEqual([]);
   });
 
   it('one that ended by itself and is then deleted: terminating until gone, too', async () => {
-    let onExit: ((exit: SandboxExit) => void) | undefined;
-    let released: (() => void) | undefined;
-    const runtime = {
-      name: 'fake',
-      validate: () => undefined,
-      start: (_spec: unknown, exited: (exit: SandboxExit) => void) => {
-        onExit = exited;
-        return Promise.resolve();
-      },
-      stop: () => new Promise<void>((r) => (released = r)),
-      remove: () => undefined,
-    } as unknown as SandboxRuntime;
-    const agent = new SandboxAgent({ agentId: 'a', nodeName: 'n', capacity: 1, runtime, killGraceMs: 10 });
-    expect((await agent.create({ sandboxId: 's', image: 'img', command: ['x'] })).status).toBe(200);
-    onExit!({ code: 3, signal: null, stopped: false });
+    const { agent, held } = await agentWithSlowRemoval(false);
+    held.exited!({ code: 3, signal: null, stopped: false });
     expect(agent.status().sandboxStatuses).toEqual([expect.objectContaining({ phase: 'failed' })]);
     agent.delete('s');
-    await new Promise((r) => setTimeout(r, 10));
+    await tick();
     expect(agent.status().sandboxStatuses).toEqual([expect.objectContaining({ phase: 'terminating' })]);
-    released!();
-    await new Promise((r) => setTimeout(r, 10));
+    held.release!();
+    await tick();
     expect(agent.status().sandboxStatuses).toEqual([]);
   });
 });
