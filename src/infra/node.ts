@@ -458,9 +458,26 @@ export async function cleanupNode(dir: string): Promise<void> {
   spawnSync('ip', ['link', 'delete', record.network.bridge], { stdio: 'ignore' });
   spawnSync('nft', ['delete', 'table', 'ip', KUBE_PROXY_TABLE], { stdio: 'ignore' });
   spawnSync('nft', ['delete', 'table', 'ip6', KUBE_PROXY_TABLE], { stdio: 'ignore' });
+  removeKubeletIptablesChains();
   removeCgroupTree(record.cgroupRoot);
   await rm(record.ipamDir, { recursive: true, force: true });
   await rm(file, { force: true });
+}
+
+/**
+ * The chains the kubelet adds through iptables (`KUBE-FIREWALL` hooked into INPUT and OUTPUT, its
+ * canaries): only those, never the tables (iptables-nft shares them with everything else on the
+ * host). Each step tolerates what is already gone.
+ */
+function removeKubeletIptablesChains(): void {
+  const run = (cmd: string, ...args: string[]) => spawnSync(cmd, ['-w', ...args], { stdio: 'ignore' });
+  for (const cmd of ['iptables', 'ip6tables']) {
+    for (const hook of ['INPUT', 'OUTPUT']) run(cmd, '-t', 'filter', '-D', hook, '-j', 'KUBE-FIREWALL');
+    run(cmd, '-t', 'filter', '-F', 'KUBE-FIREWALL');
+    run(cmd, '-t', 'filter', '-X', 'KUBE-FIREWALL');
+    for (const table of ['filter', 'nat', 'mangle']) run(cmd, '-t', table, '-X', 'KUBE-KUBELET-CANARY');
+    run(cmd, '-t', 'mangle', '-X', 'KUBE-IPTABLES-HINT');
+  }
 }
 
 /** Named network namespaces whose `eth0` peer is a port of `bridge`. */
