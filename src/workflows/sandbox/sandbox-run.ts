@@ -158,8 +158,10 @@ export class SandboxRun {
   recorded = false;
   /** The caller's answer has left with a workflow task completion. */
   answerSent = false;
-  /** A deletion hint: closes the name to creates at once (before the run has read the record). */
-  deletionRequested = false;
+  /** A deletion hint: closes the name to creates at once (before the run has read the record); in the state, so the fast path can see it. */
+  get deletionRequested(): boolean {
+    return this.state.deletionRequested === true;
+  }
   /**
    * The fast path's DeleteSandbox reached this creation (no record found): it may arrive only
    * after the record is written (the hint waits while the record write holds the workflow task).
@@ -185,7 +187,7 @@ export class SandboxRun {
   hint(change?: SandboxChange): void {
     this.needsReconcile = true;
     this.knownRecord = undefined;
-    if (change?.event === 'Deleting') this.deletionRequested = this.state.deletionRequested = true;
+    if (change?.event === 'Deleting') this.state.deletionRequested = true;
     if (change?.event === 'Deleting' && !change.uid) this.creationDeleted = true;
   }
 
