@@ -153,7 +153,9 @@ describe('agent loss', () => {
         const sb = await stack.sandbox(name);
         if (sb?.status?.phase === phase && sb.status.conditions?.[0]?.reason === reason) return sb;
         // Thrown so a timeout says what the record showed last.
-        throw new Error(`${sb?.status?.phase} ${sb?.status?.conditions?.[0]?.reason}: ${sb?.status?.conditions?.[0]?.message}`);
+        throw new Error(
+          `${sb?.status?.phase} ${sb?.status?.conditions?.[0]?.reason}: ${sb?.status?.conditions?.[0]?.message}`,
+        );
       },
       { timeoutMs },
     );
