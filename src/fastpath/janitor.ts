@@ -1,8 +1,7 @@
 /**
  * Keeps the janitor workflow running (`sandbox-janitor/<task queue>`): every fast-path replica
  * signals-with-start it on start, which starts it when it is not running and otherwise hands it
- * this replica's settings. Up to 0.x the janitor was a Schedule starting one run per pass; that
- * Schedule is deleted here and a pass it started is ended, so an upgrade leaves one janitor.
+ * this replica's settings.
  */
 import { ScheduleNotFoundError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { FastPathConfig } from '../config.js';
@@ -18,6 +17,7 @@ export async function ensureSandboxJanitor(client: Client, taskQueue: string, fp
     orphanTimeoutSeconds: Math.ceil(fp.orphanTimeoutMs / 1000),
     intervalMs: fp.janitorIntervalMs,
   };
+  // Until 0.4: a 0.2 installation's janitor Schedule would keep starting passes (docs/compatibility.md).
   await deleteLegacySchedule(client, workflowId);
   const start = () =>
     client.workflow.signalWithStart(sandboxJanitorWorkflow, {
@@ -28,7 +28,7 @@ export async function ensureSandboxJanitor(client: Client, taskQueue: string, fp
       signalArgs: [settings],
     });
   const handle = await start();
-  // A pass the old Schedule started runs with an execution timeout; the loop has none.
+  // Until 0.4: a pass the 0.2 Schedule started runs with an execution timeout; the loop has none.
   const desc = await handle.describe();
   if (desc.raw.executionConfig?.workflowExecutionTimeout?.seconds) {
     await handle.terminate('replaced by the long-lived janitor').catch((err: unknown) => {

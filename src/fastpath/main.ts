@@ -178,20 +178,26 @@ export async function startFastPath(
           kube,
           metrics,
           async (lost) => {
-            await client.workflow.signalWithStart(sandboxWorkflow, {
+            const sent = await dispatcher.signalWithStart({
+              workflow: sandboxWorkflow,
               workflowId: sandboxWorkflowId(lost.namespace, lost.name),
-              taskQueue,
               args: [{ namespace: lost.namespace, name: lost.name }],
               signal: agentReportedSignal,
               signalArgs: [
                 { agent: lost.agent, sandboxId: lost.sandboxId, phase: 'missing', message: 'janitor: agent lost it' },
               ],
-              typedSearchAttributes: [
+              searchAttributes: [
                 { key: K8sKind, value: SandboxKind.kind },
                 { key: K8sNamespace, value: lost.namespace },
                 { key: K8sName, value: lost.name },
               ],
+              summary: `Sandbox ${lost.namespace}/${lost.name}`,
+              kind: SandboxKind.kind,
+              receivedAt: performance.now(),
             });
+            // The pass counts it as reported only when it was.
+            if (sent === 'dropped')
+              throw new Error(`Temporal refused the hint to sandbox ${lost.namespace}/${lost.name}`);
           },
           fp.namespace,
           async (namespace, name) => (await runningSandbox(client, namespace, name))?.state,
