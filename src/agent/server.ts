@@ -270,7 +270,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
       // that stops reading pauses the command's output (the runtime awaits each line). The head
       // goes with the first line: a command that cannot start is answered as an error.
       const start = () => startStream(reply, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
-      const line = (o: unknown) => writeWithBackpressure(start(), `${JSON.stringify(o)}\n`);
+      const line = (message: unknown) => writeWithBackpressure(start(), `${JSON.stringify(message)}\n`);
       const abort = new AbortController();
       reply.raw.once('close', () => abort.abort());
       await streaming(

@@ -120,7 +120,7 @@ async function startCloudflareEmulatorProcess(
     kind: 'Secret',
     metadata: { name: 'cloudflare-api-token', namespace: DEV_CLOUDFLARE.namespace },
     stringData: { CLOUDFLARE_API_TOKEN: token },
-  } as never);
+  });
   await kube.apply({
     apiVersion: CloudflareCredentialsKind.apiVersion,
     kind: CloudflareCredentialsKind.kind,

@@ -50,11 +50,17 @@ export function fastPathClient(address: string, defaultTenant: string, apiKey?: 
   };
   const client = new pkg.fastpath.v1.FastPathService(address, channelCredentials(tls));
   return {
-    call(method, req, tenant = defaultTenant, extra = {}) {
+    call<Res>(
+      method: string,
+      req: Record<string, unknown>,
+      tenant = defaultTenant,
+      extra: Record<string, string> = {},
+    ) {
       const md = metadata(tenant, apiKey);
       for (const [k, v] of Object.entries(extra)) md.set(k, v);
-      return new Promise((resolve, reject) =>
-        (client[method] as UnaryMethod)(req, md, (err, res) => (err ? reject(err) : resolve(res as never))),
+      // The caller names the answer's type (the .proto's message, read by proto-loader).
+      return new Promise<Res>((resolve, reject) =>
+        (client[method] as UnaryMethod)(req, md, (err, res) => (err ? reject(err) : resolve(res as Res))),
       );
     },
     close: () => client.close(),

@@ -131,7 +131,7 @@ export async function startGrpcServer(opts: {
       };
       void (async () => {
         try {
-          const tenant = callerTenant(opts.tenants, call as never);
+          const tenant = callerTenant(opts.tenants, call);
           // At the client's pace (gRPC flow control): the agent's stream is read no faster.
           for await (const item of await open(call.request, tenant, abort.signal))
             await writeWithBackpressure(call, toMessage(item));

@@ -34,7 +34,7 @@ import { searchAttributesRegistered } from '../temporal/search-attribute-check.j
 import { K8sKind, K8sName, K8sNamespace } from '../temporal/search-attributes.js';
 import { workflowSource } from '../workers/bundle.js';
 import { delayActivityInterceptors, killAfterActivityInterceptors } from '../workers/fault-injection.js';
-import { installTemporalRuntime } from '../workers/runtime.js';
+import { installTemporalRuntime, temporalLogLevel } from '../workers/runtime.js';
 import { autoPromote, versionedWorkerOptions } from '../workers/versioning.js';
 import {
   agentReportedSignal,
@@ -79,7 +79,7 @@ export async function startFastPath(
   } = {},
 ): Promise<RunningFastPath> {
   const log = logger.child({ role: 'fastpath' });
-  installTemporalRuntime(log, (process.env.DO_TEMPORAL_LOG_LEVEL as never) ?? 'WARN', cfg.workerMetricsAddress);
+  installTemporalRuntime(log, temporalLogLevel(process.env.DO_TEMPORAL_LOG_LEVEL, 'WARN'), cfg.workerMetricsAddress);
   const taskQueue = sandboxTaskQueue(cfg.temporal.taskQueue);
   // Read first: a missing or mismatched certificate fails the start with its reason.
   const tls = fp.tls && new ServingTls(fp.tls, log);
@@ -99,21 +99,21 @@ export async function startFastPath(
   const dispatcher = new Dispatcher(client, taskQueue, createDispatchMetrics(metrics.registry, 'fastpath'), log);
 
   // Only news to the run (src/fastpath/run-hints.ts): its own removal's traces would land on the task that ends it.
-  const hintRun = async (o: SandboxChangeObservation) => {
-    const step = agentHintStep(o);
+  const hintRun = async (change: SandboxChangeObservation) => {
+    const step = agentHintStep(change);
     if (step === 'skip') return;
     if (step === 'ask') {
-      const run = await runningSandbox(client, o.namespace, o.claimName).then(
+      const run = await runningSandbox(client, change.namespace, change.claimName).then(
         (r) => r?.state,
         () => 'unknown' as const,
       );
-      if (!hintForRunState(run, o)) return;
+      if (!hintForRunState(run, change)) return;
     }
-    await dispatcher.signal(sandboxWorkflowId(o.namespace, o.claimName), agentReportedSignal, {
-      agent: o.agent,
-      sandboxId: o.sandboxId,
-      phase: o.phase,
-      message: o.message,
+    await dispatcher.signal(sandboxWorkflowId(change.namespace, change.claimName), agentReportedSignal, {
+      agent: change.agent,
+      sandboxId: change.sandboxId,
+      phase: change.phase,
+      message: change.message,
     });
   };
   // One hint per pool per poll of the agents, whatever changed in it (src/fastpath/pool-hints.ts).
@@ -133,10 +133,14 @@ export async function startFastPath(
     // appearing on or leaving an agent changes its pool's load: a hint to the pool's workflow.
     // An agent became usable or went away: the pool's status and size follow at once.
     onPoolAgentsChange: (namespace, pool) => poolHints.add(namespace, pool, 'agents changed'),
-    onSandboxChange: (o) => {
-      void hintRun(o).catch((err: unknown) => log.warn({ err }, 'agent hint not delivered'));
-      if (o.firstSeen || o.phase === 'missing')
-        poolHints.add(o.namespace, o.pool, `sandbox ${o.sandboxId} ${o.phase} on agent ${o.agent}`);
+    onSandboxChange: (change) => {
+      void hintRun(change).catch((err: unknown) => log.warn({ err }, 'agent hint not delivered'));
+      if (change.firstSeen || change.phase === 'missing')
+        poolHints.add(
+          change.namespace,
+          change.pool,
+          `sandbox ${change.sandboxId} ${change.phase} on agent ${change.agent}`,
+        );
     },
   });
   const tenants =

@@ -29,10 +29,10 @@ const PLACING_STAGES: ReadonlySet<SandboxStage> = new Set(['creating', 'recordin
  * restarted, or none) — the run's state decides (`hintForRunState`).
  */
 export function agentHintStep(
-  o: Pick<SandboxChangeObservation, 'phase' | 'removedByRun' | 'placedByRun'>,
+  change: Pick<SandboxChangeObservation, 'phase' | 'removedByRun' | 'placedByRun'>,
 ): 'hint' | 'skip' | 'ask' {
-  if (o.removedByRun || o.placedByRun) return 'skip';
-  return REMOVAL_PHASES.has(o.phase) || PLACED_PHASES.has(o.phase) ? 'ask' : 'hint';
+  if (change.removedByRun || change.placedByRun) return 'skip';
+  return REMOVAL_PHASES.has(change.phase) || PLACED_PHASES.has(change.phase) ? 'ask' : 'hint';
 }
 
 /** What an agent reports of a sandbox that is being created or runs. */
@@ -46,11 +46,11 @@ const PLACED_PHASES: ReadonlySet<string> = new Set(['creating', 'running']);
  */
 export function hintForRunState(
   run: Pick<SandboxState, 'stage' | 'sandboxId' | 'phase'> | undefined | 'unknown',
-  o: Pick<SandboxChangeObservation, 'phase' | 'sandboxId'>,
+  change: Pick<SandboxChangeObservation, 'phase' | 'sandboxId'>,
 ): boolean {
   if (run === 'unknown') return true;
   if (run === undefined) return false;
-  if (!PLACED_PHASES.has(o.phase)) return !REMOVING_STAGES.has(run.stage);
+  if (!PLACED_PHASES.has(change.phase)) return !REMOVING_STAGES.has(run.stage);
   if (PLACING_STAGES.has(run.stage)) return false;
-  return !(run.sandboxId === o.sandboxId && run.phase === (o.phase === 'running' ? 'Running' : 'Bound'));
+  return !(run.sandboxId === change.sandboxId && run.phase === (change.phase === 'running' ? 'Running' : 'Bound'));
 }

@@ -31,11 +31,11 @@ async function* guarded<T>(it: AsyncIterable<T>): AsyncGenerator<T> {
 }
 
 export class SandboxIo {
-  constructor(private readonly o: { service: FastPathService; registry: SandboxRegistry; agents: AgentClient }) {}
+  constructor(private readonly opts: { service: FastPathService; registry: SandboxRegistry; agents: AgentClient }) {}
 
   /** The agent and the sandbox ID of the caller's sandbox, or why there is none to reach. */
   private async locate(req: SandboxIoRequest, tenant: string): Promise<{ url: string; sandboxId: string }> {
-    const sb = await this.o.service.ownSandbox({ sandboxName: req.sandboxName, namespace: req.namespace }, tenant);
+    const sb = await this.opts.service.ownSandbox({ sandboxName: req.sandboxName, namespace: req.namespace }, tenant);
     const namespace = sb.metadata!.namespace!;
     const pod = sb.status?.assignedPod;
     const sandboxId = sb.status?.sandboxID;
@@ -44,7 +44,7 @@ export class SandboxIo {
         'FailedPrecondition',
         `Sandbox ${sb.metadata!.name} is not on an agent (phase ${sb.status?.phase ?? 'Pending'})`,
       );
-    const agent = this.o.registry.agent(namespace, pod);
+    const agent = this.opts.registry.agent(namespace, pod);
     if (!agent)
       throw new FastPathError('Unavailable', `agent ${pod} of Sandbox ${sb.metadata!.name} is not reachable now`);
     return { url: agent.url, sandboxId };
@@ -56,7 +56,7 @@ export class SandboxIo {
     abort: AbortSignal,
   ): Promise<AsyncIterable<Buffer>> {
     const { url, sandboxId } = await this.locate(req, tenant);
-    return guarded(this.o.agents.logs(url, sandboxId, req.follow ?? false, abort));
+    return guarded(this.opts.agents.logs(url, sandboxId, req.follow ?? false, abort));
   }
 
   /** `stdin` is what the command reads, then EOF (empty or none: EOF at once), at most MAX_EXEC_STDIN_BYTES. */
@@ -73,6 +73,6 @@ export class SandboxIo {
         `stdin is ${req.stdin.length} bytes; at most ${MAX_EXEC_STDIN_BYTES} are accepted`,
       );
     const { url, sandboxId } = await this.locate(req, tenant);
-    return guarded(this.o.agents.exec(url, sandboxId, req.command, abort, req.stdin));
+    return guarded(this.opts.agents.exec(url, sandboxId, req.command, abort, req.stdin));
   }
 }

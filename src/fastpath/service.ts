@@ -143,11 +143,11 @@ const PREDECESSOR_WAIT_MS = 30_000;
 const MAX_EXPIRE_TIME_SECONDS = 253_402_300_799;
 
 export class FastPathService {
-  constructor(private readonly o: FastPathServiceOptions) {}
+  constructor(private readonly opts: FastPathServiceOptions) {}
 
   async create(req: CreateRequest, tenant: string): Promise<CreateResponse> {
     const started = process.hrtime.bigint();
-    const mode: ConsistencyMode = req.consistencyMode === 'STRONG' ? 'strong' : this.o.defaultMode;
+    const mode: ConsistencyMode = req.consistencyMode === 'STRONG' ? 'strong' : this.opts.defaultMode;
     let success = false;
     try {
       const res = await this.createOnce(req, tenant, mode);
@@ -155,11 +155,11 @@ export class FastPathService {
       return res;
     } catch (err) {
       const code = err instanceof FastPathError ? err.code : 'Internal';
-      this.o.metrics.createRejections.inc({ mode, code });
+      this.opts.metrics.createRejections.inc({ mode, code });
       throw err;
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      this.o.metrics.createDuration.observe({ mode, success: String(success) }, seconds);
+      this.opts.metrics.createDuration.observe({ mode, success: String(success) }, seconds);
     }
   }
 
@@ -178,28 +178,28 @@ export class FastPathService {
     };
     const invalid = invalidCreate(spec, namespace, name);
     if (invalid) throw new FastPathError('InvalidArgument', invalid);
-    const limits = this.o.tenants?.snapshot.getSandboxConfig?.(Number(tenant));
+    const limits = this.opts.tenants?.snapshot.getSandboxConfig?.(Number(tenant));
     const denied = sandboxPlacementRefusal(tenant, limits, namespace, spec.poolRef);
     if (denied) throw new FastPathError('PermissionDenied', denied);
     // Refused here, before any workflow exists: nothing is half-created by a bad pool name.
-    if (!this.o.registry.knowsPool(namespace, spec.poolRef))
+    if (!this.opts.registry.knowsPool(namespace, spec.poolRef))
       throw new FastPathError('NotFound', `SandboxPool ${spec.poolRef} not found in namespace ${namespace}`);
-    if (this.o.registry.poolTerminating(namespace, spec.poolRef))
+    if (this.opts.registry.poolTerminating(namespace, spec.poolRef))
       throw new FastPathError(
         'FailedPrecondition',
         `SandboxPool ${spec.poolRef} in namespace ${namespace} is being deleted: it takes no new sandboxes`,
       );
-    if (this.o.registry.poolMax(namespace, spec.poolRef) === 0)
+    if (this.opts.registry.poolMax(namespace, spec.poolRef) === 0)
       throw new FastPathError('FailedPrecondition', poolMaxZero(namespace, spec.poolRef));
     // No Ready agent (poolMin 0, or every agent gone): demand the pool's workflow scales up for,
     // told before the create so the agent starts as early as it can.
-    let hinted = false;
-    const hint = () => {
-      if (hinted) return;
-      hinted = true;
-      this.o.hintPoolDemand?.(namespace, spec.poolRef, { sandbox: name, mode });
+    let demandSent = false;
+    const hintDemand = () => {
+      if (demandSent) return;
+      demandSent = true;
+      this.opts.hintPoolDemand?.(namespace, spec.poolRef, { sandbox: name, mode });
     };
-    if (!this.o.registry.hasUsableAgent(namespace, spec.poolRef)) hint();
+    if (!this.opts.registry.hasUsableAgent(namespace, spec.poolRef)) hintDemand();
 
     const workflowId = sandboxWorkflowId(namespace, name);
     const deadline = Date.now() + PREDECESSOR_WAIT_MS;
@@ -208,7 +208,7 @@ export class FastPathService {
       if (limits?.maxSandboxes !== undefined) await this.acquireSlot(tenant, namespace, name, limits.maxSandboxes);
       const start = new WithStartWorkflowOperation(sandboxWorkflow, {
         workflowId,
-        taskQueue: this.o.taskQueue,
+        taskQueue: this.opts.taskQueue,
         args: [{ namespace, name }],
         workflowIdConflictPolicy: 'USE_EXISTING',
         typedSearchAttributes: [
@@ -222,23 +222,23 @@ export class FastPathService {
         staticSummary: `Sandbox ${namespace}/${name} (${mode}, pool ${spec.poolRef}, tenant ${tenant})`,
       });
       try {
-        const answer = await this.o.client.workflow.executeUpdateWithStart(createSandboxUpdate, {
+        const answer = await this.opts.client.workflow.executeUpdateWithStart(createSandboxUpdate, {
           // Env values enter Temporal (the update is recorded in history) sealed.
           args: [
             {
-              spec: { ...spec, envs: this.o.sealer.sealEnvs(spec.envs) },
+              spec: { ...spec, envs: this.opts.sealer.sealEnvs(spec.envs) },
               mode,
               tenant,
               receivedAtNanos,
-              ...(mode === 'strong' && this.o.scaleUpWaitMs !== undefined
-                ? { scaleUpWaitMs: this.o.scaleUpWaitMs }
+              ...(mode === 'strong' && this.opts.scaleUpWaitMs !== undefined
+                ? { scaleUpWaitMs: this.opts.scaleUpWaitMs }
                 : {}),
             },
           ],
           startWorkflowOperation: start,
         });
         if (answer.status === 'ok') {
-          this.o.metrics.allocations.inc({ result: 'placed' });
+          this.opts.metrics.allocations.inc({ result: 'placed' });
           return {
             sandboxId: answer.sandboxId,
             agentPod: answer.agentPod,
@@ -246,10 +246,10 @@ export class FastPathService {
             sandboxName: answer.sandboxName,
           };
         }
-        if (answer.outcome.code === 'ResourceExhausted') this.o.metrics.allocations.inc({ result: 'exhausted' });
+        if (answer.outcome.code === 'ResourceExhausted') this.opts.metrics.allocations.inc({ result: 'exhausted' });
         if (answer.outcome.reason === NO_READY_AGENT) {
           // Fast answers at once: the agent is on its way, the retry hint says when to ask again.
-          hint();
+          hintDemand();
           throw new FastPathError(
             'Unavailable',
             `${answer.outcome.message}; retry in ${SCALE_UP_RETRY_AFTER_SECONDS}s`,
@@ -292,7 +292,7 @@ export class FastPathService {
   private async acquireSlot(tenant: string, namespace: string, name: string, limit: number): Promise<void> {
     const start = new WithStartWorkflowOperation(sandboxQuotaWorkflow, {
       workflowId: quotaWorkflowId(tenant),
-      taskQueue: this.o.taskQueue,
+      taskQueue: this.opts.taskQueue,
       args: [{ tenant }],
       workflowIdConflictPolicy: 'USE_EXISTING',
       typedSearchAttributes: [{ key: Tenant, value: tenant }],
@@ -300,7 +300,7 @@ export class FastPathService {
     });
     let answer;
     try {
-      answer = await this.o.client.workflow.executeUpdateWithStart(acquireSlotUpdate, {
+      answer = await this.opts.client.workflow.executeUpdateWithStart(acquireSlotUpdate, {
         args: [{ slot: slotKey(namespace, name), limit }],
         startWorkflowOperation: start,
       });
@@ -314,7 +314,7 @@ export class FastPathService {
   }
 
   private async waitForRunEnd(workflowId: string, deadline: number): Promise<void> {
-    const handle = this.o.client.workflow.getHandle(workflowId);
+    const handle = this.opts.client.workflow.getHandle(workflowId);
     await Promise.race([
       handle.result().catch(() => undefined),
       new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now()))),
@@ -327,7 +327,7 @@ export class FastPathService {
     if (!req.sandboxName) throw new FastPathError('InvalidArgument', 'sandbox_name is required');
     let sb: Sandbox | undefined;
     try {
-      sb = await this.o.kube.get<Sandbox>(sandboxRef(namespace, req.sandboxName));
+      sb = await this.opts.kube.get<Sandbox>(sandboxRef(namespace, req.sandboxName));
     } catch (err) {
       throw kubeError(err, `get Sandbox ${namespace}/${req.sandboxName}`);
     }
@@ -362,7 +362,7 @@ export class FastPathService {
 
   /** The name's running workflow, if this tenant's, with its state (undefined when none or unreachable). */
   private async runOf(namespace: string, name: string, tenant: string) {
-    const run = await runningSandbox(this.o.client, namespace, name).catch(() => undefined);
+    const run = await runningSandbox(this.opts.client, namespace, name).catch(() => undefined);
     return run?.tenant === tenant ? run : undefined;
   }
 
@@ -386,7 +386,7 @@ export class FastPathService {
     const namespace = req.namespace || 'default';
     const items: SandboxInfo[] = [];
     try {
-      for await (const sb of this.o.kube.listAll<Sandbox>(SandboxKind.apiVersion, SandboxKind.kind, {
+      for await (const sb of this.opts.kube.listAll<Sandbox>(SandboxKind.apiVersion, SandboxKind.kind, {
         namespace,
         labelSelector: `${TENANT_LABEL}=${tenant}`,
       }))
@@ -409,7 +409,7 @@ export class FastPathService {
       sb = await this.ownSandbox(req, tenant); // written meanwhile, or NOT_FOUND for good
     }
     try {
-      await this.o.kube.delete(sandboxRef(sb.metadata!.namespace!, sb.metadata!.name!), { uid: sb.metadata!.uid });
+      await this.opts.kube.delete(sandboxRef(sb.metadata!.namespace!, sb.metadata!.name!), { uid: sb.metadata!.uid });
     } catch (err) {
       throw kubeError(err, `delete Sandbox ${sb.metadata!.namespace}/${sb.metadata!.name}`);
     }
@@ -418,7 +418,7 @@ export class FastPathService {
     // meets a run that knows and is a new incarnation; told directly only if the watcher is slow.
     const { namespace, name } = sb.metadata as { namespace: string; name: string };
     if (!(await this.runKnowsDeletion(namespace, name, Date.now() + DELETE_HEARD_WITHIN_MS)))
-      await this.o.client.workflow
+      await this.opts.client.workflow
         .getHandle(sandboxWorkflowId(namespace, name))
         .signal(sandboxChangedSignal, { event: 'Deleting', uid: sb.metadata!.uid })
         .catch(() => undefined);
@@ -428,7 +428,7 @@ export class FastPathService {
   /** Whether the name's run heard of its deletion (or ended) before `deadline` (Unix ms). */
   private async runKnowsDeletion(namespace: string, name: string, deadline: number): Promise<boolean> {
     for (;;) {
-      const run = await runningSandbox(this.o.client, namespace, name).catch(() => 'unknown' as const);
+      const run = await runningSandbox(this.opts.client, namespace, name).catch(() => 'unknown' as const);
       if (run === undefined) return true;
       if (run !== 'unknown' && (run.state.deletionRequested || ['deleting', 'done'].includes(run.state.stage)))
         return true;
@@ -486,7 +486,7 @@ export class FastPathService {
     if (Object.keys(spec).length === 0 && Object.keys(labels).length === 0)
       return { success: false, message: 'nothing to update', sandbox: sandboxInfo(sb) };
     try {
-      const updated = await this.o.kube.mergePatch<Sandbox>(
+      const updated = await this.opts.kube.mergePatch<Sandbox>(
         sandboxRef(sb.metadata!.namespace!, sb.metadata!.name!),
         {
           ...(Object.keys(spec).length ? { spec } : {}),

@@ -39,12 +39,12 @@ export interface ProbeAnswer {
 export class Probes {
   private round?: Promise<{ ok: boolean; lines: string[] }>;
 
-  constructor(private readonly o: ProbeOptions) {}
+  constructor(private readonly opts: ProbeOptions) {}
 
   /** The answer to `/healthz` or `/readyz` (text/plain); undefined for any other path, the caller's to answer. */
   answer(path: string): Promise<ProbeAnswer> | undefined {
     if (path === '/healthz') {
-      const dead = this.o.dead?.();
+      const dead = this.opts.dead?.();
       return Promise.resolve({ status: dead ? 503 : 200, text: dead ?? 'ok' });
     }
     if (path === '/readyz')
@@ -59,10 +59,10 @@ export class Probes {
   }
 
   private async check(): Promise<{ ok: boolean; lines: string[] }> {
-    const timeoutMs = this.o.timeoutMs ?? READINESS_CHECK_TIMEOUT_MS;
-    const dead = this.o.dead?.();
+    const timeoutMs = this.opts.timeoutMs ?? READINESS_CHECK_TIMEOUT_MS;
+    const dead = this.opts.dead?.();
     const results = await Promise.all(
-      this.o.ready.map(async (c) => {
+      this.opts.ready.map(async (c) => {
         let timer: NodeJS.Timeout | undefined;
         const deadline = new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);

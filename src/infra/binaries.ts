@@ -573,7 +573,7 @@ async function downloadRelease(binary: InfraBinary, log: ProgressLog): Promise<s
     const res = await fetch(url, { signal: AbortSignal.timeout(300_000) });
     if (!res.ok || !res.body) throw new Error(`HTTP ${res.status} from ${url}`);
     const file = path.join(dir, member ? 'archive.tar.gz' : binary);
-    await pipeline(Readable.fromWeb(res.body as never), createWriteStream(file));
+    await pipeline(Readable.fromWeb(res.body), createWriteStream(file));
     if (!member) return await installIntoCache(file, binary);
     const tar = spawnSync('tar', ['-xzf', file, '-C', dir, member], { encoding: 'utf8' });
     if (tar.status !== 0) throw new Error(`tar: ${tar.stderr}`);

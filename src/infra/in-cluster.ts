@@ -40,27 +40,27 @@ export interface ReleaseOptions {
 }
 
 /** The values a platform team writes for this cluster: its registry, Temporal, tenant etcd, no cert-manager. */
-export function releaseValues(stack: StackInfo, o: ReleaseOptions, admissionCaBundle: string): object {
+export function releaseValues(stack: StackInfo, release: ReleaseOptions, admissionCaBundle: string): object {
   const node = nodeOf(stack);
   const port = (address: string) => address.slice(address.lastIndexOf(':') + 1);
   return {
-    image: { repository: o.image.repository, tag: o.image.tag, pullPolicy: 'IfNotPresent' },
+    image: { repository: release.image.repository, tag: release.image.tag, pullPolicy: 'IfNotPresent' },
     temporal: { address: node.temporalAddress, namespace: stack.temporal.namespace },
     worker: {
-      replicas: o.replicas?.worker ?? 1,
+      replicas: release.replicas?.worker ?? 1,
       env: {
         DO_REQUEST_TTL: '1h',
-        ...(o.cloudflareBaseUrl ? { CLOUDFLARE_API_BASE_URL: o.cloudflareBaseUrl } : {}),
+        ...(release.cloudflareBaseUrl ? { CLOUDFLARE_API_BASE_URL: release.cloudflareBaseUrl } : {}),
       },
     },
-    watcher: { replicas: o.replicas?.watcher ?? 1 },
+    watcher: { replicas: release.replicas?.watcher ?? 1 },
     fastpath: {
-      replicas: o.replicas?.fastpath ?? 1,
+      replicas: release.replicas?.fastpath ?? 1,
       tenantEtcd: `http://${node.address}:${port(stack.tenantEtcd.endpoint)}`,
-      ...(o.tenantPrefix ? { tenantPrefix: o.tenantPrefix } : {}),
-      agentPodNamespaces: o.poolNamespaces,
+      ...(release.tenantPrefix ? { tenantPrefix: release.tenantPrefix } : {}),
+      agentPodNamespaces: release.poolNamespaces,
     },
-    admission: { replicas: o.replicas?.admission ?? 2, certManager: false, caBundle: admissionCaBundle },
+    admission: { replicas: release.replicas?.admission ?? 2, certManager: false, caBundle: admissionCaBundle },
   };
 }
 
@@ -123,8 +123,8 @@ export function agentTemplate(stack: StackInfo, image: string, pool: string, opt
  * release namespace, the webhook's serving certificate and the agents' key (kept if present),
  * then the values file (written beside the stack's state). Returns that file.
  */
-export async function installRelease(stack: StackInfo, kube: KubeClient, o: ReleaseOptions): Promise<string> {
-  for (const name of [RELEASE_NAMESPACE, ...o.poolNamespaces])
+export async function installRelease(stack: StackInfo, kube: KubeClient, release: ReleaseOptions): Promise<string> {
+  for (const name of [RELEASE_NAMESPACE, ...release.poolNamespaces])
     await kube.core.createNamespace({ body: { metadata: { name } } }).catch(ignoreExisting);
   const ca = await newCa('durable-operators-admission-ca');
   const leaf = await issueLeaf(ca, {
@@ -147,7 +147,10 @@ export async function installRelease(stack: StackInfo, kube: KubeClient, o: Rele
     })
     .catch(ignoreExisting);
   const valuesFile = path.join(stack.stateDir, 'release-values.json');
-  await writeFile(valuesFile, JSON.stringify(releaseValues(stack, o, Buffer.from(ca.certPem).toString('base64'))));
+  await writeFile(
+    valuesFile,
+    JSON.stringify(releaseValues(stack, release, Buffer.from(ca.certPem).toString('base64'))),
+  );
   await helm(stack, [
     'upgrade',
     '--install',

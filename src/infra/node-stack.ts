@@ -119,64 +119,64 @@ export class LocalNode {
     private readonly temporalForward: TcpForward,
   ) {}
 
-  static async start(o: LocalNodeOptions): Promise<LocalNode> {
-    const { network } = o.prep;
-    importImage(o.containerd, o.binaries.pause.archive, o.binaries.pause.reference);
+  static async start(opts: LocalNodeOptions): Promise<LocalNode> {
+    const { network } = opts.prep;
+    importImage(opts.containerd, opts.binaries.pause.archive, opts.binaries.pause.reference);
     const components: Component[] = [];
-    const track = <T extends Component>(c: T): T => (o.onStarted(c), components.push(c), c);
-    const kubeletDir = path.join(o.dir, 'kubelet');
+    const track = <T extends Component>(c: T): T => (opts.onStarted(c), components.push(c), c);
+    const kubeletDir = path.join(opts.dir, 'kubelet');
     await mkdir(kubeletDir, { recursive: true });
     const record = { cgroupRoot: `/durable-operators-${network.bridge}` };
     const settled = await Promise.allSettled([
       KubeScheduler.start({
-        binary: o.binaries['kube-scheduler'],
-        dir: path.join(o.dir, 'kube-scheduler'),
-        kubeconfig: o.kubeconfig,
-        port: o.ports.scheduler,
-        logFile: path.join(o.logsDir, 'kube-scheduler.log'),
+        binary: opts.binaries['kube-scheduler'],
+        dir: path.join(opts.dir, 'kube-scheduler'),
+        kubeconfig: opts.kubeconfig,
+        port: opts.ports.scheduler,
+        logFile: path.join(opts.logsDir, 'kube-scheduler.log'),
       }).then(track),
       Kubelet.start({
-        binary: o.binaries.kubelet,
+        binary: opts.binaries.kubelet,
         dir: kubeletDir,
         nodeName: NODE_NAME,
         network,
-        kubeconfig: o.kubeconfig,
-        containerdSocket: o.containerd.socket,
-        port: o.ports.kubelet,
-        healthzPort: o.ports.kubeletHealthz,
+        kubeconfig: opts.kubeconfig,
+        containerdSocket: opts.containerd.socket,
+        port: opts.ports.kubelet,
+        healthzPort: opts.ports.kubeletHealthz,
         cgroupRoot: record.cgroupRoot,
-        logFile: path.join(o.logsDir, 'kubelet.log'),
+        logFile: path.join(opts.logsDir, 'kubelet.log'),
       }).then(track),
       KubeProxy.start({
-        binary: o.binaries['kube-proxy'],
-        dir: path.join(o.dir, 'kube-proxy'),
+        binary: opts.binaries['kube-proxy'],
+        dir: path.join(opts.dir, 'kube-proxy'),
         nodeName: NODE_NAME,
         network,
-        kubeconfig: o.kubeconfig,
-        healthzPort: o.ports.kubeProxyHealthz,
-        metricsPort: o.ports.kubeProxyMetrics,
-        logFile: path.join(o.logsDir, 'kube-proxy.log'),
+        kubeconfig: opts.kubeconfig,
+        healthzPort: opts.ports.kubeProxyHealthz,
+        metricsPort: opts.ports.kubeProxyMetrics,
+        logFile: path.join(opts.logsDir, 'kube-proxy.log'),
       }).then(track),
       CoreDns.start({
-        binary: o.binaries.coredns,
-        dir: path.join(o.dir, 'coredns'),
+        binary: opts.binaries.coredns,
+        dir: path.join(opts.dir, 'coredns'),
         network,
-        kubeconfig: o.kubeconfig,
-        port: o.ports.coredns,
-        healthPort: o.ports.corednsHealth,
-        logFile: path.join(o.logsDir, 'coredns.log'),
+        kubeconfig: opts.kubeconfig,
+        port: opts.ports.coredns,
+        healthPort: opts.ports.corednsHealth,
+        logFile: path.join(opts.logsDir, 'coredns.log'),
       }).then(track),
     ]);
     for (const s of settled) if (s.status === 'rejected') throw s.reason;
-    o.log('kube-scheduler, kubelet, kube-proxy and CoreDNS running');
+    opts.log('kube-scheduler, kubelet, kube-proxy and CoreDNS running');
     const temporalForward = await TcpForward.start(
-      { host: network.gateway, port: o.temporalPort },
-      { host: '127.0.0.1', port: o.temporalPort },
+      { host: network.gateway, port: opts.temporalPort },
+      { host: '127.0.0.1', port: opts.temporalPort },
     );
-    const kube = new KubeClient(loadKubeConfig(o.kubeconfig));
-    for (const obj of clusterDnsObjects(network, o.ports.coredns)) await kube.apply(obj as KubernetesObject);
+    const kube = new KubeClient(loadKubeConfig(opts.kubeconfig));
+    for (const obj of clusterDnsObjects(network, opts.ports.coredns)) await kube.apply(obj as KubernetesObject);
     await waitForNodeReady(kube, NODE_NAME, 120_000);
-    o.log(`node ${NODE_NAME} Ready at ${network.gateway}, Pods on ${network.podSubnet}`);
+    opts.log(`node ${NODE_NAME} Ready at ${network.gateway}, Pods on ${network.podSubnet}`);
     return new LocalNode(
       {
         name: NODE_NAME,
@@ -186,10 +186,10 @@ export class LocalNode {
         clusterDnsIp: CLUSTER_DNS_IP,
         clusterDomain: CLUSTER_DOMAIN,
         podLogsDir: path.join(kubeletDir, 'logs', 'pods'),
-        temporalAddress: `${network.gateway}:${o.temporalPort}`,
+        temporalAddress: `${network.gateway}:${opts.temporalPort}`,
       },
       components,
-      o.dir,
+      opts.dir,
       temporalForward,
     );
   }

@@ -161,27 +161,27 @@ export interface KubeletOptions {
   logFile: string;
 }
 
-export function renderKubeletConfig(o: KubeletOptions): string {
+export function renderKubeletConfig(opts: KubeletOptions): string {
   return stringify({
     apiVersion: 'kubelet.config.k8s.io/v1beta1',
     kind: 'KubeletConfiguration',
-    address: o.network.gateway,
-    port: o.port,
+    address: opts.network.gateway,
+    port: opts.port,
     readOnlyPort: 0,
     healthzBindAddress: '127.0.0.1',
-    healthzPort: o.healthzPort,
+    healthzPort: opts.healthzPort,
     // Only the apiserver would call it (logs, exec), and it has no client certificate here.
     authentication: { anonymous: { enabled: false }, webhook: { enabled: true } },
     authorization: { mode: 'Webhook' },
-    containerRuntimeEndpoint: `unix://${o.containerdSocket}`,
+    containerRuntimeEndpoint: `unix://${opts.containerdSocket}`,
     // cgroups v1 here (plus a v2 mount): kubelet 1.34 refuses v1 unless told (cgroup v1 is in maintenance).
     failCgroupV1: false,
     cgroupDriver: 'cgroupfs',
-    cgroupRoot: o.cgroupRoot,
+    cgroupRoot: opts.cgroupRoot,
     failSwapOn: false,
     clusterDNS: [CLUSTER_DNS_IP],
     clusterDomain: CLUSTER_DOMAIN,
-    podLogsDir: path.join(o.dir, 'logs', 'pods'),
+    podLogsDir: path.join(opts.dir, 'logs', 'pods'),
     // A shared build machine's disk: evict only when it is really full, never collect images.
     evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '1%', 'imagefs.available': '1%' },
     imageGCHighThresholdPercent: 100,
@@ -259,19 +259,19 @@ export interface KubeProxyOptions {
   logFile: string;
 }
 
-export function renderKubeProxyConfig(o: KubeProxyOptions): string {
+export function renderKubeProxyConfig(opts: KubeProxyOptions): string {
   return stringify({
     apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
     kind: 'KubeProxyConfiguration',
-    clientConnection: { kubeconfig: o.kubeconfig },
+    clientConnection: { kubeconfig: opts.kubeconfig },
     mode: 'nftables',
-    clusterCIDR: o.network.podSubnet,
-    hostnameOverride: o.nodeName,
-    bindAddress: o.network.gateway,
-    healthzBindAddress: `127.0.0.1:${o.healthzPort}`,
-    metricsBindAddress: `127.0.0.1:${o.metricsPort}`,
+    clusterCIDR: opts.network.podSubnet,
+    hostnameOverride: opts.nodeName,
+    bindAddress: opts.network.gateway,
+    healthzBindAddress: `127.0.0.1:${opts.healthzPort}`,
+    metricsBindAddress: `127.0.0.1:${opts.metricsPort}`,
     // NodePorts on the node's own address only, never on the host's other interfaces.
-    nodePortAddresses: [`${o.network.gateway}/32`],
+    nodePortAddresses: [`${opts.network.gateway}/32`],
     // The host's conntrack settings are not ours to change.
     conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
   });
@@ -358,14 +358,14 @@ export interface CoreDnsOptions {
   logFile: string;
 }
 
-export function renderCorefile(o: CoreDnsOptions): string {
+export function renderCorefile(opts: CoreDnsOptions): string {
   return [
-    `.:${o.port} {`,
-    `    bind ${o.network.gateway}`,
+    `.:${opts.port} {`,
+    `    bind ${opts.network.gateway}`,
     '    errors',
-    `    health 127.0.0.1:${o.healthPort}`,
+    `    health 127.0.0.1:${opts.healthPort}`,
     `    kubernetes ${CLUSTER_DOMAIN} in-addr.arpa ip6.arpa {`,
-    `        kubeconfig ${o.kubeconfig} durable-operators-local`,
+    `        kubeconfig ${opts.kubeconfig} durable-operators-local`,
     '        pods insecure',
     '        fallthrough in-addr.arpa ip6.arpa',
     '    }',

@@ -231,7 +231,7 @@ export class KubeClient {
         apiVersion: ref.apiVersion,
         kind: ref.kind,
         metadata: { name: ref.name, namespace: ref.namespace },
-      } as never);
+      });
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;

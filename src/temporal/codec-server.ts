@@ -217,28 +217,28 @@ function header(req: FastifyRequest, name: string): string | undefined {
 class AccessTokens {
   private readonly keys: ReturnType<typeof createRemoteJWKSet>;
 
-  constructor(private readonly o: CodecOidcOptions) {
-    this.keys = createRemoteJWKSet(new URL(o.jwksUrl));
+  constructor(private readonly oidc: CodecOidcOptions) {
+    this.keys = createRemoteJWKSet(new URL(oidc.jwksUrl));
   }
 
   async authorize(token: string, namespace: string | undefined): Promise<Verdict> {
     let claims: JWTPayload;
     try {
       ({ payload: claims } = await jwtVerify(token, this.keys, {
-        issuer: this.o.issuer,
-        ...(this.o.audience ? { audience: this.o.audience } : {}),
+        issuer: this.oidc.issuer,
+        ...(this.oidc.audience ? { audience: this.oidc.audience } : {}),
       }));
     } catch (err) {
       const reason = (err as { code?: string }).code ?? 'invalid';
       return { allowed: false, status: 401, message: `the bearer token is not accepted (${reason})` };
     }
     if (!namespace) return { allowed: false, status: 403, message: 'the X-Namespace header is needed' };
-    const granted = grants(claims[this.o.permissionsClaim]);
-    if (this.o.roles.some((role) => granted.has(`${namespace}:${role}`))) return { allowed: true };
+    const granted = grants(claims[this.oidc.permissionsClaim]);
+    if (this.oidc.roles.some((role) => granted.has(`${namespace}:${role}`))) return { allowed: true };
     return {
       allowed: false,
       status: 403,
-      message: `the token grants none of ${this.o.roles.map((r) => `${namespace}:${r}`).join(', ')} in its ${this.o.permissionsClaim} claim`,
+      message: `the token grants none of ${this.oidc.roles.map((r) => `${namespace}:${r}`).join(', ')} in its ${this.oidc.permissionsClaim} claim`,
     };
   }
 }

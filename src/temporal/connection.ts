@@ -55,7 +55,7 @@ export async function connectClient(cfg: TemporalConfig): Promise<Client> {
   });
 }
 
-let told = false;
+let encodingLogged = false;
 
 /**
  * The failure converter module (failure-converter.cjs, beside this file in src/ and dist/): failure
@@ -72,8 +72,8 @@ export const FAILURE_CONVERTER_PATH = fileURLToPath(new URL('./failure-converter
  */
 export function dataConverterOf(cfg: Pick<TemporalConfig, 'payloadKeys'>): DataConverter {
   const ring = cfg.payloadKeys;
-  if (!told) {
-    told = true;
+  if (!encodingLogged) {
+    encodingLogged = true;
     if (ring)
       logger.info({ encryptKeyId: ring.encryptKeyId, keyIds: ring.keyIds }, 'payloads to Temporal are encrypted');
     else

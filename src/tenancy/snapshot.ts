@@ -422,9 +422,10 @@ function place(draft: Draft, ref: TenantConfigKey, item: TenantItem | undefined)
   } else if (ref.kind === 'domain') {
     if (ref.part === 'aliases') draft.aliases = item?.kind === 'aliases' ? item.value : NONE_LISTED;
     else draft[ref.part] = item?.kind === ref.part ? item.value : '';
-  } else {
-    draft[ref.kind] = item?.value as never;
-  }
+  } else if (ref.kind === 'meta') draft.meta = item?.kind === 'meta' ? item.value : undefined;
+  else if (ref.kind === 'storage') draft.storage = item?.kind === 'storage' ? item.value : undefined;
+  else if (ref.kind === 'wvp') draft.wvp = item?.kind === 'wvp' ? item.value : undefined;
+  else draft.sandbox = item?.kind === 'sandbox' ? item.value : undefined;
 }
 
 /** The frozen entry of a draft; undefined when the tenant has no values left. */

@@ -27,9 +27,9 @@ export async function inServerSpan<T>(
   if (!activeTracing()) return fn();
   const parent = propagation.extract(ROOT_CONTEXT, carrier);
   return tracer().startActiveSpan(name, { kind: SpanKind.SERVER, attributes }, parent, async (span) => {
-    const end = (o: Outcome) => {
-      span.setAttributes(o.attributes);
-      if (o.error) span.setStatus({ code: SpanStatusCode.ERROR });
+    const end = (ending: Outcome) => {
+      span.setAttributes(ending.attributes);
+      if (ending.error) span.setStatus({ code: SpanStatusCode.ERROR });
       span.end();
     };
     try {

@@ -17,7 +17,7 @@ import { tracedWorkerOptions } from '../tracing/temporal.js';
 import { CloudflareAccountWorkers } from './cloudflare-accounts.js';
 import { workflowSource } from './bundle.js';
 import { killAfterActivityInterceptors } from './fault-injection.js';
-import { installTemporalRuntime } from './runtime.js';
+import { installTemporalRuntime, temporalLogLevel } from './runtime.js';
 import { autoPromote, versionedWorkerOptions } from './versioning.js';
 
 export interface OperatorWorker {
@@ -34,7 +34,7 @@ export async function createWorker(
   opts: { workflowBundlePath?: string } = {},
 ): Promise<OperatorWorker> {
   const log = logger.child({ role: 'worker' });
-  installTemporalRuntime(log, (process.env.DO_TEMPORAL_LOG_LEVEL as never) ?? 'INFO', cfg.workerMetricsAddress);
+  installTemporalRuntime(log, temporalLogLevel(process.env.DO_TEMPORAL_LOG_LEVEL, 'INFO'), cfg.workerMetricsAddress);
   const connection = await connectRenewingWorker(cfg.temporal);
   // The process (heap: the workflow cache lives here), build_info and apiserver calls; the
   // worker's task metrics are the SDK's (DO_WORKER_METRICS_ADDRESS).

@@ -1,16 +1,16 @@
 {{/* The image of every role. */}}
-{{- define "do.image" -}}
+{{- define "durable-operators.image" -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end }}
 
 {{/* Labels of a role's objects (as deploy/ has them, plus Helm's). */}}
-{{- define "do.labels" -}}
-{{ include "do.stableLabels" . }}
+{{- define "durable-operators.labels" -}}
+{{ include "durable-operators.stableLabels" . }}
 helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 {{- end }}
 
 {{/* The labels that do not change with the chart's version. */}}
-{{- define "do.stableLabels" -}}
+{{- define "durable-operators.stableLabels" -}}
 app.kubernetes.io/name: durable-operators
 app.kubernetes.io/component: {{ .component }}
 app.kubernetes.io/part-of: durable-operators
@@ -22,9 +22,9 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
 A role's Pod template metadata: podLabels and podAnnotations (global, then the role's), and the
 stable labels — never helm.sh/chart, or a chart bump alone would roll every Pod.
 */}}
-{{- define "do.podMetadata" -}}
+{{- define "durable-operators.podMetadata" -}}
 {{- $labels := dict }}
-{{- range $k, $v := mergeOverwrite (dict) (deepCopy (.root.Values.podLabels | default dict)) (deepCopy (.role.podLabels | default dict)) (include "do.stableLabels" . | fromYaml) }}
+{{- range $k, $v := mergeOverwrite (dict) (deepCopy (.root.Values.podLabels | default dict)) (deepCopy (.role.podLabels | default dict)) (include "durable-operators.stableLabels" . | fromYaml) }}
 {{- $_ := set $labels $k (toString $v) }}
 {{- end }}
 labels: {{- toYaml $labels | nindent 2 }}
@@ -42,7 +42,7 @@ Where and how a role's Pods are scheduled: nodeSelector (global merged with the 
 tolerations (both), affinity and priorityClassName (the role's, else the global), and the role's
 topologySpreadConstraints, each selecting the role's Pods unless it says otherwise.
 */}}
-{{- define "do.podScheduling" -}}
+{{- define "durable-operators.podScheduling" -}}
 {{- $v := .root.Values }}
 {{- with mergeOverwrite (dict) (deepCopy ($v.nodeSelector | default dict)) (deepCopy (.role.nodeSelector | default dict)) }}
 nodeSelector: {{- toYaml . | nindent 2 }}
@@ -56,7 +56,7 @@ affinity: {{- toYaml . | nindent 2 }}
 {{- with .role.priorityClassName | default $v.priorityClassName }}
 priorityClassName: {{ . }}
 {{- end }}
-{{- $selector := include "do.selector" . | fromYaml }}
+{{- $selector := include "durable-operators.selector" . | fromYaml }}
 {{- $constraints := list }}
 {{- range .role.topologySpreadConstraints }}
 {{- $constraints = append $constraints (merge (deepCopy .) (dict "labelSelector" (dict "matchLabels" $selector))) }}
@@ -67,25 +67,25 @@ topologySpreadConstraints: {{- toYaml . | nindent 2 }}
 {{- end }}
 
 {{/* extraEnv of every role, then the role's (EnvVar entries: name and value or valueFrom). */}}
-{{- define "do.extraEnv" -}}
+{{- define "durable-operators.extraEnv" -}}
 {{- with concat (.root.Values.extraEnv | default list) (.role.extraEnv | default list) }}
 {{ toYaml . }}
 {{- end }}
 {{- end }}
 
-{{- define "do.extraEnvFrom" -}}
+{{- define "durable-operators.extraEnvFrom" -}}
 {{- with concat (.root.Values.extraEnvFrom | default list) (.role.extraEnvFrom | default list) }}
 envFrom: {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end }}
 
-{{- define "do.extraVolumeMounts" -}}
+{{- define "durable-operators.extraVolumeMounts" -}}
 {{- with concat (.root.Values.extraVolumeMounts | default list) (.role.extraVolumeMounts | default list) }}
 {{ toYaml . }}
 {{- end }}
 {{- end }}
 
-{{- define "do.extraVolumes" -}}
+{{- define "durable-operators.extraVolumes" -}}
 {{- with concat (.root.Values.extraVolumes | default list) (.role.extraVolumes | default list) }}
 {{ toYaml . }}
 {{- end }}
@@ -96,7 +96,7 @@ A role's PodDisruptionBudget, while it runs two replicas or more (with one, a bu
 every drain or allows everything). Unready Pods may always be evicted: a budget must not keep a
 broken Pod on a node being drained.
 */}}
-{{- define "do.podDisruptionBudget" -}}
+{{- define "durable-operators.podDisruptionBudget" -}}
 {{- $pdb := .role.podDisruptionBudget | default dict }}
 {{- if and $pdb.enabled (gt (int .role.replicas) 1) }}
 {{- if and (not (kindIs "invalid" $pdb.minAvailable)) (not (kindIs "invalid" $pdb.maxUnavailable)) }}
@@ -107,7 +107,7 @@ apiVersion: policy/v1
 kind: PodDisruptionBudget
 metadata:
   name: durable-operators-{{ .component }}
-  labels: {{- include "do.labels" . | nindent 4 }}
+  labels: {{- include "durable-operators.labels" . | nindent 4 }}
 spec:
   {{- if not (kindIs "invalid" $pdb.minAvailable) }}
   minAvailable: {{ $pdb.minAvailable }}
@@ -116,11 +116,11 @@ spec:
   {{- end }}
   unhealthyPodEvictionPolicy: AlwaysAllow
   selector:
-    matchLabels: {{- include "do.selector" . | nindent 6 }}
+    matchLabels: {{- include "durable-operators.selector" . | nindent 6 }}
 {{- end }}
 {{- end }}
 
-{{- define "do.selector" -}}
+{{- define "durable-operators.selector" -}}
 app.kubernetes.io/name: durable-operators
 app.kubernetes.io/component: {{ .component }}
 {{- end }}
@@ -129,7 +129,7 @@ app.kubernetes.io/component: {{ .component }}
 A file of the kustomize base (deploy/, linked as files/deploy), its namespace the release's: the
 RBAC, the webhook configuration and the NetworkPolicies have one source.
 */}}
-{{- define "do.fromDeploy" -}}
+{{- define "durable-operators.fromDeploy" -}}
 {{- $text := .root.Files.Get (printf "files/deploy/%s" .file) -}}
 {{- if not $text }}{{ fail (printf "files/deploy/%s is missing from the chart" .file) }}{{ end -}}
 {{- $ns := .root.Release.Namespace -}}
@@ -137,7 +137,7 @@ RBAC, the webhook configuration and the NetworkPolicies have one source.
 {{- end }}
 
 {{/* The Temporal connection (envconfig variables), the payload keys' directory, the identity and tracing. */}}
-{{- define "do.temporalEnv" -}}
+{{- define "durable-operators.temporalEnv" -}}
 - name: TEMPORAL_ADDRESS
   value: {{ .Values.temporal.address | quote }}
 - name: TEMPORAL_NAMESPACE
@@ -192,7 +192,7 @@ RBAC, the webhook configuration and the NetworkPolicies have one source.
 {{- end }}
 
 {{/* Worker Deployment Versioning of the roles that run Workers: the build ID is the image's tag. */}}
-{{- define "do.versioningEnv" -}}
+{{- define "durable-operators.versioningEnv" -}}
 {{- if ne .Values.versioning.mode "off" }}
 - name: DO_WORKER_VERSIONING
   value: {{ .Values.versioning.mode | quote }}
@@ -201,15 +201,15 @@ RBAC, the webhook configuration and the NetworkPolicies have one source.
 {{- end }}
 {{- end }}
 
-{{- define "do.env" -}}
+{{- define "durable-operators.env" -}}
 {{- range $k, $v := . }}
 - name: {{ $k }}
   value: {{ $v | quote }}
 {{- end }}
 {{- end }}
 
-{{/* The Temporal credentials' optional Secrets (do.temporalEnv names their files). */}}
-{{- define "do.temporalCredentialsMounts" -}}
+{{/* The Temporal credentials' optional Secrets (durable-operators.temporalEnv names their files). */}}
+{{- define "durable-operators.temporalCredentialsMounts" -}}
 {{- if .Values.temporal.apiKey.secretName }}
 - name: temporal-api-key
   mountPath: /etc/durable-operators/temporal-api-key
@@ -227,7 +227,7 @@ RBAC, the webhook configuration and the NetworkPolicies have one source.
 {{- end }}
 {{- end }}
 
-{{- define "do.temporalCredentialsVolumes" -}}
+{{- define "durable-operators.temporalCredentialsVolumes" -}}
 {{- with .Values.temporal.apiKey.secretName }}
 - name: temporal-api-key
   secret:
@@ -261,7 +261,7 @@ RBAC, the webhook configuration and the NetworkPolicies have one source.
 {{- end }}
 {{- end }}
 
-{{- define "do.payloadKeysMount" -}}
+{{- define "durable-operators.payloadKeysMount" -}}
 {{- if .Values.payloadKeys.secretName }}
 - name: payload-keys
   mountPath: /etc/durable-operators/payload-keys
@@ -269,7 +269,7 @@ RBAC, the webhook configuration and the NetworkPolicies have one source.
 {{- end }}
 {{- end }}
 
-{{- define "do.payloadKeysVolume" -}}
+{{- define "durable-operators.payloadKeysVolume" -}}
 {{- if .Values.payloadKeys.secretName }}
 - name: payload-keys
   secret:
@@ -279,7 +279,7 @@ RBAC, the webhook configuration and the NetworkPolicies have one source.
 {{- end }}
 {{- end }}
 
-{{- define "do.podSecurityContext" -}}
+{{- define "durable-operators.podSecurityContext" -}}
 runAsNonRoot: true
 runAsUser: 1000
 runAsGroup: 1000
@@ -288,14 +288,14 @@ seccompProfile:
 {{- end }}
 
 {{/* The roles that read the payload keys or Temporal credentials: their files are readable by this group only (0440). */}}
-{{- define "do.podSecurityContextReadingKeys" -}}
-{{ include "do.podSecurityContext" . }}
+{{- define "durable-operators.podSecurityContextReadingKeys" -}}
+{{ include "durable-operators.podSecurityContext" . }}
 {{- if or .Values.payloadKeys.secretName .Values.temporal.apiKey.secretName .Values.temporal.tls.clientSecretName }}
 fsGroup: 1000
 {{- end }}
 {{- end }}
 
-{{- define "do.containerSecurityContext" -}}
+{{- define "durable-operators.containerSecurityContext" -}}
 allowPrivilegeEscalation: false
 readOnlyRootFilesystem: true
 runAsNonRoot: true

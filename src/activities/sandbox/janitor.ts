@@ -89,23 +89,23 @@ export function createSandboxJanitorActivities(
      * Deletes an orphan on its agent, unless a record now covers it (written since the scan) or
      * the creation that made it is still on its way to writing one.
      */
-    async removeOrphan(o: OrphanVerdict): Promise<'removed' | 'spared' | 'spared-recording' | 'spared-unasked'> {
+    async removeOrphan(orphan: OrphanVerdict): Promise<'removed' | 'spared' | 'spared-recording' | 'spared-unasked'> {
       const fresh = await getObject<Sandbox>(kube, {
         apiVersion: SandboxKind.apiVersion,
         kind: SandboxKind.kind,
-        namespace: o.namespace,
-        name: o.claimName || '-',
+        namespace: orphan.namespace,
+        name: orphan.claimName || '-',
       });
       if (fresh) {
         const again = orphansOn(
-          o.namespace,
+          orphan.namespace,
           {
-            agentId: o.agent,
+            agentId: orphan.agent,
             sandboxStatuses: [
               {
-                sandboxId: o.sandboxId,
-                claimName: o.claimName,
-                claimUid: o.claimUid,
+                sandboxId: orphan.sandboxId,
+                claimName: orphan.claimName,
+                claimUid: orphan.claimUid,
                 exposedPorts: [],
                 phase: 'running',
                 message: '',
@@ -121,14 +121,14 @@ export function createSandboxJanitorActivities(
       }
       // No record yet may mean a late one (a busy fast path): the creation that answered the
       // caller is still on its way to writing it. Ask it; when Temporal cannot say, wait a round.
-      if (o.claimName) {
-        const run = await creationOf(o.namespace, o.claimName).catch(() => 'unknown' as const);
+      if (orphan.claimName) {
+        const run = await creationOf(orphan.namespace, orphan.claimName).catch(() => 'unknown' as const);
         if (run === 'unknown') return 'spared-unasked';
-        if (runStillHolds(run, o.sandboxId)) return 'spared-recording';
+        if (runStillHolds(run, orphan.sandboxId)) return 'spared-recording';
       }
-      const a = registry.agent(o.namespace, o.agent);
+      const a = registry.agent(orphan.namespace, orphan.agent);
       if (!a) return 'spared';
-      await agents.delete(a.url, o.sandboxId);
+      await agents.delete(a.url, orphan.sandboxId);
       metrics?.janitorRemoved.inc();
       return 'removed';
     },

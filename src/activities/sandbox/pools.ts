@@ -140,7 +140,7 @@ export function createSandboxPoolActivities(
         },
         type: 'Opaque',
         stringData: await agentSecretData(r, now),
-      } as never);
+      });
       return true;
     } catch (err) {
       // The name carries the pool's UID: one that exists is this pool's, written by an earlier attempt.
@@ -286,11 +286,11 @@ export function createSandboxPoolActivities(
           poolUid: r.uid,
           name,
           perPod: r.perPod,
-          template: r.template as never,
+          template: r.template,
           ...(r.runtime ? { runtime: r.runtime } : {}),
         });
         try {
-          await kube.create(pod as never);
+          await kube.create(pod);
           created.push(name);
         } catch (err) {
           if (!isAlreadyExists(err)) throw kubeFailure(err, `create agent Pod ${r.namespace}/${name}`);

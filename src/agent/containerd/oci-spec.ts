@@ -136,7 +136,10 @@ export interface ContainerSpecInput {
   annotations?: Record<string, string>;
 }
 
-export function containerSpec(input: ContainerSpecInput): Record<string, unknown> {
+/** An OCI runtime spec as containerd takes it; `process` typed, as the agent keeps it for exec. */
+export type OciSpec = Record<string, unknown> & { process: Record<string, unknown> };
+
+export function containerSpec(input: ContainerSpecInput): OciSpec {
   const user = resolveUser(input.image);
   if ('error' in user) throw new Error(user.error);
   const { init } = input;

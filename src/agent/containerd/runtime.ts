@@ -57,7 +57,15 @@ import { reapDeadAgents } from './reaper.js';
 import { ImageStore, type RegistryAuth, type ResolvedImage } from './images.js';
 import type { WiredSandbox } from '../../domain/sandbox-network.js';
 import type { SandboxNetwork, Wiring } from '../network/sandbox-network.js';
-import { containerSpec, linuxResources, parseLimits, resolveArgs, resolveEnv, type SandboxLimits } from './oci-spec.js';
+import {
+  containerSpec,
+  linuxResources,
+  parseLimits,
+  resolveArgs,
+  resolveEnv,
+  type OciSpec,
+  type SandboxLimits,
+} from './oci-spec.js';
 
 const execFileP = promisify(execFile);
 const openFd = promisify(fsOpen);
@@ -430,7 +438,7 @@ export class ContainerdRuntime implements SandboxRuntime {
     containerId: string,
     limits: SandboxLimits,
     warm: boolean,
-  ): Record<string, unknown> {
+  ): OciSpec {
     try {
       return containerSpec({
         image: image.config,
@@ -488,7 +496,7 @@ export class ContainerdRuntime implements SandboxRuntime {
       const cgroupsPath = (ociSpec.linux as { cgroupsPath: string }).cgroupsPath;
       this.follow(
         spec.sandboxId,
-        { containerId: id, logs, process: ociSpec.process as never, cgroupsPath, pid },
+        { containerId: id, logs, process: ociSpec.process, cgroupsPath, pid },
         readers,
         onExit,
       );

@@ -89,10 +89,10 @@ export interface MergeOptions {
   ownedKinds?: ReadonlySet<string>;
 }
 
-function isOurs(o: Ownership, opts: MergeOptions): boolean {
-  if (o.owner !== 'ours' && !(o.owner === 'legacy' && opts.adoptLegacy)) return false;
-  if (opts.ownedKinds && !opts.ownedKinds.has(o.ref.kind)) return false;
-  return !opts.frozenOwners?.has(refString(o.ref));
+function isOurs(ownership: Ownership, opts: MergeOptions): boolean {
+  if (ownership.owner !== 'ours' && !(ownership.owner === 'legacy' && opts.adoptLegacy)) return false;
+  if (opts.ownedKinds && !opts.ownedKinds.has(ownership.ref.kind)) return false;
+  return !opts.frozenOwners?.has(refString(ownership.ref));
 }
 
 /** Canonical JSON (sorted keys, no undefined): the equality of `comparable` projections. */

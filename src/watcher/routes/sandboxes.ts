@@ -113,8 +113,8 @@ export class SandboxRoute implements Route {
       // A deletion usually finds its run (the fast path told it already, and it may have ended
       // since, record and all): a run is started for it only while the record is still here.
       if (m.deletionTimestamp && !ev.fromList) {
-        const told = await this.ctx.dispatcher.signal(workflowId, sandboxChangedSignal, hint);
-        if (told !== 'not-running' || !this.seen.has(uid)) return;
+        const delivered = await this.ctx.dispatcher.signal(workflowId, sandboxChangedSignal, hint);
+        if (delivered !== 'not-running' || !this.seen.has(uid)) return;
       }
       await this.ctx.dispatcher.signalWithStart({ ...start, signal: sandboxChangedSignal, signalArgs: [hint] });
     });

@@ -164,7 +164,7 @@ async function runUnlessDeleted(
   ref: RequestRef,
   fewerTasks: boolean,
   operate: () => Promise<OperationResult>,
-  hinted: () => boolean,
+  deleteHinted: () => boolean,
   clearHint: () => void,
 ): Promise<OperationResult> {
   const operation = new CancellationScope();
@@ -173,7 +173,7 @@ async function runUnlessDeleted(
   // Watchdog for the operation's lifetime: verify each delete hint, cancel once confirmed.
   void (async () => {
     while (!finished) {
-      await condition(() => hinted() || finished);
+      await condition(() => deleteHinted() || finished);
       if (finished) return;
       clearHint();
       const now = await requestCalls.readRequest(ref);
@@ -230,7 +230,7 @@ export function howFailureEnds(err: unknown): Failed | Gone | undefined {
 async function waitForTtl(
   ref: RequestRef,
   state: RequestState,
-  hinted: () => boolean,
+  deleteHinted: () => boolean,
   clearHint: () => void,
   phase: (p: string, details: string) => void,
 ): Promise<string> {
@@ -259,7 +259,7 @@ async function waitForTtl(
         setCurrentDetails(`**${state.phase}** — ${state.step}\n\nTTL expires at ${r.expiresAt}`);
         const ms = Math.max(0, Date.parse(r.expiresAt) - Date.now());
         // The watcher's delete hint ends the wait early; otherwise the timer fires at expiry.
-        if (await condition(hinted, ms)) clearHint();
+        if (await condition(deleteHinted, ms)) clearHint();
         break;
       }
     }

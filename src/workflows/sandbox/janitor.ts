@@ -122,13 +122,13 @@ export async function sandboxJanitorWorkflow(input: SandboxJanitorInput): Promis
 async function janitorPass(orphanTimeoutSeconds: number, state: JanitorState): Promise<string> {
   const scan = await janitorSteps.scanSandboxAgents({ orphanTimeoutSeconds });
   const lines: string[] = [];
-  for (const o of scan.orphans) {
-    const r = await janitorSteps.removeOrphan(o);
+  for (const orphan of scan.orphans) {
+    const r = await janitorSteps.removeOrphan(orphan);
     if (r === 'removed') state.removed++;
     lines.push(
       r === 'removed'
-        ? `removed sandbox ${o.sandboxId} from agent ${o.namespace}/${o.agent}: ${o.why}`
-        : `spared sandbox ${o.sandboxId} on agent ${o.namespace}/${o.agent}: ${SPARED[r]}`,
+        ? `removed sandbox ${orphan.sandboxId} from agent ${orphan.namespace}/${orphan.agent}: ${orphan.why}`
+        : `spared sandbox ${orphan.sandboxId} on agent ${orphan.namespace}/${orphan.agent}: ${SPARED[r]}`,
     );
   }
   for (const l of scan.lost) {
