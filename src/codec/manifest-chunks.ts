@@ -7,12 +7,10 @@
  * is the SHA-256 hex of the gzip bytes. The checksum covers the gzip bytes rather than the JSON so
  * that verifying a chunk never needs re-compression, whose output may differ between zlib builds.
  *
- * Fixes over the original Deckhouse state-snapshotter design:
- * - The budget is the CRD's limit on the *encoded* `spec.data` (1,048,576 characters). The
- *   original budgeted 800,000 gzip bytes, which is 1,066,668 characters once base64-encoded.
- * - Finding where a chunk ends is linear: the original re-compressed the whole growing chunk for
- *   every object added.
- * - An object that cannot fit in a chunk on its own is a distinct error, never an over-limit chunk.
+ * The budget is the CRD's limit on the *encoded* `spec.data` (1,048,576 characters), so no chunk
+ * the apiserver would refuse is made (docs/compatibility.md, "Chunk budget"). Finding where a chunk
+ * ends is linear in its objects (no re-compression per object added). An object that cannot fit
+ * in a chunk on its own is a distinct error, never an over-limit chunk.
  */
 import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';

@@ -1,7 +1,8 @@
 /**
  * The fast path's Prometheus metrics (prom-client), served on /metrics next to the HTTP face.
- * `fastpath_create_sandbox_duration_seconds{mode,success}` keeps the original's name; the others
- * carry the project's prefix (`durable_operators_fastpath_…`).
+ * `fastpath_create_sandbox_duration_seconds{mode,success}` has no project prefix so that
+ * dashboards and alerts written for the original read it unchanged; the others carry
+ * `durable_operators_fastpath_…`.
  *
  * A pool's Kubernetes namespace is `pool_namespace`: a label `namespace` would be renamed
  * `exported_namespace` by a ServiceMonitor scrape, whose own `namespace` is the Pod's.

@@ -3,7 +3,7 @@
  *
  * It stores the snapshot as key/value pairs (snapshotEntries), so loading it goes through the
  * same parsing and index building as an etcd list: a cache-started provider answers domain and
- * code lookups at once (the original stored its maps without the indexes and rebuilt nothing).
+ * code lookups at once.
  *
  * Saving is asynchronous in every sense: coalesced (a burst of changes is written once, with the
  * latest snapshot, at most about once per `debounceMs`), and written in chunks that yield to the

@@ -8,8 +8,8 @@
  * snapshot keeps a consistent view for as long as it holds it (across awaits too).
  *
  * Cost: a batch copies the tenant map, and the lookup maps whose values it changes (a few ms at
- * 10,000 tenants, once per batch of watch events); the original copied all of its maps on every
- * event. Lookups are plain Map reads.
+ * 10,000 tenants, once per batch of watch events), not every map per event. Lookups are plain
+ * Map reads.
  *
  * Pure: no I/O, no logging. Rejected values and index conflicts are returned for the caller to
  * report.

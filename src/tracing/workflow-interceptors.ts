@@ -9,12 +9,8 @@
  * A client with tracing on always sends its trace context in the `_tracer-data` header, so the
  * header decides, and it is in the run's history: a replay decides the same way.
  *
- * Untraced runs of the builds that called `patched(TRACING_ONLY_WHEN_TRACED)` carry its marker, and
- * `deprecatePatch` still matches it, so they replay (with no call at all they would not). A patch
- * here marks every run of every workflow type, so this one is deprecated ahead of the release rule
- * (src/workflows/patches.ts) and goes in 0.3.0. Runs from before the patch (pre-release 0.2.0
- * builds, no marker) now replay without spans: every recorded history still replays
- * (test/unit/replay.test.ts), but such a run's later `uuid4()` draws (a pool's first tag) differ.
+ * `deprecatePatch(TRACING_ONLY_WHEN_TRACED)` keeps runs that carry the patch's marker replaying;
+ * removed in 0.3.0 (docs/compatibility.md, "Workflow patches").
  */
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { deprecatePatch, type WorkflowInterceptors } from '@temporalio/workflow';

@@ -8,7 +8,7 @@
  * TTL has expired (the sweep Schedule, src/workflows/requests/ttl-sweep.ts). A finished request's
  * workflow therefore ends with it instead of sleeping a day on a timer — the Web UI shows it
  * Completed, not Running, and a request deleted while no watcher saw it leaves nothing waiting.
- * Histories recorded before (a timer, then the reap) replay through the unpatched branch.
+ * A run without REQUEST_ENDS_WHEN_TERMINAL still sleeps to the TTL and reaps (its history replays so).
  *
  * Replaces the original's reconcile re-entry: the workflow is the one place a request's
  * progress lives, so a restart resumes it instead of re-running it, and a terminal request is

@@ -211,7 +211,7 @@ export class PoolRun extends EntityRun<string, SandboxPoolInput> {
 
   /** The agents' Secret, written again when its certificate's window or CA changed. */
   private async renewAgentSecret(read: PoolFound, ref: PoolRef): Promise<void> {
-    // Histories recorded before agent TLS have no agentTls in their reads: nothing to replay here.
+    // A read without agentTls (a history from before agent TLS) writes nothing: its replay has no write.
     const tls = read.agentTls;
     const { agentTls } = this;
     if (tls && (agentTls?.window !== tls.window || agentTls.ca !== tls.ca) && patched(AGENT_TLS_SECRET))

@@ -68,8 +68,8 @@ import { poolDemandSignal } from './pool.js';
 import { releaseSlotSignal } from './quota.js';
 
 /**
- * The synchronous part of a create in one local activity, Fast and Strong alike (see
- * activities/sandbox/create.ts). Runs recorded before took a local activity per step.
+ * Patch: the synchronous part of a create in one local activity, Fast and Strong alike
+ * (activities/sandbox/create.ts), instead of one per step: one round trip on the caller's clock.
  */
 const ONE_ROUND_TRIP = 'sandbox-create-one-round-trip';
 /** Patch: when no agent is left after one did not answer, the answer says so (not the pool's "full"). */
@@ -311,7 +311,7 @@ export class SandboxRun {
 
   /**
    * Allocate → agent create as separate steps, trying other agents after refusals (placing a
-   * kubectl-created record, and creates recorded before ONE_ROUND_TRIP). `reservation` keys the slot
+   * kubectl-created record, and a create without ONE_ROUND_TRIP). `reservation` keys the slot
    * until the sandbox ID is known; `claimUid` runs between the two (a step-wise Strong create
    * writes its record there).
    */
@@ -453,7 +453,7 @@ export class SandboxRun {
       let placed =
         leanLife() || patched(ONE_ROUND_TRIP)
           ? await attempt()
-          : // Runs recorded before ONE_ROUND_TRIP: allocation, record and agent create one step each.
+          : // Without ONE_ROUND_TRIP: allocation, record and agent create one step each.
             await this.place(spec, createSteps, { sandboxId: '', reservation }, async (placement) => {
               const allocation = this.allocationOf(placement, call);
               if (recordedUid) {
@@ -563,7 +563,7 @@ export class SandboxRun {
   /** Only tenants with a limit have a quota workflow; for the others the signal finds none, which is fine. */
   private async releaseQuotaSlot(): Promise<void> {
     const tenant = this.creation?.call.tenant ?? this.recordTenant;
-    // Runs recorded before quotas existed end without the signal; the marker keeps their replay unchanged.
+    // Without QUOTA_RELEASE a run releases nothing: its history has no release to replay.
     if (!tenant || !(leanLife() || patched(QUOTA_RELEASE))) return;
     const release = { slot: slotKey(this.namespace, this.name), runStartMs: workflowInfo().runStartTime.getTime() };
     // A local activity of this (last) task: the run ends in it. (A signal from the workflow is

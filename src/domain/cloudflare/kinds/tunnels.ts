@@ -170,7 +170,7 @@ function waitingForTunnel(spec: NamesTunnel): { reason: string; message: string 
 function tunnelTargets(spec: NamesTunnel, place: ResolvedPlace): SyncTarget[] {
   const tunnelId = spec.tunnel?.tunnelId;
   if (!tunnelId) return [];
-  // Runs recorded before hostnames were placed per zone: the Tunnel's zone alone.
+  // No dnsZones (a place resolved before hostnames were placed per zone): the Tunnel's zone alone.
   const zones =
     place.dnsZones ?? (place.zoneId && place.zoneName ? [{ zoneId: place.zoneId, zoneName: place.zoneName }] : []);
   return [
