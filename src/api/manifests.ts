@@ -211,6 +211,19 @@ export const ManifestCheckpointContentChunkKind = defineKind({
   ],
 });
 
+/** A checkpoint by name (cluster-scoped), as the KubeClient reads it. */
+export const checkpointRef = (name: string) => ({
+  apiVersion: ManifestCheckpointKind.apiVersion,
+  kind: ManifestCheckpointKind.kind,
+  name,
+});
+/** A checkpoint's chunk by name (cluster-scoped). */
+export const chunkRef = (name: string) => ({
+  apiVersion: ManifestCheckpointContentChunkKind.apiVersion,
+  kind: ManifestCheckpointContentChunkKind.kind,
+  name,
+});
+
 /** Label on chunks naming their checkpoint, so a checkpoint's chunks are one list call away. */
 export const CHECKPOINT_LABEL = `${STATE_SNAPSHOTTER_GROUP}/checkpoint`;
 /** Labels on checkpoints naming their source (as the original sets them). */

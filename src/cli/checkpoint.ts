@@ -16,8 +16,9 @@ import { Option, type CommandUnknownOpts } from '@commander-js/extra-typings';
 import { stringify } from 'yaml';
 import {
   CHECKPOINT_LABEL,
+  checkpointRef,
+  chunkRef,
   ManifestCheckpointContentChunkKind,
-  ManifestCheckpointKind,
   type ManifestCheckpoint,
   type ManifestCheckpointContentChunk,
 } from '../api/manifests.js';
@@ -69,17 +70,6 @@ export function exitCodeOf(err: unknown): number {
   if (err instanceof CheckpointExportError) return err.exitCode;
   return EXIT_FAILURE;
 }
-
-const checkpointRef = (name: string) => ({
-  apiVersion: ManifestCheckpointKind.apiVersion,
-  kind: ManifestCheckpointKind.kind,
-  name,
-});
-const chunkRef = (name: string) => ({
-  apiVersion: ManifestCheckpointContentChunkKind.apiVersion,
-  kind: ManifestCheckpointContentChunkKind.kind,
-  name,
-});
 
 // Chunks are up to ~1 MiB each: a few reads in flight hide the round trips without holding many
 // responses in memory at once beyond what the export keeps anyway.

@@ -8,14 +8,12 @@ import * as grpc from '@grpc/grpc-js';
 import { writeWithBackpressure } from '../concurrency.js';
 import type { HoldsTenantSnapshot } from '../tenancy/index.js';
 import { inServerSpan } from '../tracing/server-spans.js';
-import type { Logger } from '../log.js';
 import type { AgentExecEvent } from './agent-client.js';
 import { loadFastpathDefinition, loadSandboxIoDefinition } from './proto.js';
 import { retryMetadata } from './retry-info.js';
-import type { SandboxIo } from './sandbox-io.js';
-import { FastPathError, type FastPathService } from './service.js';
+import type { ApiFaceOptions, RunningApiFace } from './api-face.js';
+import { FastPathError } from './service.js';
 import { tenantOf } from './tenant.js';
-import type { ServingTls } from './tls.js';
 
 const GRPC_CODES: Record<FastPathError['code'], grpc.status> = {
   InvalidArgument: grpc.status.INVALID_ARGUMENT,
@@ -61,22 +59,7 @@ function requestLike(call: grpc.ServerUnaryCall<unknown, unknown>) {
   return { url: call.getPath(), headers };
 }
 
-export interface RunningGrpc {
-  port: number;
-  close(): Promise<void>;
-}
-
-export async function startGrpcServer(opts: {
-  service: FastPathService;
-  tenants: HoldsTenantSnapshot;
-  host: string;
-  port: number;
-  log: Logger;
-  /** Logs and exec (sandbox_io.proto); without it only FastPathService is served. */
-  io?: SandboxIo;
-  /** Serve TLS (reloaded certificate, optional client certificates); plain text without it. */
-  tls?: ServingTls;
-}): Promise<RunningGrpc> {
+export async function startGrpcServer(opts: ApiFaceOptions): Promise<RunningApiFace> {
   const pkg = grpc.loadPackageDefinition(loadFastpathDefinition()) as unknown as {
     fastpath: { v1: { FastPathService: grpc.ServiceClientConstructor } };
   };

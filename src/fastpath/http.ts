@@ -20,13 +20,12 @@ import { MAX_EXEC_STDIN_BYTES, decodeBase64 } from '../agent/api.js';
 import { writeWithBackpressure } from '../concurrency.js';
 import { closeHttpApp, httpApp, listen, startStream, streaming, tooLargeMessage } from '../http/server.js';
 import type { Logger } from '../log.js';
-import type { HoldsTenantSnapshot } from '../tenancy/index.js';
 import { inServerSpan } from '../tracing/server-spans.js';
 import { decodeJson } from './proto.js';
+import type { ApiFaceOptions, RunningApiFace } from './api-face.js';
 import type { SandboxIo } from './sandbox-io.js';
-import { FastPathError, type CreateRequest, type FastPathService, type UpdateRequest } from './service.js';
+import { FastPathError, type CreateRequest, type UpdateRequest } from './service.js';
 import { tenantOf } from './tenant.js';
-import type { ServingTls } from './tls.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -144,11 +143,6 @@ function message<T>(body: unknown, name: string): T {
   return decoded.value as T;
 }
 
-export interface RunningHttp {
-  port: number;
-  close(): Promise<void>;
-}
-
 /** The client certificate of an HTTPS request, only when the TLS layer verified it against the client CA. */
 function verifiedPeer(req: IncomingMessage): PeerCertificate | undefined {
   const socket = req.socket;
@@ -161,17 +155,7 @@ function verifiedPeer(req: IncomingMessage): PeerCertificate | undefined {
 type Handler<R = any> = (req: FastifyRequest<R & {}>, reply: FastifyReply) => Promise<unknown>;
 type Traced = <R>(handler: Handler<R>) => Handler<R>;
 
-export async function startHttpServer(opts: {
-  service: FastPathService;
-  tenants: HoldsTenantSnapshot;
-  host: string;
-  port: number;
-  log: Logger;
-  /** Logs and exec routes; without it only the five operations are served. */
-  io?: SandboxIo;
-  /** Serve HTTPS (reloaded certificate, optional client certificates); plain HTTP without it. */
-  tls?: ServingTls;
-}): Promise<RunningHttp> {
+export async function startHttpServer(opts: ApiFaceOptions): Promise<RunningApiFace> {
   const s = opts.service;
   const app = httpApp({
     tls: opts.tls,

@@ -7,6 +7,8 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/activity';
 import {
   CHECKPOINT_LABEL,
+  checkpointRef,
+  chunkRef,
   ManifestCheckpointContentChunkKind,
   ManifestCheckpointKind,
   SOURCE_NAMESPACE_LABEL,
@@ -43,17 +45,6 @@ export interface CheckpointSummary {
 
 /** From this many targets of one kind on, they are read with one list instead of a GET each. */
 const LIST_THRESHOLD = 8;
-
-const checkpointRef = (name: string) => ({
-  apiVersion: ManifestCheckpointKind.apiVersion,
-  kind: ManifestCheckpointKind.kind,
-  name,
-});
-const chunkRef = (name: string) => ({
-  apiVersion: ManifestCheckpointContentChunkKind.apiVersion,
-  kind: ManifestCheckpointContentChunkKind.kind,
-  name,
-});
 
 export function createManifestActivities(kube: KubeClient) {
   const readRequest = (ref: RequestRef) => readRequestObject<ManifestCaptureRequest>(kube, ref);
