@@ -218,7 +218,7 @@ interface NodeOwner {
 }
 
 /** Another live stack's node, or nothing: a stale claim (its owner gone) or our own is no conflict. */
-export function otherNodeOwner(claim: NodeOwner | undefined, stackDir: string, alive: (o: NodeOwner) => boolean) {
+export function otherNodeOwner(claim: NodeOwner | undefined, stackDir: string, alive: (owner: NodeOwner) => boolean) {
   return claim && claim.stackDir !== stackDir && alive(claim) ? claim : undefined;
 }
 
@@ -227,7 +227,7 @@ async function claimNodeHost(stackDir: string): Promise<void> {
   const claim = existsSync(NODE_OWNER_FILE)
     ? (JSON.parse(await readFile(NODE_OWNER_FILE, 'utf8')) as NodeOwner)
     : undefined;
-  const other = otherNodeOwner(claim, stackDir, (o) => startTimeOf(o.pid) === o.startTime);
+  const other = otherNodeOwner(claim, stackDir, (owner) => startTimeOf(owner.pid) === owner.startTime);
   if (other)
     throw new Error(
       `the stack in ${other.stackDir} (pid ${other.pid}) runs this host's node: one node per host (kube-proxy's table and the kubelet are host-wide); stop it first`,

@@ -21,12 +21,13 @@ type RequestObject = KubernetesObject & { spec?: Record<string, unknown> };
 
 /** One line per kind for the Web UI's summary. */
 const DESCRIBE: Record<RequestKindName, (obj: RequestObject) => string> = {
-  ManifestCaptureRequest: (o) => `capture ${(o.spec?.targets as unknown[] | undefined)?.length ?? 0} object(s)`,
-  VolumeCaptureRequest: (o) =>
-    `${String(o.spec?.mode)} ${(o.spec?.targets as { name: string }[] | undefined)?.map((t) => t.name).join(', ') ?? ''}`,
-  VolumeRestoreRequest: (o) => {
-    const src = o.spec?.sourceRef as { kind?: string; name?: string } | undefined;
-    return `restore ${src?.kind ?? '?'} ${src?.name ?? '?'} into PVC ${String(o.spec?.targetPVCName)}`;
+  ManifestCaptureRequest: (request) =>
+    `capture ${(request.spec?.targets as unknown[] | undefined)?.length ?? 0} object(s)`,
+  VolumeCaptureRequest: (request) =>
+    `${String(request.spec?.mode)} ${(request.spec?.targets as { name: string }[] | undefined)?.map((t) => t.name).join(', ') ?? ''}`,
+  VolumeRestoreRequest: (request) => {
+    const src = request.spec?.sourceRef as { kind?: string; name?: string } | undefined;
+    return `restore ${src?.kind ?? '?'} ${src?.name ?? '?'} into PVC ${String(request.spec?.targetPVCName)}`;
   },
 };
 
