@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContainerdClient } from '../../src/agent/containerd/client.js';
 import { LABEL } from '../../src/agent/containerd/runtime.js';
 import { ALLOCATION_ANNOTATION } from '../../src/api/sandbox.js';
+import { sandboxWorkflowId } from '../../src/domain/sandbox.js';
 import { runJanitorPassUpdate, sandboxJanitorWorkflow } from '../../src/workflows/sandbox/contract.js';
 import { eventually, stackInfo, temporal, uniq } from '../support/env.js';
 import { SandboxStack, grpcClient } from '../support/fastpath.js';
@@ -202,6 +203,15 @@ describe('a delete that reaches a Fast creation while its record is being writte
       { timeoutMs: 60_000, intervalMs: 500 },
     );
     await noLeaks();
+    // The run deleted the record itself; the watcher's hint of that deletion came before its end,
+    // never into the task that ends it (Temporal refuses such a task: WorkflowTaskFailed).
+    const run = (await temporal()).workflow.getHandle(sandboxWorkflowId(stack.namespace, name));
+    await run.result();
+    const events = (await run.fetchHistory()).events ?? [];
+    const failed = events
+      .filter((e) => e.workflowTaskFailedEventAttributes)
+      .map((e) => String(e.workflowTaskFailedEventAttributes!.cause));
+    expect(failed).toEqual([]);
     await stack.child!.stop();
     await restart();
   }, 180_000);
