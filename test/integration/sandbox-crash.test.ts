@@ -6,6 +6,7 @@
  * one sandbox exists on the agents — one container in containerd, with its snapshot — and no slot
  * or container leaks. The agents run the containerd runtime.
  */
+import proto from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContainerdClient } from '../../src/agent/containerd/client.js';
 import { LABEL } from '../../src/agent/containerd/runtime.js';
@@ -210,7 +211,7 @@ describe('a delete that reaches a Fast creation while its record is being writte
     const events = (await run.fetchHistory()).events ?? [];
     const failed = events
       .filter((e) => e.workflowTaskFailedEventAttributes)
-      .map((e) => String(e.workflowTaskFailedEventAttributes!.cause));
+      .map((e) => proto.temporal.api.enums.v1.WorkflowTaskFailedCause[e.workflowTaskFailedEventAttributes!.cause ?? 0]);
     expect(failed).toEqual([]);
     await stack.child!.stop();
     await restart();
