@@ -597,6 +597,18 @@ try {
             .join(', ')}); removed from the agents directly`;
         console.log(`WARNING ${msg}`);
         firstErrors.push(msg);
+        // What each left record and its run looked like: the next engineer's first question.
+        for (const r of records.items.slice(0, 5)) {
+          const m = r.metadata!;
+          const run = await temporal!.workflow
+            .getHandle(sandboxWorkflowId(NAMESPACE, m.name!))
+            .describe()
+            .then((d) => `run ${d.status.name}, ${d.historyLength} events`)
+            .catch((e: Error) => `run: ${e.message}`);
+          console.log(
+            `  left: ${m.name} deletion ${m.deletionTimestamp ?? 'not requested'}, finalizers [${(m.finalizers ?? []).join(',')}], phase ${r.status?.phase ?? '-'}; ${run}`,
+          );
+        }
         for (const a of fleet!.agents)
           for (const sb of (await agentClient.status(a.url)).sandboxStatuses)
             await agentClient.delete(a.url, sb.sandboxId);

@@ -148,6 +148,14 @@ export function sandboxWorkflowId(namespace: string, name: string): string {
   return `sandbox/${namespace}/${name}`;
 }
 
+/**
+ * The request ID of a record's `Deleting` hint: whoever sends it first (the fast path's
+ * DeleteSandbox, the watcher), Temporal records it once per run.
+ */
+export function deletionHintRequestId(uid: string): string {
+  return `sandbox-deleting/${uid}`;
+}
+
 /** `ip:port` for every exposed port, as the original reports endpoints. */
 export function endpointsOf(ip: string, ports: readonly number[]): string[] {
   return ports.map((p) => `${ip}:${p}`);

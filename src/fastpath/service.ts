@@ -16,6 +16,7 @@
 import {
   WithStartWorkflowOperation,
   WorkflowUpdateFailedError,
+  WorkflowNotFoundError,
   WorkflowUpdateRPCTimeoutOrCancelledError,
   isGrpcServiceError,
   type Client,
@@ -29,6 +30,7 @@ import {
   SCALE_UP_RETRY_AFTER_SECONDS,
   TENANT_LABEL,
   deleteReachesCreation,
+  deletionHintRequestId,
   invalidCreate,
   sandboxWorkflowId,
   type ConsistencyMode,
@@ -49,12 +51,11 @@ import {
 } from '../workflows/sandbox/contract.js';
 import type { FastPathMetrics } from './metrics.js';
 import { runningSandbox } from './sandbox-runs.js';
+import { signalOnce } from '../temporal/signal-once.js';
 import type { SandboxRegistry } from './registry.js';
 import type { EnvSealer } from './sealed-env.js';
 
 /** How long DeleteSandbox waits for the watcher's hint to reach the run before telling it itself. */
-const DELETE_HEARD_WITHIN_MS = 2_000;
-const DELETE_HEARD_POLL_MS = 50;
 
 export class FastPathError extends Error {
   constructor(
@@ -413,28 +414,24 @@ export class FastPathService {
     } catch (err) {
       throw kubeError(err, `delete Sandbox ${sb.metadata!.namespace}/${sb.metadata!.name}`);
     }
-    // The run hears of it from the watcher: one hint (a second, racing into the task that ends the
-    // run, would make Temporal refuse that task). Waited for here, so a create after this answer
-    // meets a run that knows and is a new incarnation; told directly only if the watcher is slow.
-    const { namespace, name } = sb.metadata as { namespace: string; name: string };
-    if (!(await this.runKnowsDeletion(namespace, name, Date.now() + DELETE_HEARD_WITHIN_MS)))
-      await this.opts.client.workflow
-        .getHandle(sandboxWorkflowId(namespace, name))
-        .signal(sandboxChangedSignal, { event: 'Deleting', uid: sb.metadata!.uid })
-        .catch(() => undefined);
+    // Told here, under the deletion's request ID (the watcher's hint for it is then dropped by
+    // Temporal: one hint per run), so a create after this answer meets a run that knows.
+    const { namespace, name, uid } = sb.metadata as { namespace: string; name: string; uid: string };
+    await signalOnce(
+      this.opts.client,
+      sandboxWorkflowId(namespace, name),
+      sandboxChangedSignal,
+      deletionHintRequestId(uid),
+      {
+        event: 'Deleting',
+        uid,
+      },
+    ).catch((err: unknown) => {
+      // Ended meanwhile, or Temporal unreachable: the watcher's hint still reaches a running run.
+      if (!(err instanceof WorkflowNotFoundError))
+        this.opts.log.warn({ err, namespace, name }, 'Deleting hint not sent');
+    });
     return { success: true };
-  }
-
-  /** Whether the name's run heard of its deletion (or ended) before `deadline` (Unix ms). */
-  private async runKnowsDeletion(namespace: string, name: string, deadline: number): Promise<boolean> {
-    for (;;) {
-      const run = await runningSandbox(this.opts.client, namespace, name).catch(() => 'unknown' as const);
-      if (run === undefined) return true;
-      if (run !== 'unknown' && (run.state.deletionRequested || ['deleting', 'done'].includes(run.state.stage)))
-        return true;
-      if (Date.now() >= deadline) return false;
-      await new Promise((r) => setTimeout(r, DELETE_HEARD_POLL_MS));
-    }
   }
 
   /** Applies one change (and labels) to the record; a refused change is success=false with the reason, as the original. */

@@ -29,6 +29,7 @@ import { Backoff } from '../backoff.js';
 import type { ReadinessCheck } from '../health/probes.js';
 import type { Logger } from '../log.js';
 import { METRIC_PREFIX } from '../build-info.js';
+import { signalOnce } from './signal-once.js';
 
 export interface StartRequest<W extends Workflow> {
   workflow: W;
@@ -277,6 +278,29 @@ export class Dispatcher {
       }
     });
     this.metrics.signalsSent.inc({ signal: signalName, result });
+    return result;
+  }
+
+  /**
+   * Signals a running workflow once per run for `requestId`: Temporal drops a second signal under
+   * the same ID (another process that saw the same fact sent it first). See ./signal-once.ts.
+   */
+  async signalOnce<Args extends unknown[]>(
+    workflowId: string,
+    signal: SignalDefinition<Args>,
+    requestId: string,
+    ...args: Args
+  ): Promise<'sent' | 'not-running' | 'dropped'> {
+    const result = await this.withRetry(`signal ${signal.name} → ${workflowId}`, async () => {
+      try {
+        await signalOnce(this.client, workflowId, signal, requestId, ...args);
+        return 'sent' as const;
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return 'not-running' as const;
+        throw err;
+      }
+    });
+    this.metrics.signalsSent.inc({ signal: signal.name, result });
     return result;
   }
 

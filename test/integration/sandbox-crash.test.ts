@@ -6,10 +6,12 @@
  * one sandbox exists on the agents — one container in containerd, with its snapshot — and no slot
  * or container leaks. The agents run the containerd runtime.
  */
+import proto from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContainerdClient } from '../../src/agent/containerd/client.js';
 import { LABEL } from '../../src/agent/containerd/runtime.js';
 import { ALLOCATION_ANNOTATION } from '../../src/api/sandbox.js';
+import { sandboxWorkflowId } from '../../src/domain/sandbox.js';
 import { runJanitorPassUpdate, sandboxJanitorWorkflow } from '../../src/workflows/sandbox/contract.js';
 import { eventually, stackInfo, temporal, uniq } from '../support/env.js';
 import { SandboxStack, grpcClient } from '../support/fastpath.js';
@@ -202,6 +204,15 @@ describe('a delete that reaches a Fast creation while its record is being writte
       { timeoutMs: 60_000, intervalMs: 500 },
     );
     await noLeaks();
+    // The run deleted the record itself; the watcher's hint of that deletion came before its end,
+    // never into the task that ends it (Temporal refuses such a task: WorkflowTaskFailed).
+    const run = (await temporal()).workflow.getHandle(sandboxWorkflowId(stack.namespace, name));
+    await run.result();
+    const events = (await run.fetchHistory()).events ?? [];
+    const failed = events
+      .filter((e) => e.workflowTaskFailedEventAttributes)
+      .map((e) => proto.temporal.api.enums.v1.WorkflowTaskFailedCause[e.workflowTaskFailedEventAttributes!.cause ?? 0]);
+    expect(failed).toEqual([]);
     await stack.child!.stop();
     await restart();
   }, 180_000);

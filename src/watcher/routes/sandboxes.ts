@@ -17,7 +17,7 @@ import {
   SandboxKind,
   type Sandbox,
 } from '../../api/sandbox.js';
-import { TENANT_LABEL, sandboxWorkflowId } from '../../domain/sandbox.js';
+import { TENANT_LABEL, deletionHintRequestId, sandboxWorkflowId } from '../../domain/sandbox.js';
 import { poolWorkflowId, recordChangesPoolDemand } from '../../domain/sandbox-pool.js';
 import { K8sKind, K8sName, K8sNamespace, K8sUID, Tenant } from '../../temporal/search-attributes.js';
 import { poolChangedSignal, sandboxChangedSignal, sandboxWorkflow } from '../../workflows/sandbox/contract.js';
@@ -110,10 +110,16 @@ export class SandboxRoute implements Route {
     const hint = { event: m.deletionTimestamp ? 'Deleting' : ev.type, uid };
     this.ctx.enqueue(workflowId, async () => {
       if (createdByItsRun) return void (await this.ctx.dispatcher.ensureRunning(start));
-      // A deletion usually finds its run (the fast path told it already, and it may have ended
-      // since, record and all): a run is started for it only while the record is still here.
+      // A deletion usually finds its run, told already by the fast path under the same request ID
+      // (Temporal then drops this one), or ended since, record and all: a run is started for it
+      // only while the record is still here.
       if (m.deletionTimestamp && !ev.fromList) {
-        const delivered = await this.ctx.dispatcher.signal(workflowId, sandboxChangedSignal, hint);
+        const delivered = await this.ctx.dispatcher.signalOnce(
+          workflowId,
+          sandboxChangedSignal,
+          deletionHintRequestId(uid),
+          hint,
+        );
         if (delivered !== 'not-running' || !this.seen.has(uid)) return;
       }
       await this.ctx.dispatcher.signalWithStart({ ...start, signal: sandboxChangedSignal, signalArgs: [hint] });

@@ -167,6 +167,8 @@ export class SandboxRun {
    * after the record is written (the hint waits while the record write holds the workflow task).
    */
   creationDeleted = false;
+  /** The UIDs whose deletion the watcher (or DeleteSandbox) has told this run of. */
+  readonly deletionsHeard = new Set<string>();
   private phaseIndexed = false;
   /** The phase last indexed. */
   private indexedPhase?: string;
@@ -189,6 +191,7 @@ export class SandboxRun {
     this.knownRecord = undefined;
     if (change?.event === 'Deleting') this.state.deletionRequested = true;
     if (change?.event === 'Deleting' && !change.uid) this.creationDeleted = true;
+    if (change?.event === 'Deleting' && change.uid) this.deletionsHeard.add(change.uid);
   }
 
   /** The create's validator: a create the name cannot take now is refused before it is recorded. */
