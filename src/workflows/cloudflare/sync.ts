@@ -90,6 +90,7 @@ export class SyncRun extends EntityRun<void, SyncWorkflowInput> {
   private readonly lastReports = new Map<string, SyncReport>();
   /** Sources that registered again unchanged since the last sync. */
   private readonly repeatedRegistrations = new Set<string>();
+  /** Runs from before QUIET_REREGISTRATION sync at every registration, and observe every full interval. */
   private readonly answersRepeats: boolean;
   /** When the next observation is due: answering repeats does not put it off. */
   private observeAtMs: number;
