@@ -113,13 +113,14 @@ export const REQUEST_GONE = 'RequestGone';
 
 /**
  * How a failure that escaped an operation ends the request: the request found deleted is GONE;
- * an activity's failure retries could not fix is terminal — RBACDenied for a Forbidden that
- * outlived the RBAC-rollout window (the worker lacks a grant), InternalError otherwise, with the
- * failure's message. An unwrapped failure of another type is no ending (undefined).
+ * a failure retries could not fix is terminal — RBACDenied for a Forbidden that outlived the
+ * RBAC-rollout window (the worker lacks a grant), InternalError otherwise, with the failure's
+ * message. An unwrapped failure ends the request only in runs that take
+ * `request-local-failure-ends` (`localFailuresEnd`, asked only then): runs from before failed.
  */
-export function howFailureEnds(f: OperationFailure): Failed | Gone | undefined {
+export function howFailureEnds(f: OperationFailure, localFailuresEnd: () => boolean): Failed | Gone | undefined {
   if (f.type === REQUEST_GONE) return GONE;
-  if (!f.wrapped) return undefined;
+  if (!f.wrapped && !localFailuresEnd()) return undefined;
   if (f.type === FORBIDDEN) {
     return failedWith(
       failed(

@@ -3,7 +3,7 @@
  * (src/domain/request-capture.ts), pure: how a run starts, how an operation's result or escaped
  * failure ends the request, what a TTL reap means, where a capture writes its chunks.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Condition } from '../../src/domain/conditions.js';
 import {
   capturedMessage,
@@ -89,13 +89,17 @@ it('phaseNeedsIndexing: runs from before request-fewer-tasks always upsert, late
 });
 
 describe('howFailureEnds', () => {
+  const never = () => {
+    throw new Error('asked whether local failures end, for a failure that does not need it');
+  };
+
   it('the request found deleted is GONE, wrapped or not', () => {
-    expect(howFailureEnds({ wrapped: false, type: 'RequestGone', message: 'request deleted' })).toBe(GONE);
-    expect(howFailureEnds({ wrapped: true, type: 'RequestGone', message: 'request deleted' })).toBe(GONE);
+    expect(howFailureEnds({ wrapped: false, type: 'RequestGone', message: 'request deleted' }, never)).toBe(GONE);
+    expect(howFailureEnds({ wrapped: true, type: 'RequestGone', message: 'request deleted' }, never)).toBe(GONE);
   });
 
   it('a Forbidden past the rollout window ends RBACDenied, pointing at the missing grant', () => {
-    const ended = howFailureEnds({ wrapped: true, type: 'Kubernetes403', message: 'create chunk: forbidden' });
+    const ended = howFailureEnds({ wrapped: true, type: 'Kubernetes403', message: 'create chunk: forbidden' }, never);
     expect(ended).toEqual({
       status: 'failed',
       outcome: {
@@ -107,17 +111,29 @@ describe('howFailureEnds', () => {
   });
 
   it('any other failure retries could not fix ends InternalError with its message (a timeout included)', () => {
-    expect(howFailureEnds({ wrapped: true, type: 'Kubernetes422', message: 'invalid' })).toEqual({
+    expect(howFailureEnds({ wrapped: true, type: 'Kubernetes422', message: 'invalid' }, never)).toEqual({
       status: 'failed',
       outcome: { ready: false, reason: 'InternalError', message: 'invalid' },
     });
-    expect(howFailureEnds({ wrapped: true, message: 'activity StartToClose timeout' })).toMatchObject({
+    expect(howFailureEnds({ wrapped: true, message: 'activity StartToClose timeout' }, never)).toMatchObject({
       outcome: { reason: 'InternalError', message: 'activity StartToClose timeout' },
     });
   });
 
-  it('an unwrapped failure of another type is no ending', () => {
-    expect(howFailureEnds({ wrapped: false, type: 'Kubernetes403', message: 'forbidden' })).toBeUndefined();
+  it('a local activity’s own failure (unwrapped) ends the request like a regular one’s in runs that take the patch', () => {
+    const patched = vi.fn(() => true);
+    const f = { wrapped: false, type: 'Kubernetes403', message: 'get Pod ns/any: forbidden' };
+    expect(howFailureEnds(f, patched)).toMatchObject({ status: 'failed', outcome: { reason: 'RBACDenied' } });
+    expect(patched).toHaveBeenCalledTimes(1);
+    expect(howFailureEnds({ wrapped: false, type: 'Kubernetes422', message: 'x' }, () => true)).toMatchObject({
+      outcome: { reason: 'InternalError' },
+    });
+  });
+
+  it('runs from before the patch are not ended by an unwrapped failure (they failed, and replay so)', () => {
+    expect(
+      howFailureEnds({ wrapped: false, type: 'Kubernetes403', message: 'forbidden' }, () => false),
+    ).toBeUndefined();
   });
 });
 

@@ -75,6 +75,13 @@ export const REQUEST_CANCELS_BETWEEN_LOCAL_CALLS = 'request-cancels-between-loca
  */
 export const REQUEST_FEWER_TASKS = 'request-fewer-tasks';
 /**
+ * Patch: a local activity's own failure (a Forbidden past the rollout window, a 422) ends the
+ * request like a regular activity's; runs from before failed the workflow, leaving the request
+ * Processing. Asked only when such a failure happens.
+ */
+export const REQUEST_LOCAL_FAILURE_ENDS = 'request-local-failure-ends';
+
+/**
  * Runs one request's life; `firstStep` is the operation's first progress message, written with
  * the first read when the run takes REQUEST_FEWER_TASKS.
  */
@@ -261,7 +268,7 @@ class RequestRun {
  */
 export function failureEnding(err: unknown): Failed | Gone | undefined {
   const failure = failureOf(err);
-  return failure && howFailureEnds(failure);
+  return failure && howFailureEnds(failure, () => patched(REQUEST_LOCAL_FAILURE_ENDS));
 }
 
 /** The facts of an activity's failure, wrapped (regular activity) or not (a local activity's own). */
