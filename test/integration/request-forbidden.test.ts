@@ -1,8 +1,9 @@
 /**
  * A worker that lacks a grant: a Forbidden is retried through the RBAC-rollout window
  * (DO_RBAC_ROLLOUT_ATTEMPTS, shortened here), then the request ends Ready=False/RBACDenied, and
- * every artifact that already says it is a result (the ManifestCheckpoint) says how it ended.
- * The worker runs as a ServiceAccount bound to the shipped worker role minus one verb, against
+ * every artifact that already says it is a result (the ManifestCheckpoint) says how it ended —
+ * whether the Forbidden came from a regular activity (the chunk write) or a local one (reading a
+ * target kind the worker may not read). The worker runs as a ServiceAccount bound to the shipped worker role minus one verb, against
  * the real apiserver's RBAC.
  */
 import path from 'node:path';
@@ -13,11 +14,13 @@ import type { ManagedProcess } from '../../src/infra/process.js';
 import type { RunningWatcher } from '../../src/watcher/main.js';
 import {
   REPO_ROOT,
+  eventually,
   kube,
   replayAndRecord,
   serviceAccountKubeconfig,
   spawnRole,
   startTestWatcher,
+  temporal,
   uniq,
   waitForWorker,
   waitUntilAllowed,
@@ -119,5 +122,31 @@ describe('a worker without a grant it needs', () => {
       }),
       'manifest-capture-write-refused',
     );
+  });
+
+  it('ends the capture RBACDenied when a local activity is refused (a target the worker may not read)', async () => {
+    // The shipped worker role grants no `get` on Pods: checking the target (a local activity,
+    // whose failure reaches the workflow without an ActivityFailure around it) is refused.
+    const mcr = await k.create<ManifestCaptureRequest>({
+      apiVersion: 'state-snapshotter.deckhouse.io/v1alpha1',
+      kind: 'ManifestCaptureRequest',
+      metadata: { name: uniq('mcr-pod'), namespace: ns },
+      spec: { targets: [{ apiVersion: 'v1', kind: 'Pod', name: 'any' }] },
+    });
+    const id = requestWorkflowId({
+      kind: 'ManifestCaptureRequest',
+      namespace: ns,
+      name: mcr.metadata!.name!,
+      uid: mcr.metadata!.uid!,
+    });
+    // The run ends the request instead of failing (which would leave the request Processing).
+    const run = (await temporal()).workflow.getHandle(id);
+    await eventually(`workflow ${id} started`, () => run.describe());
+    await expect(run.result()).resolves.toMatch(/^RBACDenied/);
+    const done = await waitTerminal<ManifestCaptureRequest>(k, mcr);
+    expect(done.ready).toMatchObject({ status: 'False', reason: 'RBACDenied' });
+    expect(done.ready.message).toMatch(/get Pod .*forbidden/i);
+    expect(done.ready.message).toContain('still forbidden after 2 attempts');
+    await replayAndRecord(id, 'manifest-capture-target-refused');
   });
 });

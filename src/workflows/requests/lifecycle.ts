@@ -15,6 +15,10 @@
  * never operated on again (even when a resync starts a new workflow for it after retention).
  * Deleting the request (by hand or TTL) ends the workflow; its ObjectKeeper follows the request
  * and the garbage collector removes the artifacts.
+ *
+ * The run's state lives in one `RequestRun` (as the sandbox's `SandboxRun`); its steps gather
+ * facts through activities and leave the decisions to src/domain/request-run.ts. The entity kit
+ * (../entity.ts) does not fit: a request's run is one pass that ends, not a reconcile loop.
  */
 import {
   ActivityFailure,
@@ -29,9 +33,22 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { RequestReason } from '../../api/requests.js';
-import { failed, readyCondition, type OperationResult, type RequestRef } from '../../domain/requests.js';
-import { GONE, failedWith, type Failed, type Gone } from '../../domain/results.js';
+import {
+  DELETED_BEFORE_FINALIZATION,
+  DELETED_WHILE_PROCESSING,
+  REQUEST_GONE,
+  afterReap,
+  howFailureEnds,
+  howRequestStarts,
+  isDeleted,
+  outcomeOf,
+  phaseNeedsIndexing,
+  phaseOf,
+  type OperationFailure,
+  type RunEnding,
+} from '../../domain/request-run.js';
+import type { OperationResult, RequestRef, RequestView } from '../../domain/requests.js';
+import { GONE, type Failed, type Gone } from '../../domain/results.js';
 import { OperationPhase } from '../../temporal/search-attributes.js';
 import { noLocalCallInFlight, requestCalls } from './activity-options.js';
 import { requestDeletedSignal, requestStateQuery, type RequestState, type RequestWorkflowInput } from './messages.js';
@@ -57,6 +74,12 @@ export const REQUEST_CANCELS_BETWEEN_LOCAL_CALLS = 'request-cancels-between-loca
  * marker and a TemporalChangeVersion upsert per run).
  */
 export const REQUEST_FEWER_TASKS = 'request-fewer-tasks';
+/**
+ * Patch: a local activity's own failure (a Forbidden past the rollout window, a 422) ends the
+ * request like a regular activity's; runs from before failed the workflow, leaving the request
+ * Processing. Asked only when such a failure happens.
+ */
+export const REQUEST_LOCAL_FAILURE_ENDS = 'request-local-failure-ends';
 
 /**
  * Runs one request's life; `firstStep` is the operation's first progress message, written with
@@ -67,201 +90,194 @@ export async function runRequest(
   firstStep: string,
   operate: (ctx: OperationContext) => Promise<OperationResult>,
 ): Promise<string> {
-  const { ref } = input;
-  const fewerTasks = patched(REQUEST_FEWER_TASKS);
-  const state: RequestState = { phase: 'Pending', step: 'reading the request' };
-  let deleteHint = false;
-  setHandler(requestDeletedSignal, () => {
-    deleteHint = true;
-  });
-  setHandler(requestStateQuery, () => state);
-  /** The OperationPhase Temporal holds (set at start by the watcher, or by the last upsert). */
-  let indexedPhase = fewerTasks ? workflowInfo().typedSearchAttributes.get(OperationPhase) : undefined;
-  const phase = (p: string, details: string) => {
-    state.phase = p;
-    state.step = details;
-    if (!fewerTasks || indexedPhase !== p) upsertSearchAttributes([{ key: OperationPhase, value: p }]);
-    indexedPhase = p;
-    setCurrentDetails(`**${p}** — ${details}`);
-  };
-
-  const view = fewerTasks
-    ? await requestCalls.beginRequest({ ref, message: firstStep })
-    : await requestCalls.readRequest(ref);
-  if (view.status === 'gone') {
-    if (fewerTasks) phase('Deleted', 'the request was gone before it was processed');
-    return 'request gone before it was processed';
-  }
-  if (view.deleting) {
-    if (fewerTasks) phase('Deleted', 'the request was being deleted before it was processed');
-    return 'request is being deleted';
-  }
-
-  if (view.terminal) {
-    // Never operated on again (e.g. a resync restarted its workflow after retention): only the TTL is left.
-    const ready = readyCondition(view.requestStatus.conditions);
-    log.info('request already terminal; only its TTL is left', { name: ref.name });
-    phase(
-      ready?.status === 'True' ? RequestReason.Completed : (ready?.reason ?? 'Terminal'),
-      'terminal before this run',
-    );
+  const run = new RequestRun(input.ref, patched(REQUEST_FEWER_TASKS), firstStep);
+  const start = howRequestStarts(await run.read());
+  if (start.next === 'end') return run.endUnprocessed(start.ending);
+  if (start.next === 'terminal') {
+    log.info('request already terminal; only its TTL is left', { name: run.ref.name });
+    run.setPhase(start.phase, start.details);
   } else {
-    phase('Processing', fewerTasks ? firstStep : 'starting');
-    /** The Processing message on the request now (beginRequest wrote the first step). */
-    let marked = fewerTasks ? firstStep : undefined;
-    const ctx: OperationContext = {
-      ref,
-      spec: view.spec,
-      fewerTasks,
-      async progress(message) {
-        if (message === marked) return;
-        phase('Processing', message);
-        const r = await requestCalls.markRequestProcessing({ ref, message });
-        if (r.status === 'gone') throw ApplicationFailure.nonRetryable('request deleted', 'RequestGone');
-        if (fewerTasks) marked = message;
-      },
-    };
-    const result = await runUnlessDeleted(
-      ref,
-      fewerTasks,
-      () => operate(ctx),
-      () => deleteHint,
-      () => (deleteHint = false),
-    );
-    if (result.status === 'gone') {
-      phase('Deleted', 'the request was deleted while it was being processed');
-      return 'request deleted while processing';
-    }
-    const outcome = result.status === 'ok' ? { ready: true as const, message: result.message } : result.outcome;
-    state.outcome = outcome;
-    const end = await requestCalls.finalizeRequest({ ref, outcome, fields: result.fields });
-    if (end.status === 'gone') {
-      phase('Deleted', 'the request was deleted before it could be finalized');
-      return 'request deleted before finalization';
-    }
-    const label = outcome.ready ? RequestReason.Completed : outcome.reason;
-    phase(label, outcome.message);
+    const ended = await run.process(start.spec, operate);
+    if (ended) return run.endWith(ended);
   }
-  if (fewerTasks || patched(REQUEST_ENDS_WHEN_TERMINAL)) {
-    setCurrentDetails(`**${state.phase}** — ${state.step}\n\nDeleted by the TTL sweep once its TTL has passed.`);
-    return `${state.phase}: ${state.step}`;
-  }
-  return waitForTtl(
-    ref,
-    state,
-    () => deleteHint,
-    () => (deleteHint = false),
-    phase,
-  );
+  return run.end();
 }
 
-/**
- * Runs the operation; if the watcher reports the request deleted and a fresh read agrees, the
- * operation is cancelled (in-flight waits stop) and GONE is returned. A failure an activity
- * cannot retry away becomes a terminal InternalError with the activity's message.
- */
-async function runUnlessDeleted(
-  ref: RequestRef,
-  fewerTasks: boolean,
-  operate: () => Promise<OperationResult>,
-  deleteHinted: () => boolean,
-  clearHint: () => void,
-): Promise<OperationResult> {
-  const operation = new CancellationScope();
-  let finished = false;
-  let cancelled = false;
-  // Watchdog for the operation's lifetime: verify each delete hint, cancel once confirmed.
-  void (async () => {
-    while (!finished) {
-      await condition(() => deleteHinted() || finished);
-      if (finished) return;
-      clearHint();
-      const now = await requestCalls.readRequest(ref);
-      if (!finished && (now.status === 'gone' || now.deleting)) {
-        if (fewerTasks || patched(REQUEST_CANCELS_BETWEEN_LOCAL_CALLS)) {
+/** One run of a request's workflow: its state, the delete hint, and the steps it sequences. */
+class RequestRun {
+  /** What the state query answers. */
+  readonly state: RequestState = { phase: 'Pending', step: 'reading the request' };
+  /** The watcher said the request was deleted; believed once a fresh read agrees. */
+  private deleteHinted = false;
+  /** The OperationPhase Temporal holds (set at start by the watcher, or by the last upsert). */
+  private indexedPhase: string | undefined;
+  /** The Processing message on the request now (with REQUEST_FEWER_TASKS, beginRequest wrote the first step). */
+  private marked: string | undefined;
+
+  constructor(
+    readonly ref: RequestRef,
+    /** This run takes REQUEST_FEWER_TASKS. */
+    readonly fewerTasks: boolean,
+    private readonly firstStep: string,
+  ) {
+    setHandler(requestDeletedSignal, () => {
+      this.deleteHinted = true;
+    });
+    setHandler(requestStateQuery, () => this.state);
+    this.indexedPhase = fewerTasks ? workflowInfo().typedSearchAttributes.get(OperationPhase) : undefined;
+  }
+
+  /** The phase the query, the search attribute and the workflow's current details show. */
+  setPhase(phase: string, details: string): void {
+    this.state.phase = phase;
+    this.state.step = details;
+    if (phaseNeedsIndexing(this.fewerTasks, this.indexedPhase, phase)) {
+      upsertSearchAttributes([{ key: OperationPhase, value: phase }]);
+    }
+    this.indexedPhase = phase;
+    setCurrentDetails(`**${phase}** — ${details}`);
+  }
+
+  /** The first fresh read (with REQUEST_FEWER_TASKS it also marks the request Processing with the first step). */
+  read(): Promise<RequestView> {
+    return this.fewerTasks
+      ? requestCalls.beginRequest({ ref: this.ref, message: this.firstStep })
+      : requestCalls.readRequest(this.ref);
+  }
+
+  /** Gone or being deleted before it was processed (runs from before REQUEST_FEWER_TASKS showed no phase). */
+  endUnprocessed(ending: RunEnding): string {
+    if (this.fewerTasks) this.setPhase(ending.phase, ending.details);
+    return ending.result;
+  }
+
+  endWith(ending: RunEnding): string {
+    this.setPhase(ending.phase, ending.details);
+    return ending.result;
+  }
+
+  /** Operates once and finalizes the request; how the run ends when the request was deleted meanwhile. */
+  async process(
+    spec: unknown,
+    operate: (ctx: OperationContext) => Promise<OperationResult>,
+  ): Promise<RunEnding | undefined> {
+    this.setPhase('Processing', this.fewerTasks ? this.firstStep : 'starting');
+    this.marked = this.fewerTasks ? this.firstStep : undefined;
+    const ctx: OperationContext = {
+      ref: this.ref,
+      spec,
+      fewerTasks: this.fewerTasks,
+      progress: (message) => this.progress(message),
+    };
+    const result = await this.operateUnlessDeleted(() => operate(ctx));
+    if (result.status === 'gone') return DELETED_WHILE_PROCESSING;
+    return this.finalize(result);
+  }
+
+  /** Ready=False/Processing with this step's message (once per message with REQUEST_FEWER_TASKS). */
+  async progress(message: string): Promise<void> {
+    if (message === this.marked) return;
+    this.setPhase('Processing', message);
+    const r = await requestCalls.markRequestProcessing({ ref: this.ref, message });
+    if (r.status === 'gone') throw ApplicationFailure.nonRetryable('request deleted', REQUEST_GONE);
+    if (this.fewerTasks) this.marked = message;
+  }
+
+  /**
+   * Runs the operation; if the watcher reports the request deleted and a fresh read agrees, the
+   * operation is cancelled (in-flight waits stop) and GONE is returned. A failure an activity
+   * cannot retry away becomes a terminal outcome (howFailureEnds).
+   */
+  private async operateUnlessDeleted(operate: () => Promise<OperationResult>): Promise<OperationResult> {
+    const operation = new CancellationScope();
+    const watch = { finished: false, cancelled: false };
+    void this.cancelOnConfirmedDelete(operation, watch);
+    try {
+      return await operation.run(operate);
+    } catch (err) {
+      if (watch.cancelled && isCancellation(err)) return GONE;
+      const ended = failureEnding(err);
+      if (ended) return ended;
+      throw err;
+    } finally {
+      watch.finished = true;
+    }
+  }
+
+  /** The operation's watchdog: verifies each delete hint with a fresh read, cancels once one agrees. */
+  private async cancelOnConfirmedDelete(
+    operation: CancellationScope,
+    watch: { finished: boolean; cancelled: boolean },
+  ): Promise<void> {
+    while (!watch.finished) {
+      await condition(() => this.deleteHinted || watch.finished);
+      if (watch.finished) return;
+      this.deleteHinted = false;
+      const now = await requestCalls.readRequest(this.ref);
+      if (!watch.finished && isDeleted(now)) {
+        if (this.fewerTasks || patched(REQUEST_CANCELS_BETWEEN_LOCAL_CALLS)) {
           // Not while one of the operation's local activities is in flight (noLocalCallInFlight says why).
-          await condition(() => noLocalCallInFlight() || finished);
-          if (finished) return;
+          await condition(() => noLocalCallInFlight() || watch.finished);
+          if (watch.finished) return;
         }
-        cancelled = true;
+        watch.cancelled = true;
         operation.cancel();
         return;
       }
     }
-  })();
-  try {
-    return await operation.run(operate);
-  } catch (err) {
-    if (cancelled && isCancellation(err)) return GONE;
-    const ended = howFailureEnds(err);
-    if (ended) return ended;
-    throw err;
-  } finally {
-    finished = true;
+  }
+
+  /** One terminal Ready condition and completionTimestamp on the request. */
+  private async finalize(result: Exclude<OperationResult, Gone>): Promise<RunEnding | undefined> {
+    const outcome = outcomeOf(result);
+    this.state.outcome = outcome;
+    const end = await requestCalls.finalizeRequest({ ref: this.ref, outcome, fields: result.fields });
+    if (end.status === 'gone') return DELETED_BEFORE_FINALIZATION;
+    this.setPhase(phaseOf(outcome), outcome.message);
+    return undefined;
+  }
+
+  /** A terminal request's run ends; runs from before REQUEST_ENDS_WHEN_TERMINAL waited for its TTL. */
+  end(): Promise<string> | string {
+    if (this.fewerTasks || patched(REQUEST_ENDS_WHEN_TERMINAL)) {
+      setCurrentDetails(
+        `**${this.state.phase}** — ${this.state.step}\n\nDeleted by the TTL sweep once its TTL has passed.`,
+      );
+      return `${this.state.phase}: ${this.state.step}`;
+    }
+    return this.waitForTtl();
+  }
+
+  /** Sleeps until the TTL (counted from completionTimestamp) expires, then deletes the request. */
+  private async waitForTtl(): Promise<string> {
+    for (;;) {
+      const step = afterReap(await requestCalls.reapRequestIfExpired(this.ref), this.state.phase);
+      if (step.next === 'end') return this.endWith(step.ending);
+      this.state.expiresAt = step.expiresAt;
+      setCurrentDetails(`**${this.state.phase}** — ${this.state.step}\n\nTTL expires at ${step.expiresAt}`);
+      const ms = Math.max(0, Date.parse(step.expiresAt) - Date.now());
+      // The watcher's delete hint ends the wait early; otherwise the timer fires at expiry.
+      if (await condition(() => this.deleteHinted, ms)) this.deleteHinted = false;
+    }
   }
 }
 
 /**
- * How a failure that escaped an operation ends the request: an activity failure that retries
- * could not fix is terminal (RBACDenied for a Forbidden that outlived the RBAC-rollout window,
- * InternalError otherwise, with the activity's message); the request found deleted is GONE.
- * Anything else (a cancellation, a workflow bug) is not an ending: undefined.
+ * How a failure that escaped an operation ends the request (src/domain/request-run.ts decides),
+ * or undefined when it is no ending (a cancellation, a workflow bug): rethrown.
  */
-export function howFailureEnds(err: unknown): Failed | Gone | undefined {
-  if (err instanceof ActivityFailure) {
-    const cause = err.cause;
-    if (cause instanceof ApplicationFailure && cause.type === 'RequestGone') return GONE;
-    // A Forbidden that outlived its retries is not an RBAC rollout any more: the worker lacks a grant.
-    if (cause instanceof ApplicationFailure && cause.type === 'Kubernetes403') {
-      return failedWith(
-        failed(
-          RequestReason.RBACDenied,
-          `${cause.message} — the controller's ServiceAccount lacks this permission (see deploy/rbac)`,
-        ),
-      );
-    }
-    return failedWith(failed(RequestReason.InternalError, cause?.message ?? err.message));
-  }
-  if (err instanceof ApplicationFailure && err.type === 'RequestGone') return GONE;
-  return undefined;
+export function failureEnding(err: unknown): Failed | Gone | undefined {
+  const failure = failureOf(err);
+  return failure && howFailureEnds(failure, () => patched(REQUEST_LOCAL_FAILURE_ENDS));
 }
 
-/** Sleeps until the TTL (counted from completionTimestamp) expires, then deletes the request. */
-async function waitForTtl(
-  ref: RequestRef,
-  state: RequestState,
-  deleteHinted: () => boolean,
-  clearHint: () => void,
-  phase: (p: string, details: string) => void,
-): Promise<string> {
-  for (;;) {
-    const r = await requestCalls.reapRequestIfExpired(ref);
-    if (r.status === 'gone') {
-      phase('Deleted', 'the request was deleted');
-      return 'request deleted';
-    }
-    switch (r.state) {
-      case 'deleted':
-        phase('Reaped', 'TTL expired; request deleted, its keeper and artifacts follow');
-        return 'reaped after TTL';
-      case 'deleting':
-        phase('Deleted', 'the request was deleted');
-        return 'request deleted';
-      case 'not-terminal':
-        // Only reachable if someone rewrote the status; never reap a request that is not done.
-        phase('Orphaned', 'request is no longer terminal; the TTL does not apply');
-        return 'request not terminal; not reaped';
-      case 'never':
-        phase(state.phase, `kept: ${r.why}`);
-        return `not reaped: ${r.why}`;
-      case 'waiting': {
-        state.expiresAt = r.expiresAt;
-        setCurrentDetails(`**${state.phase}** — ${state.step}\n\nTTL expires at ${r.expiresAt}`);
-        const ms = Math.max(0, Date.parse(r.expiresAt) - Date.now());
-        // The watcher's delete hint ends the wait early; otherwise the timer fires at expiry.
-        if (await condition(deleteHinted, ms)) clearHint();
-        break;
-      }
-    }
+/** The facts of an activity's failure, wrapped (regular activity) or not (a local activity's own). */
+function failureOf(err: unknown): OperationFailure | undefined {
+  if (err instanceof ActivityFailure) {
+    const cause = err.cause;
+    const type = cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
+    return { wrapped: true, type, message: cause?.message ?? err.message };
   }
+  if (err instanceof ApplicationFailure) return { wrapped: false, type: err.type ?? undefined, message: err.message };
+  return undefined;
 }

@@ -2,83 +2,59 @@
  * ManifestCaptureRequest: validate targets → ObjectKeeper (UID barrier) → ManifestCheckpoint
  * owned by the keeper → chunks owned by the checkpoint → checkpoint Ready → request Ready.
  * Each step is an idempotent activity keyed by names derived from the request UID, so a crash
- * between any two steps resumes without duplicates.
+ * between any two steps resumes without duplicates. What to do at each step is decided in
+ * src/domain/request-capture.ts.
  */
 import { isCancellation } from '@temporalio/workflow';
-import type { CheckpointIdentity } from '../../activities/kubernetes/manifests.js';
-import { READY_CONDITION, RequestReason } from '../../api/requests.js';
-import { setCondition } from '../../domain/conditions.js';
-import type { RequestRef } from '../../domain/requests.js';
+import type { CheckpointIdentity, CheckpointSummary } from '../../activities/kubernetes/manifests.js';
+import {
+  capturedMessage,
+  checkpointConditions,
+  reportsCaptureProgress,
+  writesChunksInTask,
+} from '../../domain/request-capture.js';
+import type { OperationResult, RequestRef } from '../../domain/requests.js';
 import { ok } from '../../domain/results.js';
 import { checkpointWrites, requestCalls, smallWrites, targetChecks } from './activity-options.js';
-import { howFailureEnds, runRequest } from './lifecycle.js';
+import { failureEnding, runRequest, type OperationContext } from './lifecycle.js';
 import type { RequestWorkflowInput } from './messages.js';
 
-/** Captures at least this large report their progress on the request before writing chunks. */
-const PROGRESS_FROM_OBJECTS = 100;
-
 export async function manifestCaptureRequestWorkflow(input: RequestWorkflowInput): Promise<string> {
-  return runRequest(input, 'checking targets', async ({ ref, progress, fewerTasks }) => {
-    await progress('checking targets');
-    const prepared = fewerTasks ? await prepare(ref) : await prepareStepwise(ref);
-    if (prepared.status !== 'ok') return prepared;
-    const { count, checkpoint } = prepared;
-    const fields = { checkpointName: checkpoint.name };
-    if (checkpoint.ready) {
-      // Finished before a crash: the checkpoint is the durable result.
-      return ok({ message: `checkpoint ${checkpoint.name} is ready`, fields });
-    }
+  return runRequest(input, 'checking targets', capture);
+}
 
-    // A small capture takes milliseconds: a progress write would cost more than it tells.
-    if (count >= PROGRESS_FROM_OBJECTS) {
-      await progress(`capturing ${count} objects into ${checkpoint.name}`);
-    }
-    /** A checkpoint that says it is a result also says how it ended, failure included. */
-    const markFailed = (message: string) =>
-      requestCalls.setCheckpointStatus({
-        checkpoint,
-        checkpointStatus: {
-          conditions: setCondition(
-            undefined,
-            { type: READY_CONDITION, status: 'False', reason: RequestReason.Failed, message },
-            new Date(),
-          ),
-        },
-      });
-    let result;
-    try {
-      result =
-        fewerTasks && count < PROGRESS_FROM_OBJECTS
-          ? await writeSmall({ ref, checkpoint })
-          : await checkpointWrites.writeCheckpointContent({ ref, checkpoint });
-    } catch (err) {
-      const ended = howFailureEnds(err);
-      if (ended?.status !== 'failed') throw err;
-      await markFailed(ended.outcome.message);
-      return { ...ended, fields };
-    }
-    if (result.status === 'gone') return result;
-    if (result.status === 'failed') {
-      await markFailed(result.outcome.message);
-      return { ...result, fields };
-    }
-    const { summary } = result;
-    const message =
-      `captured ${summary.totalObjects} objects into ${checkpoint.name}: ` +
-      `${summary.chunks.length} chunk(s), ${summary.totalSizeBytes} bytes compressed`;
-    await requestCalls.setCheckpointStatus({
-      checkpoint,
-      checkpointStatus: {
-        ...summary,
-        conditions: setCondition(
-          undefined,
-          { type: READY_CONDITION, status: 'True', reason: RequestReason.Completed, message },
-          new Date(),
-        ),
-      },
-    });
-    return ok({ message, fields });
-  });
+/** The capture: prepare, write the chunks, and record on the checkpoint how it ended. */
+async function capture({ ref, progress, fewerTasks }: OperationContext): Promise<OperationResult> {
+  await progress('checking targets');
+  const prepared = fewerTasks ? await prepare(ref) : await prepareStepwise(ref);
+  if (prepared.status !== 'ok') return prepared;
+  const { count, checkpoint } = prepared;
+  const fields = { checkpointName: checkpoint.name };
+  if (checkpoint.ready) {
+    // Finished before a crash: the checkpoint is the durable result.
+    return ok({ message: `checkpoint ${checkpoint.name} is ready`, fields });
+  }
+  if (reportsCaptureProgress(count)) await progress(`capturing ${count} objects into ${checkpoint.name}`);
+  // The write awaited right here, not in a helper: an await more would move the watchdog's
+  // commands (a delete hint in the same activation) in recorded histories.
+  let written;
+  try {
+    written = writesChunksInTask(fewerTasks, count)
+      ? await writeSmall({ ref, checkpoint })
+      : await checkpointWrites.writeCheckpointContent({ ref, checkpoint });
+  } catch (err) {
+    const ended = failureEnding(err);
+    if (ended?.status !== 'failed') throw err;
+    written = ended;
+  }
+  if (written.status === 'gone') return written;
+  if (written.status === 'failed') {
+    await markCheckpoint(checkpoint, false, written.outcome.message);
+    return { ...written, fields };
+  }
+  const message = capturedMessage(checkpoint.name, written.summary);
+  await markCheckpoint(checkpoint, true, message, written.summary);
+  return ok({ message, fields });
 }
 
 /** Targets checked, keeper and checkpoint ensured: one local activity on one read of the request. */
@@ -109,4 +85,12 @@ async function writeSmall(input: { ref: RequestRef; checkpoint: CheckpointIdenti
     if (isCancellation(err)) throw err;
     return checkpointWrites.writeCheckpointContent(input);
   }
+}
+
+/** The checkpoint's status when its capture ended: Ready with the summary, or how it failed. */
+function markCheckpoint(checkpoint: CheckpointIdentity, ready: boolean, message: string, summary?: CheckpointSummary) {
+  return requestCalls.setCheckpointStatus({
+    checkpoint,
+    checkpointStatus: { ...summary, conditions: checkpointConditions(ready, message, new Date()) },
+  });
 }

@@ -9,49 +9,66 @@
  * request that stays pending forever.
  */
 import type { VolumeRestoreRequestSpec } from '../../api/volumes.js';
+import type { OperationResult } from '../../domain/requests.js';
 import { ok } from '../../domain/results.js';
 import { externalWaits, requestCalls, restoreChecks } from './activity-options.js';
-import { runRequest } from './lifecycle.js';
+import { runRequest, type OperationContext } from './lifecycle.js';
 import type { RequestWorkflowInput } from './messages.js';
 
 export async function volumeRestoreRequestWorkflow(input: RequestWorkflowInput): Promise<string> {
-  return runRequest(input, 'validating the source', async ({ ref, spec, progress }) => {
-    const policy = await requestCalls.requestPolicy();
-    await progress('validating the source');
-    const valid = await restoreChecks.validateRestoreSource(ref);
-    if (valid.status !== 'ok') return valid;
+  return runRequest(input, 'validating the source', restore);
+}
 
-    const restore = spec as VolumeRestoreRequestSpec;
-    const waits = externalWaits(policy.waitTimeoutMs);
-    // One absolute deadline for every wait, fixed when the first one starts, so retries and
-    // worker restarts never extend it.
-    let deadline: number | undefined;
-    if (valid.pending) {
-      // A snapshot not ready yet (a restore applied right after its capture): wait, don't fail.
-      await progress(`waiting for ${valid.pending.waitingFor}`);
-      deadline = Date.now() + policy.waitTimeoutMs;
-      const ready = await waits.waitForRestoreSource({ spec: restore, deadline, timeoutMs: policy.waitTimeoutMs });
-      if (ready.status !== 'ok') return ready;
-    }
+/**
+ * The restore. Each wait is awaited right here, not in a helper: an await more would move the
+ * watchdog's commands (a delete hint in the same activation) in recorded histories.
+ */
+async function restore({ ref, spec, progress }: OperationContext): Promise<OperationResult> {
+  const policy = await requestCalls.requestPolicy();
+  await progress('validating the source');
+  const valid = await restoreChecks.validateRestoreSource(ref);
+  if (valid.status !== 'ok') return valid;
 
-    // The keeper follows the request like every request's; a restore gives it nothing to own.
-    const owner = await requestCalls.ensureRequestKeeper(ref);
-    if (owner.status !== 'ok') return owner;
+  const wanted = spec as VolumeRestoreRequestSpec;
+  const waits = externalWaits(policy.waitTimeoutMs);
+  const deadline = new SharedDeadline(policy.waitTimeoutMs);
+  if (valid.pending) {
+    // A snapshot not ready yet (a restore applied right after its capture): wait, don't fail.
+    await progress(`waiting for ${valid.pending.waitingFor}`);
+    const ready = await waits.waitForRestoreSource({ spec: wanted, ...deadline.fromNow() });
+    if (ready.status !== 'ok') return ready;
+  }
 
-    const { targetNamespace: namespace, targetPVCName: name, sourceRef } = restore;
-    await progress(`waiting for the external provisioner to create and bind PVC ${name}`);
-    deadline ??= Date.now() + policy.waitTimeoutMs;
-    const r = await waits.waitForRestoredPvc({
-      namespace,
-      name,
-      driver: valid.driver,
-      deadline,
-      timeoutMs: policy.waitTimeoutMs,
-    });
-    if (r.status !== 'ok') return r;
-    return ok({
-      message: `restored ${sourceRef.kind} ${sourceRef.name} into PVC ${namespace}/${name}`,
-      fields: { targetPVCRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', name, namespace, uid: r.uid } },
-    });
+  // The keeper follows the request like every request's; a restore gives it nothing to own.
+  const owner = await requestCalls.ensureRequestKeeper(ref);
+  if (owner.status !== 'ok') return owner;
+
+  const { targetNamespace: namespace, targetPVCName: name } = wanted;
+  await progress(`waiting for the external provisioner to create and bind PVC ${name}`);
+  const pvc = await waits.waitForRestoredPvc({ namespace, name, driver: valid.driver, ...deadline.fromNow() });
+  return pvc.status === 'ok' ? restored(wanted, pvc.uid) : pvc;
+}
+
+/**
+ * One absolute deadline for every wait, fixed when the first one starts, so retries and worker
+ * restarts never extend it.
+ */
+class SharedDeadline {
+  private deadline?: number;
+  constructor(private readonly timeoutMs: number) {}
+
+  /** The deadline (fixed now if no wait started before) and the wait's own timeout. */
+  fromNow(): { deadline: number; timeoutMs: number } {
+    this.deadline ??= Date.now() + this.timeoutMs;
+    return { deadline: this.deadline, timeoutMs: this.timeoutMs };
+  }
+}
+
+/** The restore's ending: Ready with the restored claim as targetPVCRef. */
+function restored(restore: VolumeRestoreRequestSpec, uid: string): OperationResult {
+  const { targetNamespace: namespace, targetPVCName: name, sourceRef } = restore;
+  return ok({
+    message: `restored ${sourceRef.kind} ${sourceRef.name} into PVC ${namespace}/${name}`,
+    fields: { targetPVCRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', name, namespace, uid } },
   });
 }
