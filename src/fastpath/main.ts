@@ -57,6 +57,7 @@ import { registerBuildInfo } from '../build-info.js';
 import { createFastPathMetrics } from './metrics.js';
 import { PoolHints } from './pool-hints.js';
 import { SandboxRegistry, type SandboxChangeObservation } from './registry.js';
+import { createInformerMetrics } from '../watcher/informer.js';
 import { agentHintStep, hintForRunState } from './run-hints.js';
 import { FastPathService } from './service.js';
 
@@ -129,6 +130,7 @@ export async function startFastPath(
     log,
     namespace: fp.namespace,
     pollIntervalMs: fp.pollIntervalMs,
+    informerMetrics: createInformerMetrics(metrics.registry, 'fastpath'),
     // The agent's view changed: a hint to the sandbox's workflow, verified there. A sandbox
     // appearing on or leaving an agent changes its pool's load: a hint to the pool's workflow.
     // An agent became usable or went away: the pool's status and size follow at once.
@@ -280,7 +282,7 @@ export async function startFastPath(
       // The SDK's runtime may have begun the worker's shutdown on SIGTERM already.
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await workerRun.catch(() => undefined);
-      registry.stop();
+      await registry.stop();
       dispatcher.stop();
       await client.connection.close();
       await connection.close();

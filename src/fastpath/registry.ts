@@ -6,9 +6,13 @@
  * reports on start, so a restarted or second fast-path replica knows every sandbox the agents
  * hold, including Fast-mode ones whose record is not written yet.
  *
- * Every poll interval (1 s; the original: 2 s) it lists the agent Pods and SandboxPools and asks
- * each Running agent for its status. An agent that has not answered for `staleAfterMs` (15 s, as
- * the original) or whose Pod is gone, deleting or not Ready leaves the table. A change in a
+ * The agent Pods (label-selected) and the SandboxPools come from informers (list once, then watch;
+ * src/watcher/informer.ts): a change that matters here — an agent Pod appearing, becoming Ready,
+ * going; a pool created, deleted or resized to zero — is acted on when its event arrives, not at
+ * the next poll, and no replica lists them again while its watches hold. Every poll interval (1 s;
+ * the original: 2 s) and after such a change it asks each Running agent for its status. An agent
+ * that has not answered for `staleAfterMs` (15 s, as the original) or whose Pod is gone, deleting
+ * or not Ready leaves the table. A change in a
  * sandbox's phase on its agent (or its disappearance) is passed to `onSandboxChange`, which
  * signals the sandbox's workflow: a hint, verified there by a fresh read. A change of a sandbox
  * whose removal its own run started through this process (`removalStarted`) says so
@@ -22,7 +26,8 @@
  * new is placed there. The agent refuses such creates itself too (`Draining`), so a replica whose
  * table is a poll behind cannot place there either.
  */
-import type { V1Pod } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
+import { Registry } from 'prom-client';
 import type { AgentStatusReport } from '../agent/api.js';
 import { DEFAULT_AGENT_PORT } from '../agent/server.js';
 import {
@@ -38,6 +43,13 @@ import { agentIdentity } from '../domain/agent-identity.js';
 import { isPoolAgentPod } from '../domain/sandbox-pool.js';
 import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../log.js';
+import {
+  ResourceInformer,
+  cacheKeyOfObject,
+  createInformerMetrics,
+  type InformerEvent,
+  type InformerMetrics,
+} from '../watcher/informer.js';
 import type { AgentClient } from './agent-client.js';
 import type { AgentCredentials } from './agent-credentials.js';
 
@@ -72,6 +84,8 @@ export interface RegistryOptions {
   onSandboxChange?: (o: SandboxChangeObservation) => void;
   /** An agent of this pool became usable (Ready and answering) or stopped being so. */
   onPoolAgentsChange?: (namespace: string, pool: string) => void;
+  /** Where the Pod and SandboxPool informers count their lists, events and errors. */
+  informerMetrics?: InformerMetrics;
 }
 
 export interface KnownAgent {
@@ -99,6 +113,14 @@ const PLACED_PHASES: ReadonlySet<string> = new Set(['creating', 'running']);
 /** At most this often a full pool's agents are asked again before a refusal (refreshPool). */
 export const POOL_REFRESH_GAP_MS = 250;
 
+/**
+ * How late a watch event may arrive after its change was made: `podsListedAt` is the Pod
+ * informer's last word from the server less this, so a Pod created before it is in the cache.
+ */
+export const WATCH_DELIVERY_ALLOWANCE_MS = 5_000;
+/** Each watch request's server-side timeout. */
+const WATCH_SECONDS = 20;
+
 /** The agent's port: its container port named `agent`, else the default 5758. */
 export function agentPortOf(pod: V1Pod): number {
   for (const c of pod.spec?.containers ?? [])
@@ -111,6 +133,27 @@ export function agentUrl(pod: V1Pod): string | undefined {
   const ip = pod.status?.podIP;
   if (!ip) return undefined;
   return `https://${ip.includes(':') ? `[${ip}]` : ip}:${agentPortOf(pod)}`;
+}
+
+/** What the registry reads of an agent Pod: an event that changes none of it changes nothing here. */
+function podFacts(pod: V1Pod): string {
+  const m = pod.metadata;
+  return JSON.stringify([
+    m?.uid,
+    m?.labels?.[AGENT_POOL_LABEL],
+    m?.ownerReferences?.map((o) => [o.uid, o.controller, o.kind, o.apiVersion]),
+    !!m?.deletionTimestamp,
+    pod.status?.phase,
+    pod.status?.podIP,
+    isReady(pod),
+    pod.spec?.nodeName,
+    agentPortOf(pod),
+  ]);
+}
+
+/** What the registry reads of a SandboxPool. */
+function poolFacts(pool: SandboxPool): string {
+  return JSON.stringify([pool.metadata?.uid, !!pool.metadata?.deletionTimestamp, pool.spec?.capacity?.poolMax]);
 }
 
 function isReady(pod: V1Pod): boolean {
@@ -139,24 +182,63 @@ export class SandboxRegistry {
   private readonly poolMaxes = new Map<string, number>();
   private readonly poolRefreshes = new Map<string, { at: number; done: Promise<void> }>();
   private timer?: NodeJS.Timeout;
-  private polling?: Promise<void>;
-  private again = false;
+  /** Polls run one after another; `queuedPoll` is the one not started yet, which callers share. */
+  private polls: Promise<void> = Promise.resolve();
+  private queuedPoll?: Promise<void>;
+  private started = false;
   private stopped = false;
+  private readonly podInformer: ResourceInformer<V1Pod>;
+  private readonly poolInformer: ResourceInformer<SandboxPool>;
+  /** The facts last seen of each Pod and pool (podFacts, poolFacts), by informer and cache key. */
+  private readonly facts = new Map<string, string>();
   readonly pollIntervalMs: number;
   readonly staleAfterMs: number;
   lastPollAt = 0;
-  /** UIDs of every Pod labelled as an agent in the last listing, by namespace (any state, any owner). */
+  /** UIDs of every Pod labelled as an agent as of the last poll, by namespace (any state, any owner). */
   private agentPodUids = new Map<string, Set<string>>();
-  /** When the last listing was asked for (Date.now()): a Pod created before it is in it, unless deleted since. */
+  /**
+   * As of when (Date.now()) the last poll's Pods are complete: a Pod created before it is among
+   * them, unless deleted since (the Pod informer's last word from the server, less
+   * WATCH_DELIVERY_ALLOWANCE_MS).
+   */
   podsListedAt = 0;
 
   constructor(private readonly opts: RegistryOptions) {
     this.pollIntervalMs = opts.pollIntervalMs ?? 1_000;
     this.staleAfterMs = opts.staleAfterMs ?? 15_000;
+    const metrics = opts.informerMetrics ?? createInformerMetrics(new Registry(), 'fastpath');
+    // No resync: nothing here is re-asserted. Watches the server ends before the client's 30 s
+    // idle abort keep `podsListedAt` current in a quiet cluster (the end is the server's word).
+    const scope = { namespace: opts.namespace, resyncMs: 0, watchTimeoutSeconds: WATCH_SECONDS };
+    this.podInformer = new ResourceInformer<V1Pod>(
+      opts.kube,
+      'v1',
+      'Pod',
+      (ev) => this.observe('pod', ev, podFacts),
+      opts.log.child({ informer: 'agent Pods' }),
+      metrics,
+      { ...scope, labelSelector: `${AGENT_APP_LABEL}=${AGENT_APP_VALUE}` },
+    );
+    this.poolInformer = new ResourceInformer<SandboxPool>(
+      opts.kube,
+      SandboxPoolKind.apiVersion,
+      SandboxPoolKind.kind,
+      (ev) => this.observe('pool', ev, poolFacts),
+      opts.log.child({ informer: 'SandboxPools' }),
+      metrics,
+      scope,
+    );
   }
 
-  /** Polls once (the table is complete before the first create), then every interval. */
+  /**
+   * Lists the agent Pods and pools, then watches them; asks the agents once (the table is
+   * complete before the first create), then every interval.
+   */
   async start(): Promise<void> {
+    this.podInformer.start();
+    this.poolInformer.start();
+    await this.synced();
+    this.started = true;
     await this.pollNow();
     const tick = () => {
       if (this.stopped) return;
@@ -169,21 +251,41 @@ export class SandboxRegistry {
     this.timer = setTimeout(tick, this.pollIntervalMs);
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    await Promise.all([this.podInformer.stop(), this.poolInformer.stop()]);
   }
 
-  /** A poll that starts after this call; concurrent callers share it. */
+  private synced(): Promise<unknown> {
+    return Promise.all([this.podInformer.waitForSync(), this.poolInformer.waitForSync()]);
+  }
+
+  /**
+   * A poll that starts after this call; concurrent callers share it. It asks the agents afresh;
+   * the Pods and pools are the informers' (every event received before it starts).
+   */
   pollNow(): Promise<void> {
-    if (this.polling) {
-      this.again = true;
-      return this.polling.then(() => this.pollNow());
-    }
-    this.polling = this.poll().finally(() => {
-      this.polling = undefined;
+    this.queuedPoll ??= this.polls.then(() => {
+      this.queuedPoll = undefined;
+      return this.poll();
     });
-    return this.polling;
+    const poll = this.queuedPoll;
+    this.polls = poll.catch(() => undefined);
+    return poll;
+  }
+
+  /** An informer event: when it changes what the registry reads, the table follows now, not at the next poll. */
+  private observe<T extends KubernetesObject>(informer: string, ev: InformerEvent<T>, factsOf: (o: T) => string): void {
+    const key = `${informer}:${cacheKeyOfObject(ev.object)}`;
+    if (ev.type === 'DELETED') this.facts.delete(key);
+    else {
+      const facts = factsOf(ev.object);
+      if (this.facts.get(key) === facts) return;
+      this.facts.set(key, facts);
+    }
+    if (!this.started || this.stopped) return;
+    this.pollNow().catch((err: unknown) => this.opts.log.warn({ err }, 'agent registry poll failed'));
   }
 
   agent(namespace: string, pod: string): KnownAgent | undefined {
@@ -194,7 +296,7 @@ export class SandboxRegistry {
     return [...this.known.values()];
   }
 
-  /** UIDs of the namespace's agent Pods in the last listing (taken at `podsListedAt`), whatever their state. */
+  /** UIDs of the namespace's agent Pods as of the last poll (complete at `podsListedAt`), whatever their state. */
   agentPodUidsIn(namespace: string): string[] {
     return [...(this.agentPodUids.get(namespace) ?? [])];
   }
@@ -265,17 +367,12 @@ export class SandboxRegistry {
   }
 
   private async poll(): Promise<void> {
-    this.again = false;
+    await this.synced();
     const usableBefore = this.usable();
-    const { kube, log } = this.opts;
-    const selector = `${AGENT_APP_LABEL}=${AGENT_APP_VALUE}`;
-    const listedAt = Date.now();
-    const [pods, poolObjects] = await Promise.all([
-      collect(kube.listAll<V1Pod>('v1', 'Pod', { namespace: this.opts.namespace, labelSelector: selector })),
-      collect(
-        kube.listAll<SandboxPool>(SandboxPoolKind.apiVersion, SandboxPoolKind.kind, { namespace: this.opts.namespace }),
-      ),
-    ]);
+    const { log } = this.opts;
+    const listedAt = this.podInformer.currentAt - WATCH_DELIVERY_ALLOWANCE_MS;
+    const pods = this.podInformer.list();
+    const poolObjects = this.poolInformer.list();
     const now = Date.now();
     this.pools.clear();
     this.terminatingPools.clear();
@@ -478,10 +575,4 @@ export class SandboxRegistry {
   }
 
   private lastSeen = new Map<string, SandboxChangeObservation>();
-}
-
-async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
 }

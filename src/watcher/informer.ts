@@ -10,6 +10,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { Counter, type Registry } from 'prom-client';
 import { Backoff } from '../backoff.js';
 import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../log.js';
@@ -37,6 +38,41 @@ export interface InformerOptions {
    * routes re-assert their workflows (default 15 min; 0 disables).
    */
   resyncMs?: number;
+  /** Only this namespace's objects (default: every namespace). */
+  namespace?: string;
+  /** Only objects matching this label selector (e.g. `app=sandbox-agent`). */
+  labelSelector?: string;
+}
+
+/** The counters an informer records into (the watcher's, or a role's own: createInformerMetrics). */
+export type InformerMetrics = Pick<WatcherMetrics, 'eventsSeen' | 'relists' | 'watchErrors'>;
+
+/**
+ * The informer counters of a role other than the watcher, e.g. `durable_operators_fastpath_informer_…`:
+ * the same series as the watcher's, under the role's name.
+ */
+export function createInformerMetrics(registry: Registry, role: string): InformerMetrics {
+  const prefix = `durable_operators_${role}_informer`;
+  return {
+    eventsSeen: new Counter({
+      name: `${prefix}_events_total`,
+      help: 'Kubernetes events seen, by kind and type (list items count as ADDED/MODIFIED/DELETED).',
+      labelNames: ['kind', 'type'] as const,
+      registers: [registry],
+    }),
+    relists: new Counter({
+      name: `${prefix}_relists_total`,
+      help: 'Full lists, by kind and reason (sync = start/restart, gone = 410).',
+      labelNames: ['kind', 'reason'] as const,
+      registers: [registry],
+    }),
+    watchErrors: new Counter({
+      name: `${prefix}_watch_errors_total`,
+      help: 'List/watch failures that caused a backoff-and-retry.',
+      labelNames: ['kind'] as const,
+      registers: [registry],
+    }),
+  };
 }
 
 type Handler<T extends KubernetesObject> = (ev: InformerEvent<T>) => void;
@@ -62,6 +98,11 @@ export class ResourceInformer<T extends KubernetesObject = KubernetesObject> {
   private syncWaiters: Array<() => void> = [];
   private readonly syncListeners: Array<() => void> = [];
   private resyncTimer: NodeJS.Timeout | undefined;
+  /**
+   * When (Date.now()) the server last spoke — a list, an event, a bookmark, a watch it ended at
+   * its timeout: the cache holds every change the server had sent by then (0 before the first list).
+   */
+  currentAt = 0;
 
   constructor(
     private readonly kube: KubeClient,
@@ -69,7 +110,7 @@ export class ResourceInformer<T extends KubernetesObject = KubernetesObject> {
     readonly kind: string,
     private readonly handler: Handler<T>,
     private readonly log: Logger,
-    private readonly metrics: WatcherMetrics,
+    private readonly metrics: InformerMetrics,
     private readonly opts: InformerOptions = {},
   ) {}
 
@@ -157,6 +198,8 @@ export class ResourceInformer<T extends KubernetesObject = KubernetesObject> {
       const page = await this.kube.listPage<T>(this.apiVersion, this.kind, {
         limit: this.opts.pageSize ?? 500,
         continueToken,
+        namespace: this.opts.namespace,
+        labelSelector: this.opts.labelSelector,
       });
       rv = page.resourceVersion;
       continueToken = page.continueToken;
@@ -180,6 +223,7 @@ export class ResourceInformer<T extends KubernetesObject = KubernetesObject> {
       }
     }
     this.resourceVersion = rv;
+    this.currentAt = Date.now();
     this.metrics.relists.inc({ kind: this.kind, reason: 'sync' });
     this.syncedOnce = true;
     for (const w of this.syncWaiters.splice(0)) w();
@@ -195,9 +239,18 @@ export class ResourceInformer<T extends KubernetesObject = KubernetesObject> {
     }
   }
 
+  /** The watched collection: cluster-wide, or `…/namespaces/<namespace>/<plural>`. */
+  private async watchPath(): Promise<string> {
+    const path = await this.kube.collectionPath(this.apiVersion, this.kind);
+    const ns = this.opts.namespace;
+    if (!ns) return path;
+    const plural = path.lastIndexOf('/');
+    return `${path.slice(0, plural)}/namespaces/${encodeURIComponent(ns)}${path.slice(plural)}`;
+  }
+
   /** One watch request; resolves when the server ends it, rejects on error or 410. */
   private async watchOnce(): Promise<void> {
-    const path = await this.kube.collectionPath(this.apiVersion, this.kind);
+    const path = await this.watchPath();
     const watch = this.kube.newWatch();
     await new Promise<void>((resolve, reject) => {
       let gone = false;
@@ -208,7 +261,11 @@ export class ResourceInformer<T extends KubernetesObject = KubernetesObject> {
         if (gone) reject(new GoneError());
         // The client aborts a watch that has been idle for 30 s; resume from the last resourceVersion.
         else if (err && !this.stopped && (err as Error).name !== 'TimeoutError') reject(err);
-        else resolve();
+        else {
+          // The server ended it at its timeout: it had sent every change until then.
+          if (!err && !this.stopped) this.currentAt = Date.now();
+          resolve();
+        }
       };
       watch
         .watch(
@@ -217,6 +274,7 @@ export class ResourceInformer<T extends KubernetesObject = KubernetesObject> {
             resourceVersion: this.resourceVersion,
             allowWatchBookmarks: true,
             timeoutSeconds: this.opts.watchTimeoutSeconds ?? 300,
+            ...(this.opts.labelSelector && { labelSelector: this.opts.labelSelector }),
           },
           (type: string, obj: T & { code?: number; message?: string }) => {
             if (type === 'ERROR') {
@@ -228,6 +286,7 @@ export class ResourceInformer<T extends KubernetesObject = KubernetesObject> {
             }
             const rv = obj.metadata?.resourceVersion;
             if (rv) this.resourceVersion = rv;
+            this.currentAt = Date.now();
             if (type === 'BOOKMARK') return;
             const receivedAt = performance.now();
             const object = { ...obj, apiVersion: obj.apiVersion ?? this.apiVersion, kind: obj.kind ?? this.kind } as T;

@@ -2,7 +2,8 @@
  * Workers per Cloudflare account: every Cloudflare API call of an account runs as an activity on
  * that account's task queues — `<queue>-cloudflare-<accountId>` for changes and its `-observe`
  * sibling for periodic observations. The accounts come from the CloudflareCredentials objects,
- * listed every few seconds.
+ * followed by an informer (listed once, then watched; src/watcher/informer.ts): an account's
+ * workers start when its credentials' event arrives.
  *
  * The throttle is not the task queues' (issue 23, D7): Temporal can rate-limit activity starts,
  * but one activity makes one call or hundreds, and Cloudflare's limit is per user across accounts.
@@ -15,6 +16,7 @@
 import { Worker } from '@temporalio/worker';
 import protoPackage from '@temporalio/proto';
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { Registry } from 'prom-client';
 import {
   CloudflareCredentialsKind,
   CloudflareSyncStateKind,
@@ -33,6 +35,7 @@ import { EventRecorder } from '../kube/events.js';
 import type { Logger } from '../log.js';
 import { dataConverterOf, type WorkerConnection } from '../temporal/connection.js';
 import { tracedWorkerOptions } from '../tracing/temporal.js';
+import { ResourceInformer, createInformerMetrics, type InformerMetrics } from '../watcher/informer.js';
 import { versionedWorkerOptions } from './versioning.js';
 
 // A CommonJS module: under Node's ESM loader (the roles run so) its namespace has no named exports.
@@ -57,8 +60,14 @@ export interface CloudflareAccountWorkersOptions {
   cfg: OperatorConfig;
   kube: KubeClient;
   log: Logger;
-  /** How often the CloudflareCredentials are listed (default 5 s). */
+  /**
+   * How often the served accounts are checked against the credentials again (default 5 s): the
+   * replicas sharing the budget, a finalizer release that failed. A credentials change is acted
+   * on when its event arrives.
+   */
   pollMs?: number;
+  /** Where the CloudflareCredentials informer counts its lists, events and errors. */
+  informerMetrics?: InformerMetrics;
 }
 
 export class CloudflareAccountWorkers {
@@ -72,9 +81,26 @@ export class CloudflareAccountWorkers {
   private replicasReadAt = 0;
   private syncStatesSweptAt = 0;
   private originalSyncStatesLeft = true;
+  private readonly credentials: ResourceInformer<CloudflareCredentials>;
+  /** Reconciles run one after another; `queued` is the one not started yet, which callers share. */
+  private reconciles: Promise<void> = Promise.resolve();
+  private queued?: Promise<void>;
 
   constructor(private readonly opts: CloudflareAccountWorkersOptions) {
     const { cloudflare } = opts.cfg;
+    this.credentials = new ResourceInformer<CloudflareCredentials>(
+      opts.kube,
+      CloudflareCredentialsKind.apiVersion,
+      CloudflareCredentialsKind.kind,
+      () => {
+        if (!this.credentials.synced || this.stopped) return;
+        this.reconcile().catch((err: Error) => this.opts.log.warn({ err }, 'serving Cloudflare accounts failed'));
+      },
+      opts.log.child({ informer: 'CloudflareCredentials' }),
+      opts.informerMetrics ?? createInformerMetrics(new Registry(), 'worker'),
+      // No resync: the periodic reconcile reads the whole cache anyway.
+      { resyncMs: 0 },
+    );
     this.budget = new CallBudget({
       limit: cloudflare.apiLimit,
       share: cloudflare.apiShare,
@@ -118,12 +144,15 @@ export class CloudflareAccountWorkers {
     return [...this.workers.keys()];
   }
 
+  /** Lists the credentials (every account served before this resolves), then watches them. */
   async start(): Promise<void> {
+    this.credentials.start();
+    await this.credentials.waitForSync();
     await this.reconcile();
     const tick = () => {
       this.timer = setTimeout(() => {
         this.reconcile()
-          .catch((err: Error) => this.opts.log.warn({ err }, 'listing CloudflareCredentials failed'))
+          .catch((err: Error) => this.opts.log.warn({ err }, 'serving Cloudflare accounts failed'))
           .finally(() => !this.stopped && tick());
       }, this.opts.pollMs ?? 5_000);
       this.timer.unref();
@@ -131,13 +160,25 @@ export class CloudflareAccountWorkers {
     tick();
   }
 
-  /** Starts a worker for every account that has credentials and none yet. Workers are never stopped early: queued activities may still need them. */
-  async reconcile(): Promise<void> {
+  /**
+   * Starts a worker for every account that has credentials and none yet. Workers are never
+   * stopped early: queued activities may still need them. One that starts after this call;
+   * concurrent callers share it.
+   */
+  reconcile(): Promise<void> {
+    this.queued ??= this.reconciles.then(() => {
+      this.queued = undefined;
+      return this.reconcileNow();
+    });
+    const next = this.queued;
+    this.reconciles = next.catch(() => undefined);
+    return next;
+  }
+
+  private async reconcileNow(): Promise<void> {
+    await this.credentials.waitForSync();
     const accounts = new Set<string>();
-    for await (const c of this.opts.kube.listAll<CloudflareCredentials>(
-      CloudflareCredentialsKind.apiVersion,
-      CloudflareCredentialsKind.kind,
-    )) {
+    for (const c of this.credentials.list()) {
       if (c.spec?.accountId) accounts.add(c.spec.accountId);
       await this.releaseOriginal(CloudflareCredentialsKind, c, (f) => f === ORIGINAL_CREDENTIALS_FINALIZER);
     }
@@ -217,6 +258,7 @@ export class CloudflareAccountWorkers {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    await this.credentials.stop();
     for (const { workers } of this.workers.values())
       for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
     await Promise.all([...this.workers.values()].map((w) => w.running));

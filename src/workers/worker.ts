@@ -15,6 +15,7 @@ import { connectClient, connectRenewingWorker, dataConverterOf } from '../tempor
 import { searchAttributesRegistered } from '../temporal/search-attribute-check.js';
 import { tracedWorkerOptions } from '../tracing/temporal.js';
 import { CloudflareAccountWorkers } from './cloudflare-accounts.js';
+import { createInformerMetrics } from '../watcher/informer.js';
 import { workflowSource } from './bundle.js';
 import { killAfterActivityInterceptors } from './fault-injection.js';
 import { installTemporalRuntime, temporalLogLevel } from './runtime.js';
@@ -63,7 +64,13 @@ export async function createWorker(
     }),
   );
   connection.follow(worker);
-  const cloudflareAccounts = new CloudflareAccountWorkers({ connection, cfg, kube, log });
+  const cloudflareAccounts = new CloudflareAccountWorkers({
+    connection,
+    cfg,
+    kube,
+    log,
+    informerMetrics: createInformerMetrics(registry, 'worker'),
+  });
   const workerChecks = workerProbes('worker', worker, temporal, kube);
   const probes = new Probes({
     ...workerChecks,

@@ -17,7 +17,10 @@ import {
   sourceObject,
   zoneRecords,
 } from '../support/cloudflare.js';
-import { eventually, uniq } from '../support/env.js';
+import { eventually, testConfig, uniq } from '../support/env.js';
+import { logger } from '../../src/log.js';
+import { connectRenewingWorker } from '../../src/temporal/connection.js';
+import { CloudflareAccountWorkers } from '../../src/workers/cloudflare-accounts.js';
 
 const account = hexId();
 const writer = uniq('cf-ro-writer');
@@ -106,3 +109,22 @@ it("a target whose credentials cannot write shows the missing permission and ret
   await k.delete({ ...dnsRecord(blocked, zoneB, reader, ''), name: blocked, namespace: suite.namespace });
   await eventually('its record removed', async () => (await content(zoneBId, `${blocked}.${zoneB}`)) === undefined);
 }, 180_000);
+
+it('credentials created while a worker runs: their account is served when their event arrives, not at a later check', async () => {
+  const cfg = testConfig(suite.taskQueue, { cloudflare: suite.cloudflareConfig() });
+  const connection = await connectRenewingWorker(cfg.temporal);
+  const log = logger.child({ test: true });
+  log.level = 'warn';
+  // It checks its accounts again only in ten minutes: what it serves meanwhile comes from its watch.
+  const workers = new CloudflareAccountWorkers({ connection, cfg, kube: k, log, pollMs: 10 * 60_000 });
+  await workers.start();
+  try {
+    const late = hexId();
+    expect(workers.accounts()).not.toContain(late);
+    await createCredentials(k, { name: uniq('cf-late-creds'), namespace: suite.namespace, accountId: late });
+    await eventually('the new account served', async () => workers.accounts().includes(late), { timeoutMs: 20_000 });
+  } finally {
+    await workers.stop();
+    await connection.close();
+  }
+});

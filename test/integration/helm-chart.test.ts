@@ -323,7 +323,7 @@ describe('the values', () => {
       ofKind(objs, 'RoleBinding').filter((b) => b.metadata.name === 'durable-operators-fastpath-agent-pods');
     const none = await render();
     expect(bindings(none)).toEqual([]);
-    expect(permissionsOf(none, fastpath)['core/pods']).toEqual(['list']);
+    expect(permissionsOf(none, fastpath)['core/pods']).toEqual(['list', 'watch']);
     const objs = await render('fastpath.agentPodNamespaces={team-a,team-b,team-a}');
     expect(bindings(objs)).toEqual(['team-a', 'team-b'].map(poolBinding));
     const perms = permissionsOf(objs, fastpath);

@@ -8,14 +8,18 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { SandboxPoolKind } from '../../src/api/sandbox.js';
 import { AgentPki } from '../../src/fastpath/agent-pki.js';
+import { runningPodStatus } from '../../src/infra/agent-fleet.js';
 import { eventually } from '../support/env.js';
 import { SandboxStack, agentPodAt, grpcError, sandboxImage } from '../support/fastpath.js';
 
 let stack: SandboxStack;
 let stub: https.Server;
 let failing = true;
+/** The stub agent's Pod. */
+let pod = '';
 const created: { sandboxId: string; claimUid?: string; claimName?: string; exposedPorts?: number[] }[] = [];
 
 /**
@@ -64,7 +68,6 @@ function stubAgent(podName: () => string, tls: { cert: string; key: string }) {
 
 beforeAll(async () => {
   stack = await new SandboxStack({ agents: 0 }).start();
-  let pod = '';
   const pool = await stack.kube.get<{ metadata: { uid: string } }>({
     apiVersion: SandboxPoolKind.apiVersion,
     kind: SandboxPoolKind.kind,
@@ -83,7 +86,9 @@ beforeAll(async () => {
     controller: true,
   });
   pod = p.metadata!.name!;
-  await stack.fastpath!.registry.pollNow();
+  await eventually('the fast path places on the stub', async () =>
+    stack.fastpath!.registry.hasUsableAgent(stack.namespace, stack.pool),
+  );
 }, 240_000);
 
 afterAll(async () => {
@@ -121,3 +126,22 @@ it.each(['STRONG', 'FAST'] as const)(
     await eventually(`${name} deleted on the agent`, async () => !created.some((s) => s.claimName === name));
   },
 );
+
+it('an agent Pod that stops being Ready leaves the table when its watch event arrives, and is back once Ready — no poll awaited', async () => {
+  // A replica that asks its agents again only in ten minutes: what it learns meanwhile comes from its watches.
+  const replica = (await stack.startSecondReplica({ pollIntervalMs: 10 * 60_000 })).fastpath.registry;
+  const key = `${stack.namespace}/${pod}`;
+  expect(replica.table.has(key)).toBe(true);
+  const setReady = (ready: boolean) => {
+    const status = runningPodStatus('127.0.0.1', new Date().toISOString()) as { conditions: { type: string }[] };
+    for (const c of status.conditions) if (c.type === 'Ready') Object.assign(c, { status: ready ? 'True' : 'False' });
+    return stack.kube.core.patchNamespacedPodStatus(
+      { name: pod, namespace: stack.namespace, body: { status } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  };
+  await setReady(false);
+  await eventually('the replica no longer places on it', async () => !replica.table.has(key), { timeoutMs: 20_000 });
+  await setReady(true);
+  await eventually('the replica places on it again', async () => replica.table.has(key), { timeoutMs: 20_000 });
+});

@@ -1,7 +1,7 @@
 /**
  * deploy/ rendered as `kustomize build deploy/` would (test/support/kustomize.ts), then checked:
  * references resolve, RBAC is least-privilege in shape (no wildcards, the watcher never writes, the
- * worker and the fast path never watch, no Secrets), the Deployments run hardened and configure the
+ * worker and the fast path watch only what their own informers follow, no Secrets), the Deployments run hardened and configure the
  * processes the way src/config.ts reads them, and the CRDs are included. Each reference/RBAC check is a function
  * returning problems, and is also shown to catch a broken copy, so a check that silently passes
  * everything cannot hide here.
@@ -185,8 +185,15 @@ function wildcardProblems(objs: KubeObject[]): string[] {
 
 /**
  * What each role may do, by shape: the watcher observes; the worker and the fast path never
- * watch (the watcher does) or update (their writes are merge patches pinned to a UID).
+ * update (their writes are merge patches pinned to a UID) and watch only what their own
+ * informers follow (the watcher follows the rest): the fast path's agent registry the agent Pods
+ * and SandboxPools, the worker's account workers the CloudflareCredentials.
  */
+const OWN_INFORMERS: Record<string, ReadonlySet<string>> = {
+  [WORKER_SA.name]: new Set(['networking.cloudflare-operator.io/cloudflarecredentials']),
+  [FASTPATH_SA.name]: new Set(['core/pods', 'sandbox.fast.io/sandboxpools']),
+};
+
 function verbProblems(objs: KubeObject[]): string[] {
   const problems: string[] = [];
   const allowed = {
@@ -196,7 +203,9 @@ function verbProblems(objs: KubeObject[]): string[] {
   };
   for (const sa of [WORKER_SA, WATCHER_SA, FASTPATH_SA]) {
     for (const [resource, verbs] of Object.entries(permissionsOf(objs, sa)))
-      for (const v of verbs) if (!allowed[sa.name]!.has(v)) problems.push(`${sa.name} may ${v} ${resource}`);
+      for (const v of verbs)
+        if (!allowed[sa.name]!.has(v) && !(v === 'watch' && OWN_INFORMERS[sa.name]?.has(resource)))
+          problems.push(`${sa.name} may ${v} ${resource}`);
   }
   return problems;
 }
@@ -444,20 +453,22 @@ describe('RBAC', () => {
     expect(secrets(FASTPATH_SA)).toEqual({});
   });
 
-  it('the watcher only lists and watches; the worker and the fast path read and write but never watch or update', () => {
+  it('the watcher only lists and watches; the worker and the fast path read and write, watch only what their informers follow, never update', () => {
     expect(verbProblems(objects)).toEqual([]);
   });
 
-  it('the verb check catches a watcher that writes, and a worker or fast path that watches or updates', () => {
+  it('the verb check catches a watcher that writes, and a worker or fast path that watches beyond its informers or updates', () => {
     const broken = structuredClone(objects);
     (find(broken, 'ClusterRole', 'durable-operators-watcher')!.rules as PolicyRule[])[0]!.verbs.push('patch');
     (find(broken, 'ClusterRole', 'durable-operators-worker')!.rules as PolicyRule[])[0]!.verbs.push('watch');
-    (find(broken, 'ClusterRole', FASTPATH_SA.name)!.rules as PolicyRule[])[0]!.verbs.push('watch', 'update');
+    const fastpathRules = find(broken, 'ClusterRole', FASTPATH_SA.name)!.rules as PolicyRule[];
+    fastpathRules[0]!.verbs.push('update');
+    fastpathRules.find((r) => r.resources?.includes('sandboxes'))!.verbs.push('watch');
     expect(verbProblems(broken)).toEqual([
       'durable-operators-worker may watch deckhouse.io/objectkeepers',
       'durable-operators-watcher may patch deckhouse.io/objectkeepers',
       'durable-operators-fastpath may update core/pods',
-      'durable-operators-fastpath may watch core/pods',
+      'durable-operators-fastpath may watch sandbox.fast.io/sandboxes',
     ]);
   });
 
@@ -472,9 +483,9 @@ describe('RBAC', () => {
       'sandbox.fast.io/sandboxpools',
       'sandbox.fast.io/sandboxpools/status',
     ]);
-    // Cluster-wide it only lists Pods (the registry); creating and deleting agent Pods, and their
+    // Cluster-wide it only lists and watches Pods (the registry); creating and deleting agent Pods, and their
     // token Secret, is granted per pool namespace (review N9): never in kube-system by default.
-    expect(perms['core/pods']).toEqual(['list']);
+    expect(perms['core/pods']).toEqual(['list', 'watch']);
     const agentPods = 'durable-operators-fastpath-agent-pods';
     expect(find(objects, 'ClusterRole', agentPods)!.rules).toEqual([
       { apiGroups: [''], resources: ['pods'], verbs: ['create', 'delete'] },
@@ -490,11 +501,11 @@ describe('RBAC', () => {
     expect(poolBinding.roleRef.name).toBe(agentPods);
     expect(poolBinding.metadata.namespace).toBe(poolExample.find((o) => o.kind === 'SandboxPool')!.metadata.namespace);
     expect(permissionsOf([...objects, poolBinding], FASTPATH_SA)).toMatchObject({
-      'core/pods': ['list'],
+      'core/pods': ['list', 'watch'],
       'core/pods (in default)': ['create', 'delete'],
       'core/secrets (in default)': ['create', 'patch'],
     });
-    expect(perms['sandbox.fast.io/sandboxpools']).toEqual(['get', 'list', 'patch']);
+    expect(perms['sandbox.fast.io/sandboxpools']).toEqual(['get', 'list', 'patch', 'watch']);
     expect(perms['sandbox.fast.io/sandboxpools/status']).toEqual(['patch']);
     // Its Events: one per object and reason, a repeat counted in its series; never listed or deleted.
     expect(perms['events.k8s.io/events']).toEqual(['create', 'get', 'patch']);
