@@ -13,7 +13,7 @@ import { LABEL } from '../../src/agent/containerd/runtime.js';
 import { ALLOCATION_ANNOTATION } from '../../src/api/sandbox.js';
 import { sandboxWorkflowId } from '../../src/domain/sandbox.js';
 import { runJanitorPassUpdate, sandboxJanitorWorkflow } from '../../src/workflows/sandbox/contract.js';
-import { eventually, stackInfo, temporal, uniq } from '../support/env.js';
+import { eventually, replayAndRecord, stackInfo, temporal, uniq } from '../support/env.js';
 import { SandboxStack, grpcClient } from '../support/fastpath.js';
 
 let stack: SandboxStack;
@@ -207,7 +207,7 @@ describe('a delete that reaches a Fast creation while its record is being writte
     // The run deleted the record itself; the watcher's hint of that deletion came before its end,
     // never into the task that ends it (Temporal refuses such a task: WorkflowTaskFailed).
     const run = (await temporal()).workflow.getHandle(sandboxWorkflowId(stack.namespace, name));
-    await run.result();
+    await replayAndRecord(run.workflowId, 'sandbox-deleted-while-recording-heard');
     const events = (await run.fetchHistory()).events ?? [];
     const failed = events
       .filter((e) => e.workflowTaskFailedEventAttributes)

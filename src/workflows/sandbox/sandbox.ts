@@ -59,10 +59,10 @@ import { SandboxRun, leanLife, type RecordRef } from './sandbox-run.js';
 const DELETE_BEFORE_RECORD = 'sandbox-delete-before-record';
 /** Runs from before it deleted the Fast record written while the create's delete was on its way. */
 const DELETE_AFTER_RECORD = 'sandbox-delete-after-record';
-/** The run waits for the watcher's hint of its own record deletion (so it cannot hit the last task). */
-const OWN_DELETION_HEARD = 'sandbox-own-deletion-heard';
+/** A deletion the run read before its hint arrived: it waits for the hint before it ends. */
+const DELETION_HEARD = 'sandbox-deletion-heard';
 /** How long the run waits for that hint: the watcher down or slow only delays the end. */
-const OWN_DELETION_HINT_WAIT_MS = 10_000;
+const DELETION_HINT_WAIT_MS = 10_000;
 /** Re-read the record this often without any hint (a backstop; hints normally arrive first). */
 const RESYNC_MS = 5 * 60_000;
 
@@ -206,12 +206,14 @@ async function followDeletion(run: SandboxRun, sb: Sandbox, ref: RecordRef): Pro
   ) {
     run.reportPhase('deleting', 'deleted while its record was being written; deleting the record');
     await sandboxCalls.requestSandboxDeletion(ref);
-    // The watcher tells this run of the deletion it just made: heard before the run ends, that
-    // hint cannot land in the task that ends it (Temporal would refuse the task).
-    if (patched(OWN_DELETION_HEARD)) await condition(() => run.deletionsHeard.has(ref.uid), OWN_DELETION_HINT_WAIT_MS);
     return AGAIN; // read again: the deletion below removes the sandbox and the finalizer
   }
   if (sb.metadata?.deletionTimestamp) {
+    // Read before its hint (the watcher's, DeleteSandbox's) arrived — the run deleted the record
+    // itself, or was busy: heard before the run ends, the hint cannot land in the task that ends
+    // it (Temporal would refuse that task).
+    if (!run.deletionsHeard.has(ref.uid) && patched(DELETION_HEARD))
+      await condition(() => run.deletionsHeard.has(ref.uid), DELETION_HINT_WAIT_MS);
     await run.deleteSandbox(sb, ref);
     return ended(await run.finish(`Sandbox ${ref.namespace}/${ref.name} deleted`));
   }
