@@ -10,6 +10,10 @@ import type { HoldsTenantSnapshot } from '../tenancy/index.js';
 import { inServerSpan } from '../tracing/server-spans.js';
 import type { Logger } from '../log.js';
 import type { AgentExecEvent } from './agent-client.js';
+import type { ProtoGrpcType as FastpathProto } from './gen/fastpath.js';
+import type { FastPathServiceHandlers } from './gen/fastpath/v1/FastPathService.js';
+import type { SandboxIOServiceHandlers } from './gen/fastpath/v1/SandboxIOService.js';
+import type { ProtoGrpcType as SandboxIoProto } from './gen/sandbox_io.js';
 import { loadFastpathDefinition, loadSandboxIoDefinition } from './proto.js';
 import { retryMetadata } from './retry-info.js';
 import type { SandboxIo } from './sandbox-io.js';
@@ -77,9 +81,7 @@ export async function startGrpcServer(opts: {
   /** Serve TLS (reloaded certificate, optional client certificates); plain text without it. */
   tls?: ServingTls;
 }): Promise<RunningGrpc> {
-  const pkg = grpc.loadPackageDefinition(loadFastpathDefinition()) as unknown as {
-    fastpath: { v1: { FastPathService: grpc.ServiceClientConstructor } };
-  };
+  const pkg = grpc.loadPackageDefinition(loadFastpathDefinition()) as unknown as FastpathProto;
   const unary =
     <Req, Res>(method: string, fn: (req: Req, tenant: string) => Promise<Res>): grpc.handleUnaryCall<Req, Res> =>
     (call, callback) => {
@@ -145,15 +147,13 @@ export async function startGrpcServer(opts: {
   const server = new grpc.Server();
   if (opts.io) {
     const io = opts.io;
-    const ioPkg = grpc.loadPackageDefinition(loadSandboxIoDefinition()) as unknown as {
-      fastpath: { v1: { SandboxIOService: grpc.ServiceClientConstructor } };
-    };
+    const ioPkg = grpc.loadPackageDefinition(loadSandboxIoDefinition()) as unknown as SandboxIoProto;
     server.addService(ioPkg.fastpath.v1.SandboxIOService.service, {
       StreamLogs: streaming(io.logs.bind(io), (data: Buffer) => ({ data })),
       Exec: streaming(io.exec.bind(io), (e: AgentExecEvent) =>
         'exitCode' in e ? { exitCode: e.exitCode ?? -1, signal: e.signal ?? '' } : e,
       ),
-    });
+    } satisfies SandboxIOServiceHandlers);
   }
   server.addService(pkg.fastpath.v1.FastPathService.service, {
     CreateSandbox: unary('CreateSandbox', s.create.bind(s)),
@@ -161,7 +161,7 @@ export async function startGrpcServer(opts: {
     UpdateSandbox: unary('UpdateSandbox', s.update.bind(s)),
     ListSandboxes: unary('ListSandboxes', s.list.bind(s)),
     GetSandbox: unary('GetSandbox', s.get.bind(s)),
-  });
+  } satisfies FastPathServiceHandlers);
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(
       `${opts.host}:${opts.port}`,
