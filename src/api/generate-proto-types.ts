@@ -2,6 +2,8 @@
  * Renders the TypeScript types of the messages and services in src/api/proto with
  * @grpc/proto-loader's own generator (`proto-loader-gen-types`), given the options the runtime
  * loads those files with: the types describe exactly the plain objects proto-loader builds.
+ * (ts-proto or protobuf-es types describe their own codecs' objects, not proto-loader's; and this
+ * generator needs no protoc or buf binary: it parses the files with protobufjs.)
  * `npm run protos` writes them; the unit test `proto-types` fails when the checked-in files differ.
  */
 import { spawnSync } from 'node:child_process';
