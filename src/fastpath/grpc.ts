@@ -9,6 +9,10 @@ import { writeWithBackpressure } from '../concurrency.js';
 import type { HoldsTenantSnapshot } from '../tenancy/index.js';
 import { inServerSpan } from '../tracing/server-spans.js';
 import type { AgentExecEvent } from './agent-client.js';
+import type { ProtoGrpcType as FastpathProto } from './gen/fastpath.js';
+import type { FastPathServiceHandlers } from './gen/fastpath/v1/FastPathService.js';
+import type { SandboxIOServiceHandlers } from './gen/fastpath/v1/SandboxIOService.js';
+import type { ProtoGrpcType as SandboxIoProto } from './gen/sandbox_io.js';
 import { loadFastpathDefinition, loadSandboxIoDefinition } from './proto.js';
 import { retryMetadata } from './retry-info.js';
 import type { ApiFaceOptions, RunningApiFace } from './api-face.js';
@@ -60,9 +64,7 @@ function requestLike(call: grpc.ServerUnaryCall<unknown, unknown>) {
 }
 
 export async function startGrpcServer(opts: ApiFaceOptions): Promise<RunningApiFace> {
-  const pkg = grpc.loadPackageDefinition(loadFastpathDefinition()) as unknown as {
-    fastpath: { v1: { FastPathService: grpc.ServiceClientConstructor } };
-  };
+  const pkg = grpc.loadPackageDefinition(loadFastpathDefinition()) as unknown as FastpathProto;
   const unary =
     <Req, Res>(method: string, fn: (req: Req, tenant: string) => Promise<Res>): grpc.handleUnaryCall<Req, Res> =>
     (call, callback) => {
@@ -128,15 +130,13 @@ export async function startGrpcServer(opts: ApiFaceOptions): Promise<RunningApiF
   const server = new grpc.Server();
   if (opts.io) {
     const io = opts.io;
-    const ioPkg = grpc.loadPackageDefinition(loadSandboxIoDefinition()) as unknown as {
-      fastpath: { v1: { SandboxIOService: grpc.ServiceClientConstructor } };
-    };
+    const ioPkg = grpc.loadPackageDefinition(loadSandboxIoDefinition()) as unknown as SandboxIoProto;
     server.addService(ioPkg.fastpath.v1.SandboxIOService.service, {
       StreamLogs: streaming(io.logs.bind(io), (data: Buffer) => ({ data })),
       Exec: streaming(io.exec.bind(io), (e: AgentExecEvent) =>
         'exitCode' in e ? { exitCode: e.exitCode ?? -1, signal: e.signal ?? '' } : e,
       ),
-    });
+    } satisfies SandboxIOServiceHandlers);
   }
   server.addService(pkg.fastpath.v1.FastPathService.service, {
     CreateSandbox: unary('CreateSandbox', s.create.bind(s)),
@@ -144,7 +144,7 @@ export async function startGrpcServer(opts: ApiFaceOptions): Promise<RunningApiF
     UpdateSandbox: unary('UpdateSandbox', s.update.bind(s)),
     ListSandboxes: unary('ListSandboxes', s.list.bind(s)),
     GetSandbox: unary('GetSandbox', s.get.bind(s)),
-  });
+  } satisfies FastPathServiceHandlers);
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(
       `${opts.host}:${opts.port}`,

@@ -18,6 +18,7 @@ export function fastpathProtoPath(): string {
   throw new Error('fastpath.proto not found next to the code (src/api/proto/fastpath/v1/fastpath.proto)');
 }
 
+/** How messages look in JS: the generated types in ./gen (`npm run protos`) are rendered with these. */
 export const LOADER_OPTIONS: protoLoader.Options = {
   keepCase: false,
   longs: Number,

@@ -49,6 +49,15 @@ import {
   sandboxWorkflow,
   type PoolDemand,
 } from '../workflows/sandbox/contract.js';
+import type { CreateRequest__Output } from './gen/fastpath/v1/CreateRequest.js';
+import type { CreateResponse__Output } from './gen/fastpath/v1/CreateResponse.js';
+import type { DeleteResponse__Output } from './gen/fastpath/v1/DeleteResponse.js';
+import type { GetRequest__Output } from './gen/fastpath/v1/GetRequest.js';
+import type { ListRequest__Output } from './gen/fastpath/v1/ListRequest.js';
+import type { ListResponse__Output } from './gen/fastpath/v1/ListResponse.js';
+import type { SandboxInfo__Output } from './gen/fastpath/v1/SandboxInfo.js';
+import type { UpdateRequest__Output } from './gen/fastpath/v1/UpdateRequest.js';
+import type { UpdateResponse__Output } from './gen/fastpath/v1/UpdateResponse.js';
 import type { FastPathMetrics } from './metrics.js';
 import { runningSandbox } from './sandbox-runs.js';
 import { signalOnce } from '../temporal/signal-once.js';
@@ -68,48 +77,19 @@ export class FastPathError extends Error {
   }
 }
 
-// ---- the proto's messages as plain objects (proto-loader with enums as strings, longs as numbers) ----
-export interface CreateRequest {
-  image?: string;
-  poolRef?: string;
-  exposedPorts?: number[];
-  command?: string[];
-  args?: string[];
-  namespace?: string;
-  consistencyMode?: 'FAST' | 'STRONG';
-  name?: string;
-  envs?: Record<string, string>;
-  workingDir?: string;
-}
-export interface CreateResponse {
-  sandboxId: string;
-  agentPod: string;
-  endpoints: string[];
-  sandboxName: string;
-}
-export interface NameRequest {
-  sandboxName?: string;
-  namespace?: string;
-}
-export interface UpdateRequest extends NameRequest {
-  expireTimeSeconds?: number;
-  resetRevision?: string;
-  failurePolicy?: 'MANUAL' | 'AUTO_RECREATE';
-  recoveryTimeoutSeconds?: number;
-  labels?: Record<string, string>;
-  /** Which member of the `update` oneof is set (proto-loader's `oneofs: true`). */
-  update?: 'expireTimeSeconds' | 'resetRevision' | 'failurePolicy' | 'recoveryTimeoutSeconds';
-}
-export interface SandboxInfo {
-  sandboxId: string;
-  phase: string;
-  agentPod: string;
-  endpoints: string[];
-  createdAt: number;
-  image: string;
-  poolRef: string;
-  sandboxName: string;
-}
+// ---- the proto's messages as plain objects: proto-loader's shapes (enums as names, int64 as
+// numbers), generated from fastpath.proto into ./gen by `npm run protos`. A request has every
+// field from the gRPC face, only the fields sent from the HTTP face's JSON check.
+export type CreateRequest = Partial<CreateRequest__Output>;
+export type CreateResponse = CreateResponse__Output;
+export type NameRequest = Partial<GetRequest__Output>;
+/** `update` names which member of the oneof is set (proto-loader's `oneofs: true`). */
+export type UpdateRequest = Partial<UpdateRequest__Output>;
+export type UpdateResponse = Omit<UpdateResponse__Output, 'sandbox'> & { sandbox?: SandboxInfo };
+export type ListRequest = Partial<ListRequest__Output>;
+export type ListResponse = ListResponse__Output;
+export type DeleteResponse = DeleteResponse__Output;
+export type SandboxInfo = SandboxInfo__Output;
 
 export interface FastPathServiceOptions {
   client: Client;
@@ -383,7 +363,7 @@ export class FastPathService {
     };
   }
 
-  async list(req: { namespace?: string }, tenant: string): Promise<{ items: SandboxInfo[] }> {
+  async list(req: ListRequest, tenant: string): Promise<ListResponse> {
     const namespace = req.namespace || 'default';
     const items: SandboxInfo[] = [];
     try {
@@ -398,7 +378,7 @@ export class FastPathService {
     return { items };
   }
 
-  async delete(req: NameRequest, tenant: string): Promise<{ success: boolean }> {
+  async delete(req: NameRequest, tenant: string): Promise<DeleteResponse> {
     const notFound = (err: unknown) => err instanceof FastPathError && err.code === 'NotFound';
     let sb = await this.ownSandbox(req, tenant).catch((err: unknown) => {
       if (notFound(err) && req.sandboxName) return undefined;
@@ -435,10 +415,7 @@ export class FastPathService {
   }
 
   /** Applies one change (and labels) to the record; a refused change is success=false with the reason, as the original. */
-  async update(
-    req: UpdateRequest,
-    tenant: string,
-  ): Promise<{ success: boolean; message: string; sandbox?: SandboxInfo }> {
+  async update(req: UpdateRequest, tenant: string): Promise<UpdateResponse> {
     let sb: Sandbox;
     try {
       sb = await this.ownSandbox(req, tenant);

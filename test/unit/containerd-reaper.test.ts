@@ -12,8 +12,12 @@ function container(id: string, labels: Record<string, string>, createdAtMs = T0)
     image: 'busybox',
     snapshotter: 'overlayfs',
     snapshotKey: id,
+    runtime: null,
+    spec: null,
     createdAt: { seconds: Math.floor(createdAtMs / 1000), nanos: (createdAtMs % 1000) * 1e6 },
-  } as Container;
+    updatedAt: null,
+    extensions: {},
+  };
 }
 
 describe('deadAgentContainers (review N4)', () => {

@@ -41,7 +41,7 @@ async function filesOfLayer(client: ContainerdClient, layer: Descriptor): Promis
   });
   const source = Readable.from(
     (async function* () {
-      for await (const m of client.stream<{ data: Buffer }>('content', 'read', { digest: layer.digest })) yield m.data;
+      for await (const m of client.stream('content', 'read', { digest: layer.digest })) yield m.data;
     })(),
   );
   const gzip = /gzip/.test(layer.mediaType);

@@ -126,7 +126,7 @@ export class ImageStore {
   }
 
   private async resolve(ref: string): Promise<ResolvedImage> {
-    const status = await this.client.call<{ image: { id: string } | null }>('cri', 'imageStatus', {
+    const status = await this.client.call('cri', 'imageStatus', {
       image: { image: ref },
     });
     let id = status.image?.id;

@@ -1,0 +1,10 @@
+// Original file: null
+
+
+export interface FieldMask {
+  'paths'?: (string)[];
+}
+
+export interface FieldMask__Output {
+  'paths': (string)[];
+}
