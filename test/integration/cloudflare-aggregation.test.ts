@@ -385,6 +385,66 @@ describe('an idle target costs its observation, not its sources', () => {
   });
 });
 
+describe('a source workflow that continues as new', () => {
+  it('continues at a silence past its history bound, carrying its registration: Ready stays as written, no status write', async () => {
+    const zoneName = `${uniq('continued')}.example.com`;
+    const { zones } = await suite.fx.admin.seed({ zones: [{ name: zoneName, account_id: defaultAccount }] });
+    const zoneId = zones[0]!.id;
+    const name = uniq('continued');
+    await k.apply(
+      source(
+        'ZoneRuleset',
+        name,
+        { zone: zoneName, phase: PHASE, rules: [{ expression: 'ip.src in {6.6.6.0/24}', action: 'block' }] },
+        namespace,
+      ),
+    );
+    await eventually('Ready', async () => (await readyOf('ZoneRuleset', name, namespace))?.reason === 'Synced');
+    // Its workflow again, with a silence each second and a bound of 30 events: every few silences
+    // it continues as new, as a long-lived source does when Temporal suggests it.
+    const c = await temporal();
+    const ref = { kind: 'ZoneRuleset', namespace, name };
+    const workflowId = sourceWorkflowId(ref);
+    await c.workflow.getHandle(workflowId).terminate('test: a short history bound');
+    const first = await c.workflow.signalWithStart(cloudflareSourceWorkflow, {
+      workflowId,
+      taskQueue: suite.taskQueue,
+      args: [{ ref, reregisterMs: 1_000, continueAfterEvents: 30 }],
+      signal: sourceChangedSignal,
+      signalArgs: [{ event: 'test' }],
+    });
+    const runOf = async (runId: string) => (await c.workflow.getHandle(workflowId, runId).describe()).status.name;
+    await eventually(
+      'the first run continued as new',
+      async () => (await runOf(first.signaledRunId)) === 'CONTINUED_AS_NEW',
+    );
+    const objectRef = { apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name };
+    type Watched = { metadata: { resourceVersion: string }; status?: { conditions?: Array<Record<string, string>> } };
+    const settled = await eventually('Synced', async () => {
+      const o = (await k.get(objectRef)) as Watched | undefined;
+      const r = o?.status?.conditions?.find((c) => c.type === 'Ready');
+      return r?.reason === 'Synced' ? { rv: o!.metadata.resourceVersion } : undefined;
+    });
+    // Another run continues as new (a silence repeats the registration): the status stays untouched.
+    const second = (await c.workflow.getHandle(workflowId).describe()).runId;
+    await eventually('the next run continued as new', async () => (await runOf(second)) === 'CONTINUED_AS_NEW');
+    await new Promise((r) => setTimeout(r, 2_500)); // a silence or two of the run after it
+    const after = (await k.get(objectRef)) as Watched;
+    expect(after.metadata.resourceVersion).toBe(settled.rv);
+    expect(after.status?.conditions?.find((c) => c.type === 'Ready')?.reason).toBe('Synced');
+    // The first run's continue-as-new is the kit's (its marker), and replays.
+    const history = await c.workflow.getHandle(workflowId, first.signaledRunId).fetchHistory();
+    const patches = (history.events ?? []).flatMap((e) => {
+      const data = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
+      return data ? [Buffer.from(data).toString()] : [];
+    });
+    expect(patches.join()).toContain('"source-continue-when-quiet"');
+    await replayAndRecord(workflowId, 'cloudflare-source-continued', first.signaledRunId);
+    await k.delete({ apiVersion: CLOUDFLARE_API_VERSION, kind: 'ZoneRuleset', namespace, name });
+    await eventually('removed', async () => (await entrypointRules(suite.fx.cf, zoneId, PHASE)).length === 0);
+  });
+});
+
 describe('deleting a source while its target has no workflow', () => {
   it("starts the target for the removal: the deleted source's rule goes, the other source's rule stays", async () => {
     const zoneName = `${uniq('stopped')}.example.com`;

@@ -231,21 +231,32 @@ export async function waitForWorker(taskQueue: string, proc?: ManagedProcess): P
 }
 
 /**
- * Replays a finished workflow's history against the current bundle (a determinism check on a
- * real run); with DO_RECORD_HISTORIES=1 also saves it to test/fixtures/histories/<name>.json,
- * which test/unit/replay.test.ts replays without a server.
+ * Replays a finished workflow's history (or `runId`'s, a run that has ended) against the current
+ * bundle (a determinism check on a real run); with DO_RECORD_HISTORIES=1 also saves it to
+ * test/fixtures/histories/<name>.json, which test/unit/replay.test.ts replays without a server.
  */
-export async function replayAndRecord(workflowId: string, name: string): Promise<void> {
+export async function replayAndRecord(workflowId: string, name: string, runId?: string): Promise<void> {
   const c = await temporal();
-  const handle = c.workflow.getHandle(workflowId);
-  await handle.result();
+  const handle = c.workflow.getHandle(workflowId, runId);
+  // A given run has ended already (e.g. continued as new); without one, the workflow must end.
+  if (!runId) await handle.result();
   const history = await handle.fetchHistory();
   await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundle') }, replayName: name }, history);
   if (process.env.DO_RECORD_HISTORIES !== '1') return;
   // The CLI's proto-JSON export is the format `historyFromJSON` reads back.
   const show = spawnSync(
     findBinary('temporal')!.path,
-    ['workflow', 'show', '--address', stackInfo().temporal.address, '-w', workflowId, '-o', 'json'],
+    [
+      'workflow',
+      'show',
+      '--address',
+      stackInfo().temporal.address,
+      '-w',
+      workflowId,
+      ...(runId ? ['-r', runId] : []),
+      '-o',
+      'json',
+    ],
     { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
   );
   if (show.status !== 0) throw new Error(`temporal workflow show ${workflowId}: ${show.stderr}`);

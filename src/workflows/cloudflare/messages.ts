@@ -104,4 +104,6 @@ export interface SourceInput {
    * the observation interval, so a shortened one shortens both).
    */
   reregisterMs?: number;
+  /** Continue as new past this many history events, before Temporal suggests it (at a quiet moment). */
+  continueAfterEvents?: number;
 }

@@ -1,26 +1,28 @@
 /**
  * One workflow per Cloudflare source object (`cloudflare-source/<Kind>/<namespace>/<name>`),
  * started by the watcher: validate the spec, resolve credentials (and the zone), register with
- * every target the source feeds, and show on the source's own status what Cloudflare shows —
- * the original left most sources "Syncing" forever. Deletion goes through the finalizer:
- * unregister, wait until each target reports the items gone from Cloudflare, release.
+ * every target the source feeds, and show on the source's own status what Cloudflare shows.
+ * Deletion goes through the finalizer: unregister, wait until each target reports the items gone
+ * from Cloudflare, release.
  *
  * A wrong spec (bad CIDR, empty expression…) is reported on the status and registers nothing
  * new: what the source contributed before stays in Cloudflare until the spec is fixed or the
  * source deleted. Registration is re-sent when no report came for a while (a lost hint costs a
  * delay, never a stuck source).
+ *
+ * An entity run (../entity.ts): `SourceRun` holds the state and the pass; the decisions are
+ * src/domain/cloudflare/source-run.ts's.
  */
 import {
   CancellationScope,
   condition,
-  continueAsNew,
   isCancellation,
   patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
-  workflowInfo,
 } from '@temporalio/workflow';
+import type { SourceSnapshot } from '../../activities/cloudflare/sources.js';
 import {
   anchorOf,
   credentialsRefOf,
@@ -41,21 +43,39 @@ import {
   type SourceKind,
   type SourceSpec,
 } from '../../domain/cloudflare/sources.js';
+import {
+  NOTHING_TO_SYNC,
+  NOT_REGISTERED,
+  NO_PLACEMENT,
+  anyRemoved,
+  deletingReady,
+  invalidSpecReady,
+  placeStatusFields,
+  registrationDue,
+  repeatsRegistration,
+  reportedReady,
+  sameTargets,
+  settledRegistration,
+  shownAfterRegistration,
+  sourceDetails,
+  sourceZone,
+  stillPending,
+  syncingReady,
+  targetsLeft,
+  waitMs,
+  type HostnamePlacement,
+  type Registration,
+  type SourceReady,
+} from '../../domain/cloudflare/source-run.js';
 import { credentialsUseRefusal } from '../../domain/cloudflare/credentials-use.js';
 import { legacyCredentialsOf } from '../../domain/cloudflare/legacy-credentials.js';
 import { syncStateName, targetKey, type SyncTarget } from '../../domain/cloudflare/targets.js';
-import { unplacedMessage, type HostnameZone, type UnplacedHostname } from '../../domain/cloudflare/tunnels.js';
+import type { HostnameZone } from '../../domain/cloudflare/tunnels.js';
 import { setCondition, type Condition } from '../../domain/conditions.js';
 import { CloudflareTarget } from '../../temporal/search-attributes.js';
+import { EntityRun, runEntity, type Next, type Wait } from '../entity.js';
 import { cloudflareCalls, sourceSteps } from './activity-options.js';
 import { sourceChangedSignal, syncReportedSignal, type SourceInput, type SyncReport } from './messages.js';
-
-/** Where a tunnel source's hostnames' CNAMEs go, and the first of those that get none. */
-interface HostnamePlacement {
-  zones: HostnameZone[];
-  unplaced: UnplacedHostname[];
-  unplacedCount: number;
-}
 
 /** Retry of a resolution that failed for a reason outside the source (missing credentials, unknown zone). */
 const RESOLVE_RETRY_MS = 30_000;
@@ -81,6 +101,8 @@ const DNS_ZONE_PER_HOSTNAME = 'tunnel-dns-zone-per-hostname';
 const ORPHAN_ENDS_STUCK_DELETION = 'source-orphan-ends-stuck-deletion';
 /** A deletion waits on the reports themselves (a Removed during the status write counts). */
 const DELETE_WAITS_ON_REPORTS = 'source-delete-waits-on-reports';
+/** Continue-as-new by the entity kit's rule (at a quiet moment), carrying a registration a silence repeats. */
+const CONTINUE_WHEN_QUIET = 'source-continue-when-quiet';
 
 export interface SourceWorkflowState {
   targets?: SyncTarget[];
@@ -91,419 +113,377 @@ export interface SourceWorkflowState {
   settled?: { generation: number; view: string; status: string; conditions: Condition[] };
 }
 
-export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkflowState): Promise<void> {
-  const { ref } = input;
-  const reregisterMs = input.reregisterMs ?? REREGISTER_MS;
-  const kind = ref.kind as SourceKind;
-  if (!isSourceKind(kind)) return;
-  let hinted = true;
-  const reports = new Map<string, SyncReport>();
-  let reported = false;
-  setHandler(sourceChangedSignal, () => {
-    hinted = true;
-  });
-  setHandler(syncReportedSignal, (r) => {
-    reports.set(r.target, r);
-    reported = true;
-  });
+type SourceRunInput = SourceInput & SourceWorkflowState;
+type SourceFound = SourceSnapshot & { status: 'ok' };
+type Credentials = Extract<Awaited<ReturnType<typeof sourceSteps.resolveCloudflareCredentials>>, { status: 'ok' }>;
+type Refused = { status: 'failed'; reason: string; message: string };
+/** Where the source goes: its credentials, account and, per kind, zone, tunnel or hostnames' zones. */
+type Resolved =
+  | {
+      status: 'ok';
+      credentials: string;
+      accountId: string;
+      zoneId?: string;
+      zoneName?: string;
+      tunnelId?: string;
+      dnsZones?: HostnameZone[];
+      placement?: HostnamePlacement;
+    }
+  | Refused;
 
-  let targets: SyncTarget[] = input.targets ?? [];
-  let registeredGeneration = -1;
-  /** The view (spec + what it refers to) last registered: a Service or Ingress change re-registers. */
-  let registeredView = '';
-  let conditions: Condition[] = input.settled?.conditions ?? [];
-  let lastStatus = input.settled?.status ?? '';
-  /**
-   * The registration a silence repeats (or the previous run's): registered again unchanged, it
-   * writes no `Syncing` — an idle source's Ready stays as it is (N7).
-   */
-  let quietFrom: { generation: number; view: string } | undefined = input.settled;
-  let retryAt: number | undefined;
+export class SourceRun extends EntityRun<void, SourceRunInput> {
+  private readonly ref: SourceInput['ref'];
+  private readonly kind: SourceKind;
+  /** Each target's last report, by target key. */
+  private readonly reports = new Map<string, SyncReport>();
+  /** A report arrived since the pass began (it wakes the wait, as a hint does). */
+  private reportArrived = false;
+  private targets: SyncTarget[];
+  private registered: Registration = NOT_REGISTERED;
+  /** The registration a silence repeats (or the previous run's): sent again unchanged, it writes no `Syncing`. */
+  private repeating?: Registration;
+  private retryAtMs?: number;
+  private conditions: Condition[];
+  /** The key of the status last written (what, and for which generation): an equal write is skipped. */
+  private lastStatus: string;
   /** The UID of the object last read (the tunnel lifecycle is pinned to it). */
-  let currentUid = '';
-  /** Zone ids looked up in this run, by credentials, account and zone name (forgotten on silence). */
-  const zoneIds = new Map<string, string>();
+  private uid = '';
+  /** Zone IDs looked up in this run, by credentials, account and zone name. */
+  private readonly zoneIds = new Map<string, string>();
   /** Where the hostnames' CNAMEs went at the last placement, by credentials, rules and view (one listing per change). */
-  let placement: { key: string; placed: HostnamePlacement } | undefined;
+  private placement?: { key: string; placed: HostnamePlacement };
   /** The placement last registered: its hostnames that get no CNAME, and why, show on the status. */
-  let registeredPlacement: HostnamePlacement = { zones: [], unplaced: [], unplacedCount: 0 };
+  private registeredPlacement: HostnamePlacement = NO_PLACEMENT;
 
-  const writeStatus = async (
-    uid: string,
-    generation: number,
-    ready: { status: 'True' | 'False'; reason: string; message: string },
-    extra: Record<string, unknown> = {},
-  ) => {
-    const key = JSON.stringify([ready, extra, generation]);
-    if (key === lastStatus) return;
-    setCurrentDetails(
-      `**${ready.reason}** (generation ${generation}) — ${ready.message}` +
-        (targets.length
-          ? `\n\nTargets:\n${targets.map((t) => `- ${targetKey(t)} → \`${syncStateName(t)}\``).join('\n')}`
-          : ''),
-    );
-    conditions = setCondition(conditions, { type: 'Ready', ...ready, observedGeneration: generation }, new Date());
-    const state = stateOf(kind, ready);
-    const found = await sourceSteps.writeCloudflareSourceStatus({
-      ref,
-      uid,
-      status: {
-        conditions,
-        observedGeneration: generation,
-        state,
-        message: ready.message,
-        syncState: targets.map(syncStateName).join(',') || null,
-        ...extra,
-      },
-    });
-    if (found.status === 'ok') lastStatus = key;
-  };
+  constructor(private readonly input: SourceRunInput) {
+    super();
+    this.ref = input.ref;
+    this.kind = input.ref.kind as SourceKind;
+    this.targets = input.targets ?? [];
+    this.conditions = input.settled?.conditions ?? [];
+    this.lastStatus = input.settled?.status ?? '';
+    this.repeating = input.settled;
+    this.historyBound = input.continueAfterEvents;
+  }
 
-  for (;;) {
-    hinted = false;
-    reported = false;
-    const src = await sourceSteps.readCloudflareSource(ref);
-    if (src.status === 'gone') {
+  /** `syncReported`: a target's result for this source. */
+  recordReport(report: SyncReport): void {
+    this.recorded();
+    this.reports.set(report.target, report);
+    this.reportArrived = true;
+  }
+
+  /** Read → finalizer → register when due → show the targets' reports; a deletion runs to its end. */
+  async reconcile(): Promise<Next<void>> {
+    this.needsReconcile = false;
+    this.reportArrived = false;
+    const read = await sourceSteps.readCloudflareSource(this.ref);
+    if (read.status === 'gone') {
       // Deleted without our finalizer (never registered) or already released: tell the targets anyway.
-      for (const t of targets) await sourceSteps.unregisterCloudflareSource({ target: t, ref, uid: '' });
-      return;
+      for (const target of this.targets)
+        await sourceSteps.unregisterCloudflareSource({ target, ref: this.ref, uid: '' });
+      return { done: undefined };
     }
-    const { uid, generation, spec } = src;
-    // Absent in results recorded before views existed: no view, nothing to compare.
-    const viewDigest = src.viewDigest ?? '';
-    currentUid = uid;
-
-    if (src.deleting) {
-      if (!src.finalized) return; // not ours to hold up
-      if (targets.length === 0) {
-        // A new run for a source that registered in an earlier one: find its targets from the spec.
-        const resolved = validateSource(kind, spec, ref).length ? undefined : await resolve(spec, viewDigest);
-        if (resolved?.status === 'ok') targets = targetsOf(kind, spec, resolved, ref);
-      }
-      if (src.orphan) {
-        await releaseOrphan(uid);
-        return;
-      }
-      if ((await deleteFromTargets(uid, generation)) === 'orphan') {
-        await releaseOrphan(uid);
-        return;
-      }
-      if (lifecycleOf(kind) === 'tunnel') {
-        // The connector first: cloudflared stops before its tunnel is deleted under it.
-        if (patched(TUNNEL_CONNECTOR)) await sourceSteps.removeTunnelConnector({ ref, uid });
-        const creds = await sourceSteps.resolveCloudflareCredentials({ name: credentialsRefOf(kind, spec) });
-        if (creds.status === 'ok') {
-          const remove = () =>
-            cloudflareCalls(creds.cloudflareTaskQueue).removeTunnel({
-              ref,
-              uid,
-              credentials: creds.credentials,
-              accountId: creds.accountId,
-            });
-          // A tunnel Cloudflare will not delete yet is retried; the Orphan annotation ends that
-          // wait (patched: runs from before did not look while the deletion ran).
-          if (!patched(ORPHAN_ENDS_TUNNEL_REMOVAL)) await remove();
-          else if ((await unlessOrphaned(remove)) === 'orphan') {
-            await releaseOrphan(uid);
-            return;
-          }
-        }
-      }
-      await sourceSteps.setCloudflareSourceFinalizer({ ref, uid, present: false });
-      return;
+    this.uid = read.uid;
+    if (read.deleting) {
+      if (read.finalized) await this.delete(read); // else not ours to hold up
+      return { done: undefined };
     }
-    if (!src.finalized) await sourceSteps.setCloudflareSourceFinalizer({ ref, uid, present: true });
-
-    if (
-      generation !== registeredGeneration ||
-      viewDigest !== registeredView ||
-      (retryAt !== undefined && Date.now() >= retryAt)
-    ) {
-      retryAt = undefined;
-      const quiet = quietFrom?.generation === generation && quietFrom.view === viewDigest;
-      quietFrom = undefined;
-      const problems = validateSource(kind, spec, ref);
-      const waiting = problems.length ? undefined : waitingFor(kind, spec);
-      if (waiting) {
-        retryAt = Date.now() + WAITING_RETRY_MS;
-        await writeStatus(uid, generation, { status: 'False', ...waiting });
-      } else if (problems.length) {
-        registeredGeneration = generation;
-        registeredView = viewDigest;
-        await writeStatus(uid, generation, {
-          status: 'False',
-          reason: 'InvalidSpec',
-          message: `${problems.join('; ')}${targets.length ? ' (the last valid configuration stays in Cloudflare)' : ''}`,
-        });
-      } else {
-        const resolved = await resolve(spec, viewDigest);
-        if (resolved.status === 'failed') {
-          retryAt = Date.now() + RESOLVE_RETRY_MS;
-          await writeStatus(uid, generation, { status: 'False', reason: resolved.reason, message: resolved.message });
-        } else {
-          const next = targetsOf(kind, spec, resolved, ref);
-          const anchor = anchorOf(kind, spec);
-          registeredPlacement = resolved.placement ?? { zones: [], unplaced: [], unplacedCount: 0 };
-          for (const t of next)
-            await sourceSteps.registerCloudflareSource({
-              target: t,
-              registration: {
-                ref,
-                uid,
-                generation,
-                anchor,
-                credentials: resolved.credentials,
-                view: viewDigest,
-                ...registrationHints(t, resolved),
-              },
-            });
-          const sameTargets =
-            next.length === targets.length && next.every((n) => targets.some((t) => targetKey(t) === targetKey(n)));
-          for (const t of targets)
-            if (!next.some((n) => targetKey(n) === targetKey(t))) {
-              await sourceSteps.unregisterCloudflareSource({ target: t, ref, uid });
-              reports.delete(targetKey(t));
-            }
-          targets = next;
-          registeredGeneration = generation;
-          registeredView = viewDigest;
-          upsertSearchAttributes([{ key: CloudflareTarget, value: targets.map(targetKey) }]);
-          if (targets.length === 0)
-            await writeStatus(uid, generation, {
-              status: 'True',
-              reason: 'NothingToSync',
-              message: 'the spec has no entries',
-            });
-          // The same registration again: the targets' last result stands (patched: runs from
-          // before showed `Syncing` at each silence).
-          else if (quiet && sameTargets && patched(QUIET_REREGISTRATION_KEEPS_STATUS)) {
-            /* nothing to show */
-          } else
-            await writeStatus(
-              uid,
-              generation,
-              {
-                status: 'False',
-                reason: 'Syncing',
-                message: `registered with ${targets.map(syncStateName).join(', ')}`,
-              },
-              { ...zoneStatus(resolved), ...statusFieldsOf(kind, spec) },
-            );
-        }
-      }
-    }
-
-    // Show what the targets report for this generation.
-    if (targets.length && registeredGeneration === generation && !retryAt) {
-      const current = targets.map((t) => reports.get(targetKey(t)));
-      const failed = current.find((r) => r && r.result === 'Failed');
-      const invalid = current.find((r) => r && r.result === 'Invalid' && r.generation >= generation);
-      const conflict = current.find((r) => r && r.result === 'Conflict' && r.generation >= generation);
-      // Every item of the source held by someone else: nothing of it is in Cloudflare.
-      const allHeld = current.every(
-        (r) => r && r.result === 'Conflict' && r.reason === 'Conflict' && r.generation >= generation,
-      );
-      const synced = current.every(
-        (r) => r && (r.result === 'Synced' || r.result === 'Conflict') && r.generation >= generation,
-      );
-      if (failed)
-        await writeStatus(uid, generation, { status: 'False', reason: failed.reason, message: failed.message });
-      else if (invalid)
-        await writeStatus(uid, generation, { status: 'False', reason: 'InvalidSpec', message: invalid.message });
-      else if (allHeld && conflict)
-        await writeStatus(uid, generation, {
-          status: 'False',
-          reason: 'Conflict',
-          message: `not in Cloudflare: ${conflict.message}`,
-        });
-      else if (synced) {
-        const idField = statusIdFieldOf(kind);
-        const id = current.find((r) => r?.cloudflareId)?.cloudflareId;
-        // Hostnames no zone of the credentials holds: their rules are in, their CNAMEs are not.
-        const noDns = unplacedMessage(registeredPlacement.unplaced, registeredPlacement.unplacedCount);
-        await writeStatus(
-          uid,
-          generation,
-          {
-            status: 'True',
-            reason: conflict ? 'SyncedWithConflicts' : noDns ? 'SyncedWithoutDNS' : 'Synced',
-            message: conflict
-              ? `in Cloudflare except: ${conflict.message}${noDns ? `; ${noDns}` : ''}`
-              : noDns
-                ? `in Cloudflare (${targets.map(syncStateName).join(', ')}) except: ${noDns}`
-                : `in Cloudflare (${targets.map(syncStateName).join(', ')})`,
-          },
-          { ...statusFieldsOf(kind, spec), ...(idField && id ? { [idField]: id } : {}) },
-        );
-      }
-    }
-
-    const waitMs = retryAt !== undefined ? Math.max(0, retryAt - Date.now()) : reregisterMs;
-    const woke = await condition(() => hinted || reported, waitMs);
-    if (!woke && retryAt === undefined) {
-      // Silence: register again (a target whose workflow ended starts again; an unchanged
-      // registration costs it no Cloudflare call). The zone stays as looked up: a lookup per
-      // source every few minutes was most of an idle installation's API calls.
-      quietFrom = { generation: registeredGeneration, view: registeredView };
-      registeredGeneration = -1;
-      if (!patched(KEEPS_ZONE_ON_SILENCE)) zoneIds.clear();
-      // A hostname no zone held may have one now (a zone added to the account): look again.
-      if (registeredPlacement.unplacedCount) placement = undefined;
-    }
-    if (workflowInfo().continueAsNewSuggested) {
-      await condition(() => true);
-      await continueAsNew<typeof cloudflareSourceWorkflow>({
-        ref,
-        targets,
-        reregisterMs: input.reregisterMs,
-        ...(registeredGeneration >= 0 && lastStatus
-          ? { settled: { generation: registeredGeneration, view: registeredView, status: lastStatus, conditions } }
-          : {}),
-      });
-    }
+    if (!read.finalized)
+      await sourceSteps.setCloudflareSourceFinalizer({ ref: this.ref, uid: read.uid, present: true });
+    const current = { generation: read.generation, view: viewOf(read) };
+    if (registrationDue(this.registered, current, this.retryAtMs, Date.now())) await this.register(read);
+    await this.showReports(read);
+    return { waitMs: waitMs(this.retryAtMs, Date.now(), this.input.reregisterMs ?? REREGISTER_MS) };
   }
 
   /**
-   * Credentials, account and zone of the spec just read (no second read); `view`, the view's
-   * digest: a tunnel source's hostnames are placed in their zones again when it changes.
+   * One `condition` on a hint or a report for the time left — also at 0 (a 1 ms timer), as the
+   * source's recorded histories wait; at a silence the registration is repeated. True when quiet.
    */
-  async function resolve(
-    spec: SourceSpec,
-    view: string,
-  ): Promise<
-    | {
-        status: 'ok';
-        credentials: string;
-        accountId: string;
-        zoneId?: string;
-        zoneName?: string;
-        tunnelId?: string;
-        dnsZones?: HostnameZone[];
-        placement?: HostnamePlacement;
-      }
-    | { status: 'failed'; reason: string; message: string }
-  > {
+  override async wait(next: Wait): Promise<boolean> {
+    const woke = await condition(() => this.needsReconcile || this.reportArrived, next.waitMs as number);
+    if (!woke && this.retryAtMs === undefined) this.repeatAtSilence();
+    return !woke && !this.needsReconcile && !this.reportArrived;
+  }
+
+  /**
+   * Silence: register again (a target whose workflow ended starts again; an unchanged
+   * registration costs it no Cloudflare call). The zone stays as looked up: a lookup per source
+   * every few minutes was most of an idle installation's API calls.
+   */
+  private repeatAtSilence(): void {
+    this.repeating = this.registered;
+    this.registered = NOT_REGISTERED;
+    if (!patched(KEEPS_ZONE_ON_SILENCE)) this.zoneIds.clear();
+    // A hostname no zone held may have one now (a zone added to the account): look again.
+    if (this.registeredPlacement.unplacedCount) this.placement = undefined;
+  }
+
+  /** Validate → (wait | refuse | resolve) → register with the targets → show it. */
+  private async register(read: SourceFound): Promise<void> {
+    const { generation, spec } = read;
+    const current = { generation, view: viewOf(read) };
+    this.retryAtMs = undefined;
+    const repeated = repeatsRegistration(this.repeating, current);
+    this.repeating = undefined;
+    const problems = validateSource(this.kind, spec, this.ref);
+    const waiting = problems.length ? undefined : waitingFor(this.kind, spec);
+    if (waiting) {
+      this.retryAtMs = Date.now() + WAITING_RETRY_MS;
+      return this.writeStatus(generation, { status: 'False', ...waiting });
+    }
+    if (problems.length) {
+      this.registered = current;
+      return this.writeStatus(generation, invalidSpecReady(problems, this.targets.length > 0));
+    }
+    const resolved = await this.resolve(spec, current.view);
+    if (resolved.status === 'failed') {
+      this.retryAtMs = Date.now() + RESOLVE_RETRY_MS;
+      return this.writeStatus(generation, { status: 'False', reason: resolved.reason, message: resolved.message });
+    }
+    const keptTargets = await this.registerWithTargets(read, resolved);
+    const syncStates = this.targets.map(syncStateName);
+    const shown = shownAfterRegistration(syncStates, repeated, keptTargets);
+    if (shown === 'nothing-to-sync') return this.writeStatus(generation, NOTHING_TO_SYNC);
+    // The same registration again: the targets' last result stands.
+    if (shown === 'unchanged' && patched(QUIET_REREGISTRATION_KEEPS_STATUS)) return;
+    const fields = { ...placeStatusFields(resolved), ...statusFieldsOf(this.kind, spec) };
+    await this.writeStatus(generation, syncingReady(syncStates), fields);
+  }
+
+  /**
+   * Registers with every target of the resolved spec and leaves the targets it no longer feeds;
+   * true when they are the targets it had.
+   */
+  private async registerWithTargets(read: SourceFound, resolved: Resolved & { status: 'ok' }): Promise<boolean> {
+    const { uid, generation, spec } = read;
+    const view = viewOf(read);
+    const next = targetsOf(this.kind, spec, resolved, this.ref);
+    const anchor = anchorOf(this.kind, spec);
+    this.registeredPlacement = resolved.placement ?? NO_PLACEMENT;
+    const { credentials } = resolved;
+    for (const target of next) {
+      const registration = { ref: this.ref, uid, generation, anchor, credentials, view };
+      await sourceSteps.registerCloudflareSource({
+        target,
+        registration: { ...registration, ...registrationHints(target, resolved) },
+      });
+    }
+    const kept = sameTargets(this.targets.map(targetKey), next.map(targetKey));
+    for (const target of targetsLeft(this.targets, next, targetKey)) {
+      await sourceSteps.unregisterCloudflareSource({ target, ref: this.ref, uid });
+      this.reports.delete(targetKey(target));
+    }
+    this.targets = next;
+    this.registered = { generation, view };
+    upsertSearchAttributes([{ key: CloudflareTarget, value: this.targets.map(targetKey) }]);
+    return kept;
+  }
+
+  /** What the targets report for the registered generation, on the status. */
+  private async showReports(read: SourceFound): Promise<void> {
+    const shown = reportedReady({
+      generation: read.generation,
+      registeredGeneration: this.registered.generation,
+      retrying: this.retryAtMs !== undefined,
+      reports: this.targets.map((t) => this.reports.get(targetKey(t))),
+      syncStates: this.targets.map(syncStateName),
+      unplaced: this.registeredPlacement.unplaced,
+      unplacedCount: this.registeredPlacement.unplacedCount,
+    });
+    if (!shown) return;
+    if (!shown.synced) return this.writeStatus(read.generation, shown.ready);
+    const idField = statusIdFieldOf(this.kind);
+    const id = shown.synced.cloudflareId;
+    const fields = { ...statusFieldsOf(this.kind, read.spec), ...(idField && id ? { [idField]: id } : {}) };
+    await this.writeStatus(read.generation, shown.ready, fields);
+  }
+
+  /** Writes Ready (and the kind's fields) unless the same was written last. */
+  private async writeStatus(generation: number, ready: SourceReady, fields: Record<string, unknown> = {}) {
+    const key = JSON.stringify([ready, fields, generation]);
+    if (key === this.lastStatus) return;
+    const targets = this.targets.map((t) => ({ key: targetKey(t), syncState: syncStateName(t) }));
+    setCurrentDetails(sourceDetails(ready, generation, targets));
+    const observedGeneration = generation;
+    this.conditions = setCondition(this.conditions, { type: 'Ready', ...ready, observedGeneration }, new Date());
+    const found = await sourceSteps.writeCloudflareSourceStatus({
+      ref: this.ref,
+      uid: this.uid,
+      status: {
+        conditions: this.conditions,
+        observedGeneration,
+        state: stateOf(this.kind, ready),
+        message: ready.message,
+        syncState: this.targets.map(syncStateName).join(',') || null,
+        ...fields,
+      },
+    });
+    if (found.status === 'ok') this.lastStatus = key;
+  }
+
+  // ---- resolving: credentials, their rules, the zone, the tunnel, the hostnames' zones ----
+
+  /** Credentials, account and zone of the spec just read; `view` places a tunnel's hostnames again when it changes. */
+  private async resolve(spec: SourceSpec, view: string): Promise<Resolved> {
+    const { kind } = this;
     const creds = await sourceSteps.resolveCloudflareCredentials({
       name: credentialsRefOf(kind, spec),
       legacy: legacyCredentialsOf(spec),
     });
     if (creds.status === 'failed') return { status: 'failed', ...creds.outcome };
-    // Absent from results recorded before the rules existed: nothing to check on replay.
-    const use = credentialsUseOf(kind, spec, ref.namespace, creds.defaultDomain);
-    // A binding's default was 50 before every hostname-claiming kind shared 100: histories from then replay so.
-    if (kind === 'TunnelBinding' && !patched(BINDING_DEFAULT_PRIORITY_100)) use.defaultPriority = 50;
-    const refused = creds.policy && credentialsUseRefusal(creds.policy, use);
+    const refused = this.useRefusal(spec, creds);
     if (refused) return { status: 'failed', ...refused };
-    const zone = zoneOf(kind, spec) ?? (zoneFromCredentials(kind) ? creds.defaultDomain : undefined);
-    if (zone === undefined && zoneFromCredentials(kind))
-      return {
-        status: 'failed',
-        reason: 'NoZone',
-        message: `spec.cloudflare.domain is not set and CloudflareCredentials ${creds.credentials} has no defaultDomain: name the zone`,
-      };
+    const zone = sourceZone({
+      specZone: zoneOf(kind, spec),
+      zoneFromCredentials: zoneFromCredentials(kind),
+      defaultDomain: creds.defaultDomain,
+      credentials: creds.credentials,
+    });
+    if ('refused' in zone) return { status: 'failed', ...zone.refused };
     let tunnelId: string | undefined;
     if (lifecycleOf(kind) === 'tunnel') {
-      const tunnel = await cloudflareCalls(creds.cloudflareTaskQueue).ensureTunnel({
-        ref,
-        uid: currentUid,
-        credentials: creds.credentials,
-        accountId: creds.accountId,
-      });
-      if (tunnel.status === 'failed') return { status: 'failed', ...tunnel.outcome };
+      const tunnel = await this.ensureTunnel(creds);
+      if (tunnel.status === 'failed') return tunnel;
       tunnelId = tunnel.tunnelId;
-      // Its connector, now that the tunnel and its token Secret exist (patched: runs from before
-      // had no connector step).
-      if (patched(TUNNEL_CONNECTOR)) {
-        const connector = await sourceSteps.applyTunnelConnector({ ref, uid: currentUid });
-        if (connector.status === 'failed') return { status: 'failed', ...connector.outcome };
-      }
     }
-    // Each hostname's CNAME in the zone that holds it (patched: runs from before looked up the
-    // Tunnel's zone alone, and dropped the other hostnames).
-    if (dnsHostnamesOf(kind, spec) !== undefined && patched(DNS_ZONE_PER_HOSTNAME)) {
-      const allowedZones = creds.policy?.allowedZones;
-      const key = JSON.stringify([creds.credentials, creds.accountId, allowedZones ?? null, view]);
-      if (placement?.key !== key) {
-        const placed = await cloudflareCalls(creds.cloudflareTaskQueue).placeTunnelHostnames({
-          ref,
-          credentials: creds.credentials,
-          accountId: creds.accountId,
-          ...(allowedZones ? { allowedZones } : {}),
-        });
-        if (placed.status === 'failed') return { status: 'failed', ...placed.outcome };
-        const { status: _ok, ...result } = placed;
-        placement = { key, placed: result };
-      }
-      return {
-        status: 'ok',
-        credentials: creds.credentials,
-        accountId: creds.accountId,
-        dnsZones: placement.placed.zones,
-        placement: placement.placed,
-      };
+    const account = { status: 'ok' as const, credentials: creds.credentials, accountId: creds.accountId };
+    if (dnsHostnamesOf(kind, spec) !== undefined && patched(DNS_ZONE_PER_HOSTNAME))
+      return this.placeHostnames(creds, view);
+    if (zone.zone === undefined) return { ...account, ...(tunnelId ? { tunnelId } : {}) };
+    const zoneId = await this.lookUpZoneId(creds, zone.zone, spec);
+    if (typeof zoneId !== 'string') return zoneId;
+    return { ...account, zoneId, zoneName: zone.zone, ...(tunnelId ? { tunnelId } : {}) };
+  }
+
+  /** The credentials' rules refusing this source (its namespace, zones, priority). */
+  private useRefusal(spec: SourceSpec, creds: Credentials) {
+    const use = credentialsUseOf(this.kind, spec, this.ref.namespace, creds.defaultDomain);
+    // A binding's default was 50 before every hostname-claiming kind shared 100: histories from then replay so.
+    if (this.kind === 'TunnelBinding' && !patched(BINDING_DEFAULT_PRIORITY_100)) use.defaultPriority = 50;
+    return creds.policy && credentialsUseRefusal(creds.policy, use);
+  }
+
+  /** The Tunnel's tunnel, then its connector (now that the tunnel and its token Secret exist). */
+  private async ensureTunnel(creds: Credentials): Promise<{ status: 'ok'; tunnelId: string } | Refused> {
+    const tunnel = await cloudflareCalls(creds.cloudflareTaskQueue).ensureTunnel({
+      ref: this.ref,
+      uid: this.uid,
+      credentials: creds.credentials,
+      accountId: creds.accountId,
+    });
+    if (tunnel.status === 'failed') return { status: 'failed', ...tunnel.outcome };
+    if (patched(TUNNEL_CONNECTOR)) {
+      const connector = await sourceSteps.applyTunnelConnector({ ref: this.ref, uid: this.uid });
+      if (connector.status === 'failed') return { status: 'failed', ...connector.outcome };
     }
-    if (zone === undefined)
-      return {
-        status: 'ok',
+    return { status: 'ok', tunnelId: tunnel.tunnelId };
+  }
+
+  /** Each hostname's CNAME in the zone that holds it; listed again only when credentials, rules or view change. */
+  private async placeHostnames(creds: Credentials, view: string): Promise<Resolved> {
+    const allowedZones = creds.policy?.allowedZones;
+    const key = JSON.stringify([creds.credentials, creds.accountId, allowedZones ?? null, view]);
+    if (this.placement?.key !== key) {
+      const placed = await cloudflareCalls(creds.cloudflareTaskQueue).placeTunnelHostnames({
+        ref: this.ref,
         credentials: creds.credentials,
         accountId: creds.accountId,
-        ...(tunnelId ? { tunnelId } : {}),
-      };
-    // A spec edit that keeps the zone costs no API call (the account's budget is shared).
-    const cacheKey = `${creds.credentials}|${creds.accountId}|${zone}`;
-    let zoneId = zoneIds.get(cacheKey) ?? zoneIdOf(spec);
-    if (zoneId === undefined) {
-      const found = await cloudflareCalls(creds.cloudflareTaskQueue).resolveZone({
-        credentials: creds.credentials,
-        zone,
-        accountId: creds.accountId,
+        ...(allowedZones ? { allowedZones } : {}),
       });
-      if (found.status === 'failed') return { status: 'failed', ...found.outcome };
-      zoneId = found.zoneId;
-      zoneIds.set(cacheKey, zoneId);
+      if (placed.status === 'failed') return { status: 'failed', ...placed.outcome };
+      const { status: _ok, ...result } = placed;
+      this.placement = { key, placed: result };
     }
+    const { placed } = this.placement;
     return {
       status: 'ok',
       credentials: creds.credentials,
       accountId: creds.accountId,
-      zoneId,
-      zoneName: zone,
-      ...(tunnelId ? { tunnelId } : {}),
+      dnsZones: placed.zones,
+      placement: placed,
     };
   }
 
-  function zoneStatus(resolved: { accountId: string; zoneId?: string }): Record<string, unknown> {
-    return resolved.zoneId === undefined ? { accountId: resolved.accountId } : { zoneId: resolved.zoneId };
+  /** The zone's ID: from the spec, or looked up once per run (a spec edit that keeps the zone costs no API call). */
+  private async lookUpZoneId(creds: Credentials, zone: string, spec: SourceSpec): Promise<string | Refused> {
+    const cacheKey = `${creds.credentials}|${creds.accountId}|${zone}`;
+    const known = this.zoneIds.get(cacheKey) ?? zoneIdOf(spec);
+    if (known !== undefined) return known;
+    const found = await cloudflareCalls(creds.cloudflareTaskQueue).resolveZone({
+      credentials: creds.credentials,
+      zone,
+      accountId: creds.accountId,
+    });
+    if (found.status === 'failed') return { status: 'failed', ...found.outcome };
+    this.zoneIds.set(cacheKey, found.zoneId);
+    return found.zoneId;
+  }
+
+  // ---- deletion: unregister, wait for Cloudflare, the tunnel last, release ----
+
+  /** The finalizer's part: the targets drop the items (or keep them, Orphan), the tunnel goes, the finalizer last. */
+  private async delete(read: SourceFound): Promise<void> {
+    const { kind } = this;
+    if (this.targets.length === 0) {
+      // A new run for a source that registered in an earlier one: find its targets from the spec.
+      const resolved = validateSource(kind, read.spec, this.ref).length
+        ? undefined
+        : await this.resolve(read.spec, viewOf(read));
+      if (resolved?.status === 'ok') this.targets = targetsOf(kind, read.spec, resolved, this.ref);
+    }
+    if (read.orphan || (await this.removeFromTargets(read.generation)) === 'orphan') return this.releaseOrphan();
+    if (lifecycleOf(kind) === 'tunnel' && (await this.removeTunnel(read.spec)) === 'orphan')
+      return this.releaseOrphan();
+    await sourceSteps.setCloudflareSourceFinalizer({ ref: this.ref, uid: this.uid, present: false });
+  }
+
+  /** The connector first (cloudflared stops before its tunnel is deleted under it), then the tunnel. */
+  private async removeTunnel(spec: SourceSpec): Promise<'done' | 'orphan'> {
+    const { ref, uid } = this;
+    if (patched(TUNNEL_CONNECTOR)) await sourceSteps.removeTunnelConnector({ ref, uid });
+    const creds = await sourceSteps.resolveCloudflareCredentials({ name: credentialsRefOf(this.kind, spec) });
+    if (creds.status !== 'ok') return 'done';
+    const { credentials, accountId } = creds;
+    const remove = () => cloudflareCalls(creds.cloudflareTaskQueue).removeTunnel({ ref, uid, credentials, accountId });
+    // A tunnel Cloudflare will not delete yet is retried; the Orphan annotation ends that wait.
+    if (!patched(ORPHAN_ENDS_TUNNEL_REMOVAL)) {
+      await remove();
+      return 'done';
+    }
+    return this.unlessOrphaned(remove);
   }
 
   /**
    * Deletion policy Orphan: the targets keep its items as they are; nothing to wait for — also
    * the way out when its credentials are gone and Cloudflare cannot be written.
    */
-  async function releaseOrphan(uid: string): Promise<void> {
-    for (const t of targets) await sourceSteps.unregisterCloudflareSource({ target: t, ref, uid, orphan: true });
+  private async releaseOrphan(): Promise<void> {
+    const { ref, uid } = this;
+    for (const target of this.targets) await sourceSteps.unregisterCloudflareSource({ target, ref, uid, orphan: true });
     await sourceSteps.setCloudflareSourceFinalizer({ ref, uid, present: false });
   }
 
   /** Whether the object, read again after a hint, now asks to be orphaned. */
-  async function orphanedSince(): Promise<boolean> {
-    hinted = false;
-    const now = await sourceSteps.readCloudflareSource(ref);
-    return now.status === 'ok' && now.uid === currentUid && !!now.orphan;
+  private async orphanedSince(): Promise<boolean> {
+    this.needsReconcile = false;
+    const read = await sourceSteps.readCloudflareSource(this.ref);
+    return read.status === 'ok' && read.uid === this.uid && !!read.orphan;
   }
 
   /**
    * Runs a step of the deletion that may wait long (Cloudflare refusing a tunnel's deletion) until
    * it ends, or until the object is annotated Orphan meanwhile: then the step is cancelled.
    */
-  async function unlessOrphaned(step: () => Promise<unknown>): Promise<'done' | 'orphan'> {
+  private async unlessOrphaned(step: () => Promise<unknown>): Promise<'done' | 'orphan'> {
     let finished = false;
     let orphaned = false;
     const scope = new CancellationScope();
     const watch = (async () => {
       while (!finished) {
-        await condition(() => hinted || finished);
-        if (finished || !(await orphanedSince()) || finished) continue;
+        await condition(() => this.needsReconcile || finished);
+        if (finished || !(await this.orphanedSince()) || finished) continue;
         orphaned = true;
         scope.cancel();
         return;
@@ -525,47 +505,75 @@ export async function cloudflareSourceWorkflow(input: SourceInput & SourceWorkfl
    * Unregister everywhere and wait until every target reports our items gone from Cloudflare;
    * `orphan` when the object is annotated Orphan meanwhile (a deletion stuck on a target).
    */
-  async function deleteFromTargets(uid: string, generation: number): Promise<'done' | 'orphan'> {
-    const pending = new Set(targets.map(targetKey));
-    for (const t of targets) reports.delete(targetKey(t));
-    // Patched: runs from before did not read the object again once the deletion had started.
+  private async removeFromTargets(generation: number): Promise<'done' | 'orphan'> {
+    const { ref, uid } = this;
+    let pending = new Set(this.targets.map(targetKey));
+    for (const t of this.targets) this.reports.delete(targetKey(t));
     const watchOrphan = patched(ORPHAN_ENDS_STUCK_DELETION);
     for (;;) {
-      for (const t of targets) {
-        if (!pending.has(targetKey(t))) continue;
-        const sent = await sourceSteps.unregisterCloudflareSource({ target: t, ref, uid });
+      for (const target of this.targets) {
+        if (!pending.has(targetKey(target))) continue;
+        const sent = await sourceSteps.unregisterCloudflareSource({ target, ref, uid });
         // No workflow and no SyncState: the target was never written, nothing of ours is there.
-        if (sent === 'not-running') pending.delete(targetKey(t));
+        if (sent === 'not-running') pending.delete(targetKey(target));
       }
-      for (const [k, r] of reports) if (r.result === 'Removed') pending.delete(k);
+      pending = stillPending(pending, this.reports.values());
       if (pending.size === 0) return 'done';
-      const failed = [...reports.values()].find((r) => r.result === 'Failed' && pending.has(r.target));
-      await writeStatus(uid, generation, {
-        status: 'False',
-        reason: failed ? failed.reason : 'Deleting',
-        message: failed
-          ? `removing from Cloudflare failed: ${failed.message}`
-          : `waiting for Cloudflare to drop this source's items from ${[...pending].join(', ')}`,
-      });
-      // On the reports themselves, not on a fresh `reported`: a Removed that arrived during the
-      // status write above is already in `reports` and must not be waited for again (the old wait,
-      // kept for histories recorded before the fix, missed it and slept 5 minutes).
-      const onReports = patched(DELETE_WAITS_ON_REPORTS);
-      if (!onReports) reported = false;
-      const removed = () =>
-        (onReports || reported) && [...reports.entries()].some(([k, r]) => pending.has(k) && r.result === 'Removed');
-      if (!watchOrphan) await condition(removed, REREGISTER_MS);
-      else {
-        // A hint (the object changed) may be the Orphan annotation: read it again, wait on otherwise.
-        const until = Date.now() + REREGISTER_MS;
-        for (;;) {
-          const left = until - Date.now();
-          if (left <= 0 || !(await condition(() => removed() || hinted, left)) || removed()) break;
-          if (await orphanedSince()) return 'orphan';
-        }
-      }
-      for (const [k, r] of reports) if (r.result === 'Removed') pending.delete(k);
+      await this.writeStatus(generation, deletingReady(pending, this.reports.values()));
+      if ((await this.waitForRemoval(pending, watchOrphan)) === 'orphan') return 'orphan';
+      pending = stillPending(pending, this.reports.values());
       if (pending.size === 0) return 'done';
     }
   }
+
+  /** Up to REREGISTER_MS for a pending target's `Removed`; a hint may be the Orphan annotation. */
+  private async waitForRemoval(pending: ReadonlySet<string>, watchOrphan: boolean): Promise<'orphan' | undefined> {
+    // On the reports themselves: a Removed that arrived during the status write counts.
+    const onReports = patched(DELETE_WAITS_ON_REPORTS);
+    if (!onReports) this.reportArrived = false;
+    const removed = () => (onReports || this.reportArrived) && anyRemoved(pending, this.reports.values());
+    if (!watchOrphan) {
+      await condition(removed, REREGISTER_MS);
+      return undefined;
+    }
+    const untilMs = Date.now() + REREGISTER_MS;
+    for (;;) {
+      const left = untilMs - Date.now();
+      if (left <= 0 || !(await condition(() => removed() || this.needsReconcile, left)) || removed()) return undefined;
+      if (await this.orphanedSince()) return 'orphan';
+    }
+  }
+
+  protected onKitRule(): boolean {
+    return patched(CONTINUE_WHEN_QUIET);
+  }
+
+  /** Runs from before the kit continued as new whenever Temporal suggested it. */
+  protected override continuesAsBefore(): boolean {
+    return true;
+  }
+
+  carry(): SourceRunInput {
+    const settled = settledRegistration(this.registered, this.repeating, this.lastStatus);
+    return {
+      ref: this.ref,
+      targets: this.targets,
+      reregisterMs: this.input.reregisterMs,
+      continueAfterEvents: this.input.continueAfterEvents,
+      ...(settled ? { settled: { ...settled, status: this.lastStatus, conditions: this.conditions } } : {}),
+    };
+  }
+}
+
+/** The view's digest (absent in reads recorded before views existed: nothing to compare). */
+function viewOf(read: SourceFound): string {
+  return read.viewDigest ?? '';
+}
+
+export async function cloudflareSourceWorkflow(input: SourceRunInput): Promise<void> {
+  if (!isSourceKind(input.ref.kind)) return;
+  const run = new SourceRun(input);
+  setHandler(sourceChangedSignal, () => run.hint());
+  setHandler(syncReportedSignal, (report) => run.recordReport(report));
+  return runEntity(run);
 }
