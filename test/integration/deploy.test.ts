@@ -110,22 +110,20 @@ import {
   waitUntilAllowed,
 } from '../support/env.js';
 import {
-  grantKey,
-  grantsOf,
   isClusterScoped,
+  kustomizeBuild,
   objectId as objectIdOf,
   readObjects,
-  renderKustomization,
-  type Grant,
   type KubeObject,
-} from '../support/kustomize.js';
+} from '../support/manifests.js';
+import { grantKey, grantsOf, type Grant } from '../support/rbac.js';
 import { goneCheck, refOf as refOfRequest, waitTerminal, type RequestLike } from '../support/requests.js';
 import { defaultClusterId } from '../../src/kube/cluster-identity.js';
 
 const execFileAsync = promisify(execFile);
 const k = kube();
 const NAMESPACE = 'durable-operators';
-const rendered = renderKustomization(path.join(REPO_ROOT, 'deploy'));
+const rendered = kustomizeBuild(path.join(REPO_ROOT, 'deploy'));
 /** The placeholder of deploy/examples/sandbox-agent-token.yaml, which its instructions replace. */
 const TOKEN_PLACEHOLDER = 'REPLACE-WITH-BASE64-TOKEN';
 /** The token example's Secrets, with `tokenB64` where its instructions put a generated token. */
