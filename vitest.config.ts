@@ -59,6 +59,16 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
+      {
+        test: {
+          // Workflows with stubbed activities on a Temporal dev server of each file's own
+          // (test/support/workflow-env.ts): no stack; start-up is the server and the bundle.
+          name: 'workflow',
+          include: ['test/workflow/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
       integration('integration', ['test/integration/**/*.test.ts'], RUNTIME),
       integration('runtime', RUNTIME),
       // The product installed as a platform team would: a stack with a real node (kubelet,

@@ -534,7 +534,7 @@ const infra = program.command('infra').description('Infrastructure binaries and 
 infra
   .command('provision')
   .description(
-    'Find or build Temporal CLI, etcd, kube-apiserver, kube-controller-manager, helm, promtool, and the node binaries kubelet, kube-proxy and CoreDNS (cached by version), sandbox-init and the pause image; as root, apt-get install the containerd tools if missing.',
+    'Find or build Temporal CLI, etcd, kube-apiserver, kube-controller-manager, helm, promtool, kustomize, and the node binaries kubelet, kube-proxy and CoreDNS (cached by version), sandbox-init and the pause image; as root, apt-get install the containerd tools if missing.',
   )
   .option(
     '--without-node',

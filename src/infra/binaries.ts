@@ -1,6 +1,6 @@
 /**
  * Finds or provisions the infrastructure binaries (Temporal CLI, etcd, kube-apiserver,
- * kube-controller-manager; helm and promtool for the tests; kubelet, kube-proxy and CoreDNS for a real node).
+ * kube-controller-manager; helm, promtool and kustomize for the tests; kubelet, kube-proxy and CoreDNS for a real node).
  * Resolution order, first match wins:
  *
  *   1. an explicit environment variable (`DO_TEMPORAL_BIN`, `DO_ETCD_BIN`, ...)
@@ -72,6 +72,13 @@ export function probeVersion(binPath: string, args = ['--version']): string | un
   return m?.[1];
 }
 
+/** The arguments that make `binary` print its version. */
+function versionArgs(binary: InfraBinary): string[] | undefined {
+  if (binary === 'helm') return ['version', '--short'];
+  if (binary === 'kustomize') return ['version'];
+  return undefined;
+}
+
 function sameMinor(a: string | undefined, b: string): boolean {
   if (!a) return false;
   return a.split('.').slice(0, 2).join('.') === b.split('.').slice(0, 2).join('.');
@@ -99,7 +106,7 @@ export function findBinary(binary: InfraBinary, attempts: string[] = []): Resolv
 
   const onPath = findOnPath(binary);
   if (onPath) {
-    const v = probeVersion(onPath, binary === 'helm' ? ['version', '--short'] : undefined);
+    const v = probeVersion(onPath, versionArgs(binary));
     if (sameMinor(v, want)) return { name: binary, path: onPath, version: v, source: 'path' };
     attempts.push(`PATH: ${onPath} is version ${v ?? 'unknown'}, want ${want.split('.').slice(0, 2).join('.')}.x`);
   } else {
@@ -159,6 +166,8 @@ async function provision(
     routes.push([`Go module helm.sh/helm/v3@v${INFRA_VERSIONS.helm}`, () => goInstallHelm(log)]);
   } else if (binary === 'promtool') {
     routes.push([`Go module ${PROMETHEUS_MODULE}@${prometheusModuleVersion()}`, () => goInstallPromtool(log)]);
+  } else if (binary === 'kustomize') {
+    routes.push([`Go module ${KUSTOMIZE_MODULE}@v${INFRA_VERSIONS.kustomize}`, () => goInstallKustomize(log)]);
   } else if (binary === 'etcd') {
     routes.push([`Go module go.etcd.io/etcd/server/v3@v${INFRA_VERSIONS.etcd}`, () => buildEtcd(log)]);
   } else if (binary === 'coredns') {
@@ -365,6 +374,28 @@ async function goInstallPromtool(log: ProgressLog): Promise<string | undefined> 
   }
 }
 
+const KUSTOMIZE_MODULE = 'sigs.k8s.io/kustomize/kustomize/v5';
+
+/**
+ * kustomize from its Go module (seconds once the Go caches hold the Kubernetes libraries helm
+ * needs too); `kustomize version` reads the module version from the build info, so no stamping.
+ */
+async function goInstallKustomize(log: ProgressLog): Promise<string | undefined> {
+  if (!hasCommand('go', ['version'])) return undefined;
+  const dir = await mkdtemp(path.join(cacheRoot(), '.go-'));
+  try {
+    await runWithProgress(
+      'go install kustomize',
+      'go',
+      ['install', '-v', '-trimpath', '-ldflags=-s -w', `${KUSTOMIZE_MODULE}@v${INFRA_VERSIONS.kustomize}`],
+      { env: { ...goEnv(), GOBIN: dir }, log },
+    );
+    return await installIntoCache(path.join(dir, 'kustomize'), 'kustomize');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /**
  * CoreDNS with only COREDNS_PLUGINS, built the way its docs describe for a custom plugin set: a
  * main module importing coremain and those plugins and setting dnsserver.Directives. The default
@@ -550,6 +581,13 @@ function releaseUrl(binary: InfraBinary): { url: string; member?: string } {
       return {
         url: `https://github.com/prometheus/prometheus/releases/download/v${v}/prometheus-${v}.linux-${arch}.tar.gz`,
         member: `prometheus-${v}.linux-${arch}/promtool`,
+      };
+    }
+    case 'kustomize': {
+      const v = INFRA_VERSIONS.kustomize;
+      return {
+        url: `https://github.com/kubernetes-sigs/kustomize/releases/download/kustomize%2Fv${v}/kustomize_v${v}_linux_${arch}.tar.gz`,
+        member: 'kustomize',
       };
     }
     case 'coredns': {

@@ -19,6 +19,8 @@ export const INFRA_VERSIONS = {
   helm: '3.22.0',
   /** promtool, to unit-test the alert rules (deploy/monitoring/tests); Go module v0.316.0 is Prometheus 3.16.0. */
   promtool: '3.16.0',
+  /** kustomize, to render deploy/ in tests as `kubectl apply -k` does; v5.8.2 is the newest that builds with Go 1.26. */
+  kustomize: '5.8.2',
 } as const;
 
 export type InfraBinary =
@@ -28,6 +30,7 @@ export type InfraBinary =
   | 'etcd'
   | 'helm'
   | 'promtool'
+  | 'kustomize'
   | 'kubelet'
   | 'kube-proxy'
   | 'kube-scheduler'
@@ -37,7 +40,7 @@ export type InfraBinary =
 export const INFRA_BINARIES: readonly InfraBinary[] = ['temporal', 'etcd', 'kube-apiserver', 'kube-controller-manager'];
 
 /** Tools the tests use besides the stack (provisioned with it by `npm run infra`, so CI builds them once). */
-export const TOOL_BINARIES: readonly InfraBinary[] = ['helm', 'promtool'];
+export const TOOL_BINARIES: readonly InfraBinary[] = ['helm', 'promtool', 'kustomize'];
 
 /** What a real node in the stack runs: provisioned by `npm run infra`, never required by the plain stack. */
 export const NODE_BINARIES: readonly InfraBinary[] = ['kubelet', 'kube-proxy', 'kube-scheduler', 'coredns'];
@@ -75,6 +78,8 @@ export function versionOf(binary: InfraBinary): string {
       return INFRA_VERSIONS.helm;
     case 'promtool':
       return INFRA_VERSIONS.promtool;
+    case 'kustomize':
+      return INFRA_VERSIONS.kustomize;
   }
 }
 

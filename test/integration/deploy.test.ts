@@ -110,22 +110,20 @@ import {
   waitUntilAllowed,
 } from '../support/env.js';
 import {
-  grantKey,
-  grantsOf,
   isClusterScoped,
+  kustomizeBuild,
   objectId as objectIdOf,
   readObjects,
-  renderKustomization,
-  type Grant,
   type KubeObject,
-} from '../support/kustomize.js';
+} from '../support/manifests.js';
+import { grantKey, grantsOf, type Grant } from '../support/rbac.js';
 import { goneCheck, refOf as refOfRequest, waitTerminal, type RequestLike } from '../support/requests.js';
 import { defaultClusterId } from '../../src/kube/cluster-identity.js';
 
 const execFileAsync = promisify(execFile);
 const k = kube();
 const NAMESPACE = 'durable-operators';
-const rendered = renderKustomization(path.join(REPO_ROOT, 'deploy'));
+const rendered = kustomizeBuild(path.join(REPO_ROOT, 'deploy'));
 /** The placeholder of deploy/examples/sandbox-agent-token.yaml, which its instructions replace. */
 const TOKEN_PLACEHOLDER = 'REPLACE-WITH-BASE64-TOKEN';
 /** The token example's Secrets, with `tokenB64` where its instructions put a generated token. */
@@ -762,7 +760,18 @@ describe('RBAC, applied for real', () => {
       const theirs = [...pick('ValidatingAdmissionPolicy'), ...pick('ValidatingAdmissionPolicyBinding')];
       expect(theirs.length).toBeGreaterThan(0);
       expect(mine.map(objectIdOf).sort()).toEqual(theirs.map(objectIdOf).sort());
-      const text = (objs: KubeObject[]) => objs.map((o) => JSON.stringify([objectIdOf(o), o.spec])).sort();
+      // Keys sorted: kustomize writes them sorted, helm as the file has them.
+      const sortedKeys = (v: unknown): unknown =>
+        Array.isArray(v)
+          ? v.map(sortedKeys)
+          : v && typeof v === 'object'
+            ? Object.fromEntries(
+                Object.entries(v)
+                  .sort(([a], [b]) => a.localeCompare(b))
+                  .map(([k, x]) => [k, sortedKeys(x)]),
+              )
+            : v;
+      const text = (objs: KubeObject[]) => objs.map((o) => JSON.stringify([objectIdOf(o), sortedKeys(o.spec)])).sort();
       expect(text(mine)).toEqual(
         text(theirs).map((t) =>
           t.replaceAll('system:serviceaccount:durable-operators:', 'system:serviceaccount:team-ops:'),

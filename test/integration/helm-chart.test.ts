@@ -42,14 +42,8 @@ import { INFRA_VERSIONS } from '../../src/infra/versions.js';
 import { EncryptionCodec, PayloadKeyRing } from '../../src/temporal/payload-encryption.js';
 import { REPO_ROOT, eventually, kube, stackInfo } from '../support/env.js';
 import { startIssuer } from '../support/oidc.js';
-import {
-  isClusterScoped,
-  objectId,
-  permissionsOf,
-  readObjects,
-  renderKustomization,
-  type KubeObject,
-} from '../support/kustomize.js';
+import { isClusterScoped, kustomizeBuild, objectId, readObjects, type KubeObject } from '../support/manifests.js';
+import { permissionsOf } from '../support/rbac.js';
 
 const run = promisify(execFile);
 const CHART = path.join(REPO_ROOT, 'charts/durable-operators');
@@ -83,8 +77,11 @@ async function renderChart(chart: string, ...set: string[]): Promise<KubeObject[
 
 const ids = (objs: KubeObject[]) => objs.map(objectId).sort();
 const ofKind = (objs: KubeObject[], kind: string) => objs.filter((o) => o.kind === kind);
+/** Sorted: kustomize orders its output by kind and name, helm by template. */
 const serviceAccounts = (objs: KubeObject[]) =>
-  ofKind(objs, 'ServiceAccount').map((sa) => ({ name: sa.metadata.name, namespace: sa.metadata.namespace! }));
+  ofKind(objs, 'ServiceAccount')
+    .map((sa) => ({ name: sa.metadata.name, namespace: sa.metadata.namespace! }))
+    .sort((a, b) => a.name.localeCompare(b.name));
 
 /** What a Deployment's process sees, and where it runs, without labels and values that depend on the installation. */
 function processView(d: KubeObject) {
@@ -118,23 +115,12 @@ function processView(d: KubeObject) {
 
 /** The kustomize base with the parts the chart renders by default (cert-manager) or on request (monitoring). */
 function kustomizeOutput(): { base: KubeObject[]; certManager: KubeObject[]; monitoring: KubeObject[] } {
-  const base = renderKustomization(path.join(REPO_ROOT, 'deploy'));
+  const base = kustomizeBuild(path.join(REPO_ROOT, 'deploy'));
+  // Both parts are added to an overlay that sets the namespace, as the base does.
   const inNamespace = (o: KubeObject) =>
     isClusterScoped(o) ? o : { ...o, metadata: { ...o.metadata, namespace: NAMESPACE } };
-  const certManager = readObjects(path.join(REPO_ROOT, 'deploy/webhook/cert-manager/certificate.yaml')).map(
-    inNamespace,
-  );
-  const monitoring = ['service.yaml', 'service-monitor.yaml', 'prometheus-rule.yaml']
-    .flatMap((f) => readObjects(path.join(REPO_ROOT, 'deploy/monitoring', f)))
-    .map(inNamespace);
-  monitoring.push({
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: 'durable-operators-dashboard', namespace: NAMESPACE, labels: { grafana_dashboard: '1' } },
-    data: {
-      'grafana-dashboard.json': readFileSync(path.join(REPO_ROOT, 'deploy/monitoring/grafana-dashboard.json'), 'utf8'),
-    },
-  });
+  const certManager = kustomizeBuild(path.join(REPO_ROOT, 'deploy/webhook/cert-manager')).map(inNamespace);
+  const monitoring = kustomizeBuild(path.join(REPO_ROOT, 'deploy/monitoring')).map(inNamespace);
   return { base, certManager, monitoring };
 }
 
@@ -224,7 +210,7 @@ describe('the chart, rendered by helm', () => {
     expect(crds(chart)).toEqual(crds(base));
   });
 
-  it('runs each role as deploy/ does: command, ServiceAccount, ports, probes, settings, volumes', () => {
+  it('runs each role as deploy/ does: command, ServiceAccount, ports, probes, settings, volumes, admission policies', () => {
     const { base } = kustomizeOutput();
     for (const role of ROLES) {
       const name = `durable-operators-${role}`;
@@ -232,7 +218,15 @@ describe('the chart, rendered by helm', () => {
       const theirs = ofKind(base, 'Deployment').find((d) => d.metadata.name === name)!;
       expect(processView(mine), name).toEqual(processView(theirs));
     }
-    for (const kind of ['Service', 'NetworkPolicy', 'ValidatingWebhookConfiguration', 'PodDisruptionBudget'])
+    const kinds = [
+      'Service',
+      'NetworkPolicy',
+      'ValidatingWebhookConfiguration',
+      'PodDisruptionBudget',
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
+    ];
+    for (const kind of kinds)
       for (const theirs of ofKind(base, kind)) {
         const mine = ofKind(chart, kind).find((o) => o.metadata.name === theirs.metadata.name)!;
         const { metadata: _m, ...mineRest } = mine;

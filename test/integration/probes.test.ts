@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { createWorker, type OperatorWorker } from '../../src/workers/worker.js';
 import { REPO_ROOT, eventually, stackInfo, testConfig, uniq } from '../support/env.js';
-import { readObjects } from '../support/kustomize.js';
+import { readObjects } from '../support/manifests.js';
 
 /**
  * A TCP relay to Temporal that the test can cut (every connection refused), hang (connections

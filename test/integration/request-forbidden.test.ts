@@ -25,7 +25,8 @@ import {
   waitForWorker,
   waitUntilAllowed,
 } from '../support/env.js';
-import { grantsOf, renderKustomization } from '../support/kustomize.js';
+import { kustomizeBuild } from '../support/manifests.js';
+import { grantsOf } from '../support/rbac.js';
 import { waitTerminal } from '../support/requests.js';
 
 const k = kube();
@@ -43,7 +44,7 @@ let watcher: RunningWatcher | undefined;
 
 /** The shipped worker's grants (deploy/rbac, capture targets included), less the one under test. */
 function limitedRules() {
-  const rendered = renderKustomization(path.join(REPO_ROOT, 'deploy'));
+  const rendered = kustomizeBuild(path.join(REPO_ROOT, 'deploy'));
   const grants = grantsOf(rendered, { name: 'durable-operators-worker', namespace: 'durable-operators' }).filter(
     (g) => !(g.group === MISSING.group && g.resource === MISSING.resource && g.verb === MISSING.verb),
   );

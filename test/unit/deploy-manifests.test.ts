@@ -1,5 +1,5 @@
 /**
- * deploy/ rendered as `kustomize build deploy/` would (test/support/kustomize.ts), then checked:
+ * deploy/ rendered by `kustomize build deploy/` (the real kustomize, test/support/manifests.ts), then checked:
  * references resolve, RBAC is least-privilege in shape (no wildcards, the watcher never writes, the
  * worker and the fast path watch only what their own informers follow, no Secrets), the Deployments run hardened and configure the
  * processes the way src/config.ts reads them, and the CRDs are included. Each reference/RBAC check is a function
@@ -24,14 +24,8 @@ import { AGENT_APP_LABEL, AGENT_APP_VALUE, AGENT_POOL_LABEL } from '../../src/ap
 import { loadConfig, loadFastPathConfig } from '../../src/config.js';
 import { agentPod } from '../../src/domain/sandbox-pool.js';
 import { agentPortOf } from '../../src/fastpath/registry.js';
-import {
-  isClusterScoped,
-  permissionsOf,
-  readObjects,
-  renderKustomization,
-  type KubeObject,
-  type PolicyRule,
-} from '../support/kustomize.js';
+import { isClusterScoped, kustomizeBuild, readObjects, type KubeObject } from '../support/manifests.js';
+import { permissionsOf, type PolicyRule } from '../support/rbac.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DEPLOY = path.join(ROOT, 'deploy');
@@ -111,7 +105,7 @@ interface Deployment extends KubeObject {
   };
 }
 
-const objects = renderKustomization(DEPLOY);
+const objects = kustomizeBuild(DEPLOY);
 const ofKind = <T extends KubeObject = KubeObject>(objs: KubeObject[], kind: string) =>
   objs.filter((o) => o.kind === kind) as T[];
 const find = <T extends KubeObject = KubeObject>(objs: KubeObject[], kind: string, name: string, namespace?: string) =>
@@ -810,7 +804,7 @@ describe('admission webhook (deploy/webhook)', () => {
   const pod = d.spec.template.spec;
   const container = pod.containers[0]!;
   // Opt-in, next to the base, where cert-manager runs (deploy/webhook/cert-manager).
-  const certManager = renderKustomization(path.join(DEPLOY, 'webhook', 'cert-manager'));
+  const certManager = kustomizeBuild(path.join(DEPLOY, 'webhook', 'cert-manager'));
   const certificate = find<
     KubeObject & { spec: { secretName: string; dnsNames: string[]; issuerRef: { name: string } } }
   >(certManager, 'Certificate', ADMISSION_SA.name, NAMESPACE)!;
@@ -1137,74 +1131,5 @@ describe('deploy/examples', () => {
       objs.filter((o) => o.metadata.labels?.['durable-operators.io/example-step'] === '1').map((o) => o.kind);
     expect(step1(follow).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'ConfigMap']);
     expect(step1(ttl)).toEqual(['ObjectKeeper']);
-  });
-});
-
-describe('test/support/kustomize.ts', () => {
-  function fixture(files: Record<string, string>): string {
-    const dir = mkdtempSync(path.join(tmpdir(), 'kustomize-'));
-    for (const [name, content] of Object.entries(files)) {
-      mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
-      writeFileSync(path.join(dir, name), content);
-    }
-    return dir;
-  }
-  const cm = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n`;
-
-  it('renders nested directories and multi-document files, applying namespace and labels', () => {
-    const dir = fixture({
-      'kustomization.yaml': 'namespace: outer\nlabels:\n  - pairs: {team: a}\nresources: [inner/, two.yaml]\n',
-      'two.yaml': `${cm('b')}---\n${cm('c')}---\n`,
-      'inner/kustomization.yaml': 'namespace: inner\nresources: [one.yaml]\n',
-      'inner/one.yaml': `${cm('a')}---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: x}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: x}\nsubjects:\n  - {kind: ServiceAccount, name: default, namespace: elsewhere}\n  - {kind: ServiceAccount, name: keep, namespace: elsewhere}\n`,
-    });
-    const out = renderKustomization(dir);
-    expect(out.map((o) => `${o.kind}/${o.metadata.namespace ?? '-'}/${o.metadata.name}`)).toEqual([
-      'ConfigMap/outer/a',
-      'ClusterRoleBinding/-/x',
-      'ConfigMap/outer/b',
-      'ConfigMap/outer/c',
-    ]);
-    expect(out.every((o) => o.metadata.labels?.team === 'a')).toBe(true);
-    expect(out[1]!.subjects).toEqual([
-      { kind: 'ServiceAccount', name: 'default', namespace: 'outer' },
-      { kind: 'ServiceAccount', name: 'keep', namespace: 'elsewhere' },
-    ]);
-  });
-
-  it('renames a Namespace object to the namespace, as kustomize does', () => {
-    const dir = fixture({
-      'kustomization.yaml': 'namespace: wanted\nresources: [ns.yaml]\n',
-      'ns.yaml': 'apiVersion: v1\nkind: Namespace\nmetadata: {name: other}\n',
-    });
-    expect(renderKustomization(dir)[0]!.metadata).toEqual({ name: 'wanted' });
-  });
-
-  it('commonLabels also label selectors and pod templates', () => {
-    const dir = fixture({
-      'kustomization.yaml': 'commonLabels: {app: x}\nresources: [d.yaml]\n',
-      'd.yaml':
-        'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  selector: {matchLabels: {c: d}}\n  template:\n    metadata: {labels: {c: d}}\n',
-    });
-    const d = renderKustomization(dir)[0] as Deployment;
-    expect(d.spec.selector.matchLabels).toEqual({ c: 'd', app: 'x' });
-    expect(d.spec.template.metadata.labels).toEqual({ c: 'd', app: 'x' });
-  });
-
-  it('refuses what it does not implement, duplicates, and directories without a kustomization', () => {
-    expect(() => renderKustomization(fixture({ 'kustomization.yaml': 'patches: []\nresources: []\n' }))).toThrow(
-      /'patches' is not supported/,
-    );
-    expect(() =>
-      renderKustomization(
-        fixture({ 'kustomization.yaml': 'resources: [a.yaml, b.yaml]\n', 'a.yaml': cm('same'), 'b.yaml': cm('same') }),
-      ),
-    ).toThrow(/duplicate resource \/ConfigMap\/\/same/);
-    expect(() =>
-      renderKustomization(fixture({ 'kustomization.yaml': 'resources: [sub/]\n', 'sub/a.yaml': cm('a') })),
-    ).toThrow(/no kustomization.yaml/);
-    expect(() => renderKustomization(fixture({ 'kustomization.yaml': 'resources: [missing.yaml]\n' }))).toThrow(
-      /does not exist/,
-    );
   });
 });
