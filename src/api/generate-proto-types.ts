@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Options } from '@grpc/proto-loader';
-import { CONTAINERD_LOADER_OPTIONS } from '../agent/containerd/client.js';
+import { CONTAINERD_LOADER_OPTIONS, CONTAINERD_PROTO_FILES } from '../agent/containerd/client.js';
 import { LOADER_OPTIONS as FASTPATH_LOADER_OPTIONS } from '../fastpath/proto.js';
 
 const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -24,17 +24,8 @@ export const PROTO_TYPE_SETS = [
   {
     outDir: path.join(SRC, 'agent/containerd/gen'),
     options: CONTAINERD_LOADER_OPTIONS,
-    files: [
-      'containerd/services/containers/v1/containers.proto',
-      'containerd/services/tasks/v1/tasks.proto',
-      'containerd/services/snapshots/v1/snapshots.proto',
-      'containerd/services/images/v1/images.proto',
-      'containerd/services/content/v1/content.proto',
-      'containerd/services/events/v1/events.proto',
-      'containerd/cri/runtime/v1/api.proto',
-      'containerd/runc/options/oci.proto',
-      'containerd/events/task.proto',
-    ],
+    // The services the client loads, and the messages it decodes from an Any (runc's options, task events).
+    files: [...CONTAINERD_PROTO_FILES, 'containerd/runc/options/oci.proto', 'containerd/events/task.proto'],
   },
   {
     outDir: path.join(SRC, 'fastpath/gen'),

@@ -49,7 +49,8 @@ function protoRoot(): string {
   throw new Error('containerd protos not found next to the code (src/api/proto/containerd)');
 }
 
-const FILES = [
+/** The containerd and CRI services this client calls (their messages come with them). */
+export const CONTAINERD_PROTO_FILES = [
   'containerd/services/containers/v1/containers.proto',
   'containerd/services/tasks/v1/tasks.proto',
   'containerd/services/snapshots/v1/snapshots.proto',
@@ -164,7 +165,10 @@ export class ContainerdClient {
     readonly socket: string,
     readonly namespace: string,
   ) {
-    const def = protoLoader.loadSync(FILES, { ...CONTAINERD_LOADER_OPTIONS, includeDirs: [protoRoot()] });
+    const def = protoLoader.loadSync(CONTAINERD_PROTO_FILES, {
+      ...CONTAINERD_LOADER_OPTIONS,
+      includeDirs: [protoRoot()],
+    });
     const pkg = grpc.loadPackageDefinition(def) as unknown as ContainersProto &
       TasksProto &
       SnapshotsProto &
