@@ -81,7 +81,7 @@ export interface RegistryOptions {
   namespace?: string;
   pollIntervalMs?: number;
   staleAfterMs?: number;
-  onSandboxChange?: (o: SandboxChangeObservation) => void;
+  onSandboxChange?: (observation: SandboxChangeObservation) => void;
   /** An agent of this pool became usable (Ready and answering) or stopped being so. */
   onPoolAgentsChange?: (namespace: string, pool: string) => void;
   /** Where the Pod and SandboxPool informers count their lists, events and errors. */
@@ -276,7 +276,11 @@ export class SandboxRegistry {
   }
 
   /** An informer event: when it changes what the registry reads, the table follows now, not at the next poll. */
-  private observe<T extends KubernetesObject>(informer: string, ev: InformerEvent<T>, factsOf: (o: T) => string): void {
+  private observe<T extends KubernetesObject>(
+    informer: string,
+    ev: InformerEvent<T>,
+    factsOf: (object: T) => string,
+  ): void {
     const key = `${informer}:${cacheKeyOfObject(ev.object)}`;
     if (ev.type === 'DELETED') this.facts.delete(key);
     else {
