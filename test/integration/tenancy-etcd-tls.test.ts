@@ -6,7 +6,7 @@
  * tenants and follows a change; without the certificate, or with a wrong password, it is refused.
  * Its files are renewed in place while it runs, and it follows etcd with the new set.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -185,12 +185,12 @@ it('renewed certificate and password files are taken while it runs: the watch mo
       spy.mock.calls.filter((call) => call.some((a) => typeof a === 'string' && a.includes(text))).length;
     const warn = vi.spyOn(quietLogger, 'warn');
     const info = vi.spyOn(quietLogger, 'info');
-    await writeFile(files.cert, renewed.cert);
+    await replaceFile(files.cert, renewed.cert);
     await sleep(600);
     expect(logged(warn, 'still using the last good set')).toBe(1);
     expect(logged(info, 'moving the tenant watch')).toBe(0);
-    await writeFile(files.key, renewed.key);
-    await writeFile(files.password, 'renewed-password\n');
+    await replaceFile(files.key, renewed.key);
+    await replaceFile(files.password, 'renewed-password\n');
     const after = await admin.put(`${P}tenants/5/meta`).value(meta(5, 'umbrella')).exec();
     await provider.waitForRevision(Number(after.header.revision), 30_000);
     expect(logged(info, 'moving the tenant watch')).toBe(1);
@@ -201,6 +201,15 @@ it('renewed certificate and password files are taken while it runs: the watch mo
     await provider.stop();
   }
 }, 90_000);
+
+/**
+ * Replaces a file at once, as the kubelet swaps a Secret volume: a re-read never sees it half
+ * written (which would be a second problem, warned about on its own).
+ */
+async function replaceFile(file: string, content: string): Promise<void> {
+  await writeFile(`${file}.new`, content, { mode: 0o600 });
+  await rename(`${file}.new`, file);
+}
 
 async function retry<T>(f: () => Promise<T>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
