@@ -183,7 +183,7 @@ export function containerSpec(input: ContainerSpecInput): OciSpec {
       env: resolveEnv(input.image, input.request, input.extraEnv),
       cwd: input.request.workingDir || input.image.WorkingDir || CONTAINERD.process.cwd,
       capabilities: { bounding: caps, effective: [...caps], permitted: [...caps] },
-      rlimits: structuredClone(CONTAINERD.process.rlimits),
+      rlimits: CONTAINERD.process.rlimits.map((r) => ({ ...r })),
       noNewPrivileges: CONTAINERD.process.noNewPrivileges,
       oomScoreAdj: SANDBOX_OOM_SCORE_ADJ,
     },
@@ -191,7 +191,7 @@ export function containerSpec(input: ContainerSpecInput): OciSpec {
     hostname: input.hostname,
     ...(input.annotations ? { annotations: input.annotations } : {}),
     mounts: [
-      ...structuredClone(CONTAINERD.mounts),
+      ...CONTAINERD.mounts.map((m) => ({ ...m, options: [...m.options] })),
       ...binds.map((b) => ({
         destination: b.destination,
         type: 'bind',
@@ -215,7 +215,7 @@ export function containerSpec(input: ContainerSpecInput): OciSpec {
 /** The cgroup limits (`linux.resources`); devices: containerd's deny-all, but runc's defaults (runc adds those). */
 export function linuxResources(limits: SandboxLimits): Record<string, unknown> {
   return {
-    devices: structuredClone(CONTAINERD.linux.resources.devices),
+    devices: CONTAINERD.linux.resources.devices.map((d) => ({ ...d })),
     ...(limits.memoryBytes !== undefined ? { memory: { limit: limits.memoryBytes, swap: limits.memoryBytes } } : {}),
     ...(limits.milliCpu !== undefined
       ? { cpu: { quota: Math.max(1000, Math.round((limits.milliCpu * CPU_PERIOD_US) / 1000)), period: CPU_PERIOD_US } }
