@@ -2,7 +2,9 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { chainId } from '../../src/agent/containerd/images.js';
 import { cgroupParentOf, containerdRuntime } from '../../src/agent/containerd/setup.js';
+import { DEFAULT_CAPABILITY_NAMES, ociCapability } from '../../src/domain/sandbox-capabilities.js';
 import {
+  CONTAINERD_DEFAULT_CAPABILITIES,
   DEFAULT_CAPABILITIES,
   SANDBOX_OOM_SCORE_ADJ,
   containerSpec,
@@ -116,6 +118,11 @@ describe('the container spec is isolated by default', () => {
     ];
     const dropped = ['CAP_MKNOD', 'CAP_NET_RAW', 'CAP_SETFCAP', 'CAP_SYS_CHROOT', 'CAP_AUDIT_WRITE'];
     expect([...DEFAULT_CAPABILITIES].sort()).toEqual(containerd.filter((c) => !dropped.includes(c)).sort());
+    // The same as the generated data says (oci-defaults.json), in containerd's order; none of the
+    // project's names lost on the way.
+    expect(CONTAINERD_DEFAULT_CAPABILITIES).toEqual(containerd);
+    expect(DEFAULT_CAPABILITIES).toEqual(CONTAINERD_DEFAULT_CAPABILITIES.filter((c) => !dropped.includes(c)));
+    expect(DEFAULT_CAPABILITIES).toEqual(DEFAULT_CAPABILITY_NAMES.map(ociCapability));
     for (const set of ['bounding', 'effective', 'permitted'] as const)
       expect(spec.process.capabilities[set]).toEqual(DEFAULT_CAPABILITIES);
     expect(spec.process.noNewPrivileges).toBe(true);
@@ -141,10 +148,11 @@ describe('the container spec is isolated by default', () => {
     expect(allows(spec as never, 'kcmp')).toBe(false);
   });
 
-  it('masks the /proc paths containerd masks, /sys/firmware and /sys/devices/virtual/powercap (RAPL energy counters)', () => {
+  it('masks the /proc paths containerd 2.4 masks (/proc/interrupts too), /sys/firmware and /sys/devices/virtual/powercap (RAPL energy counters)', () => {
     expect(spec.linux.maskedPaths).toEqual([
       '/proc/acpi',
       '/proc/asound',
+      '/proc/interrupts',
       '/proc/kcore',
       '/proc/keys',
       '/proc/latency_stats',
@@ -154,6 +162,13 @@ describe('the container spec is isolated by default', () => {
       '/sys/firmware',
       '/sys/devices/virtual/powercap',
       '/proc/scsi',
+    ]);
+    expect(spec.linux.readonlyPaths).toEqual([
+      '/proc/bus',
+      '/proc/fs',
+      '/proc/irq',
+      '/proc/sys',
+      '/proc/sysrq-trigger',
     ]);
   });
 

@@ -5,9 +5,12 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { defaultSeccompProfile, hasSeccompProfile, type LinuxSeccomp } from '../../src/agent/containerd/seccomp.js';
 import {
+  OCI_DATA_FILE,
   SECCOMP_DATA_FILE,
   containerdDefaultProfile,
+  generatedOciDefaults,
   generatedParts,
+  renderOciData,
   renderSeccompData,
 } from '../../src/agent/containerd/seccomp-gen/generate.js';
 
@@ -32,6 +35,10 @@ const OCI_NAMES = CAPABILITY_NAMES.map((n) => `CAP_${n}`);
 describe("the profile is containerd's own", { timeout: 300_000 }, () => {
   it('seccomp-default.json is what `npm run seccomp` writes from containerd here', async () => {
     expect(await renderSeccompData(await generatedParts())).toBe(readFileSync(SECCOMP_DATA_FILE, 'utf8'));
+  });
+
+  it("oci-defaults.json (the container spec's defaults) is what `npm run seccomp` writes from containerd's oci package", async () => {
+    expect(renderOciData(await generatedOciDefaults())).toBe(readFileSync(OCI_DATA_FILE, 'utf8'));
   });
 
   it.each([

@@ -2,16 +2,46 @@
  * The OCI runtime spec of a sandbox's container, decided from the image's config, the create
  * request and the agent's limits. Pure: no I/O, unit-tested.
  *
- * Safe by default, as containerd's own defaults (oci.populateDefaultUnixSpec, contrib/seccomp):
- * new PID, mount, IPC, UTS and network namespaces (the network one made and wired by the agent:
- * src/agent/network; its resolv.conf the one bind besides sandbox-init); the image's root
- * filesystem and nothing of the agent's; containerd's default
- * capability set less five (or the pool's), `noNewPrivileges`, containerd's default seccomp
- * profile, masked and read-only /proc and /sys paths; the image's user; the highest OOM score.
- * Limits: memory (no swap), CPU quota, pids.
+ * Built on containerd's own default spec (./oci-defaults.json, generated from its Go package
+ * `oci` by `npm run seccomp`, ./seccomp-gen): its mounts, new PID, mount, IPC, UTS and network
+ * namespaces (the network one made and wired by the agent: src/agent/network; its resolv.conf
+ * the one bind besides sandbox-init), the image's root filesystem and nothing of the agent's,
+ * `noNewPrivileges`, masked and read-only /proc and /sys paths, the device cgroup's deny-all,
+ * RLIMIT_NOFILE and the default PATH; containerd's default seccomp profile (./seccomp.ts). The
+ * project's own: containerd's default capability set less five (or the pool's), the image's
+ * user, the highest OOM score. Limits: memory (no swap), CPU quota, pids.
  */
 import { DEFAULT_CAPABILITY_NAMES, ociCapability } from '../../domain/sandbox-capabilities.js';
+import generated from './oci-defaults.json' with { type: 'json' };
 import { defaultSeccompProfile } from './seccomp.js';
+
+/** The parts of containerd's default spec (oci-defaults.json, written by seccomp-gen/oci.go) used here. */
+interface ContainerdDefaults {
+  containerd: string;
+  spec: {
+    ociVersion: string;
+    process: {
+      env: string[];
+      cwd: string;
+      capabilities: { bounding: string[] };
+      rlimits: { type: string; hard: number; soft: number }[];
+      noNewPrivileges: boolean;
+    };
+    root: { path: string };
+    mounts: { destination: string; type: string; source: string; options: string[] }[];
+    linux: {
+      resources: { devices: { allow: boolean; access: string }[] };
+      namespaces: { type: string }[];
+      maskedPaths: string[];
+      readonlyPaths: string[];
+    };
+  };
+}
+
+const CONTAINERD: ContainerdDefaults['spec'] = (generated as ContainerdDefaults).spec;
+
+/** containerd's default capabilities (`defaultUnixCaps`, OCI names), which the sandboxes' default set is drawn from. */
+export const CONTAINERD_DEFAULT_CAPABILITIES: readonly string[] = CONTAINERD.process.capabilities.bounding;
 
 /** The parts of an OCI image config (`config` of application/vnd.oci.image.config.v1+json) used here. */
 export interface ImageConfig {
@@ -47,25 +77,11 @@ export const SANDBOX_OOM_SCORE_ADJ = 1000;
 
 /**
  * The default capabilities (OCI names): containerd's `defaultUnixCaps` less NET_RAW, MKNOD,
- * SETFCAP, SYS_CHROOT and AUDIT_WRITE (why: src/domain/sandbox-capabilities.ts).
+ * SETFCAP, SYS_CHROOT and AUDIT_WRITE (why: src/domain/sandbox-capabilities.ts), in its order.
  */
-export const DEFAULT_CAPABILITIES: readonly string[] = DEFAULT_CAPABILITY_NAMES.map(ociCapability);
-
-const MASKED_PATHS = [
-  '/proc/acpi',
-  '/proc/asound',
-  '/proc/kcore',
-  '/proc/keys',
-  '/proc/latency_stats',
-  '/proc/timer_list',
-  '/proc/timer_stats',
-  '/proc/sched_debug',
-  '/sys/firmware',
-  // RAPL energy counters, a side channel on what the node runs (masked by containerd since 1.6.26, 1.7.11).
-  '/sys/devices/virtual/powercap',
-  '/proc/scsi',
-];
-const READONLY_PATHS = ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'];
+export const DEFAULT_CAPABILITIES: readonly string[] = CONTAINERD_DEFAULT_CAPABILITIES.filter((c) =>
+  DEFAULT_CAPABILITY_NAMES.some((n) => ociCapability(n) === c),
+);
 
 const CPU_PERIOD_US = 100_000;
 
@@ -87,7 +103,11 @@ export function resolveEnv(image: ImageConfig, req: ProcessRequest, extra: Recor
     if (i > 0) env.set(kv.slice(0, i), kv.slice(i + 1));
   }
   for (const [k, v] of Object.entries({ ...req.env, ...extra })) env.set(k, v);
-  if (!env.has('PATH')) env.set('PATH', '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin');
+  // containerd's default environment (PATH) for what neither sets.
+  for (const kv of CONTAINERD.process.env) {
+    const i = kv.indexOf('=');
+    if (!env.has(kv.slice(0, i))) env.set(kv.slice(0, i), kv.slice(i + 1));
+  }
   return [...env].map(([k, v]) => `${k}=${v}`);
 }
 
@@ -155,49 +175,23 @@ export function containerSpec(input: ContainerSpecInput): OciSpec {
   const caps = [...(input.capabilities ?? DEFAULT_CAPABILITIES)];
   const { limits } = input;
   return {
-    ociVersion: '1.0.2-dev',
+    ociVersion: CONTAINERD.ociVersion,
     process: {
       terminal: false,
       user,
       args,
       env: resolveEnv(input.image, input.request, input.extraEnv),
-      cwd: input.request.workingDir || input.image.WorkingDir || '/',
+      cwd: input.request.workingDir || input.image.WorkingDir || CONTAINERD.process.cwd,
       capabilities: { bounding: caps, effective: [...caps], permitted: [...caps] },
-      rlimits: [{ type: 'RLIMIT_NOFILE', hard: 1024, soft: 1024 }],
-      noNewPrivileges: true,
+      rlimits: CONTAINERD.process.rlimits.map((r) => ({ ...r })),
+      noNewPrivileges: CONTAINERD.process.noNewPrivileges,
       oomScoreAdj: SANDBOX_OOM_SCORE_ADJ,
     },
-    root: { path: 'rootfs', readonly: false },
+    root: { path: CONTAINERD.root.path, readonly: false },
     hostname: input.hostname,
     ...(input.annotations ? { annotations: input.annotations } : {}),
     mounts: [
-      { destination: '/proc', type: 'proc', source: 'proc', options: ['nosuid', 'noexec', 'nodev'] },
-      {
-        destination: '/dev',
-        type: 'tmpfs',
-        source: 'tmpfs',
-        options: ['nosuid', 'strictatime', 'mode=755', 'size=65536k'],
-      },
-      {
-        destination: '/dev/pts',
-        type: 'devpts',
-        source: 'devpts',
-        options: ['nosuid', 'noexec', 'newinstance', 'ptmxmode=0666', 'mode=0620', 'gid=5'],
-      },
-      {
-        destination: '/dev/shm',
-        type: 'tmpfs',
-        source: 'shm',
-        options: ['nosuid', 'noexec', 'nodev', 'mode=1777', 'size=65536k'],
-      },
-      { destination: '/dev/mqueue', type: 'mqueue', source: 'mqueue', options: ['nosuid', 'noexec', 'nodev'] },
-      { destination: '/sys', type: 'sysfs', source: 'sysfs', options: ['nosuid', 'noexec', 'nodev', 'ro'] },
-      {
-        destination: '/run',
-        type: 'tmpfs',
-        source: 'tmpfs',
-        options: ['nosuid', 'strictatime', 'mode=755', 'size=65536k'],
-      },
+      ...CONTAINERD.mounts.map((m) => ({ ...m, options: [...m.options] })),
       ...binds.map((b) => ({
         destination: b.destination,
         type: 'bind',
@@ -206,26 +200,22 @@ export function containerSpec(input: ContainerSpecInput): OciSpec {
       })),
     ],
     linux: {
-      namespaces: [
-        { type: 'pid' },
-        { type: 'ipc' },
-        { type: 'uts' },
-        { type: 'mount' },
-        input.netnsPath ? { type: 'network', path: input.netnsPath } : { type: 'network' },
-      ],
+      namespaces: CONTAINERD.linux.namespaces.map((ns) =>
+        ns.type === 'network' && input.netnsPath ? { ...ns, path: input.netnsPath } : { ...ns },
+      ),
       cgroupsPath: input.cgroupsPath,
       resources: linuxResources(limits),
       seccomp: defaultSeccompProfile(caps, input.arch, input.kernelRelease),
-      maskedPaths: MASKED_PATHS,
-      readonlyPaths: READONLY_PATHS,
+      maskedPaths: [...CONTAINERD.linux.maskedPaths],
+      readonlyPaths: [...CONTAINERD.linux.readonlyPaths],
     },
   };
 }
 
-/** The cgroup limits (`linux.resources`); devices: deny all but runc's defaults (runc adds those). */
+/** The cgroup limits (`linux.resources`); devices: containerd's deny-all, but runc's defaults (runc adds those). */
 export function linuxResources(limits: SandboxLimits): Record<string, unknown> {
   return {
-    devices: [{ allow: false, access: 'rwm' }],
+    devices: CONTAINERD.linux.resources.devices.map((d) => ({ ...d })),
     ...(limits.memoryBytes !== undefined ? { memory: { limit: limits.memoryBytes, swap: limits.memoryBytes } } : {}),
     ...(limits.milliCpu !== undefined
       ? { cpu: { quota: Math.max(1000, Math.round((limits.milliCpu * CPU_PERIOD_US) / 1000)), period: CPU_PERIOD_US } }

@@ -1,6 +1,8 @@
 /**
- * Writes src/agent/containerd/seccomp-default.json from containerd's own Go package (./main.go,
- * built with the host's Go): `npm run seccomp` refreshes the host's GOARCH, `npm run seccomp --
+ * Writes src/agent/containerd/seccomp-default.json and oci-defaults.json from containerd's own Go
+ * packages (./main.go, built with the host's Go). oci-defaults.json is containerd's default OCI
+ * spec of a Linux container, the same on every GOARCH. For the seccomp profile, `npm run seccomp`
+ * refreshes the host's GOARCH, `npm run seccomp --
  * arm64 …` the GOARCHes named, each built for its architecture and run with qemu-user
  * (`qemu-<arch>-static`, Debian's qemu-user-static) when it is not the host's: containerd picks
  * its rules by the GOARCH it was built for. Entries not named are kept. The unit test
@@ -17,6 +19,7 @@ import { CAPABILITY_NAMES } from '../../../api/capabilities.js';
 const run = promisify(execFile);
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const SECCOMP_DATA_FILE = path.resolve(HERE, '../seccomp-default.json');
+export const OCI_DATA_FILE = path.resolve(HERE, '../oci-defaults.json');
 
 const GO_ENV = { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=mod', GOWORK: 'off' };
 /** qemu-user's name of a GOARCH. */
@@ -46,7 +49,9 @@ async function generator(args: string[], goarch?: string): Promise<unknown> {
     return JSON.parse(stdout) as unknown;
   } catch (err) {
     const stderr = (err as { stderr?: string }).stderr;
-    throw new Error(`the seccomp generator failed (needs Go): ${stderr || (err as Error).message}`, { cause: err });
+    throw new Error(`the containerd data generator failed (needs Go): ${stderr || (err as Error).message}`, {
+      cause: err,
+    });
   }
 }
 
@@ -59,6 +64,14 @@ export function generatedParts(goarch?: string): Promise<Record<string, unknown>
 export function containerdDefaultProfile(capabilities: readonly string[]): Promise<unknown> {
   return generator(['profile', capabilities.join(',')]);
 }
+
+/** containerd's default OCI spec of a Linux container, as oci-defaults.json holds it (./oci.go). */
+export function generatedOciDefaults(): Promise<unknown> {
+  return generator(['oci']);
+}
+
+/** oci-defaults.json's text for these defaults. */
+export const renderOciData = (defaults: unknown): string => `${JSON.stringify(defaults, null, 2)}\n`;
 
 /** The file's text with this GOARCH's entry replaced by `parts`. */
 export async function renderSeccompData(parts: Record<string, unknown>): Promise<string> {
@@ -79,4 +92,6 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     parts = { ...parts, ...(await generatedParts(goarch)) };
   await writeFile(SECCOMP_DATA_FILE, await renderSeccompData(parts));
   console.log(`wrote ${Object.keys(parts).join(', ')} to ${path.relative(process.cwd(), SECCOMP_DATA_FILE)}`);
+  await writeFile(OCI_DATA_FILE, renderOciData(await generatedOciDefaults()));
+  console.log(`wrote ${path.relative(process.cwd(), OCI_DATA_FILE)}`);
 }

@@ -1,10 +1,13 @@
 // Prints containerd's default seccomp profile (contrib/seccomp DefaultProfile) as data, for
-// src/agent/containerd/seccomp.ts. Built for the host's GOARCH, as containerd itself is.
+// src/agent/containerd/seccomp.ts, and its default OCI spec (pkg/oci), for oci-spec.ts. Built
+// for the host's GOARCH, as containerd itself is.
 //
 //	go run . parts CAP_A CAP_B …   the profile's pieces: the rules every container gets, one
 //	                               list per capability, and the rules only a container without
 //	                               CAP_SYS_ADMIN gets (what seccomp-default.json holds per GOARCH)
 //	go run . profile CAP_A,CAP_B   DefaultProfile for that bounding set, whole (what tests compare)
+//	go run . oci                   containerd's default OCI spec for a Linux container (./oci.go:
+//	                               what oci-defaults.json holds)
 package main
 
 import (
@@ -112,7 +115,7 @@ func containerdVersion() string {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: parts CAP… | profile CAP,CAP…")
+		fmt.Fprintln(os.Stderr, "usage: parts CAP… | profile CAP,CAP… | oci")
 		os.Exit(2)
 	}
 	var out any
@@ -124,6 +127,13 @@ func main() {
 			os.Exit(1)
 		}
 		out = map[string]*Parts{runtime.GOARCH: p}
+	case "oci":
+		d, err := ociDefaults()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		out = d
 	case "profile":
 		caps := []string{}
 		if len(os.Args) > 2 && os.Args[2] != "" {
@@ -131,7 +141,7 @@ func main() {
 		}
 		out = profile(caps)
 	default:
-		fmt.Fprintln(os.Stderr, "usage: parts CAP… | profile CAP,CAP…")
+		fmt.Fprintln(os.Stderr, "usage: parts CAP… | profile CAP,CAP… | oci")
 		os.Exit(2)
 	}
 	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
