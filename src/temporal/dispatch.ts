@@ -267,18 +267,9 @@ export class Dispatcher {
     signal: SignalDefinition<Args>,
     ...args: Args
   ): Promise<'sent' | 'not-running' | 'dropped'> {
-    const signalName = signal.name;
-    const result = await this.withRetry(`signal ${signalName} → ${workflowId}`, async () => {
-      try {
-        await this.client.workflow.getHandle(workflowId).signal(signal, ...args);
-        return 'sent' as const;
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) return 'not-running' as const;
-        throw err;
-      }
-    });
-    this.metrics.signalsSent.inc({ signal: signalName, result });
-    return result;
+    return this.deliver(workflowId, signal.name, () =>
+      this.client.workflow.getHandle(workflowId).signal(signal, ...args),
+    );
   }
 
   /**
@@ -291,16 +282,25 @@ export class Dispatcher {
     requestId: string,
     ...args: Args
   ): Promise<'sent' | 'not-running' | 'dropped'> {
-    const result = await this.withRetry(`signal ${signal.name} → ${workflowId}`, async () => {
+    return this.deliver(workflowId, signal.name, () => signalOnce(this.client, workflowId, signal, requestId, ...args));
+  }
+
+  /** One signal sent with the dispatcher's retries and counted; a workflow not running is no error. */
+  private async deliver(
+    workflowId: string,
+    signalName: string,
+    send: () => Promise<void>,
+  ): Promise<'sent' | 'not-running' | 'dropped'> {
+    const result = await this.withRetry(`signal ${signalName} → ${workflowId}`, async () => {
       try {
-        await signalOnce(this.client, workflowId, signal, requestId, ...args);
+        await send();
         return 'sent' as const;
       } catch (err) {
         if (err instanceof WorkflowNotFoundError) return 'not-running' as const;
         throw err;
       }
     });
-    this.metrics.signalsSent.inc({ signal: signal.name, result });
+    this.metrics.signalsSent.inc({ signal: signalName, result });
     return result;
   }
 
