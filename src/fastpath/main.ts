@@ -18,6 +18,7 @@ import { quotaWorkflowId } from '../domain/sandbox-quota.js';
 import { createSandboxJanitorActivities } from '../activities/sandbox/janitor.js';
 import { createSandboxPoolActivities } from '../activities/sandbox/pools.js';
 import { createSandboxRecordActivities } from '../activities/sandbox/records.js';
+import { createSandboxLifeStepActivities } from '../activities/sandbox/life-steps.js';
 import { loadAgentToken } from '../agent/auth.js';
 import { SandboxKind } from '../api/sandbox.js';
 import { sandboxTaskQueue, type FastPathConfig, type OperatorConfig } from '../config.js';
@@ -174,6 +175,7 @@ export async function startFastPath(
         ...agentSteps,
         ...recordSteps,
         ...createSandboxCreateActivities(agentSteps, recordSteps, (id) => registry.holderOf(id)),
+        ...createSandboxLifeStepActivities(agentSteps, recordSteps),
         ...createSandboxQuotaActivities(({ tenant, ...release }) =>
           dispatcher.signal(quotaWorkflowId(tenant), releaseSlotSignal, release),
         ),

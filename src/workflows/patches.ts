@@ -33,6 +33,7 @@ export const PATCHES: Record<string, PatchRecord> = {
   'sandbox-delete-after-record': v020('active', 'sandbox/sandbox.ts'),
   'sandbox-lean-life': v020('active', 'sandbox/sandbox-run.ts'),
   'sandbox-lean-life-2': v020('active', 'sandbox/sandbox-run.ts'),
+  'sandbox-lean-life-3': v020('active', 'sandbox/sandbox-run.ts'),
   'sandbox-deletion-heard': v020('active', 'sandbox/sandbox.ts'),
   'janitor-reaps-dead-agents': v020('active', 'sandbox/janitor.ts'),
   'agent-tls-secret': v020('active', 'sandbox/pool.ts'),

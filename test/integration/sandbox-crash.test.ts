@@ -65,6 +65,18 @@ async function completes(name: string) {
   return sb;
 }
 
+/** Neither the record nor the sandbox on any agent. */
+async function goneEverywhere(name: string, sandboxId: string) {
+  await eventually(
+    `no Sandbox ${name} and no sandbox ${sandboxId} on the agents`,
+    async () => {
+      const held = (await stack.agentReports()).some((r) => r.sandboxes.some((s) => s.sandboxId === sandboxId));
+      return !held && !(await stack.sandbox(name));
+    },
+    { timeoutMs: 120_000, intervalMs: 500 },
+  );
+}
+
 async function noLeaks() {
   // Every slot the agents count belongs to a recorded sandbox.
   const reports = await stack.agentReports();
@@ -89,11 +101,12 @@ describe('SIGKILL of the fast path during a create', () => {
     ],
     ['after the agent create, before the answer', 'FAST', 'after placeOnAgent', after('placeOnAgent')],
     [
-      'after the record is written (Fast, after the answer)',
+      'after the record is written, before its hand-off (Fast, after the answer)',
       'FAST',
-      'after createSandboxRecord',
-      after('createSandboxRecord'),
+      'at sandbox-fast-recorded',
+      { DO_FAULT_KILL_AT: 'sandbox-fast-recorded' },
     ],
+    ['after the record and its hand-off (Fast)', 'FAST', 'after recordAndHandOff', after('recordAndHandOff')],
     [
       'after the allocation, before the record (Strong)',
       'STRONG',
@@ -107,13 +120,13 @@ describe('SIGKILL of the fast path during a create', () => {
       { DO_FAULT_KILL_AT: 'sandbox-recorded' },
     ],
     ['after the agent create, before the answer (Strong)', 'STRONG', 'after placeWithRecord', after('placeWithRecord')],
-    ['after the hand-off status write', 'FAST', 'after patchSandboxStatus', after('patchSandboxStatus')],
     [
-      'after the allocation annotation is removed',
-      'STRONG',
-      'after removeAllocationAnnotation',
-      after('removeAllocationAnnotation'),
+      'after the hand-off status write, before the annotation is removed',
+      'FAST',
+      'at sandbox-handed-off',
+      { DO_FAULT_KILL_AT: 'sandbox-handed-off' },
     ],
+    ['after the hand-off (Strong)', 'STRONG', 'after handOffRecord', after('handOffRecord')],
   ];
   for (const [when, mode, kill, env] of points)
     it(`${when} (${mode}, kill ${kill}): the creation completes, once`, async () => {
@@ -144,11 +157,32 @@ describe('SIGKILL of the fast path during a create', () => {
   }, 180_000);
 });
 
+describe('SIGKILL of the fast path during a delete', () => {
+  it('after the agent removed the sandbox, before the finalizer went: the record goes, nothing leaks', async () => {
+    const name = uniq('del-crash');
+    // One that ends on SIGTERM: its agent forgets it within the one-step removal's wait.
+    const res = await stack.grpc.call<{ sandboxId: string }>('CreateSandbox', {
+      namespace: stack.namespace,
+      name,
+      ...spec,
+      command: ['/bin/sleep', '3600'],
+    });
+    await completes(name);
+    await stack.child!.stop();
+    await restart({ DO_FAULT_KILL_AT: 'sandbox-removed-from-agent' });
+    // The watcher's hint brings the run to the deletion; the fast path dies between its parts.
+    await stack.kube.delete(stack.sandboxRef(name));
+    await restart();
+    await goneEverywhere(name, res.sandboxId);
+    await noLeaks();
+  }, 180_000);
+});
+
 describe('a Fast record written late (a busy fast path), not refused', () => {
   it('the janitor spares the sandbox while its creation is still writing the record; the record then appears', async () => {
     await stack.child!.stop();
     // The record write's first attempt is held 12 s (past its 10 s timeout: a retry writes it).
-    await restart({ DO_FAULT_DELAY_ACTIVITY: 'createSandboxRecord=12s' });
+    await restart({ DO_FAULT_DELAY_ACTIVITY: 'recordAndHandOff=12s' });
     const name = uniq('late');
     const res = await stack.grpc.call<{ sandboxId: string }>('CreateSandbox', {
       namespace: stack.namespace,
@@ -183,7 +217,7 @@ describe('a delete that reaches a Fast creation while its record is being writte
     // The record write's first attempt is held 12 s: past the 8 s after which the worker extends its
     // workflow task, so the delete's question to the run is answered (stage `recording`) and its
     // hint arrives while the write is still under way — the run learns of it after the record exists.
-    await restart({ DO_FAULT_DELAY_ACTIVITY: 'createSandboxRecord=12s' });
+    await restart({ DO_FAULT_DELAY_ACTIVITY: 'recordAndHandOff=12s' });
     const name = uniq('late-deleted');
     const res = await stack.grpc.call<{ sandboxId: string }>('CreateSandbox', {
       namespace: stack.namespace,
@@ -195,19 +229,12 @@ describe('a delete that reaches a Fast creation while its record is being writte
     expect(await stack.grpc.call('DeleteSandbox', { sandboxName: name, namespace: stack.namespace })).toMatchObject({
       success: true,
     });
-    await eventually(
-      `no Sandbox ${name} and no sandbox ${res.sandboxId} on the agents`,
-      async () => {
-        const held = (await stack.agentReports()).some((r) => r.sandboxes.some((s) => s.sandboxId === res.sandboxId));
-        return !held && !(await stack.sandbox(name));
-      },
-      { timeoutMs: 60_000, intervalMs: 500 },
-    );
+    await goneEverywhere(name, res.sandboxId);
     await noLeaks();
     // The run deleted the record itself; the watcher's hint of that deletion came before its end,
     // never into the task that ends it (Temporal refuses such a task: WorkflowTaskFailed).
     const run = (await temporal()).workflow.getHandle(sandboxWorkflowId(stack.namespace, name));
-    await replayAndRecord(run.workflowId, 'sandbox-deleted-while-recording-heard');
+    await replayAndRecord(run.workflowId, 'sandbox-deleted-while-recording-heard-lean-3');
     const events = (await run.fetchHistory()).events ?? [];
     const failed = events
       .filter((e) => e.workflowTaskFailedEventAttributes)

@@ -147,13 +147,17 @@ describe('Fast mode (the default)', () => {
 
     await deleteAndWait(name);
     expect(await heldBy(res.sandboxId)).toEqual([]);
-    await replayAndRecord(sandboxWorkflowId(stack.namespace, name), 'sandbox-fast-deleted-lean-2');
+    await replayAndRecord(sandboxWorkflowId(stack.namespace, name), 'sandbox-fast-deleted-lean-3');
     // The work per life (issue 35): one sandbox patch marker (each adds a search-attribute upsert),
     // one upsert of its phase and UID per task, and no read after a write that answered with the record.
     const work = await lifeWork(sandboxWorkflowId(stack.namespace, name));
-    expect(work.patches.filter((p) => p.startsWith('sandbox-'))).toEqual(['sandbox-lean-life-2']);
+    expect(work.patches.filter((p) => p.startsWith('sandbox-'))).toEqual(['sandbox-lean-life-3']);
     expect(work.mostUpsertsInATask).toBe(1);
-    expect(work.localActivities.slice(1, 3)).toEqual(['createSandboxRecord', 'patchSandboxStatus']);
+    // The steps it only sequences share a local activity: the record with its hand-off, and the
+    // deletion's Terminating, removal from the agent and finalizer (7 local activities, not 11).
+    expect(work.localActivities.slice(0, 2)).toEqual(['placeOnAgent', 'recordAndHandOff']);
+    expect(work.localActivities.slice(-3)).toEqual(['readSandbox', 'removeSandbox', 'releaseQuotaSlot']);
+    expect(work.localActivities.length).toBeLessThanOrEqual(7);
     // No echo of its own doing wakes it: not the agent reporting the sandbox it placed, not the
     // record it created. The deletion is told once (by the watcher; DeleteSandbox waits for it to
     // arrive): a second copy racing into the task that ends the run would fail that task.
@@ -281,9 +285,12 @@ describe('Strong mode', () => {
     expect(live.status?.sandboxID).toBe(res.sandboxId);
     await deleteAndWait(name);
     expect(await heldBy(res.sandboxId)).toEqual([]);
-    await replayAndRecord(sandboxWorkflowId(stack.namespace, name), 'sandbox-strong-deleted-lean-2');
+    await replayAndRecord(sandboxWorkflowId(stack.namespace, name), 'sandbox-strong-deleted-lean-3');
     const work = await lifeWork(sandboxWorkflowId(stack.namespace, name));
-    expect(work.patches.filter((p) => p.startsWith('sandbox-'))).toEqual(['sandbox-lean-life-2']);
+    expect(work.patches.filter((p) => p.startsWith('sandbox-'))).toEqual(['sandbox-lean-life-3']);
+    // The hand-off's two writes in one local activity.
+    expect(work.localActivities).toContain('handOffRecord');
+    expect(work.localActivities).not.toContain('removeAllocationAnnotation');
     expect(work.mostUpsertsInATask).toBe(1);
     expect(work.signals).toEqual(['sandboxChanged:Deleting']);
     expect(work.failedTasks).toBe(0);

@@ -234,15 +234,16 @@ describe('a sandbox its own run deletes', () => {
       expect(await handle.result()).toMatch(/deleted/);
       const events = (await handle.fetchHistory()).events ?? [];
       // The removal starts in the workflow task that runs the local activity removing the sandbox
-      // from its agent (`removeFromAgent`, which waits out its 2 s terminating; `deleteOnAgent` on
-      // runs from before patch sandbox-lean-life): a signal that came during that task is recorded
-      // after its completion, so hints count from that task's completion on.
+      // from its agent (`removeSandbox`, which waits out its 2 s terminating; `removeFromAgent` on
+      // runs from before patch sandbox-lean-life-3, `deleteOnAgent` before sandbox-lean-life): a
+      // signal that came during that task is recorded after its completion, so hints count from
+      // that task's completion on.
       const removalMarker = events.findIndex((e) => {
         const a = e.markerRecordedEventAttributes;
         if (a?.markerName !== 'core_local_activity') return false;
         const data = a.details?.data?.payloads?.[0]?.data;
         const type = data ? (JSON.parse(Buffer.from(data).toString()) as { activity_type?: string }).activity_type : '';
-        return type === 'removeFromAgent' || type === 'deleteOnAgent';
+        return type === 'removeSandbox' || type === 'removeFromAgent' || type === 'deleteOnAgent';
       });
       expect(removalMarker).toBeGreaterThan(0);
       const removing = events.slice(0, removalMarker).findLastIndex((e) => e.workflowTaskCompletedEventAttributes);

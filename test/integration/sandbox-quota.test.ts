@@ -132,7 +132,7 @@ describe('maxSandboxes', () => {
     for (const name of otherNames) await eventually(`Sandbox ${name} gone`, async () => !(await stack.sandbox(name)));
     await deleteAll([granted[1]!, granted[2]!, next]);
     // A history with the release (its patch marker and the signal), for the replay guard.
-    await replayAndRecord(sandboxWorkflowId(stack.namespace, next), 'sandbox-quota-released-lean-2');
+    await replayAndRecord(sandboxWorkflowId(stack.namespace, next), 'sandbox-quota-released-lean-3');
   });
 
   it('holds across two fast-path replicas: concurrent creates split over both give exactly the limit', async () => {

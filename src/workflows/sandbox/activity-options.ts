@@ -11,6 +11,7 @@
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { SandboxAgentActivities } from '../../activities/sandbox/agents.js';
 import type { SandboxCreateActivities } from '../../activities/sandbox/create.js';
+import type { SandboxLifeStepActivities } from '../../activities/sandbox/life-steps.js';
 import type { SandboxRecordActivities } from '../../activities/sandbox/records.js';
 import type { SandboxJanitorActivities } from '../../activities/sandbox/janitor.js';
 import type { SandboxPoolActivities } from '../../activities/sandbox/pools.js';
@@ -31,8 +32,10 @@ export const createSteps = proxyLocalActivities<
   },
 });
 
-/** One apiserver or agent call after the answer: retried until it succeeds. */
-export const sandboxCalls = proxyLocalActivities<SandboxAgentActivities & SandboxRecordActivities>({
+/** One apiserver or agent call (or a few back to back) after the answer: retried until it succeeds. */
+export const sandboxCalls = proxyLocalActivities<
+  SandboxAgentActivities & SandboxRecordActivities & SandboxLifeStepActivities
+>({
   startToCloseTimeout: '10 seconds',
   retry: RETRY,
 });

@@ -53,7 +53,7 @@ import {
   sandboxStateQuery,
   type SandboxWorkflowInput,
 } from './messages.js';
-import { SandboxRun, leanLife, type RecordRef } from './sandbox-run.js';
+import { SandboxRun, leanLife, leanLife3, type RecordRef } from './sandbox-run.js';
 
 /** Runs from before it took a delete that came ahead of the Fast record as a delete. */
 const DELETE_BEFORE_RECORD = 'sandbox-delete-before-record';
@@ -235,7 +235,19 @@ async function handOff(run: SandboxRun, sb: Sandbox, ref: RecordRef): Promise<bo
     return (await sandboxCalls.removeAllocationAnnotation(ref)).status === 'gone';
   }
   if (!alloc) return false;
-  if (!sb.status?.assignedPod) {
+  const statusWritten = !!sb.status?.assignedPod;
+  if (leanLife3()) {
+    // Both writes in one local activity; its answer is the record as it is now.
+    if (!statusWritten) run.placed ??= await run.adoptPlacement(sb, alloc);
+    const status = handOffStatus(alloc, run.placed);
+    const handed = await sandboxCalls.handOffRecord({ ...ref, status, statusWritten });
+    if (handed.status === 'ok') {
+      run.knownRecord = handed.record;
+      if (!statusWritten) run.state.phase = 'Bound';
+    }
+    return true;
+  }
+  if (!statusWritten) {
     run.placed ??= await run.adoptPlacement(sb, alloc);
     const status = handOffStatus(alloc, run.placed);
     if ((await sandboxCalls.patchSandboxStatus({ ...ref, status })).status === 'gone') return true;
