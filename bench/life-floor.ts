@@ -7,7 +7,9 @@
  *       deletion signal, the end in the second task — no activity, no search attribute;
  *   (b) a Kubernetes record's life: a Sandbox created with a finalizer, its status written once,
  *       deleted, the finalizer removed — no Event, no annotation;
- *   (c) a request's least workflow: started and completed in its first task.
+ *   (c) a request's least workflow: started and completed in its first task;
+ *   (d) the same with a request run's visibility work: started with its K8s search attributes,
+ *       two patch markers (each upserts TemporalChangeVersion), its phase upserted once.
  *
  * Nothing of the product runs: the worker is this process's, on bench/workflows/floor.ts, so its
  * CPU (with the load's client calls) is "this process". The container runtime's own share is
@@ -34,7 +36,14 @@ import {
   pool,
   type CpuSnapshot,
 } from './support.js';
-import { answerUpdate, deletingSignal, floorLifeWorkflow, floorRequestWorkflow } from './workflows/floor.js';
+import { K8sKind, K8sName, K8sNamespace, OperationPhase } from '../src/temporal/search-attributes.js';
+import {
+  answerUpdate,
+  deletingSignal,
+  floorIndexedRequestWorkflow,
+  floorLifeWorkflow,
+  floorRequestWorkflow,
+} from './workflows/floor.js';
 
 const LIVES = Number(process.argv[2] ?? 300);
 const C = Number(process.argv[3] ?? 16);
@@ -104,8 +113,23 @@ try {
     await client.workflow.execute(floorRequestWorkflow, { workflowId: `floor-request-${serial++}`, taskQueue });
   };
 
+  const indexedRequestWorkflow = async () => {
+    const name = `floor-indexed-${serial++}`;
+    await client.workflow.execute(floorIndexedRequestWorkflow, {
+      workflowId: name,
+      taskQueue,
+      typedSearchAttributes: [
+        { key: K8sKind, value: 'ManifestCaptureRequest' },
+        { key: K8sNamespace, value: NAMESPACE },
+        { key: K8sName, value: name },
+        { key: OperationPhase, value: 'pending' },
+      ],
+    });
+  };
+
   // Warm-up (connections, the bundle's first load, JIT): not measured.
-  for (let i = 0; i < 10; i++) await Promise.all([entityLife(), recordLife(), requestWorkflow()]);
+  for (let i = 0; i < 10; i++)
+    await Promise.all([entityLife(), recordLife(), requestWorkflow(), indexedRequestWorkflow()]);
 
   const idle = { before: cpuSnapshot(stack), after: cpuSnapshot(stack) };
   await sleep(IDLE_SECONDS * 1000);
@@ -135,6 +159,9 @@ try {
     ),
   );
   console.log(await measure('(c) request workflow: started and completed in its first task', requestWorkflow));
+  console.log(
+    await measure('(d) (c) with K8s search attributes, two patch markers and one phase upsert', indexedRequestWorkflow),
+  );
   worker.shutdown();
   await running;
 } finally {

@@ -2,7 +2,15 @@
  * The least durable work a sandbox life and a request can be, for bench/life-floor.ts: no
  * activity, no search attribute, no record — only what Temporal does for any entity workflow.
  */
-import { condition, defineSignal, defineUpdate, setHandler } from '@temporalio/workflow';
+import {
+  condition,
+  defineSignal,
+  defineUpdate,
+  patched,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import { OperationPhase } from '../../src/temporal/search-attributes.js';
 
 export const answerUpdate = defineUpdate<string, [string]>('answer');
 export const deletingSignal = defineSignal('deleting');
@@ -21,5 +29,16 @@ export async function floorLifeWorkflow(): Promise<string> {
 
 /** A request's least: started and completed in its first workflow task. */
 export async function floorRequestWorkflow(): Promise<string> {
+  return 'done';
+}
+
+/**
+ * (c) with what a request's run adds to Temporal's visibility: two patch markers (the core upserts
+ * TemporalChangeVersion with each) and its phase upserted once — started with its K8s attributes.
+ */
+export async function floorIndexedRequestWorkflow(): Promise<string> {
+  patched('floor-first');
+  patched('floor-second');
+  upsertSearchAttributes([{ key: OperationPhase, value: 'done' }]);
   return 'done';
 }

@@ -49,6 +49,7 @@ export const PATCHES: Record<string, PatchRecord> = {
   'request-cancels-between-local-calls': v020('active', 'requests/lifecycle.ts'),
   'request-fewer-tasks': v020('active', 'requests/lifecycle.ts'),
   'request-local-failure-ends': v020('active', 'requests/lifecycle.ts'),
+  'ttl-sweep-per-kind': v020('active', 'requests/ttl-sweep.ts'),
   // Cloudflare.
   'tunnel-connector': v020('active', 'cloudflare/source.ts'),
   'source-orphan-ends-tunnel-removal': v020('active', 'cloudflare/source.ts'),

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHECKPOINT_LABEL, type ManifestCaptureRequest } from '../../src/api/manifests.js';
 import { objectKeeperRef } from '../../src/api/objectkeeper.js';
 import { keeperNameFor, requestWorkflowId } from '../../src/domain/requests.js';
+import { REQUEST_KIND_NAMES } from '../../src/api/request-kinds.js';
 import { requestTtlSweepWorkflow } from '../../src/workflows/requests/contract.js';
 import { createRequestActivities } from '../../src/activities/kubernetes/requests.js';
 import { ensureRequestTtlSweep, requestTtlSweepScheduleId } from '../../src/workers/schedules.js';
@@ -51,7 +52,11 @@ async function runSweep(): Promise<{ reaped: number; examined: number }> {
   const c = await temporal();
   const workflowId = uniq('sweep');
   const result = await c.workflow.execute(requestTtlSweepWorkflow, { taskQueue: TASK_QUEUE, workflowId });
-  await replayAndRecord(workflowId, 'request-ttl-sweep');
+  await replayAndRecord(workflowId, 'request-ttl-sweep-per-kind');
+  // One activity per request kind lists and reaps: no local activity per request (issue 35).
+  const events = (await c.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  expect(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')).toEqual([]);
+  expect(events.filter((e) => e.activityTaskScheduledEventAttributes)).toHaveLength(REQUEST_KIND_NAMES.length);
   return result;
 }
 

@@ -88,9 +88,9 @@ export const smallWrites = counted(
 );
 
 /**
- * Listing a whole request kind across the cluster (the TTL sweep). The listing heartbeats per
- * item it receives, so the heartbeat timeout notices a dead worker while a long listing of many
- * pages still completes.
+ * Listing a whole request kind across the cluster and reaping its expired requests (the TTL
+ * sweep). It heartbeats per item listed and per request reaped, so the heartbeat timeout notices
+ * a dead worker while a long sweep of many pages still completes.
  */
 export const listing = proxyActivities<RequestActivities>({
   startToCloseTimeout: '10 minutes',
