@@ -5,7 +5,7 @@
  * both; and, for reference, the client before mutual TLS (Node's fetch over plain HTTP). Calls: `status` (a small GET) and `delete` of an unknown ID (a small POST, the shape of a
  * create's request without the runtime's work).
  *
- *   npx tsx bench/agent-transport.ts [calls per round, default 2000] [rounds, default 3]
+ * Usage: npx tsx bench/agent-transport.ts [calls=2000] [rounds=3]
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

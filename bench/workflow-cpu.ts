@@ -5,7 +5,7 @@
  * CPU the answer waits behind. Replays measure CPU, not a wait, so the figures hold up on a shared
  * machine better than a latency does; rounds alternate between the cases.
  *
- *   npx tsx bench/workflow-cpu.ts [lives per round, default 100] [rounds, default 3]
+ * Usage: npx tsx bench/workflow-cpu.ts [lives=100] [rounds=3]
  *
  * Cases, each the Fast and the Strong recorded life:
  *   - traced: runs that make OpenTelemetry spans (recorded before runs without a trace context
