@@ -43,6 +43,7 @@ export const PATCHES: Record<string, PatchRecord> = {
   'pool-continue-when-quiet': v020('active', 'sandbox/pool.ts'),
   'quota-continue-when-quiet': v020('active', 'sandbox/quota.ts'),
   'keeper-continue-when-quiet': v020('active', 'objectkeeper/keeper.ts'),
+  'keeper-local-calls': v020('active', 'objectkeeper/keeper.ts'),
   'source-continue-when-quiet': v020('active', 'cloudflare/source.ts'),
   // Requests.
   'request-ends-when-terminal': v020('active', 'requests/lifecycle.ts'),

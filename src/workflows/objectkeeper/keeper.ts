@@ -36,7 +36,7 @@ import {
   type ObjectKeeperState,
   type ObjectKeeperWorkflowInput,
 } from './messages.js';
-import { followedObjectReads, keeperCalls } from './activity-options.js';
+import { followedObjectLocalReads, followedObjectReads, keeperCalls, keeperLocalCalls } from './activity-options.js';
 
 const UNREADABLE_RETRY_MS = 30_000;
 const DEFAULT_VERIFY_INTERVAL_MS = 5 * 60_000;
@@ -44,6 +44,14 @@ const DEFAULT_VERIFY_INTERVAL_MS = 5 * 60_000;
 const CHECKS_PER_RUN = 200;
 /** Patch: continue-as-new by the entity kit's rule (when Temporal suggests it, at a quiet moment). */
 const CONTINUE_WHEN_QUIET = 'keeper-continue-when-quiet';
+/**
+ * Patch: the keeper's reads and status writes as local activities (one apiserver call each: a
+ * task round trip and three history events apiece cost more than the call). The calls after
+ * which the run may end — its own deletion, the check of a deletion hint — stay regular
+ * activities: the run then ends in a short task of its own, as before, where a local call would
+ * make the ending task long and a hint arriving meanwhile would fail it (UnhandledCommand).
+ */
+const LOCAL_CALLS = 'keeper-local-calls';
 
 /** What the run waits for: the TTL, the next look at the followed object, or a retry of an unreadable one. */
 interface Waiting {
@@ -95,7 +103,7 @@ export class KeeperRun extends EntityRun<string, ObjectKeeperWorkflowInput> {
 
   private async start(): Promise<Next<string>> {
     this.started = true;
-    const current = await keeperCalls.readObjectKeeper(this.ref);
+    const current = await this.calls().readObjectKeeper(this.ref);
     if (current.status === 'gone' || current.deleting) return { done: 'keeper already gone' };
     this.conditions = current.keeperStatus?.conditions;
     this.state.lostAt ??= current.keeperStatus?.lostAt;
@@ -111,7 +119,7 @@ export class KeeperRun extends EntityRun<string, ObjectKeeperWorkflowInput> {
     const spec = this.input.spec;
     let verdict: FollowVerdict;
     try {
-      verdict = judgeFollowed(spec, await followedObjectReads.observeFollowedObject(spec.followObjectRef!));
+      verdict = judgeFollowed(spec, await this.reads().observeFollowedObject(spec.followObjectRef!));
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
       const why = err.cause?.message ?? err.message;
@@ -171,6 +179,7 @@ export class KeeperRun extends EntityRun<string, ObjectKeeperWorkflowInput> {
 
   /** The hint verified: a stray signal cannot orphan a live keeper. */
   private async keeperReallyGone(): Promise<boolean> {
+    // A regular activity: the run may end after it, in a task of its own (see LOCAL_CALLS).
     const now = await keeperCalls.readObjectKeeper(this.ref);
     if (now.status === 'gone' || now.deleting) return true;
     log.warn('keeperDeleted signal, but the keeper still exists; carrying on', { name: this.ref.name });
@@ -193,16 +202,27 @@ export class KeeperRun extends EntityRun<string, ObjectKeeperWorkflowInput> {
     const status: ObjectKeeperStatus = { phase, message, conditions: this.conditions };
     if (state.lostAt) status.lostAt = state.lostAt;
     if (state.expiresAt) status.expiresAt = state.expiresAt;
-    return (await keeperCalls.patchObjectKeeperStatus({ ...this.ref, keeperStatus: status })).status === 'ok';
+    return (await this.calls().patchObjectKeeperStatus({ ...this.ref, keeperStatus: status })).status === 'ok';
   }
 
   private async deleteSelf(why: string): Promise<string> {
     log.info('deleting ObjectKeeper', { name: this.ref.name, why });
     setCurrentDetails(`**Deleting** — ${why}`);
+    // A regular activity: the run ends in the short task after it (see LOCAL_CALLS).
     const deleted = await keeperCalls.deleteObjectKeeper(this.ref);
     this.state.phase = 'Deleted';
     upsertSearchAttributes([{ key: OperationPhase, value: 'Deleted' }]);
     return deleted.status === 'ok' ? `deleted: ${why}` : `already gone: ${why}`;
+  }
+
+  /** The keeper's calls: local activities in runs with LOCAL_CALLS. */
+  private calls(): typeof keeperCalls {
+    return patched(LOCAL_CALLS) ? keeperLocalCalls : keeperCalls;
+  }
+
+  /** The followed object's reads (bounded retries), local in runs with LOCAL_CALLS. */
+  private reads(): typeof followedObjectReads {
+    return patched(LOCAL_CALLS) ? followedObjectLocalReads : followedObjectReads;
   }
 
   private target(): string {
