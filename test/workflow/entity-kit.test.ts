@@ -9,6 +9,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { temporal } from '@temporalio/proto';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ObjectKeeperActivities } from '../../src/activities/kubernetes/objectkeeper.js';
 import type { FollowedObservation } from '../../src/domain/objectkeeper.js';
@@ -171,6 +172,46 @@ describe('an ObjectKeeper run', () => {
       expect(await handle.result()).toBe('deleted: ConfigMap apps/config (uid uid-1) was deleted');
       expect(deletes).toEqual([{ name: 'keeper', uid: 'keeper-uid' }]);
       expect(new Set(phases)).toEqual(new Set(['Tracking']));
+    });
+  });
+  it('says so on its status when the followed object cannot be read, and stays (issue 35: its reads are local activities)', async () => {
+    const conditions: { reason?: string; status?: string; message?: string }[] = [];
+    const deletes: unknown[] = [];
+    const activities: Pick<ObjectKeeperActivities, keyof ObjectKeeperActivities> = {
+      async observeFollowedObject(): Promise<FollowedObservation> {
+        throw ApplicationFailure.nonRetryable('secrets "followed" is forbidden', 'RBACDenied');
+      },
+      async readObjectKeeper() {
+        return ok({ deleting: false });
+      },
+      async patchObjectKeeperStatus(req) {
+        conditions.push(...(req.keeperStatus.conditions ?? []));
+        return ok();
+      },
+      async deleteObjectKeeper(ref) {
+        deletes.push(ref);
+        return ok();
+      },
+    };
+    await withWorker(env, bundle, activities, async (taskQueue) => {
+      const input: ObjectKeeperWorkflowInput = {
+        name: 'keeper',
+        uid: 'keeper-uid',
+        spec: { mode: 'FollowObject', followObjectRef: { ...followed, kind: 'Secret', name: 'followed' } },
+        creationTimestamp: new Date().toISOString(),
+      };
+      const handle = await env.client.workflow.start(objectKeeperWorkflow, {
+        taskQueue,
+        workflowId: `keeper-unreadable-${taskQueue}`,
+        args: [input],
+      });
+      const unreadable = await eventually('FollowedObjectUnreadable on the status', async () =>
+        conditions.find((c) => c.reason === 'FollowedObjectUnreadable'),
+      );
+      expect(unreadable).toMatchObject({ status: 'Unknown', message: expect.stringMatching(/forbidden/) });
+      expect((await handle.describe()).status.name).toBe('RUNNING');
+      expect(deletes).toEqual([]);
+      await handle.terminate('test done');
     });
   });
 });

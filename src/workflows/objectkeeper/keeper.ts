@@ -17,6 +17,7 @@
  */
 import {
   ActivityFailure,
+  ApplicationFailure,
   log,
   patched,
   setCurrentDetails,
@@ -121,8 +122,8 @@ export class KeeperRun extends EntityRun<string, ObjectKeeperWorkflowInput> {
     try {
       verdict = judgeFollowed(spec, await this.reads().observeFollowedObject(spec.followObjectRef!));
     } catch (err) {
-      if (!(err instanceof ActivityFailure)) throw err;
-      const why = err.cause?.message ?? err.message;
+      const why = readFailure(err);
+      if (why === undefined) throw err;
       this.reported = false; // report Tracking again once reads work
       const phase = this.state.phase === 'Tracking' ? 'Tracking' : 'Pending';
       const reported = await this.report(
@@ -237,6 +238,16 @@ export class KeeperRun extends EntityRun<string, ObjectKeeperWorkflowInput> {
   carry(): ObjectKeeperWorkflowInput {
     return { ...this.input, lostAt: undefined };
   }
+}
+
+/**
+ * Why a read of the followed object failed: a regular activity's failure wraps the cause, a local
+ * activity's is its own ApplicationFailure (or, timed out, wrapped). Undefined for anything else.
+ */
+function readFailure(err: unknown): string | undefined {
+  if (err instanceof ActivityFailure) return err.cause?.message ?? err.message;
+  if (err instanceof ApplicationFailure) return err.message;
+  return undefined;
 }
 
 export async function objectKeeperWorkflow(input: ObjectKeeperWorkflowInput): Promise<string> {
