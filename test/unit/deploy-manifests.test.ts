@@ -887,6 +887,13 @@ describe('admission webhook (deploy/webhook)', () => {
       expect(probe.timeoutSeconds).toBeGreaterThanOrEqual(READINESS_CHECK_TIMEOUT_MS / 1000 + 2);
   });
 
+  it('waits out a slow start: liveness counts only once /healthz has answered (a startup probe, up to 2 minutes)', () => {
+    const startup = (container as Container & { startupProbe?: { periodSeconds: number; failureThreshold: number } })
+      .startupProbe;
+    expect(startup).toMatchObject({ httpGet: { path: '/healthz', port: 'https' } });
+    expect(startup!.periodSeconds * startup!.failureThreshold).toBeGreaterThanOrEqual(120);
+  });
+
   it('the Service reaches the Deployment on its HTTPS port', () => {
     expect(d.spec.template.metadata.labels).toMatchObject(service.spec.selector);
     const port = container.ports!.find((p) => p.name === service.spec.ports[0]!.targetPort);
