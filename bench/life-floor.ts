@@ -23,12 +23,11 @@ import { Worker } from '@temporalio/worker';
 import { pino } from 'pino';
 import { SANDBOX_FINALIZER, SandboxKind, type Sandbox } from '../src/api/sandbox.js';
 import { loadConfig } from '../src/config.js';
-import { LocalStack } from '../src/infra/stack.js';
 import { KubeClient } from '../src/kube/client.js';
 import { connectClient, connectWorker, dataConverterOf } from '../src/temporal/connection.js';
 import { installTemporalRuntime } from '../src/workers/runtime.js';
 import {
-  REPO_ROOT,
+  benchStack,
   cpuAccountingLine,
   cpuPerOperation,
   cpuSnapshot,
@@ -51,12 +50,7 @@ const NAMESPACE = 'bench-floor';
 const IDLE_SECONDS = 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const stack = await LocalStack.start({
-  stateDir: path.join(REPO_ROOT, '.state', 'bench-floor'),
-  mode: 'test',
-  log: () => {},
-  containerd: false,
-});
+const stack = await benchStack('floor', { containerd: false });
 const log = pino(
   { level: 'warn' },
   pino.destination({ dest: path.join(stack.info.stateDir, 'bench.log'), mkdir: true }),

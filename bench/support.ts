@@ -18,8 +18,13 @@ import type { EmulatorAdmin, RunningEmulator, TokenSpec } from '../test/emulator
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-export async function benchStack(name: string): Promise<LocalStack> {
-  return LocalStack.start({ stateDir: path.join(REPO_ROOT, '.state', `bench-${name}`), mode: 'test', log: () => {} });
+export async function benchStack(name: string, opts: { containerd?: boolean } = {}): Promise<LocalStack> {
+  return LocalStack.start({
+    stateDir: path.join(REPO_ROOT, '.state', `bench-${name}`),
+    mode: 'test',
+    log: () => {},
+    ...opts,
+  });
 }
 
 export function percentile(sorted: number[], p: number): number {

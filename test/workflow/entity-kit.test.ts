@@ -12,6 +12,7 @@ import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ObjectKeeperActivities } from '../../src/activities/kubernetes/objectkeeper.js';
+import type { ObjectKeeperStatus } from '../../src/api/objectkeeper.js';
 import type { FollowedObservation } from '../../src/domain/objectkeeper.js';
 import { GONE, ok } from '../../src/domain/results.js';
 import {
@@ -113,29 +114,35 @@ describe('an entity run', () => {
   });
 });
 
+/** The keeper's activities: `observe` answers for the followed object; status writes and deletes are recorded. */
+function keeperStubs(observe: () => Promise<FollowedObservation>) {
+  const statuses: ObjectKeeperStatus[] = [];
+  const deletes: unknown[] = [];
+  const activities: Pick<ObjectKeeperActivities, keyof ObjectKeeperActivities> = {
+    observeFollowedObject: observe,
+    async readObjectKeeper() {
+      return ok({ deleting: false });
+    },
+    async patchObjectKeeperStatus(req) {
+      statuses.push(req.keeperStatus);
+      return ok();
+    },
+    async deleteObjectKeeper(ref) {
+      deletes.push(ref);
+      return ok();
+    },
+  };
+  return { activities, statuses, deletes };
+}
+
 describe('an ObjectKeeper run', () => {
   const followed = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'apps', name: 'config', uid: 'uid-1' };
 
   it('follows its object through continue-as-new, ignores stray hints, and deletes itself once when the object is lost', async () => {
     let present = true;
-    const deletes: unknown[] = [];
-    const phases: string[] = [];
-    const activities: Pick<ObjectKeeperActivities, keyof ObjectKeeperActivities> = {
-      async observeFollowedObject(): Promise<FollowedObservation> {
-        return present ? ok({ uid: followed.uid }) : { ...GONE, reason: 'NotFound' };
-      },
-      async readObjectKeeper() {
-        return ok({ deleting: false });
-      },
-      async patchObjectKeeperStatus(req) {
-        phases.push(req.keeperStatus.phase!);
-        return ok();
-      },
-      async deleteObjectKeeper(ref) {
-        deletes.push(ref);
-        return ok();
-      },
-    };
+    const { activities, statuses, deletes } = keeperStubs(async () =>
+      present ? ok({ uid: followed.uid }) : { ...GONE, reason: 'NotFound' },
+    );
     await withWorker(env, bundle, activities, async (taskQueue) => {
       const input: ObjectKeeperWorkflowInput = {
         name: 'keeper',
@@ -171,28 +178,13 @@ describe('an ObjectKeeper run', () => {
       await handle.signal(followedObjectChangedSignal, { event: 'DELETED' });
       expect(await handle.result()).toBe('deleted: ConfigMap apps/config (uid uid-1) was deleted');
       expect(deletes).toEqual([{ name: 'keeper', uid: 'keeper-uid' }]);
-      expect(new Set(phases)).toEqual(new Set(['Tracking']));
+      expect(new Set(statuses.map((st) => st.phase))).toEqual(new Set(['Tracking']));
     });
   });
   it('says so on its status when the followed object cannot be read, and stays (issue 35: its reads are local activities)', async () => {
-    const conditions: { reason?: string; status?: string; message?: string }[] = [];
-    const deletes: unknown[] = [];
-    const activities: Pick<ObjectKeeperActivities, keyof ObjectKeeperActivities> = {
-      async observeFollowedObject(): Promise<FollowedObservation> {
-        throw ApplicationFailure.nonRetryable('secrets "followed" is forbidden', 'RBACDenied');
-      },
-      async readObjectKeeper() {
-        return ok({ deleting: false });
-      },
-      async patchObjectKeeperStatus(req) {
-        conditions.push(...(req.keeperStatus.conditions ?? []));
-        return ok();
-      },
-      async deleteObjectKeeper(ref) {
-        deletes.push(ref);
-        return ok();
-      },
-    };
+    const { activities, statuses, deletes } = keeperStubs(async () => {
+      throw ApplicationFailure.nonRetryable('secrets "followed" is forbidden', 'RBACDenied');
+    });
     await withWorker(env, bundle, activities, async (taskQueue) => {
       const input: ObjectKeeperWorkflowInput = {
         name: 'keeper',
@@ -206,7 +198,7 @@ describe('an ObjectKeeper run', () => {
         args: [input],
       });
       const unreadable = await eventually('FollowedObjectUnreadable on the status', async () =>
-        conditions.find((c) => c.reason === 'FollowedObjectUnreadable'),
+        statuses.flatMap((st) => st.conditions ?? []).find((c) => c.reason === 'FollowedObjectUnreadable'),
       );
       expect(unreadable).toMatchObject({ status: 'Unknown', message: expect.stringMatching(/forbidden/) });
       expect((await handle.describe()).status.name).toBe('RUNNING');

@@ -16,8 +16,6 @@
  * turns out stray resumes the same wait until its deadline.
  */
 import {
-  ActivityFailure,
-  ApplicationFailure,
   log,
   patched,
   setCurrentDetails,
@@ -29,6 +27,7 @@ import type { ObjectKeeperPhase, ObjectKeeperStatus } from '../../api/objectkeep
 import { setCondition, type Condition } from '../../domain/conditions.js';
 import { followsObject, judgeFollowed, keeperStep, type FollowVerdict } from '../../domain/objectkeeper.js';
 import { OperationPhase } from '../../temporal/search-attributes.js';
+import { activityFailureOf } from '../activity-failure.js';
 import { EntityRun, runEntity, type Next } from '../entity.js';
 import {
   followedObjectChangedSignal,
@@ -122,7 +121,7 @@ export class KeeperRun extends EntityRun<string, ObjectKeeperWorkflowInput> {
     try {
       verdict = judgeFollowed(spec, await this.reads().observeFollowedObject(spec.followObjectRef!));
     } catch (err) {
-      const why = readFailure(err);
+      const why = activityFailureOf(err)?.message;
       if (why === undefined) throw err;
       this.reported = false; // report Tracking again once reads work
       const phase = this.state.phase === 'Tracking' ? 'Tracking' : 'Pending';
@@ -238,16 +237,6 @@ export class KeeperRun extends EntityRun<string, ObjectKeeperWorkflowInput> {
   carry(): ObjectKeeperWorkflowInput {
     return { ...this.input, lostAt: undefined };
   }
-}
-
-/**
- * Why a read of the followed object failed: a regular activity's failure wraps the cause, a local
- * activity's is its own ApplicationFailure (or, timed out, wrapped). Undefined for anything else.
- */
-function readFailure(err: unknown): string | undefined {
-  if (err instanceof ActivityFailure) return err.cause?.message ?? err.message;
-  if (err instanceof ApplicationFailure) return err.message;
-  return undefined;
 }
 
 export async function objectKeeperWorkflow(input: ObjectKeeperWorkflowInput): Promise<string> {

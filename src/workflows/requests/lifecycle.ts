@@ -21,7 +21,6 @@
  * (../entity.ts) does not fit: a request's run is one pass that ends, not a reconcile loop.
  */
 import {
-  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   condition,
@@ -44,12 +43,12 @@ import {
   outcomeOf,
   phaseNeedsIndexing,
   phaseOf,
-  type OperationFailure,
   type RunEnding,
 } from '../../domain/request-run.js';
 import type { OperationResult, RequestRef, RequestView } from '../../domain/requests.js';
 import { GONE, type Failed, type Gone } from '../../domain/results.js';
 import { OperationPhase } from '../../temporal/search-attributes.js';
+import { activityFailureOf } from '../activity-failure.js';
 import { noLocalCallInFlight, requestCalls } from './activity-options.js';
 import { requestDeletedSignal, requestStateQuery, type RequestState, type RequestWorkflowInput } from './messages.js';
 
@@ -267,17 +266,6 @@ class RequestRun {
  * or undefined when it is no ending (a cancellation, a workflow bug): rethrown.
  */
 export function failureEnding(err: unknown): Failed | Gone | undefined {
-  const failure = failureOf(err);
+  const failure = activityFailureOf(err);
   return failure && howFailureEnds(failure, () => patched(REQUEST_LOCAL_FAILURE_ENDS));
-}
-
-/** The facts of an activity's failure, wrapped (regular activity) or not (a local activity's own). */
-function failureOf(err: unknown): OperationFailure | undefined {
-  if (err instanceof ActivityFailure) {
-    const cause = err.cause;
-    const type = cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
-    return { wrapped: true, type, message: cause?.message ?? err.message };
-  }
-  if (err instanceof ApplicationFailure) return { wrapped: false, type: err.type ?? undefined, message: err.message };
-  return undefined;
 }
