@@ -102,6 +102,7 @@ function processView(d: KubeObject) {
       args: c.args,
       ports: c.ports,
       livenessProbe: c.livenessProbe,
+      startupProbe: c.startupProbe,
       readinessProbe: c.readinessProbe,
       lifecycle: c.lifecycle,
       envFrom: c.envFrom,
