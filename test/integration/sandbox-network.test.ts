@@ -225,15 +225,24 @@ describe('what a sandbox sees of the network', () => {
     );
     expect(installed.out).toContain('ok');
     // While it captures: the fast path's side calls the agent with its token, and the sandbox
-    // sends the marker out of its own interface.
-    const seen = a.exec(id, ['/tmp/capture', '6', 'Bearer', TOKEN, marker], 60_000);
-    const until = Date.now() + 5000;
-    await new Promise((r) => setTimeout(r, 500));
-    await a.exec(id, ['/bin/sh', '-c', `echo ${marker} | nc -w 2 ${PUBLIC} 80 >/dev/null`]);
+    // sends the marker out of its own interface — again and again, as on a loaded machine the
+    // capture may start a second or two after its exec was sent.
+    const seen = a.exec(id, ['/tmp/capture', '8', 'Bearer', TOKEN, marker], 60_000);
+    const until = Date.now() + 7000;
+    const sent = a.exec(
+      id,
+      [
+        '/bin/sh',
+        '-c',
+        `for i in 1 2 3 4 5 6 7 8 9 10; do echo ${marker} | nc -w 1 ${PUBLIC} 80 >/dev/null; sleep 0.5; done`,
+      ],
+      60_000,
+    );
     while (Date.now() < until) {
       await a.status();
       await new Promise((r) => setTimeout(r, 100));
     }
+    await sent;
     const { out } = await seen;
     expect(out).toContain('capture ok');
     expect(out).toContain(`saw ${marker}`);
