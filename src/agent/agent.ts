@@ -9,11 +9,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
+  MAX_DELETE_WAIT_MS,
   specFingerprint,
   type AgentPhase,
   type AgentSandboxSpec,
   type AgentStatusReport,
   type CreateSandboxResponse,
+  type DeleteSandboxResponse,
   type ReapRequest,
   type ReapResponse,
 } from './api.js';
@@ -161,8 +163,27 @@ export class SandboxAgent {
     return held.created;
   }
 
+  /**
+   * A delete that answers once the sandbox is gone from this agent, or after `waitMs` (bounded by
+   * the API's maximum), saying which.
+   */
+  async deleteAndWait(id: string, waitMs: number): Promise<Answer<DeleteSandboxResponse>> {
+    const answer = this.delete(id);
+    const held = this.held.get(id);
+    if (held?.deleting && answer.body.success) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        held.deleting,
+        new Promise((r) => (timer = setTimeout(r, Math.min(waitMs, MAX_DELETE_WAIT_MS)))),
+      ]);
+      clearTimeout(timer);
+    }
+    const gone = held === undefined || this.held.get(id) !== held;
+    return { status: answer.status, body: { ...answer.body, gone, ...(gone ? { message: 'gone' } : {}) } };
+  }
+
   /** Deletes a sandbox: SIGTERM, SIGKILL after the grace period; gone from status once its processes are. */
-  delete(id: string): Answer<{ success: boolean; message?: string }> {
+  delete(id: string): Answer<DeleteSandboxResponse> {
     const held = this.held.get(id);
     if (!held) return { status: 200, body: { success: true, message: `sandbox ${id} is not on this agent` } };
     if (held.deleting) return { status: 200, body: { success: true, message: 'already terminating' } };

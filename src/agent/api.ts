@@ -32,8 +32,26 @@ export type AgentSandboxSpec = Static<typeof AgentSandboxSpec>;
 export const CreateSandboxRequest = Type.Object({ sandbox: AgentSandboxSpec });
 export type CreateSandboxRequest = Static<typeof CreateSandboxRequest>;
 
-export const DeleteSandboxRequest = Type.Object({ sandboxId: Type.String() });
+/** The longest `waitMs` a delete may ask for: under the fast path's 5 s per agent call. */
+export const MAX_DELETE_WAIT_MS = 4_000;
+
+export const DeleteSandboxRequest = Type.Object({
+  sandboxId: Type.String(),
+  /**
+   * Extension: answer once the sandbox is gone from this agent (its processes and what they were
+   * made of), or after this many ms, with `gone` saying which: one call instead of a delete and a
+   * status poll until it is gone. An agent without it ignores the field and answers at once.
+   */
+  waitMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_DELETE_WAIT_MS })),
+});
 export type DeleteSandboxRequest = Static<typeof DeleteSandboxRequest>;
+
+export interface DeleteSandboxResponse {
+  success: boolean;
+  message?: string;
+  /** Extension, with `waitMs`: the sandbox is gone from this agent (false: still terminating). */
+  gone?: boolean;
+}
 
 export interface CreateSandboxResponse {
   success: boolean;

@@ -9,7 +9,7 @@
  * never by default: without TLS files the agent does not start.
  *
  *   POST /api/v1/agent/create  {"sandbox":{sandboxId, image, command[], ...}}  → {success, sandboxId, createdAt}
- *   POST /api/v1/agent/delete  {"sandboxId"}                                   → {success, message}
+ *   POST /api/v1/agent/delete  {"sandboxId", waitMs?}                          → {success, message, gone?}
  *   GET  /api/v1/agent/status                                                  → {agentId, nodeName, capacity, ...}
  *   GET  /api/v1/agent/logs?sandboxId=&follow=true                             → text/plain (chunked when following)
  *   POST /api/v1/agent/exec {sandboxId, command[], stdin?: base64}             → NDJSON {stdout|stderr: base64}…, {exitCode, signal?}
@@ -206,7 +206,8 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<Runnin
     return sendJson(reply, answer.status, answer.body);
   });
   app.post(`${AGENT_API_PREFIX}/delete`, { schema: { body: DeleteSandboxRequest } }, async (req, reply) => {
-    const answer = agent.delete(req.body.sandboxId);
+    const { sandboxId, waitMs } = req.body;
+    const answer = waitMs === undefined ? agent.delete(sandboxId) : await agent.deleteAndWait(sandboxId, waitMs);
     return sendJson(reply, answer.status, answer.body);
   });
   app.get(`${AGENT_API_PREFIX}/status`, async (_req, reply) => sendJson(reply, 200, agent.status()));

@@ -12,7 +12,13 @@
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { AgentSandboxSpec, AgentStatusReport, CreateSandboxResponse, ReapResponse } from '../agent/api.js';
+import type {
+  AgentSandboxSpec,
+  AgentStatusReport,
+  CreateSandboxResponse,
+  DeleteSandboxResponse,
+  ReapResponse,
+} from '../agent/api.js';
 import { AGENT_API_PREFIX } from '../agent/api.js';
 import { agentIdentity, agentIdentityProblem, type PoolIdentity } from '../domain/agent-identity.js';
 import type { TlsMaterial } from './agent-pki.js';
@@ -200,6 +206,19 @@ export class AgentClient {
     const res = await this.call(url, 'delete', { sandboxId });
     if (!res.ok) throw new AgentCallError(`agent ${url}: delete ${sandboxId}: HTTP ${res.status}`, res.status);
     res.discard();
+  }
+
+  /**
+   * A delete answered once the sandbox is gone from the agent or after `waitMs`: true when gone,
+   * false when still terminating, undefined from an agent that does not wait (it answered at once).
+   */
+  async deleteAndWait(url: string, sandboxId: string, waitMs: number): Promise<boolean | undefined> {
+    const res = await this.call(url, 'delete', { sandboxId, waitMs });
+    if (!res.ok) {
+      res.discard();
+      throw new AgentCallError(`agent ${url}: delete ${sandboxId}: HTTP ${res.status}`, res.status);
+    }
+    return ((await res.json()) as DeleteSandboxResponse).gone;
   }
 
   /**

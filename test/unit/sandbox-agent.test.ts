@@ -375,6 +375,35 @@ describe('agent delete, between the exit and the release', () => {
     await tick();
     expect(agent.status().sandboxStatuses).toEqual([]);
   });
+
+  it('a delete with waitMs answers once the sandbox is gone, or when the wait ends with it still terminating', async () => {
+    const { agent, held } = await agentWithSlowRemoval(true);
+    // Still removing after the wait: answered, not gone, and the removal goes on.
+    expect((await agent.deleteAndWait('s', 30)).body).toEqual({ success: true, message: 'terminating', gone: false });
+    expect(agent.status().sandboxStatuses).toEqual([expect.objectContaining({ phase: 'terminating' })]);
+    // Asked again while it is removed: answered the moment it is gone, long before the wait ends.
+    const started = Date.now();
+    const answer = agent.deleteAndWait('s', 4000);
+    await tick();
+    held.release!();
+    expect((await answer).body).toEqual({ success: true, message: 'gone', gone: true });
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(agent.status().sandboxStatuses).toEqual([]);
+    // One the agent does not hold is gone at once.
+    expect((await agent.deleteAndWait('s', 4000)).body).toMatchObject({ success: true, gone: true });
+  });
+});
+
+describe('agent request bodies: the delete', () => {
+  it('takes waitMs up to 4 s, and refuses more, naming the field', () => {
+    expect(parseDeleteRequest({ sandboxId: 's', waitMs: 3000 })).toEqual({
+      ok: true,
+      value: { sandboxId: 's', waitMs: 3000 },
+    });
+    const r = parseDeleteRequest({ sandboxId: 's', waitMs: 60_000 });
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.message).toMatch(/^waitMs: /);
+  });
 });
 
 describe('what a runtime cannot do is refused, never ignored', () => {

@@ -10,7 +10,7 @@
  * before that question is asked.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import type { AgentSandboxSpec } from '../../agent/api.js';
+import { MAX_DELETE_WAIT_MS, type AgentSandboxSpec } from '../../agent/api.js';
 import type { Placement } from '../../domain/allocation.js';
 import { failedWith, ok, type Outcome } from '../../domain/results.js';
 import { NO_READY_AGENT, POOL_MAX_ZERO, refusal, type Refusal } from '../../domain/sandbox.js';
@@ -70,6 +70,16 @@ export function createSandboxAgentActivities(
     return a && registry.table.has(a.key) ? a : undefined;
   };
   const urlOf = (ref: AgentRef) => liveAgent(ref)?.url;
+  /** Polls the agent's status until it no longer reports the sandbox (true) or `until` passes (false). */
+  const forgetsBy = async (url: string, req: AgentRef & { sandboxId: string }, until: number): Promise<boolean> => {
+    for (;;) {
+      const report = await agents.status(url).catch(() => undefined);
+      if (report && !report.sandboxStatuses.some((x) => x.sandboxId === req.sandboxId)) return true;
+      if (!report && !liveAgent(req)) return true;
+      if (Date.now() + 100 > until) return false;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
   /** Asks the agent to delete; the run waits for this removal itself, so the registry does not hint it (src/fastpath/run-hints.ts). */
   const startRemoval = async (url: string, sandboxId: string) => {
     registry.removalStarted(sandboxId);
@@ -183,14 +193,15 @@ export function createSandboxAgentActivities(
       const until = Date.now() + req.withinMs;
       const url = urlOf(req);
       if (url) {
-        await startRemoval(url, req.sandboxId);
-        for (;;) {
-          const report = await agents.status(url).catch(() => undefined);
-          if (report && !report.sandboxStatuses.some((x) => x.sandboxId === req.sandboxId)) break;
-          if (!report && !liveAgent(req)) break;
-          if (Date.now() + 100 > until) return 'pending';
-          await new Promise((r) => setTimeout(r, 100));
-        }
+        // One call that answers when the sandbox is gone; an agent without the wait answers at
+        // once (undefined) and is polled as before.
+        registry.removalStarted(req.sandboxId);
+        const gone = await agents
+          .deleteAndWait(url, req.sandboxId, Math.min(req.withinMs, MAX_DELETE_WAIT_MS))
+          .catch((err: unknown) => {
+            throw agentFailure(err);
+          });
+        if (gone === false || (gone === undefined && !(await forgetsBy(url, req, until)))) return 'pending';
       }
       registry.table.release(req.agentId, req.sandboxId);
       return 'removed';
