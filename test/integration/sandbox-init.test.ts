@@ -157,7 +157,9 @@ describe('runc, cold containers', () => {
     const id = await agent.create({ image: busybox, command: ['sleep', '3600'] });
     // 40 orphans that end within a second: reaped, they give their pids back.
     expect((await agent.exec(id, 'for i in $(seq 40); do sleep 1 & done; echo burst')).out).toBe('burst\n');
-    await new Promise((r) => setTimeout(r, 2000));
+    // Gone from /proc once ended and reaped (a zombie still has its entry): waited for, not slept
+    // on, as a loaded machine may run the sleeps late.
+    await eventually('the burst ended and reaped', async () => (await processStates(agent, id)).length < 8);
     // 40 more at once: with the first 40 still held as zombies this would pass the limit of 64.
     expect(await agent.exec(id, 'for i in $(seq 40); do sleep 0 & done; wait; echo forked')).toEqual({
       out: 'forked\n',

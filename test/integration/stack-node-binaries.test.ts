@@ -113,6 +113,12 @@ describe('pause image', () => {
     try {
       const task = async () => (await ctr('tasks', 'ls')).stdout.split('\n').find((l) => l.startsWith(`${id} `));
       const pid = Number((await task())!.split(/\s+/)[1]);
+      // The task's process is `runc init` until it execs the entrypoint, which `ctr run --detach`
+      // does not wait for (a loaded machine shows it).
+      await eventually(
+        '/pause exec’d',
+        async () => (await readFile(`/proc/${pid}/cmdline`, 'utf8')) !== 'runc\0init\0',
+      );
       expect(await readFile(`/proc/${pid}/cmdline`, 'utf8')).toBe('/pause\0');
       expect(await readFile(`/proc/${pid}/status`, 'utf8')).toMatch(/^Uid:\s+65535\s+65535\s+65535\s+65535$/m);
       await ctr('tasks', 'kill', '--signal', 'SIGTERM', id);
