@@ -572,19 +572,28 @@ try {
     });
     const deadline = Date.now() + 60_000;
     let strays = false;
+    /** When each record nobody asked to delete was first listed without a deletion. */
+    const unnamedSince = new Map<string, number>();
     for (;;) {
       const [records, sandboxes] = await Promise.all([
         kube.listPage<Sandbox>(SandboxKind.apiVersion, SandboxKind.kind, { namespace: NAMESPACE }),
         held(),
       ]);
       if (records.items.length === 0 && sandboxes.length === 0 && (await warmPoolsFull())) break;
-      // Records nobody asked to delete (a create that failed for its caller may still have made one).
+      // Records nobody asked to delete (a create that failed for its caller may still have made one),
+      // still not being deleted 10 s after first listed: a delete that reached a Fast create before
+      // its record has the run delete the record once written, a task or two later.
       const named = new Set(names);
-      const unnamed = records.items.filter((r) => !named.has(r.metadata!.name!) && !r.metadata!.deletionTimestamp);
+      const listedAt = Date.now();
+      const unnamed = records.items.filter((r) => {
+        const name = r.metadata!.name!;
+        if (named.has(name) || r.metadata!.deletionTimestamp) return false;
+        return listedAt - (unnamedSince.get(name) ?? unnamedSince.set(name, listedAt).get(name)!) >= 10_000;
+      });
       if (unnamed.length > 0 && !strays) {
         strays = true;
         firstErrors.push(
-          `${why}: ${unnamed.length} Sandbox record(s) left by failed creates: ${unnamed.map((r) => r.metadata!.name).join(', ')}`,
+          `${why}: ${unnamed.length} Sandbox record(s) nobody deleted 10 s after the deletes: ${unnamed.map((r) => r.metadata!.name).join(', ')}`,
         );
         await pool(unnamed, 16, (r) => kube.delete(sandboxRef(r.metadata!.name!)));
       }
