@@ -588,7 +588,8 @@ try {
       const unnamed = records.items.filter((r) => {
         const name = r.metadata!.name!;
         if (named.has(name) || r.metadata!.deletionTimestamp) return false;
-        return listedAt - (unnamedSince.get(name) ?? unnamedSince.set(name, listedAt).get(name)!) >= 10_000;
+        if (!unnamedSince.has(name)) unnamedSince.set(name, listedAt);
+        return listedAt - unnamedSince.get(name)! >= 10_000;
       });
       if (unnamed.length > 0 && !strays) {
         strays = true;

@@ -170,7 +170,7 @@ export class SandboxAgent {
   async deleteAndWait(id: string, waitMs: number): Promise<Answer<DeleteSandboxResponse>> {
     const answer = this.delete(id);
     const held = this.held.get(id);
-    if (held?.deleting && answer.body.success) {
+    if (held?.deleting) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
         held.deleting,

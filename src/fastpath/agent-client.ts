@@ -202,23 +202,16 @@ export class AgentClient {
   }
 
   /** Deletes a sandbox on the agent; unknown IDs succeed. */
-  async delete(url: string, sandboxId: string): Promise<void> {
-    const res = await this.call(url, 'delete', { sandboxId });
-    if (!res.ok) throw new AgentCallError(`agent ${url}: delete ${sandboxId}: HTTP ${res.status}`, res.status);
-    res.discard();
-  }
-
   /**
-   * A delete answered once the sandbox is gone from the agent or after `waitMs`: true when gone,
-   * false when still terminating, undefined from an agent that does not wait (it answered at once).
+   * Deletes a sandbox. With `waitMs` the agent answers once the sandbox is gone or the wait ends:
+   * true when gone, false when still terminating; undefined without `waitMs`, or from an agent that
+   * does not wait (it answered at once).
    */
-  async deleteAndWait(url: string, sandboxId: string, waitMs: number): Promise<boolean | undefined> {
-    const res = await this.call(url, 'delete', { sandboxId, waitMs });
-    if (!res.ok) {
-      res.discard();
-      throw new AgentCallError(`agent ${url}: delete ${sandboxId}: HTTP ${res.status}`, res.status);
-    }
-    return ((await res.json()) as DeleteSandboxResponse).gone;
+  async delete(url: string, sandboxId: string, waitMs?: number): Promise<boolean | undefined> {
+    const res = await this.call(url, 'delete', waitMs === undefined ? { sandboxId } : { sandboxId, waitMs });
+    if (!res.ok || waitMs === undefined) res.discard();
+    if (!res.ok) throw new AgentCallError(`agent ${url}: delete ${sandboxId}: HTTP ${res.status}`, res.status);
+    return waitMs === undefined ? undefined : ((await res.json()) as DeleteSandboxResponse).gone;
   }
 
   /**

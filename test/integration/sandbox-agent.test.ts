@@ -346,6 +346,31 @@ describe('sandbox agent: process runtime', () => {
     expect((await status(a)).allocated).toBe(0);
   });
 
+  it('delete with waitMs: answered once the sandbox is gone (gone: true), or when the wait ends first (gone: false)', async () => {
+    const { running: a } = await startAgent({ killGraceMs: 1000 });
+    const stubborn = nodeSandbox(`process.on('SIGTERM', () => {}); console.log('ready'); ${FOREVER}`);
+    const polite = nodeSandbox(`console.log('ready'); ${FOREVER}`);
+    for (const sb of [stubborn, polite]) {
+      expect((await create(a, sb)).status).toBe(200);
+      await eventually(`${sb.sandboxId} ready`, async () => (await logsOf(a, sb.sandboxId)).includes('ready'));
+    }
+    const waiting = (sandboxId: string, waitMs: number) =>
+      call(a, 'POST', '/api/v1/agent/delete', { sandboxId, waitMs });
+    // Ignores SIGTERM: still terminating when a 100 ms wait ends (its SIGKILL comes after 1 s).
+    expect((await waiting(stubborn.sandboxId, 100)).body).toEqual({
+      success: true,
+      message: 'terminating',
+      gone: false,
+    });
+    expect(await phaseOf(a, stubborn.sandboxId)).toMatchObject({ phase: 'terminating' });
+    // Asked again with a longer wait: the answer comes when it is gone, and the status agrees.
+    expect((await waiting(stubborn.sandboxId, 4000)).body).toMatchObject({ success: true, gone: true });
+    expect(await phaseOf(a, stubborn.sandboxId)).toBeUndefined();
+    expect((await waiting(polite.sandboxId, 4000)).body).toEqual({ success: true, message: 'gone', gone: true });
+    expect(await phaseOf(a, polite.sandboxId)).toBeUndefined();
+    expect((await waiting(polite.sandboxId, 60_000)).status).toBe(400);
+  });
+
   it('records exits as phases: exit 0 → stopped, non-zero or a signal → failed with the reason', async () => {
     const { running: a } = await startAgent();
     const cases: [string, string, string][] = [

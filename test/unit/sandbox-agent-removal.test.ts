@@ -23,7 +23,7 @@ function harness(gone: boolean | undefined, reportedFor = 0) {
   } as unknown as SandboxRegistry;
   let polls = 0;
   const agents = {
-    deleteAndWait: async (_url: string, id: string, waitMs: number) => {
+    delete: async (_url: string, id: string, waitMs: number) => {
       calls.push(`delete ${id} waiting ${waitMs} ms`);
       return gone;
     },

@@ -80,10 +80,13 @@ export function createSandboxAgentActivities(
       await new Promise((r) => setTimeout(r, 100));
     }
   };
-  /** Asks the agent to delete; the run waits for this removal itself, so the registry does not hint it (src/fastpath/run-hints.ts). */
-  const startRemoval = async (url: string, sandboxId: string) => {
+  /**
+   * Asks the agent to delete (and, with `waitMs`, to answer once it is gone: AgentClient.delete);
+   * the run waits for this removal itself, so the registry does not hint it (src/fastpath/run-hints.ts).
+   */
+  const startRemoval = (url: string, sandboxId: string, waitMs?: number) => {
     registry.removalStarted(sandboxId);
-    await agents.delete(url, sandboxId).catch((err: unknown) => {
+    return agents.delete(url, sandboxId, waitMs).catch((err: unknown) => {
       throw agentFailure(err);
     });
   };
@@ -195,12 +198,7 @@ export function createSandboxAgentActivities(
       if (url) {
         // One call that answers when the sandbox is gone; an agent without the wait answers at
         // once (undefined) and is polled as before.
-        registry.removalStarted(req.sandboxId);
-        const gone = await agents
-          .deleteAndWait(url, req.sandboxId, Math.min(req.withinMs, MAX_DELETE_WAIT_MS))
-          .catch((err: unknown) => {
-            throw agentFailure(err);
-          });
+        const gone = await startRemoval(url, req.sandboxId, Math.min(req.withinMs, MAX_DELETE_WAIT_MS));
         if (gone === false || (gone === undefined && !(await forgetsBy(url, req, until)))) return 'pending';
       }
       registry.table.release(req.agentId, req.sandboxId);
