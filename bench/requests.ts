@@ -29,7 +29,7 @@ import { loadConfig } from '../src/config.js';
 import { isTerminal } from '../src/domain/requests.js';
 import { KubeClient } from '../src/kube/client.js';
 import { connectClient, connectWorker, dataConverterOf } from '../src/temporal/connection.js';
-import { workflowsEntry } from '../src/workers/bundle.js';
+import { workflowSource } from '../src/workers/bundle.js';
 import { installTemporalRuntime } from '../src/workers/runtime.js';
 import { ensureRequestTtlSweep } from '../src/workers/schedules.js';
 import { startWatcher } from '../src/watcher/main.js';
@@ -69,7 +69,7 @@ try {
     connection: await connectWorker(cfg.temporal),
     dataConverter: dataConverterOf(cfg.temporal),
     taskQueue: 'bench',
-    workflowsPath: workflowsEntry(),
+    ...workflowSource(),
     activities: createActivities({ kube, requests: cfg.requests }),
     maxConcurrentActivityTaskExecutions: 64,
   });

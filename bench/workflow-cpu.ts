@@ -19,9 +19,9 @@
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { DefaultLogger, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { bundleWorkflows } from '../src/workers/bundle.js';
-import { REPO_ROOT, machine } from './support.js';
+import { REPO_ROOT, machine, replayCost } from './support.js';
 
 const LIVES = Number(process.argv[2] ?? 100);
 const ROUNDS = Number(process.argv[3] ?? 3);
@@ -43,25 +43,8 @@ async function histories(names: readonly string[]): Promise<unknown[]> {
   );
 }
 
-/** CPU (all threads of this process) and wall time per replayed life. */
-async function replay(bundle: WorkflowBundleWithSourceMap, lives: unknown[]) {
-  async function* all() {
-    for (let i = 0; i < LIVES; i++)
-      for (const [j, history] of lives.entries()) yield { workflowId: `life-${i}-${j}`, history };
-  }
-  const cpu = process.cpuUsage();
-  const t0 = performance.now();
-  const options = {
-    workflowBundle: bundle,
-    replayName: 'bench',
-    // The sink the tracing interceptors export to; a worker with tracing off drops the spans too.
-    sinks: { exporter: { export: { fn: () => undefined } } },
-  };
-  for await (const r of Worker.runReplayHistories(options, all())) if (r.error) throw r.error;
-  const used = process.cpuUsage(cpu);
-  const n = LIVES * lives.length;
-  return { cpuMs: (used.user + used.system) / 1000 / n, wallMs: (performance.now() - t0) / n };
-}
+/** CPU and wall time per replayed life. */
+const replay = (bundle: WorkflowBundleWithSourceMap, lives: unknown[]) => replayCost(bundle, lives, LIVES);
 
 const bundle = await bundleWorkflows('sandbox');
 const loaded = {

@@ -5,8 +5,14 @@
  * only ones its task queue runs. The size matters on the create path: every new workflow
  * evaluates its bundle's modules, and the whole bundle costs each sandbox create ~5 ms more than
  * the sandbox one (bench/RESULTS.md, "One bundle per role").
+ *
+ * What a workflow need not evaluate again is preloaded: src/domain's modules (pure by rule: no
+ * state, no workflow API) and what they import — the CRD schemas, TypeBox, yaml — are evaluated
+ * once per worker thread and shared by every workflow it runs (the SDK's `preloadModules`; it
+ * freezes them). Without it each new workflow of the worker's bundle spent ≈ 10 ms building the
+ * same schemas again (bench/RESULTS.md, "Shared modules").
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
@@ -25,15 +31,35 @@ export function workflowsEntry(set: WorkflowSet = 'all'): string {
 }
 
 /**
+ * The modules a set's workflows share, evaluated once per worker thread: src/domain's (all of it
+ * for the worker's bundle; the fast path's, only its top level — the Cloudflare kinds are not its).
+ */
+export function preloadedModules(set: WorkflowSet = 'all'): string[] {
+  const dir = fileURLToPath(new URL('../domain/', import.meta.url));
+  const fromSources = existsSync(fileURLToPath(new URL('./bundle.ts', import.meta.url)));
+  const isModule = (file: string) =>
+    fromSources ? file.endsWith('.ts') && !file.endsWith('.d.ts') : file.endsWith('.js');
+  return readdirSync(dir, { recursive: set === 'all', encoding: 'utf8' })
+    .filter(isModule)
+    .sort()
+    .map((file) => `${dir}${file}`);
+}
+
+/**
  * Bundles the workflow code in memory (webpack's progress chatter silenced), with the tracing
  * interceptors and the failure converter that hands failure messages to the payload codec.
  */
-export function bundleWorkflows(set: WorkflowSet = 'all'): Promise<WorkflowBundleWithSourceMap> {
+export function bundleWorkflows(
+  set: WorkflowSet = 'all',
+  /** `false`: nothing shared, every workflow evaluates every module (the baseline of bench/shared-modules.ts). */
+  { preload = true }: { preload?: boolean } = {},
+): Promise<WorkflowBundleWithSourceMap> {
   const quiet = () => {};
   return bundleWorkflowCode({
     workflowsPath: workflowsEntry(set),
     workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
     failureConverterPath: FAILURE_CONVERTER_PATH,
+    preloadModules: preload ? preloadedModules(set) : [],
     logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet },
   });
 }
@@ -55,8 +81,8 @@ export const BUNDLE_ENV: Record<WorkflowSet, string> = {
 export function workflowSource(
   bundlePath?: string,
   set: WorkflowSet = 'all',
-): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions'> {
   const path = bundlePath ?? process.env[BUNDLE_ENV[set]];
   if (path) return { workflowBundle: { codePath: path } };
-  return { workflowsPath: workflowsEntry(set) };
+  return { workflowsPath: workflowsEntry(set), bundlerOptions: { preloadModules: preloadedModules(set) } };
 }

@@ -18,6 +18,7 @@ import {
 import { ensureBinary } from '../../src/infra/binaries.js';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../../src/infra/components.js';
 import { FAILURE_CONVERTER_PATH } from '../../src/temporal/connection.js';
+import { preloadedModules } from '../../src/workers/bundle.js';
 import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../src/temporal/search-attributes.js';
 import { WORKFLOW_INTERCEPTOR_MODULES } from '../../src/tracing/temporal.js';
 
@@ -45,13 +46,14 @@ export async function startWorkflowEnv(): Promise<TestWorkflowEnvironment> {
   });
 }
 
-/** The workflow code as the worker bundles it (interceptors, failure converter), with the test workflows. */
+/** The workflow code as the worker bundles it (interceptors, failure converter, shared modules), with the test workflows. */
 export function bundleTestWorkflows(): Promise<WorkflowBundleWithSourceMap> {
   const quiet = () => {};
   return bundleWorkflowCode({
     workflowsPath: WORKFLOWS,
     workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
     failureConverterPath: FAILURE_CONVERTER_PATH,
+    preloadModules: preloadedModules('all'),
     logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet },
   });
 }
