@@ -9,7 +9,7 @@
  * What a workflow need not evaluate again is preloaded: src/domain's modules (pure by rule: no
  * state, no workflow API) and what they import — the CRD schemas, TypeBox, yaml — are evaluated
  * once per worker thread and shared by every workflow it runs (the SDK's `preloadModules`; it
- * freezes them). Without it each new workflow of the worker's bundle spent ≈ 10 ms building the
+ * freezes them). Without it each new workflow of the worker's bundle spent ≈ 4–5 ms building the
  * same schemas again (bench/RESULTS.md, "Shared modules").
  */
 import { existsSync, readdirSync } from 'node:fs';
