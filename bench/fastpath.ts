@@ -572,6 +572,7 @@ try {
     });
     const deadline = Date.now() + 60_000;
     let strays = false;
+    const named = new Set(names);
     /** When each record nobody asked to delete was first listed without a deletion. */
     const unnamedSince = new Map<string, number>();
     for (;;) {
@@ -583,7 +584,6 @@ try {
       // Records nobody asked to delete (a create that failed for its caller may still have made one),
       // still not being deleted 10 s after first listed: a delete that reached a Fast create before
       // its record has the run delete the record once written, a task or two later.
-      const named = new Set(names);
       const listedAt = Date.now();
       const unnamed = records.items.filter((r) => {
         const name = r.metadata!.name!;

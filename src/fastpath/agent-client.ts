@@ -201,17 +201,22 @@ export class AgentClient {
     };
   }
 
-  /** Deletes a sandbox on the agent; unknown IDs succeed. */
   /**
-   * Deletes a sandbox. With `waitMs` the agent answers once the sandbox is gone or the wait ends:
-   * true when gone, false when still terminating; undefined without `waitMs`, or from an agent that
-   * does not wait (it answered at once).
+   * Deletes a sandbox on the agent (unknown IDs succeed). With `waitMs` the agent answers once the
+   * sandbox is gone or the wait ends: true when gone, false when still terminating; undefined
+   * without `waitMs`, or from an agent that does not wait (it answered at once).
    */
   async delete(url: string, sandboxId: string, waitMs?: number): Promise<boolean | undefined> {
-    const res = await this.call(url, 'delete', waitMs === undefined ? { sandboxId } : { sandboxId, waitMs });
-    if (!res.ok || waitMs === undefined) res.discard();
-    if (!res.ok) throw new AgentCallError(`agent ${url}: delete ${sandboxId}: HTTP ${res.status}`, res.status);
-    return waitMs === undefined ? undefined : ((await res.json()) as DeleteSandboxResponse).gone;
+    const res = await this.call(url, 'delete', { sandboxId, waitMs }); // an undefined waitMs is not sent
+    if (!res.ok) {
+      res.discard();
+      throw new AgentCallError(`agent ${url}: delete ${sandboxId}: HTTP ${res.status}`, res.status);
+    }
+    if (waitMs === undefined) {
+      res.discard();
+      return undefined;
+    }
+    return ((await res.json()) as DeleteSandboxResponse).gone;
   }
 
   /**

@@ -12,7 +12,7 @@
  * freezes them). Without it each new workflow of the worker's bundle spent ≈ 4–5 ms building the
  * same schemas again (bench/RESULTS.md, "Shared modules").
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
@@ -23,11 +23,12 @@ import { WORKFLOW_INTERCEPTOR_MODULES } from '../tracing/temporal.js';
 export type WorkflowSet = 'all' | 'sandbox';
 
 const ENTRIES: Record<WorkflowSet, string> = { all: 'index', sandbox: 'sandbox/contract' };
+/** Running from the sources (dev, tests: TypeScript) or compiled (dist/: JavaScript), as this file is. */
+const EXT = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
 
 /** The set's entry: src/workflows/….ts when running from sources, dist/workflows/….js when compiled. */
 export function workflowsEntry(set: WorkflowSet = 'all'): string {
-  const ts = fileURLToPath(new URL(`../workflows/${ENTRIES[set]}.ts`, import.meta.url));
-  return existsSync(ts) ? ts : fileURLToPath(new URL(`../workflows/${ENTRIES[set]}.js`, import.meta.url));
+  return fileURLToPath(new URL(`../workflows/${ENTRIES[set]}.${EXT}`, import.meta.url));
 }
 
 /**
@@ -36,30 +37,32 @@ export function workflowsEntry(set: WorkflowSet = 'all'): string {
  */
 export function preloadedModules(set: WorkflowSet = 'all'): string[] {
   const dir = fileURLToPath(new URL('../domain/', import.meta.url));
-  const fromSources = existsSync(fileURLToPath(new URL('./bundle.ts', import.meta.url)));
-  const isModule = (file: string) =>
-    fromSources ? file.endsWith('.ts') && !file.endsWith('.d.ts') : file.endsWith('.js');
   return readdirSync(dir, { recursive: set === 'all', encoding: 'utf8' })
-    .filter(isModule)
+    .filter((file) => file.endsWith(`.${EXT}`) && !file.endsWith('.d.ts'))
     .sort()
     .map((file) => `${dir}${file}`);
 }
 
 /**
  * Bundles the workflow code in memory (webpack's progress chatter silenced), with the tracing
- * interceptors and the failure converter that hands failure messages to the payload codec.
+ * interceptors, the failure converter that hands failure messages to the payload codec, and the
+ * set's shared modules.
  */
 export function bundleWorkflows(
   set: WorkflowSet = 'all',
-  /** `false`: nothing shared, every workflow evaluates every module (the baseline of bench/shared-modules.ts). */
-  { preload = true }: { preload?: boolean } = {},
+  opts: {
+    /** `false`: nothing shared, every workflow evaluates every module (the baseline of bench/shared-modules.ts). */
+    preload?: boolean;
+    /** Another entry than the set's (the workflow tests': the real workflows and test-only ones). */
+    workflowsPath?: string;
+  } = {},
 ): Promise<WorkflowBundleWithSourceMap> {
   const quiet = () => {};
   return bundleWorkflowCode({
-    workflowsPath: workflowsEntry(set),
+    workflowsPath: opts.workflowsPath ?? workflowsEntry(set),
     workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
     failureConverterPath: FAILURE_CONVERTER_PATH,
-    preloadModules: preload ? preloadedModules(set) : [],
+    preloadModules: opts.preload === false ? [] : preloadedModules(set),
     logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet },
   });
 }

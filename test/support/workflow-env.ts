@@ -8,19 +8,11 @@
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import {
-  bundleWorkflowCode,
-  DefaultLogger,
-  Runtime,
-  Worker,
-  type WorkflowBundleWithSourceMap,
-} from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { ensureBinary } from '../../src/infra/binaries.js';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../../src/infra/components.js';
-import { FAILURE_CONVERTER_PATH } from '../../src/temporal/connection.js';
-import { preloadedModules } from '../../src/workers/bundle.js';
+import { bundleWorkflows } from '../../src/workers/bundle.js';
 import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../src/temporal/search-attributes.js';
-import { WORKFLOW_INTERCEPTOR_MODULES } from '../../src/tracing/temporal.js';
 
 /** The project's workflows plus the test-only ones of test/workflow/workflows/. */
 const WORKFLOWS = fileURLToPath(new URL('../workflow/workflows/index.ts', import.meta.url));
@@ -48,14 +40,7 @@ export async function startWorkflowEnv(): Promise<TestWorkflowEnvironment> {
 
 /** The workflow code as the worker bundles it (interceptors, failure converter, shared modules), with the test workflows. */
 export function bundleTestWorkflows(): Promise<WorkflowBundleWithSourceMap> {
-  const quiet = () => {};
-  return bundleWorkflowCode({
-    workflowsPath: WORKFLOWS,
-    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
-    failureConverterPath: FAILURE_CONVERTER_PATH,
-    preloadModules: preloadedModules('all'),
-    logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet },
-  });
+  return bundleWorkflows('all', { workflowsPath: WORKFLOWS });
 }
 
 /** Runs `fn` while a worker of `bundle` with these (stubbed) activities polls a task queue of its own. */

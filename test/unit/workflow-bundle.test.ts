@@ -6,7 +6,13 @@
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bundleWorkflows, preloadedModules, type WorkflowSet } from '../../src/workers/bundle.js';
+import {
+  BUNDLE_ENV,
+  bundleWorkflows,
+  preloadedModules,
+  workflowSource,
+  type WorkflowSet,
+} from '../../src/workers/bundle.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -32,6 +38,19 @@ describe.each<WorkflowSet>(['all', 'sandbox'])('the %s workflow bundle', (set) =
         .map((file) => path.relative(ROOT, file))
         .sort(),
     ).toEqual(held);
+  });
+
+  it('is preloaded the same when a worker bundles its sources at start-up (no pre-built bundle)', () => {
+    const saved = process.env[BUNDLE_ENV[set]];
+    delete process.env[BUNDLE_ENV[set]];
+    try {
+      expect(workflowSource(undefined, set)).toEqual({
+        workflowsPath: path.join(ROOT, set === 'all' ? 'src/workflows/index.ts' : 'src/workflows/sandbox/contract.ts'),
+        bundlerOptions: { preloadModules: preloadedModules(set) },
+      });
+    } finally {
+      if (saved !== undefined) process.env[BUNDLE_ENV[set]] = saved;
+    }
   });
 
   it('builds without the preload too (bench/shared-modules.ts: the baseline)', { timeout: 60_000 }, async () => {
