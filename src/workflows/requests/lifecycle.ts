@@ -102,6 +102,16 @@ export async function runRequest(
   return run.end();
 }
 
+/** What the operation and its delete watchdog tell each other. */
+interface Watch {
+  /** The operation returned or threw: the watchdog stops. */
+  finished: boolean;
+  /** The watchdog cancelled the operation. */
+  cancelled: boolean;
+  /** The fresh read that failed for good, when that is why the watchdog cancelled. */
+  readFailure?: unknown;
+}
+
 /** One run of a request's workflow: its state, the delete hint, and the steps it sequences. */
 class RequestRun {
   /** What the state query answers. */
@@ -185,35 +195,45 @@ class RequestRun {
   /**
    * Runs the operation; if the watcher reports the request deleted and a fresh read agrees, the
    * operation is cancelled (in-flight waits stop) and GONE is returned. A failure an activity
-   * cannot retry away becomes a terminal outcome (howFailureEnds).
+   * cannot retry away — the operation's own, or the watchdog's read — becomes a terminal outcome
+   * (howFailureEnds).
    */
   private async operateUnlessDeleted(operate: () => Promise<OperationResult>): Promise<OperationResult> {
     const operation = new CancellationScope();
-    const watch = { finished: false, cancelled: false };
+    const watch: Watch = { finished: false, cancelled: false };
     void this.cancelOnConfirmedDelete(operation, watch);
     try {
       return await operation.run(operate);
     } catch (err) {
-      if (watch.cancelled && isCancellation(err)) return GONE;
-      const ended = failureEnding(err);
+      if (watch.cancelled && isCancellation(err) && watch.readFailure === undefined) return GONE;
+      const failure = watch.cancelled && isCancellation(err) ? watch.readFailure : err;
+      const ended = failureEnding(failure);
       if (ended) return ended;
-      throw err;
+      throw failure;
     } finally {
       watch.finished = true;
     }
   }
 
-  /** The operation's watchdog: verifies each delete hint with a fresh read, cancels once one agrees. */
-  private async cancelOnConfirmedDelete(
-    operation: CancellationScope,
-    watch: { finished: boolean; cancelled: boolean },
-  ): Promise<void> {
+  /**
+   * The operation's watchdog: verifies each delete hint with a fresh read, cancels once one agrees
+   * — or once the read fails for good (a Forbidden past the rollout window), which then ends the
+   * request as the operation's own failure would. It must not reject: a rejection nobody awaits
+   * fails every workflow task of the run.
+   */
+  private async cancelOnConfirmedDelete(operation: CancellationScope, watch: Watch): Promise<void> {
     while (!watch.finished) {
       await condition(() => this.deleteHinted || watch.finished);
       if (watch.finished) return;
       this.deleteHinted = false;
-      const now = await requestCalls.readRequest(this.ref);
-      if (!watch.finished && isDeleted(now)) {
+      let now: RequestView | undefined;
+      try {
+        // Awaited as it is (no .catch): the order of a run's commands in recorded histories stays.
+        now = await requestCalls.readRequest(this.ref);
+      } catch (err) {
+        watch.readFailure = err;
+      }
+      if (!watch.finished && (now === undefined || isDeleted(now))) {
         if (this.fewerTasks || patched(REQUEST_CANCELS_BETWEEN_LOCAL_CALLS)) {
           // Not while one of the operation's local activities is in flight (noLocalCallInFlight says why).
           await condition(() => noLocalCallInFlight() || watch.finished);
