@@ -4,8 +4,9 @@
  * reach Temporal from a worker's activity and are skipped in a local one
  * (src/activities/kubernetes/calls.ts), and a Cloudflare client made in an activity stops its
  * call in flight when Temporal cancels the attempt (src/activities/cloudflare/credentials.ts),
- * so an attempt Temporal gave up on never writes next to its retry. Cloudflare is the emulator,
- * with a latency no test waits out.
+ * so an attempt Temporal gave up on never writes next to its retry; a poll loop's pause
+ * (`pause`) ends when Temporal cancels the attempt, so a cancelled wait stops polling. Cloudflare
+ * is the emulator, with a latency no test waits out.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CancelledFailure } from '@temporalio/common';
@@ -13,6 +14,10 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cloudflareClient } from '../../src/activities/cloudflare/credentials.js';
 import { heartbeat } from '../../src/activities/kubernetes/calls.js';
+import { createSandboxAgentActivities } from '../../src/activities/sandbox/agents.js';
+import type { SandboxEnvResolver } from '../../src/activities/sandbox/env.js';
+import type { AgentClient } from '../../src/fastpath/agent-client.js';
+import type { SandboxRegistry } from '../../src/fastpath/registry.js';
 import { EmulatorAdmin, startCloudflareEmulator, type RunningEmulator } from '../emulators/cloudflare/index.js';
 
 describe('heartbeat()', () => {
@@ -66,5 +71,24 @@ describe('a Cloudflare client made in an activity', () => {
     // The SDK reports the aborted request as a connection error caused by Temporal's cancellation.
     expect(stopped).toBeInstanceOf(Error);
     expect((stopped as Error).cause).toBeInstanceOf(CancelledFailure);
+  });
+});
+
+describe('a poll loop of an activity', () => {
+  it('stops when Temporal cancels the attempt: a Strong create cancelled while its pool scales up from zero', async () => {
+    const registry = { hasUsableAgent: () => false } as unknown as SandboxRegistry;
+    const activities = createSandboxAgentActivities(registry, {} as AgentClient, {} as SandboxEnvResolver);
+    const env = new MockActivityEnvironment();
+    const outcome = env
+      .run(() => activities.waitForPoolAgent({ namespace: 'ns', pool: 'p', untilMs: Date.now() + 10_000 }))
+      .then(
+        (r) => r,
+        (e: unknown) => e,
+      );
+    await sleep(300);
+    env.cancel();
+    // Before, the wait polled on to its deadline and answered 'timeout' 10 s later.
+    const stopped = await Promise.race([outcome, sleep(2_000).then(() => 'still polling')]);
+    expect(stopped).toBeInstanceOf(CancelledFailure);
   });
 });

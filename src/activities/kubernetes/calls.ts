@@ -21,6 +21,16 @@ export function heartbeat(details?: unknown): void {
   if (activity && !activity.info.isLocal) activity.heartbeat(details);
 }
 
+/**
+ * A poll loop's pause: ends early, rejecting with CancelledFailure, when Temporal cancels the
+ * attempt (a heartbeat delivers that), so a cancelled wait stops instead of polling to its own
+ * deadline. Outside an activity, a plain timer.
+ */
+export function pause(ms: number): Promise<void> {
+  const activity = asyncLocalStorage.getStore();
+  return activity ? activity.sleep(ms) : new Promise((r) => setTimeout(r, ms));
+}
+
 const label = (ref: ObjectRef) => `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
 
 /** Uncached GET; undefined when absent. */

@@ -19,7 +19,7 @@ import type { AgentClient } from '../../fastpath/agent-client.js';
 import { AgentCallError } from '../../fastpath/agent-client.js';
 import type { FastPathMetrics } from '../../fastpath/metrics.js';
 import type { SandboxRegistry } from '../../fastpath/registry.js';
-import { heartbeat } from '../kubernetes/calls.js';
+import { heartbeat, pause } from '../kubernetes/calls.js';
 import type { SandboxEnvResolver } from './env.js';
 
 /** A create's first attempt reaches placement within this of its run's start; later ones are replays. */
@@ -77,7 +77,7 @@ export function createSandboxAgentActivities(
       if (report && !report.sandboxStatuses.some((x) => x.sandboxId === req.sandboxId)) return true;
       if (!report && !liveAgent(req)) return true;
       if (Date.now() + 100 > until) return false;
-      await new Promise((r) => setTimeout(r, 100));
+      await pause(100);
     }
   };
   /**
@@ -252,7 +252,7 @@ export function createSandboxAgentActivities(
         heartbeat();
         if (registry.hasUsableAgent(req.namespace, req.pool)) return 'ready';
         if (Date.now() >= req.untilMs) return 'timeout';
-        await new Promise((r) => setTimeout(r, Math.min(250, Math.max(1, req.untilMs - Date.now()))));
+        await pause(Math.min(250, Math.max(1, req.untilMs - Date.now())));
       }
     },
 
@@ -272,7 +272,7 @@ export function createSandboxAgentActivities(
           if (!liveAgent(req)) return;
           if (!(err instanceof AgentCallError)) throw err;
         }
-        await new Promise((r) => setTimeout(r, 250));
+        await pause(250);
       }
     },
   };
