@@ -84,7 +84,12 @@ export const TunnelSpec = Type.Object({
   // accepted at v1alpha2): the connector honours them before deployPatch. No defaults here, so a
   // v1alpha2 object does not grow them: the connector's are 1 replica and the operator's image.
   size: Type.Optional(
-    Type.Integer({ minimum: 0, format: 'int32', description: 'Replicas of the cloudflared Deployment (default 1).' }),
+    Type.Integer({
+      minimum: 0,
+      format: 'int32',
+      description:
+        'Replicas of the cloudflared Deployment, kept at this. Unset: 1 at creation, then whatever scales it (an HPA, kubectl scale).',
+    }),
   ),
   image: Type.Optional(
     Type.String({ description: "cloudflared image (default: the operator's, DO_CLOUDFLARED_IMAGE)." }),

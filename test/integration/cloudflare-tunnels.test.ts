@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { CLOUDFLARE_API_VERSION, CLOUDFLARE_GROUP, CLOUDFLARE_ID_ANNOTATION } from '../../src/api/cloudflare.js';
-import { PatchStrategy, type KubernetesObject, type V1Deployment } from '@kubernetes/client-node';
+import { AppsV1Api, PatchStrategy, type KubernetesObject, type V1Deployment } from '@kubernetes/client-node';
 import { TUNNEL_BINDING_VERSION } from '../../src/api/cloudflare-tunnels.js';
 import { baseConnectorDeployment } from '../../src/domain/cloudflare/connector.js';
 import { CloudflareSyncStateKind, type CloudflareSyncState } from '../../src/api/cloudflare.js';
@@ -743,6 +743,35 @@ describe("the tunnel's connector: a cloudflared Deployment", () => {
     await k.delete(tunnelRef(t));
     await eventually('the Tunnel gone', async () => !(await k.get(tunnelRef(t))));
   });
+  it("without size, the replicas are the scaler's (an HPA, kubectl scale): the re-apply at each resolve keeps them; a size set is kept", async () => {
+    const t = uniq('scaled');
+    const round = (n: number) => ({ deployPatch: JSON.stringify({ metadata: { annotations: { round: String(n) } } }) });
+    await k.apply(tunnel(t, { newTunnel: { name: uniq('cf-scaled') }, ...round(1) }));
+    const dep = await eventually('its Deployment', () => deployment(t));
+    expect(dep.spec?.replicas).toBe(1); // the apiserver's default
+    // Scaled as an HPA or `kubectl scale` does: through the scale subresource, under a manager of its own.
+    const apps = k.kc.makeApiClient(AppsV1Api);
+    const scale = await apps.readNamespacedDeploymentScale({ name: t, namespace: ns() });
+    await apps.replaceNamespacedDeploymentScale({
+      name: t,
+      namespace: ns(),
+      body: { ...scale, spec: { replicas: 3 } },
+      fieldManager: 'horizontal-pod-autoscaler',
+    });
+    // A spec change: the connector is applied again (its annotation shows it), the replicas stay.
+    await k.mergePatch(tunnelRef(t), { spec: round(2) });
+    const again = await eventually('the Deployment applied again', async () => {
+      const d = await deployment(t);
+      return d?.metadata?.annotations?.round === '2' ? d : undefined;
+    });
+    expect(again.spec?.replicas).toBe(3);
+    // `size` set: the operator's, kept at that.
+    await k.mergePatch(tunnelRef(t), { spec: { size: 2 } });
+    await eventually('the size applied', async () => (await deployment(t))?.spec?.replicas === 2);
+    await k.delete(tunnelRef(t));
+    await eventually('the Tunnel gone', async () => !(await k.get(tunnelRef(t))));
+  });
+
   it("the original's v1alpha1 manifest (size, inline details, zoneId) carrying the original's finalizer: served, run with its size, its binding's CNAME without a zone lookup, deleted cleanly", async () => {
     const t = uniq('v1a1');
     const cfName = uniq('cf-v1a1');

@@ -21,7 +21,7 @@ const place = { namespace: 'team-a', secretName: 'edge', defaultImage: 'cloudfla
 type Dep = {
   metadata: { name: string; namespace: string; ownerReferences: unknown[]; labels: Record<string, string> };
   spec: {
-    replicas: number;
+    replicas?: number;
     selector: { matchLabels: Record<string, string> };
     template: { spec: { containers: Array<Record<string, unknown>>; volumes?: unknown[]; tolerations?: unknown[] } };
   };
@@ -39,7 +39,8 @@ describe('the connector Deployment', () => {
     expect(d.metadata.ownerReferences).toEqual([
       expect.objectContaining({ kind: 'Tunnel', name: 'edge', uid: 'u-1', controller: true }),
     ]);
-    expect(d.spec.replicas).toBe(1);
+    // No size: the replicas are left to whatever scales it (1 by the apiserver's default at creation).
+    expect(d.spec.replicas).toBeUndefined();
     const c = d.spec.template.spec.containers[0]!;
     expect(c.image).toBe('cloudflare/cloudflared:2025.4.0');
     expect(c.args).toEqual(['tunnel', '--no-autoupdate', '--protocol', 'auto', '--metrics', '0.0.0.0:2000', 'run']);

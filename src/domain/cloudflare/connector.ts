@@ -110,7 +110,9 @@ export function baseConnectorDeployment(owner: ConnectorOwner, place: ConnectorP
       ],
     },
     spec: {
-      replicas: spec.size ?? 1,
+      // Set only when `size` says so: unset, the replicas are whoever scales the Deployment's (an
+      // HPA, `kubectl scale`) — the re-apply at each resolve would otherwise undo them (1 at creation).
+      ...(spec.size !== undefined ? { replicas: spec.size } : {}),
       selector: { matchLabels: labels },
       template: {
         metadata: { labels },
