@@ -293,6 +293,7 @@ describe('deploy/ kustomization', () => {
         ...[
           'durable-operators-fastpath-agent-pods',
           'durable-operators-fastpath-agent-secrets',
+          'durable-operators-sandbox-tenant',
           'durable-operators-worker-detach-claims',
           'durable-operators-worker-detach-volumes',
           'durable-operators-worker-tunnel-objects',
@@ -301,7 +302,7 @@ describe('deploy/ kustomization', () => {
     );
   });
 
-  it('binds each admission policy (deploy/policies) to one role of deploy/rbac, denying, failing closed, every message naming the policy', () => {
+  it('binds each admission policy (deploy/policies) to one role of deploy/rbac (or to everyone but it), denying, failing closed, every message naming the policy', () => {
     interface Policy {
       metadata: { name: string };
       spec: {
@@ -319,7 +320,7 @@ describe('deploy/ kustomization', () => {
       const name = p.metadata.name;
       expect(p.spec.failurePolicy, name).toBe('Fail');
       const users = p.spec.matchConditions.map(
-        (c) => /^request\.userInfo\.username == '([^']+)'$/.exec(c.expression)?.[1],
+        (c) => /^request\.userInfo\.username [!=]= '([^']+)'$/.exec(c.expression)?.[1],
       );
       expect(users.length, name).toBe(1);
       expect(accounts, name).toContain(users[0]);
