@@ -1,10 +1,11 @@
 /**
  * removeFromAgent (src/activities/sandbox/agents.ts): one delete that answers when the sandbox is
  * gone, instead of a delete and a status poll every 100 ms; an agent that answers at once (one
- * from before the wait) is polled as before. The agent's side of the wait is in
+ * from before the wait) is polled as before. waitUntilAgentForgets, the longer wait after it,
+ * waits the same way. The agent's side of the wait is in
  * sandbox-agent.test.ts, the whole removal against real agents in the sandbox integration tests.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSandboxAgentActivities } from '../../src/activities/sandbox/agents.js';
 import type { AgentClient } from '../../src/fastpath/agent-client.js';
 import type { SandboxRegistry } from '../../src/fastpath/registry.js';
@@ -56,5 +57,52 @@ describe('removeFromAgent', () => {
     expect(await h.remove()).toBe('removed');
     expect(h.calls).toEqual(['removal started sb-1', 'delete sb-1 waiting 3000 ms', 'status', 'status', 'status']);
     expect(h.released).toEqual(['sb-1']);
+  });
+});
+
+describe('waitUntilAgentForgets (a removal that outlasts removeFromAgent: a sandbox that ignores SIGTERM)', () => {
+  /** The agent answers the deletes with `answers` in turn (the last one again after them). */
+  function forgetting(answers: (boolean | undefined)[], reportedFor = 0) {
+    const calls: string[] = [];
+    const registry = {
+      agent: () => ({ key: 'ns/agent-a', url: 'https://10.0.0.1:5758' }),
+      table: { has: () => true },
+    } as unknown as SandboxRegistry;
+    let deletes = 0;
+    let polls = 0;
+    const agents = {
+      delete: async (_url: string, id: string, waitMs: number) => {
+        calls.push(`delete ${id} waiting ${waitMs} ms`);
+        return answers[Math.min(deletes++, answers.length - 1)];
+      },
+      status: async () => {
+        calls.push('status');
+        return { sandboxStatuses: polls++ < reportedFor ? [{ sandboxId: 'sb-1' }] : [] };
+      },
+    } as unknown as AgentClient;
+    const activities = createSandboxAgentActivities(registry, agents, {} as SandboxEnvResolver);
+    return { calls, wait: () => activities.waitUntilAgentForgets(req) };
+  }
+
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('waiting deletes until the agent says gone: no status poll, at most one call per wait', async () => {
+    vi.useFakeTimers();
+    const f = forgetting([false, false, true]);
+    const t0 = Date.now();
+    const done = f.wait();
+    await vi.runAllTimersAsync();
+    await done;
+    expect(f.calls).toEqual(Array(3).fill('delete sb-1 waiting 4000 ms'));
+    // This agent answered at once (as one whose runtime refuses the delete does): not asked again at once.
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(8_000);
+  });
+
+  it('an agent from before the wait: its status polled until it no longer reports the sandbox', async () => {
+    const f = forgetting([undefined], 2);
+    await f.wait();
+    expect(f.calls).toEqual(['delete sb-1 waiting 4000 ms', 'status', 'status', 'status']);
   });
 });

@@ -256,23 +256,36 @@ export function createSandboxAgentActivities(
       }
     },
 
-    /** Waits until the agent no longer reports the sandbox (its processes are gone) or is gone itself. */
+    /**
+     * Waits until the agent no longer holds the sandbox (its processes are gone) or is gone itself,
+     * with waiting deletes: one call per MAX_DELETE_WAIT_MS instead of a status poll every 250 ms,
+     * each asking again, which retries a delete the agent gave up on (its runtime refused). An
+     * agent from before the wait answers at once: polled as before, asked again every ~5 s.
+     */
     async waitUntilAgentForgets(req: AgentRef & { sandboxId: string }): Promise<void> {
-      for (let round = 1; ; round++) {
+      let waits = true;
+      for (let round = 0; ; round++) {
         heartbeat();
         const url = urlOf(req);
         if (!url) return;
+        const started = Date.now();
         try {
-          const report = await agents.status(url);
-          if (!report.sandboxStatuses.some((x) => x.sandboxId === req.sandboxId)) return;
-          // A delete the agent could not finish (its runtime refused) is given up on by the
-          // agent and reported; asking again every ~5 s retries it (idempotent while one runs).
-          if (round % 20 === 0) await agents.delete(url, req.sandboxId);
+          if (waits || round % 20 === 0) {
+            const gone = await agents.delete(url, req.sandboxId, MAX_DELETE_WAIT_MS);
+            if (gone === true) return;
+            waits = gone === false;
+          }
+          if (!waits) {
+            const report = await agents.status(url);
+            if (!report.sandboxStatuses.some((x) => x.sandboxId === req.sandboxId)) return;
+          }
         } catch (err) {
           if (!liveAgent(req)) return;
           if (!(err instanceof AgentCallError)) throw err;
         }
-        await pause(250);
+        // One waiting delete per MAX_DELETE_WAIT_MS at most: a delete the agent's runtime refuses
+        // is answered at once, and is not sent again at once.
+        await pause(waits ? Math.max(250, MAX_DELETE_WAIT_MS - (Date.now() - started)) : 250);
       }
     },
   };
