@@ -61,6 +61,8 @@ export interface Answer<T> {
 export function exitMessage(exit: SandboxExit): string {
   if (exit.stopped) return 'stopped by the agent';
   if (exit.reason === 'OOMKilled') return 'OOMKilled: killed for going over its memory limit';
+  if (exit.reason === 'EphemeralStorageExceeded')
+    return 'EphemeralStorageExceeded: killed for writing more than its ephemeral-storage limit to its filesystem';
   if (exit.signal) return `killed by signal ${exit.signal}`;
   return `exited with code ${exit.code}`;
 }

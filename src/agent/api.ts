@@ -75,7 +75,7 @@ export interface SandboxStatusReport {
   exposedPorts: number[];
   phase: AgentPhase;
   message: string;
-  /** Extension: why a failed sandbox ended, when the runtime knows (`OOMKilled`). */
+  /** Extension: why a failed sandbox ended, when the runtime knows (`OOMKilled`, `EphemeralStorageExceeded`). */
   reason?: string;
   createdAt: number;
 }

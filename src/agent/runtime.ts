@@ -12,8 +12,11 @@ export interface SandboxExit {
   signal: NodeJS.Signals | null;
   /** True when the exit followed `stop` (a delete or the agent's shutdown). */
   stopped: boolean;
-  /** Why it ended when the runtime knows more than the code: `OOMKilled` (over its memory limit). */
-  reason?: 'OOMKilled';
+  /**
+   * Why it ended when the runtime knows more than the code: `OOMKilled` (over its memory limit),
+   * `EphemeralStorageExceeded` (its writable layer grew past the limit, so the agent killed it).
+   */
+  reason?: 'OOMKilled' | 'EphemeralStorageExceeded';
 }
 
 /** Where an exec's output goes, as it comes; the runtime reads no more until a returned promise settles. */

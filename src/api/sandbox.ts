@@ -292,8 +292,19 @@ export const SandboxPoolSpec = Type.Object({
         cpu: Type.Optional(Type.String({ maxLength: 32, description: 'CPU limit, a quantity (500m, 2).' })),
         memory: Type.Optional(Type.String({ maxLength: 32, description: 'Memory limit, a quantity (256Mi).' })),
         pids: Type.Optional(Type.Integer({ ...int32, minimum: 1, description: 'Most processes at once.' })),
+        ephemeralStorage: Type.Optional(
+          Type.String({
+            maxLength: 32,
+            pattern: '^[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$',
+            description:
+              "Most a sandbox's writable layer may take, a quantity (10Gi); past it the agent kills the sandbox (EphemeralStorageExceeded).",
+          }),
+        ),
       },
-      { description: 'Extension: the limits of sandboxes that set none (default: cpu 1, memory 512Mi, pids 1024).' },
+      {
+        description:
+          "Extension: the limits of sandboxes that set none (default: cpu 1, memory 512Mi, pids 1024), and of every sandbox's writable layer (default ephemeralStorage 10Gi).",
+      },
     ),
   ),
   sandboxSecurityContext: Type.Optional(

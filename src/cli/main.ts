@@ -291,6 +291,12 @@ program
   )
   .addOption(
     new Option(
+      '--default-ephemeral-storage <quantity>',
+      "most a sandbox's writable layer may take before the agent kills it (containerd; default 10Gi)",
+    ).env('SANDBOX_DEFAULT_EPHEMERAL_STORAGE'),
+  )
+  .addOption(
+    new Option(
       '--cgroup-parent <path>',
       "parent of the sandboxes' cgroups, a cgroupfs path (default /fast-sandbox)",
     ).env('DO_AGENT_CGROUP_PARENT'),
@@ -369,6 +375,7 @@ program
         '--default-cpu (SANDBOX_DEFAULT_CPU)': flags.defaultCpu,
         '--default-memory (SANDBOX_DEFAULT_MEMORY)': flags.defaultMemory,
         '--default-pids (SANDBOX_DEFAULT_PIDS)': flags.defaultPids,
+        '--default-ephemeral-storage (SANDBOX_DEFAULT_EPHEMERAL_STORAGE)': flags.defaultEphemeralStorage,
       }).filter(([, v]) => v);
       if (limits.length)
         throw new Error(
@@ -408,6 +415,7 @@ program
         agentNamespace: process.env.POD_NAMESPACE,
         host,
         defaults: { cpu: flags.defaultCpu, memory: flags.defaultMemory, pids: flags.defaultPids },
+        ephemeralStorage: flags.defaultEphemeralStorage,
         warm: flags.warmImages,
         initBinary: flags.initBinary,
         pullSecretsDir: flags.pullSecretsDir,

@@ -430,7 +430,7 @@ export interface AgentPodInput {
 /** What the pool says about how its agents run sandboxes (runtimeType, sandboxResources, warmImages). */
 export interface PoolRuntime {
   runtimeType?: string;
-  sandboxResources?: { cpu?: string; memory?: string; pids?: number };
+  sandboxResources?: { cpu?: string; memory?: string; pids?: number; ephemeralStorage?: string };
   warmImages?: { image: string; count: number }[];
   imagePullSecrets?: { name: string }[];
   sandboxSecurityContext?: { capabilities?: CapabilitiesSpec };
@@ -472,6 +472,7 @@ export function runtimeEnv(r: PoolRuntime | undefined): Record<string, string> {
     ...(res?.cpu ? { SANDBOX_DEFAULT_CPU: res.cpu } : {}),
     ...(res?.memory ? { SANDBOX_DEFAULT_MEMORY: res.memory } : {}),
     ...(res?.pids ? { SANDBOX_DEFAULT_PIDS: String(res.pids) } : {}),
+    ...(res?.ephemeralStorage ? { SANDBOX_DEFAULT_EPHEMERAL_STORAGE: res.ephemeralStorage } : {}),
     ...(r?.warmImages?.length
       ? { SANDBOX_WARM_IMAGES: r.warmImages.map((w) => `${w.image}=${w.count}`).join(',') }
       : {}),

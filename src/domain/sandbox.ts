@@ -176,10 +176,10 @@ export function phaseFromAgent(phase: AgentPhase): SandboxPhase {
   }
 }
 
-/** The Ready condition's reason for a sandbox that ended on its agent: `OOMKilled` when the runtime says so. */
+/** The Ready condition's reason for a sandbox that ended on its agent: the runtime's when it says why. */
 export function failureReason(seen: { phase: string; reason?: string }): string {
   if (seen.phase === 'stopped') return 'Stopped';
-  return seen.reason === 'OOMKilled' ? 'OOMKilled' : 'ProcessFailed';
+  return seen.reason === 'OOMKilled' || seen.reason === 'EphemeralStorageExceeded' ? seen.reason : 'ProcessFailed';
 }
 
 /** The Sandbox spec fields for a create (ports, command… omitted when empty, as kubectl would). */

@@ -364,6 +364,39 @@ describe('delete and limits', () => {
     await deleted(agent, id);
   });
 
+  it('a sandbox whose writable layer grows past the ephemeral-storage limit is killed, EphemeralStorageExceeded; its neighbour runs on (review N3)', async () => {
+    const a = await new AgentProcess(uniq('agent'), await getFreePort(), [
+      '--default-ephemeral-storage',
+      '8Mi',
+    ]).start();
+    try {
+      const filler = await createRunning(a, {
+        image: images.busybox,
+        command: ['sh', '-c', 'dd if=/dev/zero of=/big bs=1M count=20 && sync && sleep 3600'],
+      });
+      const small = await createRunning(a, {
+        image: images.busybox,
+        command: ['sh', '-c', 'dd if=/dev/zero of=/small bs=1M count=1 && sync && sleep 3600'],
+      });
+      await passes(
+        async () =>
+          expect(await a.sandbox(filler)).toMatchObject({
+            phase: 'failed',
+            reason: 'EphemeralStorageExceeded',
+            message: expect.stringContaining('ephemeral-storage limit'),
+          }),
+        60_000,
+      );
+      expect(await a.logs(filler)).toMatch(
+        /killed: its writable layer takes \d+ bytes, over its ephemeral-storage limit of 8388608/,
+      );
+      expect(await a.sandbox(small)).toMatchObject({ phase: 'running' });
+      await Promise.all([deleted(a, filler), deleted(a, small)]);
+    } finally {
+      await a.stop();
+    }
+  });
+
   it('a limit that is not a quantity is refused before anything is made', async () => {
     const r = await create(agent, { image: images.busybox, memory: 'lots' });
     expect(r).toMatchObject({ status: 'refused', httpStatus: 400, message: expect.stringContaining('memory "lots"') });

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { chainId } from '../../src/agent/containerd/images.js';
-import { cgroupParentOf, containerdRuntime } from '../../src/agent/containerd/setup.js';
+import { cgroupParentOf, containerdRuntime, ephemeralStorageBytes } from '../../src/agent/containerd/setup.js';
 import { DEFAULT_CAPABILITY_NAMES, ociCapability } from '../../src/domain/sandbox-capabilities.js';
 import {
   CONTAINERD_DEFAULT_CAPABILITIES,
@@ -275,4 +275,13 @@ it('the containerd runtime does not start without sandbox-init, and says so', as
   await expect(containerdRuntime({ ...flags, initBinary: '/no/such/sandbox-init' })).rejects.toThrow(
     '/no/such/sandbox-init does not exist',
   );
+});
+
+describe('--default-ephemeral-storage (review N3)', () => {
+  it('is a quantity of bytes, at least 1Mi; anything else is said', () => {
+    expect(ephemeralStorageBytes('10Gi')).toBe(10 * 2 ** 30);
+    expect(ephemeralStorageBytes('500M')).toBe(500e6);
+    expect(ephemeralStorageBytes('lots')).toBe('"lots" is not a quantity of bytes (e.g. "10Gi")');
+    expect(ephemeralStorageBytes('512Ki')).toBe('512Ki is below the smallest limit, 1Mi');
+  });
 });

@@ -237,6 +237,7 @@ describe('why a sandbox ended, on its Ready condition', () => {
     [{ phase: 'stopped' }, 'Stopped'],
     [{ phase: 'failed' }, 'ProcessFailed'],
     [{ phase: 'failed', reason: 'OOMKilled' }, 'OOMKilled'],
+    [{ phase: 'failed', reason: 'EphemeralStorageExceeded' }, 'EphemeralStorageExceeded'],
     [{ phase: 'failed', reason: 'SomethingNew' }, 'ProcessFailed'],
   ])('%j → %s', (seen, reason) => {
     expect(failureReason(seen)).toBe(reason);

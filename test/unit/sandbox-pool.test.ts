@@ -359,7 +359,7 @@ describe('agent Pods carry the pool’s runtime settings', () => {
       envOf(
         pod({
           runtimeType: 'gvisor',
-          sandboxResources: { cpu: '500m', memory: '256Mi', pids: 100 },
+          sandboxResources: { cpu: '500m', memory: '256Mi', pids: 100, ephemeralStorage: '2Gi' },
           warmImages: [
             { image: 'reg/a:1', count: 2 },
             { image: 'reg/b:1', count: 1 },
@@ -371,6 +371,7 @@ describe('agent Pods carry the pool’s runtime settings', () => {
       SANDBOX_DEFAULT_CPU: '500m',
       SANDBOX_DEFAULT_MEMORY: '256Mi',
       SANDBOX_DEFAULT_PIDS: '100',
+      SANDBOX_DEFAULT_EPHEMERAL_STORAGE: '2Gi',
       SANDBOX_WARM_IMAGES: 'reg/a:1=2,reg/b:1=1',
       POD_UID: { fieldRef: { fieldPath: 'metadata.uid' } },
       POD_IP: { fieldRef: { fieldPath: 'status.podIP' } },

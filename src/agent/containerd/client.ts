@@ -253,6 +253,11 @@ export class ContainerdClient {
   async removeSnapshot(snapshotter: string, key: string): Promise<void> {
     await this.call('snapshots', 'remove', { snapshotter, key });
   }
+  /** What an active snapshot's writable layer takes on disk (containerd walks its upper directory). */
+  async snapshotUsage(snapshotter: string, key: string): Promise<{ size: number; inodes: number }> {
+    const u = await this.call('snapshots', 'usage', { snapshotter, key });
+    return { size: Number(u.size), inodes: Number(u.inodes) };
+  }
 
   // ---- tasks
 

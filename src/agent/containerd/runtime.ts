@@ -103,6 +103,8 @@ export const SHIM_GROUP_ANNOTATION = 'io.containerd.runc.v2.group';
 export const DEFAULT_SNAPSHOTTER = 'overlayfs';
 /** A fork bomb stays inside its sandbox: the default when neither the request nor the pool sets one. */
 export const DEFAULT_PIDS_LIMIT = 1024;
+/** How often each running sandbox's writable layer is measured against its ephemeral-storage limit. */
+export const DISK_CHECK_MS = 10_000;
 
 export interface ContainerdRuntimeOptions {
   client: ContainerdClient;
@@ -123,6 +125,11 @@ export interface ContainerdRuntimeOptions {
   cgroupParent?: string;
   /** Limits for sandboxes that set none (the pool's `sandboxResources`). */
   defaults?: { cpu?: string; memory?: string; pids?: number };
+  /**
+   * The most a sandbox's writable layer (its snapshot's upper directory, as containerd measures
+   * it) may take, in bytes; past it the agent kills the sandbox (EphemeralStorageExceeded).
+   */
+  ephemeralStorageBytes?: number;
   /** SANDBOX_HOST: where the sandbox's ports are reached (the Pod IP). */
   host?: string;
   /** Why this node cannot run what the pool asks (every create is refused with it). */
@@ -181,6 +188,8 @@ interface Entry {
   exited: Promise<void>;
   stopping: boolean;
   oom: boolean;
+  /** Killed by the agent for a writable layer past its ephemeral-storage limit. */
+  overDisk?: boolean;
   pid: number;
   waiting: AbortController;
   removing?: Promise<void>;
@@ -385,10 +394,44 @@ export class ContainerdRuntime implements SandboxRuntime {
   private refill = false;
   private events?: { cancel(): void };
   private closed = false;
+  private readonly diskChecks?: NodeJS.Timeout;
+  private checkingDisks = false;
 
   constructor(private readonly opts: ContainerdRuntimeOptions) {
     this.images = new ImageStore(opts.client, opts.pullAuth);
     this.watchOom();
+    if (opts.ephemeralStorageBytes !== undefined)
+      this.diskChecks = setInterval(() => void this.checkDisks(), DISK_CHECK_MS).unref();
+  }
+
+  /**
+   * Measures each running sandbox's writable layer and kills those past the ephemeral-storage
+   * limit, as the kubelet evicts a Pod past its own: a sandbox runs outside the kubelet's
+   * accounting, and a full node disk would take every Pod of the node with it.
+   */
+  async checkDisks(): Promise<void> {
+    const limit = this.opts.ephemeralStorageBytes;
+    if (limit === undefined || this.checkingDisks || this.closed) return;
+    this.checkingDisks = true;
+    try {
+      for (const [sandboxId, e] of this.entries) {
+        if (e.exit || e.stopping || e.overDisk) continue;
+        const used = await this.opts.client
+          .snapshotUsage(this.snapshotter, e.containerId)
+          .then((u) => u.size)
+          .catch(() => undefined); // gone meanwhile, or a snapshotter that cannot tell
+        if (used === undefined || used <= limit || e.exit || e.stopping) continue;
+        e.overDisk = true;
+        e.logs.append(
+          Buffer.from(
+            `[sandbox-agent] sandbox ${sandboxId} killed: its writable layer takes ${used} bytes, over its ephemeral-storage limit of ${limit}\n`,
+          ),
+        );
+        await this.opts.client.kill(e.containerId, 9, { all: true }).catch(() => undefined);
+      }
+    } finally {
+      this.checkingDisks = false;
+    }
   }
 
   get unsupported(): string | undefined {
@@ -766,7 +809,11 @@ export class ContainerdRuntime implements SandboxRuntime {
         entry.exit = {
           ...exitOf(status),
           stopped: entry.stopping,
-          ...(oom && !entry.stopping ? { reason: 'OOMKilled' as const } : {}),
+          ...(oom && !entry.stopping
+            ? { reason: 'OOMKilled' as const }
+            : entry.overDisk
+              ? { reason: 'EphemeralStorageExceeded' as const }
+              : {}),
         };
         entry.logs.end();
         resolveExited();
@@ -1035,6 +1082,7 @@ export class ContainerdRuntime implements SandboxRuntime {
 
   close(): void {
     this.closed = true;
+    clearInterval(this.diskChecks);
     this.events?.cancel();
     for (const e of this.entries.values()) e.waiting.abort();
     this.opts.client.close();

@@ -11,6 +11,7 @@ import { ipv4Cidr, parseEgress } from '../../domain/sandbox-network.js';
 import { SandboxNetwork } from '../network/sandbox-network.js';
 import { claimSubnet } from '../network/subnets.js';
 import { ContainerdClient } from './client.js';
+import { parseQuantity } from './oci-spec.js';
 import { pullSecretsAuth } from './pull-secrets.js';
 import { ContainerdRuntime, type ContainerdRuntimeOptions, type WarmImage } from './runtime.js';
 
@@ -21,6 +22,11 @@ import { ContainerdRuntime, type ContainerdRuntimeOptions, type WarmImage } from
  */
 export const DEFAULT_SANDBOX_CPU = '1';
 export const DEFAULT_SANDBOX_MEMORY = '512Mi';
+/**
+ * The most a sandbox's writable layer may take when the pool sets no `ephemeralStorage`: a
+ * sandbox that fills the node's disk would have the kubelet evict every Pod of the node.
+ */
+export const DEFAULT_SANDBOX_EPHEMERAL_STORAGE = '10Gi';
 /** Where sandboxes' cgroups go when `--cgroup-parent` is not given (cgroupfs path). */
 export const DEFAULT_CGROUP_PARENT = '/fast-sandbox';
 
@@ -54,6 +60,8 @@ export interface ContainerdFlags {
   agentNamespace?: string;
   host?: string;
   defaults?: ContainerdRuntimeOptions['defaults'];
+  /** The pool's `sandboxResources.ephemeralStorage` (a quantity); DEFAULT_SANDBOX_EPHEMERAL_STORAGE when unset. */
+  ephemeralStorage?: string;
   /** sandbox-init, PID 1 of every sandbox container. */
   initBinary?: string;
   /** `image=count,image2=count` (count 1 when left out): the pool's warm images. */
@@ -181,6 +189,9 @@ export async function containerdRuntime(
       unsupported = `runtimeType gvisor needs runsc on the node (--runsc-binary${flags.runscBinary ? ` ${flags.runscBinary} does not exist` : ' is not set'})`;
   } else if (flags.runtimeType !== 'container' && flags.runtimeType !== '')
     unsupported = `runtimeType ${flags.runtimeType} is not one of container, gvisor`;
+  const disk = ephemeralStorageBytes(flags.ephemeralStorage || DEFAULT_SANDBOX_EPHEMERAL_STORAGE);
+  if (typeof disk === 'string')
+    throw new Error(`--default-ephemeral-storage (SANDBOX_DEFAULT_EPHEMERAL_STORAGE): ${disk}`);
   const network = sandboxNetwork(flags);
   const isolation = flags.runtimeType === 'gvisor' ? 'gvisor' : 'runc';
   const warm = parseWarmImages(flags.warm ?? '');
@@ -203,6 +214,7 @@ export async function containerdRuntime(
       memory: flags.defaults?.memory || DEFAULT_SANDBOX_MEMORY,
     },
     cgroupParent: cgroupParentOf(flags.cgroupParent),
+    ephemeralStorageBytes: disk,
     initBinary,
     warm,
     unsupported,
@@ -210,4 +222,13 @@ export async function containerdRuntime(
     ...(flags.pullSecretsDir ? { pullAuth: pullSecretsAuth(flags.pullSecretsDir) } : {}),
   });
   return { runtime, label: `containerd/${isolation}` };
+}
+
+/** A quantity of bytes (`10Gi`, `500M`), at least 1Mi, or what is wrong with it. */
+export function ephemeralStorageBytes(q: string): number | string {
+  const bytes = parseQuantity(q);
+  if (bytes === undefined || !Number.isFinite(bytes))
+    return `${JSON.stringify(q)} is not a quantity of bytes (e.g. "10Gi")`;
+  if (bytes < 2 ** 20) return `${q} is below the smallest limit, 1Mi`;
+  return Math.round(bytes);
 }

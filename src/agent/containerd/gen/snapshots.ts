@@ -7,6 +7,8 @@ import type { PrepareSnapshotRequest as _containerd_services_snapshots_v1_Prepar
 import type { PrepareSnapshotResponse as _containerd_services_snapshots_v1_PrepareSnapshotResponse, PrepareSnapshotResponse__Output as _containerd_services_snapshots_v1_PrepareSnapshotResponse__Output } from './containerd/services/snapshots/v1/PrepareSnapshotResponse.js';
 import type { RemoveSnapshotRequest as _containerd_services_snapshots_v1_RemoveSnapshotRequest, RemoveSnapshotRequest__Output as _containerd_services_snapshots_v1_RemoveSnapshotRequest__Output } from './containerd/services/snapshots/v1/RemoveSnapshotRequest.js';
 import type { SnapshotsClient as _containerd_services_snapshots_v1_SnapshotsClient, SnapshotsDefinition as _containerd_services_snapshots_v1_SnapshotsDefinition } from './containerd/services/snapshots/v1/Snapshots.js';
+import type { UsageRequest as _containerd_services_snapshots_v1_UsageRequest, UsageRequest__Output as _containerd_services_snapshots_v1_UsageRequest__Output } from './containerd/services/snapshots/v1/UsageRequest.js';
+import type { UsageResponse as _containerd_services_snapshots_v1_UsageResponse, UsageResponse__Output as _containerd_services_snapshots_v1_UsageResponse__Output } from './containerd/services/snapshots/v1/UsageResponse.js';
 import type { Mount as _containerd_types_Mount, Mount__Output as _containerd_types_Mount__Output } from './containerd/types/Mount.js';
 import type { Empty as _google_protobuf_Empty, Empty__Output as _google_protobuf_Empty__Output } from './google/protobuf/Empty.js';
 
@@ -25,6 +27,8 @@ export interface ProtoGrpcType {
           PrepareSnapshotResponse: MessageTypeDefinition<_containerd_services_snapshots_v1_PrepareSnapshotResponse, _containerd_services_snapshots_v1_PrepareSnapshotResponse__Output>
           RemoveSnapshotRequest: MessageTypeDefinition<_containerd_services_snapshots_v1_RemoveSnapshotRequest, _containerd_services_snapshots_v1_RemoveSnapshotRequest__Output>
           Snapshots: SubtypeConstructor<typeof grpc.Client, _containerd_services_snapshots_v1_SnapshotsClient> & { service: _containerd_services_snapshots_v1_SnapshotsDefinition }
+          UsageRequest: MessageTypeDefinition<_containerd_services_snapshots_v1_UsageRequest, _containerd_services_snapshots_v1_UsageRequest__Output>
+          UsageResponse: MessageTypeDefinition<_containerd_services_snapshots_v1_UsageResponse, _containerd_services_snapshots_v1_UsageResponse__Output>
         }
       }
     }

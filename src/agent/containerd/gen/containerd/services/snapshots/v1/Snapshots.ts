@@ -8,6 +8,8 @@ import type { MountsResponse as _containerd_services_snapshots_v1_MountsResponse
 import type { PrepareSnapshotRequest as _containerd_services_snapshots_v1_PrepareSnapshotRequest, PrepareSnapshotRequest__Output as _containerd_services_snapshots_v1_PrepareSnapshotRequest__Output } from '../../../../containerd/services/snapshots/v1/PrepareSnapshotRequest.js';
 import type { PrepareSnapshotResponse as _containerd_services_snapshots_v1_PrepareSnapshotResponse, PrepareSnapshotResponse__Output as _containerd_services_snapshots_v1_PrepareSnapshotResponse__Output } from '../../../../containerd/services/snapshots/v1/PrepareSnapshotResponse.js';
 import type { RemoveSnapshotRequest as _containerd_services_snapshots_v1_RemoveSnapshotRequest, RemoveSnapshotRequest__Output as _containerd_services_snapshots_v1_RemoveSnapshotRequest__Output } from '../../../../containerd/services/snapshots/v1/RemoveSnapshotRequest.js';
+import type { UsageRequest as _containerd_services_snapshots_v1_UsageRequest, UsageRequest__Output as _containerd_services_snapshots_v1_UsageRequest__Output } from '../../../../containerd/services/snapshots/v1/UsageRequest.js';
+import type { UsageResponse as _containerd_services_snapshots_v1_UsageResponse, UsageResponse__Output as _containerd_services_snapshots_v1_UsageResponse__Output } from '../../../../containerd/services/snapshots/v1/UsageResponse.js';
 
 export interface SnapshotsClient extends grpc.Client {
   Mounts(argument: _containerd_services_snapshots_v1_MountsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_containerd_services_snapshots_v1_MountsResponse__Output>): grpc.ClientUnaryCall;
@@ -37,6 +39,15 @@ export interface SnapshotsClient extends grpc.Client {
   remove(argument: _containerd_services_snapshots_v1_RemoveSnapshotRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_google_protobuf_Empty__Output>): grpc.ClientUnaryCall;
   remove(argument: _containerd_services_snapshots_v1_RemoveSnapshotRequest, callback: grpc.requestCallback<_google_protobuf_Empty__Output>): grpc.ClientUnaryCall;
   
+  Usage(argument: _containerd_services_snapshots_v1_UsageRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_containerd_services_snapshots_v1_UsageResponse__Output>): grpc.ClientUnaryCall;
+  Usage(argument: _containerd_services_snapshots_v1_UsageRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_containerd_services_snapshots_v1_UsageResponse__Output>): grpc.ClientUnaryCall;
+  Usage(argument: _containerd_services_snapshots_v1_UsageRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_containerd_services_snapshots_v1_UsageResponse__Output>): grpc.ClientUnaryCall;
+  Usage(argument: _containerd_services_snapshots_v1_UsageRequest, callback: grpc.requestCallback<_containerd_services_snapshots_v1_UsageResponse__Output>): grpc.ClientUnaryCall;
+  usage(argument: _containerd_services_snapshots_v1_UsageRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_containerd_services_snapshots_v1_UsageResponse__Output>): grpc.ClientUnaryCall;
+  usage(argument: _containerd_services_snapshots_v1_UsageRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_containerd_services_snapshots_v1_UsageResponse__Output>): grpc.ClientUnaryCall;
+  usage(argument: _containerd_services_snapshots_v1_UsageRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_containerd_services_snapshots_v1_UsageResponse__Output>): grpc.ClientUnaryCall;
+  usage(argument: _containerd_services_snapshots_v1_UsageRequest, callback: grpc.requestCallback<_containerd_services_snapshots_v1_UsageResponse__Output>): grpc.ClientUnaryCall;
+  
 }
 
 export interface SnapshotsHandlers extends grpc.UntypedServiceImplementation {
@@ -46,10 +57,13 @@ export interface SnapshotsHandlers extends grpc.UntypedServiceImplementation {
   
   Remove: grpc.handleUnaryCall<_containerd_services_snapshots_v1_RemoveSnapshotRequest__Output, _google_protobuf_Empty>;
   
+  Usage: grpc.handleUnaryCall<_containerd_services_snapshots_v1_UsageRequest__Output, _containerd_services_snapshots_v1_UsageResponse>;
+  
 }
 
 export interface SnapshotsDefinition extends grpc.ServiceDefinition {
   Mounts: MethodDefinition<_containerd_services_snapshots_v1_MountsRequest, _containerd_services_snapshots_v1_MountsResponse, _containerd_services_snapshots_v1_MountsRequest__Output, _containerd_services_snapshots_v1_MountsResponse__Output>
   Prepare: MethodDefinition<_containerd_services_snapshots_v1_PrepareSnapshotRequest, _containerd_services_snapshots_v1_PrepareSnapshotResponse, _containerd_services_snapshots_v1_PrepareSnapshotRequest__Output, _containerd_services_snapshots_v1_PrepareSnapshotResponse__Output>
   Remove: MethodDefinition<_containerd_services_snapshots_v1_RemoveSnapshotRequest, _google_protobuf_Empty, _containerd_services_snapshots_v1_RemoveSnapshotRequest__Output, _google_protobuf_Empty__Output>
+  Usage: MethodDefinition<_containerd_services_snapshots_v1_UsageRequest, _containerd_services_snapshots_v1_UsageResponse, _containerd_services_snapshots_v1_UsageRequest__Output, _containerd_services_snapshots_v1_UsageResponse__Output>
 }
