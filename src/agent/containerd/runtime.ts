@@ -342,22 +342,37 @@ async function drained(readers: Reader[], quietMs = 2000): Promise<void> {
   }
 }
 
-/** A reader of a container's stdout: its first line is sandbox-init's answer; the rest is the sandbox's log. */
-function answerThenLog(logs: LogBuffer): { onData(c: Buffer): void; answer: Promise<string> } {
+/**
+ * The readers of a container's stdout and stderr: stdout's first line is sandbox-init's answer;
+ * the rest of both is the sandbox's log. Only stdout carries the answer: the process may write to
+ * stderr at once (a shell's "can't fork"), and the two FIFOs are read in no set order, so what
+ * stderr brings before the answer is held until it has come.
+ */
+export function answerThenLog(logs: LogBuffer): {
+  onStdout(c: Buffer): void;
+  onStderr(c: Buffer): void;
+  answer: Promise<string>;
+} {
   let head: Buffer = Buffer.alloc(0);
   let answered = false;
+  const early: Buffer[] = [];
   let resolve!: (line: string) => void;
   const answer = new Promise<string>((r) => (resolve = r));
   return {
     answer,
-    onData(c) {
+    onStdout(c) {
       if (answered) return logs.append(c);
       head = Buffer.concat([head, c]);
       const nl = head.indexOf(0x0a);
       if (nl < 0) return;
       answered = true;
       resolve(head.subarray(0, nl).toString('utf8'));
+      for (const e of early.splice(0)) logs.append(e);
       logs.append(head.subarray(nl + 1));
+    },
+    onStderr(c) {
+      if (answered) return logs.append(c);
+      early.push(c);
     },
   };
 }
@@ -529,7 +544,7 @@ export class ContainerdRuntime implements SandboxRuntime {
     try {
       const logs = new LogBuffer(this.opts.logLimitBytes ?? DEFAULT_LOG_LIMIT_BYTES);
       const stdout = answerThenLog(logs);
-      const { pid, readers } = await this.startTask(id, image, (c) => stdout.onData(c));
+      const { pid, readers } = await this.startTask(id, image, stdout);
       try {
         await startedBy(stdout.answer);
       } catch (err) {
@@ -556,7 +571,7 @@ export class ContainerdRuntime implements SandboxRuntime {
   private async startTask(
     containerId: string,
     image: ResolvedImage,
-    onStdout: (c: Buffer) => void,
+    output: { onStdout(c: Buffer): void; onStderr(c: Buffer): void },
     withStdin = false,
   ): Promise<{ pid: number; readers: Reader[]; stdin?: FileHandle }> {
     const { client } = this.opts;
@@ -566,7 +581,10 @@ export class ContainerdRuntime implements SandboxRuntime {
         isAlreadyExists(err) ? client.snapshotMounts(this.snapshotter, containerId) : Promise.reject(err),
       );
     const io = await this.makeFifos(containerId, withStdin);
-    const readers = await Promise.all([readFifo(io.stdout, onStdout), readFifo(io.stderr, onStdout)]);
+    const readers = await Promise.all([
+      readFifo(io.stdout, (c) => output.onStdout(c)),
+      readFifo(io.stderr, (c) => output.onStderr(c)),
+    ]);
     try {
       await client.createTask({ containerId, rootfs: mounts, stdout: io.stdout, stderr: io.stderr, stdin: io.stdin });
       // Read-write: opening a FIFO's write end alone fails while nobody reads it; the shim reads it now.
@@ -688,7 +706,7 @@ export class ContainerdRuntime implements SandboxRuntime {
     try {
       const logs = new LogBuffer(this.opts.logLimitBytes ?? DEFAULT_LOG_LIMIT_BYTES);
       const stdout = answerThenLog(logs);
-      const { pid, readers, stdin } = await this.startTask(containerId, image, (c) => stdout.onData(c), true);
+      const { pid, readers, stdin } = await this.startTask(containerId, image, stdout, true);
       const cgroupsPath = (spec.linux as { cgroupsPath: string }).cgroupsPath;
       return {
         containerId,
