@@ -397,14 +397,18 @@ function fastPathEnv(fp: FastPathConfig): NodeJS.ProcessEnv {
 
 async function waitForHttp(url: string, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  let last = 'no answer';
   for (;;) {
     try {
-      const res = await fetch(url);
+      // Each attempt bounded: one connection that hangs must not take the whole wait.
+      const res = await fetch(url, { signal: AbortSignal.timeout(5_000) });
       if (res.ok) return;
-    } catch {
-      // not up yet
+      last = `HTTP ${res.status}`;
+    } catch (err) {
+      const cause = (err as Error & { cause?: { code?: string; message?: string } }).cause;
+      last = cause?.code ?? cause?.message ?? (err as Error).message; // not up yet
     }
-    if (Date.now() > deadline) throw new Error(`${url} did not come up in ${timeoutMs} ms`);
+    if (Date.now() > deadline) throw new Error(`${url} did not come up in ${timeoutMs} ms (last: ${last})`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
