@@ -5,6 +5,7 @@
  */
 import type { AgentSandboxSpec, ReapResponse } from './api.js';
 import type { LogBuffer } from './log-buffer.js';
+import type { RuntimeEndReason } from '../domain/sandbox.js';
 
 /** How a sandbox ended: by itself (`code`/`signal`), or because the agent stopped it. */
 export interface SandboxExit {
@@ -12,11 +13,8 @@ export interface SandboxExit {
   signal: NodeJS.Signals | null;
   /** True when the exit followed `stop` (a delete or the agent's shutdown). */
   stopped: boolean;
-  /**
-   * Why it ended when the runtime knows more than the code: `OOMKilled` (over its memory limit),
-   * `EphemeralStorageExceeded` (its writable layer grew past the limit, so the agent killed it).
-   */
-  reason?: 'OOMKilled' | 'EphemeralStorageExceeded';
+  /** Why it ended when the runtime knows more than the code (RUNTIME_END_REASONS says which). */
+  reason?: RuntimeEndReason;
 }
 
 /** Where an exec's output goes, as it comes; the runtime reads no more until a returned promise settles. */

@@ -176,10 +176,17 @@ export function phaseFromAgent(phase: AgentPhase): SandboxPhase {
   }
 }
 
+/**
+ * Why a sandbox ended, when its runtime knows more than its exit code: over its memory limit, or
+ * killed by its agent for a writable layer past its ephemeral-storage limit.
+ */
+export const RUNTIME_END_REASONS = ['OOMKilled', 'EphemeralStorageExceeded'] as const;
+export type RuntimeEndReason = (typeof RUNTIME_END_REASONS)[number];
+
 /** The Ready condition's reason for a sandbox that ended on its agent: the runtime's when it says why. */
 export function failureReason(seen: { phase: string; reason?: string }): string {
   if (seen.phase === 'stopped') return 'Stopped';
-  return seen.reason === 'OOMKilled' || seen.reason === 'EphemeralStorageExceeded' ? seen.reason : 'ProcessFailed';
+  return (RUNTIME_END_REASONS as readonly string[]).includes(seen.reason ?? '') ? seen.reason! : 'ProcessFailed';
 }
 
 /** The Sandbox spec fields for a create (ports, command… omitted when empty, as kubectl would). */

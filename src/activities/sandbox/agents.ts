@@ -275,10 +275,8 @@ export function createSandboxAgentActivities(
             if (gone === true) return;
             waits = gone === false;
           }
-          if (!waits) {
-            const report = await agents.status(url);
-            if (!report.sandboxStatuses.some((x) => x.sandboxId === req.sandboxId)) return;
-          }
+          // An agent from before the wait: one look at its status.
+          if (!waits && (await forgetsBy(url, req, 0))) return;
         } catch (err) {
           if (!liveAgent(req)) return;
           if (!(err instanceof AgentCallError)) throw err;

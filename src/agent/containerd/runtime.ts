@@ -436,13 +436,19 @@ export class ContainerdRuntime implements SandboxRuntime {
           .then((u) => u.size)
           .catch(() => undefined); // gone meanwhile, or a snapshotter that cannot tell
         if (used === undefined || used <= limit || e.exit || e.stopping) continue;
+        // Set before the kill: its exit may be seen before the kill's answer.
         e.overDisk = true;
+        try {
+          await signalContainer(this.opts.client, e.containerId, 'SIGKILL', true);
+        } catch {
+          e.overDisk = false; // not killed: the next check tries again
+          continue;
+        }
         e.logs.append(
           Buffer.from(
             `[sandbox-agent] sandbox ${sandboxId} killed: its writable layer takes ${used} bytes, over its ephemeral-storage limit of ${limit}\n`,
           ),
         );
-        await this.opts.client.kill(e.containerId, 9, { all: true }).catch(() => undefined);
       }
     } finally {
       this.checkingDisks = false;

@@ -205,8 +205,10 @@ class RequestRun {
     try {
       return await operation.run(operate);
     } catch (err) {
-      if (watch.cancelled && isCancellation(err) && watch.readFailure === undefined) return GONE;
-      const failure = watch.cancelled && isCancellation(err) ? watch.readFailure : err;
+      // Cancelled by the watchdog: for a confirmed delete (GONE), or for its failed read.
+      const byWatch = watch.cancelled && isCancellation(err);
+      if (byWatch && watch.readFailure === undefined) return GONE;
+      const failure = byWatch ? watch.readFailure : err;
       const ended = failureEnding(failure);
       if (ended) return ended;
       throw failure;
